@@ -1,0 +1,14 @@
+"""ULTR Explorer — entry point: `streamlit run app.py`.
+
+Pages live in pages/ and stay thin: widgets → one ultr_core call → a figure factory.
+"""
+import streamlit as st
+
+st.set_page_config(page_title="ULTR Explorer", page_icon="🔎", layout="wide")
+
+PAGES = [
+    st.Page("pages/home.py", title="Home", icon="🏠", default=True),
+    st.Page("pages/simulate.py", title="Simulate", icon="🎲"),
+]
+
+st.navigation(PAGES).run()

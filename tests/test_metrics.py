@@ -1,0 +1,67 @@
+import numpy as np
+import pytest
+from sklearn.metrics import ndcg_score
+
+from ultr_core.metrics import (arp, average_precision, click_mse, mcc, ndcg,
+                               observation_curve_error)
+
+
+def test_ndcg_by_hand():
+    # labels [2,0,1], scores put them in order [0,1,2]: DCG = 1/log2(3) + 3/log2(4)
+    scores, labels, off = np.array([.1, .3, .2]), np.array([2, 0, 1]), np.array([0, 3])
+    dcg = 1 / np.log2(3) + 3 / 2
+    idcg = 3 + 1 / np.log2(3)
+    assert ndcg(scores, labels, off, k=3) == pytest.approx(dcg / idcg)
+    assert ndcg(scores, labels, off, k=1) == pytest.approx(0.0)
+    assert average_precision(scores, labels, off) == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert arp(scores, labels, off) == pytest.approx(2.5)
+
+
+def test_queries_without_relevant_documents_are_excluded():
+    scores = np.array([.9, .1, .5, .4])
+    labels = np.array([1, 0, 0, 0])
+    off = np.array([0, 2, 4])
+    q = ndcg(scores, labels, off, k=10, per_query=True)
+    assert q[0] == 1.0 and np.isnan(q[1])
+    assert ndcg(scores, labels, off) == 1.0
+    assert np.isnan(ndcg(scores[2:], labels[2:], np.array([0, 2])))
+
+
+def test_ndcg_matches_scikit_learn():
+    rng = np.random.default_rng(0)
+    Q, L = 200, 12
+    labels = rng.integers(0, 5, size=(Q, L))
+    scores = rng.normal(size=(Q, L))
+    keep = labels.max(axis=1) > 0
+    off = np.arange(0, Q * L + 1, L)
+    for k in (1, 3, 5, 10):
+        ours = ndcg(scores.ravel(), labels.ravel(), off, k=k, per_query=True)
+        ref = [ndcg_score([2.0 ** labels[i] - 1], [scores[i]], k=k) for i in range(Q) if keep[i]]
+        assert np.allclose(ours[keep], ref)
+
+
+def test_ragged_lists_match_per_query_loop():
+    rng = np.random.default_rng(1)
+    sizes = rng.integers(1, 9, size=50)
+    off = np.concatenate([[0], np.cumsum(sizes)])
+    labels = rng.integers(0, 3, size=off[-1])
+    scores = rng.normal(size=off[-1])
+    per = average_precision(scores, labels, off, per_query=True)
+    for i in range(50):
+        y = labels[off[i]:off[i + 1]][np.argsort(-scores[off[i]:off[i + 1]])] >= 1
+        if y.sum() == 0:
+            assert np.isnan(per[i])
+        else:
+            prec = np.cumsum(y) / np.arange(1, len(y) + 1)
+            assert per[i] == pytest.approx(prec[y].mean())
+
+
+def test_mcc_and_errors():
+    assert mcc([1, 2, 3], [2, 4, 6]) == pytest.approx(1)
+    assert mcc([1, 2, 3], [3, 2, 1]) == pytest.approx(-1)
+    assert np.isnan(mcc([1, 1, 1], [1, 2, 3]))
+    assert click_mse([0.5, 0.5], [0.0, 1.0]) == pytest.approx(0.25)
+    assert observation_curve_error([2, 1], [1, 0.5]) == 0
+    assert observation_curve_error([1, 0.6], [1, 0.5]) == pytest.approx(0.1)
+    with pytest.raises(ValueError):
+        ndcg(np.array([np.nan]), np.array([1]), np.array([0, 1]))

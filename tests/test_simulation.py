@@ -1,0 +1,124 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from ultr_core.clicklog import ClickLog
+from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.simulation import (EYE_TRACKING, ClickModelConfig, ClickSimulator,
+                                  position_observation, relevance_probability)
+from ultr_core.synthetic import make_identifiability_data, make_synthetic_ltr
+
+
+def test_relevance_probability_matches_spec():
+    assert np.allclose(relevance_probability(range(5), 4, 0.1), [0.1, 0.16, 0.28, 0.52, 1.0])
+
+
+def test_observation_conventions():
+    assert np.allclose(position_observation(12, 1.0), list(EYE_TRACKING) + [0.06, 0.06])
+    assert np.allclose(position_observation(3, 2.0), EYE_TRACKING[:3] ** 2)
+    assert np.allclose(position_observation(4, 1.0, "reciprocal", topk=3), [1, 1 / 2, 1 / 3, 0])
+    assert np.allclose(position_observation(3, 0.0), 1)
+
+
+def test_ctr_by_position_matches_truth_within_binomial_error(synthetic):
+    sim = ClickSimulator(ClickModelConfig(eta=1.0), seed=0).fit(synthetic)
+    log = sim.simulate(synthetic.train, 200_000)
+    ctr = log.ctr_by_position()
+    # expected CTR at p = o_p · mean r of the documents the logging ranker puts at p
+    rows, _ = sim.logged_order(synthetic.train)
+    r = relevance_probability(synthetic.train.labels, 4, 0.1)[rows].mean(axis=0)
+    expected = EYE_TRACKING * r
+    z = (ctr["ctr"].to_numpy() - expected) / ctr["se"].to_numpy()
+    assert np.all(np.abs(z) < 4.5), z
+    assert np.allclose(ctr["expected_ctr"], expected, rtol=0.02)
+
+
+def test_topk_shows_exactly_k_and_keeps_the_rest(synthetic):
+    sim = ClickSimulator(ClickModelConfig(topk=3, convention="reciprocal", eta=1), seed=1).fit(synthetic)
+    log = sim.simulate(synthetic.train, 5_000)
+    df = log.frame
+    assert (df.groupby("session_id")["shown"].sum() == 3).all()
+    assert (df.groupby("session_id").size() == 10).all()       # unshown candidates stay
+    hidden = df[~df["shown"]]
+    assert (hidden["click"] == 0).all() and (hidden["true_observation"] == 0).all()
+    assert hidden["position"].min() == 4
+
+
+def test_one_seed_one_log(synthetic):
+    cfg = ClickModelConfig(coupling=0.3, n_contexts=7, topk=5)
+    a = ClickSimulator(cfg, seed=5).fit(synthetic).simulate(synthetic.train, 3000)
+    b = ClickSimulator(cfg, seed=5).fit(synthetic).simulate(synthetic.train, 3000)
+    c = ClickSimulator(cfg, seed=6).fit(synthetic).simulate(synthetic.train, 3000)
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    assert not a.frame["click"].equals(c.frame["click"])
+
+
+def test_coupling_makes_observation_document_dependent(synthetic):
+    log = ClickSimulator(ClickModelConfig(coupling=0.5), seed=0).fit(synthetic).simulate(synthetic.train, 2000)
+    per_pos = log.frame.groupby("position")["true_observation"].nunique()
+    assert (per_pos > 10).all()
+    flat = ClickSimulator(ClickModelConfig(coupling=0.0), seed=0).fit(synthetic).simulate(synthetic.train, 2000)
+    assert (flat.frame.groupby("position")["true_observation"].nunique() == 1).all()
+
+
+def test_contexts_fixed_per_query_and_position(synthetic):
+    log = ClickSimulator(ClickModelConfig(n_contexts=50), seed=0).fit(synthetic).simulate(synthetic.train, 5000)
+    df = log.frame
+    assert df["context"].between(0, 49).all()
+    assert (df.groupby(["query_id", "position"])["context"].nunique() == 1).all()
+    assert df.groupby(["context", "position"])["true_observation"].nunique().max() == 1
+
+
+def test_given_order_on_fully_synthetic_data():
+    from ultr_core.dataset import LTRDataset
+    d = make_identifiability_data(1, n_docs=500, n_queries=100, seed=0)
+    ds = LTRDataset("ig", d, d, d)
+    log = ClickSimulator(ClickModelConfig(logging="given"), seed=0).fit(ds).simulate(d, 1000)
+    first = log.frame.groupby("session_id").first()
+    assert (first["doc_id"].to_numpy() == d.offsets[:-1][first["query_id"].to_numpy()]).all()
+
+
+@pytest.mark.parametrize("kw, field", [
+    (dict(eta=-1), "eta"), (dict(noise=1.5), "noise"), (dict(topk=0), "topk"),
+    (dict(convention="x"), "convention"), (dict(n_contexts=-2), "n_contexts"),
+    (dict(coupling=float("nan")), "coupling"),
+])
+def test_config_validation(kw, field):
+    with pytest.raises(ConfigError) as e:
+        ClickModelConfig(**kw)
+    assert e.value.field == field
+
+
+def test_simulate_rejects_bad_sessions(synthetic):
+    sim = ClickSimulator(seed=0).fit(synthetic)
+    with pytest.raises(ConfigError, match="n_sessions"):
+        sim.simulate(synthetic.train, 0)
+
+
+def test_clicklog_roundtrip_parquet_and_csv(tmp_path, synthetic):
+    log = ClickSimulator(ClickModelConfig(n_contexts=3), seed=0).fit(synthetic).simulate(synthetic.train, 500)
+    log.to_parquet(tmp_path / "l.parquet")
+    back = ClickLog.load(tmp_path / "l.parquet")
+    pd.testing.assert_frame_equal(back.frame, log.frame)
+    assert back.meta["click_model"]["n_contexts"] == 3
+    log.to_csv(tmp_path / "l.csv")
+    pd.testing.assert_frame_equal(ClickLog.load(tmp_path / "l.csv").frame, log.frame)
+
+
+def test_clicklog_validation_messages(tmp_path):
+    base = dict(session_id=[0, 0], query_id=[1, 1], doc_id=[3, 4], position=[1, 2],
+                shown=[1, 1], click=[0, 1])
+    ClickLog(pd.DataFrame(base))
+    with pytest.raises(DataFormatError, match="missing column"):
+        ClickLog(pd.DataFrame({k: v for k, v in base.items() if k != "click"}))
+    with pytest.raises(DataFormatError, match="'position' is not numeric"):
+        ClickLog(pd.DataFrame({**base, "position": ["a", 2]}))
+    with pytest.raises(DataFormatError, match="1-based"):
+        ClickLog(pd.DataFrame({**base, "position": [0, 1]}))
+    with pytest.raises(DataFormatError, match="missing values"):
+        ClickLog(pd.DataFrame({**base, "click": [np.nan, 1]}))
+    with pytest.raises(DataFormatError, match="clicked but not shown"):
+        ClickLog(pd.DataFrame({**base, "shown": [1, 0]}))
+    (tmp_path / "x.parquet").write_bytes(b"not parquet")
+    with pytest.raises(DataFormatError, match="x.parquet"):
+        ClickLog.load(tmp_path / "x.parquet")

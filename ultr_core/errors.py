@@ -1,0 +1,21 @@
+"""Exceptions with messages that say what is wrong and where."""
+from __future__ import annotations
+
+__all__ = ["DataFormatError", "ConfigError"]
+
+
+class DataFormatError(ValueError):
+    """A file or table could not be read; names the source, the line and the problem."""
+
+    def __init__(self, source: str, problem: str, line: int | None = None):
+        self.source, self.problem, self.line = str(source), problem, line
+        where = f"{self.source}, line {line}" if line is not None else self.source
+        super().__init__(f"{where}: {problem}")
+
+
+class ConfigError(ValueError):
+    """A configuration value is out of range or inconsistent; names the field."""
+
+    def __init__(self, field: str, problem: str):
+        self.field, self.problem = field, problem
+        super().__init__(f"{field}: {problem}")

@@ -1,0 +1,278 @@
+"""Click simulation (SPEC §2), vectorised numpy, seeded.
+
+Conventions (both papers' η are kept apart):
+
+* **position-bias severity η** — the exponent of the position-based examination.
+  ``convention="eye_tracking"`` (ULTRA / LBD / identifiability papers):
+  ``o_p = v_p^η`` with the eye-tracking base ``v`` (:data:`EYE_TRACKING`, positions past 10
+  reuse 0.06).  ``convention="reciprocal"`` (CLD, eq. 14): ``o_p = (1/p)^η``.
+* **coupling level η_c** (LBD §6.1) — individual-level observation
+  ``o_p(x) = v_p^{η·max(wᵀx′ + 1, 0)}``, ``x′`` the 10 crux features (top-10 ExtraTrees
+  importances on min-max normalised features), ``w ~ U[−η_c, η_c]^10``.  With η = 1 this is
+  exactly the paper's formula.
+* **contexts** (identifiability paper, App. C.2) — every (query, position) gets a context id
+  out of ``n_contexts``, fixed for the simulation; context vectors ``z ~ N(0, 0.35²)^10``,
+  ``w ~ U[−1, 1]^10``; ``o(ctx, p) = v_p^{η·max(wᵀz + 1, 0)}``.  When coupling and contexts are
+  both on, the two linear terms add inside one ``max(· + 1, 0)``.
+* **relevance** ``r(y) = ε + (1 − ε)(2^y − 1)/(2^{y_max} − 1)`` with click noise ε and the
+  dataset's maximum label ``y_max``.
+* **top-k** — of the candidates the logging ranker orders only the first k are shown;
+  the rest stay in the log with ``shown = False``, ``click = 0`` and ``true_observation = 0``.
+* **logging ranker** — a linear pairwise (Ranking-SVM style) ranker fitted on 1 % of the
+  labelled training queries (at least one query with two different labels), or the
+  order given in the data (``logging="given"``, e.g. ULTRA init lists, the fully synthetic data).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .clicklog import ClickLog
+from .dataset import LTRDataset, RankingData
+from .errors import ConfigError
+
+__all__ = ["ClickModelConfig", "ClickSimulator", "EYE_TRACKING", "relevance_probability",
+           "position_observation", "fit_logging_ranker", "crux_features"]
+
+#: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005)
+EYE_TRACKING = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
+N_CRUX = 10
+
+
+@dataclass(frozen=True)
+class ClickModelConfig:
+    """How clicks are generated.  All fields are validated; see the module docstring."""
+
+    eta: float = 1.0                 #: position-bias severity η
+    convention: str = "eye_tracking"  #: "eye_tracking" (v_p^η) or "reciprocal" ((1/p)^η, CLD)
+    noise: float = 0.1               #: click noise ε
+    topk: int | None = None          #: show only the first k candidates (None: all)
+    coupling: float = 0.0            #: coupling level η_c (LBD individual-level observation)
+    n_contexts: int = 0              #: contextual PBM with this many context types (0: off)
+    logging: str = "svm"             #: "svm" (1 % labelled queries) or "given" (data order)
+    logging_fraction: float = 0.01   #: share of training queries the logging ranker sees
+    max_list: int | None = None      #: keep at most this many candidates per query (None: all)
+
+    def __post_init__(self):
+        if not (np.isfinite(self.eta) and 0 <= self.eta <= 10):
+            raise ConfigError("eta", f"position-bias severity must be in [0, 10], got {self.eta}")
+        if self.convention not in ("eye_tracking", "reciprocal"):
+            raise ConfigError("convention", f"must be 'eye_tracking' or 'reciprocal', got {self.convention!r}")
+        if not 0 <= self.noise < 1:
+            raise ConfigError("noise", f"click noise ε must be in [0, 1), got {self.noise}")
+        if self.topk is not None and (int(self.topk) != self.topk or self.topk < 1):
+            raise ConfigError("topk", f"top-k must be a positive integer or None, got {self.topk}")
+        if not 0 <= self.coupling <= 5:
+            raise ConfigError("coupling", f"coupling level η_c must be in [0, 5], got {self.coupling}")
+        if int(self.n_contexts) != self.n_contexts or self.n_contexts < 0:
+            raise ConfigError("n_contexts", f"must be a non-negative integer, got {self.n_contexts}")
+        if self.logging not in ("svm", "given"):
+            raise ConfigError("logging", f"must be 'svm' or 'given', got {self.logging!r}")
+        if not 0 < self.logging_fraction <= 1:
+            raise ConfigError("logging_fraction", f"must be in (0, 1], got {self.logging_fraction}")
+        if self.max_list is not None and self.max_list < 1:
+            raise ConfigError("max_list", f"must be positive or None, got {self.max_list}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def relevance_probability(labels, max_label: int, noise: float) -> np.ndarray:
+    """r(y) = ε + (1 − ε)(2^y − 1)/(2^y_max − 1)."""
+    y = np.asarray(labels, dtype=np.float64)
+    denom = (2.0 ** max(max_label, 1)) - 1
+    return noise + (1 - noise) * (2.0 ** y - 1) / denom
+
+
+def position_observation(n_positions: int, eta: float = 1.0, convention: str = "eye_tracking",
+                         topk: int | None = None) -> np.ndarray:
+    """The position-based examination curve o_1..o_n (0 past top-k)."""
+    p = np.arange(1, n_positions + 1)
+    if convention == "eye_tracking":
+        o = EYE_TRACKING[np.minimum(p, len(EYE_TRACKING)) - 1] ** eta
+    elif convention == "reciprocal":
+        o = (1.0 / p) ** eta
+    else:
+        raise ConfigError("convention", f"unknown convention {convention!r}")
+    if topk is not None:
+        o = np.where(p <= topk, o, 0.0)
+    return o
+
+
+def fit_logging_ranker(train: RankingData, fraction: float = 0.01,
+                       rng: np.random.Generator | None = None) -> np.ndarray:
+    """Weights of a linear pairwise ranker fitted on ``fraction`` of the training queries.
+
+    Ranking-SVM style: a linear SVM (scikit-learn ``LinearSVC``) on feature differences
+    of document pairs with different labels.  Queries are added beyond the fraction
+    until at least one informative pair exists.
+    """
+    from sklearn.svm import LinearSVC
+    rng = rng if rng is not None else np.random.default_rng(0)
+    order = rng.permutation(train.n_queries)
+    want = max(1, int(round(fraction * train.n_queries)))
+    diffs = []
+    for i, qi in enumerate(order):
+        s, e = train.offsets[qi], train.offsets[qi + 1]
+        y, X = train.labels[s:e], train.features[s:e]
+        a, b = np.nonzero(y[:, None] > y[None, :])
+        if len(a):
+            diffs.append(X[a] - X[b])
+        if i + 1 >= want and diffs:
+            break
+    if not diffs:
+        return np.zeros(train.n_features, dtype=np.float32)   # all labels equal: no signal
+    D = np.concatenate(diffs)
+    D = np.concatenate([D, -D])
+    t = np.concatenate([np.ones(len(D) // 2), -np.ones(len(D) // 2)])
+    svm = LinearSVC(C=1.0, fit_intercept=False, max_iter=5000, random_state=int(rng.integers(2**31)))
+    svm.fit(D, t)
+    return svm.coef_.ravel().astype(np.float32)
+
+
+def crux_features(train: RankingData, n: int = N_CRUX, seed: int = 0):
+    """Indices of the ``n`` most important features of an ExtraTrees regressor fitted on
+    min-max normalised training features → labels, with the min/max used (LBD §6.1)."""
+    from sklearn.ensemble import ExtraTreesRegressor
+    X = train.features
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1)
+    model = ExtraTreesRegressor(n_estimators=50, min_samples_leaf=5, random_state=seed, n_jobs=1)
+    model.fit((X - lo) / span, train.labels)
+    idx = np.argsort(-model.feature_importances_, kind="stable")[:min(n, X.shape[1])]
+    return idx, lo[idx], span[idx]
+
+
+@dataclass
+class ClickSimulator:
+    """Simulates click logs on a dataset (sklearn style: construct, :meth:`fit`, :meth:`simulate`).
+
+    ``fit`` trains the logging ranker and, when needed, finds the crux features and draws
+    the coupling / context weights; ``simulate`` draws sessions.  Both are seeded.
+    """
+
+    config: ClickModelConfig = field(default_factory=ClickModelConfig)
+    seed: int = 0
+
+    def fit(self, dataset: LTRDataset) -> "ClickSimulator":
+        cfg = self.config
+        rng = np.random.default_rng([self.seed, 1])
+        self.max_label_ = max(dataset.max_label, 1)
+        if cfg.logging == "svm":
+            if dataset.n_features == 0:
+                raise ConfigError("logging", "the data has no features: use logging='given'")
+            self.ranker_weights_ = fit_logging_ranker(dataset.train, cfg.logging_fraction, rng)
+        else:
+            self.ranker_weights_ = None
+        if cfg.coupling > 0:
+            if dataset.n_features == 0:
+                raise ConfigError("coupling", "individual-level observation needs document features")
+            self.crux_, self.crux_lo_, self.crux_span_ = crux_features(dataset.train, seed=self.seed)
+            self.coupling_w_ = rng.uniform(-cfg.coupling, cfg.coupling, size=len(self.crux_))
+        if cfg.n_contexts > 0:
+            self.context_z_ = rng.normal(0, 0.35, size=(cfg.n_contexts, 10))
+            self.context_w_ = rng.uniform(-1, 1, size=10)
+        return self
+
+    # ---------------------------------------------------------------- helpers
+    def logged_order(self, data: RankingData) -> tuple[np.ndarray, np.ndarray]:
+        """(n_queries, L) matrix of split rows in logged order and its validity mask."""
+        if self.ranker_weights_ is None:
+            scores = -np.arange(data.n_rows, dtype=np.float64)       # keep the given order
+        else:
+            scores = data.features.astype(np.float64) @ self.ranker_weights_
+        S, mask = data.padded(scores, fill=-np.inf)
+        rows, _ = data.padded(np.arange(data.n_rows))
+        order = np.argsort(-S, axis=1, kind="stable")
+        rows = np.take_along_axis(rows, order, axis=1)
+        mask = np.take_along_axis(mask, order, axis=1)
+        if self.config.max_list is not None:
+            rows, mask = rows[:, :self.config.max_list], mask[:, :self.config.max_list]
+        return rows, mask
+
+    def coupling_term(self, data: RankingData) -> np.ndarray:
+        """wᵀx′ for every row of ``data`` (0 without coupling)."""
+        if self.config.coupling <= 0:
+            return np.zeros(data.n_rows)
+        Xc = np.clip((data.features[:, self.crux_] - self.crux_lo_) / self.crux_span_, 0, 1)
+        return Xc @ self.coupling_w_
+
+    def context_term(self) -> np.ndarray:
+        """wᵀz per context id."""
+        return self.context_z_ @ self.context_w_
+
+    def observation_curve(self, n_positions: int) -> np.ndarray:
+        c = self.config
+        return position_observation(n_positions, c.eta, c.convention, c.topk)
+
+    # ---------------------------------------------------------------- simulate
+    def simulate(self, data: RankingData, n_sessions: int, seed: int | None = None,
+                 split: str = "train") -> ClickLog:
+        """Draw ``n_sessions`` sessions on ``data``; queries uniformly, clicks ~ Bernoulli(r·o)."""
+        if not hasattr(self, "max_label_"):
+            raise RuntimeError("call fit(dataset) before simulate()")
+        if int(n_sessions) != n_sessions or n_sessions < 1:
+            raise ConfigError("n_sessions", f"must be a positive integer, got {n_sessions}")
+        if data.n_queries == 0:
+            raise ConfigError("data", "the split has no queries")
+        cfg = self.config
+        rng = np.random.default_rng([self.seed if seed is None else seed, 2])
+        rows_q, mask_q = self.logged_order(data)
+        Q, L = rows_q.shape
+        positions = np.arange(1, L + 1)
+        contexts_q = rng.integers(0, cfg.n_contexts, size=(Q, L)) if cfg.n_contexts else None
+        qs = rng.integers(0, Q, size=int(n_sessions))
+        rows = rows_q[qs]
+        mask = mask_q[qs]
+        # observation exponent per (session, position)
+        lin = self.coupling_term(data)[rows] if cfg.coupling > 0 else 0.0
+        if contexts_q is not None:
+            ctx = contexts_q[qs]
+            lin = lin + self.context_term()[ctx]
+        if cfg.coupling > 0 or contexts_q is not None:
+            expo = cfg.eta * np.maximum(lin + 1.0, 0.0)
+            if cfg.convention == "eye_tracking":
+                base = EYE_TRACKING[np.minimum(positions, 10) - 1]
+            else:
+                base = 1.0 / positions
+            obs = base[None, :] ** expo
+            if cfg.topk is not None:
+                obs = obs * (positions <= cfg.topk)[None, :]
+        else:
+            obs = np.broadcast_to(self.observation_curve(L)[None, :], rows.shape)
+        rel = relevance_probability(data.labels, self.max_label_, cfg.noise)[rows]
+        shown = mask & ((positions <= cfg.topk)[None, :] if cfg.topk is not None else True)
+        clicks = (rng.random(rows.shape, dtype=np.float32) < rel * obs) & shown
+        keep = mask.ravel()
+        sess = np.repeat(np.arange(len(qs), dtype=np.int64), L)[keep]
+        frame = {
+            "session_id": sess,
+            "query_id": np.repeat(data.query_ids[qs], L)[keep],
+            "doc_id": rows.ravel()[keep].astype(np.int64),
+            "position": np.tile(positions.astype(np.int16), len(qs))[keep],
+            "shown": np.broadcast_to(shown, rows.shape).ravel()[keep],
+            "click": clicks.ravel()[keep].astype(np.int8),
+        }
+        if contexts_q is not None:
+            frame["context"] = ctx.ravel()[keep].astype(np.int32)
+        frame["label"] = data.labels[rows.ravel()[keep]].astype(np.int8)
+        frame["true_relevance"] = rel.ravel()[keep].astype(np.float32)
+        frame["true_observation"] = np.asarray(obs, dtype=np.float32).ravel()[keep]
+        meta = {"click_model": cfg.to_dict(), "seed": self.seed if seed is None else seed,
+                "split": split, "n_sessions": int(n_sessions), "max_label": self.max_label_}
+        return ClickLog._trusted(pd.DataFrame(frame), meta)
+
+
+def hidden_relevant(log: ClickLog, threshold: int = 1) -> dict:
+    """How many relevant (label ≥ threshold) candidates the top-k cut hides, counted over
+    distinct (query, document) pairs of the log."""
+    df = log.frame
+    if "label" not in df:
+        return {"relevant": None, "hidden": None, "share_hidden": None}
+    pairs = df.drop_duplicates(["query_id", "doc_id"])
+    rel = pairs["label"] >= threshold
+    hidden = int((rel & ~pairs["shown"]).sum())
+    total = int(rel.sum())
+    return {"relevant": total, "hidden": hidden, "share_hidden": hidden / total if total else 0.0}

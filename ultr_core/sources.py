@@ -1,0 +1,52 @@
+"""Dataset specifications as strings, shared by the CLI and the app.
+
+============================  ===================================================
+spec                          dataset
+============================  ===================================================
+``synthetic`` / ``synthetic:N``   :func:`~ultr_core.synthetic.make_synthetic_ltr` (N queries)
+``ig:K``                      fully synthetic one-hot data with K IG components
+                              (train = valid = test: the identifiability study fits
+                              and evaluates on the same documents, as the paper does)
+``mq2008:PATH[:FOLD]``        MQ2008 folder with S1–S5 (fold 1 by default)
+``yahoo:PATH``                LightGBM's Yahoo! sample folder (``rank.train`` + ``.query``)
+``ultra:PATH``                ULTRA directory (``settings.json`` + splits)
+============================  ===================================================
+"""
+from __future__ import annotations
+
+from .dataset import LTRDataset
+from .errors import ConfigError
+
+__all__ = ["load_dataset"]
+
+
+def load_dataset(spec: str, seed: int = 0) -> LTRDataset:
+    """Build or read the dataset a spec string names (see the module table)."""
+    from . import loaders, synthetic
+    kind, _, rest = str(spec).partition(":")
+    kind = kind.strip().lower()
+    if kind == "synthetic":
+        n = int(rest) if rest else 500
+        return synthetic.make_synthetic_ltr(n_queries=n, seed=seed)
+    if kind == "ig":
+        try:
+            k = int(rest or 1)
+        except ValueError:
+            raise ConfigError("dataset", f"ig:K needs an integer K, got {rest!r}") from None
+        d = synthetic.make_identifiability_data(k, seed=seed)
+        return LTRDataset(f"fully synthetic, K={k}", d, d, d)
+    if kind == "mq2008":
+        path, _, fold = rest.rpartition(":") if rest.rsplit(":", 1)[-1].isdigit() else (rest, "", "1")
+        if not path:
+            raise ConfigError("dataset", "mq2008 needs a folder: mq2008:PATH[:FOLD]")
+        return loaders.load_mq2008_fold(path, int(fold))
+    if kind == "yahoo":
+        if not rest:
+            raise ConfigError("dataset", "yahoo needs a folder: yahoo:PATH")
+        return loaders.load_yahoo_sample(rest, seed=seed)
+    if kind == "ultra":
+        if not rest:
+            raise ConfigError("dataset", "ultra needs a folder: ultra:PATH")
+        return loaders.load_ultra(rest)
+    raise ConfigError("dataset", f"unknown dataset {spec!r}; use synthetic, ig:K, mq2008:PATH, "
+                                 "yahoo:PATH or ultra:PATH")
