@@ -75,7 +75,8 @@ def test_given_order_on_fully_synthetic_data():
     ds = LTRDataset("ig", d, d, d)
     log = ClickSimulator(ClickModelConfig(logging="given"), seed=0).fit(ds).simulate(d, 1000)
     first = log.frame.groupby("session_id").first()
-    assert (first["doc_id"].to_numpy() == d.offsets[:-1][first["query_id"].to_numpy()]).all()
+    assert (first["row"].to_numpy() == d.offsets[:-1][first["query_id"].to_numpy()]).all()
+    assert (log.frame["doc_id"].to_numpy() == d.doc_ids[log.frame["row"].to_numpy()]).all()
 
 
 @pytest.mark.parametrize("kw, field", [

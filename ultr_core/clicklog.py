@@ -12,8 +12,12 @@ column              dtype      meaning
 ==================  =========  ==============================================================
 session_id          int64      one impression of a ranked list
 query_id            int64      the query of the session
-doc_id              int64      the document; for simulated logs the row of the dataset split
-                               the log was simulated on (so features are ``split.features[doc_id]``)
+doc_id              int64      the document's identity: for simulated logs the split's integer
+                               ``doc_ids`` when it has them (one-hot data: a document recurs
+                               across queries), else the split row (each query–document
+                               feature vector is its own document)
+row                 int64      optional, simulated logs: row of the dataset split the log was
+                               simulated on (features are ``split.features[row]``)
 position            int16      1-based rank in the logged list
 shown               bool       displayed (False for candidates below a top-k cut-off)
 click               int8       0/1; always 0 when ``shown`` is False
@@ -40,7 +44,7 @@ from .errors import DataFormatError
 __all__ = ["ClickLog", "SCHEMA", "REQUIRED"]
 
 SCHEMA = {
-    "session_id": "int64", "query_id": "int64", "doc_id": "int64", "position": "int16",
+    "session_id": "int64", "query_id": "int64", "doc_id": "int64", "row": "int64", "position": "int16",
     "shown": "bool", "click": "int8", "context": "int32", "label": "int8",
     "true_relevance": "float32", "true_observation": "float32",
 }

@@ -192,6 +192,14 @@ class ClickSimulator:
             rows, mask = rows[:, :self.config.max_list], mask[:, :self.config.max_list]
         return rows, mask
 
+    @staticmethod
+    def document_ids(data: RankingData) -> np.ndarray:
+        """Document identity of each split row: integer ``doc_ids`` when the split has them,
+        else the row number (see the ClickLog schema)."""
+        if data.doc_ids is not None and np.issubdtype(np.asarray(data.doc_ids).dtype, np.integer):
+            return np.asarray(data.doc_ids, np.int64)
+        return np.arange(data.n_rows, dtype=np.int64)
+
     def coupling_term(self, data: RankingData) -> np.ndarray:
         """wᵀx′ for every row of ``data`` (0 without coupling)."""
         if self.config.coupling <= 0:
@@ -250,7 +258,8 @@ class ClickSimulator:
         frame = {
             "session_id": sess,
             "query_id": np.repeat(data.query_ids[qs], L)[keep],
-            "doc_id": rows.ravel()[keep].astype(np.int64),
+            "doc_id": self.document_ids(data)[rows.ravel()[keep]],
+            "row": rows.ravel()[keep].astype(np.int64),
             "position": np.tile(positions.astype(np.int16), len(qs))[keep],
             "shown": np.broadcast_to(shown, rows.shape).ravel()[keep],
             "click": clicks.ravel()[keep].astype(np.int8),

@@ -1,0 +1,117 @@
+"""Embedding ULTR models for the identifiability study (SPEC §3; identifiability paper App. C.3).
+
+One free relevance parameter r̂_d per document and one observation parameter ô_g per bias
+factor *group* (a factor, or a group of merged factors — pass ``groups`` from a
+:class:`~ultr_core.identifiability.MergePlan`).  They are fitted on the click-through table
+(document, group, impressions n, clicks c) of the shown rows, all vectorised with
+``numpy.bincount``; parameters start uniform in [0, 1] (seeded) as in the paper and stay
+clipped to [0, 1].
+
+* ``dla`` — alternating least squares on the MSE of ĉ = r̂·ô, as the paper implements DLA:
+  r̂_d = Σ_g n·ctr·ô_g / Σ_g n·ô_g², ô_g = Σ_d n·ctr·r̂_d / Σ_d n·r̂_d².
+* ``regression_em`` — Wang et al. 2018: E-step P(R=1|C=0) = (1−ô)r̂/(1−ô r̂),
+  P(E=1|C=0) = ô(1−r̂)/(1−ô r̂); M-step: r̂_d and ô_g are the posterior means.
+* ``two_tower`` — Guo et al. 2019: ĉ = σ(a_d)·σ(b_g), binary cross-entropy, full-batch
+  Adam on the logits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .clicklog import ClickLog
+from .errors import ConfigError
+
+__all__ = ["ctr_table", "fit_embedding", "EmbeddingResult", "EMBEDDING_METHODS"]
+
+EMBEDDING_METHODS = ("dla", "regression_em", "two_tower")
+
+
+def ctr_table(log: ClickLog, bias=None, groups: np.ndarray | None = None, factors: pd.DataFrame | None = None):
+    """Aggregate shown rows into (doc, group, n, c).  ``factors`` (the IG's factor table) with
+    ``groups`` maps bias-column tuples to merged groups; without them each distinct bias tuple
+    is its own group.  Returns (doc codes, group codes, n, c, n_docs, n_groups, doc_ids)."""
+    frame = log.frame[log.frame["shown"]]
+    bias = list(bias or log.bias_columns)
+    if factors is not None:
+        idx = pd.MultiIndex.from_frame(factors[bias])
+        fac = idx.get_indexer(pd.MultiIndex.from_frame(frame[bias]))
+        if (fac < 0).any():
+            raise ConfigError("factors", "the log has bias factors the factor table lacks")
+        g = np.asarray(groups)[fac] if groups is not None else fac
+        n_groups = int(np.max(groups)) + 1 if groups is not None else len(factors)
+    else:
+        g, uniq = pd.MultiIndex.from_frame(frame[bias]).factorize() if len(bias) > 1 else \
+            pd.factorize(frame[bias[0]], sort=True)
+        n_groups = len(uniq)
+    d, doc_ids = pd.factorize(frame["doc_id"], sort=True)
+    key = d.astype(np.int64) * n_groups + np.asarray(g, np.int64)
+    uk, inv = np.unique(key, return_inverse=True)
+    n = np.bincount(inv).astype(np.float64)
+    c = np.bincount(inv, weights=frame["click"].to_numpy(np.float64))
+    return uk // n_groups, uk % n_groups, n, c, len(doc_ids), n_groups, np.asarray(doc_ids)
+
+
+@dataclass
+class EmbeddingResult:
+    relevance: np.ndarray        #: r̂ per document (aligned with ``doc_ids``)
+    observation: np.ndarray      #: ô per group
+    doc_ids: np.ndarray
+    history: list
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, factors=None,
+                  n_iter: int = 200, seed: int = 0, lr: float = 0.05, on_step=None, stop=None,
+                  every: int = 10) -> EmbeddingResult:
+    """Fit an embedding model (see module docstring).  ``on_step(record)`` is called every
+    ``every`` iterations with {step, loss}; ``stop`` (a threading.Event) ends early."""
+    if method not in EMBEDDING_METHODS:
+        raise ConfigError("method", f"unknown embedding method {method!r}; use one of {EMBEDDING_METHODS}")
+    d, g, n, c, D, G, doc_ids = ctr_table(log, bias, groups, factors)
+    if len(n) == 0:
+        raise ConfigError("log", "no shown rows to fit")
+    rng = np.random.default_rng(seed)
+    r, o = rng.uniform(0, 1, D), rng.uniform(0, 1, G)
+    ctr = c / n
+    history = []
+    a = np.log(np.clip(r, 1e-3, 1 - 1e-3) / (1 - np.clip(r, 1e-3, 1 - 1e-3)))
+    b = np.log(np.clip(o, 1e-3, 1 - 1e-3) / (1 - np.clip(o, 1e-3, 1 - 1e-3)))
+    m = {k: 0.0 for k in ("ma", "va", "mb", "vb")}
+    for step in range(1, n_iter + 1):
+        if method == "dla":
+            r = np.clip(np.bincount(d, n * ctr * o[g], D) / np.maximum(np.bincount(d, n * o[g] ** 2, D), 1e-12), 0, 1)
+            o = np.clip(np.bincount(g, n * ctr * r[d], G) / np.maximum(np.bincount(g, n * r[d] ** 2, G), 1e-12), 0, 1)
+        elif method == "regression_em":
+            p = np.clip(o[g] * r[d], 0, 1 - 1e-9)
+            post_r = c + (n - c) * (1 - o[g]) * r[d] / (1 - p)
+            post_o = c + (n - c) * o[g] * (1 - r[d]) / (1 - p)
+            r = np.clip(np.bincount(d, post_r, D) / np.bincount(d, n, D), 0, 1)
+            o = np.clip(np.bincount(g, post_o, G) / np.bincount(g, n, G), 0, 1)
+        else:
+            sa, sb = _sigmoid(a), _sigmoid(b)
+            p = np.clip(sa[d] * sb[g], 1e-9, 1 - 1e-9)
+            dp = (p - ctr) / (p * (1 - p)) * n / n.sum()          # d BCE / d p
+            ga = np.bincount(d, dp * sb[g] * sa[d] * (1 - sa[d]), D)
+            gb = np.bincount(g, dp * sa[d] * sb[g] * (1 - sb[g]), G)
+            for name, grad, par in (("a", ga, a), ("b", gb, b)):
+                m["m" + name] = 0.9 * m["m" + name] + 0.1 * grad
+                m["v" + name] = 0.999 * m["v" + name] + 0.001 * grad ** 2
+                mh = m["m" + name] / (1 - 0.9 ** step)
+                vh = m["v" + name] / (1 - 0.999 ** step)
+                par -= lr * 100 * mh / (np.sqrt(vh) + 1e-8)
+            r, o = _sigmoid(a), _sigmoid(b)
+        if step % every == 0 or step == n_iter:
+            loss = float(np.sum(n * (ctr - r[d] * o[g]) ** 2) / n.sum())
+            rec = {"step": step, "loss": loss}
+            history.append(rec)
+            if on_step is not None:
+                on_step(rec)
+        if stop is not None and stop.is_set():
+            break
+    return EmbeddingResult(r, o, doc_ids, history)
