@@ -170,3 +170,16 @@ def test_display_graph_rules():
     view = big.display_graph(max_nodes=50)
     assert view.graph["contracted"] and view.number_of_nodes() == 50
     assert "other" in view.nodes
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_onehot_merging_matches_brute_force_mst(seed):
+    rng = np.random.default_rng(seed)
+    n = 150
+    log = make_log(list(zip(rng.integers(0, 220, n), rng.integers(1, 7, n))), context=rng.integers(0, 9, n))
+    g = IdentifiabilityGraph.from_log(log)
+    X = bias_feature_vectors(g)                    # explicit one-hot + 10·p
+    assert X.shape[1] == g.factors["context"].nunique() + 1
+    plan = plan_merges(g)                          # structured one-hot candidates, no vectors
+    assert plan.merged_graph().n_components == 1
+    assert plan.total_cost == pytest.approx(_brute_force_mst_cost(g, X))

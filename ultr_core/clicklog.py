@@ -76,10 +76,15 @@ class ClickLog:
                 out[col] = df[col]
                 continue
             s = df[col]
+            kind = SCHEMA[col]
+            if (kind != "bool" and pd.api.types.is_integer_dtype(s.dtype) and kind.startswith("int")) or \
+                    (kind == "bool" and pd.api.types.is_bool_dtype(s.dtype)) or \
+                    (kind.startswith("float") and pd.api.types.is_float_dtype(s.dtype) and not s.isna().any()):
+                out[col] = s.astype(kind)     # already the right kind: nothing to check
+                continue
             if s.isna().any():
                 raise DataFormatError(source, f"column {col!r} has missing values "
                                               f"(first at row {int(np.flatnonzero(s.isna().to_numpy())[0])})")
-            kind = SCHEMA[col]
             if kind == "bool":
                 vals = pd.to_numeric(s, errors="coerce") if s.dtype != bool else s
                 if vals.isna().any() or not vals.isin([0, 1]).all():

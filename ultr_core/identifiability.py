@@ -141,7 +141,7 @@ class IdentifiabilityGraph:
         fac = np.asarray(fac, np.int64)
         n_factors = len(factors) if factors is not None else int(fac.max()) + 1
         n_docs = n_documents if n_documents is not None else int(doc.max()) + 1
-        key = np.unique(doc * n_factors + fac)
+        key = pd.unique(doc * n_factors + fac)          # hash-based: much faster than np.unique here
         d, f = key // n_factors, key % n_factors
         comp, sizes = _relabel_by_size(_components(d, f, n_docs, n_factors))
         if factors is None:
@@ -261,13 +261,19 @@ class IdentifiabilityGraph:
 
 
 def _codes(frame: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """Integer code of each row's value tuple in ``cols`` and the distinct tuples (sorted)."""
-    if len(cols) == 1:
-        codes, uniq = pd.factorize(frame[cols[0]], sort=True)
-        return codes.astype(np.int64), pd.DataFrame({cols[0]: np.asarray(uniq)})
-    keys = frame[cols].drop_duplicates().sort_values(cols).reset_index(drop=True)
-    idx = pd.MultiIndex.from_frame(keys)
-    codes = idx.get_indexer(pd.MultiIndex.from_frame(frame[cols]))
+    """Integer code of each row's value tuple in ``cols`` and the distinct tuples, sorted
+    (codes follow that order).  Each column is factorised, then the codes are combined in
+    mixed radix and factorised once more — no MultiIndex over millions of rows."""
+    per = [pd.factorize(frame[c], sort=True) for c in cols]
+    key = np.zeros(len(frame), np.int64)
+    for codes, uniq in per:
+        key = key * len(uniq) + codes
+    codes, ukey = pd.factorize(key, sort=True)
+    parts, rest = [], ukey
+    for codes_c, uniq in reversed(per):
+        parts.append(np.asarray(uniq)[rest % len(uniq)])
+        rest = rest // len(uniq)
+    keys = pd.DataFrame(dict(zip(cols, reversed(parts))))
     return codes.astype(np.int64), keys
 
 
@@ -352,61 +358,102 @@ class MergePlan:
         return ClickLog._trusted(frame.assign(bias_group=groups), {**log.meta, "merged": True})
 
 
-def plan_merges(graph: IdentifiabilityGraph, vectors: np.ndarray | None = None,
-                k: int = 16) -> MergePlan:
+def _kruskal(uf: UnionFind, a, b, w, need: int, picked: list) -> None:
+    """Add candidate edges (a, b, w) in increasing weight while they join different groups."""
+    for i in np.lexsort((b, a, w)):
+        if len(picked) >= need:
+            return
+        if uf.union(int(a[i]), int(b[i])):
+            picked.append((int(a[i]), int(b[i]), float(w[i])))
+
+
+def _onehot_candidates(graph: IdentifiabilityGraph, position_weight: float):
+    """Candidate merges when non-position bias columns are one-hot coded.
+
+    With one-hot coding the distance is sqrt(2·#differing columns + (w·Δp)²), so the
+    nearest cross-component factors are (a) other values at the same position, (b) the
+    same values at the nearest other position, (c) anything at the adjacent position.
+    We chain (a) per position and (b) per value tuple across components, and join
+    adjacent positions (c); Kruskal on these is exact for one categorical column.
+    """
+    f = graph.factors
+    cats = [c for c in f.columns if c != "position"]
+    p = f["position"].to_numpy(np.int64)
+    comp = graph.component
+    key = f.groupby(cats, sort=True).ngroup().to_numpy() if cats else np.zeros(len(f), np.int64)
+    cand_a, cand_b = [], []
+    for major, minor in ((p, key), (key, p)):
+        order = np.lexsort((comp, minor, major))
+        a, b = order[:-1], order[1:]
+        m = (major[a] == major[b]) & (comp[a] != comp[b])
+        cand_a.append(a[m]); cand_b.append(b[m])
+    pos = np.unique(p)
+    for lo, hi in zip(pos[:-1], pos[1:]):
+        ia, ib = np.flatnonzero(p == lo), np.flatnonzero(p == hi)
+        other = ib[comp[ib] != comp[ia[0]]]
+        if len(other):
+            cand_a.append(ia[:1]); cand_b.append(other[:1])
+    a, b = np.concatenate(cand_a), np.concatenate(cand_b)
+    diff = sum((f[c].to_numpy()[a] != f[c].to_numpy()[b]).astype(float) for c in cats) if cats else 0
+    w = np.sqrt(2 * diff + (position_weight * (p[a] - p[b])) ** 2)
+    return a, b, w
+
+
+def plan_merges(graph: IdentifiabilityGraph, vectors: np.ndarray | None = None, k: int = 16,
+                position_weight: float = 10.0) -> MergePlan:
     """Node merging: the minimum spanning tree over components whose edge weight is the
     closest pair of factors (Euclidean distance of bias-feature vectors) between them.
 
     Algorithm (O(n log n) instead of the reference's KD-tree per merge): the inter-component
     edges of that MST can be taken from the Euclidean MST of the factors (cycle property,
-    with intra-component edges weighing 0).  We take the k-nearest-neighbour graph of the
-    factors (cKDTree) as the candidate set, run Kruskal on it starting from the IG's
-    components, and finish any components the candidates do not join with exact Borůvka
-    rounds (nearest factor outside each remaining group).  Exact whenever the k-NN graph
-    holds the needed Euclidean-MST edges (always for 1-D position vectors).
+    with intra-component edges weighing 0).  With ``vectors`` (or position alone) we take
+    the k-nearest-neighbour graph of the factors (cKDTree) as candidates, run Kruskal on them
+    starting from the IG's components, and finish any groups the candidates do not join with
+    exact Borůvka rounds (nearest factor outside each remaining group) — exact whenever the
+    k-NN graph holds the needed Euclidean-MST edges (always for 1-D position vectors).
+    Without vectors, other bias columns are one-hot coded and :func:`_onehot_candidates`
+    supplies the candidates.
     """
-    X = bias_feature_vectors(graph) if vectors is None else np.asarray(vectors, np.float64)
-    if X.ndim == 1:
-        X = X[:, None]
     n = graph.n_factors
-    if len(X) != n:
-        raise ConfigError("vectors", f"{len(X)} bias-feature vectors for {n} factors")
     uf = UnionFind(n, graph.component)
-    picked = []
-    if graph.n_components > 1:
-        tree = cKDTree(X)
+    picked: list = []
+    need = graph.n_components - 1
+    onehot = vectors is None and list(graph.factors.columns) != ["position"]
+    if onehot and "position" not in graph.factors:
+        raise ConfigError("bias", "merging needs 'position' among the bias columns")
+    if need > 0 and onehot:
+        _kruskal(uf, *_onehot_candidates(graph, position_weight), need, picked)
+    elif need > 0:
+        X = bias_feature_vectors(graph) if vectors is None else np.asarray(vectors, np.float64)
+        X = X[:, None] if X.ndim == 1 else X
+        if len(X) != n:
+            raise ConfigError("vectors", f"{len(X)} bias-feature vectors for {n} factors")
         kk = min(k + 1, n)
-        dist, nb = tree.query(X, k=kk)
+        dist, nb = cKDTree(X).query(X, k=kk)
         dist, nb = np.atleast_2d(dist), np.atleast_2d(nb)
-        src = np.repeat(np.arange(n), kk)
-        e_a, e_b, e_d = src, nb.ravel(), dist.ravel()
-        cross = graph.component[e_a] != graph.component[e_b]
-        e_a, e_b, e_d = e_a[cross], e_b[cross], e_d[cross]
-        for i in np.lexsort((e_b, e_a, e_d)):
-            if uf.union(int(e_a[i]), int(e_b[i])):
-                picked.append((int(e_a[i]), int(e_b[i]), float(e_d[i])))
-                if len(picked) == graph.n_components - 1:
-                    break
-        while len(picked) < graph.n_components - 1:          # exact Borůvka rounds
+        a, b, w = np.repeat(np.arange(n), kk), nb.ravel(), dist.ravel()
+        cross = graph.component[a] != graph.component[b]
+        _kruskal(uf, a[cross], b[cross], w[cross], need, picked)
+        while len(picked) < need:                      # exact Borůvka rounds
             roots = uf.roots()
-            best = {}
+            best = []
             for r in np.unique(roots):
                 inside = roots == r
-                t = cKDTree(X[~inside])
-                d, j = t.query(X[inside], k=1)
+                d, j = cKDTree(X[~inside]).query(X[inside], k=1)
                 i = int(np.argmin(d))
-                best[r] = (float(d[i]), int(np.flatnonzero(inside)[i]), int(np.flatnonzero(~inside)[j[i]]))
-            for d, a, b in sorted(best.values()):
-                if uf.union(a, b):
-                    picked.append((a, b, d))
-    pairs = pd.DataFrame(picked, columns=["factor_a", "factor_b", "cost"]) if picked else \
-        pd.DataFrame({"factor_a": pd.Series(dtype=np.int64), "factor_b": pd.Series(dtype=np.int64),
-                      "cost": pd.Series(dtype=float)})
+                best.append((float(d[i]), int(np.flatnonzero(inside)[i]), int(np.flatnonzero(~inside)[j[i]])))
+            for d, a_, b_ in sorted(best):
+                if uf.union(a_, b_):
+                    picked.append((a_, b_, d))
+    if len(picked) < need:
+        raise RuntimeError("merging candidates did not connect the graph (please report this)")
+    pairs = pd.DataFrame(picked, columns=["factor_a", "factor_b", "cost"]).astype(
+        {"factor_a": np.int64, "factor_b": np.int64, "cost": float})
     labels = np.asarray(graph.factor_labels(), dtype=object)
-    pairs.insert(2, "component_a", graph.component[pairs["factor_a"].to_numpy(np.int64)])
-    pairs.insert(3, "component_b", graph.component[pairs["factor_b"].to_numpy(np.int64)])
-    pairs["label_a"] = labels[pairs["factor_a"].to_numpy(np.int64)]
-    pairs["label_b"] = labels[pairs["factor_b"].to_numpy(np.int64)]
+    fa, fb = pairs["factor_a"].to_numpy(np.int64), pairs["factor_b"].to_numpy(np.int64)
+    pairs.insert(2, "component_a", graph.component[fa])
+    pairs.insert(3, "component_b", graph.component[fb])
+    pairs["label_a"], pairs["label_b"] = labels[fa], labels[fb]
     return MergePlan(graph, pairs)
 
 

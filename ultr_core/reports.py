@@ -21,9 +21,16 @@ def identifiability_report(log: ClickLog, bias=None, merge: bool = False, interv
     """
     g = IdentifiabilityGraph.from_log(log, bias)
     out = g.statistics()
+    if context_vectors is None and "context" in g.bias_columns and log.meta.get("context_vectors"):
+        context_vectors = np.asarray(log.meta["context_vectors"])     # simulated logs carry them
+    out["merge_features"] = ("context vectors + 10·position" if context_vectors is not None and
+                             "context" in g.bias_columns else
+                             "position" if list(g.bias_columns) == ["position"] else
+                             "one-hot columns + 10·position")
     plan = None
     if merge or intervene:
-        vectors = None if context_vectors is None else bias_feature_vectors(g, context_vectors)
+        vectors = None if context_vectors is None or "context" not in g.bias_columns \
+            else bias_feature_vectors(g, context_vectors)
         plan = plan_merges(g, vectors)
     if merge:
         out["merges"] = plan.pairs.head(max_listed)[["label_a", "label_b", "cost"]].to_dict("records")

@@ -271,6 +271,8 @@ class ClickSimulator:
         frame["true_observation"] = np.asarray(obs, dtype=np.float32).ravel()[keep]
         meta = {"click_model": cfg.to_dict(), "seed": self.seed if seed is None else seed,
                 "split": split, "n_sessions": int(n_sessions), "max_label": self.max_label_}
+        if cfg.n_contexts:
+            meta["context_vectors"] = np.round(self.context_z_, 6).tolist()
         return ClickLog._trusted(pd.DataFrame(frame), meta)
 
 

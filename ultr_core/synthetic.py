@@ -91,3 +91,47 @@ def make_identifiability_data(n_components: int = 1, n_docs: int = 10_000, n_que
     docs = grid.ravel()
     qids = np.repeat(np.arange(n_queries, dtype=np.int64), list_size)
     return RankingData(np.zeros((docs.size, 0), np.float32), qids, labels_of_doc[docs], docs)
+
+
+def make_contextual_log(n_sessions: int = 1_000_000, n_queries: int = 100_000, list_size: int = 10,
+                        n_contexts: int = 5_000, n_docs: int = 20_000_000, seed: int = 0):
+    """A large contextual-PBM click log without features, for identifiability benchmarks.
+
+    Every query shows a fixed list of ``list_size`` documents drawn from a pool of
+    ``n_docs`` (so a document occasionally recurs in another query at another position:
+    the only source of IG edges); every (query, position) has a fixed context out of
+    ``n_contexts`` (as in the paper's simulation); observation
+    ``o = v_p^{max(wᵀz_ctx + 1, 0)}`` and relevance r ~ U[0.1, 1] per document.
+    The context vectors travel in the log's metadata for node merging.
+    """
+    import pandas as pd
+
+    from .clicklog import ClickLog
+    from .simulation import EYE_TRACKING
+    rng = np.random.default_rng(seed)
+    lists = rng.integers(0, n_docs, size=(n_queries, list_size))
+    ctx = rng.integers(0, n_contexts, size=(n_queries, list_size)).astype(np.int32)
+    z = rng.normal(0, 0.35, size=(n_contexts, 10))
+    w = rng.uniform(-1, 1, size=10)
+    q = rng.integers(0, n_queries, size=n_sessions)
+    docs = lists[q]
+    c = ctx[q]
+    pos = np.arange(1, list_size + 1)
+    obs = EYE_TRACKING[np.minimum(pos, 10) - 1][None, :] ** np.maximum(z @ w + 1, 0)[c]
+    # relevance of a document: a hash of its id → U[0.1, 1] without a 20M-entry table
+    rel = 0.1 + 0.9 * ((docs * 2654435761) % 1000003) / 1000003
+    click = rng.random(docs.shape, dtype=np.float32) < rel * obs
+    frame = pd.DataFrame({
+        "session_id": np.repeat(np.arange(n_sessions, dtype=np.int64), list_size),
+        "query_id": np.repeat(q.astype(np.int64), list_size),
+        "doc_id": docs.ravel().astype(np.int64),
+        "position": np.tile(pos.astype(np.int16), n_sessions),
+        "shown": np.ones(docs.size, bool),
+        "click": click.ravel().astype(np.int8),
+        "context": c.ravel(),
+        "true_relevance": rel.ravel().astype(np.float32),
+        "true_observation": obs.ravel().astype(np.float32),
+    })
+    return ClickLog._trusted(frame, {"generator": "make_contextual_log", "seed": seed,
+                                     "n_contexts": n_contexts,
+                                     "context_vectors": np.round(z, 6).tolist()})

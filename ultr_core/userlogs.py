@@ -63,7 +63,15 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
         return _read_ultra_clicks(Path(source), name)
     try:
         if fmt == "parquet":
-            df = pd.read_parquet(source)
+            import pyarrow.parquet as pq
+            table = pq.read_table(source)
+            df = table.to_pandas()
+            raw = (table.schema.metadata or {}).get(b"ultr_core.meta")
+            if raw and all(c in df.columns for c in ("session_id", "query_id", "doc_id", "position",
+                                                     "shown", "click")) and not columns:
+                import json
+                from .clicklog import ClickLog
+                return ClickLog._from_frame(df, json.loads(raw), name), []   # a log this library wrote
         else:
             df = pd.read_csv(source, sep="\t" if fmt == "tsv" else ",")
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError) as e:
