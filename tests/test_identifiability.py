@@ -183,3 +183,19 @@ def test_onehot_merging_matches_brute_force_mst(seed):
     plan = plan_merges(g)                          # structured one-hot candidates, no vectors
     assert plan.merged_graph().n_components == 1
     assert plan.total_cost == pytest.approx(_brute_force_mst_cost(g, X))
+
+
+def test_intervention_apply_connects_and_collects_clicks():
+    from ultr_core.simulation import ClickModelConfig, ClickSimulator
+    from ultr_core.sources import load_dataset
+    ds = load_dataset("ig:2", seed=0)
+    log = ClickSimulator(ClickModelConfig(logging="given"), seed=0).fit(ds).simulate(ds.train, 5000)
+    g = IdentifiabilityGraph.from_log(log)
+    assert g.n_components == 2
+    plan = plan_interventions(g, np.full(g.n_documents, 0.5), np.linspace(0.9, 0.1, g.n_factors))
+    new = plan.apply(log, impressions=4000, seed=1)
+    assert len(new) == len(log) + 4000
+    assert IdentifiabilityGraph.from_log(new).n_components == 1
+    added = new.frame.iloc[len(log):]
+    p = added["true_relevance"].iloc[0] * added["true_observation"].iloc[0]
+    assert abs(added["click"].mean() - p) < 4 * np.sqrt(p * (1 - p) / 4000)

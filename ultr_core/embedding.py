@@ -67,7 +67,7 @@ def _sigmoid(x):
 
 
 def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, factors=None,
-                  n_iter: int = 200, seed: int = 0, lr: float = 0.05, on_step=None, stop=None,
+                  n_iter: int = 200, seed: int = 0, lr: float = 0.2, on_step=None, stop=None,
                   every: int = 10) -> EmbeddingResult:
     """Fit an embedding model (see module docstring).  ``on_step(record)`` is called every
     ``every`` iterations with {step, loss}; ``stop`` (a threading.Event) ends early."""
@@ -104,7 +104,7 @@ def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, fa
                 m["v" + name] = 0.999 * m["v" + name] + 0.001 * grad ** 2
                 mh = m["m" + name] / (1 - 0.9 ** step)
                 vh = m["v" + name] / (1 - 0.999 ** step)
-                par -= lr * 100 * mh / (np.sqrt(vh) + 1e-8)
+                par -= lr * mh / (np.sqrt(vh) + 1e-8)
             r, o = _sigmoid(a), _sigmoid(b)
         if step % every == 0 or step == n_iter:
             loss = float(np.sum(n * (ctr - r[d] * o[g]) ** 2) / n.sum())

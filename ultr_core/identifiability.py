@@ -33,7 +33,8 @@ from .errors import ConfigError
 
 __all__ = ["IdentifiabilityGraph", "MergePlan", "InterventionPlan", "plan_merges",
            "plan_interventions", "bias_feature_vectors", "identifiability_probability",
-           "identifiability_probability_mc", "components_by_edge_enumeration", "UnionFind"]
+           "identifiability_probability_mc", "components_by_edge_enumeration", "UnionFind",
+           "documents_from_features"]
 
 
 # --------------------------------------------------------------------------- union-find
@@ -277,6 +278,22 @@ def _codes(frame: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, pd.DataFra
     return codes.astype(np.int64), keys
 
 
+def documents_from_features(log: ClickLog, features: np.ndarray, columns=None,
+                            decimals: int | None = None) -> ClickLog:
+    """``log`` with a ``feature_doc`` column: documents identified by their feature vector
+    (as the paper does: "a unique identifier based on ranking features"), optionally only
+    the given feature ``columns`` and rounded to ``decimals``.  ``features`` is the split the
+    log was simulated on (rows via the log's ``row`` column)."""
+    if "row" not in log.frame:
+        raise ConfigError("log", "documents from features need a simulated log with a 'row' column")
+    X = np.asarray(features)[:, list(columns) if columns is not None else slice(None)]
+    if decimals is not None:
+        X = np.round(X, decimals)
+    _, inv = np.unique(X, axis=0, return_inverse=True)
+    ids = inv.ravel()[log.frame["row"].to_numpy()]
+    return ClickLog._trusted(log.frame.assign(feature_doc=ids.astype(np.int64)), log.meta)
+
+
 def components_by_edge_enumeration(log: ClickLog, bias=None, document=("doc_id",)) -> int:
     """Reference construction, as the paper's code does it: enumerate every pair of factors
     per document in Python, build the edge list and count components with networkx.
@@ -469,6 +486,42 @@ class InterventionPlan:
     @property
     def total_cost(self) -> float:
         return float(self.swaps["cost"].sum())
+
+    def apply(self, log: ClickLog, impressions: int = 1000, seed: int = 0) -> ClickLog:
+        """Append the intervened rows to ``log``: each swap shows its document at the target
+        factor for ``impressions`` one-document sessions, with clicks collected from the
+        log's ground truth — r(x) from ``true_relevance`` of the document and o(t′) the mean
+        ``true_observation`` of the target factor (exact for position/contextual PBM)."""
+        frame = log.frame
+        if not log.has_truth:
+            raise ConfigError("log", "collecting clicks for interventions needs the true relevance and "
+                                     "observation columns (a simulated log)")
+        g = self.graph
+        bias = list(g.bias_columns)
+        shown = frame[frame["shown"]]
+        first_row = shown.drop_duplicates("doc_id").set_index("doc_id")   # document-level columns
+        o_of = shown.groupby(bias)["true_observation"].mean()
+        rng = np.random.default_rng(seed)
+        next_session = int(frame["session_id"].max()) + 1
+        parts = []
+        for i, s in enumerate(self.swaps.itertuples(index=False)):
+            doc = g.documents[s.document] if g.documents is not None else s.document
+            target = g.factors.iloc[s.to_factor]
+            template = first_row.loc[doc]
+            r = float(template["true_relevance"])
+            o = float(o_of.loc[tuple(target[bias])] if len(bias) > 1 else o_of.loc[target[bias[0]]])
+            rows = pd.DataFrame({c: np.repeat(template[c], impressions) for c in first_row.columns})
+            rows["doc_id"] = doc
+            rows["session_id"] = next_session + i * impressions + np.arange(impressions)
+            rows["query_id"] = -1 - i
+            rows["click"] = (rng.random(impressions) < r * o).astype(np.int8)
+            rows["true_observation"] = o
+            for c in bias:
+                rows[c] = target[c]
+            parts.append(rows[frame.columns])
+        extra = pd.concat(parts, ignore_index=True)
+        merged = pd.concat([frame, extra], ignore_index=True)
+        return ClickLog(merged, {**log.meta, "interventions": len(self.swaps), "impressions": impressions})
 
     def intervened_graph(self) -> IdentifiabilityGraph:
         g = self.graph

@@ -1,0 +1,181 @@
+"""Reproduce the identifiability paper's fully synthetic study and its Fig. 4c/d shape.
+
+    python experiments/identifiability_study.py [--quick]
+
+Writes docs/results/identifiability_*.csv and docs/identifiability_study.md.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ultr_core.embedding import fit_embedding  # noqa: E402
+from ultr_core.identifiability import (IdentifiabilityGraph, MergePlan, documents_from_features,  # noqa: E402
+                                       identifiability_probability, identifiability_probability_mc,
+                                       plan_interventions, plan_merges)
+from ultr_core.metrics import mcc, ndcg  # noqa: E402
+from ultr_core.simulation import ClickModelConfig, ClickSimulator  # noqa: E402
+from ultr_core.sources import load_dataset  # noqa: E402
+
+OUT = ROOT / "docs" / "results"
+
+
+def evaluate(log, data, fit):
+    truth = log.frame.groupby("doc_id")["true_relevance"].first()
+    r = pd.Series(fit.relevance, index=fit.doc_ids)
+    scores = r.reindex(data.doc_ids).fillna(0).to_numpy()
+    return {"mcc": mcc(fit.relevance, truth.loc[fit.doc_ids].to_numpy()),
+            "ndcg@10": ndcg(scores, data.labels, data.offsets, 10)}
+
+
+def fully_synthetic(seeds, sessions):
+    rows, k2 = [], []
+    for K in (1, 2, 3, 4):
+        for seed in seeds:
+            ds = load_dataset(f"ig:{K}", seed=seed)
+            log = ClickSimulator(ClickModelConfig(logging="given"), seed=seed).fit(ds).simulate(ds.train, sessions)
+            g = IdentifiabilityGraph.from_log(log)
+            for method in ("dla", "regression_em", "two_tower"):
+                fit = fit_embedding(log, method, n_iter=200 if method != "two_tower" else 500, seed=seed)
+                rows.append({"K": K, "seed": seed, "components": g.n_components, "method": method,
+                             **evaluate(log, ds.train, fit)})
+            if K != 2:
+                continue
+            fit = fit_embedding(log, "dla", n_iter=200, seed=seed)
+            k2.append({"strategy": "none (disconnected)", "seed": seed, **evaluate(log, ds.train, fit)})
+            plan = plan_merges(g)
+            pos = g.factors["position"].tolist()
+            for a in (5, 3, 1):                      # merge a & 6: the proposed nearest pair is 5 & 6
+                pairs = pd.DataFrame({"factor_a": [pos.index(a)], "factor_b": [pos.index(6)]})
+                groups = MergePlan(g, pairs).factor_groups()
+                fit = fit_embedding(log, "dla", groups=groups, factors=g.factors, n_iter=200, seed=seed)
+                name = f"merge {a} & 6" + (" (proposed)" if {pos[plan.pairs.factor_a[0]],
+                                                             pos[plan.pairs.factor_b[0]]} == {a, 6} else "")
+                k2.append({"strategy": name, "seed": seed, **evaluate(log, ds.train, fit)})
+            groups = plan.factor_groups()
+            est = fit_embedding(log, "dla", groups=groups, factors=g.factors, n_iter=200, seed=seed)
+            for random_cost in (False, True):
+                ip = plan_interventions(g, est.relevance, est.observation[groups], random_cost=random_cost,
+                                        seed=seed)
+                new = ip.apply(log, impressions=sessions // 100, seed=seed)
+                fit = fit_embedding(new, "dla", n_iter=200, seed=seed)
+                k2.append({"strategy": "intervention" + (" (random cost)" if random_cost else ""),
+                           "seed": seed, **evaluate(new, ds.train, fit)})
+    return pd.DataFrame(rows), pd.DataFrame(k2)
+
+
+def probability_vs_contexts(spec, contexts, seeds, sessions, columns, decimals):
+    ds = load_dataset(spec, seed=0)
+    rows = []
+    for n_ctx in contexts:
+        hits = []
+        for seed in seeds:
+            cfg = ClickModelConfig(n_contexts=n_ctx)
+            log = ClickSimulator(cfg, seed=seed).fit(ds).simulate(ds.train, sessions)
+            if n_ctx == 0:
+                log = type(log)._trusted(log.frame.assign(context=0), log.meta)
+            log = documents_from_features(log, ds.train.features, columns, decimals)
+            g = IdentifiabilityGraph.from_log(log, ["context", "position"], document="feature_doc")
+            hits.append(g.identifiable)
+            rows.append({"dataset": spec.split(":")[0], "contexts": n_ctx, "seed": seed,
+                         "components": g.n_components, "factors": g.n_factors, "identifiable": g.identifiable})
+    return pd.DataFrame(rows)
+
+
+def formula_vs_mc(trials):
+    rows = []
+    for T in (10, 100):
+        for N in (500, 1000, 1500, 2000, 2500, 3000, 4000):
+            rows.append({"X": 10_000, "T": T, "N": N,
+                         "formula": float(identifiability_probability(N, 10_000, T)),
+                         "monte_carlo": identifiability_probability_mc(N, 10_000, T, trials, seed=N + T)})
+    return pd.DataFrame(rows)
+
+
+def table(df: pd.DataFrame, by, cols) -> str:
+    g = df.groupby(by, sort=False)[cols].agg(["mean", "std"])
+    lines = ["| " + " | ".join(([by] if isinstance(by, str) else by) + cols) + " |",
+             "|" + "---|" * ((1 if isinstance(by, str) else len(by)) + len(cols))]
+    for key, row in g.iterrows():
+        key = key if isinstance(key, tuple) else (key,)
+        vals = [f"{row[(c, 'mean')]:.3f} ± {row[(c, 'std')]:.3f}" for c in cols]
+        lines.append("| " + " | ".join(map(str, key)) + " | " + " | ".join(vals) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="fewer sessions and seeds (a smoke run)")
+    a = ap.parse_args()
+    seeds = [0, 1] if a.quick else [0, 1, 2]
+    sessions = 100_000 if a.quick else 1_000_000
+    OUT.mkdir(parents=True, exist_ok=True)
+    fs, k2 = fully_synthetic(seeds, sessions)
+    fs.to_csv(OUT / "identifiability_fully_synthetic.csv", index=False)
+    k2.to_csv(OUT / "identifiability_k2_repairs.csv", index=False)
+    ctx = [0, 2, 5, 10, 20, 50, 100, 200, 500]
+    pseeds = list(range(5 if a.quick else 10))
+    pr = pd.concat([
+        probability_vs_contexts("synthetic", ctx, pseeds, 20_000, columns=[0, 1], decimals=1),
+        probability_vs_contexts(f"mq2008:{ROOT.parent / 'shared/data/mq2008'}", ctx, pseeds, 20_000,
+                                columns=list(range(5)), decimals=2),
+    ])
+    pr.to_csv(OUT / "identifiability_probability_contexts.csv", index=False)
+    fm = formula_vs_mc(200 if a.quick else 1000)
+    fm.to_csv(OUT / "identifiability_formula_vs_mc.csv", index=False)
+    prob = pr.groupby(["dataset", "contexts"])[["identifiable", "components", "factors"]].mean().reset_index()
+    md = f"""# Identifiability study (fully synthetic, Fig. 4c/d shape, Example 2)
+
+Re-run: `python experiments/identifiability_study.py` (≈ 5 min here; `--quick` for a smoke run).
+Seeds {seeds}; {sessions:,} sessions per fully synthetic log; mean ± standard deviation over seeds.
+Raw numbers: `docs/results/identifiability_*.csv`.
+
+## 1. K components → recovery (paper Fig. 3a)
+Fully synthetic one-hot data (10,000 documents, 1,150 queries × 10, labels U{{0..4}}), positions cut
+into K blocks (K=2: {{1..5}}, {{6..10}}); PBM clicks with ε = 0.1, η = 1. Embedding models, random
+U[0,1] initialisation. nDCG@10 ranks each query's documents by r̂.
+
+{table(fs, ["K", "method"], ["mcc", "ndcg@10"])}
+
+## 2. Repairing K = 2 (paper Fig. 4a/b)
+Intervention: one swap (K − 1), costs from embedding DLA fitted after node merging (App. C.3), the swapped
+document shown {sessions // 100:,} times at its target position with clicks from the true model.
+
+{table(k2, "strategy", ["mcc", "ndcg@10"])}
+
+## 3. Identifiability probability vs number of contexts (paper Fig. 4c/d shape)
+Contextual PBM, contexts fixed per (query, position); documents identified by their feature
+vector as in the paper — here the first 2 features rounded to 1 decimal (synthetic) and the first 5
+features rounded to 2 decimals (MQ2008), because with all features every document is unique and,
+under a fixed logging ranker, always shown at one position: the IG is then disconnected even with
+positions alone (see the finding below). {len(pseeds)} simulations per point, 20,000 sessions each.
+
+| dataset | contexts | P(identifiable) | mean components | mean factors |
+|---|---:|---:|---:|---:|
+""" + "\n".join(f"| {r.dataset} | {r.contexts} | {r.identifiable:.2f} | {r.components:.1f} | {r.factors:.0f} |"
+                for r in prob.itertuples()) + f"""
+
+## 4. Example 2: formula vs Monte Carlo
+P(connected) ≈ 1 − |T|·exp(−N²(|T|−1)/(|X|·|T|²)) against the frequency of a connected IG when N
+(x, t) pairs are drawn uniformly from X × T ({200 if a.quick else 1000} trials per row).
+
+| T | N | formula | Monte Carlo |
+|---:|---:|---:|---:|
+""" + "\n".join(f"| {r.T} | {r.N} | {r.formula:.3f} | {r.monte_carlo:.3f} |" for r in fm.itertuples()) + """
+
+## Findings
+- See docs/identifiability_findings.md for the discussion of these numbers against the paper.
+"""
+    (ROOT / "docs" / "identifiability_study.md").write_text(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
