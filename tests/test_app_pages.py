@@ -48,3 +48,83 @@ def test_simulate_bad_folder_shows_message_not_traceback():
     at.sidebar.text_input[0].input("/nonexistent/folder").run()
     assert not at.exception
     assert at.error and "settings.json" in at.error[0].value
+
+
+def test_identifiability_default_k2_is_not_identifiable():
+    at = page("identifiability.py").run()
+    assert not at.exception
+    assert at.error and "Not identifiable" in at.error[0].value
+    assert at.metric[1].value == "2"
+    assert len(at.get("plotly_chart")) >= 3
+
+
+def test_identifiability_teaching_mode_hides_verdict():
+    at = page("identifiability.py").run()
+    at.sidebar.toggle[0].set_value(True).run()
+    assert not at.error and at.metric[1].value == "?"
+    at.button[0].click().run()
+    assert at.error and "Not identifiable" in at.error[0].value
+
+
+def test_identifiability_repairs_compare_dla():
+    at = page("identifiability.py").run()
+    at.sidebar.select_slider[0].set_value(20_000).run()
+    train = [b for b in at.button if b.label.startswith("Train DLA")]
+    train[0].click().run()
+    assert not at.exception
+    strategies = set(at.session_state["repairs"][2]["strategy"])
+    assert strategies == {"none", "node merging", "node intervention"}
+
+
+def test_identifiability_uses_log_from_simulate_page():
+    at = page("simulate.py").run()
+    log = at.session_state["log"]
+    at2 = page("identifiability.py")
+    at2.session_state["log"] = log
+    at2.run()
+    at2.sidebar.radio[0].set_value("current log (Simulate / Upload page)").run()
+    assert not at2.exception
+    # a fixed logging ranker shows each synthetic document at one position only: 10 components
+    assert at2.metric[1].value == "10"
+
+
+CSV = (b"qid,url,pos,clicked,device\n1,a,1,1,m\n1,b,2,0,m\n2,b,1,0,d\n2,c,2,1,d\n"
+       b"3,d,3,0,m\n3,e,4,1,m\n4,e,3,0,m\n4,f,4,1,m\n")   # positions {1,2} and {3,4}: two components
+
+
+def test_upload_maps_columns_and_reports():
+    at = page("upload.py").run()
+    assert at.info and "Drop a file" in at.info[0].value
+    at.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="map_query_id").value == "qid"        # guessed from common names
+    assert at.selectbox(key="map_doc_id").value == "url"
+    comps = [m for m in at.metric if m.label == "components"][0]
+    assert comps.value == "2"
+    assert "log" in at.session_state
+    assert at.get("download_button")
+
+
+def test_upload_bad_file_shows_message_and_keeps_session():
+    at = page("upload.py")
+    at.session_state["keep"] = 42
+    at.run()
+    at.file_uploader[0].set_value(("bad.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
+    assert not at.exception
+    assert at.error and "position" in at.error[0].value and "bad.csv" in at.error[0].value
+    assert at.session_state["keep"] == 42
+
+
+def test_upload_escapes_user_strings():
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("<b>x</b>_*.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
+    assert not at.exception
+    assert at.error and "<b>" not in at.error[0].value and "&lt;b&gt;x&lt;/b&gt;\\_\\*.csv" in at.error[0].value
+
+
+def test_upload_yandex():
+    y = b"10\t0\tQ\t5\t1\tu1\tu2\n10\t3\tC\tu2\n11\t0\tQ\t5\t1\tu2\tu1\n"
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("clicks.txt", y, "text/plain")).run()
+    assert not at.exception and not at.error
+    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"

@@ -9,7 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 __all__ = ["METHOD_COLORS", "method_color", "ctr_by_position_figure", "clicks_per_rank_figure",
-           "observation_curve_figure"]
+           "observation_curve_figure", "identifiability_graph_figure", "component_sizes_figure",
+           "probability_figure", "interval_bar_figure"]
 
 METHOD_COLORS = {
     "Naive": "#7f7f7f", "Oracle": "#2ca02c", "IPS": "#ff7f0e", "DLA": "#1f77b4",
@@ -71,3 +72,96 @@ def observation_curve_figure(curves: dict[str, np.ndarray], normalise: bool = Tr
                         line=dict(color=method_color(name), dash="dash" if name == "truth" else None))
     return _layout(fig, "Observation curve" + (" (normalised at position 1)" if normalise else ""),
                    "position", "ô_p / ô_1" if normalise else "ô_p")
+
+
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+def identifiability_graph_figure(view, merges: pd.DataFrame | None = None,
+                                 swaps: pd.DataFrame | None = None, seed: int = 0) -> go.Figure:
+    """Draw an IG display view (see ``IdentifiabilityGraph.display_graph``), nodes coloured by
+    component; proposed merges as dashed red links and interventions as dotted green links,
+    each labelled with its cost.  For a contracted view the links join component nodes."""
+    import networkx as nx
+    contracted = view.graph.get("contracted", False)
+    pos = nx.spring_layout(view, seed=seed, k=None if view.number_of_nodes() < 30 else 0.3)
+    if view.number_of_nodes() and not view.number_of_edges() and not contracted:
+        pos = nx.circular_layout(view)
+    fig = go.Figure()
+    ex, ey = [], []
+    for a, b in view.edges():
+        ex += [pos[a][0], pos[b][0], None]
+        ey += [pos[a][1], pos[b][1], None]
+    fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color="#bbbbbb", width=1), name="IG edge",
+                    hoverinfo="skip")
+
+    def node_of(factor, comp):
+        return f"C{comp}" if contracted else factor
+
+    for df, a_col, b_col, ca, cb, color, dash, name in (
+            (merges, "factor_a", "factor_b", "component_a", "component_b", "#d62728", "dash", "proposed merge"),
+            (swaps, "from_factor", "to_factor", "component_from", "component_to", "#2ca02c", "dot",
+             "proposed intervention")):
+        if df is None or len(df) == 0:
+            continue
+        lx, ly, tx, ty, tt = [], [], [], [], []
+        for r in df.itertuples(index=False):
+            a, b = node_of(getattr(r, a_col), getattr(r, ca)), node_of(getattr(r, b_col), getattr(r, cb))
+            if a not in pos or b not in pos:
+                continue
+            lx += [pos[a][0], pos[b][0], None]
+            ly += [pos[a][1], pos[b][1], None]
+            tx.append((pos[a][0] + pos[b][0]) / 2)
+            ty.append((pos[a][1] + pos[b][1]) / 2)
+            tt.append(f"{r.cost:.3g}")
+        fig.add_scatter(x=lx, y=ly, mode="lines", line=dict(color=color, width=2.5, dash=dash), name=name)
+        fig.add_scatter(x=tx, y=ty, mode="text", text=tt, textfont=dict(color=color), showlegend=False,
+                        hoverinfo="skip")
+    nodes = list(view.nodes(data=True))
+    comps = [d.get("component", 0) for _, d in nodes]
+    sizes = [d.get("size", 1) for _, d in nodes]
+    smax = max(sizes) if sizes else 1
+    fig.add_scatter(
+        x=[pos[n][0] for n, _ in nodes], y=[pos[n][1] for n, _ in nodes], mode="markers+text",
+        text=[d.get("label", str(n)) if not contracted else f"C{d.get('component')}" for n, d in nodes],
+        textposition="top center", hovertext=[d.get("label", str(n)) for n, d in nodes], hoverinfo="text",
+        marker=dict(size=[12 + 28 * np.sqrt(s / smax) for s in sizes] if contracted else 16,
+                    color=[PALETTE[c % len(PALETTE)] if c >= 0 else "#cccccc" for c in comps],
+                    line=dict(color="#333333", width=1)),
+        name="bias factor" if not contracted else "component (size ∝ factors)")
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    title = "Identifiability graph" + (" — components contracted (too many factors to draw)" if contracted else "")
+    fig.update_layout(title=title, template="plotly_white", height=480, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", y=-0.05))
+    return fig
+
+
+def component_sizes_figure(sizes, top: int = 50) -> go.Figure:
+    sizes = np.asarray(sizes)[:top]
+    fig = go.Figure(go.Bar(x=np.arange(len(sizes)), y=sizes, marker_color=[PALETTE[i % 10] for i in range(len(sizes))]))
+    return _layout(fig, f"Component sizes (largest {len(sizes)})", "component", "bias factors")
+
+
+def probability_figure(df: pd.DataFrame, x: str = "n_factors") -> go.Figure:
+    """Identifiability probability: formula and Monte Carlo side by side."""
+    fig = go.Figure()
+    fig.add_scatter(x=df[x], y=df["formula"], name="formula (Example 2)", mode="lines+markers",
+                    line=dict(color="#111111"))
+    if "monte_carlo" in df:
+        fig.add_scatter(x=df[x], y=df["monte_carlo"], name="Monte Carlo", mode="lines+markers",
+                        line=dict(color="#d62728", dash="dash"))
+    fig.update_yaxes(range=[-0.02, 1.02])
+    return _layout(fig, "Probability that the IG is connected", x.replace("_", " "), "P(identifiable)")
+
+
+def interval_bar_figure(summary: pd.DataFrame, by: str, metric: str, title: str) -> go.Figure:
+    """Means with t-interval error bars (columns metric, metric_lo, metric_hi from stats.summarise)."""
+    err_hi = (summary[f"{metric}_hi"] - summary[metric]).fillna(0)
+    err_lo = (summary[metric] - summary[f"{metric}_lo"]).fillna(0)
+    colors = [method_color(str(v)) if str(v) in METHOD_COLORS else PALETTE[i % 10]
+              for i, v in enumerate(summary[by])]
+    fig = go.Figure(go.Bar(x=summary[by].astype(str), y=summary[metric], marker_color=colors,
+                           error_y=dict(type="data", array=err_hi, arrayminus=err_lo)))
+    return _layout(fig, title, by, metric)

@@ -34,7 +34,7 @@ from .errors import ConfigError
 __all__ = ["IdentifiabilityGraph", "MergePlan", "InterventionPlan", "plan_merges",
            "plan_interventions", "bias_feature_vectors", "identifiability_probability",
            "identifiability_probability_mc", "components_by_edge_enumeration", "UnionFind",
-           "documents_from_features"]
+           "documents_from_features", "probability_table"]
 
 
 # --------------------------------------------------------------------------- union-find
@@ -602,7 +602,9 @@ def plan_interventions(graph: IdentifiabilityGraph, relevance: np.ndarray, obser
                      "component_from": int(src), "component_to": int(dst),
                      "cost": float(cost[src, dst])})
     swaps = pd.DataFrame(rows, columns=["document", "from_factor", "to_factor", "component_from",
-                                        "component_to", "cost"])
+                                        "component_to", "cost"]).astype(
+        {"document": np.int64, "from_factor": np.int64, "to_factor": np.int64, "component_from": np.int64,
+         "component_to": np.int64, "cost": float})
     labels = np.asarray(graph.factor_labels(), dtype=object)
     swaps["from_label"] = labels[swaps["from_factor"].to_numpy(np.int64)]
     swaps["to_label"] = labels[swaps["to_factor"].to_numpy(np.int64)]
@@ -633,3 +635,12 @@ def identifiability_probability_mc(n_pairs: int, n_features: int, n_factors: int
         lab = _components(x, t, n_features, n_factors)
         hits += bool(lab.min() == lab.max())
     return hits / n_trials
+
+
+def probability_table(n_pairs: int, n_features: int, factor_counts, n_trials: int = 200,
+                      seed: int = 0) -> pd.DataFrame:
+    """Formula and Monte Carlo identifiability probability for each number of factors."""
+    rows = [{"n_factors": int(T), "formula": float(identifiability_probability(n_pairs, n_features, T)),
+             "monte_carlo": identifiability_probability_mc(n_pairs, n_features, int(T), n_trials, seed)}
+            for T in factor_counts]
+    return pd.DataFrame(rows)

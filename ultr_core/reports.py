@@ -1,37 +1,50 @@
 """Identifiability reports: one call from a click log to everything the CLI and the app show."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import pandas as pd
 
 from .clicklog import ClickLog
 from .embedding import fit_embedding
-from .identifiability import (IdentifiabilityGraph, bias_feature_vectors, plan_interventions,
-                              plan_merges)
+from .identifiability import (IdentifiabilityGraph, InterventionPlan, MergePlan, bias_feature_vectors,
+                              plan_interventions, plan_merges)
+from .metrics import mcc, ndcg
 
-__all__ = ["identifiability_report", "format_report"]
+__all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "identifiability_report",
+           "format_report", "compare_repairs"]
 
 
-def identifiability_report(log: ClickLog, bias=None, merge: bool = False, intervene: bool = False,
-                           context_vectors=None, seed: int = 0, max_listed: int = 200) -> dict:
-    """A JSON-ready report: graph statistics, and with ``merge`` / ``intervene`` the proposed
-    merges / swaps with their costs and the component count afterwards.
+@dataclass
+class IdentifiabilityAnalysis:
+    graph: IdentifiabilityGraph
+    report: dict
+    merge_plan: MergePlan | None = None
+    intervention_plan: InterventionPlan | None = None
 
-    Intervention costs need r̂ and ô; as in the paper (App. C.3) they come from embedding
-    DLA fitted after node merging.
+
+def analyse_identifiability(log: ClickLog, bias=None, merge: bool = False, intervene: bool = False,
+                            context_vectors=None, seed: int = 0, max_listed: int = 200,
+                            document=("doc_id",)) -> IdentifiabilityAnalysis:
+    """Graph statistics, and with ``merge`` / ``intervene`` the proposed merges / swaps with
+    their costs and the component count afterwards (a JSON-ready ``report``).
+
+    Merging uses the context vectors a simulated log carries (else one-hot contexts), with
+    10·position appended.  Intervention costs need r̂ and ô; as in the paper (App. C.3) they
+    come from embedding DLA fitted after node merging.
     """
-    g = IdentifiabilityGraph.from_log(log, bias)
+    g = IdentifiabilityGraph.from_log(log, bias, document=document)
     out = g.statistics()
     if context_vectors is None and "context" in g.bias_columns and log.meta.get("context_vectors"):
         context_vectors = np.asarray(log.meta["context_vectors"])     # simulated logs carry them
-    out["merge_features"] = ("context vectors + 10·position" if context_vectors is not None and
-                             "context" in g.bias_columns else
+    use_vectors = context_vectors is not None and "context" in g.bias_columns
+    out["merge_features"] = ("context vectors + 10·position" if use_vectors else
                              "position" if list(g.bias_columns) == ["position"] else
                              "one-hot columns + 10·position")
-    plan = None
+    plan = ip = None
     if merge or intervene:
-        vectors = None if context_vectors is None or "context" not in g.bias_columns \
-            else bias_feature_vectors(g, context_vectors)
-        plan = plan_merges(g, vectors)
+        plan = plan_merges(g, bias_feature_vectors(g, context_vectors) if use_vectors else None)
     if merge:
         out["merges"] = plan.pairs.head(max_listed)[["label_a", "label_b", "cost"]].to_dict("records")
         out["n_merges"] = len(plan.pairs)
@@ -41,8 +54,8 @@ def identifiability_report(log: ClickLog, bias=None, merge: bool = False, interv
         groups = plan.factor_groups()
         fit = fit_embedding(log, "dla", bias=list(g.bias_columns), groups=groups, factors=g.factors,
                             n_iter=100, seed=seed)
+        # fit.doc_ids and the graph's document codes both follow the sorted doc_id values
         rel = np.zeros(g.n_documents)
-        # fit.doc_ids are the log's doc_id values; the graph codes documents by sorted doc_id too
         rel[: len(fit.relevance)] = fit.relevance
         ip = plan_interventions(g, rel, fit.observation[groups], seed=seed)
         swaps = ip.swaps.copy()
@@ -53,10 +66,49 @@ def identifiability_report(log: ClickLog, bias=None, merge: bool = False, interv
         swaps["document"] = [v.item() if hasattr(v, "item") else v for v in doc_values]
         out["interventions"] = swaps.head(max_listed)[["document", "from_label", "to_label", "cost"]] \
             .to_dict("records")
-        out["n_interventions"] = len(ip.swaps)
+        out["n_interventions"] = len(swaps)
         out["intervention_total_cost"] = ip.total_cost
         out["n_components_after_intervention"] = ip.intervened_graph().n_components
-    return out
+    return IdentifiabilityAnalysis(g, out, plan, ip)
+
+
+def identifiability_report(log: ClickLog, bias=None, merge: bool = False, intervene: bool = False,
+                           context_vectors=None, seed: int = 0, max_listed: int = 200) -> dict:
+    """The JSON-ready report of :func:`analyse_identifiability`."""
+    return analyse_identifiability(log, bias, merge, intervene, context_vectors, seed, max_listed).report
+
+
+def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=None, offsets=None,
+                    doc_of_row=None, seeds=(0, 1, 2), impressions: int = 2000) -> tuple[pd.DataFrame, dict]:
+    """Embedding DLA without repair, after node merging and after node intervention, over
+    ``seeds`` (different random initialisations).  Returns a tidy table (strategy, seed, mcc,
+    ndcg@10 when ``labels``/``offsets``/``doc_of_row`` describe the ranked lists) and the mean
+    normalised observation curve per strategy (per factor, seed 0)."""
+    if not log.has_truth:
+        raise ValueError("comparing repairs needs a simulated log (true relevance)")
+    g = analysis.graph
+    truth = log.frame.groupby("doc_id")["true_relevance"].first()
+    rows, curves = [], {}
+    strategies = [("none", log, None)]
+    if analysis.merge_plan is not None:
+        strategies.append(("node merging", log, analysis.merge_plan.factor_groups()))
+    if analysis.intervention_plan is not None:
+        strategies.append(("node intervention", analysis.intervention_plan.apply(log, impressions), None))
+    bias = list(g.bias_columns)
+    for name, lg, groups in strategies:
+        for seed in seeds:
+            fit = fit_embedding(lg, "dla", bias=bias, groups=groups,
+                                factors=g.factors if groups is not None else None, n_iter=150, seed=seed)
+            rec = {"strategy": name, "seed": seed,
+                   "mcc": mcc(fit.relevance, truth.reindex(fit.doc_ids).to_numpy())}
+            if labels is not None:
+                r = pd.Series(fit.relevance, index=fit.doc_ids).reindex(doc_of_row).fillna(0).to_numpy()
+                rec["ndcg@10"] = ndcg(r, labels, offsets, 10)
+            rows.append(rec)
+            if seed == seeds[0]:
+                o = fit.observation[groups] if groups is not None else fit.observation
+                curves[name] = o
+    return pd.DataFrame(rows), curves
 
 
 def format_report(rep: dict) -> str:
@@ -73,8 +125,8 @@ def format_report(rep: dict) -> str:
         "  ✘ NOT IDENTIFIABLE: the graph is disconnected; relevance cannot be compared across components.",
     ]
     if "merges" in rep:
-        lines.append(f"Node merging: {rep['n_merges']} merge(s), total cost {rep['merge_total_cost']:.4g} "
-                     f"→ {rep['n_components_after_merge']} component(s)")
+        lines.append(f"Node merging ({rep['merge_features']}): {rep['n_merges']} merge(s), total cost "
+                     f"{rep['merge_total_cost']:.4g} → {rep['n_components_after_merge']} component(s)")
         lines += [f"    merge {m['label_a']} with {m['label_b']}  (distance {m['cost']:.4g})"
                   for m in rep["merges"][:20]]
     if "interventions" in rep:

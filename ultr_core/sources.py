@@ -50,3 +50,17 @@ def load_dataset(spec: str, seed: int = 0) -> LTRDataset:
         return loaders.load_ultra(rest)
     raise ConfigError("dataset", f"unknown dataset {spec!r}; use synthetic, ig:K, mq2008:PATH, "
                                  "yahoo:PATH or ultra:PATH")
+
+
+def simulate_log(spec: str, config=None, n_sessions: int = 20_000, seed: int = 0, data_seed: int = 0):
+    """Load ``spec`` and simulate a training-split click log: returns (dataset, simulator, log).
+    Fully synthetic ``ig:K`` data keeps its given list order (it has no features to rank by)."""
+    from dataclasses import replace
+
+    from .simulation import ClickModelConfig, ClickSimulator
+    ds = load_dataset(spec, data_seed)
+    cfg = config or ClickModelConfig()
+    if str(spec).startswith("ig") and cfg.logging != "given":
+        cfg = replace(cfg, logging="given")
+    sim = ClickSimulator(cfg, seed=seed).fit(ds)
+    return ds, sim, sim.simulate(ds.train, n_sessions, seed=seed)

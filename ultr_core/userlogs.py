@@ -32,7 +32,15 @@ import pandas as pd
 from .clicklog import ClickLog
 from .errors import DataFormatError
 
-__all__ = ["read_user_log", "infer_format", "FORMATS", "MAX_ROWS"]
+__all__ = ["read_user_log", "infer_format", "peek_columns", "guess_mapping", "FORMATS", "MAX_ROWS",
+           "TARGETS"]
+
+#: the schema columns a user's columns can be mapped onto (session_id and shown are optional)
+TARGETS = ("query_id", "doc_id", "position", "click", "session_id", "shown")
+_ALIASES = {"query_id": ("query_id", "qid", "query", "queryid"), "doc_id": ("doc_id", "docid", "doc", "url",
+                                                                             "document", "urlid"),
+            "position": ("position", "pos", "rank"), "click": ("click", "clicked", "clicks"),
+            "session_id": ("session_id", "session", "sessionid", "sid"), "shown": ("shown",)}
 
 FORMATS = ("csv", "tsv", "parquet", "ultra", "yandex")
 MAX_ROWS = 50_000_000
@@ -77,6 +85,32 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError) as e:
         raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0]}") from None
     return frame_to_log(df, name, columns, doc_columns)
+
+
+def peek_columns(source, fmt: str, name: str = "upload") -> list[str]:
+    """Column names of a CSV/TSV/Parquet source without reading it all."""
+    if isinstance(source, bytes):
+        source = io.BytesIO(source)
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+            return list(pq.read_schema(source).names)
+        return list(pd.read_csv(source, sep="\t" if fmt == "tsv" else ",", nrows=5).columns)
+    except Exception as e:        # any parser failure is reported as a format problem
+        raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
+            from None
+
+
+def guess_mapping(columns: list[str]) -> dict:
+    """Best guess of which file column is which schema column (by common names)."""
+    low = {str(c).lower(): c for c in columns}
+    out = {}
+    for target, names in _ALIASES.items():
+        for n in names:
+            if n in low:
+                out[target] = low[n]
+                break
+    return out
 
 
 def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,

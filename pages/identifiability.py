@@ -1,0 +1,151 @@
+import streamlit as st
+
+from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.figures import (component_sizes_figure, identifiability_graph_figure, interval_bar_figure,
+                               observation_curve_figure, probability_figure)
+from ultr_core.identifiability import probability_table
+from ultr_core.reports import analyse_identifiability, compare_repairs
+from ultr_core.simulation import ClickModelConfig
+from ultr_core.sources import simulate_log
+from ultr_core.stats import summarise
+from ultr_core.text import escape_markdown
+
+
+@st.cache_resource(show_spinner="Simulating the fully synthetic log …", max_entries=6)
+def _builtin(k: int, sessions: int, seed: int):
+    ds, _, log = simulate_log(f"ig:{k}", ClickModelConfig(logging="given"), sessions, seed, seed)
+    return ds, log
+
+
+@st.cache_resource(show_spinner="Building the identifiability graph …", max_entries=8)
+def _analyse(_log, key, bias: tuple):
+    n_guess = _log.frame.groupby(list(bias)).ngroups
+    return analyse_identifiability(_log, list(bias), merge=True, intervene=n_guess <= 2000)
+
+
+@st.cache_data(show_spinner="Monte Carlo …", max_entries=16)
+def _prob(n, x, ts, trials, seed):
+    return probability_table(n, x, ts, trials, seed)
+
+
+st.title("Identifiability explorer")
+st.caption("Chen et al., *Identifiability Matters* (ICML 2024): relevance is recoverable up to scale **iff** "
+           "the identifiability graph (IG) over bias factors is connected (Theorem 1). Nodes are bias factors; "
+           "two factors are linked when one document was shown with both.")
+
+with st.sidebar:
+    st.header("Log")
+    options = ["built-in: fully synthetic"] + (["current log (Simulate / Upload page)"]
+                                               if "log" in st.session_state else [])
+    source = st.radio("source", options, help="the fully synthetic data of the paper (App. C.1) with K "
+                                              "components, or the log made on the Simulate or Upload page")
+    if source.startswith("built-in"):
+        k = st.slider("components K", 1, 5, 2, help="positions are cut into K blocks that never share a document")
+        sessions = st.select_slider("sessions", [20_000, 50_000, 100_000, 300_000], 100_000)
+        seed = st.number_input("seed", 0, 10_000, 0)
+        ds, log = _builtin(k, sessions, int(seed))
+        key = ("builtin", k, sessions, int(seed))
+        lists = (ds.train.labels, ds.train.offsets, ds.train.doc_ids)
+    else:
+        log = st.session_state["log"]
+        key = ("session", id(log))
+        lists = None
+    candidates = [c for c in log.frame.columns if c not in ("session_id", "doc_id", "click", "shown", "row",
+                                                            "true_relevance", "true_observation", "label",
+                                                            "doc_key", "query_key")]
+    default = [c for c in log.bias_columns if c in candidates] or candidates[:1]
+    bias = st.multiselect("bias factor columns", candidates, default,
+                          help="a bias factor is the tuple of these columns (e.g. context × position)")
+    teach = st.toggle("teaching mode: predict before you see", help="hide the verdict until you have guessed")
+
+if not bias:
+    st.warning("Pick at least one bias-factor column in the sidebar.")
+    st.stop()
+try:
+    an = _analyse(log, key, tuple(bias))
+except (ConfigError, DataFormatError, ValueError) as e:
+    st.error(f"Cannot build the graph: {escape_markdown(e)}")
+    st.stop()
+rep, g = an.report, an.graph
+
+reveal = True
+if teach:
+    st.radio("Before you look: can relevance be recovered from this log?", ["yes", "no", "not sure"],
+             horizontal=True, key="guess")
+    reveal = st.button("Reveal the answer")
+if reveal:
+    if rep["identifiable"]:
+        st.success(f"Identifiable — the IG over ({', '.join(bias)}) is connected.")
+    else:
+        st.error(f"Not identifiable — the IG has {rep['n_components']:,} components. Relevance can only be "
+                 "compared inside a component; merging or intervention below reconnects it.")
+c = st.columns(4)
+c[0].metric("bias factors (nodes)", f"{rep['n_nodes']:,}")
+c[1].metric("components", f"{rep['n_components']:,}" if reveal else "?")
+c[2].metric("largest component", f"{rep['largest_share']:.0%}" if reveal else "?")
+c[3].metric("documents", f"{rep['n_documents']:,}")
+
+if reveal:
+    show_m = st.checkbox("show proposed merges", True, help="node merging (§4.2): closest factors across components, "
+                                                           "joined by a minimum spanning tree")
+    show_i = st.checkbox("show proposed interventions", an.intervention_plan is not None,
+                         disabled=an.intervention_plan is None,
+                         help="node intervention (§4.1): swap one document into another component, K − 1 swaps")
+    view = g.display_graph()
+    st.plotly_chart(identifiability_graph_figure(view, an.merge_plan.pairs if show_m and an.merge_plan else None,
+                                                 an.intervention_plan.swaps if show_i and an.intervention_plan else None),
+                    key="ig_graph")
+    st.caption("Drawing rule: up to 150 factors are drawn with their IG edges (at most 600, sampled); larger "
+               "graphs are drawn with each component contracted to one node, the 149 largest kept and the rest "
+               "pooled as 'other'.")
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Components")
+        st.dataframe(g.components_table(), hide_index=True, height=250)
+    with right:
+        st.plotly_chart(component_sizes_figure(g.sizes), key="sizes")
+    if an.merge_plan is not None and len(an.merge_plan.pairs):
+        st.subheader("Proposed merges")
+        st.latex(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2,\quad b = [\text{context vector},\ 10\,p]"
+                 r"\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}")
+        st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]], hide_index=True, height=200)
+    if an.intervention_plan is not None and len(an.intervention_plan.swaps):
+        st.subheader("Proposed interventions")
+        st.latex(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
+                 r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')} \qquad \text{(§4.1, eq. 3)}")
+        st.dataframe(an.intervention_plan.swaps[["document", "from_label", "to_label", "cost"]], hide_index=True,
+                     height=200)
+    elif an.intervention_plan is None:
+        st.info("Node intervention is planned only for graphs with at most 2,000 factors here; "
+                "node merging applies at any size.")
+
+    if log.has_truth:
+        st.subheader("Before / after: embedding DLA with and without repair")
+        if st.button("Train DLA (3 seeds)", help="embedding DLA (closed-form alternating updates) without repair, "
+                                                 "after node merging and after node intervention"):
+            table, curves = compare_repairs(log, an, *(lists if lists else (None, None, None)))
+            st.session_state["repairs"] = (key, tuple(bias), table, curves)
+        if st.session_state.get("repairs", (None,))[0] == key and st.session_state["repairs"][1] == tuple(bias):
+            _, _, table, curves = st.session_state["repairs"]
+            metrics = [m for m in ("mcc", "ndcg@10") if m in table]
+            summ = summarise(table, "strategy", metrics)
+            cols = st.columns(len(metrics))
+            for col, m in zip(cols, metrics):
+                col.plotly_chart(interval_bar_figure(summ, "strategy", m, f"{m} (mean, 90 % t-interval, 3 seeds)"),
+                                 key=f"rep_{m}")
+            if list(bias) == ["position"]:
+                truth = log.frame[log.frame.shown].groupby("position")["true_observation"].mean().to_numpy()
+                st.plotly_chart(observation_curve_figure({**curves, "truth": truth}), key="rep_curve")
+            st.dataframe(table, hide_index=True)
+
+st.divider()
+st.subheader("How likely is a random log identifiable? (Example 2)")
+st.latex(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big)")
+p1, p2, p3 = st.columns(3)
+n_pairs = p1.slider("N: logged (document, factor) pairs", 500, 10_000, 3000, 500)
+n_x = p2.select_slider("|X|: distinct documents", [1_000, 3_000, 10_000, 30_000], 10_000)
+trials = p3.select_slider("Monte Carlo trials", [50, 100, 200, 500], 100)
+ts = [2, 5, 10, 20, 50, 100, 150, 200, 300]
+st.plotly_chart(probability_figure(_prob(n_pairs, n_x, tuple(ts), trials, 0)), key="prob")
+st.caption("Pairs drawn uniformly from X × T; a factor never drawn is an isolated node. The formula is the "
+           "paper's Gilbert-style approximation; the simulation counts connected graphs.")
