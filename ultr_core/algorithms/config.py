@@ -1,0 +1,119 @@
+"""Typed, validated training configuration shared by every algorithm."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+import numpy as np
+
+from ..errors import ConfigError
+
+__all__ = ["TrainConfig", "ALGORITHMS", "PRESETS"]
+
+#: every algorithm behind :func:`ultr_core.algorithms.fit`, with its display name
+ALGORITHMS = {
+    "naive": "Naive", "oracle": "Oracle", "ips": "IPS", "dla": "DLA", "regression_em": "RegressionEM",
+    "two_tower": "TwoTower", "pair_debias": "PairDebias", "lbd": "LBD", "lbd_lips": "LBD_Lips",
+    "lbd_ber": "LBD_Ber", "unlimited": "Unlimited", "cld": "CLD", "cld_pair": "CLD_pair",
+    "heckman": "Heckman", "rankagg": "RankAgg",
+}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyper-parameters of one training run (fields are validated on construction).
+
+    ``algorithm`` picks the learner; fields that do not apply to it are ignored.
+    """
+
+    algorithm: str = "dla"
+    model: str = "dnn"                 #: "linear" or "dnn" (ELU MLP)
+    hidden: tuple = (64, 32)           #: DNN hidden layer sizes
+    optimizer: str = "adam"            #: "adam", "adagrad" or "sgd"
+    lr: float = 0.01
+    batch_size: int = 256              #: sessions (lists) per step
+    steps: int = 600
+    eval_every: int = 50               #: validation and callback period (steps)
+    seed: int = 0
+    keep_best: bool = True             #: restore the parameters with the best validation nDCG@10
+    threads: int = 1                   #: torch threads during fit (restored afterwards)
+    max_weight: float = 10.0           #: clip of inverse-propensity-style weights (IPS, DLA, PairDebias)
+    ips_eta: float | None = None       #: IPS: assumed position-bias severity (None: true propensities)
+    em_step: float = 0.05              #: Regression-EM: running-mean step of the M-step
+    lbd_lambda: float = 100.0          #: LBD gradient-penalty weight λ (Lipschitz decoupling)
+    lbd_t: float = 0.1                 #: LBD Bernoulli drop probability t (Bernoulli decoupling)
+    cld_gamma: float = 0.15            #: CLD: correlation γ ∈ [0.05, 0.30] of the Tobit model
+    cld_rho_eta: float | None = None   #: CLD: assumed η of the propensity ρ (None: the log's click model)
+
+    def __post_init__(self):
+        if self.algorithm not in ALGORITHMS:
+            raise ConfigError("algorithm", f"unknown algorithm {self.algorithm!r}; choose one of "
+                                           f"{', '.join(ALGORITHMS)}")
+        if self.model not in ("linear", "dnn"):
+            raise ConfigError("model", f"must be 'linear' or 'dnn', got {self.model!r}")
+        if self.optimizer not in ("adam", "adagrad", "sgd"):
+            raise ConfigError("optimizer", f"must be adam, adagrad or sgd, got {self.optimizer!r}")
+        checks = [("lr", 0 < self.lr <= 10), ("batch_size", 1 <= self.batch_size <= 65536),
+                  ("steps", 1 <= self.steps <= 10_000_000), ("eval_every", self.eval_every >= 1),
+                  ("threads", 1 <= self.threads <= 64), ("max_weight", self.max_weight >= 1),
+                  ("em_step", 0 < self.em_step <= 1), ("lbd_lambda", 0 <= self.lbd_lambda <= 1e6),
+                  ("lbd_t", 0 <= self.lbd_t < 1), ("cld_gamma", 0 <= self.cld_gamma < 1),
+                  ("hidden", len(self.hidden) >= 1 and all(int(h) >= 1 for h in self.hidden))]
+        for name, ok in checks:
+            value = getattr(self, name)
+            if not ok or (isinstance(value, float) and not np.isfinite(value)):
+                raise ConfigError(name, f"value {value!r} is out of range")
+        for name in ("ips_eta", "cld_rho_eta"):
+            v = getattr(self, name)
+            if v is not None and not (np.isfinite(v) and 0 <= v <= 10):
+                raise ConfigError(name, f"assumed η must be in [0, 10], got {v}")
+        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+
+    @property
+    def display_name(self) -> str:
+        return ALGORITHMS[self.algorithm]
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        return d
+
+    def with_(self, **changes) -> "TrainConfig":
+        return replace(self, **changes)
+
+    @classmethod
+    def from_pairs(cls, pairs: list[str], base: "TrainConfig | None" = None) -> "TrainConfig":
+        """Apply ``key=value`` strings (CLI ``--set``), converting to each field's type."""
+        base = base or cls()
+        kinds = {f.name: f.type for f in fields(cls)}
+        changes = {}
+        for p in pairs:
+            key, sep, raw = p.partition("=")
+            if not sep or key not in kinds:
+                raise ConfigError(key or p, f"expected key=value with key one of {', '.join(kinds)}")
+            cur = getattr(base, key)
+            try:
+                if key == "hidden":
+                    val = tuple(int(x) for x in raw.split(",") if x)
+                elif raw.lower() in ("none", "null") and "None" in str(kinds[key]):
+                    val = None
+                elif isinstance(cur, bool):
+                    val = raw.lower() in ("1", "true", "yes")
+                elif isinstance(cur, int):
+                    val = int(raw)
+                elif isinstance(cur, float) or "float" in str(kinds[key]):
+                    val = float(raw)
+                else:
+                    val = raw
+            except ValueError:
+                raise ConfigError(key, f"cannot convert {raw!r}") from None
+            changes[key] = val
+        return replace(base, **changes)
+
+
+#: the papers' settings as presets (name -> TrainConfig changes)
+PRESETS = {
+    "LBD paper (DNN, λ=100, t=0.1)": dict(algorithm="lbd", model="dnn", lbd_lambda=100.0, lbd_t=0.1),
+    "LBD paper (Linear, λ=10000, t=0.1)": dict(algorithm="lbd", model="linear", lbd_lambda=10000.0, lbd_t=0.1),
+    "CLD paper (pointwise, γ=0.15)": dict(algorithm="cld", model="linear", cld_gamma=0.15),
+    "CLD_pair paper": dict(algorithm="cld_pair", model="dnn", cld_gamma=0.15),
+}

@@ -1,0 +1,297 @@
+"""The learning algorithms.  Each is a small class with one job: its loss on a batch.
+
+Shared pieces: :func:`listwise_softmax` (the softmax cross-entropy list loss of ULTRA,
+DLA and LBD) and the :class:`Learner` base (ranking model, optimiser parameter groups,
+observation estimate).  The training loop (``training.py``) builds the optimiser once.
+
+Batches hold ``X`` (B, L, F) features, ``shown`` (B, L), ``clicks`` (B, L) and, when the log
+has it, ``labels`` (B, L) true grades (Oracle only).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..simulation import position_observation
+from .config import TrainConfig
+from .models import make_model
+
+NEG = -1e9
+
+
+def listwise_softmax(logits, targets, mask, weights=None):
+    """Mean over lists with a positive target of −Σ_i w_i t_i log softmax(logits)_i
+    (masked entries excluded from the softmax)."""
+    logp = torch.log_softmax(logits.masked_fill(~mask, NEG), dim=1)
+    t = targets * mask
+    if weights is not None:
+        t = t * weights
+    per_list = -(t * logp).sum(dim=1)
+    has = (targets * mask).sum(dim=1) > 0
+    return per_list[has].sum() / has.sum().clamp(min=1)
+
+
+class Learner(nn.Module):
+    """Base: a ranking model ``f`` scoring features; subclasses add observation models."""
+
+    uses_labels = False           #: trains on true labels (Oracle)
+    needs_clicks = True           #: sessions without clicks carry no signal for its loss
+
+    def __init__(self, cfg: TrainConfig, n_features: int, n_positions: int, context: dict):
+        super().__init__()
+        self.cfg, self.n_positions, self.context = cfg, n_positions, context
+        self.f = make_model(cfg.model, n_features, 1, cfg.hidden)
+
+    def score(self, X):
+        return self.f(X).squeeze(-1)
+
+    def loss(self, b: dict) -> tuple[torch.Tensor, dict]:
+        raise NotImplementedError
+
+    def observation(self) -> np.ndarray | None:
+        """Current estimate of the observation curve per position (None if the method has none)."""
+        return None
+
+
+class Naive(Learner):
+    """"Click Data": listwise softmax cross-entropy on raw clicks (no debiasing)."""
+
+    def loss(self, b):
+        l = listwise_softmax(self.score(b["X"]), b["clicks"], b["shown"])
+        return l, {"loss": float(l.detach())}
+
+
+class Oracle(Learner):
+    """"Labeled Data": the same listwise loss on true gains 2^y − 1 (an upper bound)."""
+
+    uses_labels = True
+    needs_clicks = False
+
+    def loss(self, b):
+        gains = 2.0 ** b["labels"] - 1
+        l = listwise_softmax(self.score(b["X"]), gains, b["shown"])
+        return l, {"loss": float(l.detach())}
+
+
+class IPS(Learner):
+    """Inverse propensity scoring (Joachims et al., WSDM 2017; Wang et al. 2016): clicks in the
+    listwise loss weighted by ô_1/ô_p with known propensities (the log's true curve) or a
+    misspecified assumption o_p = v_p^η′ (``ips_eta``, CLD's RQ4); weights clipped at ``max_weight``."""
+
+    def __init__(self, cfg, n_features, n_positions, context):
+        super().__init__(cfg, n_features, n_positions, context)
+        if cfg.ips_eta is None:
+            o = context.get("true_propensity")
+            if o is None:
+                raise ValueError("IPS with true propensities needs a simulated log; set ips_eta")
+        else:
+            o = position_observation(n_positions, cfg.ips_eta, context.get("convention", "eye_tracking"))
+        o = np.maximum(np.asarray(o, np.float64)[:n_positions], 1e-6)
+        self.register_buffer("prop", torch.tensor(o / o[0], dtype=torch.float32))
+
+    def loss(self, b):
+        L = b["X"].shape[1]
+        w = (1.0 / self.prop[:L]).clamp(max=self.cfg.max_weight)
+        l = listwise_softmax(self.score(b["X"]), b["clicks"], b["shown"], w[None, :])
+        return l, {"loss": float(l.detach())}
+
+    def observation(self):
+        return self.prop.numpy().copy()
+
+
+class DLA(Learner):
+    """Dual Learning Algorithm (Ai et al., SIGIR 2018, eq. 5–8): a ranking tower f(x) and a
+    propensity tower g(p) (one logit per position), each trained with the listwise softmax
+    loss; the ranker's clicks weighted by ô_1/ô_p and the propensity tower's by r̂_1/r̂_p,
+    both computed without gradient and clipped at ``max_weight``."""
+
+    def __init__(self, cfg, n_features, n_positions, context):
+        super().__init__(cfg, n_features, n_positions, context)
+        self.g = nn.Parameter(torch.zeros(n_positions))
+
+    def loss(self, b):
+        X, c, m = b["X"], b["clicks"], b["shown"]
+        L = X.shape[1]
+        s = self.score(X)
+        g = self.g[:L].expand_as(s)
+        with torch.no_grad():
+            o = torch.softmax(g.masked_fill(~m, NEG), dim=1)
+            r = torch.softmax(s.masked_fill(~m, NEG), dim=1)
+            w_rank = (o[:, :1] / o.clamp(min=1e-9)).clamp(max=self.cfg.max_weight)
+            w_prop = (r[:, :1] / r.clamp(min=1e-9)).clamp(max=self.cfg.max_weight)
+        l_rank = listwise_softmax(s, c, m, w_rank)
+        l_prop = listwise_softmax(g, c, m, w_prop)
+        return l_rank + l_prop, {"loss": float(l_rank.detach()), "propensity_loss": float(l_prop.detach())}
+
+    def observation(self):
+        o = torch.softmax(self.g.detach(), 0).numpy()
+        return o / o[0]
+
+
+class RegressionEM(Learner):
+    """Regression-EM (Wang et al., WSDM 2018): E-step P(R=1|C=0) = (1−o)r/(1−or),
+    P(E=1|C=0) = o(1−r)/(1−or); the ranker σ(f(x)) fits the relevance posterior with binary
+    cross-entropy and the M-step moves o_p towards the batch mean of the examination
+    posterior (running mean, step ``em_step``)."""
+
+    needs_clicks = False
+
+    def __init__(self, cfg, n_features, n_positions, context):
+        super().__init__(cfg, n_features, n_positions, context)
+        self.register_buffer("o", torch.full((n_positions,), 0.5))
+
+    def loss(self, b):
+        X, c, m = b["X"], b["clicks"], b["shown"]
+        L = X.shape[1]
+        logit = self.score(X)
+        with torch.no_grad():
+            r = torch.sigmoid(logit)
+            o = self.o[:L].expand_as(r)
+            denom = (1 - o * r).clamp(min=1e-6)
+            post_r = c + (1 - c) * (1 - o) * r / denom
+            post_e = c + (1 - c) * o * (1 - r) / denom
+            mf = m.float()
+            batch_o = (post_e * mf).sum(0) / mf.sum(0).clamp(min=1)
+            seen = mf.sum(0) > 0
+            self.o[:L] = torch.where(seen, (1 - self.cfg.em_step) * self.o[:L] + self.cfg.em_step * batch_o,
+                                     self.o[:L])
+        l = (F.binary_cross_entropy_with_logits(logit, post_r, reduction="none") * m).sum() / m.sum()
+        return l, {"loss": float(l.detach())}
+
+    def observation(self):
+        o = self.o.numpy().copy()
+        return o / max(o[0], 1e-9)
+
+
+class TwoTower(Learner):
+    """Two-Tower additive model (Guo et al. 2019 style; SPEC §3): ĉ = σ(f(x))·σ(g(p)),
+    binary cross-entropy on clicks of shown documents."""
+
+    needs_clicks = False
+
+    def __init__(self, cfg, n_features, n_positions, context):
+        super().__init__(cfg, n_features, n_positions, context)
+        self.g = nn.Parameter(torch.zeros(n_positions))
+
+    def loss(self, b):
+        X, c, m = b["X"], b["clicks"], b["shown"]
+        L = X.shape[1]
+        log_c = F.logsigmoid(self.score(X)) + F.logsigmoid(self.g[:L])[None, :]
+        p = log_c.exp().clamp(1e-6, 1 - 1e-6)
+        l = (F.binary_cross_entropy(p, c, reduction="none") * m).sum() / m.sum()
+        return l, {"loss": float(l.detach())}
+
+    def observation(self):
+        o = torch.sigmoid(self.g.detach()).numpy()
+        return o / o[0]
+
+
+class PairDebias(Learner):
+    """Pairwise debiasing (Hu et al., WWW 2019, Unbiased LambdaMART's idea) with a logistic
+    pairwise loss: each (clicked i, unclicked j) pair of a list is weighted by 1/(t⁺_{p_i} t⁻_{p_j});
+    t⁺ and t⁻ follow the paper's closed form t⁺_p ∝ (Σ_{pairs with i at p} ℓ_ij / t⁻_{p_j})^{1/2}
+    (and symmetrically), normalised at position 1 and smoothed across batches.  The loss is a
+    sum over each list's pairs averaged over lists — no batch × batch broadcasting."""
+
+    def __init__(self, cfg, n_features, n_positions, context):
+        super().__init__(cfg, n_features, n_positions, context)
+        self.register_buffer("t_plus", torch.ones(n_positions))
+        self.register_buffer("t_minus", torch.ones(n_positions))
+
+    def loss(self, b):
+        X, c, m = b["X"], b["clicks"], b["shown"]
+        L = X.shape[1]
+        s = self.score(X)
+        pair = (c[:, :, None] > 0.5) & (c[:, None, :] < 0.5) & m[:, :, None] & m[:, None, :]
+        lij = F.softplus(-(s[:, :, None] - s[:, None, :]))                       # (B, L, L)
+        tp, tm = self.t_plus[:L], self.t_minus[:L]
+        w = (1.0 / (tp[:, None] * tm[None, :])).clamp(max=self.cfg.max_weight)
+        l = (lij * w[None] * pair).sum() / max(len(X), 1)
+        with torch.no_grad():
+            lp = lij * pair
+            num_p = (lp / tm[None, None, :]).sum(dim=(0, 2))
+            num_m = (lp / tp[None, :, None]).sum(dim=(0, 1))
+            for t, num in ((self.t_plus, num_p), (self.t_minus, num_m)):
+                ok = num > 0
+                if ok[0]:
+                    new = torch.where(ok, (num / num[0]).sqrt(), t[:L])
+                    t[:L] = 0.9 * t[:L] + 0.1 * new
+        return l, {"loss": float(l.detach())}
+
+    def observation(self):
+        o = self.t_plus.numpy().copy()
+        return o / o[0]
+
+
+class LBD(Learner):
+    """Lipschitz & Bernoulli Decoupling (Chen et al., NeurIPS 2022, §5, eq. 2).
+
+    One network outputs a relevance logit log r̂ and n observation logits h_p(x) with
+    ô_p(x) = σ(h_p(x)); log ĉ_p = log r̂ + γ·log ô_p(x), γ ~ Bernoulli(1 − t) per document
+    (Bernoulli decoupling); loss = listwise softmax cross-entropy of clicks on log ĉ plus the
+    gradient penalty λ·Σ_i ‖∇_x ô_{p_i}(x_i)‖₂ (Lipschitz decoupling).  Following the paper,
+    the penalty is the gradient *norm* (SPEC writes its square); we penalise the observation
+    at the position each document was shown (one backward pass instead of n).  Ranking uses
+    r̂ only.  Ablations: LBD_Lips (t = 0), LBD_Ber (λ = 0), Unlimited (both 0).
+    """
+
+    def __init__(self, cfg, n_features, n_positions, context, lam=None, t=None):
+        super().__init__(cfg, n_features, n_positions, context)
+        self.f = make_model(cfg.model, n_features, 1 + n_positions, cfg.hidden)
+        self.lam = cfg.lbd_lambda if lam is None else lam
+        self.t = cfg.lbd_t if t is None else t
+        self.generator = context["generator"]
+        self._obs = np.ones(n_positions)
+
+    def score(self, X):
+        return self.f(X)[..., 0]
+
+    def loss(self, b):
+        X, c, m = b["X"], b["clicks"], b["shown"]
+        B, L, _ = X.shape
+        X = X.clone().requires_grad_(self.lam > 0)
+        out = self.f(X)
+        log_r = out[..., 0]
+        h = out[..., 1:1 + L]                                               # (B, L, L): doc × position
+        idx = torch.arange(L)
+        h_disp = h[:, idx, idx]                                             # observation logit where shown
+        log_o = F.logsigmoid(h_disp)
+        gamma = (torch.rand(B, L, generator=self.generator) >= self.t).float()
+        l_sv = listwise_softmax(log_r + gamma * log_o, c, m)
+        parts = {"loss": float(l_sv.detach())}
+        total = l_sv
+        if self.lam > 0:
+            o_disp = torch.sigmoid(h_disp)
+            grad, = torch.autograd.grad((o_disp * m).sum(), X, create_graph=True)
+            gp = (grad.norm(dim=-1) * m).sum() / B
+            total = total + self.lam * gp
+            parts["gradient_penalty"] = float(gp.detach())
+        with torch.no_grad():
+            o = (torch.sigmoid(h_disp) * m).sum(0) / m.sum(0).clamp(min=1)
+            seen = (m.sum(0) > 0).numpy()
+            self._obs[:L][seen] = 0.9 * self._obs[:L][seen] + 0.1 * o.numpy()[seen]
+        return total, parts
+
+    def observation(self):
+        return self._obs / max(self._obs[0], 1e-9)
+
+
+def _lbd_variant(lam, t, doc):
+    class Variant(LBD):
+        __doc__ = doc
+
+        def __init__(self, cfg, n_features, n_positions, context):
+            super().__init__(cfg, n_features, n_positions, context,
+                             lam=cfg.lbd_lambda if lam is None else lam, t=cfg.lbd_t if t is None else t)
+    return Variant
+
+
+LEARNERS = {
+    "naive": Naive, "oracle": Oracle, "ips": IPS, "dla": DLA, "regression_em": RegressionEM,
+    "two_tower": TwoTower, "pair_debias": PairDebias, "lbd": LBD,
+    "lbd_lips": _lbd_variant(None, 0.0, "LBD_Lips: LBD with t = 0 (gradient penalty only)."),
+    "lbd_ber": _lbd_variant(0.0, None, "LBD_Ber: LBD with λ = 0 (Bernoulli decoupling only)."),
+    "unlimited": _lbd_variant(0.0, 0.0, "Unlimited: LBD with λ = 0 and t = 0."),
+}
