@@ -1,0 +1,154 @@
+"""Experiments: one run (simulate → fit → evaluate) and grids of runs over seeds.
+
+:class:`ExperimentSpec` holds everything a run depends on; :func:`run_experiment` executes one;
+:func:`run_grid` expands a base spec over a grid of dotted keys (``"click.coupling"``,
+``"train.lbd_lambda"``, ``"n_sessions"`` …) × seeds, runs the cells in parallel processes with
+joblib (``backend="loky"`` locally; ``"dask"`` or ``"ray"`` when those are installed and a
+cluster is configured) and returns a tidy DataFrame.  With ``cache_dir`` each finished cell is
+written as JSON under the hash of its spec, and a re-run resumes from the cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .algorithms import TrainConfig, evaluate, fit
+from .errors import ConfigError
+from .simulation import ClickModelConfig
+from .sources import simulate_log
+
+__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid"]
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    dataset: str = "synthetic"
+    click: ClickModelConfig = field(default_factory=ClickModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    n_sessions: int = 20_000
+    seed: int = 0               #: seeds the click simulation and the training
+    data_seed: int = 0          #: seeds generated datasets (fixed across seeds of a comparison)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["train"]["hidden"] = list(self.train.hidden)
+        return d
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:20]
+
+    def with_value(self, dotted: str, value) -> "ExperimentSpec":
+        head, _, tail = dotted.partition(".")
+        if head in ("click", "train") and tail:
+            sub = getattr(self, head)
+            if tail not in sub.__dataclass_fields__:
+                raise ConfigError(dotted, f"{head} has no field {tail!r}")
+            return replace(self, **{head: replace(sub, **{tail: value})})
+        if head not in self.__dataclass_fields__ or tail:
+            raise ConfigError(dotted, "unknown grid key (use n_sessions, dataset, click.<field> or train.<field>)")
+        return replace(self, **{head: value})
+
+
+def run_experiment(spec: ExperimentSpec, on_step=None, stop=None, data=None) -> dict:
+    """Simulate, fit and evaluate one spec.  ``data`` = (dataset, simulator, log) reuses a
+    simulation.  Returns metrics on the test split, the history, the observation estimate
+    against the truth and the spec."""
+    ds, sim, log = data if data is not None else simulate_log(spec.dataset, spec.click, spec.n_sessions,
+                                                               spec.seed, spec.data_seed)
+    train = spec.train if spec.train.seed == spec.seed else replace(spec.train, seed=spec.seed)
+    result = fit(log, ds, train, on_step=on_step, stop=stop)
+    metrics = evaluate(result, ds.test, noise=spec.click.noise, max_label=ds.max_label)
+    est = result.observation()
+    from .algorithms.data import session_data
+    truth = session_data(log).true_propensity()
+    return {"metrics": metrics, "history": result.history, "stopped": result.stopped,
+            "observation": None if est is None else [float(x) for x in est],
+            "true_observation": None if truth is None else [float(x) for x in truth / truth[0]],
+            "spec": spec.to_dict(), "algorithm": train.display_name}
+
+
+def expand_grid(base: ExperimentSpec, grid: dict, seeds) -> list[tuple[dict, ExperimentSpec]]:
+    """Every combination of grid values × seeds as (cell values, spec)."""
+    keys = list(grid)
+    cells = []
+    for values in itertools.product(*(grid[k] for k in keys)):
+        spec = base
+        for k, v in zip(keys, values):
+            spec = spec.with_value(k, v)
+        for s in seeds:
+            cells.append(({**dict(zip(keys, values)), "seed": s}, replace(spec, seed=int(s))))
+    return cells
+
+
+def _run_cell(spec: ExperimentSpec, cache_dir) -> dict:
+    if cache_dir is not None:
+        path = Path(cache_dir) / f"{spec.key()}.json"
+        if path.exists():
+            return json.loads(path.read_text())
+    out = run_experiment(spec)
+    out = {"metrics": out["metrics"], "observation": out["observation"],
+           "true_observation": out["true_observation"], "final_step": out["history"][-1]["step"]
+           if out["history"] else 0, "history": [{k: v for k, v in h.items() if k != "observation"}
+                                                 for h in out["history"]]}
+    if cache_dir is not None:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(out, default=float))
+        tmp.replace(path)
+    return out
+
+
+def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1, backend: str = "loky",
+             cache_dir=None, progress=None, stop=None) -> pd.DataFrame:
+    """Run ``base`` over ``grid`` × ``seeds``; one row per cell with its grid values, seed and
+    test metrics (plus the observation estimate as a list).  ``progress(done, total)`` is called
+    as cells finish; ``stop`` (threading.Event) skips the cells not yet started."""
+    from joblib import Parallel, delayed, parallel_config
+    cells = expand_grid(base, grid, seeds)
+    if cache_dir is not None:
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    if backend not in ("loky", "threading", "sequential", "dask", "ray"):
+        raise ConfigError("backend", f"unknown backend {backend!r}")
+    if backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ConfigError("backend", "the dask backend needs 'dask[distributed]' installed") from None
+    if backend == "ray":
+        try:
+            from ray.util.joblib import register_ray
+            register_ray()
+        except ImportError:
+            raise ConfigError("backend", "the ray backend needs 'ray' installed") from None
+    rows = []
+    total = len(cells)
+    if progress is not None:
+        progress(0, total)
+    if n_jobs == 1 or backend == "sequential":
+        outputs = []
+        for i, (_, spec) in enumerate(cells):
+            if stop is not None and stop.is_set():
+                break
+            outputs.append(_run_cell(spec, cache_dir))
+            if progress is not None:
+                progress(i + 1, total)
+    else:
+        outputs = []
+        batch = max(1, n_jobs)
+        with parallel_config(backend=backend, n_jobs=n_jobs):
+            for start in range(0, total, batch):      # batches so that stop and progress stay responsive
+                if stop is not None and stop.is_set():
+                    break
+                chunk = cells[start:start + batch]
+                outputs += Parallel()(delayed(_run_cell)(spec, cache_dir) for _, spec in chunk)
+                if progress is not None:
+                    progress(len(outputs), total)
+    for (values, spec), out in zip(cells, outputs):
+        rows.append({**values, "algorithm": spec.train.display_name, **out["metrics"],
+                     "observation": out["observation"], "true_observation": out["true_observation"]})
+    return pd.DataFrame(rows)
