@@ -128,3 +128,44 @@ def test_upload_yandex():
     at.file_uploader[0].set_value(("clicks.txt", y, "text/plain")).run()
     assert not at.exception and not at.error
     assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
+
+
+def _wait(at, key, timeout=60):
+    import time
+    job = at.session_state[key]
+    assert job.join(timeout), "the background job did not finish"
+    return at.run()
+
+
+def test_train_default_dla_runs_in_background_and_reports():
+    at = page("train.py").run()
+    assert not at.exception
+    at.button[0].click().run()                      # Start
+    job = at.session_state["train_job"]
+    assert job.status in ("running", "done")
+    at = _wait(at, "train_job")
+    assert not at.exception and not at.error
+    assert job.status == "done" and "DLA" in job.result
+    assert job.result["DLA"]["metrics"]["ndcg@10"] > 0.85
+    assert any(r.get("observation") for r in job.records)
+    assert len(at.dataframe) == 1                    # the final metrics table
+    assert at.query_params["algorithms"] == ["DLA"] or at.query_params["algorithms"] == "DLA"
+
+
+def test_train_stop_button_stops():
+    at = page("train.py").run()
+    at.sidebar.slider[0].set_value(5000).run()       # steps
+    at.button[0].click().run()
+    at.button[1].click().run()                        # Stop
+    job = at.session_state["train_job"]
+    assert job.join(30) and job.status == "stopped"
+    assert job.result["DLA"]["stopped"]
+
+
+def test_train_reads_settings_from_url():
+    at = page("train.py")
+    at.query_params["algorithms"] = "Naive,IPS"
+    at.query_params["steps"] = "100"
+    at.run()
+    assert at.sidebar.multiselect[0].value == ["Naive", "IPS"]
+    assert at.sidebar.slider[0].value == 100

@@ -23,7 +23,7 @@ from .errors import ConfigError
 from .simulation import ClickModelConfig
 from .sources import simulate_log
 
-__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid"]
+__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many"]
 
 
 @dataclass(frozen=True)
@@ -152,3 +152,20 @@ def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1,
         rows.append({**values, "algorithm": spec.train.display_name, **out["metrics"],
                      "observation": out["observation"], "true_observation": out["true_observation"]})
     return pd.DataFrame(rows)
+
+
+def train_many(log, dataset, configs, report=None, stop=None, noise: float | None = 0.1) -> dict:
+    """Fit several configurations one after another on one log (the Train page's job).
+    ``report`` receives every history record tagged with its algorithm's display name."""
+    results = {}
+    for cfg in configs:
+        if stop is not None and stop.is_set():
+            break
+        name = cfg.display_name
+        res = fit(log, dataset, cfg, on_step=(lambda rec, n=name: report({"algorithm": n, **rec})) if report else None,
+                  stop=stop)
+        obs = res.observation()
+        results[name] = {"metrics": evaluate(res, dataset.test, noise=noise, max_label=dataset.max_label),
+                         "observation": None if obs is None else [float(x) for x in obs], "stopped": res.stopped,
+                         "steps": res.history[-1]["step"] if res.history else 0}
+    return results

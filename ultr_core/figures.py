@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 
 __all__ = ["METHOD_COLORS", "method_color", "ctr_by_position_figure", "clicks_per_rank_figure",
            "observation_curve_figure", "identifiability_graph_figure", "component_sizes_figure",
-           "probability_figure", "interval_bar_figure"]
+           "probability_figure", "interval_bar_figure", "sweep_figure", "heatmap_figure", "figure_png",
+           "training_curves_figure"]
 
 METHOD_COLORS = {
     "Naive": "#7f7f7f", "Oracle": "#2ca02c", "IPS": "#ff7f0e", "DLA": "#1f77b4",
@@ -165,3 +166,68 @@ def interval_bar_figure(summary: pd.DataFrame, by: str, metric: str, title: str)
     fig = go.Figure(go.Bar(x=summary[by].astype(str), y=summary[metric], marker_color=colors,
                            error_y=dict(type="data", array=err_hi, arrayminus=err_lo)))
     return _layout(fig, title, by, metric)
+
+
+def sweep_figure(summary: pd.DataFrame, x: str, metric: str, by: str = "algorithm", title: str | None = None,
+                 level: str = "90 %") -> go.Figure:
+    """Metric against a swept parameter, one line per method with its t-interval as a band
+    (columns metric, metric_lo, metric_hi from ``stats.summarise``)."""
+    fig = go.Figure()
+    for i, (name, g) in enumerate(summary.groupby(by, sort=False)):
+        g = g.sort_values(x)
+        color = method_color(str(name)) if str(name) in METHOD_COLORS else PALETTE[i % 10]
+        if g[f"{metric}_lo"].notna().any():
+            fig.add_scatter(x=np.r_[g[x], g[x][::-1]], y=np.r_[g[f"{metric}_hi"], g[f"{metric}_lo"][::-1]],
+                            fill="toself", fillcolor=color, opacity=0.15, line=dict(width=0), hoverinfo="skip",
+                            showlegend=False, legendgroup=str(name))
+        fig.add_scatter(x=g[x], y=g[metric], mode="lines+markers", name=str(name), line=dict(color=color),
+                        legendgroup=str(name))
+    return _layout(fig, title or f"{metric} vs {x} (mean, {level} t-interval band)", x, metric)
+
+
+def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "click.coupling",
+                   row: str = "train.lbd_lambda", col: str = "train.lbd_t") -> go.Figure:
+    """LBD Figure 4: one λ × t heat-map per coupling level, colour = mean ``metric`` over seeds
+    (each panel on its own scale, darker = better, as in the paper), best cell marked ★."""
+    from plotly.subplots import make_subplots
+    levels = sorted(cells[panel].unique())
+    fig = make_subplots(rows=1, cols=len(levels), subplot_titles=[f"η_c = {v:g}" for v in levels],
+                        horizontal_spacing=0.03)
+    for i, lv in enumerate(levels, start=1):
+        part = cells[cells[panel] == lv].groupby([row, col])[metric].mean().unstack(col)
+        part = part.sort_index(ascending=False)
+        z = part.to_numpy()
+        ys = [f"λ={v:g}" for v in part.index]
+        xs = [f"t={v:g}" for v in part.columns]
+        fig.add_heatmap(z=z, x=xs, y=ys, colorscale="Blues", showscale=i == len(levels),
+                        zmin=np.nanmin(z), zmax=np.nanmax(z), customdata=np.full(z.shape, lv),
+                        hovertemplate="%{y}, %{x}<br>" + metric + " = %{z:.4f}<extra>η_c=%{customdata}</extra>",
+                        row=1, col=i)
+        bi, bj = np.unravel_index(np.nanargmax(z), z.shape)
+        fig.add_scatter(x=[xs[bj]], y=[ys[bi]], mode="markers+text", text=["★"], textfont=dict(size=22, color="#d62728"),
+                        marker=dict(size=1, color="#d62728"), showlegend=False, hoverinfo="skip", row=1, col=i)
+        if i > 1:
+            fig.update_yaxes(showticklabels=False, row=1, col=i)
+    fig.update_layout(title=f"LBD (λ, t) grid: {metric} per coupling level (darker = better, ★ = best)",
+                      template="plotly_white", height=330, margin=dict(l=60, r=20, t=80, b=40))
+    return fig
+
+
+def figure_png(fig: go.Figure, width: int = 1100, height: int | None = None) -> bytes | None:
+    """PNG bytes of a figure through kaleido (which drives the system chromium); None if
+    no browser is available."""
+    try:
+        return fig.to_image(format="png", width=width, height=height or fig.layout.height or 450)
+    except Exception:        # kaleido missing or no browser: the chart's own camera button still works
+        return None
+
+
+def training_curves_figure(records: list[dict], key: str = "loss", title: str | None = None) -> go.Figure:
+    """One line per algorithm of ``key`` against the training step (records carry 'algorithm')."""
+    fig = go.Figure()
+    df = pd.DataFrame([r for r in records if key in r])
+    if len(df):
+        for name, g in df.groupby("algorithm", sort=False):
+            fig.add_scatter(x=g["step"], y=g[key], mode="lines+markers", name=str(name),
+                            line=dict(color=method_color(str(name))))
+    return _layout(fig, title or key, "step", key)

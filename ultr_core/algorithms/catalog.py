@@ -1,0 +1,46 @@
+"""What each algorithm is: citation, the equation it implements (LaTeX) and its
+hyper-parameters — shown next to the controls in the app."""
+from __future__ import annotations
+
+__all__ = ["CATALOG"]
+
+CATALOG = {
+    "naive": dict(cite="Click Data baseline (no debiasing)",
+                  latex=r"\mathcal{L} = -\sum_i c_i \log \operatorname{softmax}(f(x))_i", params=()),
+    "oracle": dict(cite="Labeled Data: the same loss on true labels (upper bound)",
+                   latex=r"\mathcal{L} = -\sum_i (2^{y_i}-1) \log \operatorname{softmax}(f(x))_i", params=()),
+    "ips": dict(cite="Joachims, Swaminathan & Schnabel, WSDM 2017 (inverse propensity scoring)",
+                latex=r"\mathcal{L} = -\sum_i \frac{o_1}{o_{p_i}}\, c_i \log \operatorname{softmax}(f(x))_i",
+                params=("ips_eta", "max_weight")),
+    "dla": dict(cite="Ai et al., SIGIR 2018, Dual Learning Algorithm (eq. 5–8)",
+                latex=r"\mathcal{L}_f = -\sum_i \frac{\hat o_1}{\hat o_i} c_i \log \operatorname{softmax}(f)_i,\quad "
+                      r"\mathcal{L}_g = -\sum_i \frac{\hat r_1}{\hat r_i} c_i \log \operatorname{softmax}(g)_i",
+                params=("max_weight",)),
+    "regression_em": dict(cite="Wang et al., WSDM 2018, Regression-EM",
+                          latex=r"P(R{=}1\mid C{=}0) = \frac{(1-o)r}{1-or},\quad P(E{=}1\mid C{=}0) = \frac{o(1-r)}{1-or}",
+                          params=("em_step",)),
+    "two_tower": dict(cite="Guo et al. 2019 (two-tower additive model)",
+                      latex=r"\hat c = \sigma(f(x))\,\sigma(g(p)),\quad \mathcal{L} = \mathrm{BCE}(\hat c, c)", params=()),
+    "pair_debias": dict(cite="Hu et al., WWW 2019, Unbiased LambdaMART (pairwise debiasing)",
+                        latex=r"\mathcal{L} = \sum_{c_i=1,c_j=0} \frac{\log(1+e^{-(s_i-s_j)})}{t^+_{p_i}\,t^-_{p_j}}",
+                        params=("max_weight",)),
+    "lbd": dict(cite="Chen, Liu, Liu & Sun, NeurIPS 2022, LBD §5 eq. 2",
+                latex=r"\log \hat c_p = \log \hat r(x) + \gamma \log \hat o_p(x),\ \gamma\sim\mathrm{Bern}(1-t);\ "
+                      r"\mathcal{L} = -\sum_i c_i \log\operatorname{softmax}(\log \hat c)_i + \lambda \sum_i \lVert\nabla_x \hat o_{p_i}(x_i)\rVert",
+                params=("lbd_lambda", "lbd_t")),
+    "lbd_lips": dict(cite="LBD ablation: Lipschitz decoupling only (t = 0)", latex=r"t = 0", params=("lbd_lambda",)),
+    "lbd_ber": dict(cite="LBD ablation: Bernoulli decoupling only (λ = 0)", latex=r"\lambda = 0", params=("lbd_t",)),
+    "unlimited": dict(cite="LBD ablation: no decoupling (λ = t = 0)", latex=r"\lambda = t = 0", params=()),
+    "cld": dict(cite="CLD (Causal Likelihood Decomposition), eq. 10, Algorithm 1",
+                latex=r"\max\ -\!\!\sum_{s=1}\!\big(\tfrac{\hat c}{\rho}-x^\top\beta\big)^2 + \sum_{s=1}\log\Phi\!\Big(\tfrac{x^\top\omega+"
+                      r"\gamma(\hat c/\rho - x^\top\beta)}{\sqrt{1-\gamma^2}}\Big) + \sum_{s=0}\log\big(1-\Phi(x^\top\omega)\big)",
+                params=("cld_gamma", "cld_rho_eta")),
+    "cld_pair": dict(cite="CLD_pair, eq. 13, Algorithm 2 (BPR on selected pairs + selection BCE)",
+                     latex=r"\mathcal{L} = -\sum_{(i,j):\, \hat c_i/\rho_i > \hat c_j/\rho_j} \log\sigma(f_\beta(x_i)-f_\beta(x_j)) + \mathrm{BCE}(\sigma(f_\omega(x)), s)",
+                     params=("cld_gamma", "cld_rho_eta")),
+    "heckman": dict(cite="Ovaisi et al., WWW 2020, Heckman_rank",
+                    latex=r"P(s{=}1\mid x) = \Phi(x^\top\omega),\quad \lambda(x) = \frac{\phi(x^\top\omega)}{\Phi(x^\top\omega)}\ \text{added as a feature}",
+                    params=()),
+    "rankagg": dict(cite="Ovaisi et al., WWW 2020, RankAgg (Borda aggregation of IPS and Heckman)",
+                    latex=r"\text{score}(x) = \mathrm{rank}_{\mathrm{IPS}}(x) + \mathrm{rank}_{\mathrm{Heckman}}(x)", params=()),
+}
