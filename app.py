@@ -10,6 +10,8 @@ PAGES = [
     st.Page("pages/home.py", title="Home", icon="🏠", default=True),
     st.Page("pages/simulate.py", title="Simulate", icon="🎲"),
     st.Page("pages/train.py", title="Train & watch", icon="📈"),
+    st.Page("pages/compare.py", title="Compare", icon="⚖️"),
+    st.Page("pages/heatmaps.py", title="Heat-maps", icon="🟦"),
     st.Page("pages/identifiability.py", title="Identifiability", icon="🕸️"),
     st.Page("pages/upload.py", title="Upload a log", icon="📤"),
 ]

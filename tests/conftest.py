@@ -21,3 +21,9 @@ def data_dir() -> Path:
 def synthetic():
     from ultr_core.synthetic import make_synthetic_ltr
     return make_synthetic_ltr(seed=0)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path, monkeypatch):
+    """Pages cache sweep cells under ULTR_CACHE_DIR; tests use a fresh one each."""
+    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path / "cache"))

@@ -169,3 +169,43 @@ def test_train_reads_settings_from_url():
     at.run()
     assert at.sidebar.multiselect[0].value == ["Naive", "IPS"]
     assert at.sidebar.slider[0].value == 100
+
+
+def test_compare_default_runs_and_shows_intervals():
+    at = page("compare.py").run()
+    assert not at.exception
+    at.sidebar.slider[0].set_value(2).run()                              # seeds
+    at.sidebar.select_slider[0].set_value(5_000).run()                   # sessions
+    at.sidebar.select_slider[1].set_value(100).run()                     # steps
+    at.button[0].click().run()
+    at = _wait(at, "compare_job", 120)
+    assert not at.exception and not at.error
+    df = at.session_state["compare_job"].result
+    assert set(df["algorithm"]) == {"Naive", "DLA", "IPS"} and df["seed"].nunique() == 2
+    assert len(at.dataframe) == 1 and "ndcg@10_lo" in at.dataframe[0].value.columns
+
+
+def test_compare_bad_sweep_values_message():
+    at = page("compare.py").run()
+    at.sidebar.selectbox[1].select("click noise ε").run()
+    at.sidebar.text_input[0].input("abc").run()
+    at.button[0].click().run()
+    assert not at.exception and at.error and "settings" in at.error[0].value
+
+
+def test_heatmaps_quick_grid_draws_figure():
+    at = page("heatmaps.py").run()
+    assert not at.exception
+    at.sidebar.multiselect[0].set_value([0.0]).run()
+    at.sidebar.select_slider[0].set_value(5_000).run()
+    at.sidebar.select_slider[1].set_value(100).run()
+    at.button[0].click().run()
+    at = _wait(at, "heat_job", 180)
+    assert not at.exception and not at.error
+    df = at.session_state["heat_job"].result
+    assert len(df) == 12 and "history" in df
+    charts = at.get("plotly_chart")
+    assert charts
+    import json
+    spec = json.loads(charts[0].proto.spec)
+    assert sum(1 for d in spec["data"] if d["type"] == "heatmap") == 1

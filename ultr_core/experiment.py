@@ -23,7 +23,8 @@ from .errors import ConfigError
 from .simulation import ClickModelConfig
 from .sources import simulate_log
 
-__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many"]
+__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many", "grid_job",
+           "PRESET_SWEEPS"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,13 @@ class ExperimentSpec:
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:20]
 
     def with_value(self, dotted: str, value) -> "ExperimentSpec":
+        """Set a dotted field (``click.eta``, ``train.lr``, ``n_sessions``); several comma-separated
+        fields receive the same value (e.g. ``train.ips_eta,train.cld_rho_eta``)."""
+        if "," in dotted:
+            spec = self
+            for part in dotted.split(","):
+                spec = spec.with_value(part.strip(), value)
+            return spec
         head, _, tail = dotted.partition(".")
         if head in ("click", "train") and tail:
             sub = getattr(self, head)
@@ -104,7 +112,7 @@ def _run_cell(spec: ExperimentSpec, cache_dir) -> dict:
 
 
 def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1, backend: str = "loky",
-             cache_dir=None, progress=None, stop=None) -> pd.DataFrame:
+             cache_dir=None, progress=None, stop=None, keep_history: bool = False) -> pd.DataFrame:
     """Run ``base`` over ``grid`` × ``seeds``; one row per cell with its grid values, seed and
     test metrics (plus the observation estimate as a list).  ``progress(done, total)`` is called
     as cells finish; ``stop`` (threading.Event) skips the cells not yet started."""
@@ -149,9 +157,20 @@ def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1,
                 if progress is not None:
                     progress(len(outputs), total)
     for (values, spec), out in zip(cells, outputs):
-        rows.append({**values, "algorithm": spec.train.display_name, **out["metrics"],
-                     "observation": out["observation"], "true_observation": out["true_observation"]})
+        row = {**values, "algorithm": spec.train.display_name, **out["metrics"],
+               "observation": out["observation"], "true_observation": out["true_observation"]}
+        if keep_history:
+            row["history"] = out["history"]
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def grid_job(base: ExperimentSpec, grid: dict, seeds, report=None, stop=None, n_jobs: int = 2,
+             cache_dir=None, keep_history: bool = False) -> pd.DataFrame:
+    """:func:`run_grid` with progress reported as {"done", "total"} records (the pages' job)."""
+    prog = (lambda d, t: report({"done": d, "total": t})) if report else None
+    return run_grid(base, grid, seeds, n_jobs=n_jobs, cache_dir=cache_dir, progress=prog, stop=stop,
+                    keep_history=keep_history)
 
 
 def train_many(log, dataset, configs, report=None, stop=None, noise: float | None = 0.1) -> dict:
@@ -169,3 +188,22 @@ def train_many(log, dataset, configs, report=None, stop=None, noise: float | Non
                          "observation": None if obs is None else [float(x) for x in obs], "stopped": res.stopped,
                          "steps": res.history[-1]["step"] if res.history else 0}
     return results
+
+
+#: paper settings for the Compare page: base changes, methods and the swept parameter
+PRESET_SWEEPS = {
+    "PBM η = 1: Oracle / DLA / IPS / Naive (synthetic default)": dict(
+        base={}, methods=["naive", "ips", "dla", "oracle"], sweep=None, values=[]),
+    "LBD Table 1 / Fig. 3: coupling level η_c": dict(
+        base={}, methods=["naive", "dla", "ips", "lbd", "lbd_lips", "lbd_ber"], sweep="click.coupling",
+        values=[0.0, 0.2, 0.4, 0.6]),
+    "CLD Table 2: top-5, η = 1 (reciprocal), 10 % noise": dict(
+        base={"click.topk": 5, "click.convention": "reciprocal", "click.eta": 1.0, "click.noise": 0.1},
+        methods=["naive", "ips", "heckman", "rankagg", "cld", "cld_pair", "oracle"], sweep=None, values=[]),
+    "CLD Fig. 4: cut-off k": dict(
+        base={"click.convention": "reciprocal", "click.eta": 1.0}, methods=["naive", "ips", "heckman", "cld"],
+        sweep="click.topk", values=[2, 3, 5, 10]),
+    "CLD Fig. 7: misspecified propensity (true η = 1, k = 5)": dict(
+        base={"click.topk": 5, "click.convention": "reciprocal"}, methods=["ips", "cld"], sweep="train.ips_eta,train.cld_rho_eta",
+        values=[0.0, 0.5, 1.0, 1.5, 2.0]),
+}

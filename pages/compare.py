@@ -1,0 +1,111 @@
+import os
+
+import streamlit as st
+
+from ultr_core.algorithms import ALGORITHMS
+from ultr_core.errors import ConfigError
+from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, expand_grid, grid_job
+from ultr_core.figures import interval_bar_figure, sweep_figure
+from ultr_core.jobs import Job
+from ultr_core.stats import summarise
+
+NAMES = {v: k for k, v in ALGORITHMS.items()}
+SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
+          "click noise ε": "click.noise", "sessions": "n_sessions", "coupling level η_c": "click.coupling",
+          "assumed η of IPS / CLD (misspecification)": "train.ips_eta,train.cld_rho_eta"}
+CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "compare")
+
+st.title("Compare methods")
+st.caption("Methods × seeds on one setting, or a sweep over one parameter; mean with a 90 % t-interval across seeds. "
+           f"Finished cells are cached under `{CACHE}/` and re-used.")
+
+with st.sidebar:
+    preset = st.selectbox("preset", ["custom"] + list(PRESET_SWEEPS),
+                          help="re-create a paper's setting (on the synthetic default data)")
+    p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
+    methods = st.multiselect("methods", list(ALGORITHMS.values()), [ALGORITHMS[m] for m in p["methods"]],
+                             key=f"m_{preset}")
+    sweep_label = {v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none")
+    sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
+                              help="the parameter on the x axis")
+    values_txt = st.text_input("values (comma-separated)", ", ".join(map(str, p["values"])), key=f"v_{preset}",
+                               disabled=SWEEPS[sweep_name] is None)
+    seeds = st.slider("seeds", 1, 10, 3, help="each seed re-simulates the clicks and re-initialises training")
+    sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000, 100_000], 20_000)
+    steps = st.select_slider("training steps", [100, 200, 400, 600, 1000], 400)
+
+job: Job | None = st.session_state.get("compare_job")
+b1, b2 = st.columns(2)
+if b1.button("▶ Run", type="primary", disabled=not methods or (job is not None and job.running)):
+    try:
+        base = ExperimentSpec(n_sessions=sessions)
+        for k, v in p["base"].items():
+            base = base.with_value(k, v)
+        base = base.with_value("train.steps", steps)
+        grid = {"train.algorithm": [NAMES[m] for m in methods]}
+        key = SWEEPS[sweep_name]
+        if key:
+            vals = [float(x) for x in values_txt.replace(";", ",").split(",") if x.strip()]
+            if not vals:
+                raise ConfigError("values", "give at least one value to sweep")
+            if key in ("click.topk", "n_sessions"):
+                vals = [int(v) for v in vals]
+            grid = {key: vals, **grid}
+        expand_grid(base, grid, [0])            # validates every grid key before anything runs
+        st.session_state["compare_key"] = key
+        st.session_state["compare_job"] = Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE).start()
+        job = st.session_state["compare_job"]
+    except (ConfigError, ValueError) as e:
+        st.error(f"Check the settings — {e}")
+if b2.button("■ Stop", disabled=job is None or not job.running):
+    job.stop()
+
+
+def live():
+    job = st.session_state.get("compare_job")
+    if job is None:
+        st.caption("Choose methods (or a preset) and press Run.")
+        return
+    recs = job.records
+    done, total = (recs[-1]["done"], recs[-1]["total"]) if recs else (0, 1)
+    st.progress(done / max(total, 1), text=f"{job.status}: {done} of {total} runs ({job.elapsed:.0f} s)")
+    if job.error:
+        st.error(f"The comparison failed — {job.error}")
+        return
+    if job.running or job.result is None or len(job.result) == 0:
+        if not job.running and st.session_state.get("compare_polling"):
+            st.session_state["compare_polling"] = False
+            st.rerun()
+        return
+    df = job.result
+    key = st.session_state.get("compare_key")
+    metrics = ["ndcg@1", "ndcg@3", "ndcg@10", "map"]
+    if key:
+        summ = summarise(df, [key, "algorithm"], metrics)
+        metric = st.selectbox("metric", metrics, 2)
+        st.plotly_chart(sweep_figure(summ, key, metric), key="cmp_sweep")
+    else:
+        summ = summarise(df, "algorithm", metrics)
+        metric = st.selectbox("metric", metrics, 2)
+        naive = summ.loc[summ["algorithm"] == "Naive", metric]
+        below = summ[(summ[metric] < naive.iloc[0])]["algorithm"].tolist() if len(naive) else []
+        if below and not st.session_state.get("revealed"):
+            st.warning("Before you look: which methods do you think end up **below** raw clicks (Naive)?")
+            if st.button("Reveal"):
+                st.session_state["revealed"] = True
+                st.rerun()
+        else:
+            st.plotly_chart(interval_bar_figure(summ, "algorithm", metric, f"{metric} (mean, 90 % t-interval, "
+                                                                           f"{df['seed'].nunique()} seeds)"),
+                            key="cmp_bar")
+    st.dataframe(summ.round(4), hide_index=True)
+    st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),
+                       "comparison.csv")
+    if st.session_state.get("compare_polling"):
+        st.session_state["compare_polling"] = False
+        st.rerun()
+
+
+running = job is not None and job.running
+st.session_state["compare_polling"] = running
+st.fragment(live, run_every=1.0 if running else None)()

@@ -1,0 +1,87 @@
+import os
+
+import streamlit as st
+
+from ultr_core.algorithms import TrainConfig
+from ultr_core.experiment import ExperimentSpec, grid_job
+from ultr_core.figures import figure_png, heatmap_figure, training_curves_figure
+from ultr_core.jobs import Job
+
+CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "heatmaps")
+LAMBDAS, TS = [1.0, 100.0, 10000.0], [0.1, 0.2, 0.3, 0.4]
+
+st.title("LBD heat-maps (Figure 4)")
+st.caption("Chen et al., NeurIPS 2022, Fig. 4: test nDCG@10 of LBD over the gradient-penalty weight λ and the "
+           "Bernoulli drop probability t, one panel per coupling level η_c. The paper's focal point moves from "
+           "high λ / low t (Lipschitz decoupling works) to low λ / high t (Bernoulli decoupling works) as η_c grows.")
+st.latex(r"\log \hat c_p = \log \hat r(x) + \gamma \log \hat o_p(x),\ \gamma\sim\mathrm{Bernoulli}(1-t),\qquad "
+         r"\mathcal{L} = \mathcal{L}_{\text{softmax}} + \lambda \textstyle\sum_i \lVert \nabla_x \hat o_{p_i}(x_i) \rVert")
+
+with st.sidebar:
+    preset = st.radio("grid", ["quick (η_c ∈ {0, 0.3, 0.6}, 1 seed)", "paper (η_c ∈ {0, 0.1, …, 0.6}, 3 seeds)"],
+                      help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level")
+    paper = preset.startswith("paper")
+    levels = st.multiselect("coupling levels η_c", [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+                            [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6] if paper else [0.0, 0.3, 0.6], key=f"lv_{paper}")
+    seeds = st.slider("seeds", 1, 5, 3 if paper else 1, key=f"sd_{paper}")
+    sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000], 20_000)
+    steps = st.select_slider("training steps", [100, 200, 400, 600], 400 if not paper else 600, key=f"st_{paper}")
+    model = st.radio("ranking model", ["dnn", "linear"], horizontal=True)
+n_runs = len(levels) * len(LAMBDAS) * len(TS) * seeds
+st.write(f"{n_runs} runs ({len(levels)} coupling levels × 3 λ × 4 t × {seeds} seed(s)); cached under `{CACHE}/`.")
+
+job: Job | None = st.session_state.get("heat_job")
+b1, b2 = st.columns(2)
+if b1.button("▶ Run grid", type="primary", disabled=not levels or (job is not None and job.running)):
+    base = ExperimentSpec(n_sessions=sessions, train=TrainConfig(algorithm="lbd", steps=steps, model=model))
+    grid = {"click.coupling": levels, "train.lbd_lambda": LAMBDAS, "train.lbd_t": TS}
+    st.session_state["heat_job"] = job = Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE,
+                                             keep_history=True).start()
+if b2.button("■ Stop", disabled=job is None or not job.running):
+    job.stop()
+
+
+def live():
+    job = st.session_state.get("heat_job")
+    if job is None:
+        st.caption("Press Run: the grid runs in the background (2 processes) and the heat-maps appear when it is done.")
+        return
+    recs = job.records
+    done, total = (recs[-1]["done"], recs[-1]["total"]) if recs else (0, n_runs)
+    st.progress(done / max(total, 1), text=f"{job.status}: {done} of {total} runs ({job.elapsed:.0f} s)")
+    if job.error:
+        st.error(f"The grid failed — {job.error}")
+    if not job.running and st.session_state.get("heat_polling"):
+        st.session_state["heat_polling"] = False
+        st.rerun()
+
+
+running = job is not None and job.running
+st.session_state["heat_polling"] = running
+st.fragment(live, run_every=1.0 if running else None)()
+
+if job is not None and not job.running and job.result is not None and len(job.result):
+    df = job.result
+    fig = heatmap_figure(df)
+    event = st.plotly_chart(fig, key="heat", on_select="rerun", selection_mode="points")
+    st.caption("Click a cell to see that run's training curves. Colours are per panel (darker = better); ★ = best cell.")
+    pts = (event.selection.points if event and event.selection else []) or []
+    if pts:
+        pt = pts[0]
+        lam = float(str(pt["y"]).split("=")[1])
+        t = float(str(pt["x"]).split("=")[1])
+        lv = sorted(df["click.coupling"].unique())[pt.get("curve_number", 0) // 2]
+        cell = df[(df["train.lbd_lambda"] == lam) & (df["train.lbd_t"] == t) & (df["click.coupling"] == lv)]
+        recs = [{"algorithm": f"seed {r.seed}", **h} for r in cell.itertuples() for h in r.history]
+        st.subheader(f"η_c = {lv:g}, λ = {lam:g}, t = {t:g}")
+        a, b = st.columns(2)
+        a.plotly_chart(training_curves_figure(recs, "loss", "training loss"), key="cell_loss")
+        b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10"), key="cell_ndcg")
+    d1, d2 = st.columns(2)
+    d1.download_button("Download cells (CSV)", df.drop(columns=["observation", "true_observation", "history"])
+                       .to_csv(index=False), "lbd_heatmap.csv")
+    png = figure_png(fig, width=1400, height=380)
+    if png:
+        d2.download_button("Download heat-map (PNG)", png, "lbd_heatmap.png", mime="image/png")
+    else:
+        d2.caption("PNG export needs chromium; use the chart's camera button instead.")
