@@ -17,7 +17,7 @@ from .config import TrainConfig
 from .data import SessionData, session_data
 from .learners import LEARNERS, Learner
 
-__all__ = ["fit", "FitResult", "evaluate"]
+__all__ = ["fit", "FitResult", "evaluate", "train_loop"]
 
 
 @contextlib.contextmanager
@@ -40,8 +40,11 @@ class FitResult:
     history: list = field(default_factory=list)
     stopped: bool = False
 
-    def predict(self, features: np.ndarray) -> np.ndarray:
-        """Ranking scores for a (n, F) feature matrix (higher = more relevant)."""
+    def predict(self, features: np.ndarray, offsets: np.ndarray | None = None) -> np.ndarray:
+        """Ranking scores for a (n, F) feature matrix (higher = more relevant).  ``offsets`` (query
+        boundaries) is used by rankers that aggregate per query (RankAgg)."""
+        if hasattr(self.model, "predict_lists"):
+            return self.model.predict_lists(np.asarray(features, np.float32), offsets)
         with torch.no_grad():
             return self.model.score(torch.as_tensor(np.asarray(features, np.float32))).numpy().astype(np.float64)
 
@@ -68,6 +71,50 @@ def _batch(data: SessionData, idx, X_all, labels, width, use_candidates):
     return b
 
 
+def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_step=None, stop=None) -> FitResult:
+    """The shared optimisation loop: one optimiser built once, ``next_batch()`` per step,
+    validation nDCG@10 + callback every ``eval_every`` steps, stop event honoured, and the
+    parameters with the best validation nDCG@10 restored at the end (``keep_best``)."""
+    opt = _optimizer(config, learner.parameters())
+    Xv = torch.from_numpy(valid.features)
+    result = FitResult(config, learner)
+    sums, count = {}, 0
+    best, best_state = -np.inf, None
+    for step in range(1, config.steps + 1):
+        if stop is not None and stop.is_set():
+            result.stopped = True
+            break
+        b = next_batch()
+        opt.zero_grad()
+        loss, parts = learner.loss(b)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"{config.display_name}: the loss became {float(loss)} at step {step}; "
+                                     "lower the learning rate")
+        loss.backward()
+        opt.step()
+        for k, v in parts.items():
+            sums[k] = sums.get(k, 0.0) + v
+        count += 1
+        if step % config.eval_every == 0 or step == config.steps:
+            with torch.no_grad():
+                sv = learner.score(Xv).numpy()
+            obs = learner.observation()
+            rec = {"step": step, **{k: v / count for k, v in sums.items()},
+                   "valid_ndcg@10": ndcg(sv, valid.labels, valid.offsets, 10),
+                   "observation": None if obs is None else [float(x) for x in obs]}
+            sums, count = {}, 0
+            if config.keep_best and np.isfinite(rec["valid_ndcg@10"]) and rec["valid_ndcg@10"] > best:
+                best = rec["valid_ndcg@10"]
+                best_state = {k: v.detach().clone() for k, v in learner.state_dict().items()}
+                rec["best"] = True
+            result.history.append(rec)
+            if on_step is not None:
+                on_step(rec)
+    if best_state is not None:
+        learner.load_state_dict(best_state)       # model selection on validation nDCG@10
+    return result
+
+
 def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
         stop: threading.Event | None = None) -> FitResult:
     """Train ``config.algorithm`` on ``log`` (simulated on a split of ``dataset``).
@@ -77,9 +124,6 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
     estimate; returns early (``stopped=True``) when ``stop`` is set.  Deterministic for a seed:
     torch's global RNG is forked and reseeded inside, and threads are capped to ``config.threads``.
     """
-    if config.algorithm not in LEARNERS:
-        from .selection import fit_selection        # CLD, CLD_pair, Heckman, RankAgg
-        return fit_selection(log, dataset, config, on_step, stop)
     split: RankingData = dataset.split(log.meta.get("split", "train"))
     if split.n_features == 0:
         raise ConfigError("dataset", "feature-based rankers need document features; use the embedding "
@@ -87,70 +131,38 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
     data = session_data(log)
     if data.rows.max() >= split.n_rows:
         raise ConfigError("log", "the log's rows do not belong to this dataset split")
-    rng = np.random.default_rng([config.seed, 3])
-    result = None
     with torch.random.fork_rng(), _torch_threads(config.threads):
         torch.manual_seed(config.seed)
+        rng = np.random.default_rng([config.seed, 3])
         context = {"true_propensity": data.true_propensity(), "generator": torch.Generator().manual_seed(config.seed),
                    "convention": log.meta.get("click_model", {}).get("convention", "eye_tracking"),
-                   "click_model": log.meta.get("click_model", {})}
+                   "click_model": log.meta.get("click_model", {}), "rng": rng}
+        if config.algorithm not in LEARNERS:
+            from .selection import fit_selection        # CLD, CLD_pair, Heckman, RankAgg
+            return fit_selection(log, dataset, split, data, config, context, on_step, stop)
         learner = LEARNERS[config.algorithm](config, split.n_features, data.n_positions, context)
-        opt = _optimizer(config, learner.parameters())
         pool = data.with_clicks() if learner.needs_clicks else np.arange(data.n_sessions)
         if len(pool) == 0:
             raise ConfigError("log", "no session has a click: nothing to learn from")
         width = data.rows.shape[1] if learner.uses_labels else data.n_positions
         X_all = torch.from_numpy(split.features)
         labels = split.labels if learner.uses_labels else None
-        valid = dataset.valid
-        Xv = torch.from_numpy(valid.features)
-        result = FitResult(config, learner)
-        sums, count = {}, 0
-        best, best_state = -np.inf, None
-        order, cursor = rng.permutation(pool), 0
-        for step in range(1, config.steps + 1):
-            if stop is not None and stop.is_set():
-                result.stopped = True
-                break
-            if cursor + config.batch_size > len(order):
-                order, cursor = rng.permutation(pool), 0
-            idx = order[cursor:cursor + config.batch_size]
-            cursor += config.batch_size
-            b = _batch(data, idx, X_all, labels, width, learner.uses_labels)
-            opt.zero_grad()
-            loss, parts = learner.loss(b)
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"{config.display_name}: the loss became {float(loss)} at step {step}; "
-                                         "lower the learning rate")
-            loss.backward()
-            opt.step()
-            for k, v in parts.items():
-                sums[k] = sums.get(k, 0.0) + v
-            count += 1
-            if step % config.eval_every == 0 or step == config.steps:
-                with torch.no_grad():
-                    sv = learner.score(Xv).numpy()
-                obs = learner.observation()
-                rec = {"step": step, **{k: v / count for k, v in sums.items()},
-                       "valid_ndcg@10": ndcg(sv, valid.labels, valid.offsets, 10),
-                       "observation": None if obs is None else [float(x) for x in obs]}
-                sums, count = {}, 0
-                if config.keep_best and np.isfinite(rec["valid_ndcg@10"]) and rec["valid_ndcg@10"] > best:
-                    best = rec["valid_ndcg@10"]
-                    best_state = {k: v.detach().clone() for k, v in learner.state_dict().items()}
-                    rec["best"] = True
-                result.history.append(rec)
-                if on_step is not None:
-                    on_step(rec)
-        if best_state is not None:
-            learner.load_state_dict(best_state)       # model selection on validation nDCG@10
-    return result
+        state = {"order": rng.permutation(pool), "cursor": 0}
+
+        def next_batch():
+            if state["cursor"] + config.batch_size > len(state["order"]):
+                state["order"], state["cursor"] = rng.permutation(pool), 0
+            idx = state["order"][state["cursor"]:state["cursor"] + config.batch_size]
+            state["cursor"] += config.batch_size
+            return _batch(data, idx, X_all, labels, width, learner.uses_labels)
+
+        return train_loop(learner, config, next_batch, dataset.valid, on_step, stop)
 
 
 def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: int | None = None) -> dict:
     """Test metrics of a fitted ranker: nDCG@1/3/5/10, MAP, ARP and, when ``noise`` is given,
     MCC = Pearson correlation of scores with the true relevance probability r(y)."""
-    scores = result.predict(data.features)
+    scores = result.predict(data.features, data.offsets)
     out = evaluate_ranking(scores, data)
     if noise is not None:
         r = relevance_probability(data.labels, max_label or max(data.max_label, 1), noise)

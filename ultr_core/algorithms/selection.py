@@ -1,0 +1,290 @@
+"""Top-k selection bias: CLD (pointwise Tobit), CLD_pair, Heckman_rank and RankAgg.
+
+All four read the log at the level of (query, candidate) pairs: ``s = 1`` when the logging
+ranker placed the candidate in the top k (it was shown), ``s = 0`` for the candidates below
+the cut-off, and for selected pairs the propensity-re-weighted click signal
+ĉ/ρ = (mean clicks over the sessions that showed it) / ρ_k, with ρ_k the examination
+probability of its position k.  As the CLD paper does (§6), ρ is treated as known: the log's
+own click model, or an assumed severity η′ (``cld_rho_eta``; RQ4's misspecification).
+
+No public code of CLD exists; the derivation choices are documented on each class.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..dataset import RankingData
+from ..errors import ConfigError
+from ..simulation import position_observation
+from .config import TrainConfig
+from .data import SessionData
+from .models import make_model
+from .training import FitResult, _batch, train_loop
+
+__all__ = ["fit_selection", "candidate_table"]
+
+
+@dataclass
+class CandidateTable:
+    """One row per distinct (session list, candidate) of the log, i.e. per (query, row)."""
+
+    rows: np.ndarray        # dataset split row (features)
+    query: np.ndarray       # query index (0..Q-1) for pair construction
+    selected: np.ndarray    # s
+    position: np.ndarray    # 1-based logged position
+    ctr: np.ndarray         # mean clicks over the sessions that logged it (0 for unselected)
+    target: np.ndarray      # ĉ/ρ for selected, 0 for unselected
+
+
+def candidate_table(data: SessionData, rho: np.ndarray) -> CandidateTable:
+    """Aggregate sessions into (query, candidate) rows (vectorised)."""
+    m = data.candidate
+    rows = data.rows[m]
+    pos = np.nonzero(m)[1] + 1
+    shown = data.shown[m]
+    clicks = data.clicks[m].astype(np.float64)
+    uniq, inv = np.unique(rows, return_inverse=True)
+    n = np.bincount(inv)
+    c = np.bincount(inv, weights=clicks) / n
+    sel = np.bincount(inv, weights=shown) > 0
+    position = np.zeros(len(uniq), np.int64)
+    position[inv] = pos                      # a candidate keeps its position (fixed logging ranker)
+    r = np.maximum(rho[np.minimum(position, len(rho)) - 1], 1e-6)
+    target = np.where(sel, c / r, 0.0)
+    # query of each candidate: sessions of one query share the list, so the first row's session
+    first_session = np.zeros(len(uniq), np.int64)
+    sess_of = np.nonzero(m)[0]
+    first_session[inv[::-1]] = sess_of[::-1]
+    list_key = data.rows[first_session].min(axis=1, initial=np.iinfo(np.int64).max, where=data.candidate[first_session])
+    query = np.unique(list_key, return_inverse=True)[1]
+    return CandidateTable(uniq, query, sel, position, c, target.astype(np.float32))
+
+
+def _rho(config: TrainConfig, context: dict, n: int) -> np.ndarray:
+    cm = context.get("click_model", {})
+    eta = config.cld_rho_eta if config.cld_rho_eta is not None else cm.get("eta", 1.0)
+    return position_observation(n, eta, cm.get("convention", "eye_tracking"))
+
+
+class CLD(nn.Module):
+    """CLD, pointwise (eq. 10, Algorithm 1): linear relevance β and linear selection ω,
+    maximising
+        −Σ_{s=1} (ĉ/ρ − xᵀβ)² + Σ_{s=1} log Φ((xᵀω + γ(ĉ/ρ − xᵀβ))/√(1−γ²)) + Σ_{s=0} log(1 − Φ(xᵀω)),
+    with γ a hyper-parameter.  Selected rows reach both models through the first two terms,
+    unselected rows only ω through the third (Algorithm 1, lines 7–10).  log Φ is computed
+    with ``torch.special.log_ndtr`` (stable in both tails); log(1 − Φ(z)) = log Φ(−z).
+    The ranking score is xᵀβ (§4.3).  β uses the configured model (linear in the paper)."""
+
+    def __init__(self, config: TrainConfig, n_features: int):
+        super().__init__()
+        self.beta = make_model(config.model, n_features, 1, config.hidden)
+        self.omega = nn.Linear(n_features, 1)
+        self.gamma = config.cld_gamma
+
+    def score(self, X):
+        return self.beta(X).squeeze(-1)
+
+    def loss(self, b):
+        X, s, y = b["X"], b["selected"], b["target"]
+        xb, xw = self.score(X), self.omega(X).squeeze(-1)
+        g = self.gamma
+        resid = y - xb
+        sel_ll = -resid ** 2 + torch.special.log_ndtr((xw + g * resid) / np.sqrt(1 - g * g))
+        unsel_ll = torch.special.log_ndtr(-xw)
+        ll = torch.where(s, sel_ll, unsel_ll)
+        l = -ll.mean()
+        return l, {"loss": float(l.detach())}
+
+    def observation(self):
+        return None
+
+
+class CLDPair(nn.Module):
+    """CLD_pair (eq. 13, Algorithm 2): neural ranker f_β (the configured model; DNN in the
+    paper) and linear selection f_ω.  For a pair (i, j) of one query:
+
+    * both selected, ordered so that ĉ_i/ρ_i > ĉ_j/ρ_j: BPR log σ(f_β(x_i) − f_β(x_j)) plus the
+      selection terms log σ(f_ω(x_k) + f_β(x_i) − f_β(x_j)) for k = i, j;
+    * one selected (i) and one not (j): log σ(f_ω(x_i) + f_β(x_i) − f_β(x_j)) + log σ(1 − f_ω(x_j));
+    * neither selected: log σ(1 − f_ω(x_i)) + log σ(1 − f_ω(x_j)) (ω only, Algorithm 2 line 11).
+
+    The unselected terms are implemented **as printed**, log σ(1 − f_ω(x)); note that the usual
+    binary cross-entropy would be log σ(−f_ω(x)) — the printed form shifts the logit by one.
+    Pairs with equal ĉ/ρ carry no order and are skipped."""
+
+    def __init__(self, config: TrainConfig, n_features: int):
+        super().__init__()
+        self.beta = make_model(config.model, n_features, 1, config.hidden)
+        self.omega = nn.Linear(n_features, 1)
+
+    def score(self, X):
+        return self.beta(X).squeeze(-1)
+
+    def loss(self, b):
+        Xi, Xj, si, sj = b["Xi"], b["Xj"], b["si"], b["sj"]
+        fi, fj = self.score(Xi), self.score(Xj)
+        wi, wj = self.omega(Xi).squeeze(-1), self.omega(Xj).squeeze(-1)
+        d = fi - fj
+        both = si & sj
+        ll = torch.where(both, F.logsigmoid(d), torch.zeros_like(d))
+        ll = ll + torch.where(si, F.logsigmoid(wi + d), F.logsigmoid(1 - wi))
+        ll = ll + torch.where(sj, F.logsigmoid(wj + d), F.logsigmoid(1 - wj))
+        l = -ll.mean()
+        return l, {"loss": float(l.detach())}
+
+    def observation(self):
+        return None
+
+
+def _pairs(tab: CandidateTable, rng, max_pairs: int = 2_000_000):
+    """Candidate pairs within queries: ordered selected pairs and pairs with an unselected member."""
+    order = np.argsort(tab.query, kind="stable")
+    q = tab.query[order]
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    sizes = np.diff(np.r_[starts, len(q)])
+    out_i, out_j = [], []
+    for m in np.unique(sizes[sizes > 1]):
+        blocks = order[starts[sizes == m][:, None] + np.arange(m)[None, :]]
+        a, b = np.triu_indices(m, 1)
+        out_i.append(blocks[:, a].ravel())
+        out_j.append(blocks[:, b].ravel())
+    if not out_i:
+        raise ConfigError("log", "no query has two candidates: CLD_pair needs pairs")
+    i, j = np.concatenate(out_i), np.concatenate(out_j)
+    si, sj = tab.selected[i], tab.selected[j]
+    both = si & sj
+    ti, tj = tab.target[i], tab.target[j]
+    keep = ~both | (ti != tj)
+    i, j, si, sj = i[keep], j[keep], si[keep], sj[keep]
+    ti, tj = tab.target[i], tab.target[j]
+    # orientation: selected pairs by ĉ/ρ (larger first); mixed pairs with the selected one first
+    swap = np.where(si & sj, ti < tj, ~si & sj)
+    i, j = np.where(swap, j, i), np.where(swap, i, j)
+    if len(i) > max_pairs:
+        pick = rng.choice(len(i), max_pairs, replace=False)
+        i, j = i[pick], j[pick]
+    return i, j
+
+
+class Heckman:
+    """Heckman_rank (Ovaisi et al., WWW 2020): stage 1, a probit selection model
+    P(s = 1 | x) = Φ(xᵀω) fitted by maximum likelihood (L-BFGS) on every candidate; stage 2, a
+    linear ranker fitted by ridge least squares to the click-through rate of the selected
+    candidates on [x, λ(x)], with the inverse Mills ratio λ(x) = φ(xᵀω)/Φ(xᵀω).  It corrects
+    selection bias only (no propensity weighting), as in the paper."""
+
+    def __init__(self, X, tab: CandidateTable, ridge: float = 1e-3):
+        Xc = X[tab.rows].astype(np.float64)
+        A = np.c_[Xc, np.ones(len(Xc))]
+        w = torch.zeros(A.shape[1], dtype=torch.float64, requires_grad=True)
+        At = torch.from_numpy(A)
+        s = torch.from_numpy(tab.selected)
+        opt = torch.optim.LBFGS([w], max_iter=200, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            z = At @ w
+            nll = -(torch.where(s, torch.special.log_ndtr(z), torch.special.log_ndtr(-z))).mean() + 1e-4 * (w ** 2).sum()
+            nll.backward()
+            return nll
+        opt.step(closure)
+        self.omega = w.detach().numpy()
+        sel = tab.selected
+        Z = np.c_[A[sel], self._mills(A[sel] @ self.omega)]
+        self.theta = np.linalg.solve(Z.T @ Z + ridge * np.eye(Z.shape[1]), Z.T @ tab.ctr[sel])
+
+    @staticmethod
+    def _mills(z):
+        from scipy.stats import norm
+        return np.exp(norm.logpdf(z) - norm.logcdf(z))
+
+    def scores(self, X):
+        A = np.c_[np.asarray(X, np.float64), np.ones(len(X))]
+        return np.c_[A, self._mills(A @ self.omega)] @ self.theta
+
+
+class ClosedFormRanker(nn.Module):
+    """Adapter giving Heckman / RankAgg the ranker interface of :class:`FitResult`."""
+
+    def __init__(self, heckman: Heckman, ips: FitResult | None = None):
+        super().__init__()
+        self.heckman, self.ips = heckman, ips
+
+    def score(self, X):
+        return torch.as_tensor(self.heckman.scores(X.numpy()))
+
+    def predict_lists(self, X, offsets):
+        h = self.heckman.scores(X)
+        if self.ips is None:
+            return h
+        return borda(np.c_[self.ips.predict(X), h], offsets)
+
+    def observation(self):
+        return None if self.ips is None else self.ips.observation()
+
+
+def borda(scores: np.ndarray, offsets: np.ndarray | None) -> np.ndarray:
+    """RankAgg rule: Borda count per query — each ranker gives a document (n − rank) points
+    (rank 1 = its top document), the aggregate score is the sum; ties keep stored order."""
+    n = len(scores)
+    offsets = np.array([0, n]) if offsets is None else np.asarray(offsets)
+    total = np.zeros(n)
+    for col in scores.T:
+        for a, b in zip(offsets[:-1], offsets[1:]):
+            order = np.argsort(-col[a:b], kind="stable")
+            pts = np.empty(b - a)
+            pts[order] = np.arange(b - a, 0, -1)
+            total[a:b] += pts
+    return total
+
+
+def fit_selection(log, dataset, split: RankingData, data: SessionData, config: TrainConfig, context: dict,
+                  on_step=None, stop=None) -> FitResult:
+    """Fit CLD, CLD_pair, Heckman_rank or RankAgg (called by :func:`ultr_core.algorithms.fit`)."""
+    rho = _rho(config, context, data.rows.shape[1])
+    tab = candidate_table(data, rho)
+    if tab.selected.all():
+        raise ConfigError("topk", f"{config.display_name} models top-k selection: simulate with a cut-off k "
+                                  "so that some candidates are never shown")
+    rng = context["rng"]
+    X_all = torch.from_numpy(split.features)
+    if config.algorithm in ("heckman", "rankagg"):
+        heck = Heckman(split.features, tab)
+        ips = None
+        if config.algorithm == "rankagg":
+            from .training import fit
+            ips = fit(log, dataset, config.with_(algorithm="ips"), stop=stop)
+        model = ClosedFormRanker(heck, ips)
+        res = FitResult(config, model)
+        from ..metrics import ndcg
+        v = dataset.valid
+        rec = {"step": 1, "loss": 0.0, "valid_ndcg@10": ndcg(res.predict(v.features, v.offsets), v.labels, v.offsets),
+               "observation": None}
+        res.history.append(rec)
+        if on_step is not None:
+            on_step(rec)
+        return res
+    if config.algorithm == "cld":
+        learner = CLD(config, split.n_features)
+        n = len(tab.rows)
+        sel_t, tgt_t = torch.from_numpy(tab.selected), torch.from_numpy(tab.target)
+
+        def next_batch():
+            idx = rng.integers(0, n, size=min(config.batch_size * 4, n))
+            return {"X": X_all[torch.from_numpy(tab.rows[idx])], "selected": sel_t[idx], "target": tgt_t[idx]}
+    else:
+        learner = CLDPair(config, split.n_features)
+        i, j = _pairs(tab, rng)
+        sel_t = torch.from_numpy(tab.selected)
+        rows_t = torch.from_numpy(tab.rows)
+
+        def next_batch():
+            idx = torch.from_numpy(rng.integers(0, len(i), size=min(config.batch_size * 4, len(i))))
+            a, b = torch.from_numpy(i)[idx], torch.from_numpy(j)[idx]
+            return {"Xi": X_all[rows_t[a]], "Xj": X_all[rows_t[b]], "si": sel_t[a], "sj": sel_t[b]}
+    return train_loop(learner, config, next_batch, dataset.valid, on_step, stop)
