@@ -4,16 +4,16 @@ Pages live in pages/ and stay thin: widgets → one ultr_core call → a figure 
 """
 import streamlit as st
 
-st.set_page_config(page_title="ULTR Explorer", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="ULTR Explorer", page_icon=":material/travel_explore:", layout="wide")
 
 PAGES = [
-    st.Page("pages/home.py", title="Home", icon="🏠", default=True),
-    st.Page("pages/simulate.py", title="Simulate", icon="🎲"),
-    st.Page("pages/train.py", title="Train & watch", icon="📈"),
-    st.Page("pages/compare.py", title="Compare", icon="⚖️"),
-    st.Page("pages/heatmaps.py", title="Heat-maps", icon="🟦"),
-    st.Page("pages/identifiability.py", title="Identifiability", icon="🕸️"),
-    st.Page("pages/upload.py", title="Upload a log", icon="📤"),
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/simulate.py", title="Simulate", icon=":material/casino:"),
+    st.Page("pages/train.py", title="Train & watch", icon=":material/monitoring:"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/balance:"),
+    st.Page("pages/heatmaps.py", title="Heat-maps", icon=":material/grid_on:"),
+    st.Page("pages/identifiability.py", title="Identifiability", icon=":material/hub:"),
+    st.Page("pages/upload.py", title="Upload a log", icon=":material/upload_file:"),
 ]
 
 st.navigation(PAGES).run()

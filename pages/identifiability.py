@@ -77,7 +77,7 @@ if reveal:
     if rep["identifiable"]:
         st.success(f"Identifiable — the IG over ({', '.join(bias)}) is connected.")
     else:
-        st.error(f"Not identifiable — the IG has {rep['n_components']:,} components. Relevance can only be "
+        st.warning(f"Not identifiable — the IG has {rep['n_components']:,} components. Relevance can only be "
                  "compared inside a component; merging or intervention below reconnects it.")
 c = st.columns(4)
 c[0].metric("bias factors (nodes)", f"{rep['n_nodes']:,}")

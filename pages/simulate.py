@@ -71,7 +71,7 @@ c1, c2, c3, c4 = st.columns(4)
 c1.metric("sessions", f"{log.n_sessions:,}")
 c2.metric("rows", f"{len(log):,}")
 c3.metric("clicks", f"{int(log.frame['click'].sum()):,}")
-if hid["relevant"] is not None:
+if hid["relevant"] is not None and topk is not None:
     c4.metric("relevant documents hidden by top-k", f"{hid['hidden']:,} / {hid['relevant']:,}",
               help="distinct (query, document) pairs with label ≥ 1 below the cut-off")
 

@@ -99,6 +99,8 @@ def live():
                                                     f"({job.elapsed:.0f} s)")
     a, b = st.columns(2)
     a.plotly_chart(training_curves_figure(recs, "loss", "training loss"), key="live_loss")
+    a.caption("Losses of debiasing methods are re-weighted by their current bias estimate (e.g. DLA's ô₁/ô_p), "
+              "so they can rise while the estimate sharpens; validation nDCG is the number to watch.")
     b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10"), key="live_ndcg")
     latest = {}
     for r in recs:

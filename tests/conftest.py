@@ -27,3 +27,6 @@ def synthetic():
 def _isolated_cache(tmp_path, monkeypatch):
     """Pages cache sweep cells under ULTR_CACHE_DIR; tests use a fresh one each."""
     monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path / "cache"))
+
+import sys as _sys
+_sys.path.insert(0, str(Path(__file__).resolve().parent))     # tests/browser_flow.py helpers

@@ -53,7 +53,7 @@ def test_simulate_bad_folder_shows_message_not_traceback():
 def test_identifiability_default_k2_is_not_identifiable():
     at = page("identifiability.py").run()
     assert not at.exception
-    assert at.error and "Not identifiable" in at.error[0].value
+    assert not at.error and at.warning and "Not identifiable" in at.warning[0].value
     assert at.metric[1].value == "2"
     assert len(at.get("plotly_chart")) >= 3
 
@@ -61,9 +61,9 @@ def test_identifiability_default_k2_is_not_identifiable():
 def test_identifiability_teaching_mode_hides_verdict():
     at = page("identifiability.py").run()
     at.sidebar.toggle[0].set_value(True).run()
-    assert not at.error and at.metric[1].value == "?"
+    assert not at.warning and at.metric[1].value == "?"
     at.button[0].click().run()
-    assert at.error and "Not identifiable" in at.error[0].value
+    assert at.warning and "Not identifiable" in at.warning[0].value
 
 
 def test_identifiability_repairs_compare_dla():

@@ -1,0 +1,103 @@
+"""Shared by the browser test and scripts/screenshots.py: serve the app, drive Debian's
+chromium with Playwright through the main flow (Home → Simulate → Train & watch)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("ULTR_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
+        "--no-first-run", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_app(timeout: float = 60):
+    port = free_port()
+    env = {**os.environ, "ULTR_CACHE_DIR": os.environ.get("ULTR_CACHE_DIR", str(ROOT / ".ultr_cache"))}
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            raise RuntimeError("streamlit did not become healthy")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def run_main_flow(url: str, screenshots: Path | None = None) -> dict:
+    """Home → Simulate (CTR chart) → Train & watch (start DLA, live charts, metrics table).
+    Returns timings and what was seen; raises on an error element or a missing chart."""
+    from playwright.sync_api import sync_playwright
+    seen = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        t0 = time.time()
+        page.goto(url)
+        page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+        seen["home_s"] = time.time() - t0
+        if screenshots:
+            page.screenshot(path=str(screenshots / "home.png"))
+        t1 = time.time()
+        page.get_by_role("link", name="Simulate").click()
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        page.get_by_text("A sample of the log").wait_for(timeout=60_000)
+        seen["simulate_s"] = time.time() - t1
+        _no_error(page)
+        if screenshots:
+            page.wait_for_timeout(800)
+            page.screenshot(path=str(screenshots / "simulate.png"))
+        page.get_by_role("link", name="Train & watch").click()
+        page.get_by_role("button", name="▶ Start training").wait_for(timeout=30_000)
+        t2 = time.time()
+        page.get_by_role("button", name="▶ Start training").click()
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)     # the live chart appears
+        seen["live_chart_s"] = time.time() - t2
+        page.get_by_text("Test metrics").wait_for(timeout=120_000)
+        seen["train_done_s"] = time.time() - t2
+        seen["flow_s"] = time.time() - t1
+        seen["charts"] = page.locator(".js-plotly-plot").count()
+        _no_error(page)
+        if screenshots:
+            page.wait_for_timeout(800)
+            page.screenshot(path=str(screenshots / "train.png"), full_page=True)
+            for link, name in (("Identifiability", "identifiability.png"),):
+                page.get_by_role("link", name=link).click()
+                page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+                page.wait_for_timeout(1500)
+                _no_error(page)
+                page.screenshot(path=str(screenshots / name))
+        browser.close()
+    return seen
+
+
+def _no_error(page):
+    errors = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
+    if errors.count():
+        raise AssertionError(f"the page shows an error: {errors.first.inner_text()[:300]}")
