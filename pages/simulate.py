@@ -1,9 +1,15 @@
+import hashlib
+
 import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.figures import clicks_per_rank_figure, ctr_by_position_figure
+from ultr_core.loaders import load_svmlight_upload
 from ultr_core.simulation import ClickModelConfig, ClickSimulator, hidden_relevant
 from ultr_core.sources import load_dataset
+from ultr_core.text import escape_markdown
+
+SOURCES = ["synthetic", "ig", "mq2008", "yahoo", "ultra", "upload"]
 
 
 @st.cache_resource(show_spinner="Loading the dataset …", max_entries=4)
@@ -11,59 +17,96 @@ def _dataset(spec: str, seed: int):
     return load_dataset(spec, seed)
 
 
+@st.cache_resource(show_spinner="Reading the upload …", max_entries=2)
+def _uploaded(name: str, digest: str, _data: bytes):
+    return load_svmlight_upload(name, _data)
+
+
 @st.cache_resource(show_spinner="Simulating clicks …", max_entries=8)
-def _simulate(spec: str, data_seed: int, cfg: ClickModelConfig, n_sessions: int, seed: int):
-    ds = _dataset(spec, data_seed)
-    sim = ClickSimulator(cfg, seed=seed).fit(ds)
-    return sim, sim.simulate(ds.train, n_sessions, seed=seed)
+def _simulate(_ds, key, cfg: ClickModelConfig, n_sessions: int, seed: int):
+    sim = ClickSimulator(cfg, seed=seed).fit(_ds)
+    return sim, sim.simulate(_ds.train, n_sessions, seed=seed)
+
+
+def qp(name, default, cast=str):
+    """A setting from the URL (shareable links), falling back to ``default``."""
+    try:
+        return cast(st.query_params[name]) if name in st.query_params else default
+    except (TypeError, ValueError):
+        return default
 
 
 st.title("Simulate a click log")
 st.caption("Clicks follow the examination hypothesis P(click) = r(y) · o(t); see the Home page for "
-           "the two meanings of η.")
+           "the two meanings of η. The settings are in the URL: copy it to share this exact log.")
 
 with st.sidebar:
     st.header("Dataset")
-    source = st.selectbox("dataset", ["synthetic", "ig", "mq2008", "yahoo", "ultra"],
+    source = st.selectbox("dataset", SOURCES, SOURCES.index(qp("dataset", "synthetic"))
+                          if qp("dataset", "synthetic") in SOURCES else 0,
                           help="synthetic: the built-in LETOR-like default; ig: fully synthetic one-hot data "
-                               "with K identifiability-graph components; the others read files by path.")
-    spec = source
+                               "with K identifiability-graph components; mq2008 / yahoo / ultra read folders on the "
+                               "server; upload: an SVMlight/LETOR file with qid (split 60/20/20 by query)")
+    data_seed = st.number_input("dataset seed", 0, 10_000, qp("data_seed", 0, int), help="seed of generated data")
+    upload = None
     if source == "synthetic":
-        spec = f"synthetic:{st.number_input('queries', 50, 5000, 500, 50, help='number of queries (60/20/20 split)')}"
+        spec = f"synthetic:{st.number_input('queries', 50, 5000, qp('queries', 500, int), 50, help='number of queries (60/20/20 split)')}"
     elif source == "ig":
-        spec = f"ig:{st.number_input('components K', 1, 10, 1, help='IG components of the fully synthetic data')}"
+        spec = f"ig:{st.number_input('components K', 1, 10, qp('k', 1, int), help='IG components of the fully synthetic data')}"
+    elif source == "upload":
+        upload = st.file_uploader("SVMlight / LETOR file", type=["txt", "svm", "letor", "dat"],
+                                  help="lines 'label qid:Q fid:value …'; size limit in .streamlit/config.toml")
+        spec = "upload"
     else:
         path = st.text_input("folder", "../shared/data/" + {"mq2008": "mq2008", "yahoo": "yahoo_sample",
                                                              "ultra": ""}[source],
                              help="a folder on the server holding the files")
         spec = f"{source}:{path}"
-    data_seed = st.number_input("dataset seed", 0, 10_000, 0, help="seed of the generated data")
 
     st.header("Click model")
     convention = st.radio("observation curve", ["eye_tracking", "reciprocal"], horizontal=True,
+                          index=1 if qp("convention", "eye_tracking") == "reciprocal" else 0,
                           help="eye_tracking: o_p = v_p^η (ULTRA, LBD, identifiability); "
                                "reciprocal: o_p = (1/p)^η (CLD eq. 14)")
-    eta = st.slider("position-bias severity η", 0.0, 2.0, 1.0, 0.1, help="0 = no position bias")
-    noise = st.slider("click noise ε", 0.0, 0.5, 0.1, 0.05, help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
-    use_topk = st.checkbox("top-k cut-off", help="only the first k candidates are shown (CLD's selection bias)")
-    topk = st.slider("k", 1, 20, 5, help="number of shown documents") if use_topk else None
-    coupling = st.slider("coupling level η_c", 0.0, 0.6, 0.0, 0.1,
+    eta = st.slider("position-bias severity η", 0.0, 2.0, qp("eta", 1.0, float), 0.1, help="0 = no position bias")
+    noise = st.slider("click noise ε", 0.0, 0.5, qp("noise", 0.1, float), 0.05,
+                      help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
+    use_topk = st.checkbox("top-k cut-off", "topk" in st.query_params,
+                           help="only the first k candidates are shown (CLD's selection bias)")
+    topk = st.slider("k", 1, 20, qp("topk", 5, int), help="number of shown documents") if use_topk else None
+    coupling = st.slider("coupling level η_c", 0.0, 0.6, qp("coupling", 0.0, float), 0.1,
                          help="LBD individual-level observation: o_p(x) = v_p^{η·max(wᵀx′+1,0)}, w ~ U[−η_c, η_c]")
-    n_contexts = st.number_input("contexts", 0, 100_000, 0, help="contextual PBM with this many context types (0 = off)")
-    n_sessions = st.number_input("sessions", 100, 2_000_000, 20_000, 1000)
-    seed = st.number_input("seed", 0, 10_000, 0, help="seed of the click simulation")
+    n_contexts = st.number_input("contexts", 0, 100_000, qp("contexts", 0, int),
+                                 help="contextual PBM with this many context types (0 = off)")
+    n_sessions = st.number_input("sessions", 100, 2_000_000, qp("sessions", 20_000, int), 1000)
+    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int), help="seed of the click simulation")
 
+params = {"dataset": source, "data_seed": data_seed, "convention": convention, "eta": eta, "noise": noise,
+          "coupling": coupling, "contexts": n_contexts, "sessions": n_sessions, "seed": seed}
+if topk is not None:
+    params["topk"] = topk
+st.query_params.clear()
+st.query_params.update({k: str(v) for k, v in params.items()})
+
+if source == "upload" and upload is None:
+    st.info("Upload an SVMlight/LETOR file in the sidebar, or pick a built-in dataset.")
+    st.stop()
 try:
+    if upload is not None:
+        data = upload.getvalue()
+        digest = hashlib.sha256(data).hexdigest()
+        ds, key = _uploaded(upload.name, digest, data), ("upload", digest)
+    else:
+        ds, key = _dataset(spec, int(data_seed)), (spec, int(data_seed))
     cfg = ClickModelConfig(eta=eta, convention=convention, noise=noise, topk=topk, coupling=coupling,
-                           n_contexts=int(n_contexts),
-                           logging="given" if source == "ig" else "svm")
-    sim, log = _simulate(spec, int(data_seed), cfg, int(n_sessions), int(seed))
+                           n_contexts=int(n_contexts), logging="given" if source == "ig" else "svm")
+    sim, log = _simulate(ds, key, cfg, int(n_sessions), int(seed))
 except (ConfigError, DataFormatError, ValueError) as e:
-    st.error(f"Cannot simulate: {e}")
+    st.error(f"Cannot simulate: {escape_markdown(e)}")
     st.stop()
 
 st.session_state["log"] = log
-st.session_state["dataset_spec"] = (spec, int(data_seed))
+st.session_state["dataset"] = ds
 
 ctr = log.ctr_by_position()
 hid = hidden_relevant(log)
@@ -77,10 +120,12 @@ if hid["relevant"] is not None and topk is not None:
 
 n_pos = int(ctr["position"].max())
 st.plotly_chart(ctr_by_position_figure(ctr, sim.observation_curve(n_pos)), key="ctr")
+st.caption("Bars: observed CTR with 95 % binomial intervals. Black: the true expected CTR r·o of the documents "
+           "at each rank. Dashed red: the position's observation probability (right axis).")
 st.plotly_chart(clicks_per_rank_figure(log.frame), key="clicks")
 st.subheader("A sample of the log")
 st.dataframe(log.sample(50, seed=int(seed)), hide_index=True)
 d1, d2 = st.columns(2)
-d1.download_button("Download Parquet", log.to_parquet_bytes(), "clicks.parquet",
-                   help="the log with its metadata (click model, seed)")
-d2.download_button("Download CSV", log.to_csv(), "clicks.csv")
+d1.download_button("Download Parquet", log.to_parquet_bytes, "clicks.parquet",
+                   help="the log with its metadata (click model, seed); built when you click")
+d2.download_button("Download CSV", lambda: log.to_csv(), "clicks.csv", help="built when you click")

@@ -7,7 +7,7 @@ from ultr_core.errors import ConfigError
 from ultr_core.experiment import train_many
 from ultr_core.figures import observation_curve_figure, training_curves_figure
 from ultr_core.jobs import Job
-from ultr_core.sources import load_dataset, simulate_log
+from ultr_core.sources import simulate_log
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 TRAINABLE = [n for n in ALGORITHMS.values()]
@@ -16,11 +16,6 @@ TRAINABLE = [n for n in ALGORITHMS.values()]
 @st.cache_resource(show_spinner="Simulating the default click log …", max_entries=2)
 def _default():
     return simulate_log("synthetic", None, 20_000, 0)
-
-
-@st.cache_resource(max_entries=4)
-def _dataset(spec, seed):
-    return load_dataset(spec, seed)
 
 
 def _qp(name, default, cast=str):
@@ -34,9 +29,9 @@ def _qp(name, default, cast=str):
 st.title("Train & watch")
 st.caption("Training runs in the background: the charts update every second while the rest of the app stays usable.")
 
-if "log" in st.session_state and "dataset_spec" in st.session_state and "row" in st.session_state["log"].frame:
+if "log" in st.session_state and "dataset" in st.session_state and "row" in st.session_state["log"].frame:
     log = st.session_state["log"]
-    ds = _dataset(*st.session_state["dataset_spec"])
+    ds = st.session_state["dataset"]
     st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {ds.name}).")
 else:
     ds, _, log = _default()

@@ -209,3 +209,34 @@ def test_heatmaps_quick_grid_draws_figure():
     import json
     spec = json.loads(charts[0].proto.spec)
     assert sum(1 for d in spec["data"] if d["type"] == "heatmap") == 1
+
+
+def test_simulate_settings_round_trip_through_url():
+    at = page("simulate.py")
+    at.query_params["eta"] = "0.5"
+    at.query_params["topk"] = "3"
+    at.query_params["sessions"] = "2000"
+    at.run()
+    assert not at.exception
+    log = at.session_state["log"]
+    assert log.meta["click_model"]["eta"] == 0.5 and log.meta["click_model"]["topk"] == 3
+    assert log.n_sessions == 2000
+    assert at.query_params["topk"] in ("3", ["3"])
+
+
+def test_simulate_letor_upload(data_dir):
+    at = page("simulate.py").run()
+    at.sidebar.selectbox[0].select("upload").run()
+    assert at.info and "Upload" in at.info[0].value
+    raw = (data_dir / "mq2008" / "S2.txt").read_bytes()
+    at.sidebar.file_uploader[0].set_value(("S2.txt", raw, "text/plain")).run()
+    assert not at.exception and not at.error
+    assert at.session_state["dataset"].n_features == 46
+
+
+def test_simulate_bad_upload_message():
+    at = page("simulate.py").run()
+    at.sidebar.selectbox[0].select("upload").run()
+    at.sidebar.file_uploader[0].set_value(("bad.txt", b"1 qid:1 1:x\n", "text/plain")).run()
+    assert not at.exception
+    assert at.error and "line 1" in at.error[0].value and "non-numeric" in at.error[0].value

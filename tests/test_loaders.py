@@ -133,3 +133,14 @@ def test_ultra_settings_errors(tmp_path):
     (tmp_path / "settings.json").write_text('{"feature_size": "x"}')
     with pytest.raises(DataFormatError, match="feature_size"):
         load_ultra(tmp_path)
+
+
+def test_svmlight_upload_in_memory(data_dir):
+    from ultr_core.loaders import load_svmlight_upload
+    raw = (data_dir / "mq2008" / "S1.txt").read_bytes()
+    ds = load_svmlight_upload("S1.txt", raw)
+    assert sum(s.n_queries for s in ds.splits()) == load_svmlight(data_dir / "mq2008" / "S1.txt").n_queries
+    with pytest.raises(DataFormatError, match="up.txt, line 1: bad token"):
+        load_svmlight_upload("up.txt", b"1 qid:1 junk\n")
+    with pytest.raises(DataFormatError, match="need at least 3"):
+        load_svmlight_upload("up.txt", b"1 qid:1 1:0.5\n0 qid:2 1:0.1\n")

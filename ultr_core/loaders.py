@@ -27,7 +27,7 @@ from .errors import DataFormatError
 
 __all__ = [
     "read_svmlight", "load_svmlight", "load_mq2008_fold", "load_lightgbm_split",
-    "load_yahoo_sample", "load_ultra", "save_ultra", "MQ2008_FOLDS",
+    "load_yahoo_sample", "load_ultra", "save_ultra", "MQ2008_FOLDS", "load_svmlight_upload",
 ]
 
 #: MQ2008 folds as its readme gives them: fold -> (train parts, valid part, test part)
@@ -40,7 +40,13 @@ MQ2008_FOLDS = {
 }
 
 
-def _read_lines(path: Path) -> list[str]:
+def _read_lines(path) -> list[str]:
+    if isinstance(path, tuple):                      # (name, bytes) of an upload: parsed in memory
+        name, data = path
+        try:
+            return data.decode("utf-8").splitlines()
+        except UnicodeDecodeError as e:
+            raise DataFormatError(name, f"not a UTF-8 text file (byte {e.start})") from None
     if not path.exists():
         raise DataFormatError(path, "file not found")
     if path.is_dir():
@@ -76,9 +82,10 @@ def _parse_pairs(tokens, path, lineno, index_base):
 
 
 def read_svmlight(path, *, require_qid: bool = True, n_features: int | None = None):
-    """Parse an SVMlight file; returns ``(features, labels, qids|None, doc_ids|None)``."""
-    path = Path(path)
-    lines = _read_lines(path)
+    """Parse an SVMlight file (a path, or ``(name, bytes)`` for an upload); returns
+    ``(features, labels, qids|None, doc_ids|None)``."""
+    lines = _read_lines(path if isinstance(path, tuple) else Path(path))
+    path = path[0] if isinstance(path, tuple) else Path(path)
     labels, qids, docids, rows, cols, vals = [], [], [], [], [], []
     n = 0
     for lineno, raw in enumerate(lines, start=1):
@@ -140,6 +147,20 @@ def load_svmlight(path, n_features: int | None = None) -> RankingData:
     X, y, q, d = read_svmlight(path, require_qid=True, n_features=n_features)
     _check_contiguous(path, q)
     return RankingData(X, q, y, d)
+
+
+def load_svmlight_upload(name: str, data: bytes, split=(0.6, 0.2, 0.2), seed: int = 0) -> LTRDataset:
+    """An uploaded SVMlight/LETOR file (with ``qid:``) split by query into train/valid/test."""
+    X, y, q, d = read_svmlight((name, data), require_qid=True)
+    _check_contiguous(name, q)
+    full = RankingData(X, q, y, d)
+    if full.n_queries < 3:
+        raise DataFormatError(name, f"only {full.n_queries} queries: need at least 3 to split into train/valid/test")
+    order = np.random.default_rng(seed).permutation(full.n_queries)
+    n_tr = max(1, int(round(split[0] * full.n_queries)))
+    n_va = max(1, int(round(split[1] * full.n_queries)))
+    parts = (order[:n_tr], order[n_tr:n_tr + n_va], order[n_tr + n_va:])
+    return LTRDataset(name, *(full.subset_queries(np.sort(p)) for p in parts))
 
 
 def load_mq2008_fold(root, fold: int = 1, n_features: int = 46) -> LTRDataset:
