@@ -41,8 +41,15 @@ The papers use η for two different things, and this app keeps them apart:
 
 ### A guided tour
 1. **Simulate** — pick a dataset and a click model, watch the click-through rate fall with position,
-   see how many relevant documents a top-k cut hides, and download the log.
-2. More pages (training, comparisons, heat-maps, identifiability, upload) arrive as the library grows.
+   see how many relevant documents a top-k cut hides, and download the log. The URL holds the settings.
+2. **Train & watch** — train Naive, DLA, IPS, LBD, CLD … on that log and watch the loss, validation
+   nDCG and the estimated observation curve converge to the truth, live.
+3. **Compare** — methods × seeds with confidence intervals and sweeps; presets re-create the papers'
+   settings (a teacher can start there).
+4. **Heat-maps** — LBD's Figure 4: where in (λ, t) does LBD work best as coupling grows?
+5. **Identifiability** — is relevance recoverable from this log at all? The graph, its components, and
+   the merges or interventions that repair it.
+6. **Upload a log** — the same question for your own click log.
 
 *Convention:* nDCG@k uses gain 2^y − 1 and discount 1/log₂(rank+1); queries with no relevant
 document are excluded from the mean (as ULTRA does).
