@@ -161,3 +161,46 @@ def test_mq2008_oracle_dla_naive(data_dir):
                   {"train.algorithm": ["naive", "dla", "oracle"]}, seeds=[0, 1, 2], n_jobs=2)
     m = df.groupby("algorithm")["ndcg@10"].mean()
     assert m["Oracle"] > m["DLA"] > m["Naive"] + 0.03
+
+
+def test_dla_weights_are_detached_and_clipped():
+    from ultr_core.algorithms.learners import DLA
+    cfg = TrainConfig(algorithm="dla", model="linear", max_weight=5.0)
+    m = DLA(cfg, 3, 4, {})
+    with torch.no_grad():
+        m.g.copy_(torch.tensor([3.0, 0.0, -3.0, -9.0]))
+    X = torch.randn(2, 4, 3)
+    s = m.score(X)
+    w_rank, w_prop = m.weights(s, m.g.expand_as(s), torch.ones(2, 4, dtype=torch.bool))
+    assert not w_rank.requires_grad and not w_prop.requires_grad
+    assert float(w_rank.max()) == 5.0 and float(w_rank[0, 0]) == 1.0
+
+
+def test_run_grid_caches_and_resumes(tmp_path, monkeypatch):
+    import ultr_core.experiment as ex
+    base = ExperimentSpec(n_sessions=2000, train=TrainConfig(steps=20, eval_every=10, model="linear"))
+    grid = {"train.algorithm": ["naive", "dla"]}
+    progress = []
+    first = run_grid(base, grid, seeds=[0, 1], cache_dir=tmp_path, progress=lambda d, t: progress.append((d, t)))
+    assert len(first) == 4 and len(list(tmp_path.glob("*.json"))) == 4
+    assert progress[0] == (0, 4) and progress[-1] == (4, 4)
+    calls = []
+    monkeypatch.setattr(ex, "run_experiment", lambda spec: calls.append(spec))
+    again = run_grid(base, grid, seeds=[0, 1], cache_dir=tmp_path)        # everything from the cache
+    assert calls == [] and again["ndcg@10"].tolist() == first["ndcg@10"].tolist()
+    with pytest.raises(ConfigError, match="unknown grid key"):
+        run_grid(base, {"nope": [1]}, seeds=[0])
+    with pytest.raises(ConfigError, match="dask"):
+        run_grid(base, grid, seeds=[0], n_jobs=2, backend="dask")
+
+
+def test_train_cli_json(capsys):
+    import json as _json
+    from ultr_core.__main__ import main
+    assert main(["train", "--algorithm", "naive", "--sessions", "2000", "--set", "steps=30",
+                 "--set", "model=linear", "--json"]) == 0
+    out = _json.loads(capsys.readouterr().out)
+    assert {"ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map", "arp", "mcc"} <= set(out["metrics"])
+    assert out["config"]["train"]["steps"] == 30 and out["algorithm"] == "Naive"
+    assert main(["train", "--algorithm", "cld", "--sessions", "500"]) == 2      # needs --topk: clear error
+    assert "cut-off" in capsys.readouterr().err

@@ -116,14 +116,19 @@ class DLA(Learner):
         L = X.shape[1]
         s = self.score(X)
         g = self.g[:L].expand_as(s)
+        w_rank, w_prop = self.weights(s, g, m)
+        l_rank = listwise_softmax(s, c, m, w_rank)
+        l_prop = listwise_softmax(g, c, m, w_prop)
+        return l_rank + l_prop, {"loss": float(l_rank.detach()), "propensity_loss": float(l_prop.detach())}
+
+    def weights(self, s, g, m):
+        """(ô_1/ô_p, r̂_1/r̂_p) per list entry, computed without gradient and clipped."""
         with torch.no_grad():
             o = torch.softmax(g.masked_fill(~m, NEG), dim=1)
             r = torch.softmax(s.masked_fill(~m, NEG), dim=1)
             w_rank = (o[:, :1] / o.clamp(min=1e-9)).clamp(max=self.cfg.max_weight)
             w_prop = (r[:, :1] / r.clamp(min=1e-9)).clamp(max=self.cfg.max_weight)
-        l_rank = listwise_softmax(s, c, m, w_rank)
-        l_prop = listwise_softmax(g, c, m, w_prop)
-        return l_rank + l_prop, {"loss": float(l_rank.detach()), "propensity_loss": float(l_prop.detach())}
+        return w_rank, w_prop
 
     def observation(self):
         o = torch.softmax(self.g.detach(), 0).numpy()
