@@ -18,14 +18,15 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "experiments"))
 
 from ultr_core.algorithms import TrainConfig  # noqa: E402
 from ultr_core.experiment import ExperimentSpec, run_grid  # noqa: E402
-from ultr_core.figures import figure_png, sweep_figure  # noqa: E402
+from ultr_core.figures import sweep_figure  # noqa: E402
 from ultr_core.simulation import ClickModelConfig  # noqa: E402
+from _common import save as _save, table  # noqa: E402
 from ultr_core.stats import summarise  # noqa: E402
 
-RES, FIG = ROOT / "docs" / "results", ROOT / "docs" / "figures"
 MQ = ROOT.parent / "shared" / "data" / "mq2008"
 LINEAR = {"cld", "heckman"}
 ALL = ["naive", "ips", "heckman", "rankagg", "cld", "cld_pair", "oracle"]
@@ -41,25 +42,6 @@ def grid_methods(base: ExperimentSpec, grid: dict, methods, seeds, jobs) -> pd.D
     return pd.concat(parts, ignore_index=True)
 
 
-def table(summary: pd.DataFrame, by: list[str], metrics: list[str]) -> str:
-    lines = ["| " + " | ".join(by + metrics) + " |", "|" + "---|" * (len(by) + len(metrics))]
-    for _, r in summary.iterrows():
-        vals = [f"{r[m]:.4f} ± {(r[m + '_hi'] - r[m]):.4f}" for m in metrics]
-        lines.append("| " + " | ".join(str(r[b]) for b in by) + " | " + " | ".join(vals) + " |")
-    return "\n".join(lines)
-
-
-def save(name, df, md, figs):
-    RES.mkdir(parents=True, exist_ok=True)
-    FIG.mkdir(parents=True, exist_ok=True)
-    df.drop(columns=["observation", "true_observation"]).to_csv(RES / f"cld_{name}.csv", index=False)
-    for fname, fig in figs.items():
-        png = figure_png(fig)
-        if png:
-            (FIG / fname).write_bytes(png)
-            md += f"\n\n![{fname}](figures/{fname})"
-    (ROOT / "docs" / f"cld_study_{name}.md").write_text(md + "\n")
-    print(md, flush=True)
 
 
 def run(figure, seeds, jobs):
@@ -82,7 +64,7 @@ def run(figure, seeds, jobs):
         md = (f"# CLD Table 2 analogue: top-5, 10 % click noise, η ∈ {{0.1, 1}} (CLD convention), {len(seeds)} seeds\n\n"
               "Mean ± half-width of the 90 % t-interval on the test split.\n\n" + table(s, ["dataset", "eta", "algorithm"], metrics)
               + f"\n\nRe-run: `python experiments/cld_study.py --figure table2` ({time.time() - t0:.0f} s here).")
-        save("table2", df, md, {})
+        _save("cld", "table2", df, md, {})
         return
     sweeps = {
         "k": ("click.topk", [2, 3, 5, 10, 15, 20], ["naive", "ips", "heckman", "rankagg", "cld", "cld_pair"]),
@@ -106,7 +88,7 @@ def run(figure, seeds, jobs):
         figs = {f"cld_misspec_k{k}.png": sweep_figure(s[s.k == k], "assumed_eta", "ndcg@1",
                                                       title=f"nDCG@1 vs assumed η′ (true η = 1, k = {k})")
                 for k in (3, 5)}
-        save("misspec", df, md, figs)
+        _save("cld", "misspec", df, md, figs)
         return
     key, values, methods = sweeps[figure]
     df = grid_methods(base, {key: values}, methods, seeds, jobs)
@@ -114,7 +96,7 @@ def run(figure, seeds, jobs):
     md = (f"# CLD curve over {key} (synthetic, top-5 unless swept, η = 1, 10 % noise), {len(seeds)} seeds\n\n"
           + table(s, [key, "algorithm"], metrics)
           + f"\n\nRe-run: `python experiments/cld_study.py --figure {figure}` ({time.time() - t0:.0f} s here).")
-    save(figure, df, md, {f"cld_{figure}.png": sweep_figure(s, key, "ndcg@1", title=f"nDCG@1 vs {key}")})
+    _save("cld", figure, df, md, {f"cld_{figure}.png": sweep_figure(s, key, "ndcg@1", title=f"nDCG@1 vs {key}")})
 
 
 def main():

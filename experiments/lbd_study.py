@@ -15,45 +15,19 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "experiments"))
 
 from ultr_core.algorithms import TrainConfig  # noqa: E402
 from ultr_core.experiment import ExperimentSpec, run_grid  # noqa: E402
-from ultr_core.figures import figure_png, heatmap_figure, sweep_figure  # noqa: E402
+from ultr_core.figures import heatmap_figure, sweep_figure  # noqa: E402
+from _common import frame_md, save as _save, table  # noqa: E402
 from ultr_core.stats import paired_test, summarise  # noqa: E402
 
-RES, FIG = ROOT / "docs" / "results", ROOT / "docs" / "figures"
 COUPLING = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
 MQ = ROOT.parent / "shared" / "data" / "mq2008"
 
 
-def frame_md(df: pd.DataFrame, index: bool = True) -> str:
-    """A DataFrame as a Markdown table (no extra dependency)."""
-    d = df.reset_index() if index else df
-    lines = ["| " + " | ".join(map(str, d.columns)) + " |", "|" + "---|" * len(d.columns)]
-    lines += ["| " + " | ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row) + " |"
-              for row in d.itertuples(index=False)]
-    return "\n".join(lines)
 
-
-def table(summary: pd.DataFrame, by: list[str], metrics: list[str]) -> str:
-    lines = ["| " + " | ".join(by + metrics) + " |", "|" + "---|" * (len(by) + len(metrics))]
-    for _, r in summary.iterrows():
-        vals = [f"{r[m]:.4f} [{r[m + '_lo']:.4f}, {r[m + '_hi']:.4f}]" for m in metrics]
-        lines.append("| " + " | ".join(str(r[b]) for b in by) + " | " + " | ".join(vals) + " |")
-    return "\n".join(lines)
-
-
-def save(name: str, df: pd.DataFrame, md: str, figs: dict):
-    RES.mkdir(parents=True, exist_ok=True)
-    FIG.mkdir(parents=True, exist_ok=True)
-    df.drop(columns=[c for c in ("observation", "true_observation") if c in df]).to_csv(RES / f"lbd_{name}.csv", index=False)
-    for fname, fig in figs.items():
-        png = figure_png(fig)
-        if png:
-            (FIG / fname).write_bytes(png)
-            md += f"\n\n![{fname}](figures/{fname})"
-    (ROOT / "docs" / f"lbd_study_{name}.md").write_text(md + "\n")
-    print(md)
 
 
 def run(figure: str, seeds, jobs):
@@ -71,7 +45,7 @@ def run(figure: str, seeds, jobs):
         md = (f"# PBM, η = 1, synthetic default ({len(seeds)} seeds, 20,000 sessions, DNN)\n\n"
               f"Mean and 90 % t-interval on the test split.\n\n{table(s, ['algorithm'], ['ndcg@1', 'ndcg@5', 'ndcg@10', 'map'])}"
               f"\n\n{tests}\n\nRe-run: `python experiments/lbd_study.py --figure pbm` ({time.time() - t0:.0f} s here).")
-        save("pbm", df, md, {})
+        _save("lbd", "pbm", df, md, {})
     elif figure == "fig3":
         algs = ["naive", "dla", "ips", "regression_em", "pair_debias", "two_tower", "lbd", "lbd_lips", "lbd_ber",
                 "unlimited"]
@@ -85,7 +59,7 @@ def run(figure: str, seeds, jobs):
               + frame_md(wide) + "\n\nWith 90 % t-intervals:\n\n"
               + table(s, ["click.coupling", "algorithm"], ["ndcg@10"])
               + f"\n\nRe-run: `python experiments/lbd_study.py --figure fig3` ({time.time() - t0:.0f} s here).")
-        save("fig3", df, md, {
+        _save("lbd", "fig3", df, md, {
             "lbd_fig3a.png": sweep_figure(s[s.algorithm.isin(groups)], "click.coupling", "ndcg@10",
                                           title="Fig. 3a analogue: nDCG@10 vs coupling level η_c"),
             "lbd_fig3b.png": sweep_figure(s[s.algorithm.isin(ablate)], "click.coupling", "ndcg@10",
@@ -101,7 +75,7 @@ def run(figure: str, seeds, jobs):
         md = (f"# LBD Fig. 4: (λ, t) heat-maps per coupling level ({len(seeds)} seeds, synthetic default, DNN)\n\n"
               "Best cell (mean nDCG@10 over seeds) per coupling level:\n\n" + frame_md(best, index=False)
               + f"\n\nRe-run: `python experiments/lbd_study.py --figure fig4` ({time.time() - t0:.0f} s here).")
-        save("fig4", df, md, {"lbd_fig4.png": heatmap_figure(df)})
+        _save("lbd", "fig4", df, md, {"lbd_fig4.png": heatmap_figure(df)})
     elif figure == "mq2008":
         df = run_grid(ExperimentSpec(dataset=f"mq2008:{MQ}", n_sessions=50_000, train=TrainConfig(steps=600)),
                       {"train.algorithm": ["naive", "ips", "dla", "oracle"]}, seeds, n_jobs=jobs)
@@ -109,7 +83,7 @@ def run(figure: str, seeds, jobs):
         md = (f"# MQ2008 fold 1 with simulated clicks (PBM η = 1, 50,000 sessions, {len(seeds)} seeds, DNN)\n\n"
               + table(s, ["algorithm"], ["ndcg@1", "ndcg@5", "ndcg@10", "map"])
               + f"\n\nRe-run: `python experiments/lbd_study.py --figure mq2008` ({time.time() - t0:.0f} s here).")
-        save("mq2008", df, md, {})
+        _save("lbd", "mq2008", df, md, {})
 
 
 def main():

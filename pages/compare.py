@@ -8,6 +8,7 @@ from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, expand_grid, gri
 from ultr_core.figures import interval_bar_figure, sweep_figure
 from ultr_core.jobs import Job
 from ultr_core.stats import summarise
+from pages._common import job_buttons, job_progress, live
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
@@ -34,9 +35,7 @@ with st.sidebar:
     sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000, 100_000], 20_000)
     steps = st.select_slider("training steps", [100, 200, 400, 600, 1000], 400)
 
-job: Job | None = st.session_state.get("compare_job")
-b1, b2 = st.columns(2)
-if b1.button("▶ Run", type="primary", disabled=not methods or (job is not None and job.running)):
+def start():
     try:
         base = ExperimentSpec(n_sessions=sessions)
         for k, v in p["base"].items():
@@ -52,30 +51,25 @@ if b1.button("▶ Run", type="primary", disabled=not methods or (job is not None
                 vals = [int(v) for v in vals]
             grid = {key: vals, **grid}
         expand_grid(base, grid, [0])            # validates every grid key before anything runs
-        st.session_state["compare_key"] = key
-        st.session_state["compare_job"] = Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE).start()
-        job = st.session_state["compare_job"]
     except (ConfigError, ValueError) as e:
         st.error(f"Check the settings — {e}")
-if b2.button("■ Stop", disabled=job is None or not job.running):
-    job.stop()
+        return None
+    st.session_state["compare_key"] = key
+    return Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE).start()
 
 
-def live():
-    job = st.session_state.get("compare_job")
+job_buttons("compare_job", "▶ Run", start, disabled=not methods)
+
+
+def show(job):
     if job is None:
         st.caption("Choose methods (or a preset) and press Run.")
         return
-    recs = job.records
-    done, total = (recs[-1]["done"], recs[-1]["total"]) if recs else (0, 1)
-    st.progress(done / max(total, 1), text=f"{job.status}: {done} of {total} runs ({job.elapsed:.0f} s)")
+    job_progress(job)
     if job.error:
         st.error(f"The comparison failed — {job.error}")
         return
     if job.running or job.result is None or len(job.result) == 0:
-        if not job.running and st.session_state.get("compare_polling"):
-            st.session_state["compare_polling"] = False
-            st.rerun()
         return
     df = job.result
     key = st.session_state.get("compare_key")
@@ -101,11 +95,6 @@ def live():
     st.dataframe(summ.round(4), hide_index=True)
     st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),
                        "comparison.csv")
-    if st.session_state.get("compare_polling"):
-        st.session_state["compare_polling"] = False
-        st.rerun()
 
 
-running = job is not None and job.running
-st.session_state["compare_polling"] = running
-st.fragment(live, run_every=1.0 if running else None)()
+live("compare_job", show)

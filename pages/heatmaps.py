@@ -6,6 +6,7 @@ from ultr_core.algorithms import TrainConfig
 from ultr_core.experiment import ExperimentSpec, grid_job
 from ultr_core.figures import figure_png, heatmap_figure, training_curves_figure
 from ultr_core.jobs import Job
+from pages._common import job_buttons, job_progress, live
 
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "heatmaps")
 LAMBDAS, TS = [1.0, 100.0, 10000.0], [0.1, 0.2, 0.3, 0.4]
@@ -30,35 +31,26 @@ with st.sidebar:
 n_runs = len(levels) * len(LAMBDAS) * len(TS) * seeds
 st.write(f"{n_runs} runs ({len(levels)} coupling levels × 3 λ × 4 t × {seeds} seed(s)); cached under `{CACHE}/`.")
 
-job: Job | None = st.session_state.get("heat_job")
-b1, b2 = st.columns(2)
-if b1.button("▶ Run grid", type="primary", disabled=not levels or (job is not None and job.running)):
+def start():
     base = ExperimentSpec(n_sessions=sessions, train=TrainConfig(algorithm="lbd", steps=steps, model=model))
     grid = {"click.coupling": levels, "train.lbd_lambda": LAMBDAS, "train.lbd_t": TS}
-    st.session_state["heat_job"] = job = Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE,
-                                             keep_history=True).start()
-if b2.button("■ Stop", disabled=job is None or not job.running):
-    job.stop()
+    return Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE, keep_history=True).start()
 
 
-def live():
-    job = st.session_state.get("heat_job")
+job_buttons("heat_job", "▶ Run grid", start, disabled=not levels)
+
+
+def show(job):
     if job is None:
         st.caption("Press Run: the grid runs in the background (2 processes) and the heat-maps appear when it is done.")
         return
-    recs = job.records
-    done, total = (recs[-1]["done"], recs[-1]["total"]) if recs else (0, n_runs)
-    st.progress(done / max(total, 1), text=f"{job.status}: {done} of {total} runs ({job.elapsed:.0f} s)")
+    job_progress(job)
     if job.error:
         st.error(f"The grid failed — {job.error}")
-    if not job.running and st.session_state.get("heat_polling"):
-        st.session_state["heat_polling"] = False
-        st.rerun()
 
 
-running = job is not None and job.running
-st.session_state["heat_polling"] = running
-st.fragment(live, run_every=1.0 if running else None)()
+live("heat_job", show)
+job = st.session_state.get("heat_job")
 
 if job is not None and not job.running and job.result is not None and len(job.result):
     df = job.result

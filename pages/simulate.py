@@ -8,6 +8,7 @@ from ultr_core.loaders import load_svmlight_upload
 from ultr_core.simulation import ClickModelConfig, ClickSimulator, hidden_relevant
 from ultr_core.sources import load_dataset
 from ultr_core.text import escape_markdown
+from pages._common import qp
 
 SOURCES = ["synthetic", "ig", "mq2008", "yahoo", "ultra", "upload"]
 
@@ -26,14 +27,6 @@ def _uploaded(name: str, digest: str, _data: bytes):
 def _simulate(_ds, key, cfg: ClickModelConfig, n_sessions: int, seed: int):
     sim = ClickSimulator(cfg, seed=seed).fit(_ds)
     return sim, sim.simulate(_ds.train, n_sessions, seed=seed)
-
-
-def qp(name, default, cast=str):
-    """A setting from the URL (shareable links), falling back to ``default``."""
-    try:
-        return cast(st.query_params[name]) if name in st.query_params else default
-    except (TypeError, ValueError):
-        return default
 
 
 st.title("Simulate a click log")

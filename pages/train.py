@@ -8,6 +8,7 @@ from ultr_core.experiment import train_many
 from ultr_core.figures import observation_curve_figure, training_curves_figure
 from ultr_core.jobs import Job
 from ultr_core.sources import simulate_log
+from pages._common import job_buttons, live, qp
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 TRAINABLE = [n for n in ALGORITHMS.values()]
@@ -16,14 +17,6 @@ TRAINABLE = [n for n in ALGORITHMS.values()]
 @st.cache_resource(show_spinner="Simulating the default click log …", max_entries=2)
 def _default():
     return simulate_log("synthetic", None, 20_000, 0)
-
-
-def _qp(name, default, cast=str):
-    """A setting from the URL (shareable links), falling back to ``default``."""
-    try:
-        return cast(st.query_params[name]) if name in st.query_params else default
-    except (TypeError, ValueError):
-        return default
 
 
 st.title("Train & watch")
@@ -41,15 +34,15 @@ noise = log.meta.get("click_model", {}).get("noise", 0.1)
 
 with st.sidebar:
     st.header("Algorithms")
-    default_algs = [a for a in _qp("algorithms", "DLA").split(",") if a in TRAINABLE] or ["DLA"]
+    default_algs = [a for a in qp("algorithms", "DLA").split(",") if a in TRAINABLE] or ["DLA"]
     chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
                             help="each is trained on the same log; see the formulas below the charts")
-    model = st.radio("ranking model", ["dnn", "linear"], index=0 if _qp("model", "dnn") == "dnn" else 1, horizontal=True,
+    model = st.radio("ranking model", ["dnn", "linear"], index=0 if qp("model", "dnn") == "dnn" else 1, horizontal=True,
                      help="DNN = ELU MLP (64, 32); Linear = one affine layer")
-    lr = st.select_slider("learning rate", [0.001, 0.003, 0.01, 0.03, 0.1], _qp("lr", 0.01, float)
-                          if _qp("lr", 0.01, float) in (0.001, 0.003, 0.01, 0.03, 0.1) else 0.01, help="Adam step size")
-    steps = st.slider("steps", 50, 5000, _qp("steps", 600, int), 50, help="batches of 256 sessions")
-    seed = st.number_input("seed", 0, 10_000, _qp("seed", 0, int), help="initialisation and batch order")
+    lr = st.select_slider("learning rate", [0.001, 0.003, 0.01, 0.03, 0.1], qp("lr", 0.01, float)
+                          if qp("lr", 0.01, float) in (0.001, 0.003, 0.01, 0.03, 0.1) else 0.01, help="Adam step size")
+    steps = st.slider("steps", 50, 5000, qp("steps", 600, int), 50, help="batches of 256 sessions")
+    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int), help="initialisation and batch order")
     with st.expander("method hyper-parameters"):
         lam = st.select_slider("LBD gradient penalty λ", [0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0], 100.0,
                                help="Lipschitz decoupling strength (LBD §5)")
@@ -61,28 +54,25 @@ with st.sidebar:
 st.query_params.update({"algorithms": ",".join(chosen), "model": model, "lr": str(lr), "steps": str(steps),
                         "seed": str(seed)})
 
-job: Job | None = st.session_state.get("train_job")
-c1, c2 = st.columns(2)
-if c1.button("▶ Start training", type="primary", disabled=not chosen or (job is not None and job.running)):
+def start():
     try:
         configs = [TrainConfig(algorithm=NAMES[a], model=model, lr=lr, steps=steps, seed=int(seed),
                                lbd_lambda=lam, lbd_t=t, ips_eta=None if ips_true else ips_eta, cld_gamma=gamma,
                                eval_every=max(10, steps // 30)) for a in chosen]
     except ConfigError as e:
         st.error(f"Check the settings: {e}")
-        st.stop()
-    job = Job(train_many, log, ds, configs, noise=noise).start()
-    st.session_state["train_job"] = job
+        return None
     st.session_state["train_total"] = steps * len(configs)
-if c2.button("■ Stop", disabled=job is None or not job.running):
-    job.stop()
+    return Job(train_many, log, ds, configs, noise=noise).start()
+
+
+job_buttons("train_job", "▶ Start training", start, disabled=not chosen)
 
 truth = log.frame[log.frame["shown"]].groupby("position")["true_observation"].mean().to_numpy() \
     if "true_observation" in log.frame else None
 
 
-def live():
-    job = st.session_state.get("train_job")
+def show(job):
     if job is None:
         st.caption("Press Start: loss, validation nDCG@10 and the estimated observation curve appear here live.")
         return
@@ -114,14 +104,9 @@ def live():
         st.dataframe(pd.DataFrame(rows).round(4), hide_index=True)
         st.caption(f"Seed {seed}; nDCG@k excludes queries without a relevant document; MCC = Pearson correlation of "
                    "scores with the true relevance probability.")
-    if not job.running and st.session_state.get("train_polling"):
-        st.session_state["train_polling"] = False
-        st.rerun()
 
 
-running = job is not None and job.running
-st.session_state["train_polling"] = running
-st.fragment(live, run_every=1.0 if running else None)()
+live("train_job", show)
 
 with st.expander("Methods and formulas", expanded=False):
     for a in chosen:
