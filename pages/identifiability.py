@@ -24,8 +24,8 @@ def _analyse(_log, key, bias: tuple):
 
 
 @st.cache_data(show_spinner="Monte Carlo …", max_entries=16)
-def _prob(n, x, ts, trials, seed):
-    return probability_table(n, x, ts, trials, seed)
+def _prob(n, x, contexts, positions, trials, seed):
+    return probability_table(n, x, contexts, positions, trials, seed)
 
 
 st.title("Identifiability explorer")
@@ -139,13 +139,16 @@ if reveal:
             st.dataframe(table, hide_index=True)
 
 st.divider()
-st.subheader("How likely is a random log identifiable? (Example 2)")
-st.latex(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big)")
-p1, p2, p3 = st.columns(3)
-n_pairs = p1.slider("N: logged (document, factor) pairs", 500, 10_000, 3000, 500)
+st.subheader("More contexts, less identifiability (Example 2, Fig. 4c/d)")
+st.latex(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big),\qquad "
+         r"|T| = \text{contexts} \times \text{positions}")
+p1, p2, p3, p4 = st.columns(4)
+n_pairs = p1.slider("N: logged (document, factor) pairs", 1_000, 20_000, 6_000, 500,
+                    help="size of the click log in distinct (document, bias factor) pairs")
 n_x = p2.select_slider("|X|: distinct documents", [1_000, 3_000, 10_000, 30_000], 10_000)
-trials = p3.select_slider("Monte Carlo trials", [50, 100, 200, 500], 100)
-ts = [2, 5, 10, 20, 50, 100, 150, 200, 300]
-st.plotly_chart(probability_figure(_prob(n_pairs, n_x, tuple(ts), trials, 0)), key="prob")
+positions = p3.slider("positions", 1, 20, 10)
+trials = p4.select_slider("Monte Carlo trials", [50, 100, 200, 500], 100)
+ctx = (1, 2, 3, 5, 8, 10, 15, 20, 30)
+st.plotly_chart(probability_figure(_prob(n_pairs, n_x, ctx, positions, trials, 0), x="contexts"), key="prob")
 st.caption("Pairs drawn uniformly from X × T; a factor never drawn is an isolated node. The formula is the "
-           "paper's Gilbert-style approximation; the simulation counts connected graphs.")
+           "paper's Gilbert-style approximation; the simulation counts connected graphs. Seed 0.")

@@ -637,10 +637,14 @@ def identifiability_probability_mc(n_pairs: int, n_features: int, n_factors: int
     return hits / n_trials
 
 
-def probability_table(n_pairs: int, n_features: int, factor_counts, n_trials: int = 200,
+def probability_table(n_pairs: int, n_features: int, contexts, n_positions: int = 10, n_trials: int = 200,
                       seed: int = 0) -> pd.DataFrame:
-    """Formula and Monte Carlo identifiability probability for each number of factors."""
-    rows = [{"n_factors": int(T), "formula": float(identifiability_probability(n_pairs, n_features, T)),
-             "monte_carlo": identifiability_probability_mc(n_pairs, n_features, int(T), n_trials, seed)}
-            for T in factor_counts]
+    """Formula and Monte Carlo identifiability probability against the number of context
+    types: the bias factors are (context, position) pairs, |T| = contexts × positions."""
+    rows = []
+    for c in contexts:
+        T = int(c) * n_positions
+        rows.append({"contexts": int(c), "n_factors": T,
+                     "formula": float(identifiability_probability(n_pairs, n_features, T)),
+                     "monte_carlo": identifiability_probability_mc(n_pairs, n_features, T, n_trials, seed)})
     return pd.DataFrame(rows)
