@@ -143,7 +143,7 @@ st.subheader("More contexts, less identifiability (Example 2, Fig. 4c/d)")
 st.latex(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big),\qquad "
          r"|T| = \text{contexts} \times \text{positions}")
 p1, p2, p3, p4 = st.columns(4)
-n_pairs = p1.slider("N: logged (document, factor) pairs", 1_000, 20_000, 6_000, 500,
+n_pairs = p1.slider("N: logged (document, factor) pairs", 1_000, 20_000, 3_000, 500,
                     help="size of the click log in distinct (document, bias factor) pairs")
 n_x = p2.select_slider("|X|: distinct documents", [1_000, 3_000, 10_000, 30_000], 10_000)
 positions = p3.slider("positions", 1, 20, 10)
