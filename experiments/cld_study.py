@@ -67,7 +67,8 @@ def run(figure, seeds, jobs):
         _save("cld", "table2", df, md, {})
         return
     sweeps = {
-        "k": ("click.topk", [2, 3, 5, 10, 15, 20], ["naive", "ips", "heckman", "rankagg", "cld", "cld_pair"]),
+        # the synthetic default has 10 candidates per query: k = 10 would select everything
+        "k": ("click.topk", [2, 3, 4, 5, 6, 7, 8, 9], ["naive", "ips", "heckman", "rankagg", "cld", "cld_pair"]),
         "eta": ("click.eta", [0.0, 0.5, 1.0, 1.5, 2.0], ["naive", "ips", "heckman", "cld", "cld_pair"]),
         "noise": ("click.noise", [0.0, 0.1, 0.2, 0.3, 0.5], ["naive", "ips", "heckman", "cld", "cld_pair"]),
         "sessions": ("n_sessions", [2_000, 5_000, 20_000, 50_000], ["naive", "ips", "heckman", "cld", "cld_pair"]),

@@ -91,3 +91,12 @@ def test_ltrdataset_checks_widths():
     d = small()
     with pytest.raises(ValueError, match="different feature counts"):
         LTRDataset("x", d, d, d.with_features(np.zeros((5, 3), np.float32)))
+
+
+def test_errors_survive_pickling():
+    import pickle
+    from ultr_core.errors import ConfigError, DataFormatError
+    e = pickle.loads(pickle.dumps(DataFormatError("f.txt", "bad token", 3)))
+    assert (e.source, e.problem, e.line, str(e)) == ("f.txt", "bad token", 3, "f.txt, line 3: bad token")
+    c = pickle.loads(pickle.dumps(ConfigError("topk", "needs a cut-off")))
+    assert (c.field, str(c)) == ("topk", "topk: needs a cut-off")

@@ -12,6 +12,9 @@ class DataFormatError(ValueError):
         where = f"{self.source}, line {line}" if line is not None else self.source
         super().__init__(f"{where}: {problem}")
 
+    def __reduce__(self):            # picklable across worker processes (joblib)
+        return (type(self), (self.source, self.problem, self.line))
+
 
 class ConfigError(ValueError):
     """A configuration value is out of range or inconsistent; names the field."""
@@ -19,3 +22,6 @@ class ConfigError(ValueError):
     def __init__(self, field: str, problem: str):
         self.field, self.problem = field, problem
         super().__init__(f"{field}: {problem}")
+
+    def __reduce__(self):            # picklable across worker processes (joblib)
+        return (type(self), (self.field, self.problem))
