@@ -3,6 +3,7 @@ import os
 import streamlit as st
 
 from ultr_core.algorithms import ALGORITHMS
+from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
 from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, expand_grid, grid_job
 from ultr_core.figures import interval_bar_figure, sweep_figure
@@ -25,15 +26,19 @@ with st.sidebar:
                           help="re-create a paper's setting (on the synthetic default data)")
     p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
     methods = st.multiselect("methods", list(ALGORITHMS.values()), [ALGORITHMS[m] for m in p["methods"]],
-                             key=f"m_{preset}")
+                             key=f"m_{preset}", help="CLD, CLD_pair, Heckman and RankAgg need a top-k cut-off "
+                                                     "(the CLD presets set one)")
     sweep_label = {v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none")
     sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
                               help="the parameter on the x axis")
     values_txt = st.text_input("values (comma-separated)", ", ".join(map(str, p["values"])), key=f"v_{preset}",
-                               disabled=SWEEPS[sweep_name] is None)
+                               disabled=SWEEPS[sweep_name] is None,
+                               help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")
     seeds = st.slider("seeds", 1, 10, 3, help="each seed re-simulates the clicks and re-initialises training")
-    sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000, 100_000], 20_000)
-    steps = st.select_slider("training steps", [100, 200, 400, 600, 1000], 400)
+    sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000, 100_000], 20_000,
+                                help="simulated sessions per run (synthetic default data)")
+    steps = st.select_slider("training steps", [100, 200, 400, 600, 1000], 400,
+                             help="batches of 256 sessions per run; the best validation checkpoint is kept")
 
 def start():
     try:
@@ -98,3 +103,9 @@ def show(job):
 
 
 live("compare_job", show)
+
+with st.expander("Methods and formulas"):
+    for m in methods:
+        info = CATALOG[NAMES[m]]
+        st.markdown(f"**{m}** — {info['cite']}")
+        st.latex(info["latex"])

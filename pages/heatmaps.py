@@ -23,11 +23,16 @@ with st.sidebar:
                       help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level")
     paper = preset.startswith("paper")
     levels = st.multiselect("coupling levels η_c", [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
-                            [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6] if paper else [0.0, 0.3, 0.6], key=f"lv_{paper}")
-    seeds = st.slider("seeds", 1, 5, 3 if paper else 1, key=f"sd_{paper}")
-    sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000], 20_000)
-    steps = st.select_slider("training steps", [100, 200, 400, 600], 400 if not paper else 600, key=f"st_{paper}")
-    model = st.radio("ranking model", ["dnn", "linear"], horizontal=True)
+                            [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6] if paper else [0.0, 0.3, 0.6], key=f"lv_{paper}",
+                            help="one heat-map panel per coupling level (LBD §6.1)")
+    seeds = st.slider("seeds", 1, 5, 3 if paper else 1, key=f"sd_{paper}",
+                      help="each cell is the mean over these seeds (clicks and initialisation)")
+    sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000], 20_000,
+                                help="simulated sessions per run")
+    steps = st.select_slider("training steps", [100, 200, 400, 600], 400 if not paper else 600, key=f"st_{paper}",
+                             help="batches of 256 sessions per run")
+    model = st.radio("ranking model", ["dnn", "linear"], horizontal=True,
+                     help="the paper's Fig. 4 uses the DNN ranker")
 n_runs = len(levels) * len(LAMBDAS) * len(TS) * seeds
 st.write(f"{n_runs} runs ({len(levels)} coupling levels × 3 λ × 4 t × {seeds} seed(s)); cached under `{CACHE}/`.")
 

@@ -41,8 +41,9 @@ with st.sidebar:
                                               "components, or the log made on the Simulate or Upload page")
     if source.startswith("built-in"):
         k = st.slider("components K", 1, 5, 2, help="positions are cut into K blocks that never share a document")
-        sessions = st.select_slider("sessions", [20_000, 50_000, 100_000, 300_000], 100_000)
-        seed = st.number_input("seed", 0, 10_000, 0)
+        sessions = st.select_slider("sessions", [20_000, 50_000, 100_000, 300_000], 100_000,
+                                    help="more sessions give more clicks per (document, position)")
+        seed = st.number_input("seed", 0, 10_000, 0, help="seed of the data and the clicks")
         ds, log = _builtin(k, sessions, int(seed))
         key = ("builtin", k, sessions, int(seed))
         lists = (ds.train.labels, ds.train.offsets, ds.train.doc_ids)
@@ -145,9 +146,10 @@ st.latex(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X
 p1, p2, p3, p4 = st.columns(4)
 n_pairs = p1.slider("N: logged (document, factor) pairs", 1_000, 20_000, 3_000, 500,
                     help="size of the click log in distinct (document, bias factor) pairs")
-n_x = p2.select_slider("|X|: distinct documents", [1_000, 3_000, 10_000, 30_000], 10_000)
-positions = p3.slider("positions", 1, 20, 10)
-trials = p4.select_slider("Monte Carlo trials", [50, 100, 200, 500], 100)
+n_x = p2.select_slider("|X|: distinct documents", [1_000, 3_000, 10_000, 30_000], 10_000,
+                       help="number of distinct feature vectors")
+positions = p3.slider("positions", 1, 20, 10, help="each context type is combined with every position")
+trials = p4.select_slider("Monte Carlo trials", [50, 100, 200, 500], 100, help="simulated logs per point")
 ctx = (1, 2, 3, 5, 8, 10, 15, 20, 30)
 st.plotly_chart(probability_figure(_prob(n_pairs, n_x, ctx, positions, trials, 0), x="contexts"), key="prob")
 st.caption("Pairs drawn uniformly from X × T; a factor never drawn is an isolated node. The formula is the "

@@ -71,7 +71,8 @@ with st.sidebar:
                          help="LBD individual-level observation: o_p(x) = v_p^{η·max(wᵀx′+1,0)}, w ~ U[−η_c, η_c]")
     n_contexts = st.number_input("contexts", 0, 100_000, qp("contexts", 0, int),
                                  help="contextual PBM with this many context types (0 = off)")
-    n_sessions = st.number_input("sessions", 100, 2_000_000, qp("sessions", 20_000, int), 1000)
+    n_sessions = st.number_input("sessions", 100, 2_000_000, qp("sessions", 20_000, int), 1000,
+                                 help="impressions of a ranked list; queries are drawn uniformly")
     seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int), help="seed of the click simulation")
 
 params = {"dataset": source, "data_seed": data_seed, "convention": convention, "eta": eta, "noise": noise,

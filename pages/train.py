@@ -49,7 +49,8 @@ with st.sidebar:
         t = st.slider("LBD Bernoulli t", 0.0, 0.9, 0.1, 0.05, help="probability of dropping the observation term")
         ips_eta = st.slider("IPS assumed η (misspecification)", 0.0, 2.0, 1.0, 0.1,
                             help="IPS propensities o_p = v_p^η′; 'true propensities' below overrides")
-        ips_true = st.checkbox("IPS uses the true propensities", True)
+        ips_true = st.checkbox("IPS uses the true propensities", True,
+                               help="off: IPS assumes o_p = v_p^η′ with the η′ above (CLD's RQ4 misspecification)")
         gamma = st.slider("CLD γ", 0.05, 0.30, 0.15, 0.01, help="correlation of the CLD Tobit model")
 st.query_params.update({"algorithms": ",".join(chosen), "model": model, "lr": str(lr), "steps": str(steps),
                         "seed": str(seed)})

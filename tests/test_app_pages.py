@@ -240,3 +240,17 @@ def test_simulate_bad_upload_message():
     at.sidebar.file_uploader[0].set_value(("bad.txt", b"1 qid:1 1:x\n", "text/plain")).run()
     assert not at.exception
     assert at.error and "line 1" in at.error[0].value and "non-numeric" in at.error[0].value
+
+
+@pytest.mark.parametrize("name", ["simulate.py", "train.py", "compare.py", "heatmaps.py", "identifiability.py",
+                                  "upload.py"])
+def test_every_control_has_help_text(name):
+    at = page(name).run()
+    kinds = ("selectbox", "multiselect", "slider", "select_slider", "number_input", "text_input", "checkbox",
+             "radio", "toggle", "button")
+    missing = []
+    for kind in kinds:
+        for w in at.get(kind):
+            if not getattr(w, "help", "") and kind != "button":
+                missing.append(f"{kind} {w.label!r}")
+    assert not missing, f"{name}: controls without help text: {missing}"
