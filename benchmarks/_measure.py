@@ -20,4 +20,5 @@ def measure(label: str, results: dict):
         tracemalloc.stop()
         results[label] = {"seconds": round(seconds, 3), "peak_mb": round(peak / 2**20, 1),
                           "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
-        print(f"{label:<48s} {seconds:8.2f} s   peak {peak / 2**20:8.1f} MB", flush=True)
+        print(f"{label:<48s} {seconds:8.2f} s   traced peak {peak / 2**20:8.1f} MB   "
+              f"process max RSS {results[label]['max_rss_mb']:8.1f} MB", flush=True)
