@@ -135,7 +135,7 @@ if reveal:
                 col.plotly_chart(interval_bar_figure(summ, "strategy", m, f"{m} (mean, 90 % t-interval, 3 seeds)"),
                                  key=f"rep_{m}")
             if list(bias) == ["position"]:
-                truth = log.frame[log.frame.shown].groupby("position")["true_observation"].mean().to_numpy()
+                truth = log.true_observation_curve()
                 st.plotly_chart(observation_curve_figure({**curves, "truth": truth}), key="rep_curve")
             st.dataframe(table, hide_index=True)
 

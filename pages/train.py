@@ -69,8 +69,7 @@ def start():
 
 job_buttons("train_job", "▶ Start training", start, disabled=not chosen)
 
-truth = log.frame[log.frame["shown"]].groupby("position")["true_observation"].mean().to_numpy() \
-    if "true_observation" in log.frame else None
+truth = log.true_observation_curve()
 
 
 def show(job):

@@ -123,3 +123,8 @@ def test_clicklog_validation_messages(tmp_path):
     (tmp_path / "x.parquet").write_bytes(b"not parquet")
     with pytest.raises(DataFormatError, match="x.parquet"):
         ClickLog.load(tmp_path / "x.parquet")
+
+
+def test_true_observation_curve(synthetic):
+    log = ClickSimulator(ClickModelConfig(topk=4), seed=0).fit(synthetic).simulate(synthetic.train, 500)
+    assert np.allclose(log.true_observation_curve(), EYE_TRACKING[:4])

@@ -141,6 +141,13 @@ class ClickLog:
             out["expected_ctr"] = pd.Series(p, index=df.index).groupby(df["position"]).mean()
         return out.reset_index()
 
+    def true_observation_curve(self) -> np.ndarray | None:
+        """Mean true observation probability per position over shown rows (None without truth)."""
+        if "true_observation" not in self.frame:
+            return None
+        df = self.shown()
+        return df.groupby("position")["true_observation"].mean().to_numpy()
+
     def sample(self, n: int = 50, seed: int = 0) -> pd.DataFrame:
         n = min(n, len(self.frame))
         return self.frame.sample(n=n, random_state=seed).sort_values(["session_id", "position"])
