@@ -254,3 +254,15 @@ def test_every_control_has_help_text(name):
             if not getattr(w, "help", "") and kind != "button":
                 missing.append(f"{kind} {w.label!r}")
     assert not missing, f"{name}: controls without help text: {missing}"
+
+
+def test_identifiability_k_sweep_preset():
+    at = page("identifiability.py").run()
+    start = [i for i, b in enumerate(at.button) if b.label.startswith("▶ Run the K sweep")][0]
+    at.button[start].click().run()
+    at = _wait(at, "k_sweep_job", 180)
+    assert not at.exception
+    df = at.session_state["k_sweep_job"].result
+    m = df.groupby("K")["mcc"].mean()
+    assert list(df.groupby("K")["components"].first()) == [1, 2, 3, 4]
+    assert m[1] > 0.92 and m[1] > max(m[2], m[3], m[4]) + 0.05       # recovery only when connected

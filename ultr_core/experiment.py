@@ -203,6 +203,12 @@ PRESET_SWEEPS = {
     "CLD Fig. 4: cut-off k": dict(
         base={"click.convention": "reciprocal", "click.eta": 1.0}, methods=["naive", "ips", "heckman", "cld"],
         sweep="click.topk", values=[2, 3, 5, 10]),
+    "CLD Fig. 5: position-bias severity η (top-5)": dict(
+        base={"click.topk": 5, "click.convention": "reciprocal"}, methods=["naive", "ips", "heckman", "cld"],
+        sweep="click.eta", values=[0.0, 0.5, 1.0, 1.5, 2.0]),
+    "CLD Fig. 6: click noise ε (top-5, η = 1)": dict(
+        base={"click.topk": 5, "click.convention": "reciprocal", "click.eta": 1.0},
+        methods=["naive", "ips", "heckman", "cld"], sweep="click.noise", values=[0.0, 0.1, 0.2, 0.3, 0.5]),
     "CLD Fig. 7: misspecified propensity (true η = 1, k = 5)": dict(
         base={"click.topk": 5, "click.convention": "reciprocal"}, methods=["ips", "cld"], sweep="train.ips_eta,train.cld_rho_eta",
         values=[0.0, 0.5, 1.0, 1.5, 2.0]),
