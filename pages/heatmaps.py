@@ -62,7 +62,7 @@ if job is not None and not job.running and job.result is not None and len(job.re
     fig = heatmap_figure(df)
     event = st.plotly_chart(fig, key="heat", on_select="rerun", selection_mode="points")
     st.caption("Click a cell to see that run's training curves. Colours are per panel (darker = better); ★ = best cell.")
-    pts = (event.selection.points if event and event.selection else []) or []
+    pts = ((event or {}).get("selection") or {}).get("points") or []
     if pts:
         pt = pts[0]
         lam = float(str(pt["y"]).split("=")[1])

@@ -266,3 +266,19 @@ def test_identifiability_k_sweep_preset():
     m = df.groupby("K")["mcc"].mean()
     assert list(df.groupby("K")["components"].first()) == [1, 2, 3, 4]
     assert m[1] > 0.92 and m[1] > max(m[2], m[3], m[4]) + 0.05       # recovery only when connected
+
+
+def test_heatmaps_click_a_cell_shows_its_curves():
+    at = page("heatmaps.py").run()
+    at.sidebar.multiselect[0].set_value([0.0]).run()
+    at.sidebar.select_slider[0].set_value(5_000).run()
+    at.sidebar.select_slider[1].set_value(50).run()
+    at.button[0].click().run()
+    at = _wait(at, "heat_job", 180)
+    # what the browser sends when a cell is clicked (Streamlit's plotly selection state)
+    at.session_state["heat"] = {"selection": {"points": [{"x": "t=0.2", "y": "λ=100", "curve_number": 0}],
+                                              "point_indices": [0], "box": [], "lasso": []}}
+    at.run()
+    assert not at.exception
+    assert [h.value for h in at.subheader] == ["η_c = 0, λ = 100, t = 0.2"]
+    assert len(at.get("plotly_chart")) == 3            # the heat-map and the cell's two curves
