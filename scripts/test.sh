@@ -3,7 +3,12 @@
 # and runs the whole test suite.  Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install -q -r requirements.txt
+pip_log=$(mktemp)
+if ! python -m pip install -q -r requirements.txt 2>"$pip_log"; then
+  cat "$pip_log" >&2; rm -f "$pip_log"; exit 1
+fi
+grep -v "is ignored: it is neither a file nor a directory" "$pip_log" >&2 || true   # the image's extra indexes
+rm -f "$pip_log"
 if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing Debian chromium for the browser test …"
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
