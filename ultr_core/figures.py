@@ -191,15 +191,16 @@ def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "c
     (each panel on its own scale, darker = better, as in the paper), best cell marked ★."""
     from plotly.subplots import make_subplots
     levels = sorted(cells[panel].unique())
-    fig = make_subplots(rows=1, cols=len(levels), subplot_titles=[f"η_c = {v:g}" for v in levels],
-                        horizontal_spacing=0.03)
+    means = cells.groupby([panel, row, col])[metric].mean()
+    titles = [f"η_c = {v:g}<br><sub>{means[v].min():.3f}–{means[v].max():.3f}</sub>" for v in levels]
+    fig = make_subplots(rows=1, cols=len(levels), subplot_titles=titles, horizontal_spacing=0.03)
     for i, lv in enumerate(levels, start=1):
         part = cells[cells[panel] == lv].groupby([row, col])[metric].mean().unstack(col)
         part = part.sort_index(ascending=False)
         z = part.to_numpy()
         ys = [f"λ={v:g}" for v in part.index]
         xs = [f"t={v:g}" for v in part.columns]
-        fig.add_heatmap(z=z, x=xs, y=ys, colorscale="Blues", showscale=i == len(levels),
+        fig.add_heatmap(z=z, x=xs, y=ys, colorscale="Blues", showscale=False,
                         zmin=np.nanmin(z), zmax=np.nanmax(z), customdata=np.full(z.shape, lv),
                         hovertemplate="%{y}, %{x}<br>" + metric + " = %{z:.4f}<extra>η_c=%{customdata}</extra>",
                         row=1, col=i)
@@ -208,8 +209,10 @@ def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "c
                         marker=dict(size=1, color="#d62728"), showlegend=False, hoverinfo="skip", row=1, col=i)
         if i > 1:
             fig.update_yaxes(showticklabels=False, row=1, col=i)
-    fig.update_layout(title=f"LBD (λ, t) grid: {metric} per coupling level (darker = better, ★ = best)",
-                      template="plotly_white", height=330, margin=dict(l=60, r=20, t=80, b=40))
+    fig.update_layout(title=f"LBD (λ, t) grid: {metric} per coupling level (each panel on its own scale, "
+                            f"range under its title; darker = better, ★ = best)",
+                      template="plotly_white", height=370, margin=dict(l=60, r=20, t=120, b=40),
+                      title_y=0.97)
     return fig
 
 
