@@ -76,8 +76,7 @@ bias = st.multiselect("bias factor columns", extra, ["position"] if "position" i
 if not bias:
     st.stop()
 try:
-    n_factors = log.frame.groupby(bias).ngroups
-    an = analyse_identifiability(log, bias, merge=True, intervene=n_factors <= 2000)
+    an = analyse_identifiability(log, bias, merge=True, intervene=True)
 except (ConfigError, DataFormatError, ValueError) as e:
     st.error(f"We could not analyse the log — {escape_markdown(e)}")
     st.stop()

@@ -130,3 +130,13 @@ def test_cli_human_summary_and_error(tmp_path):
     r = subprocess.run([sys.executable, "-m", "ultr_core", "ig", str(tmp_path / "none.csv")],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "none.csv" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_report_skips_intervention_for_huge_graphs():
+    from ultr_core.reports import analyse_identifiability
+    from ultr_core.synthetic import make_contextual_log
+    log = make_contextual_log(n_sessions=2000, n_queries=1000, n_contexts=300, n_docs=10**7, seed=0)
+    an = analyse_identifiability(log, ["context", "position"], merge=True, intervene=True,
+                                 max_intervention_components=50)
+    assert an.intervention_plan is None and "at most 50" in an.report["intervention_skipped"]
+    assert an.report["n_components_after_merge"] == 1

@@ -26,7 +26,7 @@ class IdentifiabilityAnalysis:
 
 def analyse_identifiability(log: ClickLog, bias=None, merge: bool = False, intervene: bool = False,
                             context_vectors=None, seed: int = 0, max_listed: int = 200,
-                            document=("doc_id",)) -> IdentifiabilityAnalysis:
+                            document=("doc_id",), max_intervention_components: int = 2000) -> IdentifiabilityAnalysis:
     """Graph statistics, and with ``merge`` / ``intervene`` the proposed merges / swaps with
     their costs and the component count afterwards (a JSON-ready ``report``).
 
@@ -50,6 +50,10 @@ def analyse_identifiability(log: ClickLog, bias=None, merge: bool = False, inter
         out["n_merges"] = len(plan.pairs)
         out["merge_total_cost"] = plan.total_cost
         out["n_components_after_merge"] = plan.merged_graph().n_components
+    if intervene and g.n_components > max_intervention_components:
+        out["intervention_skipped"] = (f"{g.n_components:,} components: node intervention is planned for at most "
+                                       f"{max_intervention_components:,}; node merging applies at any size")
+        intervene = False
     if intervene:
         groups = plan.factor_groups()
         fit = fit_embedding(log, "dla", bias=list(g.bias_columns), groups=groups, factors=g.factors,
@@ -57,7 +61,8 @@ def analyse_identifiability(log: ClickLog, bias=None, merge: bool = False, inter
         # fit.doc_ids and the graph's document codes both follow the sorted doc_id values
         rel = np.zeros(g.n_documents)
         rel[: len(fit.relevance)] = fit.relevance
-        ip = plan_interventions(g, rel, fit.observation[groups], seed=seed)
+        ip = plan_interventions(g, rel, fit.observation[groups], seed=seed,
+                                max_components=max_intervention_components)
         swaps = ip.swaps.copy()
         doc_values = g.documents[swaps["document"].to_numpy()]
         if "doc_key" in log.frame:       # user logs keep the file's own document ids
@@ -129,6 +134,8 @@ def format_report(rep: dict) -> str:
                      f"{rep['merge_total_cost']:.4g} → {rep['n_components_after_merge']} component(s)")
         lines += [f"    merge {m['label_a']} with {m['label_b']}  (distance {m['cost']:.4g})"
                   for m in rep["merges"][:20]]
+    if "intervention_skipped" in rep:
+        lines.append(f"Node intervention: skipped — {rep['intervention_skipped']}")
     if "interventions" in rep:
         lines.append(f"Node intervention: {rep['n_interventions']} swap(s), total cost "
                      f"{rep['intervention_total_cost']:.4g} → {rep['n_components_after_intervention']} component(s)")
