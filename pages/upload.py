@@ -1,3 +1,4 @@
+import hashlib
 import json
 
 import streamlit as st
@@ -6,6 +7,16 @@ from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.reports import analyse_identifiability, format_report
 from ultr_core.text import escape_markdown
 from ultr_core.userlogs import TARGETS, guess_mapping, infer_format, peek_columns, read_user_log
+
+@st.cache_resource(show_spinner="Reading the log …", max_entries=4)
+def _read(name: str, digest: str, _data: bytes, fmt: str, columns: tuple, doc_columns: tuple):
+    return read_user_log(_data, fmt, columns=dict(columns) or None, doc_columns=list(doc_columns) or None, name=name)
+
+
+@st.cache_resource(show_spinner="Building the identifiability graph …", max_entries=8)
+def _analyse(_log, key: tuple, bias: tuple):
+    return analyse_identifiability(_log, list(bias), merge=True, intervene=True)
+
 
 st.title("Upload a click log")
 st.caption("Check whether the relevance in your own log can be recovered at all: we build its identifiability "
@@ -59,8 +70,10 @@ if fmt != "yandex":
             st.stop()
     columns = {src: tgt for tgt, src in chosen.items() if src != "(none)" and src != tgt}
 
+digest = hashlib.sha256(data).hexdigest()
+read_key = (up.name, digest, fmt, tuple(sorted((columns or {}).items())), tuple(doc_columns or ()))
 try:
-    log, notes = read_user_log(data, fmt, columns=columns or None, doc_columns=doc_columns, name=up.name)
+    log, notes = _read(up.name, digest, data, fmt, read_key[3], read_key[4])
 except DataFormatError as e:
     st.error(f"We could not read the log — {escape_markdown(e)}")
     st.stop()
@@ -76,7 +89,7 @@ bias = st.multiselect("bias factor columns", extra, ["position"] if "position" i
 if not bias:
     st.stop()
 try:
-    an = analyse_identifiability(log, bias, merge=True, intervene=True)
+    an = _analyse(log, read_key, tuple(bias))
 except (ConfigError, DataFormatError, ValueError) as e:
     st.error(f"We could not analyse the log — {escape_markdown(e)}")
     st.stop()
