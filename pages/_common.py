@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ultr_core.reports import analyse_identifiability
+
+
+@st.cache_resource(show_spinner="Building the identifiability graph …", max_entries=8)
+def cached_analysis(_log, key: tuple, bias: tuple):
+    """The identifiability analysis (graph, merges, interventions) of a log, cached by ``key``
+    (what identifies the log) and the bias columns."""
+    return analyse_identifiability(_log, list(bias), merge=True, intervene=True)
+
 
 def qp(name: str, default, cast=str):
     """A setting from the URL (shareable links), falling back to ``default`` when absent or invalid."""

@@ -5,8 +5,8 @@ from ultr_core.figures import (component_sizes_figure, identifiability_graph_fig
                                observation_curve_figure, probability_figure)
 from ultr_core.identifiability import probability_table
 from ultr_core.jobs import Job
-from ultr_core.reports import analyse_identifiability, compare_repairs, components_sweep
-from pages._common import job_buttons, job_progress, live
+from ultr_core.reports import compare_repairs, components_sweep
+from pages._common import cached_analysis, job_buttons, job_progress, live
 from ultr_core.simulation import ClickModelConfig
 from ultr_core.sources import simulate_log
 from ultr_core.stats import summarise
@@ -17,11 +17,6 @@ from ultr_core.text import escape_markdown
 def _builtin(k: int, sessions: int, seed: int):
     ds, _, log = simulate_log(f"ig:{k}", ClickModelConfig(logging="given"), sessions, seed, seed)
     return ds, log
-
-
-@st.cache_resource(show_spinner="Building the identifiability graph …", max_entries=8)
-def _analyse(_log, key, bias: tuple):
-    return analyse_identifiability(_log, list(bias), merge=True, intervene=True)
 
 
 @st.cache_data(show_spinner="Monte Carlo …", max_entries=16)
@@ -64,7 +59,7 @@ if not bias:
     st.warning("Pick at least one bias-factor column in the sidebar.")
     st.stop()
 try:
-    an = _analyse(log, key, tuple(bias))
+    an = cached_analysis(log, key, tuple(bias))
 except (ConfigError, DataFormatError, ValueError) as e:
     st.error(f"Cannot build the graph: {escape_markdown(e)}")
     st.stop()

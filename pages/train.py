@@ -11,7 +11,7 @@ from ultr_core.sources import simulate_log
 from pages._common import job_buttons, live, qp
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
-TRAINABLE = [n for n in ALGORITHMS.values()]
+TRAINABLE = list(ALGORITHMS.values())
 
 
 @st.cache_resource(show_spinner="Simulating the default click log …", max_entries=2)

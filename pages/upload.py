@@ -4,18 +4,14 @@ import json
 import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.reports import analyse_identifiability, format_report
+from ultr_core.reports import format_report
 from ultr_core.text import escape_markdown
 from ultr_core.userlogs import TARGETS, guess_mapping, infer_format, peek_columns, read_user_log
+from pages._common import cached_analysis
 
 @st.cache_resource(show_spinner="Reading the log …", max_entries=4)
 def _read(name: str, digest: str, _data: bytes, fmt: str, columns: tuple, doc_columns: tuple):
     return read_user_log(_data, fmt, columns=dict(columns) or None, doc_columns=list(doc_columns) or None, name=name)
-
-
-@st.cache_resource(show_spinner="Building the identifiability graph …", max_entries=8)
-def _analyse(_log, key: tuple, bias: tuple):
-    return analyse_identifiability(_log, list(bias), merge=True, intervene=True)
 
 
 st.title("Upload a click log")
@@ -89,7 +85,7 @@ bias = st.multiselect("bias factor columns", extra, ["position"] if "position" i
 if not bias:
     st.stop()
 try:
-    an = _analyse(log, read_key, tuple(bias))
+    an = cached_analysis(log, read_key, tuple(bias))
 except (ConfigError, DataFormatError, ValueError) as e:
     st.error(f"We could not analyse the log — {escape_markdown(e)}")
     st.stop()

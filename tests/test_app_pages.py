@@ -131,7 +131,6 @@ def test_upload_yandex():
 
 
 def _wait(at, key, timeout=60):
-    import time
     job = at.session_state[key]
     assert job.join(timeout), "the background job did not finish"
     return at.run()

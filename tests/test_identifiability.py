@@ -1,5 +1,4 @@
 import itertools
-import json
 
 import networkx as nx
 import numpy as np

@@ -6,7 +6,7 @@ from ultr_core.clicklog import ClickLog
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.simulation import (EYE_TRACKING, ClickModelConfig, ClickSimulator,
                                   position_observation, relevance_probability)
-from ultr_core.synthetic import make_identifiability_data, make_synthetic_ltr
+from ultr_core.synthetic import make_identifiability_data
 
 
 def test_relevance_probability_matches_spec():

@@ -15,7 +15,6 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .algorithms import TrainConfig, evaluate, fit

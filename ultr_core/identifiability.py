@@ -189,10 +189,6 @@ class IdentifiabilityGraph:
         return pd.DataFrame({"component": np.arange(self.n_components), "factors": self.sizes,
                              "share": self.sizes / self.n_factors, "members": members})
 
-    def factor_documents(self) -> np.ndarray:
-        """Number of distinct documents seen with each factor."""
-        return np.bincount(self.fac, minlength=self.n_factors)
-
     def edges(self, max_edges: int | None = None) -> np.ndarray:
         """Distinct IG edges (t, t′) with t < t′, enumerated per document (vectorised by
         document degree).  Raises if more than ``max_edges`` pairs would be enumerated."""
@@ -271,7 +267,7 @@ def _codes(frame: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, pd.DataFra
         key = key * len(uniq) + codes
     codes, ukey = pd.factorize(key, sort=True)
     parts, rest = [], ukey
-    for codes_c, uniq in reversed(per):
+    for _, uniq in reversed(per):
         parts.append(np.asarray(uniq)[rest % len(uniq)])
         rest = rest // len(uniq)
     keys = pd.DataFrame(dict(zip(cols, reversed(parts))))

@@ -56,6 +56,21 @@ def _discounts(width):
     return 1.0 / np.log2(np.arange(2, width + 2))
 
 
+def _per_query(num, den, per_query: bool):
+    """num/den per query, NaN where den is 0 (no relevant document); their mean over the rest."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.where(den > 0, num / den, np.nan)
+    if per_query:
+        return q
+    return float(np.nanmean(q)) if np.any(den > 0) else float("nan")
+
+
+def _binary_ranked(scores, labels, offsets, threshold):
+    """0/1 relevance (y ≥ threshold) per query in ranked order, and the 1-based ranks."""
+    Y, _ = ranked_labels(scores, labels, offsets)
+    return (Y >= threshold).astype(np.float64), np.arange(1, Y.shape[1] + 1)
+
+
 def ndcg(scores, labels, offsets, k: int = 10, per_query: bool = False):
     """Mean nDCG@k over queries with a relevant document (see module conventions)."""
     Y, _ = ranked_labels(scores, labels, offsets)
@@ -65,38 +80,20 @@ def ndcg(scores, labels, offsets, k: int = 10, per_query: bool = False):
     dcg = (gains[:, :kk] * disc[:kk]).sum(axis=1)
     ideal = -np.sort(-gains, axis=1)
     idcg = (ideal[:, :kk] * disc[:kk]).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        q = np.where(idcg > 0, dcg / idcg, np.nan)
-    if per_query:
-        return q
-    return float(np.nanmean(q)) if np.any(idcg > 0) else float("nan")
+    return _per_query(dcg, idcg, per_query)
 
 
 def average_precision(scores, labels, offsets, threshold: int = 1, per_query: bool = False):
     """Mean average precision with binary relevance ``y ≥ threshold``."""
-    Y, _ = ranked_labels(scores, labels, offsets)
-    rel = (Y >= threshold).astype(np.float64)
-    hits = np.cumsum(rel, axis=1)
-    prec = hits / np.arange(1, Y.shape[1] + 1)
-    n_rel = rel.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        q = np.where(n_rel > 0, (prec * rel).sum(axis=1) / n_rel, np.nan)
-    if per_query:
-        return q
-    return float(np.nanmean(q)) if np.any(n_rel > 0) else float("nan")
+    rel, ranks = _binary_ranked(scores, labels, offsets, threshold)
+    prec = np.cumsum(rel, axis=1) / ranks
+    return _per_query((prec * rel).sum(axis=1), rel.sum(axis=1), per_query)
 
 
 def arp(scores, labels, offsets, threshold: int = 1, per_query: bool = False):
     """Average relevant position (1-based; lower is better)."""
-    Y, _ = ranked_labels(scores, labels, offsets)
-    rel = (Y >= threshold).astype(np.float64)
-    n_rel = rel.sum(axis=1)
-    ranks = np.arange(1, Y.shape[1] + 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        q = np.where(n_rel > 0, (rel * ranks).sum(axis=1) / n_rel, np.nan)
-    if per_query:
-        return q
-    return float(np.nanmean(q)) if np.any(n_rel > 0) else float("nan")
+    rel, ranks = _binary_ranked(scores, labels, offsets, threshold)
+    return _per_query((rel * ranks).sum(axis=1), rel.sum(axis=1), per_query)
 
 
 def mcc(predicted, true) -> float:

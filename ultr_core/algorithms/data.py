@@ -32,10 +32,6 @@ class SessionData:
     def n_sessions(self) -> int:
         return len(self.rows)
 
-    def subset(self, idx: np.ndarray) -> "SessionData":
-        return SessionData(self.rows[idx], self.clicks[idx], self.shown[idx], self.candidate[idx],
-                           None if self.true_obs is None else self.true_obs[idx], self.n_positions)
-
     def with_clicks(self) -> np.ndarray:
         """Indices of sessions with at least one click."""
         return np.flatnonzero(self.clicks.sum(axis=1) > 0)

@@ -1,7 +1,6 @@
 """Ranking models: Linear and DNN (ELU MLP), with any number of outputs."""
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 __all__ = ["make_model"]

@@ -24,7 +24,7 @@ from ..simulation import position_observation
 from .config import TrainConfig
 from .data import SessionData
 from .models import make_model
-from .training import FitResult, _batch, train_loop
+from .training import FitResult, train_loop
 
 __all__ = ["fit_selection", "candidate_table"]
 
