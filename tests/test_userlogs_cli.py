@@ -82,7 +82,7 @@ def test_yandex(tmp_path):
     assert len(df) == 8 and log.n_sessions == 3
     assert df[df.click == 1][["session_id", "position"]].values.tolist() == [[0, 2], [1, 1]]
     # a document is the pair (query, URL): u2 under query 5 is one document at positions 2 and 3
-    u2q5 = df[(df.doc_key == "5/u2")]
+    u2q5 = df[(df.doc_key == "u2") & (df.query_key == "5")]
     assert u2q5["doc_id"].nunique() == 1 and sorted(u2q5["position"]) == [2, 3]
     assert any("ignored 1 click" in n for n in notes)
 
@@ -112,7 +112,7 @@ def test_ultra_directory(tmp_path):
 def test_cli_json(tmp_path, capsys):
     f = tmp_path / "log.csv"
     f.write_text("query_id,doc_id,position,click\n1,a,1,1\n1,b,2,0\n2,c,3,0\n2,d,4,1\n3,c,4,0\n")
-    assert main(["ig", str(f), "--json", "--merge", "--intervene"]) == 0
+    assert main(["ig", str(f), "--json", "--merge", "--intervene", "--document", "global"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["n_nodes"] == 4 and out["n_components"] == 3 and out["component_sizes"] == [2, 1, 1]
     assert out["identifiable"] is False

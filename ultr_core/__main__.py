@@ -9,19 +9,33 @@ from .errors import ConfigError, DataFormatError
 
 
 def _ig(a) -> int:
+    from .identifiability.ingestion import ingest
     from .reports import format_report, identifiability_report
-    from .userlogs import read_user_log
-    log, notes = read_user_log(a.path, a.format)
-    bias = [c.strip() for c in a.bias.split(",")] if a.bias else ["position"]
-    rep = identifiability_report(log, bias, merge=a.merge, intervene=a.intervene, seed=a.seed)
-    rep["notes"] = notes
+    bias = [c.strip() for c in a.bias.split(",") if c.strip()] if a.bias else ["position"]
+    columns = dict(kv.split("=", 1) for kv in a.column) if a.column else None
+    table = ingest(a.path, a.format, bias=bias, columns=columns, document=a.document,
+                   doc_columns=[c.strip() for c in a.doc_columns.split(",")] if a.doc_columns else None,
+                   engine=a.engine, scheduler=a.scheduler, memory_limit=a.memory_limit)
+    rep = identifiability_report(table, bias, merge=a.merge, intervene=a.intervene, seed=a.seed,
+                                 estimate=None if a.estimate == "none" else a.estimate,
+                                 n_bootstrap=a.bootstrap)
+    rep["notes"] = list(table.notes)
+    rep["source"] = a.path
     if a.json:
-        print(json.dumps(rep, default=float))
+        print(json.dumps(rep, default=_json_default))
     else:
-        for n in notes:
+        for n in table.notes:
             print(f"note: {n}")
         print(format_report(rep))
     return 0
+
+
+def _json_default(v):
+    if hasattr(v, "item"):
+        return v.item()
+    if isinstance(v, tuple):
+        return list(v)
+    return str(v)
 
 
 def _simulate(a) -> int:
@@ -62,10 +76,27 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ultr_core", description="ULTR Explorer core tools")
     sub = ap.add_subparsers(dest="cmd", required=True)
     ig = sub.add_parser("ig", help="identifiability report of a click log")
-    ig.add_argument("path", help="click log: CSV/TSV/Parquet file, ULTRA directory or Yandex log")
-    ig.add_argument("--format", choices=["csv", "tsv", "parquet", "ultra", "yandex"],
-                    help="file format (inferred from the path when omitted)")
-    ig.add_argument("--bias", default="position", help="comma-separated bias-factor columns (default: position)")
+    ig.add_argument("path", help="click log: CSV/TSV/Parquet file or glob (gzip too), ULTRA directory, "
+                                 "Yandex (2011 / CLARA2, 2013) or Baidu-ULTR session file")
+    ig.add_argument("--format", choices=["csv", "tsv", "parquet", "ultra", "yandex", "yandex2013", "baidu"],
+                    help="file format (default: from the extension, else sniffed from the content)")
+    ig.add_argument("--bias", default="position", help="comma-separated bias-factor columns (default: %(default)s)")
+    ig.add_argument("--document", choices=["query", "global"], default="query",
+                    help="a document is the (query_id, doc_id) pair ('query', default) or doc_id alone ('global')")
+    ig.add_argument("--doc-columns", help="comma-separated feature columns that identify a document instead")
+    ig.add_argument("--column", action="append", metavar="FILE_COLUMN=NAME",
+                    help="map a file column onto query_id, doc_id, position, click or shown (repeatable)")
+    ig.add_argument("--estimate", default="all_pairs",
+                    choices=["none", "pivot_one", "adjacent_chain", "all_pairs", "em"],
+                    help="observation curve per IG component (default: %(default)s; Agarwal et al. 2019 "
+                         "intervention harvesting, or a PBM fitted by EM)")
+    ig.add_argument("--bootstrap", type=int, default=100,
+                    help="document-bootstrap resamples for the 90%% intervals (default: %(default)s)")
+    ig.add_argument("--engine", choices=["duckdb", "dask"], default="duckdb",
+                    help="out-of-core aggregation engine (default: %(default)s)")
+    ig.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for --engine dask")
+    ig.add_argument("--memory-limit", default="2GB", help="DuckDB memory limit; larger work spills to a "
+                                                           "temporary directory (default: %(default)s)")
     ig.add_argument("--merge", action="store_true", help="propose node merges that connect the graph")
     ig.add_argument("--intervene", action="store_true", help="propose node interventions (swaps)")
     ig.add_argument("--seed", type=int, default=0)

@@ -24,7 +24,7 @@ import pandas as pd
 from .clicklog import ClickLog
 from .errors import ConfigError
 
-__all__ = ["ctr_table", "fit_embedding", "EmbeddingResult", "EMBEDDING_METHODS"]
+__all__ = ["ctr_table", "fit_embedding", "fit_counts", "EmbeddingResult", "EMBEDDING_METHODS"]
 
 EMBEDDING_METHODS = ("dla", "regression_em", "two_tower")
 
@@ -60,39 +60,63 @@ class EmbeddingResult:
     observation: np.ndarray      #: ô per group
     doc_ids: np.ndarray
     history: list
+    iterations: int = 0          #: iterations run
+    converged: bool = False      #: the largest parameter change fell below ``tol``
 
 
 def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
+def _ratio(num, den):
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
 def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, factors=None,
                   n_iter: int = 200, seed: int = 0, lr: float = 0.2, on_step=None, stop=None,
-                  every: int = 10) -> EmbeddingResult:
-    """Fit an embedding model (see module docstring).  ``on_step(record)`` is called every
-    ``every`` iterations with {step, loss}; ``stop`` (a threading.Event) ends early."""
+                  every: int = 10, tol: float = 0.0) -> EmbeddingResult:
+    """Fit an embedding model (see module docstring) on a click log.  ``on_step(record)`` is
+    called every ``every`` iterations with {step, loss}; ``stop`` (a threading.Event) ends early."""
+    d, g, n, c, D, G, doc_ids = ctr_table(log, bias, groups, factors)
+    return fit_counts(d, g, n, c, D, G, method, n_iter, seed, lr, tol, None, on_step, stop, every, doc_ids)
+
+
+def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int = 200, seed: int = 0,
+               lr: float = 0.2, tol: float = 0.0, init=None, on_step=None, stop=None, every: int = 10,
+               doc_ids=None) -> EmbeddingResult:
+    """Fit on (document code ``d``, group code ``g``, impressions ``n``, clicks ``c``) arrays —
+    the click-through table of a log or of an IG built from counts.  Stops after ``n_iter``
+    iterations or when the largest change of r̂ and ô falls below ``tol`` (> 0).  ``init``
+    = (r, o) starts from given values instead of uniform random ones."""
     if method not in EMBEDDING_METHODS:
         raise ConfigError("method", f"unknown embedding method {method!r}; use one of {EMBEDDING_METHODS}")
-    d, g, n, c, D, G, doc_ids = ctr_table(log, bias, groups, factors)
-    if len(n) == 0:
+    d, g = np.asarray(d, np.int64), np.asarray(g, np.int64)
+    n, c = np.asarray(n, np.float64), np.asarray(c, np.float64)
+    if len(n) == 0 or n.sum() == 0:
         raise ConfigError("log", "no shown rows to fit")
     rng = np.random.default_rng(seed)
-    r, o = rng.uniform(0, 1, D), rng.uniform(0, 1, G)
-    ctr = c / n
+    if init is not None:
+        r, o = np.asarray(init[0], np.float64).copy(), np.asarray(init[1], np.float64).copy()
+    else:
+        r, o = rng.uniform(0, 1, D), rng.uniform(0, 1, G)
+    ctr = _ratio(c, n)
     history = []
     a = np.log(np.clip(r, 1e-3, 1 - 1e-3) / (1 - np.clip(r, 1e-3, 1 - 1e-3)))
     b = np.log(np.clip(o, 1e-3, 1 - 1e-3) / (1 - np.clip(o, 1e-3, 1 - 1e-3)))
     m = {k: 0.0 for k in ("ma", "va", "mb", "vb")}
+    nd, ng = np.bincount(d, n, D), np.bincount(g, n, G)
+    converged, step = False, 0
     for step in range(1, n_iter + 1):
+        r_old, o_old = r, o
         if method == "dla":
-            r = np.clip(np.bincount(d, n * ctr * o[g], D) / np.maximum(np.bincount(d, n * o[g] ** 2, D), 1e-12), 0, 1)
-            o = np.clip(np.bincount(g, n * ctr * r[d], G) / np.maximum(np.bincount(g, n * r[d] ** 2, G), 1e-12), 0, 1)
+            r = np.clip(_ratio(np.bincount(d, n * ctr * o[g], D), np.bincount(d, n * o[g] ** 2, D)), 0, 1)
+            o = np.clip(_ratio(np.bincount(g, n * ctr * r[d], G), np.bincount(g, n * r[d] ** 2, G)), 0, 1)
         elif method == "regression_em":
             p = np.clip(o[g] * r[d], 0, 1 - 1e-9)
             post_r = c + (n - c) * (1 - o[g]) * r[d] / (1 - p)
             post_o = c + (n - c) * o[g] * (1 - r[d]) / (1 - p)
-            r = np.clip(np.bincount(d, post_r, D) / np.bincount(d, n, D), 0, 1)
-            o = np.clip(np.bincount(g, post_o, G) / np.bincount(g, n, G), 0, 1)
+            r = np.clip(_ratio(np.bincount(d, post_r, D), nd), 0, 1)
+            o = np.clip(_ratio(np.bincount(g, post_o, G), ng), 0, 1)
         else:
             sa, sb = _sigmoid(a), _sigmoid(b)
             p = np.clip(sa[d] * sb[g], 1e-9, 1 - 1e-9)
@@ -112,6 +136,10 @@ def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, fa
             history.append(rec)
             if on_step is not None:
                 on_step(rec)
+        if tol > 0 and max(np.abs(r - r_old).max(initial=0), np.abs(o - o_old).max(initial=0)) < tol:
+            converged = True
+            break
         if stop is not None and stop.is_set():
             break
-    return EmbeddingResult(r, o, doc_ids, history)
+    ids = np.arange(D) if doc_ids is None else doc_ids
+    return EmbeddingResult(r, o, ids, history, step, converged)

@@ -7,9 +7,11 @@ import numpy as np
 import pandas as pd
 
 from .clicklog import ClickLog
-from .embedding import fit_embedding
+from .embedding import fit_counts, fit_embedding
 from .identifiability import (IdentifiabilityGraph, InterventionPlan, MergePlan, bias_feature_vectors,
                               plan_interventions, plan_merges)
+from .identifiability.estimation import estimate_bias_full
+from .identifiability.ingestion import CountTable
 from .metrics import mcc, ndcg
 
 __all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "identifiability_report",
@@ -24,20 +26,31 @@ class IdentifiabilityAnalysis:
     intervention_plan: InterventionPlan | None = None
 
 
-def analyse_identifiability(log: ClickLog, bias=None, merge: bool = False, intervene: bool = False,
+def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool = False,
                             context_vectors=None, seed: int = 0, max_listed: int = 200,
-                            document=("doc_id",), max_intervention_components: int = 2000) -> IdentifiabilityAnalysis:
+                            document=("doc_id",), max_intervention_components: int = 2000,
+                            estimate: str | None = None, n_bootstrap: int = 100,
+                            alpha: float = 0.1) -> IdentifiabilityAnalysis:
     """Graph statistics, and with ``merge`` / ``intervene`` the proposed merges / swaps with
-    their costs and the component count afterwards (a JSON-ready ``report``).
+    their costs and the component count afterwards, and with ``estimate`` (an estimator of
+    :mod:`ultr_core.identifiability.estimation`) the observation curve of every component
+    (a JSON-ready ``report``).
 
+    ``log`` is a :class:`ClickLog` (its ``document`` columns identify documents) or a
+    :class:`~ultr_core.identifiability.ingestion.CountTable` from :func:`ingest` (out of core).
     Merging uses the context vectors a simulated log carries (else one-hot contexts), with
     10·position appended.  Intervention costs need r̂ and ô; as in the paper (App. C.3) they
-    come from embedding DLA fitted after node merging.
+    come from embedding DLA fitted after node merging, on the graph's click counts.
     """
-    g = IdentifiabilityGraph.from_log(log, bias, document=document)
+    is_log = isinstance(log, ClickLog)
+    table = CountTable.from_log(log, bias, document) if is_log else log
+    g = IdentifiabilityGraph.from_counts(table)
     out = g.statistics()
-    if context_vectors is None and "context" in g.bias_columns and log.meta.get("context_vectors"):
-        context_vectors = np.asarray(log.meta["context_vectors"])     # simulated logs carry them
+    out["n_clicks"] = int(g.clicks.sum())
+    out["document_columns"] = list(table.document)
+    meta = log.meta if is_log else {}
+    if context_vectors is None and "context" in g.bias_columns and meta.get("context_vectors"):
+        context_vectors = np.asarray(meta["context_vectors"])     # simulated logs carry them
     use_vectors = context_vectors is not None and "context" in g.bias_columns
     out["merge_features"] = ("context vectors + 10·position" if use_vectors else
                              "position" if list(g.bias_columns) == ["position"] else
@@ -56,31 +69,45 @@ def analyse_identifiability(log: ClickLog, bias=None, merge: bool = False, inter
         intervene = False
     if intervene:
         groups = plan.factor_groups()
-        fit = fit_embedding(log, "dla", bias=list(g.bias_columns), groups=groups, factors=g.factors,
-                            n_iter=100, seed=seed)
-        # fit.doc_ids and the graph's document codes both follow the sorted doc_id values
-        rel = np.zeros(g.n_documents)
-        rel[: len(fit.relevance)] = fit.relevance
-        ip = plan_interventions(g, rel, fit.observation[groups], seed=seed,
-                                max_components=max_intervention_components)
+        if g.clicks.sum() == 0:
+            out["intervention_warning"] = ("the log has no clicks, so r̂ and ô cannot be estimated: every swap "
+                                           "costs the same and the swaps shown are one valid choice, not the "
+                                           "cheapest (fallback: r̂ = ô = 0.5)")
+            rel, obs = np.full(g.n_documents, 0.5), np.full(g.n_factors, 0.5)
+        else:
+            fit = fit_counts(g.doc, groups[g.fac], g.impressions, g.clicks, g.n_documents, int(groups.max()) + 1,
+                             "dla", n_iter=100, seed=seed)
+            rel, obs = fit.relevance, fit.observation[groups]
+        ip = plan_interventions(g, rel, obs, seed=seed, max_components=max_intervention_components)
         swaps = ip.swaps.copy()
         doc_values = g.documents[swaps["document"].to_numpy()]
-        if "doc_key" in log.frame:       # user logs keep the file's own document ids
+        if is_log and "doc_key" in log.frame:       # user logs keep the file's own document ids
             key = log.frame.drop_duplicates("doc_id").set_index("doc_id")["doc_key"]
             doc_values = key.reindex(doc_values).to_numpy()
-        swaps["document"] = [v.item() if hasattr(v, "item") else v for v in doc_values]
+        swaps["document"] = [_plain(v) for v in doc_values]
         out["interventions"] = swaps.head(max_listed)[["document", "from_label", "to_label", "cost"]] \
             .to_dict("records")
         out["n_interventions"] = len(swaps)
         out["intervention_total_cost"] = ip.total_cost
         out["n_components_after_intervention"] = ip.intervened_graph().n_components
+    if estimate:
+        est = estimate_bias_full(g, estimate, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)
+        out["position_bias"] = {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha,
+                                "notes": est.notes, "curves": est.to_records()}
     return IdentifiabilityAnalysis(g, out, plan, ip)
 
 
-def identifiability_report(log: ClickLog, bias=None, merge: bool = False, intervene: bool = False,
-                           context_vectors=None, seed: int = 0, max_listed: int = 200) -> dict:
-    """The JSON-ready report of :func:`analyse_identifiability`."""
-    return analyse_identifiability(log, bias, merge, intervene, context_vectors, seed, max_listed).report
+def _plain(v):
+    """A JSON-friendly scalar or tuple (numpy scalars unwrapped)."""
+    if isinstance(v, tuple):
+        return tuple(_plain(x) for x in v)
+    return v.item() if hasattr(v, "item") else v
+
+
+def identifiability_report(log, bias=None, merge: bool = False, intervene: bool = False,
+                           context_vectors=None, seed: int = 0, max_listed: int = 200, **kw) -> dict:
+    """The JSON-ready report of :func:`analyse_identifiability` (same arguments)."""
+    return analyse_identifiability(log, bias, merge, intervene, context_vectors, seed, max_listed, **kw).report
 
 
 def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=None, offsets=None,
@@ -134,6 +161,8 @@ def format_report(rep: dict) -> str:
                      f"{rep['merge_total_cost']:.4g} → {rep['n_components_after_merge']} component(s)")
         lines += [f"    merge {m['label_a']} with {m['label_b']}  (distance {m['cost']:.4g})"
                   for m in rep["merges"][:20]]
+    if "intervention_warning" in rep:
+        lines.append(f"  warning: {rep['intervention_warning']}")
     if "intervention_skipped" in rep:
         lines.append(f"Node intervention: skipped — {rep['intervention_skipped']}")
     if "interventions" in rep:
@@ -141,6 +170,21 @@ def format_report(rep: dict) -> str:
                      f"{rep['intervention_total_cost']:.4g} → {rep['n_components_after_intervention']} component(s)")
         lines += [f"    show document {s['document']} at {s['to_label']} (seen at {s['from_label']}; cost {s['cost']:.4g})"
                   for s in rep["interventions"][:20]]
+    if "position_bias" in rep:
+        pb = rep["position_bias"]
+        level = round(100 * (1 - pb["alpha"]))
+        lines.append(f"Observation (position bias) per component — {pb['method']}, {level} % document-bootstrap "
+                     f"intervals ({pb['n_bootstrap']} resamples), normalised to 1 at each component's first factor:")
+        for note in pb["notes"]:
+            lines.append(f"  note: {note}")
+        curves = pd.DataFrame(pb["curves"])
+        for comp, grp in (curves.groupby("component", sort=True) if len(curves) else []):
+            lines.append(f"  component {comp}:")
+            for r in grp.head(30).itertuples(index=False):
+                band = (f"[{r.lower:.3f}, {r.upper:.3f}]" if r.lower is not None and np.isfinite(r.lower)
+                        else "[—]")
+                val = f"{r.estimate:.3f}" if r.estimate is not None and np.isfinite(r.estimate) else "—"
+                lines.append(f"    {r.label:<28s} {val:>7s}  {band}   ({r.impressions:,} impressions)")
     return "\n".join(lines)
 
 

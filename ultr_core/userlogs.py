@@ -11,11 +11,18 @@ Formats:
 * **ultra** — an ULTRA directory with click files is rare; we read its ``train`` split's
   ``init_list`` as displayed lists and, when present, ``train/train.clicks``
   (``qid c c …`` aligned with ``init_list``; one session per line).
-* **yandex** — the Yandex relevance-prediction log used by click-model libraries
-  (tab-separated; query rows ``SessionID TimePassed Q QueryID RegionID URL1 … URLn``,
-  click rows ``SessionID TimePassed C URLID``).  Every Q row is one impression; a click
-  belongs to the latest impression of its session that shows the URL.  A document is the
-  pair (query, URL).
+* **yandex**, **yandex2013**, **baidu** — real public log formats, parsed by the vectorised
+  readers of :mod:`ultr_core.logformats` (Yandex relevance prediction / CLARA2, Yandex
+  personalized search 2013, Baidu-ULTR raw sessions).
+
+**Documents.**  Relevance belongs to a query–document pair, so by default (``document="query"``)
+a document is the pair (query_id, doc_id) in every format: the same URL shown for two queries is
+two documents.  ``document="global"`` makes ``doc_id`` alone the document (e.g. one-hot ids
+that recur across queries); ``doc_columns`` identifies documents by feature columns.  The
+file's own ids stay readable in ``query_key`` and ``doc_key``.
+
+The format is taken from the extension when it is telling, else sniffed from the content
+(files without an extension, gzip without ``.gz``).
 
 Readers return ``(log, notes)``: ``notes`` lists what was repaired (duplicates dropped,
 clicks that matched no impression).  Unfixable problems raise
@@ -31,6 +38,7 @@ import pandas as pd
 
 from .clicklog import ClickLog
 from .errors import DataFormatError
+from .identifiability.coding import factor_codes
 
 __all__ = ["read_user_log", "infer_format", "peek_columns", "guess_mapping", "FORMATS", "MAX_ROWS",
            "TARGETS"]
@@ -42,49 +50,70 @@ _ALIASES = {"query_id": ("query_id", "qid", "query", "queryid"), "doc_id": ("doc
             "position": ("position", "pos", "rank"), "click": ("click", "clicked", "clicks"),
             "session_id": ("session_id", "session", "sessionid", "sid"), "shown": ("shown",)}
 
-FORMATS = ("csv", "tsv", "parquet", "ultra", "yandex")
+FORMATS = ("csv", "tsv", "parquet", "ultra", "yandex", "yandex2013", "baidu")
 MAX_ROWS = 50_000_000
 
 
-def infer_format(path) -> str:
-    p = Path(str(path))
-    if p.is_dir():
+def infer_format(path, name: str | None = None) -> str:
+    """Format of a path or bytes: the extension when telling, else the content (a directory
+    is an ULTRA directory)."""
+    from .logformats import infer_format as _infer
+    if not isinstance(path, (bytes, bytearray, memoryview)) and Path(str(path)).is_dir():
         return "ultra"
-    ext = p.suffix.lower()
-    return {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet",
-            ".txt": "yandex", ".log": "yandex"}.get(ext, "csv")
+    return _infer(path, name)
 
 
 def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
-                  doc_columns: list | None = None, name: str | None = None):
+                  doc_columns: list | None = None, name: str | None = None, document: str = "query"):
     """Read a user's click log.  ``source`` is a path or a bytes buffer (uploads); ``name``
     is used in messages (defaults to the path).  Returns ``(ClickLog, notes)``."""
+    from .logformats import TEXT_FORMATS, read_normalised
     name = name or str(source)
-    fmt = (fmt or infer_format(source if not isinstance(source, (bytes, io.IOBase)) else name)).lower()
+    if isinstance(source, io.IOBase):
+        source = source.read()
+    if isinstance(source, (bytes, bytearray, memoryview)) and len(source) == 0:
+        raise DataFormatError(name, "the file is empty")
+    fmt = (fmt or infer_format(source, name)).lower()
     if fmt not in FORMATS:
         raise DataFormatError(name, f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    if isinstance(source, bytes):
-        source = io.BytesIO(source)
-    if fmt == "yandex":
-        return _read_yandex(source, name)
+    if fmt in TEXT_FORMATS:
+        df, notes = read_normalised(source, fmt, name)
+        log, more = frame_to_log(df, name, columns, doc_columns, document)
+        return log, notes + more
     if fmt == "ultra":
-        return _read_ultra_clicks(Path(source), name)
+        return _read_ultra_clicks(Path(source), name, document)
+    buf = io.BytesIO(bytes(source)) if isinstance(source, (bytes, bytearray, memoryview)) else source
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
-            table = pq.read_table(source)
+            table = pq.read_table(buf)
             df = table.to_pandas()
             raw = (table.schema.metadata or {}).get(b"ultr_core.meta")
             if raw and all(c in df.columns for c in ("session_id", "query_id", "doc_id", "position",
                                                      "shown", "click")) and not columns:
                 import json
-                from .clicklog import ClickLog
                 return ClickLog._from_frame(df, json.loads(raw), name), []   # a log this library wrote
         else:
-            df = pd.read_csv(source, sep="\t" if fmt == "tsv" else ",")
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError) as e:
-        raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0]}") from None
-    return frame_to_log(df, name, columns, doc_columns)
+            df = pd.read_csv(buf, sep="\t" if fmt == "tsv" else ",", compression=_compression(source),
+                             encoding="utf-8-sig")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError,
+            EOFError) as e:
+        raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
+            from None
+    except Exception as e:        # noqa: BLE001 — pyarrow raises several types for a broken Parquet file
+        raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0][:200]}") from None
+    return frame_to_log(df, name, columns, doc_columns, document)
+
+
+def _compression(source) -> str | None:
+    """'gzip' when the content is gzip (whatever the name says)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return "gzip" if bytes(source[:2]) == b"\x1f\x8b" else None
+    try:
+        with open(source, "rb") as f:
+            return "gzip" if f.read(2) == b"\x1f\x8b" else None
+    except OSError:
+        return None
 
 
 def peek_columns(source, fmt: str, name: str = "upload") -> list[str]:
@@ -95,7 +124,9 @@ def peek_columns(source, fmt: str, name: str = "upload") -> list[str]:
         if fmt == "parquet":
             import pyarrow.parquet as pq
             return list(pq.read_schema(source).names)
-        return list(pd.read_csv(source, sep="\t" if fmt == "tsv" else ",", nrows=5).columns)
+        return list(pd.read_csv(source, sep="\t" if fmt == "tsv" else ",", nrows=5, encoding="utf-8-sig",
+                                compression=_compression(source.getvalue() if isinstance(source, io.BytesIO)
+                                                         else source)).columns)
     except Exception as e:        # any parser failure is reported as a format problem
         raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
             from None
@@ -114,7 +145,7 @@ def guess_mapping(columns: list[str]) -> dict:
 
 
 def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
-                 doc_columns: list | None = None):
+                 doc_columns: list | None = None, document: str = "query"):
     """Map a user table onto the ClickLog schema (see the module docstring)."""
     notes = []
     if columns:
@@ -160,9 +191,14 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
     out["query_id"] = pd.factorize(out["query_id"], sort=True)[0]
     if doc_columns:
         out["doc_id"] = out.groupby(list(doc_columns), sort=True, dropna=False).ngroup()
-    else:
+    elif document == "global":
         out["doc_key"] = out["doc_id"].astype(str)
         out["doc_id"] = pd.factorize(out["doc_id"], sort=True)[0]
+    elif document == "query":             # the document is the (query, doc_id) pair
+        out["doc_key"] = out["doc_id"].astype(str)
+        out["doc_id"] = factor_codes(out, ["query_id", "doc_key"])[0]
+    else:
+        raise DataFormatError(name, f"document={document!r}: use 'query' or 'global'")
     if "session_id" not in out:
         new = (out["query_id"].diff().fillna(1) != 0) | (out["position"].diff().fillna(-1) <= 0)
         out["session_id"] = np.cumsum(new.to_numpy()) - 1
@@ -183,67 +219,7 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
     return log, notes
 
 
-def _read_lines(source, name):
-    try:
-        if isinstance(source, io.IOBase):
-            data = source.read()
-            text = data.decode("utf-8") if isinstance(data, bytes) else data
-        else:
-            text = Path(source).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataFormatError(name, "file not found") from None
-    except UnicodeDecodeError as e:
-        raise DataFormatError(name, f"not a UTF-8 text file (byte {e.start})") from None
-    return text.splitlines()
-
-
-def _read_yandex(source, name):
-    impressions = []                  # (session, query, [urls])
-    last_for = {}                     # (session, url) -> impression index
-    clicks = set()
-    orphan = 0
-    for lineno, raw in enumerate(_read_lines(source, name), start=1):
-        if not raw.strip():
-            continue
-        f = raw.rstrip("\n").split("\t")
-        if len(f) < 3:
-            raise DataFormatError(name, f"expected tab-separated fields, got {raw[:60]!r}", lineno)
-        kind = f[2]
-        if kind == "Q":
-            if len(f) < 6:
-                raise DataFormatError(name, "query row needs SessionID TimePassed Q QueryID RegionID URL…",
-                                      lineno)
-            idx = len(impressions)
-            impressions.append((f[0], f[3], f[5:]))
-            for u in f[5:]:
-                last_for[(f[0], u)] = idx
-        elif kind == "C":
-            if len(f) != 4:
-                raise DataFormatError(name, "click row needs SessionID TimePassed C URLID", lineno)
-            idx = last_for.get((f[0], f[3]))
-            if idx is None:
-                orphan += 1
-            else:
-                clicks.add((idx, f[3]))
-        else:
-            raise DataFormatError(name, f"record type {kind!r} is neither Q nor C", lineno)
-    if not impressions:
-        raise DataFormatError(name, "the log is empty (no query rows)")
-    sess = np.repeat(np.arange(len(impressions)), [len(u) for _, _, u in impressions])
-    q = np.repeat([qq for _, qq, _ in impressions], [len(u) for _, _, u in impressions])
-    urls = [u for _, _, us in impressions for u in us]
-    pos = np.concatenate([np.arange(1, len(us) + 1) for _, _, us in impressions])
-    clk = np.array([(i, u) in clicks for i, u in zip(sess, urls)], dtype=np.int8)
-    df = pd.DataFrame({"session_id": sess, "query_id": q, "url": urls, "position": pos, "click": clk})
-    notes = []
-    if orphan:
-        notes.append(f"ignored {orphan:,} click(s) on a URL no earlier impression of the session showed")
-    df["doc_key"] = df["query_id"].astype(str) + "/" + df["url"].astype(str)
-    log, more = frame_to_log(df.rename(columns={"url": "url_id"}), name, doc_columns=["query_id", "url_id"])
-    return log, notes + [n for n in more if "session" not in n]
-
-
-def _read_ultra_clicks(root: Path, name):
+def _read_ultra_clicks(root: Path, name, document: str = "query"):
     from .loaders import _read_lines as read_lines
     init = root / "train" / "train.init_list"
     clk = root / "train" / "train.clicks"
@@ -266,7 +242,7 @@ def _read_ultra_clicks(root: Path, name):
         for p, (d, cc) in enumerate(zip(idx, c), start=1):
             rows.append((i, tok[0], d, p, cc))
     df = pd.DataFrame(rows, columns=["session_id", "query_id", "doc_id", "position", "click"])
-    log, notes = frame_to_log(df, name)
+    log, notes = frame_to_log(df, name, document=document)
     if click_lines is None:
         notes.append("no train/train.clicks: all clicks are 0 (the graph does not need clicks)")
     return log, notes

@@ -53,6 +53,19 @@ class UnionFind:
         return np.array([self.find(i) for i in range(len(self.parent))], dtype=np.int64)
 
 
+def _distinct_pairs(doc: np.ndarray, fac: np.ndarray, n_docs: int, n_factors: int):
+    """Distinct (doc, fac) pairs (first-seen order) and each input pair's index among them.
+    One int64 key per pair when n_docs·n_factors fits, else a two-column hash."""
+    if n_docs * max(n_factors, 1) < 2 ** 62:
+        inv, key = pd.factorize(doc * n_factors + fac)       # hash-based: faster than np.unique
+        key = np.asarray(key, np.int64)
+        return key // n_factors, key % n_factors, np.asarray(inv, np.int64)
+    frame = pd.DataFrame({"d": doc, "f": fac})
+    inv = frame.groupby(["d", "f"], sort=False).ngroup().to_numpy(np.int64)
+    first = pd.Series(inv).drop_duplicates().sort_values().index.to_numpy()
+    return doc[first], fac[first], inv
+
+
 def _relabel_by_size(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Renumber component labels so that 0 is the largest (ties: smallest original label)."""
     uniq, inv, counts = np.unique(labels, return_inverse=True, return_counts=True)
@@ -89,6 +102,8 @@ class IdentifiabilityGraph:
     component: np.ndarray = field(repr=False)
     sizes: np.ndarray = field(repr=False)
     documents: np.ndarray | None = field(default=None, repr=False)   # document value of each code
+    impressions: np.ndarray | None = field(default=None, repr=False)  # per (doc, fac) pair, from counts
+    clicks: np.ndarray | None = field(default=None, repr=False)
 
     # ---------------------------------------------------------------- build
     @classmethod
@@ -126,13 +141,32 @@ class IdentifiabilityGraph:
         fac = np.asarray(fac, np.int64)
         n_factors = len(factors) if factors is not None else int(fac.max()) + 1
         n_docs = n_documents if n_documents is not None else int(doc.max()) + 1
-        key = pd.unique(doc * n_factors + fac)          # hash-based: much faster than np.unique here
-        d, f = key // n_factors, key % n_factors
+        d, f, _ = _distinct_pairs(doc, fac, n_docs, n_factors)
         comp, sizes = _relabel_by_size(_components(d, f, n_docs, n_factors))
         if factors is None:
             factors = pd.DataFrame({"factor": np.arange(n_factors)})
         return cls(tuple(bias_columns), factors.reset_index(drop=True), d, f,
                    int(n_rows if n_rows is not None else len(doc)), int(n_docs), comp, sizes)
+
+    @classmethod
+    def from_counts(cls, table) -> "IdentifiabilityGraph":
+        """IG of a :class:`~ultr_core.identifiability.ingestion.CountTable` (distinct
+        (document, factor) rows with impressions and clicks), keeping the counts per
+        (document, factor) pair in ``impressions`` / ``clicks`` for estimation and fitting."""
+        frame = table.frame
+        if len(frame) == 0:
+            raise ConfigError("log", "the log has no shown rows: nothing to build a graph from")
+        fcode, fkeys = factor_codes(frame, list(table.bias))
+        dcode, dkeys = factor_codes(frame, list(table.document))
+        n_f, n_d = len(fkeys), len(dkeys)
+        d, f, inv = _distinct_pairs(dcode, fcode, n_d, n_f)
+        imp = np.bincount(inv, frame["impressions"].to_numpy(np.float64), len(d)).astype(np.int64)
+        clk = np.bincount(inv, frame["clicks"].to_numpy(np.float64), len(d)).astype(np.int64)
+        comp, sizes = _relabel_by_size(_components(d, f, n_d, n_f))
+        docs = dkeys.iloc[:, 0].to_numpy() if dkeys.shape[1] == 1 else \
+            np.asarray(list(map(tuple, dkeys.to_numpy())), dtype=object)
+        return cls(tuple(table.bias), fkeys.reset_index(drop=True), d, f, int(imp.sum()), int(n_d), comp, sizes,
+                   docs, imp, clk)
 
     # ---------------------------------------------------------------- views
     @property

@@ -1,0 +1,352 @@
+"""Real click logs: factor coding, document keys, readers for real formats (written here from
+their documented layouts), out-of-core ingestion (DuckDB, Dask) and per-component position
+bias estimation checked against an independent implementation and the simulator's truth."""
+import gzip
+import json
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ultr_core.__main__ import main
+from ultr_core.errors import DataFormatError
+from ultr_core.identifiability import IdentifiabilityGraph, factor_codes
+from ultr_core.identifiability.estimation import estimate_bias, estimate_bias_full
+from ultr_core.identifiability.ingestion import CountTable, ingest
+from ultr_core.logformats import sniff_format
+from ultr_core.reports import analyse_identifiability
+from ultr_core.userlogs import read_user_log
+
+TWO_ROWS = "query_id,doc_id,position,click,vertical\n1,X,1,1,web\n2,Y,2,0,\n"
+
+
+# --------------------------------------------------------------------------- coding
+@pytest.mark.parametrize("bias", [["position", "vertical"], ["vertical", "position"]])
+def test_missing_value_is_its_own_level_in_any_column_order(tmp_path, capsys, bias):
+    f = tmp_path / "two.csv"
+    f.write_text(TWO_ROWS)
+    assert main(["ig", str(f), "--bias", ",".join(bias), "--json", "--estimate", "none"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    # two documents, each at its own factor: two components, never identifiable
+    assert rep["n_nodes"] == 2 and rep["n_components"] == 2 and rep["identifiable"] is False
+
+
+def test_missing_level_never_merges_with_a_value():
+    df = pd.DataFrame({"p": [1, 1, 2], "v": ["web", None, "web"]})
+    codes, keys = factor_codes(df, ["p", "v"])
+    assert len(set(codes)) == 3
+    g = IdentifiabilityGraph.from_counts(CountTable(df.assign(doc=[0, 0, 1], impressions=1, clicks=0),
+                                                    ("doc",), ("p", "v")))
+    assert sorted(g.factor_labels()) == ["(p=1, v=(missing))", "(p=1, v=web)", "(p=2, v=web)"]
+
+
+def test_six_columns_of_100k_values_decode_exactly():
+    rng = np.random.default_rng(0)
+    n = 100_000
+    df = pd.DataFrame({f"c{i}": rng.permutation(n) * 7 + i for i in range(6)})   # 10^5 distinct per column
+    codes, keys = factor_codes(df, list(df.columns))
+    assert codes.min() == 0 and codes.max() == len(keys) - 1 == n - 1
+    back = keys.iloc[codes].reset_index(drop=True)
+    pd.testing.assert_frame_equal(back, df, check_dtype=False)       # every label decodes to its row
+
+
+_value = st.one_of(st.none(), st.integers(0, 3), st.sampled_from(["a", "b"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), _value, _value, _value), min_size=1, max_size=40),
+       st.permutations(["x", "y", "z"]))
+def test_coding_and_components_invariant_to_column_order(rows, order):
+    df = pd.DataFrame(rows, columns=["doc", "x", "y", "z"]).astype({"x": object, "y": object, "z": object})
+    base, _ = factor_codes(df, ["x", "y", "z"])
+    perm, _ = factor_codes(df, list(order))
+    # the same partition of rows into factors, whatever the order
+    assert (pd.factorize(base)[0] == pd.factorize(perm)[0]).all()
+    table = df.assign(impressions=1, clicks=0)
+    a = IdentifiabilityGraph.from_counts(CountTable(table, ("doc",), ("x", "y", "z")))
+    b = IdentifiabilityGraph.from_counts(CountTable(table, ("doc",), tuple(order)))
+    assert a.n_components == b.n_components and sorted(a.sizes) == sorted(b.sizes)
+    # a missing value never shares a code with a present one
+    for col in ("x", "y", "z"):
+        miss = df[col].isna().to_numpy()
+        if miss.any() and (~miss).any():
+            assert not set(base[miss]) & set(base[~miss])
+
+
+# --------------------------------------------------------------------------- document keys
+def test_document_is_query_doc_pair_unless_global(tmp_path, capsys):
+    f = tmp_path / "log.csv"
+    f.write_text("query_id,doc_id,position,click\nq1,a,1,1\nq2,a,2,0\n")
+    log, _ = read_user_log(f)
+    assert log.frame["doc_id"].nunique() == 2                      # 'a' under two queries: two documents
+    log, _ = read_user_log(f, document="global")
+    assert log.frame["doc_id"].nunique() == 1
+    assert main(["ig", str(f), "--json", "--estimate", "none"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_components"] == 2
+    assert main(["ig", str(f), "--json", "--estimate", "none", "--document", "global"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_components"] == 1
+
+
+# --------------------------------------------------------------------------- readers
+# Yandex relevance prediction, as NAVER's CLARA2 writes it: click rows padded with empty tab
+# fields, CRLF line ends, a BOM, a blank line.
+CLARA2 = ("\ufeff7\t0\tQ\t100\t1\t11\t12\t13\t\t\r\n7\t5\tC\t12\t\t\t\t\t\t\r\n\r\n"
+          "7\t9\tQ\t100\t1\t12\t11\r\n7\t12\tC\t12\t\t\r\n8\t0\tQ\t101\t1\t14\t15\r\n8\t3\tC\t15\r\n8\t4\tC\t99\r\n")
+
+
+def _expected_clara(df):
+    assert len(df) == 7 and df["click"].sum() == 3
+    clicked = df[df["click"] == 1][["query_key", "doc_key", "position"]].values.tolist()
+    assert clicked == [["100", "12", 2], ["100", "12", 1], ["101", "15", 2]]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_yandex_clara2_padded_crlf_bom_gzip_without_extension(tmp_path, gz):
+    data = CLARA2.encode()
+    f = tmp_path / "clara2_search_log"                   # no extension
+    f.write_bytes(gzip.compress(data) if gz else data)
+    assert sniff_format(f) == "yandex"
+    log, notes = read_user_log(f)                        # format sniffed from the content
+    _expected_clara(log.frame)
+    assert any("ignored 1 click" in n for n in notes)
+    log2, _ = read_user_log(f, "yandex")
+    assert log2.frame.equals(log.frame)
+    log3, _ = read_user_log(f.read_bytes(), name="upload")   # the upload path (bytes)
+    assert log3.frame["click"].sum() == 3
+
+
+def test_cli_reads_clara2_with_and_without_format(tmp_path, capsys):
+    f = tmp_path / "clara2"
+    f.write_text(CLARA2)
+    for extra in ([], ["--format", "yandex"]):
+        assert main(["ig", str(f), "--json", "--bootstrap", "20"] + extra) == 0
+        rep = json.loads(capsys.readouterr().out)
+        assert rep["n_rows"] == 7 and rep["n_clicks"] == 3 and rep["n_nodes"] == 3
+        assert "position_bias" in rep
+
+
+@pytest.mark.parametrize("text, problem, line", [
+    ("7\t0\tQ\t100\n", "query row needs", 1),
+    ("7\t0\tQ\t100\t1\t11\n7\t0\tX\t5\n", "neither Q nor C", 2),
+    ("7\t0\tQ\t100\t1\t11\n\n7\t0\tC\t\t\n", "click row needs", 3),
+    ("7 0 Q 100 1 11\n", "tab-separated", 1),
+])
+def test_yandex_errors_name_the_line(tmp_path, text, problem, line):
+    f = tmp_path / "y.txt"
+    f.write_text(text)
+    with pytest.raises(DataFormatError) as e:
+        read_user_log(f, "yandex")
+    assert problem in str(e.value) and e.value.line == line
+
+
+# Yandex personalized web search (WSCD 2013): M, Q/T, C records; clicks name their SERP.
+WSCD = ("1\tM\t3\t77\n"
+        "1\t0\tQ\t0\t500\t1,2\t31,4\t32,4\t33,5\n"
+        "1\t10\tC\t0\t32\n"
+        "1\t20\tT\t1\t501\t3\t33,5\t31,4\n"
+        "1\t25\tC\t1\t31\n"
+        "2\tM\t4\t78\n"
+        "2\t0\tQ\t0\t500\t1,2\t32,4\t31,4\n"
+        "2\t5\tC\t0\t99\n")
+
+
+def test_yandex2013_records_serp_clicks_and_domain(tmp_path, capsys):
+    f = tmp_path / "train"
+    f.write_text(WSCD)
+    assert sniff_format(f) == "yandex2013"
+    log, notes = read_user_log(f)
+    df = log.frame
+    assert len(df) == 7 and df["click"].sum() == 2 and "domain" in df
+    clicked = df[df.click == 1][["query_key", "doc_key", "position"]].values.tolist()
+    assert clicked == [["500", "32", 2], ["501", "31", 2]]
+    assert any("ignored 1 click" in n for n in notes)
+    assert main(["ig", str(f), "--bias", "position,domain", "--json", "--estimate", "none"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_nodes"] == 4      # (1,4) (2,4) (3,5) (1,5)
+
+
+def test_yandex2013_error_line(tmp_path):
+    f = tmp_path / "train"
+    f.write_text("1\tM\t3\t77\n1\t0\tQ\t0\t500\t1,2\t31\n")
+    with pytest.raises(DataFormatError) as e:
+        read_user_log(f, "yandex2013")
+    assert "URL,Domain" in str(e.value) and e.value.line == 2
+
+
+def _baidu_doc(pos, url, mm, click):
+    f = [""] * 32
+    f[0], f[1], f[2], f[3], f[4], f[5] = str(pos), url, "\x01".join(["5", "6"]), "7\x018", str(mm), str(click)
+    f[9], f[10] = "120", "3.5"
+    return "\t".join(f)
+
+
+def test_baidu_sessions_gzip_and_display_features(tmp_path, capsys):
+    lines = ["1001\t11\x0112\t", _baidu_doc(1, "ua", 0, 1), _baidu_doc(2, "ub", 3, 0),
+             "1002\t13\t", _baidu_doc(1, "ub", 3, 0), _baidu_doc(2, "ua", 0, 1)]
+    f = tmp_path / "part-00001.gz"
+    f.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    assert sniff_format(f) == "baidu"
+    log, _ = read_user_log(f)
+    df = log.frame
+    assert len(df) == 4 and df["click"].sum() == 2 and log.n_sessions == 2
+    assert df["multimedia_type"].tolist() == [0, 3, 3, 0] and df["serp_height"].eq(120).all()
+    assert main(["ig", str(f), "--bias", "position,multimedia_type", "--json", "--estimate", "none"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_nodes"] == 4
+
+
+def test_baidu_errors(tmp_path):
+    f = tmp_path / "b.txt"
+    f.write_text(_baidu_doc(1, "ua", 0, 1) + "\n")
+    with pytest.raises(DataFormatError, match="before any query line") as e:
+        read_user_log(f, "baidu")
+    assert e.value.line == 1
+    f.write_text("1001\tq\t\n" + _baidu_doc(1, "ua", 0, 2) + "\n")
+    with pytest.raises(DataFormatError, match="0 or 1") as e:
+        read_user_log(f, "baidu")
+    assert e.value.line == 2
+
+
+# --------------------------------------------------------------------------- ingestion
+def _random_log(seed=0, n_sessions=3000, n_q=40, n_d=8, eta=0.8):
+    """Sessions showing the query's documents in random order (so documents move between
+    positions), clicks ~ Bernoulli(r · o_p); o_p = (1/p)^eta."""
+    rng = np.random.default_rng(seed)
+    r = rng.uniform(0.05, 0.9, (n_q, n_d))
+    q = rng.integers(0, n_q, n_sessions)
+    perm = np.argsort(rng.random((n_sessions, n_d)), axis=1)
+    qq, dd = np.repeat(q, n_d), perm.ravel()
+    pos = np.tile(np.arange(1, n_d + 1), n_sessions)
+    o = (1 / np.arange(1, n_d + 1)) ** eta
+    click = (rng.random(len(qq)) < r[qq, dd] * o[pos - 1]).astype(int)
+    df = pd.DataFrame({"session_id": np.repeat(np.arange(n_sessions), n_d), "query_id": qq,
+                       "doc_id": [f"d{x}" for x in dd], "position": pos, "click": click,
+                       "device": np.where(np.repeat(q, n_d) % 2 == 0, "mobile", "desktop")})
+    return df, o / o[0]
+
+
+def test_ingest_matches_the_in_memory_path_for_globs_of_gzip_csv(tmp_path):
+    df, _ = _random_log()
+    half = len(df) // 2
+    for i, part in enumerate((df.iloc[:half], df.iloc[half:])):
+        (tmp_path / f"part{i}.csv.gz").write_bytes(gzip.compress(part.to_csv(index=False).encode()))
+    table = ingest(str(tmp_path / "part*.csv.gz"), bias=["position", "device"])
+    log, _ = read_user_log(df.to_csv(index=False).encode(), "csv", name="mem")
+    ref = CountTable.from_log(log, ["position", "device"])
+    assert table.n_rows == ref.n_rows == len(df) and table.n_clicks == ref.n_clicks == df["click"].sum()
+    a, b = IdentifiabilityGraph.from_counts(table), IdentifiabilityGraph.from_counts(ref)
+    assert (a.n_factors, a.n_documents, a.n_components) == (b.n_factors, b.n_documents, b.n_components)
+
+
+def test_ingest_errors_name_the_problem(tmp_path):
+    f = tmp_path / "l.csv"
+    f.write_text("query_id,doc_id,position,click\n1,a,1,2\n")
+    with pytest.raises(DataFormatError, match="'click' must hold 0 or 1"):
+        ingest(f)
+    f.write_text("query_id,doc_id,position,click\n1,a,0,1\n")
+    with pytest.raises(DataFormatError, match="'position' must hold whole numbers"):
+        ingest(f)
+    f.write_text("qid,doc_id,position,click\n1,a,1,1\n")
+    with pytest.raises(DataFormatError, match="missing column"):
+        ingest(f)
+    assert ingest(f, columns={"qid": "query_id"}).n_rows == 1
+    with pytest.raises(DataFormatError, match="not a regular file"):
+        ingest(tmp_path, "csv")          # a directory given as a CSV
+    with pytest.raises(DataFormatError, match="no file matches"):
+        ingest(str(tmp_path / "none*.csv"))
+
+
+def test_dask_engine_on_a_local_cluster_agrees_with_duckdb(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    df, _ = _random_log(n_sessions=500)
+    f = tmp_path / "log.parquet"
+    df.to_parquet(f)
+    csv = tmp_path / "log.csv"
+    df.to_csv(csv, index=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        for path in (f, csv):
+            dk = ingest(path, engine="dask", scheduler=cluster.scheduler_address)
+            db = ingest(path)
+            cols = ["query_id", "doc_id", "position", "impressions", "clicks"]
+            a = dk.frame[cols].astype({"query_id": str}).sort_values(cols[:3]).reset_index(drop=True)
+            b = db.frame[cols].astype({"query_id": str}).sort_values(cols[:3]).reset_index(drop=True)
+            pd.testing.assert_frame_equal(a, b, check_dtype=False)
+
+
+# --------------------------------------------------------------------------- estimation
+def _oracle(df: pd.DataFrame, method: str) -> dict:
+    """Agarwal et al.'s pivot-one and adjacent-chain, written directly from the paper with
+    dictionaries and loops (independent of the vectorised implementation)."""
+    n, c = defaultdict(int), defaultdict(int)
+    for q, d, p, k in df[["query_id", "doc_id", "position", "click"]].itertuples(index=False):
+        n[(q, d, p)] += 1
+        c[(q, d, p)] += k
+    ctr = {key: c[key] / n[key] for key in n}
+    at = defaultdict(set)
+    for (q, d, p) in ctr:
+        at[(q, d)].add(p)
+
+    def ratio(a, b):          # o(b)/o(a) from the documents shown at both a and b
+        docs = [qd for qd, ps in at.items() if a in ps and b in ps]
+        return sum(ctr[qd + (b,)] for qd in docs) / sum(ctr[qd + (a,)] for qd in docs)
+
+    positions = sorted({p for (_, _, p) in ctr})
+    if method == "pivot_one":
+        return {p: 1.0 if p == 1 else ratio(1, p) for p in positions}
+    out, acc = {1: 1.0}, 1.0
+    for a, b in zip(positions[:-1], positions[1:]):
+        acc *= ratio(a, b)
+        out[b] = acc
+    return out
+
+
+@pytest.mark.parametrize("method", ["pivot_one", "adjacent_chain"])
+def test_intervention_harvesting_matches_an_independent_implementation(method):
+    df, _ = _random_log(seed=1, n_sessions=800)
+    g = IdentifiabilityGraph.from_counts(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]))
+    got = estimate_bias(g, method, n_bootstrap=0).set_index("position")["estimate"]
+    want = _oracle(df, method)
+    np.testing.assert_allclose(got.loc[list(want)].to_numpy(), list(want.values()), rtol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["pivot_one", "adjacent_chain", "all_pairs", "em"])
+def test_estimators_recover_the_true_curve_with_intervals(method):
+    df, truth = _random_log(seed=2, n_sessions=20_000)
+    g = IdentifiabilityGraph.from_counts(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]))
+    est = estimate_bias_full(g, method, n_bootstrap=40, seed=0)
+    t = est.table.sort_values("position")
+    assert np.abs(t["estimate"].to_numpy() - truth).max() < 0.04
+    inside = (t["lower"] - 0.01 <= truth) & (truth <= t["upper"] + 0.01)
+    assert inside.mean() >= 0.75                                   # 90 % intervals, 8 factors
+    assert (t["upper"] - t["lower"]).iloc[1:].min() > 0            # real uncertainty, not a point
+
+
+def test_curves_are_per_component_and_cross_component_ratios_refused():
+    df, _ = _random_log(seed=3, n_sessions=4000)
+    # positions 1–4 and 5–8 never share a document: split each list into two halves by rank
+    df = pd.concat([df[df["position"] <= 4],
+                    df[df["position"] > 4].assign(doc_id=lambda x: x["doc_id"] + "_bottom")])
+    an = analyse_identifiability(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]),
+                                 estimate="pivot_one", n_bootstrap=10)
+    pb = an.report["position_bias"]
+    curves = pd.DataFrame(pb["curves"])
+    assert an.report["n_components"] == 2 and set(curves["component"]) == {0, 1}
+    for _, grp in curves.groupby("component"):
+        assert grp.sort_values("position")["estimate"].iloc[0] == 1.0     # normalised within the component
+    assert any("not identifiable" in n for n in pb["notes"])
+
+
+def test_cli_prints_curves_with_intervals(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    df, _ = _random_log(seed=4, n_sessions=2000)
+    f = tmp_path / "log.parquet"
+    df.to_parquet(f)
+    r = subprocess.run([sys.executable, "-m", "ultr_core", "ig", str(f), "--bootstrap", "30"], capture_output=True,
+                       text=True, cwd=Path(__file__).resolve().parents[1])
+    assert r.returncode == 0, r.stderr
+    assert "IDENTIFIABLE" in r.stdout and "document-bootstrap intervals" in r.stdout
+    assert "position=8" in r.stdout and "[" in r.stdout.split("position=8")[1].splitlines()[0]

@@ -1,0 +1,408 @@
+"""Readers for real click-log formats: one SQL view of normalised rows per format (DuckDB).
+
+Every format is turned into the same **normalised view** ``norm`` inside a DuckDB connection,
+one row per displayed document:
+
+    session_id BIGINT · query_id VARCHAR · doc_id VARCHAR · position INTEGER · click TINYINT · extras…
+
+Consumers either aggregate it out of core (:mod:`ultr_core.identifiability.ingestion`:
+distinct (document, factor) counts) or materialise it (:func:`read_normalised`, used by
+:func:`ultr_core.userlogs.read_user_log` for the app).  DuckDB reads files itself — plain or
+gzip, globs of files — in parallel and with bounded memory; in-memory uploads are split into
+lines by pyarrow.  No Python loop runs per line.
+
+Tolerant where real files are: UTF-8 BOM, CRLF, LF or both, blank lines, trailing and empty
+tab fields (NAVER's CLARA2 pads its click rows), gzip with or without a ``.gz`` extension.
+Strict where it matters: an unknown record type, a row without its ids, a document line before
+any query line, a non-numeric position or click — each named with its **line** (1-based file
+line; blank lines count).
+
+Text formats (:data:`TEXT_FORMATS`):
+
+* ``yandex`` — the Yandex relevance-prediction log (2011 challenge; CLARA2 uses it):
+  query rows ``SessionID TimePassed Q QueryID RegionID URL1 … URLn``, click rows
+  ``SessionID TimePassed C URLID``.  Every Q row is one impression (``session_id`` = its
+  line); a click belongs to the latest impression at or before it in the same session that
+  shows the URL (an as-of join).
+* ``yandex2013`` — the Yandex personalized web search challenge log (WSCD 2013): session
+  rows ``SessionID M Day USERID``, query rows ``SessionID TimePassed Q|T SERPID QueryID
+  Term,Term,… URL,Domain …`` and click rows ``SessionID TimePassed C SERPID URLID``.  A click
+  belongs to its (session, SERP); each URL's ``domain`` is kept as a column.
+* ``baidu`` — Baidu-ULTR raw session files: a query line ``qid query query_reformulation``
+  opens a session; each document line has 32 tab-separated fields (``pos url_md5 title
+  abstract multimedia_type click - - skip serp_height displayed_time …``).  Kept as numeric
+  columns (:data:`BAIDU_COLUMNS`): display features usable as bias factors, e.g.
+  ``--bias position,multimedia_type``.
+
+Tabular formats: ``csv`` / ``tsv`` (header row; DuckDB's sniffer for types) and ``parquet``.
+
+:func:`sniff_format` recognises all of these from the content when the name says nothing.
+"""
+from __future__ import annotations
+
+import glob as _glob
+import gzip
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from .errors import DataFormatError
+
+__all__ = ["TEXT_FORMATS", "TABULAR_FORMATS", "sniff_format", "connect", "register_normalised",
+           "read_normalised", "BAIDU_COLUMNS", "expand_paths"]
+
+TEXT_FORMATS = ("yandex", "yandex2013", "baidu")
+TABULAR_FORMATS = ("csv", "tsv", "parquet")
+#: Baidu-ULTR document-line fields (1-based, as SQL indexes lists) kept as DOUBLE columns (missing → NULL)
+BAIDU_COLUMNS = {"multimedia_type": 5, "serp_height": 10, "displayed_time": 11, "displayed_count": 14,
+                 "slipoff_count_after_click": 16, "dwelling_time": 17}
+_SEP = "\x1f"            # a delimiter no log line contains: each line is read as one value
+
+
+# --------------------------------------------------------------------------- sources
+def _is_bytes(source) -> bool:
+    return isinstance(source, (bytes, bytearray, memoryview))
+
+
+def expand_paths(source, name: str) -> list[str]:
+    """The files of a path or glob pattern (sorted); errors name what is missing or wrong."""
+    s = str(source)
+    if any(ch in s for ch in "*?["):
+        files = sorted(_glob.glob(s))
+        if not files:
+            raise DataFormatError(name, "no file matches this pattern")
+    else:
+        files = [s]
+    for f in files:
+        p = Path(f)
+        if not p.exists():
+            raise DataFormatError(f, "file not found")
+        if not p.is_file():
+            raise DataFormatError(f, "not a regular file (a directory, device or pipe cannot be read as a log)")
+    return files
+
+
+def _head(source, name: str, n_bytes: int = 1 << 16) -> bytes:
+    """The first bytes of the (first) file, gunzipped when it is gzip."""
+    if _is_bytes(source):
+        data = bytes(source[:n_bytes * 4])
+    else:
+        try:
+            with open(expand_paths(source, name)[0], "rb") as f:
+                data = f.read(n_bytes * 4)
+        except OSError as e:
+            raise DataFormatError(name, f"cannot open ({e.strerror or type(e).__name__})") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            d = gzip.GzipFile(fileobj=io.BytesIO(data))
+            data = d.read(n_bytes)
+        except (OSError, EOFError):
+            data = b""            # a truncated first block: sniff what could be read
+    return data[:n_bytes]
+
+
+def _is_gzip(source, name) -> bool:
+    if _is_bytes(source):
+        return bytes(source[:2]) == b"\x1f\x8b"
+    with open(expand_paths(source, name)[0], "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def sniff_format(source, name: str | None = None) -> str:
+    """The format of a log from its first bytes (see the module docstring); ``csv`` when
+    nothing else fits.  A directory is ``ultra``."""
+    name = name or str(source)
+    if not _is_bytes(source) and not any(ch in str(source) for ch in "*?[") and Path(source).is_dir():
+        return "ultra"
+    data = _head(source, name)
+    if data[:4] == b"PAR1":
+        return "parquet"
+    text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = [ln.rstrip("\r") for ln in text.split("\n") if ln.strip()][:5]
+    if not lines:
+        return "csv"
+    f = [x.strip() for x in lines[0].split("\t")]
+    if len(f) >= 4 and f[1] == "M":
+        return "yandex2013"
+    if len(f) >= 4 and f[2] in ("Q", "T", "C"):
+        if f[2] in ("Q", "T") and len(f) > 6 and "," in f[6]:
+            return "yandex2013"
+        if f[2] == "C" and len([x for x in f if x]) == 5:
+            return "yandex2013"
+        return "yandex"
+    if len(lines) > 1 and len(f) <= 3 and len(lines[1].split("\t")) >= 28:
+        return "baidu"
+    return "tsv" if lines[0].count("\t") > lines[0].count(",") else "csv"
+
+
+def infer_format(source, name: str | None = None) -> str:
+    """Format from the extension when it is telling (``.csv``, ``.tsv``, ``.parquet``, with an
+    optional ``.gz``), else from the content (:func:`sniff_format`)."""
+    s = str(name or source).lower()
+    if s.endswith(".gz"):
+        s = s[:-3]
+    for ext, fmt in ((".csv", "csv"), (".tsv", "tsv"), (".parquet", "parquet"), (".pq", "parquet")):
+        if s.endswith(ext):
+            return fmt
+    return sniff_format(source, name)
+
+
+# --------------------------------------------------------------------------- DuckDB
+def connect(memory_limit: str | None = None, temp_dir: str | None = None, threads: int | None = None):
+    """A fresh in-memory DuckDB connection; ``temp_dir`` lets large aggregations spill to disk
+    (the caller owns and removes it)."""
+    import duckdb
+    con = duckdb.connect(":memory:")
+    if memory_limit:
+        con.execute(f"SET memory_limit = '{memory_limit}'").fetchall()
+    if temp_dir:
+        con.execute("SET temp_directory = ?", [str(temp_dir)]).fetchall()
+    if threads:
+        con.execute(f"SET threads = {int(threads)}").fetchall()
+    return con
+
+
+def _q(s: str) -> str:
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def _ident(s: str) -> str:
+    return '"' + str(s).replace('"', '""') + '"'
+
+
+def _register_lines(con, source, name: str) -> None:
+    """View ``raw(ln, line)``: every line of the source with its 1-based line number
+    (blank lines are NULL or '')."""
+    if _is_bytes(source):
+        data = bytes(source)
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError) as e:
+                raise DataFormatError(name, f"broken gzip data ({e})") from None
+        ro = pcsv.ReadOptions(column_names=["line"], block_size=1 << 24, encoding="utf8")
+        po = pcsv.ParseOptions(delimiter=_SEP, quote_char=False, escape_char=False, ignore_empty_lines=False)
+        co = pcsv.ConvertOptions(column_types={"line": pa.string()}, strings_can_be_null=False)
+        try:
+            table = pcsv.read_csv(pa.BufferReader(data), read_options=ro, parse_options=po, convert_options=co)
+        except pa.ArrowInvalid as e:
+            if "Empty CSV file" in str(e):
+                table = pa.table({"line": pa.array([], pa.string())})
+            else:
+                raise DataFormatError(name, f"cannot read as text ({str(e).splitlines()[0]})") from None
+        table = table.append_column("ln", pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64)))
+        con.register("raw_arrow", table)
+        con.execute("CREATE OR REPLACE TEMP VIEW raw AS SELECT ln, ltrim(rtrim(line, chr(13)), chr(65279)) AS line "
+                    "FROM raw_arrow").fetchall()
+        return
+    files = expand_paths(source, name)
+    comp = "gzip" if _is_gzip(source, name) else "none"
+    lst = "[" + ", ".join(_q(f) for f in files) + "]"
+    con.execute(f"""CREATE OR REPLACE TEMP VIEW raw AS
+        SELECT row_number() OVER () AS ln, line FROM read_csv({lst}, columns={{'line': 'VARCHAR'}},
+            delim=chr(31), quote='', escape='', header=false, auto_detect=false, strict_mode=false,
+            compression={_q(comp)}, max_line_size=10000000)""").fetchall()
+
+
+def _scalar(con, sql: str, params=None):
+    rows = con.execute(sql, params or []).fetchall()
+    return rows[0][0] if rows else None
+
+
+def _run(con, sql: str, name: str):
+    try:
+        return con.execute(sql).fetchall()
+    except Exception as e:        # DuckDB raises many types; all are format problems of the input here
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
+
+
+def _check(con, name: str, checks: list[tuple[str, str]]) -> None:
+    """Each check is (SQL giving the first bad line or NULL, problem); raise on the first hit."""
+    sel = ", ".join(f"({sql})" for sql, _ in checks)
+    row = con.execute(f"SELECT {sel}").fetchall()[0]
+    hits = [(ln, problem) for ln, (_, problem) in zip(row, checks) if ln is not None]
+    if hits:
+        ln, problem = min(hits, key=lambda h: h[0])
+        raise DataFormatError(name, problem, int(ln))
+
+
+_SPLIT = """CREATE OR REPLACE TEMP TABLE l AS
+    SELECT ln, string_split(line, chr(9)) AS f FROM raw WHERE line IS NOT NULL AND trim(line) <> ''"""
+_NF = "len(list_filter(f, lambda x: trim(x) <> ''))"
+
+
+def _t(i: int) -> str:
+    """Field i (1-based) trimmed; '' where the row is shorter."""
+    return f"coalesce(trim(f[{i}]), '')"
+
+
+def _yandex(con, name: str) -> dict:
+    _run(con, _SPLIT, name)
+    _check(con, name, [
+        (f"SELECT min(ln) FROM l WHERE {_t(3)} NOT IN ('Q', 'C')",
+         "record type is neither Q nor C (expected tab-separated SessionID TimePassed Q|C …)"),
+        (f"SELECT min(ln) FROM l WHERE {_t(3)} = 'Q' AND ({_NF} < 6 OR {_t(4)} = '')",
+         "query row needs SessionID TimePassed Q QueryID RegionID URL1 … URLn"),
+        (f"SELECT min(ln) FROM l WHERE {_t(3)} = 'C' AND {_t(4)} = ''",
+         "click row needs SessionID TimePassed C URLID"),
+    ])
+    for num in (True, False):        # whole-number ids compare much faster as BIGINT; else text
+        cast = (lambda e: f"try_cast({e} AS BIGINT)") if num else (lambda e: e)
+        _run(con, f"""CREATE OR REPLACE TEMP TABLE lk AS SELECT ln, {cast(_t(1))} AS s, {_t(3)} AS k, f FROM l""", name)
+        _run(con, f"""CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, s, query_id,
+                {cast('doc_id')} AS doc_id, position FROM (
+            SELECT ln AS session_id, s, {cast(_t(4))} AS query_id, trim(unnest(f[6:])) AS doc_id,
+                   generate_subscripts(f[6:], 1)::INTEGER AS position FROM lk WHERE k = 'Q') WHERE doc_id <> ''""",
+             name)
+        _run(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT ln, s, {cast(_t(4))} AS doc_id FROM lk WHERE k = 'C'",
+             name)
+        if not num or not _scalar(con, "SELECT (SELECT count(*) FROM imp WHERE s IS NULL OR query_id IS NULL OR "
+                                       "doc_id IS NULL) + (SELECT count(*) FROM clk WHERE s IS NULL OR doc_id IS NULL)"):
+            break
+    # a click belongs to the latest impression at or before its line, same session, same URL
+    _run(con, """CREATE OR REPLACE TEMP TABLE hit AS SELECT session_id, doc_id, count(*) AS n FROM (
+        SELECT c.ln, c.doc_id, max(i.session_id) AS session_id FROM clk c
+        JOIN imp i ON c.s = i.s AND c.doc_id = i.doc_id AND i.session_id <= c.ln GROUP BY c.ln, c.doc_id)
+        GROUP BY ALL""", name)
+    _run(con, """CREATE OR REPLACE TEMP VIEW norm AS
+        SELECT imp.session_id, imp.query_id, imp.doc_id, imp.position,
+               (hit.n IS NOT NULL)::TINYINT AS click
+        FROM imp LEFT JOIN hit USING (session_id, doc_id)""", name)
+    n_clicks = _scalar(con, "SELECT count(*) FROM clk") or 0
+    matched, rows = con.execute("SELECT coalesce(sum(n), 0), count(*) FROM hit").fetchall()[0]
+    return {"orphan_clicks": int(n_clicks - matched), "repeated_clicks": int(matched - rows)}
+
+
+def _yandex2013(con, name: str) -> dict:
+    _run(con, _SPLIT, name)
+    meta = f"{_t(2)} = 'M'"
+    _check(con, name, [
+        (f"SELECT min(ln) FROM l WHERE NOT {meta} AND {_t(3)} NOT IN ('Q', 'T', 'C')",
+         "record type is none of M, Q, T, C (expected the tab-separated WSCD 2013 layout)"),
+        (f"SELECT min(ln) FROM l WHERE NOT {meta} AND {_t(3)} IN ('Q', 'T') AND ({_NF} < 7 OR {_t(5)} = '')",
+         "query row needs SessionID TimePassed Q|T SERPID QueryID Terms URL,Domain …"),
+        (f"SELECT min(ln) FROM l WHERE NOT {meta} AND {_t(3)} = 'C' AND {_NF} < 5",
+         "click row needs SessionID TimePassed C SERPID URLID"),
+        (f"SELECT min(ln) FROM (SELECT ln, trim(unnest(f[7:])) AS p FROM l WHERE NOT {meta} AND {_t(3)} IN ('Q', 'T')) "
+         "WHERE p <> '' AND NOT contains(p, ',')", "expected URL,Domain pairs after the query terms"),
+    ])
+    _run(con, f"""CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, s, serp, query_id,
+            split_part(p, ',', 1) AS doc_id, split_part(p, ',', 2) AS domain, position FROM (
+        SELECT ln AS session_id, {_t(1)} AS s, {_t(4)} AS serp, {_t(5)} AS query_id, trim(unnest(f[7:])) AS p,
+               generate_subscripts(f[7:], 1)::INTEGER AS position
+        FROM l WHERE NOT {meta} AND {_t(3)} IN ('Q', 'T')) WHERE p <> ''""", name)
+    _run(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT {_t(1)} AS s, {_t(4)} AS serp, {_t(5)} AS doc_id FROM l "
+              f"WHERE NOT {meta} AND {_t(3)} = 'C'", name)
+    _run(con, """CREATE OR REPLACE TEMP TABLE hit AS
+        SELECT i.session_id, i.doc_id, count(*) AS n FROM clk c
+        JOIN (SELECT DISTINCT session_id, s, serp, doc_id FROM imp) i USING (s, serp, doc_id) GROUP BY ALL""", name)
+    _run(con, """CREATE OR REPLACE TEMP VIEW norm AS
+        SELECT imp.session_id, imp.query_id, imp.doc_id, imp.position,
+               (hit.n IS NOT NULL)::TINYINT AS click, imp.domain
+        FROM imp LEFT JOIN hit USING (session_id, doc_id)""", name)
+    n_clicks = _scalar(con, "SELECT count(*) FROM clk") or 0
+    matched, rows = con.execute("SELECT coalesce(sum(n), 0), count(*) FROM hit").fetchall()[0]
+    return {"orphan_clicks": int(n_clicks - matched), "repeated_clicks": int(matched - rows)}
+
+
+def _baidu(con, name: str) -> dict:
+    _run(con, _SPLIT, name)
+    _run(con, f"""CREATE OR REPLACE TEMP TABLE b AS SELECT ln, list_transform(f, lambda x: trim(x)) AS f,
+            {_NF} >= 6 AS is_doc,
+            max(CASE WHEN {_NF} < 6 THEN ln END) OVER (ORDER BY ln ROWS UNBOUNDED PRECEDING) AS session_id
+        FROM l""", name)
+    _check(con, name, [
+        ("SELECT min(ln) FROM b WHERE is_doc AND session_id IS NULL", "a document line comes before any query line"),
+        ("SELECT min(ln) FROM b WHERE is_doc AND try_cast(f[1] AS BIGINT) IS NULL",
+         "position (field 1) of a document line must be a whole number"),
+        ("SELECT min(ln) FROM b WHERE is_doc AND coalesce(try_cast(f[6] AS INTEGER), -1) NOT IN (0, 1)",
+         "click (field 6) of a document line must be 0 or 1"),
+        ("SELECT min(ln) FROM b WHERE is_doc AND f[2] = ''", "url_md5 (field 2) of a document line is empty"),
+    ])
+    extras = ", ".join(f"try_cast(nullif(d.f[{k}], '') AS DOUBLE) AS {c}" for c, k in BAIDU_COLUMNS.items())
+    _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS
+        SELECT d.session_id, q.f[1] AS query_id, d.f[2] AS doc_id, d.f[1]::INTEGER AS position,
+               d.f[6]::TINYINT AS click, {extras}
+        FROM b d JOIN b q ON q.ln = d.session_id WHERE d.is_doc""", name)
+    return {}
+
+
+def _tabular(con, source, fmt: str, name: str) -> dict:
+    if _is_bytes(source):
+        data = bytes(source)
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+            try:
+                table = pq.read_table(pa.BufferReader(data))
+            except Exception as e:        # pyarrow raises several types for a broken file
+                raise DataFormatError(name, f"not a readable Parquet file ({str(e).splitlines()[0][:200]})") from None
+        else:
+            if data[:2] == b"\x1f\x8b":
+                try:
+                    data = gzip.decompress(data)
+                except (OSError, EOFError) as e:
+                    raise DataFormatError(name, f"broken gzip data ({e})") from None
+            try:
+                table = pcsv.read_csv(pa.BufferReader(data),
+                                      parse_options=pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ","))
+            except pa.ArrowInvalid as e:
+                raise DataFormatError(name, f"cannot read as {fmt} ({str(e).splitlines()[0][:200]})") from None
+        con.register("tab_arrow", table)
+        _run(con, "CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM tab_arrow", name)
+        return {}
+    files = expand_paths(source, name)
+    lst = "[" + ", ".join(_q(f) for f in files) + "]"
+    if fmt == "parquet":
+        _run(con, f"CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM read_parquet({lst}, union_by_name=true)", name)
+    else:
+        comp = "gzip" if _is_gzip(source, name) else "none"
+        delim = "\\t" if fmt == "tsv" else ","
+        _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM read_csv({lst}, header=true,
+                 delim=E'{delim}', compression={_q(comp)}, union_by_name=true)""", name)
+    _run(con, "SELECT * FROM norm LIMIT 0", name)          # surface sniffing errors here
+    return {}
+
+
+def register_normalised(con, source, fmt: str, name: str | None = None) -> dict:
+    """Create the view ``norm`` for ``source`` in ``con`` (see the module docstring).  Returns
+    repair counts (``orphan_clicks``, ``repeated_clicks``) for :func:`repair_notes`."""
+    name = name or str(source)
+    if fmt in TABULAR_FORMATS:
+        return _tabular(con, source, fmt, name)
+    if fmt not in TEXT_FORMATS:
+        raise DataFormatError(name, f"unknown format {fmt!r}; use one of {', '.join(TABULAR_FORMATS + TEXT_FORMATS)}")
+    _register_lines(con, source, name)
+    return {"yandex": _yandex, "yandex2013": _yandex2013, "baidu": _baidu}[fmt](con, name)
+
+
+def repair_notes(state: dict) -> list[str]:
+    notes = []
+    if state.get("orphan_clicks"):
+        notes.append(f"ignored {state['orphan_clicks']:,} click(s) on a URL that no earlier impression of the "
+                     "session showed")
+    if state.get("repeated_clicks"):
+        notes.append(f"counted {state['repeated_clicks']:,} repeated click(s) on the same impression once")
+    return notes
+
+
+def read_normalised(source, fmt: str, name: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """The whole normalised log of a text-format source as a DataFrame (rows in session and
+    position order) and notes on what was repaired."""
+    name = name or str(source)
+    con = connect()
+    try:
+        state = register_normalised(con, source, fmt, name)
+        try:
+            df = con.sql("SELECT * FROM norm ORDER BY session_id, position").df()
+        except Exception as e:   # noqa: BLE001 — conversion errors of the input
+            raise DataFormatError(name, f"cannot read ({str(e).splitlines()[0][:300]})") from None
+    finally:
+        con.close()
+    if len(df) == 0:
+        raise DataFormatError(name, "the log is empty (no impressions)")
+    return df, repair_notes(state)
