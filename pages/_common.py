@@ -8,10 +8,12 @@ from ultr_core.reports import analyse_identifiability
 
 
 @st.cache_resource(show_spinner="Building the identifiability graph …", max_entries=8)
-def cached_analysis(_log, key: tuple, bias: tuple):
-    """The identifiability analysis (graph, merges, interventions) of a log, cached by ``key``
-    (what identifies the log) and the bias columns."""
-    return analyse_identifiability(_log, list(bias), merge=True, intervene=True)
+def cached_analysis(_log, key: tuple, bias: tuple, estimate: str | None = None, n_bootstrap: int = 100):
+    """The identifiability analysis (graph, merges, interventions and, with ``estimate``, the
+    observation curve per component) of a log, cached by ``key`` (what identifies the log),
+    the bias columns and the estimator."""
+    return analyse_identifiability(_log, list(bias), merge=True, intervene=True, estimate=estimate,
+                                   n_bootstrap=n_bootstrap)
 
 
 def qp(name: str, default, cast=str):

@@ -1,8 +1,9 @@
 import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.figures import (component_sizes_figure, identifiability_graph_figure, interval_bar_figure,
-                               observation_curve_figure, probability_figure)
+from ultr_core.figures import (bias_curves_figure, component_sizes_figure, identifiability_graph_figure,
+                               interval_bar_figure, observation_curve_figure, probability_figure)
+from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability import probability_table
 from ultr_core.jobs import Job
 from ultr_core.reports import compare_repairs, components_sweep
@@ -101,6 +102,27 @@ if reveal:
         st.dataframe(g.components_table(), hide_index=True, height=250)
     with right:
         st.plotly_chart(component_sizes_figure(g.sizes), key="sizes")
+    st.subheader("Position bias per component")
+    st.caption("Observation is identifiable only up to one scale per connected component: each curve is "
+               "normalised within its component (Agarwal et al., WSDM 2019, intervention harvesting; or a "
+               "position-based model fitted by EM), with 90 % document-bootstrap bands.")
+    est = st.selectbox("estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"), key="ig_estimator",
+                       help="pivot one / adjacent chain / all pairs: click-rate ratios of documents shown at two "
+                            "factors; em: r·o fitted by expectation–maximisation")
+    try:
+        curves_an = cached_analysis(log, key, tuple(bias), est, 50)
+    except (ConfigError, ValueError) as e:
+        st.info(f"No curve: {escape_markdown(e)}")
+        curves_an = None
+    if curves_an is not None:
+        pb = curves_an.report["position_bias"]
+        import pandas as pd
+        curves = pd.DataFrame(pb["curves"])
+        for note in pb["notes"]:
+            st.caption(escape_markdown(note))
+        if len(curves):
+            truth = log.true_observation_curve() if list(bias) == ["position"] and log.has_truth else None
+            st.plotly_chart(bias_curves_figure(curves, truth if g.n_components == 1 else None), key="ig_bias")
     if an.merge_plan is not None and len(an.merge_plan.pairs):
         st.subheader("Proposed merges")
         st.latex(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2,\quad b = [\text{context vector},\ 10\,p]"

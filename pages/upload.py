@@ -6,12 +6,19 @@ import streamlit as st
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.reports import format_report
 from ultr_core.text import escape_markdown
+from ultr_core.figures import bias_curves_figure
+from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.userlogs import TARGETS, guess_mapping, infer_format, peek_columns, read_user_log
 from pages._common import cached_analysis
 
+FORMATS = ["csv", "tsv", "parquet", "yandex", "yandex2013", "baidu"]
+TEXT = {"yandex", "yandex2013", "baidu"}
+
+
 @st.cache_resource(show_spinner="Reading the log …", max_entries=4)
-def _read(name: str, digest: str, _data: bytes, fmt: str, columns: tuple, doc_columns: tuple):
-    return read_user_log(_data, fmt, columns=dict(columns) or None, doc_columns=list(doc_columns) or None, name=name)
+def _read(name: str, digest: str, _data: bytes, fmt: str, columns: tuple, doc_columns: tuple, document: str):
+    return read_user_log(_data, fmt, columns=dict(columns) or None, doc_columns=list(doc_columns) or None, name=name,
+                         document=document)
 
 
 st.title("Upload a click log")
@@ -24,25 +31,40 @@ with st.expander("Accepted formats"):
 - **CSV / TSV / Parquet**: one row per displayed document with columns for the query, the document
   (or feature columns that identify it), the 1-based position and the click (0/1); optional session id
   and shown flag. Any other column can serve as a bias factor (e.g. a vertical or device type).
-- **Yandex relevance-prediction log** (tab-separated, as click-model libraries use): query rows
-  `SessionID TimePassed Q QueryID RegionID URL1 … URLn`, click rows `SessionID TimePassed C URLID`.
-  A document is the pair (query, URL).
-- ULTRA directories are folders: use `python -m ultr_core ig PATH --format ultra`.
+- **Yandex relevance-prediction log** (as NAVER's CLARA2 and click-model libraries use it; tab-separated,
+  padded rows fine): query rows `SessionID TimePassed Q QueryID RegionID URL1 … URLn`, click rows
+  `SessionID TimePassed C URLID`.
+- **Yandex personalized-search log (WSCD 2013)**: `M`, `Q`/`T` and `C` records; each URL's domain becomes a column.
+- **Baidu-ULTR raw sessions**: query lines and 32-field document lines; display features
+  (`multimedia_type`, `serp_height`, `displayed_time`, …) become columns usable as bias factors.
+- gzip-compressed files of any of these; the format is read from the content when the name says nothing.
+- A **document** is the pair (query, document id) — relevance belongs to a query–document pair — unless you
+  choose a global document id below.
+- ULTRA directories are folders: use `python -m ultr_core ig PATH --format ultra`; logs larger than an upload:
+  `python -m ultr_core ig 'logs/*.csv.gz'` (streams with DuckDB).
 """)
 
-up = st.file_uploader("click log", type=["csv", "tsv", "parquet", "pq", "txt", "log"],
-                      help="size limit set in .streamlit/config.toml (server.maxUploadSize)")
+up = st.file_uploader("click log", type=None,
+                      help="any file name (the format is sniffed from the content); size limit set in "
+                           ".streamlit/config.toml (server.maxUploadSize)")
 if up is None:
     st.info("Drop a file to start. No file? The Simulate page makes one you can download and upload here.")
     st.stop()
 
 data = up.getvalue()
-fmt_guess = infer_format(up.name)
-fmt = st.selectbox("format", ["csv", "tsv", "parquet", "yandex"],
-                   index=["csv", "tsv", "parquet", "yandex"].index(fmt_guess) if fmt_guess != "ultra" else 0,
-                   help="inferred from the file name; change it if the guess is wrong")
+try:
+    fmt_guess = infer_format(data, up.name)
+except DataFormatError as e:
+    st.error(escape_markdown(e))
+    st.stop()
+fmt = st.selectbox("format", FORMATS, index=FORMATS.index(fmt_guess) if fmt_guess in FORMATS else 0,
+                   help="from the file name when it is telling, else sniffed from the content; change it if wrong")
+document = st.radio("a document is …", ["query", "global"], horizontal=True,
+                    format_func={"query": "the (query, document id) pair", "global": "the document id alone"}.get,
+                    help="relevance belongs to a query–document pair; choose 'alone' only when the same id means "
+                         "the same document under every query (e.g. one-hot ids)")
 columns, doc_columns = None, None
-if fmt != "yandex":
+if fmt not in TEXT:
     try:
         cols = peek_columns(data, fmt, up.name)
     except DataFormatError as e:
@@ -67,9 +89,9 @@ if fmt != "yandex":
     columns = {src: tgt for tgt, src in chosen.items() if src != "(none)" and src != tgt}
 
 digest = hashlib.sha256(data).hexdigest()
-read_key = (up.name, digest, fmt, tuple(sorted((columns or {}).items())), tuple(doc_columns or ()))
+read_key = (up.name, digest, fmt, tuple(sorted((columns or {}).items())), tuple(doc_columns or ()), document)
 try:
-    log, notes = _read(up.name, digest, data, fmt, read_key[3], read_key[4])
+    log, notes = _read(up.name, digest, data, fmt, read_key[3], read_key[4], document)
 except DataFormatError as e:
     st.error(f"We could not read the log — {escape_markdown(e)}")
     st.stop()
@@ -84,8 +106,15 @@ bias = st.multiselect("bias factor columns", extra, ["position"] if "position" i
                       help="the identifiability graph has one node per distinct tuple of these columns")
 if not bias:
     st.stop()
+estimator = st.selectbox("position-bias estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"),
+                         format_func={"pivot_one": "intervention harvesting: pivot one (Agarwal et al. 2019)",
+                                      "adjacent_chain": "intervention harvesting: adjacent chain",
+                                      "all_pairs": "intervention harvesting: all pairs (ML)",
+                                      "em": "position-based model fitted by EM"}.get,
+                         help="observation is estimated inside each connected component of the IG, normalised "
+                              "there; 90 % intervals from 100 document-bootstrap resamples")
 try:
-    an = cached_analysis(log, read_key, tuple(bias))
+    an = cached_analysis(log, read_key, tuple(bias), estimator, 100)
 except (ConfigError, DataFormatError, ValueError) as e:
     st.error(f"We could not analyse the log — {escape_markdown(e)}")
     st.stop()
@@ -98,6 +127,18 @@ c[2].metric("largest component", f"{rep['largest_share']:.0%}")
 c[3].metric("identifiable", "yes" if rep["identifiable"] else "no")
 st.code(format_report(rep), language=None)
 st.dataframe(an.graph.components_table(), hide_index=True, height=220)
+pb = rep.get("position_bias")
+if pb is not None:
+    st.subheader("Position bias per connected component")
+    for note in pb["notes"]:
+        st.caption(escape_markdown(note))
+    import pandas as pd
+    curves = pd.DataFrame(pb["curves"])
+    if len(curves):
+        st.plotly_chart(bias_curves_figure(curves), key="upload_bias")
+        st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True, height=220)
+    else:
+        st.info("No component holds two factors: there is nothing to estimate a curve from.")
 st.download_button("Download the report (JSON)", json.dumps(rep, default=str, indent=1), "identifiability.json",
                    mime="application/json")
 st.caption("The log is now the *current log*: open the Identifiability page to draw its graph.")

@@ -55,7 +55,9 @@ def test_identifiability_default_k2_is_not_identifiable():
     assert not at.exception
     assert not at.error and at.warning and "Not identifiable" in at.warning[0].value
     assert at.metric[1].value == "2"
-    assert len(at.get("plotly_chart")) >= 3
+    assert len(at.get("plotly_chart")) >= 4
+    assert any("Position bias per component" in h.value for h in at.subheader)
+    assert any("2 components" in c.value and "not identifiable" in c.value for c in at.caption)
 
 
 def test_identifiability_teaching_mode_hides_verdict():
@@ -100,7 +102,10 @@ def test_upload_maps_columns_and_reports():
     assert at.selectbox(key="map_query_id").value == "qid"        # guessed from common names
     assert at.selectbox(key="map_doc_id").value == "url"
     comps = [m for m in at.metric if m.label == "components"][0]
-    assert comps.value == "2"
+    assert comps.value == "4"          # documents are (query, url) pairs: no url links two queries
+    at.radio[0].set_value("global").run()
+    comps = [m for m in at.metric if m.label == "components"][0]
+    assert comps.value == "2"          # url b and e recur across queries: positions {1,2} and {3,4}
     assert "log" in at.session_state
     assert at.get("download_button")
 
@@ -128,6 +133,24 @@ def test_upload_yandex():
     at.file_uploader[0].set_value(("clicks.txt", y, "text/plain")).run()
     assert not at.exception and not at.error
     assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
+
+
+def test_upload_clara2_without_extension_shows_curves():
+    import gzip
+    rows = []
+    for s in range(60):                                   # documents move between positions 1 and 2
+        a, b = ("u1", "u2") if s % 2 else ("u2", "u1")
+        rows.append(f"{s}\t0\tQ\t7\t1\t{a}\t{b}\t\t")
+        if s % 3 == 0:
+            rows.append(f"{s}\t5\tC\t{a}\t\t\t")
+    data = gzip.compress(("\r\n".join(rows) + "\r\n").encode())
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("clara2_log", data, "application/octet-stream")).run()
+    assert not at.exception and not at.error
+    assert at.selectbox[0].value == "yandex"                # sniffed from gzip content, no extension
+    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
+    assert any("Position bias per connected component" in h.value for h in at.subheader)
+    assert at.get("plotly_chart")
 
 
 def _wait(at, key, timeout=60):

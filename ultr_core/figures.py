@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 __all__ = ["METHOD_COLORS", "method_color", "ctr_by_position_figure", "clicks_per_rank_figure",
            "observation_curve_figure", "identifiability_graph_figure", "component_sizes_figure",
            "probability_figure", "interval_bar_figure", "sweep_figure", "heatmap_figure", "figure_png",
-           "training_curves_figure"]
+           "training_curves_figure", "bias_curves_figure"]
 
 METHOD_COLORS = {
     "Naive": "#7f7f7f", "Oracle": "#2ca02c", "IPS": "#ff7f0e", "DLA": "#1f77b4",
@@ -234,3 +234,36 @@ def training_curves_figure(records: list[dict], key: str = "loss", title: str | 
             fig.add_scatter(x=g["step"], y=g[key], mode="lines+markers", name=str(name),
                             line=dict(color=method_color(str(name))))
     return _layout(fig, title or key, "step", key)
+
+
+def bias_curves_figure(curves: pd.DataFrame, truth: np.ndarray | None = None, title: str | None = None) -> go.Figure:
+    """Estimated observation curves, one line per IG component with its bootstrap band
+    (``curves``: the table of :func:`ultr_core.identifiability.estimation.estimate_bias`).
+    x is the position when the factors have one, else the factor's rank in its component.
+    Labels come from user data: they are HTML-escaped before plotly sees them."""
+    import html
+    fig = go.Figure()
+    for i, (comp, grp) in enumerate(curves.groupby("component", sort=True)):
+        color = PALETTE[i % len(PALETTE)]
+        x = grp["position"].to_numpy(float) if grp["position"].notna().all() and \
+            grp["position"].is_unique else np.arange(1, len(grp) + 1, dtype=float)
+        labels = [html.escape(str(v)) for v in grp["label"]]
+        lo, hi = grp["lower"].to_numpy(float), grp["upper"].to_numpy(float)
+        if np.isfinite(lo).any():
+            fig.add_scatter(x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]], fill="toself", mode="lines",
+                            line=dict(width=0), fillcolor=color, opacity=0.18, hoverinfo="skip",
+                            showlegend=False)
+        fig.add_scatter(x=x, y=grp["estimate"], mode="lines+markers", name=f"component {comp}",
+                        line=dict(color=color), text=labels,
+                        customdata=np.c_[lo, hi, grp["impressions"].to_numpy(float)],
+                        hovertemplate="%{text}<br>ô/ô_ref = %{y:.3f}<br>interval [%{customdata[0]:.3f}, "
+                                      "%{customdata[1]:.3f}]<br>%{customdata[2]:,.0f} impressions<extra></extra>")
+    if truth is not None:
+        t = np.asarray(truth, float)
+        fig.add_scatter(x=np.arange(1, len(t) + 1), y=t / t[0], mode="lines", name="truth",
+                        line=dict(color=METHOD_COLORS["truth"], dash="dash"))
+    by_position = len(curves) and curves["position"].notna().all()
+    fig = _layout(fig, title or "Observation per component (normalised within each component)",
+                  "position" if by_position else "factor (rank in its component)", "ô / ô_reference")
+    fig.update_xaxes(dtick=1 if by_position and curves["position"].max() <= 30 else None)
+    return fig
