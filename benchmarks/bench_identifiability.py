@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -26,17 +25,21 @@ from ultr_core.synthetic import make_contextual_log  # noqa: E402
 
 
 def run_cli(args: list[str]) -> tuple[float, float, dict]:
-    """Wall seconds, peak RSS (MB) of the CLI process and its JSON output."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "ultr_core", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = proc.stdout.read()
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if status != 0:
-        raise SystemExit(f"CLI failed: {err.decode()}")
-    return wall, usage.ru_maxrss / 1024, json.loads(out)
+    """Wall seconds, peak RSS (MB) of the CLI process and its JSON output.  Peak RSS comes from
+    GNU time when installed: ru_maxrss of a child forked from this (large) benchmark process
+    would count the parent's pages copied at fork time."""
+    gnu_time = Path("/usr/bin/time")
+    with tempfile.NamedTemporaryFile(suffix=".rss") as rss_file:
+        prefix = [str(gnu_time), "-f", "%M", "-o", rss_file.name] if gnu_time.exists() else []
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(prefix + [sys.executable, "-m", "ultr_core", *args], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = proc.communicate()
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise SystemExit(f"CLI failed: {err.decode()}")
+        rss = float(Path(rss_file.name).read_text().split()[-1]) / 1024 if prefix else float("nan")
+    return wall, rss, json.loads(out)
 
 
 def main():

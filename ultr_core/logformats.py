@@ -242,25 +242,25 @@ def _t(i: int) -> str:
 
 
 def _yandex(con, name: str) -> dict:
-    _run(con, _SPLIT, name)
+    _run(con, f"""CREATE OR REPLACE TEMP TABLE l AS SELECT ln, f, {_t(1)} AS s, {_t(3)} AS k FROM (
+        SELECT ln, string_split(line, chr(9)) AS f FROM raw WHERE line IS NOT NULL AND trim(line) <> '')""", name)
     _check(con, name, [
-        (f"SELECT min(ln) FROM l WHERE {_t(3)} NOT IN ('Q', 'C')",
+        ("SELECT min(ln) FROM l WHERE k NOT IN ('Q', 'C')",
          "record type is neither Q nor C (expected tab-separated SessionID TimePassed Q|C …)"),
-        (f"SELECT min(ln) FROM l WHERE {_t(3)} = 'Q' AND ({_NF} < 6 OR {_t(4)} = '')",
+        (f"SELECT min(ln) FROM l WHERE k = 'Q' AND ({_t(4)} = '' OR {_t(6)} = '')",
          "query row needs SessionID TimePassed Q QueryID RegionID URL1 … URLn"),
-        (f"SELECT min(ln) FROM l WHERE {_t(3)} = 'C' AND {_t(4)} = ''",
+        (f"SELECT min(ln) FROM l WHERE k = 'C' AND {_t(4)} = ''",
          "click row needs SessionID TimePassed C URLID"),
     ])
     for num in (True, False):        # whole-number ids compare much faster as BIGINT; else text
         cast = (lambda e: f"try_cast({e} AS BIGINT)") if num else (lambda e: e)
-        _run(con, f"""CREATE OR REPLACE TEMP TABLE lk AS SELECT ln, {cast(_t(1))} AS s, {_t(3)} AS k, f FROM l""", name)
-        _run(con, f"""CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, s, query_id,
+        _run(con, f"""CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, {cast('s')} AS s, query_id,
                 {cast('doc_id')} AS doc_id, position FROM (
-            SELECT ln AS session_id, s, {cast(_t(4))} AS query_id, trim(unnest(f[6:])) AS doc_id,
-                   generate_subscripts(f[6:], 1)::INTEGER AS position FROM lk WHERE k = 'Q') WHERE doc_id <> ''""",
-             name)
-        _run(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT ln, s, {cast(_t(4))} AS doc_id FROM lk WHERE k = 'C'",
-             name)
+            SELECT ln AS session_id, s, {cast(_t(4))} AS query_id, unnest(f[6:]) AS doc_id,
+                   generate_subscripts(f[6:], 1)::INTEGER AS position FROM l WHERE k = 'Q')
+            WHERE doc_id <> ''""", name)
+        _run(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT ln, {cast('s')} AS s, {cast(_t(4))} AS doc_id "
+                  "FROM l WHERE k = 'C'", name)
         if not num or not _scalar(con, "SELECT (SELECT count(*) FROM imp WHERE s IS NULL OR query_id IS NULL OR "
                                        "doc_id IS NULL) + (SELECT count(*) FROM clk WHERE s IS NULL OR doc_id IS NULL)"):
             break
