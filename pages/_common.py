@@ -1,27 +1,110 @@
-"""UI helpers shared by the pages: URL settings, background-job buttons and the polling
-fragment.  Streamlit only — every computation stays in ultr_core."""
+"""UI helpers shared by the pages: the error boundary, URL settings (validated and clamped),
+the shared byte-budget cache, background-job buttons and the polling fragment.  Streamlit
+only — every computation stays in ultr_core."""
 from __future__ import annotations
 
+import logging
+import math
+import os
+import uuid
+
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
 
+from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.lrucache import ByteLRU
 from ultr_core.reports import analyse_identifiability
+from ultr_core.text import escape_markdown
+
+LOG = logging.getLogger("ultr_explorer")
+#: memory all sessions together may pin in cached datasets, logs and analyses
+CACHE_BYTES = int(os.environ.get("ULTR_APP_CACHE_BYTES", 1_500 * 2 ** 20))
 
 
-@st.cache_resource(show_spinner="Building the identifiability graph …", max_entries=8)
-def cached_analysis(_log, key: tuple, bias: tuple, estimate: str | None = None, n_bootstrap: int = 100):
-    """The identifiability analysis (graph, merges, interventions and, with ``estimate``, the
-    observation curve per component) of a log, cached by ``key`` (what identifies the log),
-    the bias columns and the estimator."""
-    return analyse_identifiability(_log, list(bias), merge=True, intervene=True, estimate=estimate,
-                                   n_bootstrap=n_bootstrap)
-
-
-def qp(name: str, default, cast=str):
-    """A setting from the URL (shareable links), falling back to ``default`` when absent or invalid."""
+def run_page(body) -> None:
+    """Run a page's ``body()`` behind the one error boundary: a problem with the user's input
+    (ConfigError, DataFormatError) is shown as what to fix; anything else as a short message with
+    an error id, whose traceback goes to the server log only.  Session state is untouched."""
     try:
-        return cast(st.query_params[name]) if name in st.query_params else default
-    except (TypeError, ValueError):
+        body()
+    except ScriptControlException:          # st.stop() / st.rerun(): Streamlit's own control flow
+        raise
+    except (ConfigError, DataFormatError) as e:
+        st.error(f"Please check the input — {escape_markdown(e)}")
+    except MemoryError:
+        error_id = uuid.uuid4().hex[:8]
+        LOG.exception("error %s: out of memory", error_id)
+        st.error(f"This needs more memory than the server has (error id {error_id}). Use fewer sessions, "
+                 "contexts or a smaller file; nothing you had is lost.")
+    except Exception:                       # noqa: BLE001 — the boundary: never a traceback in the page
+        error_id = uuid.uuid4().hex[:8]
+        LOG.exception("error %s on a page", error_id)
+        st.error(f"Something went wrong on this page (error id {error_id}). Nothing you had is lost: change a "
+                 "setting or reload. The details are in the server log under this id.")
+
+
+@st.cache_resource
+def shared_cache() -> ByteLRU:
+    """One LRU cache for the process, bounded by :data:`CACHE_BYTES`, keyed by content."""
+    return ByteLRU(CACHE_BYTES)
+
+
+def memo(key: tuple, compute):
+    """``compute()`` once per ``key`` (a content digest or a reproducible spec) in the shared cache."""
+    return shared_cache().get_or_compute(key, compute)
+
+
+def cached_analysis(log, key: tuple, bias: tuple, estimate: str | None = None, n_bootstrap: int = 100):
+    """The identifiability analysis (graph, merges, interventions and, with ``estimate``, the
+    observation curve per component) of a log, cached by ``key`` (what identifies the log's
+    content: a digest or the simulation spec — never an object id), the bias columns and the
+    estimator."""
+    with st.spinner("Building the identifiability graph …"):
+        return memo(("analysis", key, tuple(bias), estimate, int(n_bootstrap)),
+                    lambda: analyse_identifiability(log, list(bias), merge=True, intervene=True, estimate=estimate,
+                                                    n_bootstrap=n_bootstrap))
+
+
+def log_digest(log) -> tuple:
+    """A content key of a click log (for caches): a digest of its rows."""
+    import hashlib
+
+    import pandas as pd
+    h = hashlib.sha256(pd.util.hash_pandas_object(log.frame, index=False).to_numpy().tobytes()).hexdigest()
+    return ("log", h[:32])
+
+
+def qp(name: str, default, cast=str, lo=None, hi=None, options=None):
+    """A setting from the URL (shareable links).  Absent → ``default``; not of the right type, not
+    finite or not among ``options`` → ``default`` with a notice; outside [``lo``, ``hi``] →
+    clamped with a notice (:func:`url_notices` shows them)."""
+    if name not in st.query_params:
         return default
+    raw = st.query_params[name]
+    notices = st.session_state.setdefault("_url_notices", [])
+    try:
+        value = cast(raw)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        notices.append(f"{name}={raw[:20]!r} is not valid here; using {default}")
+        return default
+    if options is not None and value not in options:
+        notices.append(f"{name}={raw[:20]!r} is not one of the choices; using {default}")
+        return default
+    if lo is not None and value < lo:
+        notices.append(f"{name}={value} is below {lo}; using {lo}")
+        return cast(lo)
+    if hi is not None and value > hi:
+        notices.append(f"{name}={value} is above {hi}; using {hi}")
+        return cast(hi)
+    return value
+
+
+def url_notices() -> None:
+    """Show (once) what :func:`qp` had to correct in the URL."""
+    for n in st.session_state.pop("_url_notices", []):
+        st.info(f"Link setting corrected: {escape_markdown(n)}")
 
 
 def job_buttons(key: str, start_label: str, start, disabled: bool = False) -> None:

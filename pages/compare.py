@@ -9,7 +9,7 @@ from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, expand_grid, gri
 from ultr_core.figures import interval_bar_figure, sweep_figure
 from ultr_core.jobs import Job
 from ultr_core.stats import summarise
-from pages._common import job_buttons, job_progress, live
+from pages._common import run_page, job_buttons, job_progress, live
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
@@ -17,95 +17,101 @@ SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off
           "assumed η of IPS / CLD (misspecification)": "train.ips_eta,train.cld_rho_eta"}
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "compare")
 
-st.title("Compare methods")
-st.caption("Methods × seeds on one setting, or a sweep over one parameter; mean with a 90 % t-interval across seeds. "
-           f"Finished cells are cached under `{CACHE}/` and re-used.")
 
-with st.sidebar:
-    preset = st.selectbox("preset", ["custom"] + list(PRESET_SWEEPS),
-                          help="re-create a paper's setting (on the synthetic default data)")
-    p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
-    methods = st.multiselect("methods", list(ALGORITHMS.values()), [ALGORITHMS[m] for m in p["methods"]],
-                             key=f"m_{preset}", help="CLD, CLD_pair, Heckman and RankAgg need a top-k cut-off "
-                                                     "(the CLD presets set one)")
-    sweep_label = {v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none")
-    sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
-                              help="the parameter on the x axis")
-    values_txt = st.text_input("values (comma-separated)", ", ".join(map(str, p["values"])), key=f"v_{preset}",
-                               disabled=SWEEPS[sweep_name] is None,
-                               help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")
-    seeds = st.slider("seeds", 1, 10, 3, help="each seed re-simulates the clicks and re-initialises training")
-    sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000, 100_000], 20_000,
-                                help="simulated sessions per run (synthetic default data)")
-    steps = st.select_slider("training steps", [100, 200, 400, 600, 1000], 400,
-                             help="batches of 256 sessions per run; the best validation checkpoint is kept")
 
-def start():
-    try:
-        base = ExperimentSpec(n_sessions=sessions)
-        for k, v in p["base"].items():
-            base = base.with_value(k, v)
-        base = base.with_value("train.steps", steps)
-        grid = {"train.algorithm": [NAMES[m] for m in methods]}
-        key = SWEEPS[sweep_name]
+def main():
+    st.title("Compare methods")
+    st.caption("Methods × seeds on one setting, or a sweep over one parameter; mean with a 90 % t-interval across seeds. "
+               f"Finished cells are cached under `{CACHE}/` and re-used.")
+
+    with st.sidebar:
+        preset = st.selectbox("preset", ["custom"] + list(PRESET_SWEEPS),
+                              help="re-create a paper's setting (on the synthetic default data)")
+        p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
+        methods = st.multiselect("methods", list(ALGORITHMS.values()), [ALGORITHMS[m] for m in p["methods"]],
+                                 key=f"m_{preset}", help="CLD, CLD_pair, Heckman and RankAgg need a top-k cut-off "
+                                                         "(the CLD presets set one)")
+        sweep_label = {v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none")
+        sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
+                                  help="the parameter on the x axis")
+        values_txt = st.text_input("values (comma-separated)", ", ".join(map(str, p["values"])), key=f"v_{preset}",
+                                   disabled=SWEEPS[sweep_name] is None,
+                                   help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")
+        seeds = st.slider("seeds", 1, 10, 3, help="each seed re-simulates the clicks and re-initialises training")
+        sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000, 100_000], 20_000,
+                                    help="simulated sessions per run (synthetic default data)")
+        steps = st.select_slider("training steps", [100, 200, 400, 600, 1000], 400,
+                                 help="batches of 256 sessions per run; the best validation checkpoint is kept")
+
+    def start():
+        try:
+            base = ExperimentSpec(n_sessions=sessions)
+            for k, v in p["base"].items():
+                base = base.with_value(k, v)
+            base = base.with_value("train.steps", steps)
+            grid = {"train.algorithm": [NAMES[m] for m in methods]}
+            key = SWEEPS[sweep_name]
+            if key:
+                vals = [float(x) for x in values_txt.replace(";", ",").split(",") if x.strip()]
+                if not vals:
+                    raise ConfigError("values", "give at least one value to sweep")
+                if key in ("click.topk", "n_sessions"):
+                    vals = [int(v) for v in vals]
+                grid = {key: vals, **grid}
+            expand_grid(base, grid, [0])            # validates every grid key before anything runs
+        except (ConfigError, ValueError) as e:
+            st.error(f"Check the settings — {e}")
+            return None
+        st.session_state["compare_key"] = key
+        return Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE).start()
+
+
+    job_buttons("compare_job", "▶ Run", start, disabled=not methods)
+
+
+    def show(job):
+        if job is None:
+            st.caption("Choose methods (or a preset) and press Run.")
+            return
+        job_progress(job)
+        if job.error:
+            st.error(f"The comparison failed — {job.error}")
+            return
+        if job.running or job.result is None or len(job.result) == 0:
+            return
+        df = job.result
+        key = st.session_state.get("compare_key")
+        metrics = ["ndcg@1", "ndcg@3", "ndcg@10", "map"]
         if key:
-            vals = [float(x) for x in values_txt.replace(";", ",").split(",") if x.strip()]
-            if not vals:
-                raise ConfigError("values", "give at least one value to sweep")
-            if key in ("click.topk", "n_sessions"):
-                vals = [int(v) for v in vals]
-            grid = {key: vals, **grid}
-        expand_grid(base, grid, [0])            # validates every grid key before anything runs
-    except (ConfigError, ValueError) as e:
-        st.error(f"Check the settings — {e}")
-        return None
-    st.session_state["compare_key"] = key
-    return Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE).start()
-
-
-job_buttons("compare_job", "▶ Run", start, disabled=not methods)
-
-
-def show(job):
-    if job is None:
-        st.caption("Choose methods (or a preset) and press Run.")
-        return
-    job_progress(job)
-    if job.error:
-        st.error(f"The comparison failed — {job.error}")
-        return
-    if job.running or job.result is None or len(job.result) == 0:
-        return
-    df = job.result
-    key = st.session_state.get("compare_key")
-    metrics = ["ndcg@1", "ndcg@3", "ndcg@10", "map"]
-    if key:
-        summ = summarise(df, [key, "algorithm"], metrics)
-        metric = st.selectbox("metric", metrics, 2)
-        st.plotly_chart(sweep_figure(summ, key, metric), key="cmp_sweep")
-    else:
-        summ = summarise(df, "algorithm", metrics)
-        metric = st.selectbox("metric", metrics, 2)
-        naive = summ.loc[summ["algorithm"] == "Naive", metric]
-        below = summ[(summ[metric] < naive.iloc[0])]["algorithm"].tolist() if len(naive) else []
-        if below and not st.session_state.get("revealed"):
-            st.warning("Before you look: which methods do you think end up **below** raw clicks (Naive)?")
-            if st.button("Reveal"):
-                st.session_state["revealed"] = True
-                st.rerun()
+            summ = summarise(df, [key, "algorithm"], metrics)
+            metric = st.selectbox("metric", metrics, 2)
+            st.plotly_chart(sweep_figure(summ, key, metric), key="cmp_sweep")
         else:
-            st.plotly_chart(interval_bar_figure(summ, "algorithm", metric, f"{metric} (mean, 90 % t-interval, "
-                                                                           f"{df['seed'].nunique()} seeds)"),
-                            key="cmp_bar")
-    st.dataframe(summ.round(4), hide_index=True)
-    st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),
-                       "comparison.csv")
+            summ = summarise(df, "algorithm", metrics)
+            metric = st.selectbox("metric", metrics, 2)
+            naive = summ.loc[summ["algorithm"] == "Naive", metric]
+            below = summ[(summ[metric] < naive.iloc[0])]["algorithm"].tolist() if len(naive) else []
+            if below and not st.session_state.get("revealed"):
+                st.warning("Before you look: which methods do you think end up **below** raw clicks (Naive)?")
+                if st.button("Reveal"):
+                    st.session_state["revealed"] = True
+                    st.rerun()
+            else:
+                st.plotly_chart(interval_bar_figure(summ, "algorithm", metric, f"{metric} (mean, 90 % t-interval, "
+                                                                               f"{df['seed'].nunique()} seeds)"),
+                                key="cmp_bar")
+        st.dataframe(summ.round(4), hide_index=True)
+        st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),
+                           "comparison.csv")
 
 
-live("compare_job", show)
+    live("compare_job", show)
 
-with st.expander("Methods and formulas"):
-    for m in methods:
-        info = CATALOG[NAMES[m]]
-        st.markdown(f"**{m}** — {info['cite']}")
-        st.latex(info["latex"])
+    with st.expander("Methods and formulas"):
+        for m in methods:
+            info = CATALOG[NAMES[m]]
+            st.markdown(f"**{m}** — {info['cite']}")
+            st.latex(info["latex"])
+
+
+run_page(main)

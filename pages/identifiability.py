@@ -7,17 +7,19 @@ from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability import probability_table
 from ultr_core.jobs import Job
 from ultr_core.reports import compare_repairs, components_sweep
-from pages._common import cached_analysis, job_buttons, job_progress, live
+from pages._common import cached_analysis, log_digest, memo, run_page, job_buttons, job_progress, live
 from ultr_core.simulation import ClickModelConfig
 from ultr_core.sources import simulate_log
 from ultr_core.stats import summarise
 from ultr_core.text import escape_markdown
 
 
-@st.cache_resource(show_spinner="Simulating the fully synthetic log …", max_entries=6)
 def _builtin(k: int, sessions: int, seed: int):
-    ds, _, log = simulate_log(f"ig:{k}", ClickModelConfig(logging="given"), sessions, seed, seed)
-    return ds, log
+    def run():
+        ds, _, log = simulate_log(f"ig:{k}", ClickModelConfig(logging="given"), sessions, seed, seed)
+        return ds, log
+    with st.spinner("Simulating the fully synthetic log …"):
+        return memo(("ig-builtin", k, sessions, seed), run)
 
 
 @st.cache_data(show_spinner="Monte Carlo …", max_entries=16)
@@ -25,175 +27,181 @@ def _prob(n, x, contexts, positions, trials, seed):
     return probability_table(n, x, contexts, positions, trials, seed)
 
 
-st.title("Identifiability explorer")
-st.caption("Chen et al., *Identifiability Matters* (ICML 2024): relevance is recoverable up to scale **iff** "
-           "the identifiability graph (IG) over bias factors is connected (Theorem 1). Nodes are bias factors; "
-           "two factors are linked when one document was shown with both.")
 
-with st.sidebar:
-    st.header("Log")
-    options = ["built-in: fully synthetic"] + (["current log (Simulate / Upload page)"]
-                                               if "log" in st.session_state else [])
-    source = st.radio("source", options, help="the fully synthetic data of the paper (App. C.1) with K "
-                                              "components, or the log made on the Simulate or Upload page")
-    if source.startswith("built-in"):
-        k = st.slider("components K", 1, 5, 2, help="positions are cut into K blocks that never share a document")
-        sessions = st.select_slider("sessions", [20_000, 50_000, 100_000, 300_000], 100_000,
-                                    help="more sessions give more clicks per (document, position)")
-        seed = st.number_input("seed", 0, 10_000, 0, help="seed of the data and the clicks")
-        ds, log = _builtin(k, sessions, int(seed))
-        key = ("builtin", k, sessions, int(seed))
-        lists = (ds.train.labels, ds.train.offsets, ds.train.doc_ids)
-    else:
-        log = st.session_state["log"]
-        key = ("session", id(log))
-        lists = None
-    candidates = [c for c in log.frame.columns if c not in ("session_id", "doc_id", "click", "shown", "row",
-                                                            "true_relevance", "true_observation", "label",
-                                                            "doc_key", "query_key")]
-    default = [c for c in log.bias_columns if c in candidates] or candidates[:1]
-    bias = st.multiselect("bias factor columns", candidates, default,
-                          help="a bias factor is the tuple of these columns (e.g. context × position)")
-    teach = st.toggle("teaching mode: predict before you see", help="hide the verdict until you have guessed")
 
-if not bias:
-    st.warning("Pick at least one bias-factor column in the sidebar.")
-    st.stop()
-try:
-    an = cached_analysis(log, key, tuple(bias))
-except (ConfigError, DataFormatError, ValueError) as e:
-    st.error(f"Cannot build the graph: {escape_markdown(e)}")
-    st.stop()
-rep, g = an.report, an.graph
+def main():
+    st.title("Identifiability explorer")
+    st.caption("Chen et al., *Identifiability Matters* (ICML 2024): relevance is recoverable up to scale **iff** "
+               "the identifiability graph (IG) over bias factors is connected (Theorem 1). Nodes are bias factors; "
+               "two factors are linked when one document was shown with both.")
 
-reveal = True
-if teach:
-    st.radio("Before you look: can relevance be recovered from this log?", ["yes", "no", "not sure"],
-             horizontal=True, key="guess")
-    reveal = st.button("Reveal the answer")
-if reveal:
-    if rep["identifiable"]:
-        st.success(f"Identifiable — the IG over ({', '.join(bias)}) is connected.")
-    else:
-        st.warning(f"Not identifiable — the IG has {rep['n_components']:,} components. Relevance can only be "
-                 "compared inside a component; merging or intervention below reconnects it.")
-c = st.columns(4)
-c[0].metric("bias factors (nodes)", f"{rep['n_nodes']:,}")
-c[1].metric("components", f"{rep['n_components']:,}" if reveal else "?")
-c[2].metric("largest component", f"{rep['largest_share']:.0%}" if reveal else "?")
-c[3].metric("documents", f"{rep['n_documents']:,}")
+    with st.sidebar:
+        st.header("Log")
+        options = ["built-in: fully synthetic"] + (["current log (Simulate / Upload page)"]
+                                                   if "log" in st.session_state else [])
+        source = st.radio("source", options, help="the fully synthetic data of the paper (App. C.1) with K "
+                                                  "components, or the log made on the Simulate or Upload page")
+        if source.startswith("built-in"):
+            k = st.slider("components K", 1, 5, 2, help="positions are cut into K blocks that never share a document")
+            sessions = st.select_slider("sessions", [20_000, 50_000, 100_000, 300_000], 100_000,
+                                        help="more sessions give more clicks per (document, position)")
+            seed = st.number_input("seed", 0, 10_000, 0, help="seed of the data and the clicks")
+            ds, log = _builtin(k, sessions, int(seed))
+            key = ("builtin", k, sessions, int(seed))
+            lists = (ds.train.labels, ds.train.offsets, ds.train.doc_ids)
+        else:
+            log = st.session_state["log"]
+            key = st.session_state.get("log_key") or log_digest(log)
+            lists = None
+        candidates = [c for c in log.frame.columns if c not in ("session_id", "doc_id", "click", "shown", "row",
+                                                                "true_relevance", "true_observation", "label",
+                                                                "doc_key", "query_key")]
+        default = [c for c in log.bias_columns if c in candidates] or candidates[:1]
+        bias = st.multiselect("bias factor columns", candidates, default,
+                              help="a bias factor is the tuple of these columns (e.g. context × position)")
+        teach = st.toggle("teaching mode: predict before you see", help="hide the verdict until you have guessed")
 
-if reveal:
-    show_m = st.checkbox("show proposed merges", True, help="node merging (§4.2): closest factors across components, "
-                                                           "joined by a minimum spanning tree")
-    show_i = st.checkbox("show proposed interventions", an.intervention_plan is not None,
-                         disabled=an.intervention_plan is None,
-                         help="node intervention (§4.1): swap one document into another component, K − 1 swaps")
-    view = g.display_graph()
-    st.plotly_chart(identifiability_graph_figure(view, an.merge_plan.pairs if show_m and an.merge_plan else None,
-                                                 an.intervention_plan.swaps if show_i and an.intervention_plan else None),
-                    key="ig_graph")
-    st.caption("Drawing rule: up to 150 factors are drawn with their IG edges (at most 600, sampled); larger "
-               "graphs are drawn with each component contracted to one node, the 149 largest kept and the rest "
-               "pooled as 'other'.")
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Components")
-        st.dataframe(g.components_table(), hide_index=True, height=250)
-    with right:
-        st.plotly_chart(component_sizes_figure(g.sizes), key="sizes")
-    st.subheader("Position bias per component")
-    st.caption("Observation is identifiable only up to one scale per connected component: each curve is "
-               "normalised within its component (Agarwal et al., WSDM 2019, intervention harvesting; or a "
-               "position-based model fitted by EM), with 90 % document-bootstrap bands.")
-    est = st.selectbox("estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"), key="ig_estimator",
-                       help="pivot one / adjacent chain / all pairs: click-rate ratios of documents shown at two "
-                            "factors; em: r·o fitted by expectation–maximisation")
+    if not bias:
+        st.warning("Pick at least one bias-factor column in the sidebar.")
+        st.stop()
     try:
-        curves_an = cached_analysis(log, key, tuple(bias), est, 50)
-    except (ConfigError, ValueError) as e:
-        st.info(f"No curve: {escape_markdown(e)}")
-        curves_an = None
-    if curves_an is not None:
-        pb = curves_an.report["position_bias"]
-        import pandas as pd
-        curves = pd.DataFrame(pb["curves"])
-        for note in pb["notes"]:
-            st.caption(escape_markdown(note))
-        if len(curves):
-            truth = log.true_observation_curve() if list(bias) == ["position"] and log.has_truth else None
-            st.plotly_chart(bias_curves_figure(curves, truth if g.n_components == 1 else None), key="ig_bias")
-    if an.merge_plan is not None and len(an.merge_plan.pairs):
-        st.subheader("Proposed merges")
-        st.latex(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2,\quad b = [\text{context vector},\ 10\,p]"
-                 r"\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}")
-        st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]], hide_index=True, height=200)
-    if an.intervention_plan is not None and len(an.intervention_plan.swaps):
-        st.subheader("Proposed interventions")
-        st.latex(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
-                 r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')} \qquad \text{(§4.1, eq. 3)}")
-        st.dataframe(an.intervention_plan.swaps[["document", "from_label", "to_label", "cost"]], hide_index=True,
-                     height=200)
-    elif "intervention_skipped" in rep:
-        st.info(rep["intervention_skipped"])
+        an = cached_analysis(log, key, tuple(bias))
+    except (ConfigError, DataFormatError, ValueError) as e:
+        st.error(f"Cannot build the graph: {escape_markdown(e)}")
+        st.stop()
+    rep, g = an.report, an.graph
 
-    if log.has_truth:
-        st.subheader("Before / after: embedding DLA with and without repair")
-        if st.button("Train DLA (3 seeds)", help="embedding DLA (closed-form alternating updates) without repair, "
-                                                 "after node merging and after node intervention"):
-            table, curves = compare_repairs(log, an, *(lists if lists else (None, None, None)))
-            st.session_state["repairs"] = (key, tuple(bias), table, curves)
-        if st.session_state.get("repairs", (None,))[0] == key and st.session_state["repairs"][1] == tuple(bias):
-            _, _, table, curves = st.session_state["repairs"]
-            metrics = [m for m in ("mcc", "ndcg@10") if m in table]
-            summ = summarise(table, "strategy", metrics)
-            cols = st.columns(len(metrics))
-            for col, m in zip(cols, metrics):
-                col.plotly_chart(interval_bar_figure(summ, "strategy", m, f"{m} (mean, 90 % t-interval, 3 seeds)"),
-                                 key=f"rep_{m}")
-            if list(bias) == ["position"]:
-                truth = log.true_observation_curve()
-                st.plotly_chart(observation_curve_figure({**curves, "truth": truth}), key="rep_curve")
-            st.dataframe(table, hide_index=True)
+    reveal = True
+    if teach:
+        st.radio("Before you look: can relevance be recovered from this log?", ["yes", "no", "not sure"],
+                 horizontal=True, key="guess")
+        reveal = st.button("Reveal the answer")
+    if reveal:
+        if rep["identifiable"]:
+            st.success(f"Identifiable — the IG over ({', '.join(bias)}) is connected.")
+        else:
+            st.warning(f"Not identifiable — the IG has {rep['n_components']:,} components. Relevance can only be "
+                     "compared inside a component; merging or intervention below reconnects it.")
+    c = st.columns(4)
+    c[0].metric("bias factors (nodes)", f"{rep['n_nodes']:,}")
+    c[1].metric("components", f"{rep['n_components']:,}" if reveal else "?")
+    c[2].metric("largest component", f"{rep['largest_share']:.0%}" if reveal else "?")
+    c[3].metric("documents", f"{rep['n_documents']:,}")
 
-st.divider()
-st.subheader("Preset: K components → recovery (paper Fig. 3a / Table 1)")
-st.caption("Fully synthetic data with K = 1…4 IG components, embedding DLA, 3 seeds, 200,000 sessions each "
-           "(MCC at K = 1 is limited by the number of clicks: ≈ 0.95 here, ≈ 0.99 with 1,000,000). "
-           "Predict first: for which K will DLA recover the relevance (MCC ≈ 1)?")
-job_buttons("k_sweep_job", "▶ Run the K sweep", lambda: Job(components_sweep, n_sessions=200_000).start())
+    if reveal:
+        show_m = st.checkbox("show proposed merges", True, help="node merging (§4.2): closest factors across components, "
+                                                               "joined by a minimum spanning tree")
+        show_i = st.checkbox("show proposed interventions", an.intervention_plan is not None,
+                             disabled=an.intervention_plan is None,
+                             help="node intervention (§4.1): swap one document into another component, K − 1 swaps")
+        view = g.display_graph()
+        st.plotly_chart(identifiability_graph_figure(view, an.merge_plan.pairs if show_m and an.merge_plan else None,
+                                                     an.intervention_plan.swaps if show_i and an.intervention_plan else None),
+                        key="ig_graph")
+        st.caption("Drawing rule: up to 150 factors are drawn with their IG edges (at most 600, sampled); larger "
+                   "graphs are drawn with each component contracted to one node, the 149 largest kept and the rest "
+                   "pooled as 'other'.")
+        left, right = st.columns(2)
+        with left:
+            st.subheader("Components")
+            st.dataframe(g.components_table(), hide_index=True, height=250)
+        with right:
+            st.plotly_chart(component_sizes_figure(g.sizes), key="sizes")
+        st.subheader("Position bias per component")
+        st.caption("Observation is identifiable only up to one scale per connected component: each curve is "
+                   "normalised within its component (Agarwal et al., WSDM 2019, intervention harvesting; or a "
+                   "position-based model fitted by EM), with 90 % document-bootstrap bands.")
+        est = st.selectbox("estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"), key="ig_estimator",
+                           help="pivot one / adjacent chain / all pairs: click-rate ratios of documents shown at two "
+                                "factors; em: r·o fitted by expectation–maximisation")
+        try:
+            curves_an = cached_analysis(log, key, tuple(bias), est, 50)
+        except (ConfigError, ValueError) as e:
+            st.info(f"No curve: {escape_markdown(e)}")
+            curves_an = None
+        if curves_an is not None:
+            pb = curves_an.report["position_bias"]
+            import pandas as pd
+            curves = pd.DataFrame(pb["curves"])
+            for note in pb["notes"]:
+                st.caption(escape_markdown(note))
+            if len(curves):
+                truth = log.true_observation_curve() if list(bias) == ["position"] and log.has_truth else None
+                st.plotly_chart(bias_curves_figure(curves, truth if g.n_components == 1 else None), key="ig_bias")
+        if an.merge_plan is not None and len(an.merge_plan.pairs):
+            st.subheader("Proposed merges")
+            st.latex(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2,\quad b = [\text{context vector},\ 10\,p]"
+                     r"\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}")
+            st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]], hide_index=True, height=200)
+        if an.intervention_plan is not None and len(an.intervention_plan.swaps):
+            st.subheader("Proposed interventions")
+            st.latex(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
+                     r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')} \qquad \text{(§4.1, eq. 3)}")
+            st.dataframe(an.intervention_plan.swaps[["document", "from_label", "to_label", "cost"]], hide_index=True,
+                         height=200)
+        elif "intervention_skipped" in rep:
+            st.info(rep["intervention_skipped"])
+
+        if log.has_truth:
+            st.subheader("Before / after: embedding DLA with and without repair")
+            if st.button("Train DLA (3 seeds)", help="embedding DLA (closed-form alternating updates) without repair, "
+                                                     "after node merging and after node intervention"):
+                table, curves = compare_repairs(log, an, *(lists if lists else (None, None, None)))
+                st.session_state["repairs"] = (key, tuple(bias), table, curves)
+            if st.session_state.get("repairs", (None,))[0] == key and st.session_state["repairs"][1] == tuple(bias):
+                _, _, table, curves = st.session_state["repairs"]
+                metrics = [m for m in ("mcc", "ndcg@10") if m in table]
+                summ = summarise(table, "strategy", metrics)
+                cols = st.columns(len(metrics))
+                for col, m in zip(cols, metrics):
+                    col.plotly_chart(interval_bar_figure(summ, "strategy", m, f"{m} (mean, 90 % t-interval, 3 seeds)"),
+                                     key=f"rep_{m}")
+                if list(bias) == ["position"]:
+                    truth = log.true_observation_curve()
+                    st.plotly_chart(observation_curve_figure({**curves, "truth": truth}), key="rep_curve")
+                st.dataframe(table, hide_index=True)
+
+    st.divider()
+    st.subheader("Preset: K components → recovery (paper Fig. 3a / Table 1)")
+    st.caption("Fully synthetic data with K = 1…4 IG components, embedding DLA, 3 seeds, 200,000 sessions each "
+               "(MCC at K = 1 is limited by the number of clicks: ≈ 0.95 here, ≈ 0.99 with 1,000,000). "
+               "Predict first: for which K will DLA recover the relevance (MCC ≈ 1)?")
+    job_buttons("k_sweep_job", "▶ Run the K sweep", lambda: Job(components_sweep, n_sessions=200_000).start())
 
 
-def show_sweep(job):
-    if job is None:
-        return
-    job_progress(job)
-    if job.error:
-        st.error(f"The sweep failed — {job.error}")
-    elif not job.running and job.result is not None and len(job.result):
-        summ = summarise(job.result.assign(K=job.result["K"].astype(str)), "K", ["mcc", "ndcg@10"])
-        a, b = st.columns(2)
-        a.plotly_chart(interval_bar_figure(summ, "K", "mcc", "MCC by number of components (90 % t-interval)"),
-                       key="ksweep_mcc")
-        b.plotly_chart(interval_bar_figure(summ, "K", "ndcg@10", "nDCG@10 by number of components"),
-                       key="ksweep_ndcg")
-        st.dataframe(job.result.round(4), hide_index=True)
+    def show_sweep(job):
+        if job is None:
+            return
+        job_progress(job)
+        if job.error:
+            st.error(f"The sweep failed — {job.error}")
+        elif not job.running and job.result is not None and len(job.result):
+            summ = summarise(job.result.assign(K=job.result["K"].astype(str)), "K", ["mcc", "ndcg@10"])
+            a, b = st.columns(2)
+            a.plotly_chart(interval_bar_figure(summ, "K", "mcc", "MCC by number of components (90 % t-interval)"),
+                           key="ksweep_mcc")
+            b.plotly_chart(interval_bar_figure(summ, "K", "ndcg@10", "nDCG@10 by number of components"),
+                           key="ksweep_ndcg")
+            st.dataframe(job.result.round(4), hide_index=True)
 
 
-live("k_sweep_job", show_sweep)
+    live("k_sweep_job", show_sweep)
 
-st.divider()
-st.subheader("More contexts, less identifiability (Example 2, Fig. 4c/d)")
-st.latex(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big),\qquad "
-         r"|T| = \text{contexts} \times \text{positions}")
-p1, p2, p3, p4 = st.columns(4)
-n_pairs = p1.slider("N: logged (document, factor) pairs", 1_000, 20_000, 3_000, 500,
-                    help="size of the click log in distinct (document, bias factor) pairs")
-n_x = p2.select_slider("|X|: distinct documents", [1_000, 3_000, 10_000, 30_000], 10_000,
-                       help="number of distinct feature vectors")
-positions = p3.slider("positions", 1, 20, 10, help="each context type is combined with every position")
-trials = p4.select_slider("Monte Carlo trials", [50, 100, 200, 500], 100, help="simulated logs per point")
-ctx = (1, 2, 3, 5, 8, 10, 15, 20, 30)
-st.plotly_chart(probability_figure(_prob(n_pairs, n_x, ctx, positions, trials, 0), x="contexts"), key="prob")
-st.caption("Pairs drawn uniformly from X × T; a factor never drawn is an isolated node. The formula is the "
-           "paper's Gilbert-style approximation; the simulation counts connected graphs. Seed 0.")
+    st.divider()
+    st.subheader("More contexts, less identifiability (Example 2, Fig. 4c/d)")
+    st.latex(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big),\qquad "
+             r"|T| = \text{contexts} \times \text{positions}")
+    p1, p2, p3, p4 = st.columns(4)
+    n_pairs = p1.slider("N: logged (document, factor) pairs", 1_000, 20_000, 3_000, 500,
+                        help="size of the click log in distinct (document, bias factor) pairs")
+    n_x = p2.select_slider("|X|: distinct documents", [1_000, 3_000, 10_000, 30_000], 10_000,
+                           help="number of distinct feature vectors")
+    positions = p3.slider("positions", 1, 20, 10, help="each context type is combined with every position")
+    trials = p4.select_slider("Monte Carlo trials", [50, 100, 200, 500], 100, help="simulated logs per point")
+    ctx = (1, 2, 3, 5, 8, 10, 15, 20, 30)
+    st.plotly_chart(probability_figure(_prob(n_pairs, n_x, ctx, positions, trials, 0), x="contexts"), key="prob")
+    st.caption("Pairs drawn uniformly from X × T; a factor never drawn is an isolated node. The formula is the "
+               "paper's Gilbert-style approximation; the simulation counts connected graphs. Seed 0.")
+
+
+run_page(main)

@@ -6,120 +6,138 @@ from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.figures import clicks_per_rank_figure, ctr_by_position_figure
 from ultr_core.loaders import load_svmlight_upload
 from ultr_core.simulation import ClickModelConfig, ClickSimulator, hidden_relevant
+from ultr_core.dataroots import available_datasets, dataset_spec
 from ultr_core.sources import load_dataset
 from ultr_core.text import escape_markdown
-from pages._common import qp
-
-SOURCES = ["synthetic", "ig", "mq2008", "yahoo", "ultra", "upload"]
+from pages._common import memo, qp, run_page, url_notices
 
 
-@st.cache_resource(show_spinner="Loading the dataset …", max_entries=4)
 def _dataset(spec: str, seed: int):
-    return load_dataset(spec, seed)
+    with st.spinner("Loading the dataset …"):
+        return memo(("dataset", spec, seed), lambda: load_dataset(spec, seed))
 
 
-@st.cache_resource(show_spinner="Reading the upload …", max_entries=2)
-def _uploaded(name: str, digest: str, _data: bytes):
-    return load_svmlight_upload(name, _data)
+def _uploaded(name: str, digest: str, data: bytes):
+    with st.spinner("Reading the upload …"):
+        return memo(("letor-upload", digest), lambda: load_svmlight_upload(name, data))
 
 
-@st.cache_resource(show_spinner="Simulating clicks …", max_entries=8)
-def _simulate(_ds, key, cfg: ClickModelConfig, n_sessions: int, seed: int):
-    sim = ClickSimulator(cfg, seed=seed).fit(_ds)
-    return sim, sim.simulate(_ds.train, n_sessions, seed=seed)
+def _simulate(ds, key, cfg: ClickModelConfig, n_sessions: int, seed: int):
+    def run():
+        sim = ClickSimulator(cfg, seed=seed).fit(ds)
+        return sim, sim.simulate(ds.train, n_sessions, seed=seed)
+    with st.spinner("Simulating clicks …"):
+        return memo(("simulation", key, cfg, n_sessions, seed), run)
 
 
-st.title("Simulate a click log")
-st.caption("Clicks follow the examination hypothesis P(click) = r(y) · o(t); see the Home page for "
-           "the two meanings of η. The settings are in the URL: copy it to share this exact log.")
 
-with st.sidebar:
-    st.header("Dataset")
-    source = st.selectbox("dataset", SOURCES, SOURCES.index(qp("dataset", "synthetic"))
-                          if qp("dataset", "synthetic") in SOURCES else 0,
-                          help="synthetic: the built-in LETOR-like default; ig: fully synthetic one-hot data "
-                               "with K identifiability-graph components; mq2008 / yahoo / ultra read folders on the "
-                               "server; upload: an SVMlight/LETOR file with qid (split 60/20/20 by query)")
-    data_seed = st.number_input("dataset seed", 0, 10_000, qp("data_seed", 0, int), help="seed of generated data")
-    upload = None
-    if source == "synthetic":
-        spec = f"synthetic:{st.number_input('queries', 50, 5000, qp('queries', 500, int), 50, help='number of queries (60/20/20 split)')}"
-    elif source == "ig":
-        spec = f"ig:{st.number_input('components K', 1, 10, qp('k', 1, int), help='IG components of the fully synthetic data')}"
-    elif source == "upload":
-        upload = st.file_uploader("SVMlight / LETOR file", type=["txt", "svm", "letor", "dat"],
-                                  help="lines 'label qid:Q fid:value …'; size limit in .streamlit/config.toml")
-        spec = "upload"
-    else:
-        path = st.text_input("folder", "../shared/data/" + {"mq2008": "mq2008", "yahoo": "yahoo_sample",
-                                                             "ultra": ""}[source],
-                             help="a folder on the server holding the files")
-        spec = f"{source}:{path}"
 
-    st.header("Click model")
-    convention = st.radio("observation curve", ["eye_tracking", "reciprocal"], horizontal=True,
-                          index=1 if qp("convention", "eye_tracking") == "reciprocal" else 0,
-                          help="eye_tracking: o_p = v_p^η (ULTRA, LBD, identifiability); "
-                               "reciprocal: o_p = (1/p)^η (CLD eq. 14)")
-    eta = st.slider("position-bias severity η", 0.0, 2.0, qp("eta", 1.0, float), 0.1, help="0 = no position bias")
-    noise = st.slider("click noise ε", 0.0, 0.5, qp("noise", 0.1, float), 0.05,
-                      help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
-    use_topk = st.checkbox("top-k cut-off", "topk" in st.query_params,
-                           help="only the first k candidates are shown (CLD's selection bias)")
-    topk = st.slider("k", 1, 20, qp("topk", 5, int), help="number of shown documents") if use_topk else None
-    coupling = st.slider("coupling level η_c", 0.0, 0.6, qp("coupling", 0.0, float), 0.1,
-                         help="LBD individual-level observation: o_p(x) = v_p^{η·max(wᵀx′+1,0)}, w ~ U[−η_c, η_c]")
-    n_contexts = st.number_input("contexts", 0, 100_000, qp("contexts", 0, int),
-                                 help="contextual PBM with this many context types (0 = off)")
-    n_sessions = st.number_input("sessions", 100, 2_000_000, qp("sessions", 20_000, int), 1000,
-                                 help="impressions of a ranked list; queries are drawn uniformly")
-    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int), help="seed of the click simulation")
+def main():
+    st.title("Simulate a click log")
+    st.caption("Clicks follow the examination hypothesis P(click) = r(y) · o(t); see the Home page for "
+               "the two meanings of η. The settings are in the URL: copy it to share this exact log.")
 
-params = {"dataset": source, "data_seed": data_seed, "convention": convention, "eta": eta, "noise": noise,
-          "coupling": coupling, "contexts": n_contexts, "sessions": n_sessions, "seed": seed}
-if topk is not None:
-    params["topk"] = topk
-st.query_params.clear()
-st.query_params.update({k: str(v) for k, v in params.items()})
+    with st.sidebar:
+        st.header("Dataset")
+        named = sorted(available_datasets())
+        sources = ["synthetic", "ig"] + named + ["upload"]
+        source = st.selectbox("dataset", sources, sources.index(qp("dataset", "synthetic", options=sources)),
+                              help="synthetic: the built-in LETOR-like default; ig: fully synthetic one-hot data "
+                                   "with K identifiability-graph components; named datasets come from the configured "
+                                   "data roots (../shared/data, ULTR_DATA_DIR); upload: an SVMlight/LETOR file "
+                                   "with qid (split 60/20/20 by query)")
+        data_seed = st.number_input("dataset seed", 0, 10_000, qp("data_seed", 0, int, 0, 10_000),
+                                    help="seed of generated data")
+        upload = None
+        queries = k = None
+        if source == "synthetic":
+            queries = st.number_input("queries", 50, 5000, qp("queries", 500, int, 50, 5000), 50,
+                                      help="number of queries (60/20/20 split)")
+            spec = f"synthetic:{queries}"
+        elif source == "ig":
+            k = st.number_input("components K", 1, 10, qp("k", 1, int, 1, 10),
+                                help="IG components of the fully synthetic data")
+            spec = f"ig:{k}"
+        elif source == "upload":
+            upload = st.file_uploader("SVMlight / LETOR file", type=["txt", "svm", "letor", "dat"],
+                                      help="lines 'label qid:Q fid:value …'; size limit in .streamlit/config.toml")
+            spec = "upload"
+        else:
+            spec = dataset_spec(source)        # a name from the data roots, never a typed path
 
-if source == "upload" and upload is None:
-    st.info("Upload an SVMlight/LETOR file in the sidebar, or pick a built-in dataset.")
-    st.stop()
-try:
-    if upload is not None:
-        data = upload.getvalue()
-        digest = hashlib.sha256(data).hexdigest()
-        ds, key = _uploaded(upload.name, digest, data), ("upload", digest)
-    else:
-        ds, key = _dataset(spec, int(data_seed)), (spec, int(data_seed))
-    cfg = ClickModelConfig(eta=eta, convention=convention, noise=noise, topk=topk, coupling=coupling,
-                           n_contexts=int(n_contexts), logging="given" if source == "ig" else "svm")
-    sim, log = _simulate(ds, key, cfg, int(n_sessions), int(seed))
-except (ConfigError, DataFormatError, ValueError) as e:
-    st.error(f"Cannot simulate: {escape_markdown(e)}")
-    st.stop()
+        st.header("Click model")
+        convention = st.radio("observation curve", ["eye_tracking", "reciprocal"], horizontal=True,
+                              index=1 if qp("convention", "eye_tracking", options=("eye_tracking", "reciprocal")) == "reciprocal" else 0,
+                              help="eye_tracking: o_p = v_p^η (ULTRA, LBD, identifiability); "
+                                   "reciprocal: o_p = (1/p)^η (CLD eq. 14)")
+        eta = st.slider("position-bias severity η", 0.0, 2.0, qp("eta", 1.0, float, 0.0, 2.0), 0.1, help="0 = no position bias")
+        noise = st.slider("click noise ε", 0.0, 0.5, qp("noise", 0.1, float, 0.0, 0.5), 0.05,
+                          help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
+        use_topk = st.checkbox("top-k cut-off", "topk" in st.query_params,
+                               help="only the first k candidates are shown (CLD's selection bias)")
+        topk = st.slider("k", 1, 20, qp("topk", 5, int, 1, 20), help="number of shown documents") if use_topk else None
+        coupling = st.slider("coupling level η_c", 0.0, 0.6, qp("coupling", 0.0, float, 0.0, 0.6), 0.1,
+                             help="LBD individual-level observation: o_p(x) = v_p^{η·max(wᵀx′+1,0)}, w ~ U[−η_c, η_c]")
+        n_contexts = st.number_input("contexts", 0, 100_000, qp("contexts", 0, int, 0, 100_000),
+                                     help="contextual PBM with this many context types (0 = off)")
+        n_sessions = st.number_input("sessions", 100, 2_000_000, qp("sessions", 20_000, int, 100, 2_000_000), 1000,
+                                     help="impressions of a ranked list; queries are drawn uniformly")
+        seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the click simulation")
 
-st.session_state["log"] = log
-st.session_state["dataset"] = ds
+    url_notices()
+    params = {"dataset": source, "data_seed": data_seed, "convention": convention, "eta": eta, "noise": noise,
+              "coupling": coupling, "contexts": n_contexts, "sessions": n_sessions, "seed": seed}
+    if queries is not None:
+        params["queries"] = queries
+    if k is not None:
+        params["k"] = k
+    if topk is not None:
+        params["topk"] = topk
+    st.query_params.clear()
+    st.query_params.update({k: str(v) for k, v in params.items()})
 
-ctr = log.ctr_by_position()
-hid = hidden_relevant(log)
-c1, c2, c3, c4 = st.columns(4)
-c1.metric("sessions", f"{log.n_sessions:,}")
-c2.metric("rows", f"{len(log):,}")
-c3.metric("clicks", f"{int(log.frame['click'].sum()):,}")
-if hid["relevant"] is not None and topk is not None:
-    c4.metric("relevant documents hidden by top-k", f"{hid['hidden']:,} / {hid['relevant']:,}",
-              help="distinct (query, document) pairs with label ≥ 1 below the cut-off")
+    if source == "upload" and upload is None:
+        st.info("Upload an SVMlight/LETOR file in the sidebar, or pick a built-in dataset.")
+        st.stop()
+    try:
+        if upload is not None:
+            data = upload.getvalue()
+            digest = hashlib.sha256(data).hexdigest()
+            ds, key = _uploaded(upload.name, digest, data), ("upload", digest)
+        else:
+            ds, key = _dataset(spec, int(data_seed)), (spec, int(data_seed))
+        cfg = ClickModelConfig(eta=eta, convention=convention, noise=noise, topk=topk, coupling=coupling,
+                               n_contexts=int(n_contexts), logging="given" if source == "ig" else "svm")
+        sim, log = _simulate(ds, key, cfg, int(n_sessions), int(seed))
+    except (ConfigError, DataFormatError, ValueError) as e:
+        st.error(f"Cannot simulate: {escape_markdown(e)}")
+        st.stop()
 
-n_pos = int(ctr["position"].max())
-st.plotly_chart(ctr_by_position_figure(ctr, sim.observation_curve(n_pos)), key="ctr")
-st.caption("Bars: observed CTR with 95 % binomial intervals. Black: the true expected CTR r·o of the documents "
-           "at each rank. Dashed red: the position's observation probability (right axis).")
-st.plotly_chart(clicks_per_rank_figure(log.frame), key="clicks")
-st.subheader("A sample of the log")
-st.dataframe(log.sample(50, seed=int(seed)), hide_index=True)
-d1, d2 = st.columns(2)
-d1.download_button("Download Parquet", log.to_parquet_bytes, "clicks.parquet",
-                   help="the log with its metadata (click model, seed); built when you click")
-d2.download_button("Download CSV", lambda: log.to_csv(), "clicks.csv", help="built when you click")
+    st.session_state["log"] = log
+    st.session_state["log_key"] = ("simulation", key, cfg, int(n_sessions), int(seed))
+    st.session_state["dataset"] = ds
+
+    ctr = log.ctr_by_position()
+    hid = hidden_relevant(log)
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("sessions", f"{log.n_sessions:,}")
+    c2.metric("rows", f"{len(log):,}")
+    c3.metric("clicks", f"{int(log.frame['click'].sum()):,}")
+    if hid["relevant"] is not None and topk is not None:
+        c4.metric("relevant documents hidden by top-k", f"{hid['hidden']:,} / {hid['relevant']:,}",
+                  help="distinct (query, document) pairs with label ≥ 1 below the cut-off")
+
+    n_pos = int(ctr["position"].max())
+    st.plotly_chart(ctr_by_position_figure(ctr, sim.observation_curve(n_pos)), key="ctr")
+    st.caption("Bars: observed CTR with 95 % binomial intervals. Black: the true expected CTR r·o of the documents "
+               "at each rank. Dashed red: the position's observation probability (right axis).")
+    st.plotly_chart(clicks_per_rank_figure(log.frame), key="clicks")
+    st.subheader("A sample of the log")
+    st.dataframe(log.sample(50, seed=int(seed)), hide_index=True)
+    d1, d2 = st.columns(2)
+    d1.download_button("Download Parquet", log.to_parquet_bytes, "clicks.parquet",
+                       help="the log with its metadata (click model, seed); built when you click")
+    d2.download_button("Download CSV", lambda: log.to_csv(), "clicks.csv", help="built when you click")
+
+
+run_page(main)

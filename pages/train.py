@@ -8,7 +8,7 @@ from ultr_core.experiment import train_many
 from ultr_core.figures import observation_curve_figure, training_curves_figure
 from ultr_core.jobs import Job
 from ultr_core.sources import simulate_log
-from pages._common import job_buttons, live, qp
+from pages._common import job_buttons, live, qp, run_page, url_notices
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 TRAINABLE = list(ALGORITHMS.values())
@@ -19,97 +19,104 @@ def _default():
     return simulate_log("synthetic", None, 20_000, 0)
 
 
-st.title("Train & watch")
-st.caption("Training runs in the background: the charts update every second while the rest of the app stays usable.")
-
-if "log" in st.session_state and "dataset" in st.session_state and "row" in st.session_state["log"].frame:
-    log = st.session_state["log"]
-    ds = st.session_state["dataset"]
-    st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {ds.name}).")
-else:
-    ds, _, log = _default()
-    st.info("Training on the built-in default: synthetic data, PBM η = 1, ε = 0.1, 20,000 sessions (seed 0). "
-            "Change it on the Simulate page.")
-noise = log.meta.get("click_model", {}).get("noise", 0.1)
-
-with st.sidebar:
-    st.header("Algorithms")
-    default_algs = [a for a in qp("algorithms", "DLA").split(",") if a in TRAINABLE] or ["DLA"]
-    chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
-                            help="each is trained on the same log; see the formulas below the charts")
-    model = st.radio("ranking model", ["dnn", "linear"], index=0 if qp("model", "dnn") == "dnn" else 1, horizontal=True,
-                     help="DNN = ELU MLP (64, 32); Linear = one affine layer")
-    lr = st.select_slider("learning rate", [0.001, 0.003, 0.01, 0.03, 0.1], qp("lr", 0.01, float)
-                          if qp("lr", 0.01, float) in (0.001, 0.003, 0.01, 0.03, 0.1) else 0.01, help="Adam step size")
-    steps = st.slider("steps", 50, 5000, qp("steps", 600, int), 50, help="batches of 256 sessions")
-    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int), help="initialisation and batch order")
-    with st.expander("method hyper-parameters"):
-        lam = st.select_slider("LBD gradient penalty λ", [0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0], 100.0,
-                               help="Lipschitz decoupling strength (LBD §5)")
-        t = st.slider("LBD Bernoulli t", 0.0, 0.9, 0.1, 0.05, help="probability of dropping the observation term")
-        ips_eta = st.slider("IPS assumed η (misspecification)", 0.0, 2.0, 1.0, 0.1,
-                            help="IPS propensities o_p = v_p^η′; 'true propensities' below overrides")
-        ips_true = st.checkbox("IPS uses the true propensities", True,
-                               help="off: IPS assumes o_p = v_p^η′ with the η′ above (CLD's RQ4 misspecification)")
-        gamma = st.slider("CLD γ", 0.05, 0.30, 0.15, 0.01, help="correlation of the CLD Tobit model")
-st.query_params.update({"algorithms": ",".join(chosen), "model": model, "lr": str(lr), "steps": str(steps),
-                        "seed": str(seed)})
-
-def start():
-    try:
-        configs = [TrainConfig(algorithm=NAMES[a], model=model, lr=lr, steps=steps, seed=int(seed),
-                               lbd_lambda=lam, lbd_t=t, ips_eta=None if ips_true else ips_eta, cld_gamma=gamma,
-                               eval_every=max(10, steps // 30)) for a in chosen]
-    except ConfigError as e:
-        st.error(f"Check the settings: {e}")
-        return None
-    st.session_state["train_total"] = steps * len(configs)
-    return Job(train_many, log, ds, configs, noise=noise).start()
 
 
-job_buttons("train_job", "▶ Start training", start, disabled=not chosen)
+def main():
+    st.title("Train & watch")
+    st.caption("Training runs in the background: the charts update every second while the rest of the app stays usable.")
 
-truth = log.true_observation_curve()
+    if "log" in st.session_state and "dataset" in st.session_state and "row" in st.session_state["log"].frame:
+        log = st.session_state["log"]
+        ds = st.session_state["dataset"]
+        st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {ds.name}).")
+    else:
+        ds, _, log = _default()
+        st.info("Training on the built-in default: synthetic data, PBM η = 1, ε = 0.1, 20,000 sessions (seed 0). "
+                "Change it on the Simulate page.")
+    noise = log.meta.get("click_model", {}).get("noise", 0.1)
+
+    with st.sidebar:
+        st.header("Algorithms")
+        default_algs = [a for a in qp("algorithms", "DLA").split(",") if a in TRAINABLE] or ["DLA"]
+        chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
+                                help="each is trained on the same log; see the formulas below the charts")
+        model = st.radio("ranking model", ["dnn", "linear"], index=0 if qp("model", "dnn", options=("dnn", "linear")) == "dnn" else 1, horizontal=True,
+                         help="DNN = ELU MLP (64, 32); Linear = one affine layer")
+        lr = st.select_slider("learning rate", [0.001, 0.003, 0.01, 0.03, 0.1],
+                              qp("lr", 0.01, float, options=(0.001, 0.003, 0.01, 0.03, 0.1)), help="Adam step size")
+        steps = st.slider("steps", 50, 5000, qp("steps", 600, int, 50, 5000), 50, help="batches of 256 sessions")
+        seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="initialisation and batch order")
+        with st.expander("method hyper-parameters"):
+            lam = st.select_slider("LBD gradient penalty λ", [0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0], 100.0,
+                                   help="Lipschitz decoupling strength (LBD §5)")
+            t = st.slider("LBD Bernoulli t", 0.0, 0.9, 0.1, 0.05, help="probability of dropping the observation term")
+            ips_eta = st.slider("IPS assumed η (misspecification)", 0.0, 2.0, 1.0, 0.1,
+                                help="IPS propensities o_p = v_p^η′; 'true propensities' below overrides")
+            ips_true = st.checkbox("IPS uses the true propensities", True,
+                                   help="off: IPS assumes o_p = v_p^η′ with the η′ above (CLD's RQ4 misspecification)")
+            gamma = st.slider("CLD γ", 0.05, 0.30, 0.15, 0.01, help="correlation of the CLD Tobit model")
+    url_notices()
+    st.query_params.update({"algorithms": ",".join(chosen), "model": model, "lr": str(lr), "steps": str(steps),
+                            "seed": str(seed)})
+
+    def start():
+        try:
+            configs = [TrainConfig(algorithm=NAMES[a], model=model, lr=lr, steps=steps, seed=int(seed),
+                                   lbd_lambda=lam, lbd_t=t, ips_eta=None if ips_true else ips_eta, cld_gamma=gamma,
+                                   eval_every=max(10, steps // 30)) for a in chosen]
+        except ConfigError as e:
+            st.error(f"Check the settings: {e}")
+            return None
+        st.session_state["train_total"] = steps * len(configs)
+        return Job(train_many, log, ds, configs, noise=noise).start()
 
 
-def show(job):
-    if job is None:
-        st.caption("Press Start: loss, validation nDCG@10 and the estimated observation curve appear here live.")
-        return
-    recs = job.records
-    total = st.session_state.get("train_total", 1)
-    done_steps = sum(max([r["step"] for r in recs if r["algorithm"] == a], default=0)
-                     for a in {r["algorithm"] for r in recs})
-    st.progress(min(done_steps / total, 1.0), text=f"{job.status} — step {done_steps:,} of {total:,} "
-                                                    f"({job.elapsed:.0f} s)")
-    a, b = st.columns(2)
-    a.plotly_chart(training_curves_figure(recs, "loss", "training loss"), key="live_loss")
-    a.caption("Losses of debiasing methods are re-weighted by their current bias estimate (e.g. DLA's ô₁/ô_p), "
-              "so they can rise while the estimate sharpens; validation nDCG is the number to watch.")
-    b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10"), key="live_ndcg")
-    latest = {}
-    for r in recs:
-        if r.get("observation"):
-            latest[r["algorithm"]] = r["observation"]
-    if truth is not None and latest:
-        n = min(len(truth), *(len(v) for v in latest.values()))
-        curves = {k: v[:n] for k, v in latest.items()}
-        curves["truth"] = truth[:n]
-        st.plotly_chart(observation_curve_figure(curves), key="live_obs")
-    if job.error:
-        st.error(f"Training failed — {job.error}")
-    elif not job.running and job.result:
-        rows = [{"algorithm": k, **v["metrics"], "steps": v["steps"]} for k, v in job.result.items()]
-        st.subheader("Test metrics")
-        st.dataframe(pd.DataFrame(rows).round(4), hide_index=True)
-        st.caption(f"Seed {seed}; nDCG@k excludes queries without a relevant document; MCC = Pearson correlation of "
-                   "scores with the true relevance probability.")
+    job_buttons("train_job", "▶ Start training", start, disabled=not chosen)
+
+    truth = log.true_observation_curve()
 
 
-live("train_job", show)
+    def show(job):
+        if job is None:
+            st.caption("Press Start: loss, validation nDCG@10 and the estimated observation curve appear here live.")
+            return
+        recs = job.records
+        total = st.session_state.get("train_total", 1)
+        done_steps = sum(max([r["step"] for r in recs if r["algorithm"] == a], default=0)
+                         for a in {r["algorithm"] for r in recs})
+        st.progress(min(done_steps / total, 1.0), text=f"{job.status} — step {done_steps:,} of {total:,} "
+                                                        f"({job.elapsed:.0f} s)")
+        a, b = st.columns(2)
+        a.plotly_chart(training_curves_figure(recs, "loss", "training loss"), key="live_loss")
+        a.caption("Losses of debiasing methods are re-weighted by their current bias estimate (e.g. DLA's ô₁/ô_p), "
+                  "so they can rise while the estimate sharpens; validation nDCG is the number to watch.")
+        b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10"), key="live_ndcg")
+        latest = {}
+        for r in recs:
+            if r.get("observation"):
+                latest[r["algorithm"]] = r["observation"]
+        if truth is not None and latest:
+            n = min(len(truth), *(len(v) for v in latest.values()))
+            curves = {k: v[:n] for k, v in latest.items()}
+            curves["truth"] = truth[:n]
+            st.plotly_chart(observation_curve_figure(curves), key="live_obs")
+        if job.error:
+            st.error(f"Training failed — {job.error}")
+        elif not job.running and job.result:
+            rows = [{"algorithm": k, **v["metrics"], "steps": v["steps"]} for k, v in job.result.items()]
+            st.subheader("Test metrics")
+            st.dataframe(pd.DataFrame(rows).round(4), hide_index=True)
+            st.caption(f"Seed {seed}; nDCG@k excludes queries without a relevant document; MCC = Pearson correlation of "
+                       "scores with the true relevance probability.")
 
-with st.expander("Methods and formulas", expanded=False):
-    for a in chosen:
-        info = CATALOG[NAMES[a]]
-        st.markdown(f"**{a}** — {info['cite']}")
-        st.latex(info["latex"])
+
+    live("train_job", show)
+
+    with st.expander("Methods and formulas", expanded=False):
+        for a in chosen:
+            info = CATALOG[NAMES[a]]
+            st.markdown(f"**{a}** — {info['cite']}")
+            st.latex(info["latex"])
+
+
+run_page(main)

@@ -9,136 +9,145 @@ from ultr_core.text import escape_markdown
 from ultr_core.figures import bias_curves_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.userlogs import TARGETS, guess_mapping, infer_format, peek_columns, read_user_log
-from pages._common import cached_analysis
+from pages._common import cached_analysis, memo, run_page
 
 FORMATS = ["csv", "tsv", "parquet", "yandex", "yandex2013", "baidu"]
 TEXT = {"yandex", "yandex2013", "baidu"}
 
 
-@st.cache_resource(show_spinner="Reading the log …", max_entries=4)
-def _read(name: str, digest: str, _data: bytes, fmt: str, columns: tuple, doc_columns: tuple, document: str):
-    return read_user_log(_data, fmt, columns=dict(columns) or None, doc_columns=list(doc_columns) or None, name=name,
-                         document=document)
+def _read(name: str, digest: str, data: bytes, fmt: str, columns: tuple, doc_columns: tuple, document: str):
+    """The parsed log, kept in the shared byte-budget cache under the file's digest."""
+    with st.spinner("Reading the log …"):
+        return memo(("user-log", digest, fmt, columns, doc_columns, document),
+                    lambda: read_user_log(data, fmt, columns=dict(columns) or None,
+                                          doc_columns=list(doc_columns) or None, name=name, document=document))
 
 
-st.title("Upload a click log")
-st.caption("Check whether the relevance in your own log can be recovered at all: we build its identifiability "
-           "graph (Chen et al., ICML 2024) and propose merges or interventions when it is disconnected. "
-           "Files are parsed as text or Parquet only — nothing is ever unpickled — and stay in this session.")
 
-with st.expander("Accepted formats"):
-    st.markdown("""
-- **CSV / TSV / Parquet**: one row per displayed document with columns for the query, the document
-  (or feature columns that identify it), the 1-based position and the click (0/1); optional session id
-  and shown flag. Any other column can serve as a bias factor (e.g. a vertical or device type).
-- **Yandex relevance-prediction log** (as NAVER's CLARA2 and click-model libraries use it; tab-separated,
-  padded rows fine): query rows `SessionID TimePassed Q QueryID RegionID URL1 … URLn`, click rows
-  `SessionID TimePassed C URLID`.
-- **Yandex personalized-search log (WSCD 2013)**: `M`, `Q`/`T` and `C` records; each URL's domain becomes a column.
-- **Baidu-ULTR raw sessions**: query lines and 32-field document lines; display features
-  (`multimedia_type`, `serp_height`, `displayed_time`, …) become columns usable as bias factors.
-- gzip-compressed files of any of these; the format is read from the content when the name says nothing.
-- A **document** is the pair (query, document id) — relevance belongs to a query–document pair — unless you
-  choose a global document id below.
-- ULTRA directories are folders: use `python -m ultr_core ig PATH --format ultra`; logs larger than an upload:
-  `python -m ultr_core ig 'logs/*.csv.gz'` (streams with DuckDB).
-""")
 
-up = st.file_uploader("click log", type=None,
-                      help="any file name (the format is sniffed from the content); size limit set in "
-                           ".streamlit/config.toml (server.maxUploadSize)")
-if up is None:
-    st.info("Drop a file to start. No file? The Simulate page makes one you can download and upload here.")
-    st.stop()
+def main():
+    st.title("Upload a click log")
+    st.caption("Check whether the relevance in your own log can be recovered at all: we build its identifiability "
+               "graph (Chen et al., ICML 2024) and propose merges or interventions when it is disconnected. "
+               "Files are parsed as text or Parquet only — nothing is ever unpickled — and stay in this session.")
 
-data = up.getvalue()
-try:
-    fmt_guess = infer_format(data, up.name)
-except DataFormatError as e:
-    st.error(escape_markdown(e))
-    st.stop()
-fmt = st.selectbox("format", FORMATS, index=FORMATS.index(fmt_guess) if fmt_guess in FORMATS else 0,
-                   help="from the file name when it is telling, else sniffed from the content; change it if wrong")
-document = st.radio("a document is …", ["query", "global"], horizontal=True,
-                    format_func={"query": "the (query, document id) pair", "global": "the document id alone"}.get,
-                    help="relevance belongs to a query–document pair; choose 'alone' only when the same id means "
-                         "the same document under every query (e.g. one-hot ids)")
-columns, doc_columns = None, None
-if fmt not in TEXT:
+    with st.expander("Accepted formats"):
+        st.markdown("""
+    - **CSV / TSV / Parquet**: one row per displayed document with columns for the query, the document
+      (or feature columns that identify it), the 1-based position and the click (0/1); optional session id
+      and shown flag. Any other column can serve as a bias factor (e.g. a vertical or device type).
+    - **Yandex relevance-prediction log** (as NAVER's CLARA2 and click-model libraries use it; tab-separated,
+      padded rows fine): query rows `SessionID TimePassed Q QueryID RegionID URL1 … URLn`, click rows
+      `SessionID TimePassed C URLID`.
+    - **Yandex personalized-search log (WSCD 2013)**: `M`, `Q`/`T` and `C` records; each URL's domain becomes a column.
+    - **Baidu-ULTR raw sessions**: query lines and 32-field document lines; display features
+      (`multimedia_type`, `serp_height`, `displayed_time`, …) become columns usable as bias factors.
+    - gzip-compressed files of any of these; the format is read from the content when the name says nothing.
+    - A **document** is the pair (query, document id) — relevance belongs to a query–document pair — unless you
+      choose a global document id below.
+    - ULTRA directories are folders: use `python -m ultr_core ig PATH --format ultra`; logs larger than an upload:
+      `python -m ultr_core ig 'logs/*.csv.gz'` (streams with DuckDB).
+    """)
+
+    up = st.file_uploader("click log", type=None,
+                          help="any file name (the format is sniffed from the content); size limit set in "
+                               ".streamlit/config.toml (server.maxUploadSize)")
+    if up is None:
+        st.info("Drop a file to start. No file? The Simulate page makes one you can download and upload here.")
+        st.stop()
+
+    data = up.getvalue()
     try:
-        cols = peek_columns(data, fmt, up.name)
+        fmt_guess = infer_format(data, up.name)
     except DataFormatError as e:
         st.error(escape_markdown(e))
         st.stop()
-    guess = guess_mapping(cols)
-    st.subheader("Map your columns")
-    mc = st.columns(4)
-    chosen = {}
-    for i, target in enumerate(TARGETS):
-        optional = target in ("session_id", "shown")
-        opts = (["(none)"] if optional or target == "doc_id" else []) + cols
-        default = guess.get(target, "(none)" if "(none)" in opts else cols[min(i, len(cols) - 1)])
-        chosen[target] = mc[i % 4].selectbox(target, opts, index=opts.index(default) if default in opts else 0,
-                                             key=f"map_{target}", help="which file column holds " + target)
-    if chosen["doc_id"] == "(none)":
-        doc_columns = st.multiselect("document = these feature columns", cols,
-                                     help="documents with identical values in these columns are one document")
-        if not doc_columns:
-            st.warning("Choose a document column or the feature columns that identify a document.")
+    fmt = st.selectbox("format", FORMATS, index=FORMATS.index(fmt_guess) if fmt_guess in FORMATS else 0,
+                       help="from the file name when it is telling, else sniffed from the content; change it if wrong")
+    document = st.radio("a document is …", ["query", "global"], horizontal=True,
+                        format_func={"query": "the (query, document id) pair", "global": "the document id alone"}.get,
+                        help="relevance belongs to a query–document pair; choose 'alone' only when the same id means "
+                             "the same document under every query (e.g. one-hot ids)")
+    columns, doc_columns = None, None
+    if fmt not in TEXT:
+        try:
+            cols = peek_columns(data, fmt, up.name)
+        except DataFormatError as e:
+            st.error(escape_markdown(e))
             st.stop()
-    columns = {src: tgt for tgt, src in chosen.items() if src != "(none)" and src != tgt}
+        guess = guess_mapping(cols)
+        st.subheader("Map your columns")
+        mc = st.columns(4)
+        chosen = {}
+        for i, target in enumerate(TARGETS):
+            optional = target in ("session_id", "shown")
+            opts = (["(none)"] if optional or target == "doc_id" else []) + cols
+            default = guess.get(target, "(none)" if "(none)" in opts else cols[min(i, len(cols) - 1)])
+            chosen[target] = mc[i % 4].selectbox(target, opts, index=opts.index(default) if default in opts else 0,
+                                                 key=f"map_{target}", help="which file column holds " + target)
+        if chosen["doc_id"] == "(none)":
+            doc_columns = st.multiselect("document = these feature columns", cols,
+                                         help="documents with identical values in these columns are one document")
+            if not doc_columns:
+                st.warning("Choose a document column or the feature columns that identify a document.")
+                st.stop()
+        columns = {src: tgt for tgt, src in chosen.items() if src != "(none)" and src != tgt}
 
-digest = hashlib.sha256(data).hexdigest()
-read_key = (up.name, digest, fmt, tuple(sorted((columns or {}).items())), tuple(doc_columns or ()), document)
-try:
-    log, notes = _read(up.name, digest, data, fmt, read_key[3], read_key[4], document)
-except DataFormatError as e:
-    st.error(f"We could not read the log — {escape_markdown(e)}")
-    st.stop()
+    digest = hashlib.sha256(data).hexdigest()
+    read_key = (up.name, digest, fmt, tuple(sorted((columns or {}).items())), tuple(doc_columns or ()), document)
+    try:
+        log, notes = _read(up.name, digest, data, fmt, read_key[3], read_key[4], document)
+    except DataFormatError as e:
+        st.error(f"We could not read the log — {escape_markdown(e)}")
+        st.stop()
 
-for n in notes:
-    st.info(escape_markdown(n))
-st.success(f"Read {len(log):,} rows, {log.n_sessions:,} sessions, {int(log.frame['click'].sum()):,} clicks.")
+    for n in notes:
+        st.info(escape_markdown(n))
+    st.success(f"Read {len(log):,} rows, {log.n_sessions:,} sessions, {int(log.frame['click'].sum()):,} clicks.")
 
-extra = [c for c in log.frame.columns if c not in ("session_id", "query_id", "doc_id", "click", "shown",
-                                                   "doc_key", "query_key", "url_id")]
-bias = st.multiselect("bias factor columns", extra, ["position"] if "position" in extra else extra[:1],
-                      help="the identifiability graph has one node per distinct tuple of these columns")
-if not bias:
-    st.stop()
-estimator = st.selectbox("position-bias estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"),
-                         format_func={"pivot_one": "intervention harvesting: pivot one (Agarwal et al. 2019)",
-                                      "adjacent_chain": "intervention harvesting: adjacent chain",
-                                      "all_pairs": "intervention harvesting: all pairs (ML)",
-                                      "em": "position-based model fitted by EM"}.get,
-                         help="observation is estimated inside each connected component of the IG, normalised "
-                              "there; 90 % intervals from 100 document-bootstrap resamples")
-try:
-    an = cached_analysis(log, read_key, tuple(bias), estimator, 100)
-except (ConfigError, DataFormatError, ValueError) as e:
-    st.error(f"We could not analyse the log — {escape_markdown(e)}")
-    st.stop()
-rep = an.report
-st.session_state["log"] = log
-c = st.columns(4)
-c[0].metric("bias factors", f"{rep['n_nodes']:,}")
-c[1].metric("components", f"{rep['n_components']:,}")
-c[2].metric("largest component", f"{rep['largest_share']:.0%}")
-c[3].metric("identifiable", "yes" if rep["identifiable"] else "no")
-st.code(format_report(rep), language=None)
-st.dataframe(an.graph.components_table(), hide_index=True, height=220)
-pb = rep.get("position_bias")
-if pb is not None:
-    st.subheader("Position bias per connected component")
-    for note in pb["notes"]:
-        st.caption(escape_markdown(note))
-    import pandas as pd
-    curves = pd.DataFrame(pb["curves"])
-    if len(curves):
-        st.plotly_chart(bias_curves_figure(curves), key="upload_bias")
-        st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True, height=220)
-    else:
-        st.info("No component holds two factors: there is nothing to estimate a curve from.")
-st.download_button("Download the report (JSON)", json.dumps(rep, default=str, indent=1), "identifiability.json",
-                   mime="application/json")
-st.caption("The log is now the *current log*: open the Identifiability page to draw its graph.")
+    extra = [c for c in log.frame.columns if c not in ("session_id", "query_id", "doc_id", "click", "shown",
+                                                       "doc_key", "query_key", "url_id")]
+    bias = st.multiselect("bias factor columns", extra, ["position"] if "position" in extra else extra[:1],
+                          help="the identifiability graph has one node per distinct tuple of these columns")
+    if not bias:
+        st.stop()
+    estimator = st.selectbox("position-bias estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"),
+                             format_func={"pivot_one": "intervention harvesting: pivot one (Agarwal et al. 2019)",
+                                          "adjacent_chain": "intervention harvesting: adjacent chain",
+                                          "all_pairs": "intervention harvesting: all pairs (ML)",
+                                          "em": "position-based model fitted by EM"}.get,
+                             help="observation is estimated inside each connected component of the IG, normalised "
+                                  "there; 90 % intervals from 100 document-bootstrap resamples")
+    try:
+        an = cached_analysis(log, read_key, tuple(bias), estimator, 100)
+    except (ConfigError, DataFormatError, ValueError) as e:
+        st.error(f"We could not analyse the log — {escape_markdown(e)}")
+        st.stop()
+    rep = an.report
+    st.session_state["log"] = log
+    st.session_state["log_key"] = ("upload", read_key)
+    c = st.columns(4)
+    c[0].metric("bias factors", f"{rep['n_nodes']:,}")
+    c[1].metric("components", f"{rep['n_components']:,}")
+    c[2].metric("largest component", f"{rep['largest_share']:.0%}")
+    c[3].metric("identifiable", "yes" if rep["identifiable"] else "no")
+    st.code(format_report(rep), language=None)
+    st.dataframe(an.graph.components_table(), hide_index=True, height=220)
+    pb = rep.get("position_bias")
+    if pb is not None:
+        st.subheader("Position bias per connected component")
+        for note in pb["notes"]:
+            st.caption(escape_markdown(note))
+        import pandas as pd
+        curves = pd.DataFrame(pb["curves"])
+        if len(curves):
+            st.plotly_chart(bias_curves_figure(curves), key="upload_bias")
+            st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True, height=220)
+        else:
+            st.info("No component holds two factors: there is nothing to estimate a curve from.")
+    st.download_button("Download the report (JSON)", json.dumps(rep, default=str, indent=1), "identifiability.json",
+                       mime="application/json")
+    st.caption("The log is now the *current log*: open the Identifiability page to draw its graph.")
+
+
+run_page(main)

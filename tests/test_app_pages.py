@@ -42,12 +42,13 @@ def test_simulate_topk_reports_hidden_documents():
     assert (at.session_state["log"].frame.groupby("session_id")["shown"].sum() == 5).all()
 
 
-def test_simulate_bad_folder_shows_message_not_traceback():
+def test_simulate_offers_datasets_by_name_never_a_path(data_dir):
     at = page("simulate.py").run()
-    at.sidebar.selectbox[0].select("ultra").run()
-    at.sidebar.text_input[0].input("/nonexistent/folder").run()
-    assert not at.exception
-    assert at.error and "settings.json" in at.error[0].value
+    options = at.sidebar.selectbox[0].options
+    assert {"synthetic", "ig", "mq2008", "yahoo_sample", "upload"} <= set(options)
+    assert not at.sidebar.text_input                        # no free-form server path anywhere
+    at.sidebar.selectbox[0].select("mq2008").run()
+    assert not at.exception and not at.error and at.query_params["dataset"] in ("mq2008", ["mq2008"])
 
 
 def test_identifiability_default_k2_is_not_identifiable():

@@ -5,6 +5,8 @@ import argparse
 import json
 import sys
 
+from pathlib import Path
+
 from .errors import ConfigError, DataFormatError
 
 
@@ -41,14 +43,45 @@ def _json_default(v):
 def _simulate(a) -> int:
     from .simulation import ClickModelConfig, ClickSimulator
     from .sources import load_dataset
+    out = _check_out(a.out, a.force, (".parquet", ".csv"))
     ds = load_dataset(a.dataset, a.seed)
     cfg = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
                            coupling=a.coupling, n_contexts=a.contexts,
                            logging="given" if a.dataset.startswith("ig") else "svm")
     log = ClickSimulator(cfg, seed=a.seed).fit(ds).simulate(ds.train, a.sessions)
-    (log.to_parquet if a.out.endswith(".parquet") else log.to_csv)(a.out)
-    print(f"wrote {len(log):,} rows ({log.n_sessions:,} sessions) to {a.out}")
+    _atomic_write(out, lambda tmp: log.to_parquet(tmp) if out.suffix == ".parquet" else log.to_csv(tmp))
+    print(f"wrote {len(log):,} rows ({log.n_sessions:,} sessions) to {out}")
     return 0
+
+
+def _check_out(path: str, force: bool, suffixes: tuple) -> Path:
+    """The output path, refused when its folder is missing, it is a folder, it exists (without
+    ``--force``) or its extension is not one of ``suffixes``."""
+    out = Path(path)
+    if out.suffix.lower() not in suffixes:
+        raise ConfigError("--out", f"{path}: use a file name ending in {' or '.join(suffixes)}")
+    if out.is_dir():
+        raise ConfigError("--out", f"{path} is a directory; give a file name")
+    if not out.parent.is_dir():
+        raise ConfigError("--out", f"{out.parent} does not exist; create it first")
+    if out.exists() and not force:
+        raise ConfigError("--out", f"{path} exists; add --force to overwrite it")
+    return out
+
+
+def _atomic_write(out: Path, write) -> None:
+    """``write(tmp)`` into a temporary file beside ``out``, then rename it over ``out``: a
+    failure leaves any earlier file untouched."""
+    import os
+    import tempfile
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _train(a) -> int:
@@ -73,14 +106,17 @@ def _train(a) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ultr_core", description="ULTR Explorer core tools")
+    ap = argparse.ArgumentParser(prog="python -m ultr_core", description="ULTR Explorer core tools",
+                                 epilog="Errors print one line 'error: …' and exit with status 2; --debug shows the "
+                                        "traceback of an unexpected error.")
+    ap.add_argument("--debug", action="store_true", help="show the full traceback of unexpected errors")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    ig = sub.add_parser("ig", help="identifiability report of a click log")
+    ig = sub.add_parser("ig", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="identifiability report of a click log")
     ig.add_argument("path", help="click log: CSV/TSV/Parquet file or glob (gzip too), ULTRA directory, "
                                  "Yandex (2011 / CLARA2, 2013) or Baidu-ULTR session file")
     ig.add_argument("--format", choices=["csv", "tsv", "parquet", "ultra", "yandex", "yandex2013", "baidu"],
                     help="file format (default: from the extension, else sniffed from the content)")
-    ig.add_argument("--bias", default="position", help="comma-separated bias-factor columns (default: %(default)s)")
+    ig.add_argument("--bias", default="position", help="comma-separated bias-factor columns")
     ig.add_argument("--document", choices=["query", "global"], default="query",
                     help="a document is the (query_id, doc_id) pair ('query', default) or doc_id alone ('global')")
     ig.add_argument("--doc-columns", help="comma-separated feature columns that identify a document instead")
@@ -88,55 +124,77 @@ def main(argv=None) -> int:
                     help="map a file column onto query_id, doc_id, position, click or shown (repeatable)")
     ig.add_argument("--estimate", default="all_pairs",
                     choices=["none", "pivot_one", "adjacent_chain", "all_pairs", "em"],
-                    help="observation curve per IG component (default: %(default)s; Agarwal et al. 2019 "
+                    help="observation curve per IG component (Agarwal et al. 2019 "
                          "intervention harvesting, or a PBM fitted by EM)")
     ig.add_argument("--bootstrap", type=int, default=100,
-                    help="document-bootstrap resamples for the 90%% intervals (default: %(default)s)")
+                    help="document-bootstrap resamples for the 90%% intervals")
     ig.add_argument("--engine", choices=["duckdb", "dask"], default="duckdb",
-                    help="out-of-core aggregation engine (default: %(default)s)")
+                    help="out-of-core aggregation engine")
     ig.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for --engine dask")
     ig.add_argument("--memory-limit", default="2GB", help="DuckDB memory limit; larger work spills to a "
-                                                           "temporary directory (default: %(default)s)")
+                                                           "temporary directory")
     ig.add_argument("--merge", action="store_true", help="propose node merges that connect the graph")
     ig.add_argument("--intervene", action="store_true", help="propose node interventions (swaps)")
-    ig.add_argument("--seed", type=int, default=0)
+    ig.add_argument("--seed", type=int, default=0, help="seed of the fits and the bootstrap")
     ig.add_argument("--json", action="store_true", help="print one JSON object")
     ig.set_defaults(fn=_ig)
-    sm = sub.add_parser("simulate", help="simulate a click log and write it as Parquet or CSV")
+    sm = sub.add_parser("simulate", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="simulate a click log and write it as Parquet or CSV")
     sm.add_argument("--dataset", default="synthetic", help="synthetic, ig:K, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
     sm.add_argument("--eta", type=float, default=1.0, help="position-bias severity η")
-    sm.add_argument("--convention", default="eye_tracking", choices=["eye_tracking", "reciprocal"])
+    sm.add_argument("--convention", default="eye_tracking", choices=["eye_tracking", "reciprocal"],
+                    help="observation curve: v_p^η (eye tracking) or (1/p)^η (CLD)")
     sm.add_argument("--noise", type=float, default=0.1, help="click noise ε")
-    sm.add_argument("--topk", type=int, default=None)
+    sm.add_argument("--topk", type=int, default=None, help="show only the top k (selection bias)")
     sm.add_argument("--coupling", type=float, default=0.0, help="coupling level η_c (LBD)")
-    sm.add_argument("--contexts", type=int, default=0)
-    sm.add_argument("--sessions", type=int, default=20_000)
-    sm.add_argument("--seed", type=int, default=0)
-    sm.add_argument("--out", required=True, help="output .parquet or .csv")
+    sm.add_argument("--contexts", type=int, default=0, help="context types of a contextual PBM (0: off)")
+    sm.add_argument("--sessions", type=int, default=20_000, help="simulated sessions")
+    sm.add_argument("--seed", type=int, default=0, help="seed of the simulation (and training)")
+    sm.add_argument("--out", required=True, help="output .parquet or .csv (written atomically)")
+    sm.add_argument("--force", action="store_true", help="overwrite --out when it exists")
     sm.set_defaults(fn=_simulate)
-    tr = sub.add_parser("train", help="simulate clicks, train one algorithm, print test metrics")
+    tr = sub.add_parser("train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="simulate clicks, train one algorithm, print test metrics")
     tr.add_argument("--dataset", default="synthetic", help="synthetic, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
     tr.add_argument("--algorithm", default="dla", help="naive, oracle, ips, dla, regression_em, two_tower, "
                                                        "pair_debias, lbd, lbd_lips, lbd_ber, unlimited, cld, "
                                                        "cld_pair, heckman, rankagg")
     tr.add_argument("--eta", type=float, default=1.0, help="position-bias severity η")
-    tr.add_argument("--convention", default="eye_tracking", choices=["eye_tracking", "reciprocal"])
+    tr.add_argument("--convention", default="eye_tracking", choices=["eye_tracking", "reciprocal"],
+                    help="observation curve: v_p^η (eye tracking) or (1/p)^η (CLD)")
     tr.add_argument("--coupling", type=float, default=0.0, help="coupling level η_c (LBD)")
     tr.add_argument("--topk", type=int, default=None, help="show only the top k (selection bias)")
     tr.add_argument("--noise", type=float, default=0.1, help="click noise ε")
-    tr.add_argument("--contexts", type=int, default=0)
-    tr.add_argument("--sessions", type=int, default=20_000)
-    tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--data-seed", type=int, default=0)
+    tr.add_argument("--contexts", type=int, default=0, help="context types of a contextual PBM (0: off)")
+    tr.add_argument("--sessions", type=int, default=20_000, help="simulated sessions")
+    tr.add_argument("--seed", type=int, default=0, help="seed of the simulation (and training)")
+    tr.add_argument("--data-seed", type=int, default=0, help="seed of generated data")
+    from dataclasses import fields as _fields
+
+    from .algorithms.config import TrainConfig as _TC
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
-                    help="training hyper-parameter, e.g. --set lr=0.05 --set model=linear (repeatable)")
-    tr.add_argument("--json", action="store_true")
+                    help="training hyper-parameter, e.g. --set lr=0.05 --set model=linear (repeatable); keys: "
+                         + ", ".join(f.name for f in _fields(_TC) if f.name not in ("algorithm", "seed")))
+    tr.add_argument("--json", action="store_true", help="print one JSON object")
     tr.set_defaults(fn=_train)
     a = ap.parse_args(argv)
     try:
         return a.fn(a)
     except (DataFormatError, ConfigError, FloatingPointError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        if a.debug:
+            raise
+        print("error: out of memory — use fewer sessions, contexts or a smaller file", file=sys.stderr)
+        return 2
+    except Exception as e:       # noqa: BLE001 — the one top-level handler: no traceback without --debug
+        if a.debug:
+            raise
+        msg = str(e).splitlines()[0][:300] if str(e) else ""
+        print(f"error: unexpected {type(e).__name__}{': ' + msg if msg else ''} (run with --debug for the "
+              "traceback)", file=sys.stderr)
         return 2
 
 

@@ -141,6 +141,11 @@ class LTRDataset:
     test: RankingData
 
     def __post_init__(self):
+        from .errors import DataFormatError
+        for split_name, part in zip(("train", "valid", "test"), self.splits()):
+            if part.n_rows == 0:
+                raise DataFormatError(self.name, f"the {split_name} split is empty: every split needs at least "
+                                                 "one query")
         widths = {s.n_features for s in self.splits() if s.n_rows}
         if len(widths) > 1:
             raise ValueError(f"splits of {self.name!r} have different feature counts: {sorted(widths)}")

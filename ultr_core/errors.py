@@ -1,7 +1,7 @@
 """Exceptions with messages that say what is wrong and where."""
 from __future__ import annotations
 
-__all__ = ["DataFormatError", "ConfigError"]
+__all__ = ["DataFormatError", "ConfigError", "show"]
 
 
 class DataFormatError(ValueError):
@@ -25,3 +25,14 @@ class ConfigError(ValueError):
 
     def __reduce__(self):            # picklable across worker processes (joblib)
         return (type(self), (self.field, self.problem))
+
+
+def show(value, limit: int = 20) -> str:
+    """A value as it belongs in a message: numpy scalars as plain numbers (never ``np.int64(2)``),
+    strings quoted and cut to ``limit`` characters."""
+    if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        value = value.item()
+    if isinstance(value, str):
+        return repr(value[:limit] + ("…" if len(value) > limit else ""))
+    text = repr(value)
+    return text[:limit] + ("…" if len(text) > limit else "")

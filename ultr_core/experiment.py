@@ -9,7 +9,6 @@ written as JSON under the hash of its spec, and a re-run resumes from the cache.
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 from dataclasses import asdict, dataclass, field, replace
@@ -41,7 +40,9 @@ class ExperimentSpec:
         return d
 
     def key(self) -> str:
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:20]
+        """The cell's cache key: the code version (sources that decide the numbers) and the spec."""
+        from .resultcache import cell_key
+        return cell_key(json.dumps(self.to_dict(), sort_keys=True))
 
     def with_value(self, dotted: str, value) -> "ExperimentSpec":
         """Set a dotted field (``click.eta``, ``train.lr``, ``n_sessions``); several comma-separated
@@ -94,19 +95,18 @@ def expand_grid(base: ExperimentSpec, grid: dict, seeds) -> list[tuple[dict, Exp
 
 
 def _run_cell(spec: ExperimentSpec, cache_dir) -> dict:
+    from . import resultcache
     if cache_dir is not None:
-        path = Path(cache_dir) / f"{spec.key()}.json"
-        if path.exists():
-            return json.loads(path.read_text())
+        cached = resultcache.load(cache_dir, spec.key())      # None when absent, corrupt or edited
+        if cached is not None:
+            return cached
     out = run_experiment(spec)
     out = {"metrics": out["metrics"], "observation": out["observation"],
            "true_observation": out["true_observation"], "final_step": out["history"][-1]["step"]
            if out["history"] else 0, "history": [{k: v for k, v in h.items() if k != "observation"}
                                                  for h in out["history"]]}
     if cache_dir is not None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(out, default=float))
-        tmp.replace(path)
+        resultcache.store(cache_dir, spec.key(), json.loads(json.dumps(out, default=float)))
     return out
 
 
@@ -123,9 +123,14 @@ def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1,
         raise ConfigError("backend", f"unknown backend {backend!r}")
     if backend == "dask":
         try:
-            import distributed  # noqa: F401
+            import distributed
         except ImportError:
             raise ConfigError("backend", "the dask backend needs 'dask[distributed]' installed") from None
+        try:
+            distributed.get_client()
+        except ValueError:
+            raise ConfigError("backend", "the dask backend runs on a dask.distributed Client: create one first, "
+                                         "e.g. distributed.Client('tcp://scheduler:8786')") from None
     if backend == "ray":
         try:
             from ray.util.joblib import register_ray

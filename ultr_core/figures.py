@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .text import escape_html
+
 __all__ = ["METHOD_COLORS", "method_color", "ctr_by_position_figure", "clicks_per_rank_figure",
            "observation_curve_figure", "identifiability_graph_figure", "component_sizes_figure",
            "probability_figure", "interval_bar_figure", "sweep_figure", "heatmap_figure", "figure_png",
@@ -125,8 +127,9 @@ def identifiability_graph_figure(view, merges: pd.DataFrame | None = None,
     smax = max(sizes) if sizes else 1
     fig.add_scatter(
         x=[pos[n][0] for n, _ in nodes], y=[pos[n][1] for n, _ in nodes], mode="markers+text",
-        text=[d.get("label", str(n)) if not contracted else f"C{d.get('component')}" for n, d in nodes],
-        textposition="top center", hovertext=[d.get("label", str(n)) for n, d in nodes], hoverinfo="text",
+        text=[escape_html(d.get("label", str(n))) if not contracted else f"C{d.get('component')}" for n, d in nodes],
+        textposition="top center", hovertext=[escape_html(d.get("label", str(n))) for n, d in nodes],
+        hoverinfo="text",
         marker=dict(size=[12 + 28 * np.sqrt(s / smax) for s in sizes] if contracted else 16,
                     color=[PALETTE[c % len(PALETTE)] if c >= 0 else "#cccccc" for c in comps],
                     line=dict(color="#333333", width=1)),
@@ -241,13 +244,12 @@ def bias_curves_figure(curves: pd.DataFrame, truth: np.ndarray | None = None, ti
     (``curves``: the table of :func:`ultr_core.identifiability.estimation.estimate_bias`).
     x is the position when the factors have one, else the factor's rank in its component.
     Labels come from user data: they are HTML-escaped before plotly sees them."""
-    import html
     fig = go.Figure()
     for i, (comp, grp) in enumerate(curves.groupby("component", sort=True)):
         color = PALETTE[i % len(PALETTE)]
         x = grp["position"].to_numpy(float) if grp["position"].notna().all() and \
             grp["position"].is_unique else np.arange(1, len(grp) + 1, dtype=float)
-        labels = [html.escape(str(v)) for v in grp["label"]]
+        labels = [escape_html(v) for v in grp["label"]]
         lo, hi = grp["lower"].to_numpy(float), grp["upper"].to_numpy(float)
         if np.isfinite(lo).any():
             fig.add_scatter(x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]], fill="toself", mode="lines",

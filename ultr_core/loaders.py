@@ -40,6 +40,21 @@ MQ2008_FOLDS = {
 }
 
 
+#: largest feature id accepted in a LETOR/SVMlight file (public LTR sets use at most ~700)
+MAX_FEATURE_ID = 100_000
+#: largest graded label accepted (gains 2^y − 1 overflow float32 long before 2^128)
+MAX_LABEL = 31
+#: largest dense feature matrix a loader builds, in bytes
+MAX_MATRIX_BYTES = 4 * 2 ** 30
+
+
+def _tok(text, limit: int = 16) -> str:
+    """A short, quoted excerpt of file content for an error message (never more than
+    ``limit`` characters of it)."""
+    text = str(text)
+    return repr(text[:limit] + ("…" if len(text) > limit else ""))
+
+
 def _read_lines(path) -> list[str]:
     if isinstance(path, tuple):                      # (name, bytes) of an upload: parsed in memory
         name, data = path
@@ -51,6 +66,8 @@ def _read_lines(path) -> list[str]:
         raise DataFormatError(path, "file not found")
     if path.is_dir():
         raise DataFormatError(path, "is a directory, expected a file")
+    if not path.is_file():
+        raise DataFormatError(path, "not a regular file (a device or pipe cannot be read as a dataset)")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -63,21 +80,31 @@ def _parse_pairs(tokens, path, lineno, index_base):
     for tok in tokens:
         fid, sep, val = tok.partition(":")
         if not sep:
-            raise DataFormatError(path, f"bad token {tok!r}: expected 'feature:value'", lineno)
+            raise DataFormatError(path, f"bad token {_tok(tok)}: expected 'feature:value'", lineno)
         try:
             f = int(fid)
         except ValueError:
-            raise DataFormatError(path, f"bad feature id {fid!r} in token {tok!r}", lineno) from None
+            raise DataFormatError(path, f"bad feature id {_tok(fid)} in token {_tok(tok)}", lineno) from None
         try:
             v = float(val)
         except ValueError:
-            raise DataFormatError(path, f"non-numeric value {val!r} for feature {fid}", lineno) from None
+            raise DataFormatError(path, f"non-numeric value {_tok(val)} for feature {f}", lineno) from None
         if not np.isfinite(v):
-            raise DataFormatError(path, f"value {val!r} for feature {fid} is not finite", lineno)
+            raise DataFormatError(path, f"value {_tok(val)} for feature {f} is not finite", lineno)
         if f < index_base:
             raise DataFormatError(path, f"feature id {f} below the first allowed id {index_base}", lineno)
+        if f > MAX_FEATURE_ID:
+            raise DataFormatError(path, f"feature id {f:,} exceeds the limit of {MAX_FEATURE_ID:,}", lineno)
         cols.append(f - index_base)
         vals.append(v)
+    if len(set(cols)) != len(cols):
+        seen, dup = set(), None
+        for col in cols:
+            if col in seen:
+                dup = col + index_base
+                break
+            seen.add(col)
+        raise DataFormatError(path, f"feature id {dup} appears twice on the line", lineno)
     return cols, vals
 
 
@@ -96,15 +123,16 @@ def read_svmlight(path, *, require_qid: bool = True, n_features: int | None = No
         try:
             label = float(tokens[0])
         except ValueError:
-            raise DataFormatError(path, f"label {tokens[0]!r} is not a number", lineno) from None
-        if label < 0 or label != int(label):
-            raise DataFormatError(path, f"label {tokens[0]!r} is not a non-negative integer", lineno)
+            raise DataFormatError(path, f"label {_tok(tokens[0])} is not a number", lineno) from None
+        if not np.isfinite(label) or label < 0 or label > MAX_LABEL or label != int(label):
+            raise DataFormatError(path, f"label {_tok(tokens[0])} is not a whole number from 0 to {MAX_LABEL}",
+                                  lineno)
         rest = tokens[1:]
         if rest and rest[0].startswith("qid:"):
             try:
                 qids.append(int(rest[0][4:]))
             except ValueError:
-                raise DataFormatError(path, f"bad query id {rest[0]!r}", lineno) from None
+                raise DataFormatError(path, f"bad query id {_tok(rest[0])}", lineno) from None
             rest = rest[1:]
         elif require_qid:
             raise DataFormatError(path, "missing 'qid:' after the label", lineno)
@@ -126,6 +154,9 @@ def read_svmlight(path, *, require_qid: bool = True, n_features: int | None = No
         if width > n_features:
             raise DataFormatError(path, f"feature id {width} exceeds the expected {n_features} features")
         width = n_features
+    if n * width * 4 > MAX_MATRIX_BYTES:
+        raise DataFormatError(path, f"{n:,} rows × {width:,} features would need {n * width * 4 / 2**30:.1f} GiB "
+                                    f"(limit {MAX_MATRIX_BYTES / 2**30:.0f} GiB)")
     X = np.zeros((n, width), dtype=np.float32)
     X[np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)] = vals
     q = np.asarray(qids, dtype=np.int64) if qids else None
@@ -157,8 +188,9 @@ def load_svmlight_upload(name: str, data: bytes, split=(0.6, 0.2, 0.2), seed: in
     if full.n_queries < 3:
         raise DataFormatError(name, f"only {full.n_queries} queries: need at least 3 to split into train/valid/test")
     order = np.random.default_rng(seed).permutation(full.n_queries)
-    n_tr = max(1, int(round(split[0] * full.n_queries)))
     n_va = max(1, int(round(split[1] * full.n_queries)))
+    n_te = max(1, int(round(split[2] * full.n_queries)))
+    n_tr = full.n_queries - n_va - n_te            # every split keeps at least one query
     parts = (order[:n_tr], order[n_tr:n_tr + n_va], order[n_tr + n_va:])
     return LTRDataset(name, *(full.subset_queries(np.sort(p)) for p in parts))
 

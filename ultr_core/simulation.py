@@ -39,6 +39,10 @@ __all__ = ["ClickModelConfig", "ClickSimulator", "EYE_TRACKING", "relevance_prob
 #: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005)
 EYE_TRACKING = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
 N_CRUX = 10
+#: most context types a simulation may use (each has a 10-dim vector)
+MAX_CONTEXTS = 1_000_000
+#: most log rows (sessions × list length) one simulation may build: ≈ 50 bytes a row in memory
+MAX_LOG_ROWS = 60_000_000
 
 
 @dataclass(frozen=True)
@@ -66,8 +70,9 @@ class ClickModelConfig:
             raise ConfigError("topk", f"top-k must be a positive integer or None, got {self.topk}")
         if not 0 <= self.coupling <= 5:
             raise ConfigError("coupling", f"coupling level η_c must be in [0, 5], got {self.coupling}")
-        if int(self.n_contexts) != self.n_contexts or self.n_contexts < 0:
-            raise ConfigError("n_contexts", f"must be a non-negative integer, got {self.n_contexts}")
+        if int(self.n_contexts) != self.n_contexts or not 0 <= self.n_contexts <= MAX_CONTEXTS:
+            raise ConfigError("n_contexts", f"must be a whole number from 0 to {MAX_CONTEXTS:,}, got "
+                                            f"{self.n_contexts:,}")
         if self.logging not in ("svm", "given"):
             raise ConfigError("logging", f"must be 'svm' or 'given', got {self.logging!r}")
         if not 0 < self.logging_fraction <= 1:
@@ -229,6 +234,10 @@ class ClickSimulator:
         rng = np.random.default_rng([self.seed if seed is None else seed, 2])
         rows_q, mask_q = self.logged_order(data)
         Q, L = rows_q.shape
+        if int(n_sessions) * L > MAX_LOG_ROWS:
+            raise ConfigError("n_sessions", f"{int(n_sessions):,} sessions × {L} documents = "
+                                            f"{int(n_sessions) * L:,} log rows (≈ {int(n_sessions) * L * 50 / 2**30:.1f} "
+                                            f"GiB) exceed the limit of {MAX_LOG_ROWS:,} rows")
         positions = np.arange(1, L + 1)
         contexts_q = rng.integers(0, cfg.n_contexts, size=(Q, L)) if cfg.n_contexts else None
         qs = rng.integers(0, Q, size=int(n_sessions))

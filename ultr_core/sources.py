@@ -26,13 +26,20 @@ def load_dataset(spec: str, seed: int = 0) -> LTRDataset:
     kind, _, rest = str(spec).partition(":")
     kind = kind.strip().lower()
     if kind == "synthetic":
-        n = int(rest) if rest else 500
+        try:
+            n = int(rest) if rest else 500
+        except ValueError:
+            raise ConfigError("dataset", f"synthetic:N needs a whole number of queries, got {rest[:20]!r}") from None
+        if not 10 <= n <= 100_000:
+            raise ConfigError("dataset", f"synthetic:N needs 10 to 100,000 queries, got {n:,}")
         return synthetic.make_synthetic_ltr(n_queries=n, seed=seed)
     if kind == "ig":
         try:
             k = int(rest or 1)
         except ValueError:
-            raise ConfigError("dataset", f"ig:K needs an integer K, got {rest!r}") from None
+            raise ConfigError("dataset", f"ig:K needs an integer K, got {rest[:20]!r}") from None
+        if not 1 <= k <= 10:
+            raise ConfigError("dataset", f"ig:K needs K from 1 to 10, got {k}")
         d = synthetic.make_identifiability_data(k, seed=seed)
         return LTRDataset(f"fully synthetic, K={k}", d, d, d)
     if kind == "mq2008":
@@ -48,7 +55,7 @@ def load_dataset(spec: str, seed: int = 0) -> LTRDataset:
         if not rest:
             raise ConfigError("dataset", "ultra needs a folder: ultra:PATH")
         return loaders.load_ultra(rest)
-    raise ConfigError("dataset", f"unknown dataset {spec!r}; use synthetic, ig:K, mq2008:PATH, "
+    raise ConfigError("dataset", f"unknown dataset {str(spec)[:40]!r}; use synthetic, ig:K, mq2008:PATH, "
                                  "yahoo:PATH or ultra:PATH")
 
 

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .clicklog import ClickLog
-from .errors import DataFormatError
+from .errors import DataFormatError, show
 from .identifiability.coding import factor_codes
 
 __all__ = ["read_user_log", "infer_format", "peek_columns", "guess_mapping", "FORMATS", "MAX_ROWS",
@@ -174,7 +174,7 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
     if pos.isna().any() or (pos % 1 != 0).any():
         row = int(np.flatnonzero((pos.isna() | (pos % 1 != 0)).to_numpy())[0])
         raise DataFormatError(name, f"column 'position' must hold whole numbers (data row {row + 1}: "
-                                    f"{df['position'].iloc[row]!r})")
+                                    f"{show(df['position'].iloc[row])})")
     if (pos < 1).any():
         row = int(np.flatnonzero((pos < 1).to_numpy())[0])
         raise DataFormatError(name, f"positions are 1-based: {int(pos.iloc[row])} at data row {row + 1}")
@@ -184,7 +184,7 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
     if clk.isna().any() or not clk.isin([0, 1]).all():
         row = int(np.flatnonzero((clk.isna() | ~clk.isin([0, 1])).to_numpy())[0])
         raise DataFormatError(name, f"column 'click' must hold 0 or 1 (data row {row + 1}: "
-                                    f"{df['click'].iloc[row]!r})")
+                                    f"{show(df['click'].iloc[row])})")
     out = df.copy()
     out["position"], out["click"] = pos.astype(np.int16), clk.astype(np.int8)
     out["query_key"] = out["query_id"].astype(str)

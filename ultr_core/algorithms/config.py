@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, show
 
 __all__ = ["TrainConfig", "ALGORITHMS", "PRESETS"]
 
@@ -61,7 +61,7 @@ class TrainConfig:
         for name, ok in checks:
             value = getattr(self, name)
             if not ok or (isinstance(value, float) and not np.isfinite(value)):
-                raise ConfigError(name, f"value {value!r} is out of range")
+                raise ConfigError(name, f"value {show(value)} is out of range")
         for name in ("ips_eta", "cld_rho_eta"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and 0 <= v <= 10):
@@ -97,15 +97,20 @@ class TrainConfig:
                 elif raw.lower() in ("none", "null") and "None" in str(kinds[key]):
                     val = None
                 elif isinstance(cur, bool):
-                    val = raw.lower() in ("1", "true", "yes")
+                    low = raw.strip().lower()
+                    if low not in ("1", "true", "yes", "0", "false", "no"):
+                        raise ConfigError(key, f"{raw[:20]!r} is not a boolean: use true/false, yes/no or 1/0")
+                    val = low in ("1", "true", "yes")
                 elif isinstance(cur, int):
                     val = int(raw)
                 elif isinstance(cur, float) or "float" in str(kinds[key]):
                     val = float(raw)
                 else:
                     val = raw
+            except ConfigError:
+                raise
             except ValueError:
-                raise ConfigError(key, f"cannot convert {raw!r}") from None
+                raise ConfigError(key, f"cannot convert {raw[:20]!r} to {type(cur).__name__}") from None
             changes[key] = val
         return replace(base, **changes)
 
