@@ -2,6 +2,8 @@ import os
 
 import streamlit as st
 
+from ultr_core.text import escape_markdown
+
 from ultr_core.algorithms import ALGORITHMS
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
@@ -60,7 +62,7 @@ def main():
                 grid = {key: vals, **grid}
             expand_grid(base, grid, [0])            # validates every grid key before anything runs
         except (ConfigError, ValueError) as e:
-            st.error(f"Check the settings — {e}")
+            st.error(f"Check the settings — {escape_markdown(e)}")
             return None
         st.session_state["compare_key"] = key
         return Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE).start()
@@ -75,7 +77,7 @@ def main():
             return
         job_progress(job)
         if job.error:
-            st.error(f"The comparison failed — {job.error}")
+            st.error(f"The comparison failed — {escape_markdown(job.error)}")
             return
         if job.running or job.result is None or len(job.result) == 0:
             return

@@ -2,6 +2,8 @@ import os
 
 import streamlit as st
 
+from ultr_core.text import escape_markdown
+
 from ultr_core.algorithms import TrainConfig
 from ultr_core.experiment import ExperimentSpec, grid_job
 from ultr_core.figures import figure_png, heatmap_figure, training_curves_figure
@@ -54,7 +56,7 @@ def main():
             return
         job_progress(job)
         if job.error:
-            st.error(f"The grid failed — {job.error}")
+            st.error(f"The grid failed — {escape_markdown(job.error)}")
 
 
     live("heat_job", show)

@@ -78,7 +78,7 @@ def main():
         reveal = st.button("Reveal the answer")
     if reveal:
         if rep["identifiable"]:
-            st.success(f"Identifiable — the IG over ({', '.join(bias)}) is connected.")
+            st.success(f"Identifiable — the IG over ({escape_markdown(', '.join(bias))}) is connected.")
         else:
             st.warning(f"Not identifiable — the IG has {rep['n_components']:,} components. Relevance can only be "
                      "compared inside a component; merging or intervention below reconnects it.")
@@ -174,7 +174,7 @@ def main():
             return
         job_progress(job)
         if job.error:
-            st.error(f"The sweep failed — {job.error}")
+            st.error(f"The sweep failed — {escape_markdown(job.error)}")
         elif not job.running and job.result is not None and len(job.result):
             summ = summarise(job.result.assign(K=job.result["K"].astype(str)), "K", ["mcc", "ndcg@10"])
             a, b = st.columns(2)

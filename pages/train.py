@@ -1,6 +1,8 @@
 import pandas as pd
 import streamlit as st
 
+from ultr_core.text import escape_markdown
+
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
@@ -28,7 +30,7 @@ def main():
     if "log" in st.session_state and "dataset" in st.session_state and "row" in st.session_state["log"].frame:
         log = st.session_state["log"]
         ds = st.session_state["dataset"]
-        st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {ds.name}).")
+        st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {escape_markdown(ds.name)}).")
     else:
         ds, _, log = _default()
         st.info("Training on the built-in default: synthetic data, PBM η = 1, ε = 0.1, 20,000 sessions (seed 0). "
@@ -65,7 +67,7 @@ def main():
                                    lbd_lambda=lam, lbd_t=t, ips_eta=None if ips_true else ips_eta, cld_gamma=gamma,
                                    eval_every=max(10, steps // 30)) for a in chosen]
         except ConfigError as e:
-            st.error(f"Check the settings: {e}")
+            st.error(f"Check the settings: {escape_markdown(e)}")
             return None
         st.session_state["train_total"] = steps * len(configs)
         return Job(train_many, log, ds, configs, noise=noise).start()
@@ -101,7 +103,7 @@ def main():
             curves["truth"] = truth[:n]
             st.plotly_chart(observation_curve_figure(curves), key="live_obs")
         if job.error:
-            st.error(f"Training failed — {job.error}")
+            st.error(f"Training failed — {escape_markdown(job.error)}")
         elif not job.running and job.result:
             rows = [{"algorithm": k, **v["metrics"], "steps": v["steps"]} for k, v in job.result.items()]
             st.subheader("Test metrics")

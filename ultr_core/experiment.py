@@ -34,6 +34,12 @@ class ExperimentSpec:
     seed: int = 0               #: seeds the click simulation and the training
     data_seed: int = 0          #: seeds generated datasets (fixed across seeds of a comparison)
 
+    def __post_init__(self):
+        from .simulation import MAX_LOG_ROWS
+        if int(self.n_sessions) != self.n_sessions or not 1 <= self.n_sessions <= MAX_LOG_ROWS // 10:
+            raise ConfigError("n_sessions", f"must be a whole number from 1 to {MAX_LOG_ROWS // 10:,}, got "
+                                            f"{self.n_sessions:,}")
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["train"]["hidden"] = list(self.train.hidden)

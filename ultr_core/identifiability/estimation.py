@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
+from scipy.special import expit
 
 from ..errors import ConfigError
 from .graph import IdentifiabilityGraph
@@ -138,7 +139,7 @@ def _all_pairs(C, N, members, init=None):
 
     def f(theta):
         a, b = theta[:m], theta[m:]
-        sa, sb = 1 / (1 + np.exp(-a)), 1 / (1 + np.exp(-b))
+        sa, sb = expit(a), expit(b)
         p = np.clip(sa[pi] * sb[pair], 1e-12, 1 - 1e-12)
         loss = -(c * np.log(p) + nc * np.log1p(-p)).sum()
         dp = -(c / p - nc / (1 - p))
@@ -147,11 +148,13 @@ def _all_pairs(C, N, members, init=None):
         return loss, np.r_[ga, gb]
 
     x0 = np.r_[np.zeros(m) if init is None else init, np.zeros(len(iu))]
-    res = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": 2000})
-    o = 1 / (1 + np.exp(-res.x[:m]))
+    res = minimize(f, x0, jac=True, method="L-BFGS-B", bounds=[(-30, 30)] * len(x0), options={"maxiter": 2000})
+    o = expit(res.x[:m])
     reached = np.zeros(m, bool)
     reached[np.r_[iu, ju]] = True
     reached[0] = True
+    if not o[0] > 1e-9:              # no clicks at the reference factor: nothing to normalise by
+        return np.full(m, np.nan)
     out = o / o[0]
     out[~reached] = np.nan
     return out
