@@ -8,11 +8,21 @@ from ultr_core.reports import format_report
 from ultr_core.text import escape_markdown
 from ultr_core.figures import bias_curves_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
+from ultr_core.identifiability.ingestion import ingest
+from ultr_core.logformats import BAIDU_COLUMNS
 from ultr_core.userlogs import TARGETS, guess_mapping, infer_format, peek_columns, read_user_log
 from pages._common import cached_analysis, memo, run_page
 
 FORMATS = ["csv", "tsv", "parquet", "yandex", "yandex2013", "baidu"]
 TEXT = {"yandex", "yandex2013", "baidu"}
+#: columns of the normalised view of each text format (ultr_core.logformats)
+TEXT_COLUMNS = {"yandex": ("session_id", "query_id", "doc_id", "position", "click"),
+                "yandex2013": ("session_id", "query_id", "doc_id", "position", "click", "domain"),
+                "baidu": ("session_id", "query_id", "doc_id", "position", "click", *BAIDU_COLUMNS)}
+#: an upload (≤ 200 MB) is reduced by DuckDB within this memory limit
+DUCKDB_MEMORY = "1GB"
+#: logs up to this many impressions are also kept whole as the current log for the other pages
+CURRENT_LOG_MAX_ROWS = 2_000_000
 
 
 def _read(name: str, digest: str, data: bytes, fmt: str, columns: tuple, doc_columns: tuple, document: str):
@@ -94,20 +104,16 @@ def main():
         columns = {src: tgt for tgt, src in chosen.items() if src != "(none)" and src != tgt}
 
     digest = hashlib.sha256(data).hexdigest()
-    read_key = (up.name, digest, fmt, tuple(sorted((columns or {}).items())), tuple(doc_columns or ()), document)
-    try:
-        log, notes = _read(up.name, digest, data, fmt, read_key[3], read_key[4], document)
-    except DataFormatError as e:
-        st.error(f"We could not read the log — {escape_markdown(e)}")
-        st.stop()
-
-    for n in notes:
-        st.info(escape_markdown(n))
-    st.success(f"Read {len(log):,} rows, {log.n_sessions:,} sessions, {int(log.frame['click'].sum()):,} clicks.")
-
-    extra = [c for c in log.frame.columns if c not in ("session_id", "query_id", "doc_id", "click", "shown",
-                                                       "doc_key", "query_key", "url_id")]
-    bias = st.multiselect("bias factor columns", extra, ["position"] if "position" in extra else extra[:1],
+    mapping = tuple(sorted((columns or {}).items()))
+    doc_cols = tuple(doc_columns or ())
+    if fmt in TEXT:
+        available = list(TEXT_COLUMNS[fmt])
+    else:
+        renamed = {src: tgt for src, tgt in (columns or {}).items()}
+        available = [renamed.get(c, c) for c in cols]
+    candidates = [c for c in available if c not in ("session_id", "query_id", "doc_id", "click", "shown")
+                  and c not in doc_cols]
+    bias = st.multiselect("bias factor columns", candidates, ["position"] if "position" in candidates else candidates[:1],
                           help="the identifiability graph has one node per distinct tuple of these columns")
     if not bias:
         st.stop()
@@ -118,14 +124,33 @@ def main():
                                           "em": "position-based model fitted by EM"}.get,
                              help="observation is estimated inside each connected component of the IG, normalised "
                                   "there; 90 % intervals from 100 document-bootstrap resamples")
+    read_key = (up.name, digest, fmt, mapping, doc_cols, document)
     try:
-        an = cached_analysis(log, read_key, tuple(bias), estimator, 100)
+        with st.spinner("Reading the log (DuckDB, out of core) …"):
+            table = memo(("counts", read_key, tuple(bias)),
+                         lambda: ingest(data, fmt, bias=bias, columns=dict(mapping) or None, document=document,
+                                        doc_columns=list(doc_cols) or None, memory_limit=DUCKDB_MEMORY,
+                                        name=up.name))
+    except (DataFormatError, ConfigError) as e:
+        st.error(f"We could not read the log — {escape_markdown(e)}")
+        st.stop()
+    for n in table.notes:
+        st.info(escape_markdown(n))
+    st.success(f"Read {table.n_rows:,} impressions with {table.n_clicks:,} clicks: {len(table):,} distinct "
+               "(document, factor) pairs.")
+    try:
+        an = cached_analysis(table, ("upload", read_key), tuple(bias), estimator, 100)
     except (ConfigError, DataFormatError, ValueError) as e:
         st.error(f"We could not analyse the log — {escape_markdown(e)}")
         st.stop()
     rep = an.report
-    st.session_state["log"] = log
-    st.session_state["log_key"] = ("upload", read_key)
+    if table.n_rows <= CURRENT_LOG_MAX_ROWS:         # small enough to keep whole for the other pages
+        try:
+            log, _ = _read(up.name, digest, data, fmt, mapping, doc_cols, document)
+            st.session_state["log"] = log
+            st.session_state["log_key"] = ("upload", read_key)
+        except DataFormatError as e:
+            st.caption(f"Not kept as the current log: {escape_markdown(e)}")
     c = st.columns(4)
     c[0].metric("bias factors", f"{rep['n_nodes']:,}")
     c[1].metric("components", f"{rep['n_components']:,}")
@@ -147,7 +172,11 @@ def main():
             st.info("No component holds two factors: there is nothing to estimate a curve from.")
     st.download_button("Download the report (JSON)", json.dumps(rep, default=str, indent=1), "identifiability.json",
                        mime="application/json")
-    st.caption("The log is now the *current log*: open the Identifiability page to draw its graph.")
+    if table.n_rows <= CURRENT_LOG_MAX_ROWS:
+        st.caption("The log is now the *current log*: open the Identifiability page to draw its graph.")
+    else:
+        st.caption(f"The log has more than {CURRENT_LOG_MAX_ROWS:,} impressions: it was analysed out of core and is "
+                   "not kept whole in memory, so the other pages keep their current log.")
 
 
 run_page(main)

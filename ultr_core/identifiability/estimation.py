@@ -96,62 +96,77 @@ def intervention_sets(doc: np.ndarray, fac: np.ndarray, max_pairs: int = MAX_INT
 
 
 # --------------------------------------------------------------------------- estimators
-def _harvest(fac_a, fac_b, ctr_a, w, n_f):
-    """Ĉ_{t}^{t,t′} as a dense (n_f, n_f) matrix: row t (the factor whose rate is summed), column t′."""
-    return np.bincount(fac_a * n_f + fac_b, w * ctr_a, n_f * n_f).reshape(n_f, n_f)
+class _PairStats:
+    """Intervention-set sums of one component as sparse ordered pairs of local factor indices
+    (i, j): ``C[k]`` = Σ_d w_d ĉ_{d,i} over documents shown at both i and j, ``N[k]`` = Σ_d w_d.
+    Only pairs that occur are stored (never an m × m matrix)."""
+
+    def __init__(self, li, lj, ctr_i, docs, m):
+        self.m = m
+        key = li * m + lj
+        self.keys, self.inv = np.unique(key, return_inverse=True)
+        self.ctr, self.docs = ctr_i, docs
+
+    def sums(self, w_doc):
+        w = w_doc[self.docs]
+        return (np.bincount(self.inv, w * self.ctr, len(self.keys)),
+                np.bincount(self.inv, w, len(self.keys)))
+
+    def lookup(self, i, j, values):
+        """values[(i, j)] for arrays i, j (NaN where the pair does not occur)."""
+        k = np.asarray(i) * self.m + np.asarray(j)
+        if len(self.keys) == 0:
+            return np.full(np.shape(k), np.nan)
+        pos = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
+        return np.where(self.keys[pos] == k, values[pos], np.nan)
 
 
-def _pivot(C, ref, members):
-    out = np.full(len(members), np.nan)
-    for k, t in enumerate(members):
-        if t == ref:
-            out[k] = 1.0
-        elif C[ref, t] > 0:
-            out[k] = C[t, ref] / C[ref, t]
-    return out
+def _pivot(P: _PairStats, C):
+    """o(t)/o(ref) with the reference at local index 0."""
+    t = np.arange(1, P.m)
+    with np.errstate(all="ignore"):
+        ratio = P.lookup(t, 0, C) / P.lookup(0, t, C)
+    ratio[~np.isfinite(ratio)] = np.nan
+    return np.r_[1.0, ratio]
 
 
-def _chain(C, members):
-    out = np.full(len(members), np.nan)
-    out[0] = 1.0
-    for k in range(1, len(members)):
-        a, b = members[k - 1], members[k]
-        if C[a, b] > 0 and np.isfinite(out[k - 1]):
-            out[k] = out[k - 1] * C[b, a] / C[a, b]
-    return out
+def _chain(P: _PairStats, C):
+    """Products of ratios between neighbours (local order = curve order)."""
+    a, b = np.arange(P.m - 1), np.arange(1, P.m)
+    with np.errstate(all="ignore"):
+        step = P.lookup(b, a, C) / P.lookup(a, b, C)
+    step[~np.isfinite(step)] = np.nan
+    return np.r_[1.0, np.cumprod(step)]
 
 
-def _all_pairs(C, N, members, init=None):
-    """Weighted cross-entropy over all ordered pairs (t, t′) of ``members``:
+def _all_pairs(P: _PairStats, C, N, init=None):
+    """Weighted cross-entropy over all ordered pairs (t, t′) that occur:
     −Σ Ĉ_t log(o_t ρ_tt′) + Ĉ¬_t log(1 − o_t ρ_tt′), o = σ(a), ρ = σ(b) symmetric."""
-    m = len(members)
-    sub_c, sub_n = C[np.ix_(members, members)], N[np.ix_(members, members)]
-    iu, ju = np.triu_indices(m, 1)
-    use = (sub_n[iu, ju] > 0) | (sub_n[ju, iu] > 0)
-    iu, ju = iu[use], ju[use]
-    if len(iu) == 0:
+    m = P.m
+    i, j = P.keys // m, P.keys % m
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    pair_key, pair = np.unique(lo * m + hi, return_inverse=True)
+    n_pairs = len(pair_key)
+    if n_pairs == 0:
         return np.r_[1.0, np.full(m - 1, np.nan)]
-    pi = np.r_[iu, ju]                 # ordered pairs: rate of the first factor
-    pj = np.r_[ju, iu]
-    pair = np.r_[np.arange(len(iu)), np.arange(len(iu))]
-    c = sub_c[pi, pj]
-    nc = np.maximum(sub_n[pi, pj] - c, 0)
+    c = C
+    nc = np.maximum(N - C, 0)
 
     def f(theta):
         a, b = theta[:m], theta[m:]
         sa, sb = expit(a), expit(b)
-        p = np.clip(sa[pi] * sb[pair], 1e-12, 1 - 1e-12)
-        loss = -(c * np.log(p) + nc * np.log1p(-p)).sum()
-        dp = -(c / p - nc / (1 - p))
-        ga = np.bincount(pi, dp * sb[pair] * sa[pi] * (1 - sa[pi]), m)
-        gb = np.bincount(pair, dp * sa[pi] * sb[pair] * (1 - sb[pair]), len(iu))
+        q = np.clip(sa[i] * sb[pair], 1e-12, 1 - 1e-12)
+        loss = -(c * np.log(q) + nc * np.log1p(-q)).sum()
+        dq = -(c / q - nc / (1 - q))
+        ga = np.bincount(i, dq * sb[pair] * sa[i] * (1 - sa[i]), m)
+        gb = np.bincount(pair, dq * sa[i] * sb[pair] * (1 - sb[pair]), n_pairs)
         return loss, np.r_[ga, gb]
 
-    x0 = np.r_[np.zeros(m) if init is None else init, np.zeros(len(iu))]
+    x0 = np.r_[np.zeros(m) if init is None else init, np.zeros(n_pairs)]
     res = minimize(f, x0, jac=True, method="L-BFGS-B", bounds=[(-30, 30)] * len(x0), options={"maxiter": 2000})
     o = expit(res.x[:m])
     reached = np.zeros(m, bool)
-    reached[np.r_[iu, ju]] = True
+    reached[i] = True
     reached[0] = True
     if not o[0] > 1e-9:              # no clicks at the reference factor: nothing to normalise by
         return np.full(m, np.nan)
@@ -221,31 +236,32 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
         notes.append(f"{single:,} component(s) hold a single factor: nothing to compare it with")
     if method in ("pivot_one", "adjacent_chain", "all_pairs"):
         ia, ib = intervention_sets(doc, fac)
-        fa, fb = fac[ia], fac[ib]
-        docs_of = doc[ia]
-
-        def stats(w_doc):
-            w = w_doc[docs_of]
-            return _harvest(fa, fb, ctr[ia], w, n_f), _harvest(fa, fb, np.ones_like(w), w, n_f)
     rng = np.random.default_rng(seed)
     rows = []
+    local = np.full(n_f, -1, np.int64)
     for k in multi:
         members = _order(graph, np.flatnonzero(graph.component == k))
+        local[:] = -1
+        local[members] = np.arange(len(members))
+        if method != "em":
+            inside = local[fac[ia]] >= 0           # both ends share a document: same component
+            P = _PairStats(local[fac[ia[inside]]], local[fac[ib[inside]]], ctr[ia[inside]], doc[ia[inside]],
+                           len(members))
 
         def run(w_doc, init=None):
             if method == "em":
-                inside = np.isin(fac, members)
+                inside = local[fac] >= 0
                 o, r, _ = _em(doc[inside], fac[inside], n[inside] * w_doc[doc[inside]],
                               c[inside] * w_doc[doc[inside]], n_d, n_f, tol, init=init)
                 em_state["init"] = (r, o)
                 ref = o[members[0]]
                 return o[members] / ref if ref > 0 else np.full(len(members), np.nan)
-            C, N = stats(w_doc)
+            C, N = P.sums(w_doc)
             if method == "pivot_one":
-                return _pivot(C, members[0], members)
+                return _pivot(P, C)
             if method == "adjacent_chain":
-                return _chain(C, members)
-            return _all_pairs(C, N, members, init)
+                return _chain(P, C)
+            return _all_pairs(P, C, N, init)
 
         em_state: dict = {}
         est = run(np.ones(n_d))

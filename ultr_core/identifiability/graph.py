@@ -53,6 +53,13 @@ class UnionFind:
         return np.array([self.find(i) for i in range(len(self.parent))], dtype=np.int64)
 
 
+def _tuples(keys: pd.DataFrame) -> np.ndarray:
+    """A 1-D object array holding one tuple per row (np.asarray would make it 2-D)."""
+    out = np.empty(len(keys), dtype=object)
+    out[:] = list(keys.itertuples(index=False, name=None))
+    return out
+
+
 def _distinct_pairs(doc: np.ndarray, fac: np.ndarray, n_docs: int, n_factors: int):
     """Distinct (doc, fac) pairs (first-seen order) and each input pair's index among them.
     One int64 key per pair when n_docs·n_factors fits, else a two-column hash."""
@@ -129,8 +136,7 @@ class IdentifiabilityGraph:
         dcode, dkeys = factor_codes(frame, document)
         g = cls.from_pairs(dcode, fcode, fkeys, n_rows=len(frame), bias_columns=tuple(bias),
                            n_documents=len(dkeys))
-        docs = dkeys[document[0]].to_numpy() if len(document) == 1 else \
-            np.asarray(list(map(tuple, dkeys.to_numpy())), dtype=object)
+        docs = dkeys[document[0]].to_numpy() if len(document) == 1 else _tuples(dkeys)
         object.__setattr__(g, "documents", docs)
         return g
 
@@ -163,8 +169,7 @@ class IdentifiabilityGraph:
         imp = np.bincount(inv, frame["impressions"].to_numpy(np.float64), len(d)).astype(np.int64)
         clk = np.bincount(inv, frame["clicks"].to_numpy(np.float64), len(d)).astype(np.int64)
         comp, sizes = _relabel_by_size(_components(d, f, n_d, n_f))
-        docs = dkeys.iloc[:, 0].to_numpy() if dkeys.shape[1] == 1 else \
-            np.asarray(list(map(tuple, dkeys.to_numpy())), dtype=object)
+        docs = dkeys.iloc[:, 0].to_numpy() if dkeys.shape[1] == 1 else _tuples(dkeys)
         return cls(tuple(table.bias), fkeys.reset_index(drop=True), d, f, int(imp.sum()), int(n_d), comp, sizes,
                    docs, imp, clk)
 
