@@ -101,3 +101,43 @@ def _no_error(page):
     errors = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
     if errors.count():
         raise AssertionError(f"the page shows an error: {errors.first.inner_text()[:300]}")
+
+
+def run_hostile_flow(url: str, upload_path: Path, shot: Path | None = None) -> dict:
+    """A crafted Simulate link (out-of-range values) and an upload whose name and values carry
+    HTML: the pages must show notices and messages, never a traceback or rendered markup."""
+    from playwright.sync_api import sync_playwright
+    seen = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)                         # the app registers its navigation on the first visit
+        page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+        page.goto(url + "/simulate?seed=-1&sessions=99999999999&contexts=-1&eta=5&dataset=/etc/passwd")
+        page.get_by_text("A sample of the log").wait_for(timeout=60_000)
+        seen["notices"] = page.get_by_text("Link setting corrected").count()
+        seen["exceptions"] = page.locator('[data-testid="stException"]').count()
+        page.get_by_role("link", name="Upload a log").click()
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(upload_path))
+        page.get_by_text("Position bias per connected component").wait_for(timeout=60_000)
+        page.locator('[data-testid="stMultiSelect"]').first.click()
+        page.get_by_role("option", name="vertical").click()         # the HTML-carrying column as a factor
+        page.keyboard.press("Escape")
+        page.get_by_text("vertical=").first.wait_for(timeout=60_000)  # it reached the report
+        page.get_by_role("link", name="Identifiability").click()
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        page.get_by_text("current log (Simulate / Upload page)").click()
+        page.locator('section[data-testid="stSidebar"] [data-testid="stMultiSelect"]').first.click()
+        page.get_by_role("option", name="vertical").click()
+        page.keyboard.press("Escape")
+        page.get_by_text("(position=1, vertical=").first.wait_for(timeout=60_000)     # the hostile labels, as text
+        page.wait_for_timeout(1500)
+        if shot:
+            page.screenshot(path=str(shot), full_page=True)
+        seen["exceptions"] += page.locator('[data-testid="stException"]').count()
+        seen["injected"] = page.locator('a[href*="evil.example"], img[src="x"], b:text("bold")').count()
+        seen["alerts"] = []
+        page.on("dialog", lambda d: (seen["alerts"].append(d.message), d.dismiss()))
+        page.wait_for_timeout(500)
+        browser.close()
+    return seen

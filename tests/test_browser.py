@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_flow import CHROMIUM, run_main_flow, serve_app
+from browser_flow import CHROMIUM, run_hostile_flow, run_main_flow, serve_app
 
 
 def test_main_flow_simulate_then_train_in_chromium(tmp_path, monkeypatch):
@@ -17,3 +17,23 @@ def test_main_flow_simulate_then_train_in_chromium(tmp_path, monkeypatch):
         seen = run_main_flow(url)
     assert seen["charts"] >= 3                    # loss, validation nDCG and observation curve
     assert seen["flow_s"] < 60, seen              # target here: < 30 s (benchmarks record it)
+
+
+def test_bad_url_and_hostile_upload_show_messages_not_tracebacks(tmp_path, monkeypatch):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed")
+    hostile = ['<a href="https://evil.example/phish">CLICK</a>', "<b>bold</b>", "<script>alert(1)</script>",
+               '<img src=x onerror="alert(1)">']
+    lines = ["query_id,doc_id,position,click,vertical"]
+    for s in range(40):
+        for p in (1, 2):
+            lines.append(f"{s % 4},d{(s + p) % 3},{p},{int(s % 3 == p)},\"{hostile[(s + p) % 4].replace(chr(34), chr(39))}\"")
+    upload = tmp_path / "<img src=x onerror=alert(1)><b>x.csv"
+    upload.write_text("\n".join(lines) + "\n")
+    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path / "cache"))
+    with serve_app() as url:
+        seen = run_hostile_flow(url, upload, tmp_path / "hostile.png")
+    assert seen["exceptions"] == 0 and seen["notices"] >= 4, seen
+    assert seen["injected"] == 0 and not seen["alerts"], seen
