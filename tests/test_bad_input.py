@@ -306,3 +306,37 @@ def test_streamlit_config_hides_tracebacks_and_listens_locally():
     import tomllib
     cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert cfg["client"]["showErrorDetails"] == "none" and cfg["server"]["address"] == "localhost"
+
+
+def test_hostile_upload_name_is_escaped_on_simulate_and_train():
+    letor = b"".join(f"{q % 3} qid:{q // 4} 1:{q / 10} 2:{(q * 7) % 5 / 5}\n".encode() for q in range(40))
+    sim = page("simulate.py").run()
+    sim.sidebar.selectbox[0].select("upload").run()
+    sim.sidebar.file_uploader[0].set_value(('<b>x</b><img src=x onerror="alert(1)">.txt', letor,
+                                            "text/plain")).run()
+    assert not sim.exception and not sim.error
+    _no_markup(sim)
+    tr = page("train.py")
+    for k in ("log", "dataset", "log_key"):
+        tr.session_state[k] = sim.session_state[k]
+    tr.run()
+    assert not tr.exception
+    assert any("&lt;b&gt;" in i.value for i in tr.info)       # the file name, shown as text
+    _no_markup(tr)
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_sweep_values_are_escaped_on_compare(text):
+    at = page("compare.py").run()
+    at.sidebar.selectbox[1].select("click noise ε").run()
+    at.sidebar.text_input[0].input(text).run()
+    at.button[0].click().run()
+    assert not at.exception and at.error
+    _no_markup(at)
+
+
+def test_heatmaps_and_home_render_without_user_markup():
+    for name in ("home.py", "heatmaps.py"):
+        at = page(name).run()
+        assert not at.exception and not at.error
+        _no_markup(at)
