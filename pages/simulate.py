@@ -1,5 +1,7 @@
 import hashlib
 
+import numpy as np
+
 import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
@@ -10,6 +12,10 @@ from ultr_core.dataroots import available_datasets, dataset_spec
 from ultr_core.sources import load_dataset
 from ultr_core.text import escape_markdown
 from pages._common import memo, qp, run_page, url_notices
+
+
+#: the app simulates at most this many log rows (≈ 0.5 GB); the CLI allows simulation.MAX_LOG_ROWS
+APP_MAX_LOG_ROWS = 10_000_000
 
 
 def _dataset(spec: str, seed: int):
@@ -80,7 +86,7 @@ def main():
                              help="LBD individual-level observation: o_p(x) = v_p^{η·max(wᵀx′+1,0)}, w ~ U[−η_c, η_c]")
         n_contexts = st.number_input("contexts", 0, 100_000, qp("contexts", 0, int, 0, 100_000),
                                      help="contextual PBM with this many context types (0 = off)")
-        n_sessions = st.number_input("sessions", 100, 2_000_000, qp("sessions", 20_000, int, 100, 2_000_000), 1000,
+        n_sessions = st.number_input("sessions", 100, 1_000_000, qp("sessions", 20_000, int, 100, 1_000_000), 1000,
                                      help="impressions of a ranked list; queries are drawn uniformly")
         seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the click simulation")
 
@@ -108,6 +114,12 @@ def main():
             ds, key = _dataset(spec, int(data_seed)), (spec, int(data_seed))
         cfg = ClickModelConfig(eta=eta, convention=convention, noise=noise, topk=topk, coupling=coupling,
                                n_contexts=int(n_contexts), logging="given" if source == "ig" else "svm")
+        list_len = int(np.diff(ds.train.offsets).max()) if ds.train.n_queries else 0
+        if int(n_sessions) * list_len > APP_MAX_LOG_ROWS:
+            raise ConfigError("sessions", f"{int(n_sessions):,} sessions × {list_len} documents = "
+                                          f"{int(n_sessions) * list_len:,} rows exceed the app's limit of "
+                                          f"{APP_MAX_LOG_ROWS:,} (use fewer sessions, or the command line: "
+                                          "python -m ultr_core simulate)")
         sim, log = _simulate(ds, key, cfg, int(n_sessions), int(seed))
     except (ConfigError, DataFormatError, ValueError) as e:
         st.error(f"Cannot simulate: {escape_markdown(e)}")

@@ -340,3 +340,11 @@ def test_heatmaps_and_home_render_without_user_markup():
         at = page(name).run()
         assert not at.exception and not at.error
         _no_markup(at)
+
+
+def test_simulate_page_refuses_logs_beyond_its_row_limit(data_dir):
+    at = page("simulate.py")
+    at.query_params["sessions"] = "1000000"
+    at.query_params["dataset"] = "mq2008"                     # lists of up to 121 documents
+    at.run()
+    assert not at.exception and at.error and "exceed the app's limit" in at.error[0].value

@@ -198,5 +198,10 @@ def main(argv=None) -> int:
         return 2
 
 
-if __name__ == "__main__":
+def main_exit() -> None:
+    """Entry point of the ``ultr`` console script (same as ``python -m ultr_core``)."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    main_exit()
