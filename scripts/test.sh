@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests need (Python packages; Debian's chromium for the browser test)
-# and runs the whole test suite.  Extra arguments go to pytest.
+# and runs the whole test suite (both tiers).  Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pip_log=$(mktemp)
@@ -14,4 +14,4 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "warning: could not install chromium; the browser test will fail"
 fi
-exec python -m pytest -q "$@"
+exec python -m pytest -q -m "slow or not slow" "$@"

@@ -133,6 +133,7 @@ def test_feature_free_data_is_rejected():
 
 
 # ------------------------------------------------------------------ evidence (seeded, small)
+@pytest.mark.slow
 def test_pbm_ordering_oracle_dla_ips_naive():
     """PBM η = 1 on the synthetic default, 5 seeds: Oracle > DLA ≈ IPS > Naive in nDCG@10
     (the debiased methods beat Naive by > 0.01 with a paired t-test p < 0.05)."""
@@ -147,6 +148,7 @@ def test_pbm_ordering_oracle_dla_ips_naive():
         assert paired_test(by[a], by["Naive"])["p"] < 0.05
 
 
+@pytest.mark.slow
 def test_dla_observation_curve_within_ten_percent():
     ds, sim, log = simulate_log("synthetic", None, 100_000, 0)
     r = fit(log, ds, TrainConfig(algorithm="dla", steps=1500, keep_best=False))
@@ -156,6 +158,7 @@ def test_dla_observation_curve_within_ten_percent():
     assert observation_curve_error(r.observation(), true) < 0.05
 
 
+@pytest.mark.slow
 def test_mq2008_oracle_dla_naive(data_dir):
     df = run_grid(ExperimentSpec(dataset=f"mq2008:{data_dir / 'mq2008'}", n_sessions=50_000),
                   {"train.algorithm": ["naive", "dla", "oracle"]}, seeds=[0, 1, 2], n_jobs=2)

@@ -216,6 +216,7 @@ def test_compare_bad_sweep_values_message():
     assert not at.exception and at.error and "settings" in at.error[0].value
 
 
+@pytest.mark.slow
 def test_heatmaps_quick_grid_draws_figure():
     at = page("heatmaps.py").run()
     assert not at.exception
@@ -279,6 +280,7 @@ def test_every_control_has_help_text(name):
     assert not missing, f"{name}: controls without help text: {missing}"
 
 
+@pytest.mark.slow
 def test_identifiability_k_sweep_preset():
     at = page("identifiability.py").run()
     start = [i for i, b in enumerate(at.button) if b.label.startswith("▶ Run the K sweep")][0]
@@ -291,6 +293,7 @@ def test_identifiability_k_sweep_preset():
     assert m[1] > 0.92 and m[1] > max(m[2], m[3], m[4]) + 0.05       # recovery only when connected
 
 
+@pytest.mark.slow
 def test_heatmaps_click_a_cell_shows_its_curves():
     at = page("heatmaps.py").run()
     at.sidebar.multiselect[0].set_value([0.0]).run()

@@ -200,7 +200,7 @@ def page(name):
 
 
 @pytest.mark.parametrize("params, field", [
-    ({"seed": "-1"}, "seed"), ({"sessions": "5"}, "sessions"), ({"sessions": "99999999999"}, "sessions"),
+    ({"seed": "-1"}, "seed"), ({"sessions": "5"}, "sessions"), pytest.param({"sessions": "99999999999"}, "sessions", marks=pytest.mark.slow),
     ({"contexts": "-1"}, "contexts"), ({"eta": "5"}, "eta"), ({"eta": "nan"}, "eta"),
     ({"dataset": "/etc/passwd"}, "dataset"), ({"queries": "abc"}, "queries"),
 ])

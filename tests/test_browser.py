@@ -7,6 +7,7 @@ import pytest
 from browser_flow import CHROMIUM, run_hostile_flow, run_main_flow, serve_app
 
 
+@pytest.mark.slow
 def test_main_flow_simulate_then_train_in_chromium(tmp_path, monkeypatch):
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
@@ -19,6 +20,7 @@ def test_main_flow_simulate_then_train_in_chromium(tmp_path, monkeypatch):
     assert seen["flow_s"] < 60, seen              # target here: < 30 s (benchmarks record it)
 
 
+@pytest.mark.slow
 def test_bad_url_and_hostile_upload_show_messages_not_tracebacks(tmp_path, monkeypatch):
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):

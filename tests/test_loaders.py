@@ -8,6 +8,7 @@ from ultr_core.synthetic import make_synthetic_ltr
 
 
 # ----------------------------------------------------------------- real files
+@pytest.mark.slow
 def test_mq2008_all_folds(data_dir):
     seen = set()
     for fold in range(1, 6):
