@@ -350,3 +350,23 @@ def test_cli_prints_curves_with_intervals(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "IDENTIFIABLE" in r.stdout and "document-bootstrap intervals" in r.stdout
     assert "position=8" in r.stdout and "[" in r.stdout.split("position=8")[1].splitlines()[0]
+
+
+def test_ultra_click_directory_vectorised_reader(tmp_path):
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "train.init_list").write_text("q1 0 1 2\n\nq2 2  3 -1\n")
+    (tmp_path / "train" / "train.clicks").write_text("q1 1 0 0\n\nq2 0 1 0\n")
+    log, _ = read_user_log(tmp_path)
+    df = log.frame
+    assert len(df) == 5 and df["click"].tolist() == [1, 0, 0, 0, 1] and df["position"].tolist() == [1, 2, 3, 1, 2]
+    (tmp_path / "train" / "train.clicks").write_text("q1 1 0 0\n")
+    with pytest.raises(DataFormatError, match="has 1 lines but train.init_list has more") as e:
+        read_user_log(tmp_path)
+    assert e.value.line == 3
+    (tmp_path / "train" / "train.clicks").write_text("q1 1 0\n\nq2 0 1 0\n")
+    with pytest.raises(DataFormatError, match="2 clicks for 3 documents") as e:
+        read_user_log(tmp_path)
+    assert e.value.line == 1
+    (tmp_path / "train" / "train.clicks").unlink()
+    log, notes = read_user_log(tmp_path)
+    assert log.frame["click"].sum() == 0 and any("all clicks are 0" in n for n in notes)

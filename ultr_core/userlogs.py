@@ -220,29 +220,43 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
 
 
 def _read_ultra_clicks(root: Path, name, document: str = "query"):
-    from .loaders import _read_lines as read_lines
+    """ULTRA's ``train.init_list`` (``qid d1 d2 …``, −1 = padding) and ``train.clicks``
+    (``qid c1 c2 …``, aligned by line): one session per line, split and unnested by DuckDB."""
+    from .logformats import _register_lines, _run, connect
     init = root / "train" / "train.init_list"
     clk = root / "train" / "train.clicks"
-    lines = read_lines(init)
-    click_lines = read_lines(clk) if clk.exists() else None
-    rows = []
-    for i, raw in enumerate(lines):
-        tok = raw.split()
-        if not tok:
-            continue
-        idx = [t for t in tok[1:] if t != "-1"]
-        if click_lines is not None:
-            if i >= len(click_lines):
-                raise DataFormatError(clk, f"has {len(click_lines)} lines but {init.name} has more", i + 1)
-            c = click_lines[i].split()[1:]
-            if len(c) < len(idx):
-                raise DataFormatError(clk, f"{len(c)} clicks for {len(idx)} documents", i + 1)
+    con = connect()
+    try:
+        _register_lines(con, init, str(init))
+        _run(con, "CREATE TEMP TABLE il AS SELECT ln, string_split(regexp_replace(trim(line), '\\s+', ' ', 'g'), ' ') "
+                  "AS t FROM raw WHERE line IS NOT NULL AND trim(line) <> ''", str(init))
+        if clk.exists():
+            _register_lines(con, clk, str(clk))
+            _run(con, "CREATE TEMP TABLE cl AS SELECT ln, string_split(regexp_replace(trim(line), '\\s+', ' ', 'g'), "
+                      "' ') AS c FROM raw", str(clk))
+            n_clk = con.execute("SELECT count(*) FROM cl").fetchall()[0][0]
+            short = con.execute("SELECT min(ln) FROM il WHERE ln > ?", [n_clk]).fetchall()[0][0]
+            if short is not None:
+                raise DataFormatError(clk, f"has {n_clk} lines but {init.name} has more", int(short))
         else:
-            c = ["0"] * len(idx)
-        for p, (d, cc) in enumerate(zip(idx, c), start=1):
-            rows.append((i, tok[0], d, p, cc))
-    df = pd.DataFrame(rows, columns=["session_id", "query_id", "doc_id", "position", "click"])
+            _run(con, "CREATE TEMP TABLE cl AS SELECT ln, []::VARCHAR[] AS c FROM il", str(init))
+        _run(con, """CREATE TEMP TABLE docs AS SELECT ln, t[1] AS query_id, d AS doc_id,
+                row_number() OVER (PARTITION BY ln ORDER BY k) AS position FROM (
+                SELECT ln, t, unnest(t[2:]) AS d, generate_subscripts(t[2:], 1) AS k FROM il) WHERE d <> '-1'""",
+             str(init))
+        if clk.exists():
+            bad = con.execute("""SELECT d.ln, count(*) AS n, any_value(len(cl.c) - 1) AS m FROM docs d
+                                 JOIN cl USING (ln) GROUP BY d.ln HAVING count(*) > any_value(len(cl.c) - 1)
+                                 ORDER BY d.ln LIMIT 1""").fetchall()
+            if bad:
+                raise DataFormatError(clk, f"{bad[0][2]} clicks for {bad[0][1]} documents", int(bad[0][0]))
+        df = con.sql("""SELECT d.ln - 1 AS session_id, d.query_id, d.doc_id, d.position::INTEGER AS position,
+                               coalesce(cl.c[d.position + 1], '0') AS click
+                        FROM docs d LEFT JOIN cl USING (ln) ORDER BY d.ln, d.position""").df()
+    finally:
+        con.close()
+
     log, notes = frame_to_log(df, name, document=document)
-    if click_lines is None:
+    if not clk.exists():
         notes.append("no train/train.clicks: all clicks are 0 (the graph does not need clicks)")
     return log, notes
