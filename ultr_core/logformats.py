@@ -241,6 +241,19 @@ def _t(i: int) -> str:
     return f"coalesce(trim(f[{i}]), '')"
 
 
+def _impressions_view(con, name: str, extra=()) -> dict:
+    """The view ``norm`` from tables ``imp`` (impressions), ``clk`` (click rows) and ``hit``
+    (clicked impressions with their click counts); returns the repair counts."""
+    cols = "".join(f", imp.{c}" for c in extra)
+    _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS
+        SELECT imp.session_id, imp.query_id, imp.doc_id, imp.position,
+               (hit.n IS NOT NULL)::TINYINT AS click{cols}
+        FROM imp LEFT JOIN hit USING (session_id, doc_id)""", name)
+    n_clicks = _scalar(con, "SELECT count(*) FROM clk") or 0
+    matched, rows = con.execute("SELECT coalesce(sum(n), 0), count(*) FROM hit").fetchall()[0]
+    return {"orphan_clicks": int(n_clicks - matched), "repeated_clicks": int(matched - rows)}
+
+
 def _yandex(con, name: str) -> dict:
     _run(con, f"""CREATE OR REPLACE TEMP TABLE l AS SELECT ln, f, {_t(1)} AS s, {_t(3)} AS k FROM (
         SELECT ln, string_split(line, chr(9)) AS f FROM raw WHERE line IS NOT NULL AND trim(line) <> '')""", name)
@@ -269,13 +282,7 @@ def _yandex(con, name: str) -> dict:
         SELECT c.ln, c.doc_id, max(i.session_id) AS session_id FROM clk c
         JOIN imp i ON c.s = i.s AND c.doc_id = i.doc_id AND i.session_id <= c.ln GROUP BY c.ln, c.doc_id)
         GROUP BY ALL""", name)
-    _run(con, """CREATE OR REPLACE TEMP VIEW norm AS
-        SELECT imp.session_id, imp.query_id, imp.doc_id, imp.position,
-               (hit.n IS NOT NULL)::TINYINT AS click
-        FROM imp LEFT JOIN hit USING (session_id, doc_id)""", name)
-    n_clicks = _scalar(con, "SELECT count(*) FROM clk") or 0
-    matched, rows = con.execute("SELECT coalesce(sum(n), 0), count(*) FROM hit").fetchall()[0]
-    return {"orphan_clicks": int(n_clicks - matched), "repeated_clicks": int(matched - rows)}
+    return _impressions_view(con, name)
 
 
 def _yandex2013(con, name: str) -> dict:
@@ -301,13 +308,7 @@ def _yandex2013(con, name: str) -> dict:
     _run(con, """CREATE OR REPLACE TEMP TABLE hit AS
         SELECT i.session_id, i.doc_id, count(*) AS n FROM clk c
         JOIN (SELECT DISTINCT session_id, s, serp, doc_id FROM imp) i USING (s, serp, doc_id) GROUP BY ALL""", name)
-    _run(con, """CREATE OR REPLACE TEMP VIEW norm AS
-        SELECT imp.session_id, imp.query_id, imp.doc_id, imp.position,
-               (hit.n IS NOT NULL)::TINYINT AS click, imp.domain
-        FROM imp LEFT JOIN hit USING (session_id, doc_id)""", name)
-    n_clicks = _scalar(con, "SELECT count(*) FROM clk") or 0
-    matched, rows = con.execute("SELECT coalesce(sum(n), 0), count(*) FROM hit").fetchall()[0]
-    return {"orphan_clicks": int(n_clicks - matched), "repeated_clicks": int(matched - rows)}
+    return _impressions_view(con, name, ["domain"])
 
 
 def _baidu(con, name: str) -> dict:

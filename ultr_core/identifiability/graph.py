@@ -118,27 +118,10 @@ class IdentifiabilityGraph:
                  shown_only: bool = True) -> "IdentifiabilityGraph":
         """IG of ``log`` with bias factor ``bias`` (column name or list; default: the log's
         bias columns — position, plus context when present) and documents identified by
-        the ``document`` columns (e.g. ``("query_id", "doc_id")`` or feature columns)."""
-        frame = log.frame if isinstance(log, ClickLog) else log
-        if bias is None:
-            bias = log.bias_columns if isinstance(log, ClickLog) else ["position"]
-        bias = [bias] if isinstance(bias, str) else list(bias)
-        document = [document] if isinstance(document, str) else list(document)
-        missing = [c for c in bias + document if c not in frame.columns]
-        if missing:
-            raise ConfigError("bias", f"column(s) {', '.join(missing)} not in the log "
-                                      f"(it has {', '.join(map(str, frame.columns))})")
-        if shown_only and "shown" in frame:
-            frame = frame[frame["shown"].to_numpy(bool)]
-        if len(frame) == 0:
-            raise ConfigError("log", "the log has no shown rows: nothing to build a graph from")
-        fcode, fkeys = factor_codes(frame, bias)
-        dcode, dkeys = factor_codes(frame, document)
-        g = cls.from_pairs(dcode, fcode, fkeys, n_rows=len(frame), bias_columns=tuple(bias),
-                           n_documents=len(dkeys))
-        docs = dkeys[document[0]].to_numpy() if len(document) == 1 else _tuples(dkeys)
-        object.__setattr__(g, "documents", docs)
-        return g
+        the ``document`` columns (e.g. ``("query_id", "doc_id")`` or feature columns): the
+        log's (document, factor) counts (:class:`~.ingestion.CountTable`) → :meth:`from_counts`."""
+        from .ingestion import CountTable
+        return cls.from_counts(CountTable.from_log(log, bias, document, shown_only=shown_only))
 
     @classmethod
     def from_pairs(cls, doc, fac, factors: pd.DataFrame | None = None, n_rows: int | None = None,

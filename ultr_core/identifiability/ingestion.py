@@ -72,9 +72,9 @@ class CountTable:
 
     @classmethod
     def from_log(cls, log: ClickLog | pd.DataFrame, bias=None, document=("doc_id",), source: str = "log",
-                 notes=()) -> "CountTable":
-        """Aggregate an in-memory log (only ``shown`` rows).  For a :class:`ClickLog`,
-        ``doc_id`` already is the document identity (see its schema)."""
+                 notes=(), shown_only: bool = True) -> "CountTable":
+        """Aggregate an in-memory log (its ``shown`` rows unless ``shown_only`` is False).  For a
+        :class:`ClickLog`, ``doc_id`` already is the document identity (see its schema)."""
         frame = log.frame if isinstance(log, ClickLog) else log
         if bias is None:
             bias = log.bias_columns if isinstance(log, ClickLog) else ["position"]
@@ -84,7 +84,7 @@ class CountTable:
         if missing:
             raise ConfigError("bias", f"column(s) {', '.join(missing)} not in the log "
                                       f"(it has {', '.join(map(str, frame.columns))})")
-        if "shown" in frame:
+        if shown_only and "shown" in frame:
             frame = frame[frame["shown"].to_numpy(bool)]
         if len(frame) == 0:
             raise ConfigError("log", "the log has no shown rows: nothing to build a graph from")
