@@ -120,16 +120,14 @@ def run_hostile_flow(url: str, upload_path: Path, shot: Path | None = None) -> d
         page.get_by_role("link", name="Upload a log").click()
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(upload_path))
         page.get_by_text("Position bias per connected component").wait_for(timeout=60_000)
-        page.locator('[data-testid="stMultiSelect"]').first.click()
-        page.get_by_role("option", name="vertical").click()         # the HTML-carrying column as a factor
-        page.keyboard.press("Escape")
+        _pick(page, page.locator('[data-testid="stMultiSelect"]').first, "vertical")   # the HTML-carrying column
         page.get_by_text("vertical=").first.wait_for(timeout=60_000)  # it reached the report
         page.get_by_role("link", name="Identifiability").click()
         page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
         page.get_by_text("current log (Simulate / Upload page)").click()
-        page.locator('section[data-testid="stSidebar"] [data-testid="stMultiSelect"]').first.click()
-        page.get_by_role("option", name="vertical").click()
-        page.keyboard.press("Escape")
+        page.wait_for_timeout(1500)                                   # the page reruns on the new source
+        _pick(page, page.locator('section[data-testid="stSidebar"] [data-testid="stMultiSelect"]').first,
+              "vertical")
         page.get_by_text("(position=1, vertical=").first.wait_for(timeout=60_000)     # the hostile labels, as text
         page.wait_for_timeout(1500)
         if shot:
@@ -141,3 +139,20 @@ def run_hostile_flow(url: str, upload_path: Path, shot: Path | None = None) -> d
         page.wait_for_timeout(500)
         browser.close()
     return seen
+
+
+def _pick(page, multiselect, option: str, tries: int = 6) -> None:
+    """Add ``option`` to a Streamlit multiselect, retrying while the page is still rerunning
+    (a rerun re-renders the widget and closes its menu)."""
+    for _ in range(tries):
+        multiselect.click()
+        opt = page.get_by_role("option", name=option)
+        try:
+            opt.wait_for(timeout=5_000)
+            opt.click()
+            page.keyboard.press("Escape")
+            return
+        except Exception:            # noqa: BLE001 — playwright's TimeoutError: try again
+            page.keyboard.press("Escape")
+            page.wait_for_timeout(1_000)
+    raise AssertionError(f"could not pick {option!r} in the multiselect")
