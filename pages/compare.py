@@ -93,15 +93,17 @@ def main():
             metric = st.selectbox("metric", metrics, 2)
             naive = summ.loc[summ["algorithm"] == "Naive", metric]
             below = summ[(summ[metric] < naive.iloc[0])]["algorithm"].tolist() if len(naive) else []
-            if below and not st.session_state.get("revealed"):
-                st.warning("Before you look: which methods do you think end up **below** raw clicks (Naive)?")
+            hidden = bool(below) and st.session_state.get("revealed") != id(job)
+            if hidden:
+                st.warning("Before you look: which methods do you think end up **below** raw clicks (Naive)? "
+                           "The chart and the table appear when you reveal.")
                 if st.button("Reveal"):
-                    st.session_state["revealed"] = True
+                    st.session_state["revealed"] = id(job)
                     st.rerun()
-            else:
-                st.plotly_chart(interval_bar_figure(summ, "algorithm", metric, f"{metric} (mean, 90 % t-interval, "
-                                                                               f"{df['seed'].nunique()} seeds)"),
-                                key="cmp_bar")
+                return
+            st.plotly_chart(interval_bar_figure(summ, "algorithm", metric, f"{metric} (mean, 90 % t-interval, "
+                                                                           f"{df['seed'].nunique()} seeds)"),
+                            key="cmp_bar")
         st.dataframe(summ.round(4), hide_index=True)
         st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),
                            "comparison.csv")

@@ -73,9 +73,17 @@ def main():
 
     reveal = True
     if teach:
-        st.radio("Before you look: can relevance be recovered from this log?", ["yes", "no", "not sure"],
-                 horizontal=True, key="guess")
-        reveal = st.button("Reveal the answer")
+        revealed_for = st.session_state.get("ig_revealed")
+        guess = st.radio("Before you look: can relevance be recovered from this log?", ["yes", "no", "not sure"],
+                         index=None, horizontal=True, key="guess", help="no answer is pre-selected")
+        reveal = revealed_for == (key, tuple(bias))         # the reveal survives reruns of the same log
+        if not reveal and st.button("Reveal the answer", disabled=guess is None,
+                                    help="make a guess first"):
+            st.session_state["ig_revealed"] = (key, tuple(bias))
+            reveal = True
+        if reveal and guess is not None:
+            right = (guess == "yes") == bool(rep["identifiable"]) and guess != "not sure"
+            st.caption(f"Your guess: {guess} — {'right' if right else 'not quite'}.")
     if reveal:
         if rep["identifiable"]:
             st.success(f"Identifiable — the IG over ({escape_markdown(', '.join(bias))}) is connected.")
@@ -132,12 +140,13 @@ def main():
             st.subheader("Proposed merges")
             st.latex(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2,\quad b = [\text{context vector},\ 10\,p]"
                      r"\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}")
-            st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]], hide_index=True, height=200)
+            st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]].round(6), hide_index=True, height=200)
         if an.intervention_plan is not None and len(an.intervention_plan.swaps):
             st.subheader("Proposed interventions")
             st.latex(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
                      r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')} \qquad \text{(§4.1, eq. 3)}")
-            st.dataframe(an.intervention_plan.swaps[["document", "from_label", "to_label", "cost"]], hide_index=True,
+            st.dataframe(an.intervention_plan.swaps[["document", "from_label", "to_label", "cost"]].round(6),
+                         hide_index=True,
                          height=200)
         elif "intervention_skipped" in rep:
             st.info(rep["intervention_skipped"])

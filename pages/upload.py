@@ -67,6 +67,7 @@ def main():
         st.stop()
 
     data = up.getvalue()
+    digest = hashlib.sha256(data).hexdigest()
     try:
         fmt_guess = infer_format(data, up.name)
     except DataFormatError as e:
@@ -94,7 +95,8 @@ def main():
             opts = (["(none)"] if optional or target == "doc_id" else []) + cols
             default = guess.get(target, "(none)" if "(none)" in opts else cols[min(i, len(cols) - 1)])
             chosen[target] = mc[i % 4].selectbox(target, opts, index=opts.index(default) if default in opts else 0,
-                                                 key=f"map_{target}", help="which file column holds " + target)
+                                                 key=f"map_{target}_{digest[:16]}",   # a new file starts fresh
+                                                 help="which file column holds " + target)
         if chosen["doc_id"] == "(none)":
             doc_columns = st.multiselect("document = these feature columns", cols,
                                          help="documents with identical values in these columns are one document")
@@ -103,7 +105,6 @@ def main():
                 st.stop()
         columns = {src: tgt for tgt, src in chosen.items() if src != "(none)" and src != tgt}
 
-    digest = hashlib.sha256(data).hexdigest()
     mapping = tuple(sorted((columns or {}).items()))
     doc_cols = tuple(doc_columns or ())
     if fmt in TEXT:

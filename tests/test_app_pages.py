@@ -65,8 +65,13 @@ def test_identifiability_teaching_mode_hides_verdict():
     at = page("identifiability.py").run()
     at.sidebar.toggle[0].set_value(True).run()
     assert not at.warning and at.metric[1].value == "?"
+    assert at.radio[0].value is None and at.button[0].disabled          # no guess pre-selected
+    at.radio[0].set_value("no").run()
     at.button[0].click().run()
     assert at.warning and "Not identifiable" in at.warning[0].value
+    assert any("right" in c.value for c in at.caption)
+    at.sidebar.select_slider[0].set_value(50_000).run()                # a new log: hidden again
+    assert at.metric[1].value == "?"
 
 
 def test_identifiability_repairs_compare_dla():
@@ -100,8 +105,8 @@ def test_upload_maps_columns_and_reports():
     assert at.info and "Drop a file" in at.info[0].value
     at.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
     assert not at.exception and not at.error
-    assert at.selectbox(key="map_query_id").value == "qid"        # guessed from common names
-    assert at.selectbox(key="map_doc_id").value == "url"
+    mapped = {sb.label: sb.value for sb in at.selectbox}
+    assert mapped["query_id"] == "qid" and mapped["doc_id"] == "url"   # guessed from common names
     comps = [m for m in at.metric if m.label == "components"][0]
     assert comps.value == "4"          # documents are (query, url) pairs: no url links two queries
     at.radio[0].set_value("global").run()
@@ -109,6 +114,16 @@ def test_upload_maps_columns_and_reports():
     assert comps.value == "2"          # url b and e recur across queries: positions {1,2} and {3,4}
     assert "log" in at.session_state
     assert at.get("download_button")
+
+
+def test_upload_mapping_starts_fresh_for_a_new_file():
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("a.csv", CSV, "text/csv")).run()
+    [sb for sb in at.selectbox if sb.label == "position"][0].set_value("device").run()
+    other = CSV.replace(b"qid,url,pos,clicked,device", b"qid,url,pos,clicked,extra")
+    at.file_uploader[0].set_value(("b.csv", other, "text/csv")).run()
+    assert not at.exception
+    assert [sb for sb in at.selectbox if sb.label == "position"][0].value == "pos"
 
 
 def test_upload_bad_file_shows_message_and_keeps_session():

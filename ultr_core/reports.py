@@ -143,6 +143,11 @@ def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=Non
     return pd.DataFrame(rows), curves
 
 
+def _num(x: float) -> str:
+    """A cost for reading: 4 significant digits, float noise below 1e-9 shown as 0."""
+    return "0" if abs(x) < 1e-9 else f"{x:.4g}"
+
+
 def format_report(rep: dict) -> str:
     """The human summary the CLI prints."""
     sizes = rep["component_sizes"]
@@ -158,8 +163,8 @@ def format_report(rep: dict) -> str:
     ]
     if "merges" in rep:
         lines.append(f"Node merging ({rep['merge_features']}): {rep['n_merges']} merge(s), total cost "
-                     f"{rep['merge_total_cost']:.4g} → {rep['n_components_after_merge']} component(s)")
-        lines += [f"    merge {m['label_a']} with {m['label_b']}  (distance {m['cost']:.4g})"
+                     f"{_num(rep['merge_total_cost'])} → {rep['n_components_after_merge']} component(s)")
+        lines += [f"    merge {m['label_a']} with {m['label_b']}  (distance {_num(m['cost'])})"
                   for m in rep["merges"][:20]]
     if "intervention_warning" in rep:
         lines.append(f"  warning: {rep['intervention_warning']}")
@@ -167,8 +172,8 @@ def format_report(rep: dict) -> str:
         lines.append(f"Node intervention: skipped — {rep['intervention_skipped']}")
     if "interventions" in rep:
         lines.append(f"Node intervention: {rep['n_interventions']} swap(s), total cost "
-                     f"{rep['intervention_total_cost']:.4g} → {rep['n_components_after_intervention']} component(s)")
-        lines += [f"    show document {s['document']} at {s['to_label']} (seen at {s['from_label']}; cost {s['cost']:.4g})"
+                     f"{_num(rep['intervention_total_cost'])} → {rep['n_components_after_intervention']} component(s)")
+        lines += [f"    show document {s['document']} at {s['to_label']} (seen at {s['from_label']}; cost {_num(s['cost'])})"
                   for s in rep["interventions"][:20]]
     if "position_bias" in rep:
         pb = rep["position_bias"]
