@@ -3,6 +3,11 @@
 Pages live in pages/ and stay thin: widgets → one ultr_core call → a figure factory.
 """
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
+
+# pages/ is read by st.navigation below, not by Streamlit's legacy folder discovery, whatever URL
+# the first visit after a server start asks for (see pages/_common.py: run_page).
+PagesManager.uses_pages_directory = False
 
 st.set_page_config(page_title="ULTR Explorer", page_icon=":material/travel_explore:", layout="wide")
 

@@ -9,6 +9,7 @@ import os
 import uuid
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
 
 from ultr_core.errors import ConfigError, DataFormatError
@@ -25,6 +26,13 @@ def run_page(body) -> None:
     """Run a page's ``body()`` behind the one error boundary: a problem with the user's input
     (ConfigError, DataFormatError) is shown as what to fix; anything else as a short message with
     an error id, whose traceback goes to the server log only.  Session state is untouched."""
+    if PagesManager.uses_pages_directory:
+        # A deep link (/train, /simulate?…) reached this page through Streamlit's legacy pages/
+        # folder fallback before app.py ran: the sidebar would list raw file names and the layout
+        # would not be set.  Turn the fallback off for the process and rerun through app.py's
+        # st.navigation, which resolves the same URL to this page.
+        PagesManager.uses_pages_directory = False
+        st.rerun()
     try:
         body()
     except ScriptControlException:          # st.stop() / st.rerun(): Streamlit's own control flow

@@ -156,3 +156,18 @@ def _pick(page, multiselect, option: str, tries: int = 6) -> None:
             page.keyboard.press("Escape")
             page.wait_for_timeout(1_000)
     raise AssertionError(f"could not pick {option!r} in the multiselect")
+
+
+def run_cold_deep_link(url: str) -> dict:
+    """The first visit after a server start is a page URL with settings: the app's own
+    navigation (not the pages/ folder's file names) and the URL's settings must appear."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.goto(url + "/simulate?eta=0.5&sessions=2000&seed=3")
+        page.get_by_text("A sample of the log").wait_for(timeout=60_000)
+        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+        sessions = page.locator('[data-testid="stMetricValue"]').first.inner_text()
+        browser.close()
+    return {"nav": nav, "sessions": sessions}

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_flow import CHROMIUM, run_hostile_flow, run_main_flow, serve_app
+from browser_flow import CHROMIUM, run_cold_deep_link, run_hostile_flow, run_main_flow, serve_app
 
 
 @pytest.mark.slow
@@ -39,3 +39,16 @@ def test_bad_url_and_hostile_upload_show_messages_not_tracebacks(tmp_path, monke
         seen = run_hostile_flow(url, upload, tmp_path / "hostile.png")
     assert seen["exceptions"] == 0 and seen["notices"] >= 4, seen
     assert seen["injected"] == 0 and not seen["alerts"], seen
+
+
+@pytest.mark.slow
+def test_cold_server_deep_link_keeps_the_app_navigation_and_settings(tmp_path, monkeypatch):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed")
+    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path))
+    with serve_app() as url:                       # a fresh server: this is its first visit
+        seen = run_cold_deep_link(url)
+    assert "Train & watch" in seen["nav"] and "common" not in seen["nav"], seen
+    assert seen["sessions"] == "2,000", seen
