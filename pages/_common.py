@@ -153,3 +153,15 @@ def live(key: str, body) -> None:
             st.rerun()
 
     st.fragment(fragment, run_every=1.0 if running else None)()
+
+
+def finished_runs(df):
+    """The grid rows that ran, after a warning naming the ones that failed (kept, not raised)."""
+    if "error" not in df:
+        return df
+    failed = df[df["error"].notna()]
+    if len(failed):
+        first = escape_markdown(failed["error"].iloc[0])
+        st.warning(f"{len(failed)} of {len(df)} runs failed and are left out (first: {first}); the finished runs "
+                   "are shown.")
+    return df[df["error"].isna()].drop(columns=["error"])

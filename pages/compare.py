@@ -7,11 +7,11 @@ from ultr_core.text import escape_markdown
 from ultr_core.algorithms import ALGORITHMS
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
-from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, expand_grid, grid_job
+from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, check_cells, expand_grid, grid_job
 from ultr_core.figures import interval_bar_figure, sweep_figure
 from ultr_core.jobs import Job
 from ultr_core.stats import summarise
-from pages._common import run_page, job_buttons, job_progress, live
+from pages._common import finished_runs, job_buttons, job_progress, live, run_page
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
@@ -60,7 +60,7 @@ def main():
                 if key in ("click.topk", "n_sessions"):
                     vals = [int(v) for v in vals]
                 grid = {key: vals, **grid}
-            expand_grid(base, grid, [0])            # validates every grid key before anything runs
+            check_cells(expand_grid(base, grid, [0]))   # every grid key and cell checked before anything runs
         except (ConfigError, ValueError) as e:
             st.error(f"Check the settings — {escape_markdown(e)}")
             return None
@@ -81,7 +81,9 @@ def main():
             return
         if job.running or job.result is None or len(job.result) == 0:
             return
-        df = job.result
+        df = finished_runs(job.result)
+        if len(df) == 0:
+            return
         key = st.session_state.get("compare_key")
         metrics = ["ndcg@1", "ndcg@3", "ndcg@10", "map"]
         if key:

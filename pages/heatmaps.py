@@ -8,7 +8,7 @@ from ultr_core.algorithms import TrainConfig
 from ultr_core.experiment import ExperimentSpec, grid_job
 from ultr_core.figures import figure_png, heatmap_figure, training_curves_figure
 from ultr_core.jobs import Job
-from pages._common import run_page, job_buttons, job_progress, live
+from pages._common import finished_runs, job_buttons, job_progress, live, run_page
 
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "heatmaps")
 LAMBDAS, TS = [1.0, 100.0, 10000.0], [0.1, 0.2, 0.3, 0.4]
@@ -62,8 +62,8 @@ def main():
     live("heat_job", show)
     job = st.session_state.get("heat_job")
 
-    if job is not None and not job.running and job.result is not None and len(job.result):
-        df = job.result
+    df = finished_runs(job.result) if job is not None and not job.running and job.result is not None else None
+    if df is not None and len(df):
         fig = heatmap_figure(df)
         event = st.plotly_chart(fig, key="heat", on_select="rerun", selection_mode="points")
         st.caption("Click a cell to see that run's training curves. Colours are per panel (darker = better); ★ = best cell.")

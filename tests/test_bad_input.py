@@ -348,3 +348,30 @@ def test_simulate_page_refuses_logs_beyond_its_row_limit(data_dir):
     at.query_params["dataset"] = "mq2008"                     # lists of up to 121 documents
     at.run()
     assert not at.exception and at.error and "exceed the app's limit" in at.error[0].value
+
+
+def test_grid_refuses_an_impossible_cell_before_running_and_keeps_finished_runs(monkeypatch):
+    import ultr_core.experiment as ex
+    from ultr_core.algorithms import TrainConfig
+    base = ex.ExperimentSpec(n_sessions=500, train=TrainConfig(steps=10, eval_every=5, model="linear"))
+    with pytest.raises(ConfigError, match="choose k below 10"):
+        ex.run_grid(base.with_value("train.algorithm", "cld"), {"click.topk": [2, 10]}, seeds=[0])
+    real = ex.run_experiment
+
+    def flaky(spec):
+        if spec.seed == 1:
+            raise RuntimeError("a run broke")
+        return real(spec)
+    monkeypatch.setattr(ex, "run_experiment", flaky)
+    df = ex.run_grid(base, {"train.algorithm": ["naive"]}, seeds=[0, 1, 2])
+    assert len(df) == 3 and df["error"].notna().sum() == 1 and df["ndcg@10"].notna().sum() == 2
+
+
+def test_compare_preset_for_cut_off_k_is_valid_on_the_default_data():
+    from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, check_cells, expand_grid
+    p = PRESET_SWEEPS["CLD Fig. 4: cut-off k"]
+    base = ExperimentSpec()
+    for k, v in p["base"].items():
+        base = base.with_value(k, v)
+    grid = {p["sweep"]: p["values"], "train.algorithm": p["methods"]}
+    check_cells(expand_grid(base, grid, [0]))          # raises if a cell could not run
