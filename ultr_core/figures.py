@@ -13,7 +13,7 @@ from .text import escape_html
 __all__ = ["METHOD_COLORS", "method_color", "ctr_by_position_figure", "clicks_per_rank_figure",
            "observation_curve_figure", "identifiability_graph_figure", "component_sizes_figure",
            "probability_figure", "interval_bar_figure", "sweep_figure", "heatmap_figure", "figure_png",
-           "training_curves_figure", "bias_curves_figure"]
+           "training_curves_figure", "bias_curves_figure", "label", "LABELS"]
 
 METHOD_COLORS = {
     "Naive": "#7f7f7f", "Oracle": "#2ca02c", "IPS": "#ff7f0e", "DLA": "#1f77b4",
@@ -21,7 +21,33 @@ METHOD_COLORS = {
     "LBD": "#d62728", "LBD_Lips": "#ff9896", "LBD_Ber": "#f7b6d2", "Unlimited": "#bcbd22",
     "CLD": "#17becf", "CLD_pair": "#0b7285", "Heckman": "#c49c94", "RankAgg": "#dbdb8d",
     "truth": "#111111",
+    # identifiability repairs (before / after)
+    "none": "#7f7f7f", "node merging": "#d62728", "node intervention": "#2ca02c",
 }
+
+#: human names for swept parameters and metrics (axis titles)
+LABELS = {
+    "click.topk": "top-k cut-off k", "click.eta": "position-bias severity η", "click.noise": "click noise ε",
+    "click.coupling": "coupling level η_c", "click.n_contexts": "context types", "n_sessions": "sessions",
+    "train.ips_eta,train.cld_rho_eta": "assumed η′ of the propensities", "train.lbd_lambda": "LBD penalty λ",
+    "train.lbd_t": "LBD Bernoulli t", "ndcg@10": "nDCG@10", "ndcg@5": "nDCG@5", "ndcg@3": "nDCG@3",
+    "ndcg@1": "nDCG@1", "map": "MAP", "mcc": "MCC", "K": "IG components K", "strategy": "repair",
+    "algorithm": "method",
+}
+#: swept parameters whose values are whole numbers (integer ticks)
+INTEGER_AXES = {"click.topk", "click.n_contexts", "n_sessions", "K"}
+
+
+def label(name: str) -> str:
+    """The human name of a parameter or metric (itself when unknown)."""
+    return LABELS.get(str(name), str(name))
+
+
+def _zoom(values_lo, values_hi, pad: float = 0.15):
+    """A y-range around the data (bars need not start at 0 to show differences)."""
+    lo, hi = float(np.nanmin(values_lo)), float(np.nanmax(values_hi))
+    span = max(hi - lo, 1e-6)
+    return [lo - pad * span, hi + pad * span]
 
 
 def method_color(name: str) -> str:
@@ -167,8 +193,15 @@ def interval_bar_figure(summary: pd.DataFrame, by: str, metric: str, title: str)
     colors = [method_color(str(v)) if str(v) in METHOD_COLORS else PALETTE[i % 10]
               for i, v in enumerate(summary[by])]
     fig = go.Figure(go.Bar(x=summary[by].astype(str), y=summary[metric], marker_color=colors,
-                           error_y=dict(type="data", array=err_hi, arrayminus=err_lo)))
-    return _layout(fig, title, by, metric)
+                           error_y=dict(type="data", array=err_hi, arrayminus=err_lo),
+                           text=[f"{v:.3f}" for v in summary[metric]], textposition="outside",
+                           hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
+    fig = _layout(fig, title, label(by), label(metric))
+    lo = (summary[metric] - err_lo).to_numpy(float)
+    hi = (summary[metric] + err_hi).to_numpy(float)
+    if np.isfinite(lo).any():
+        fig.update_yaxes(range=_zoom(lo, hi, 0.25))             # zoomed to the data: the axis does not start at 0
+    return fig
 
 
 def sweep_figure(summary: pd.DataFrame, x: str, metric: str, by: str = "algorithm", title: str | None = None,
@@ -184,8 +217,11 @@ def sweep_figure(summary: pd.DataFrame, x: str, metric: str, by: str = "algorith
                             fill="toself", fillcolor=color, opacity=0.15, line=dict(width=0), hoverinfo="skip",
                             showlegend=False, legendgroup=str(name))
         fig.add_scatter(x=g[x], y=g[metric], mode="lines+markers", name=str(name), line=dict(color=color),
-                        legendgroup=str(name))
-    return _layout(fig, title or f"{metric} vs {x} (mean, {level} t-interval band)", x, metric)
+                        legendgroup=str(name), hovertemplate=f"{name}: %{{y:.4f}}<extra></extra>")
+    fig = _layout(fig, title or f"{label(metric)} vs {label(x)} (mean, {level} t-interval band)", label(x), label(metric))
+    if x in INTEGER_AXES:
+        fig.update_xaxes(tickmode="array", tickvals=sorted(summary[x].unique()))
+    return fig
 
 
 def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "click.coupling",
@@ -196,24 +232,29 @@ def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "c
     levels = sorted(cells[panel].unique())
     means = cells.groupby([panel, row, col])[metric].mean()
     titles = [f"η_c = {v:g}<br><sub>{means[v].min():.3f}–{means[v].max():.3f}</sub>" for v in levels]
-    fig = make_subplots(rows=1, cols=len(levels), subplot_titles=titles, horizontal_spacing=0.03)
+    fig = make_subplots(rows=1, cols=len(levels), subplot_titles=titles, horizontal_spacing=0.07)
     for i, lv in enumerate(levels, start=1):
         part = cells[cells[panel] == lv].groupby([row, col])[metric].mean().unstack(col)
         part = part.sort_index(ascending=False)
         z = part.to_numpy()
         ys = [f"λ={v:g}" for v in part.index]
         xs = [f"t={v:g}" for v in part.columns]
-        fig.add_heatmap(z=z, x=xs, y=ys, colorscale="Blues", showscale=False,
+        fig.add_heatmap(z=z, x=xs, y=ys, colorscale="Blues", showscale=True,
+                        colorbar=dict(len=0.8, thickness=8, tickformat=".3f", tickfont=dict(size=9),
+                                      x=fig.layout[f"xaxis{i if i > 1 else ''}"].domain[1] + 0.004),
                         zmin=np.nanmin(z), zmax=np.nanmax(z), customdata=np.full(z.shape, lv),
+                        text=np.vectorize(lambda v: "" if not np.isfinite(v) else f"{v:.3f}")(z),
+                        texttemplate="%{text}", textfont=dict(size=10),
                         hovertemplate="%{y}, %{x}<br>" + metric + " = %{z:.4f}<extra>η_c=%{customdata}</extra>",
                         row=1, col=i)
         bi, bj = np.unravel_index(np.nanargmax(z), z.shape)
-        fig.add_scatter(x=[xs[bj]], y=[ys[bi]], mode="markers+text", text=["★"], textfont=dict(size=22, color="#d62728"),
+        fig.add_scatter(x=[xs[bj]], y=[ys[bi]], mode="markers+text", text=["★"], textposition="top center",
+                        textfont=dict(size=14, color="#d62728"),
                         marker=dict(size=1, color="#d62728"), showlegend=False, hoverinfo="skip", row=1, col=i)
         if i > 1:
             fig.update_yaxes(showticklabels=False, row=1, col=i)
-    fig.update_layout(title=f"LBD (λ, t) grid: {metric} per coupling level (each panel on its own scale, "
-                            f"range under its title; darker = better, ★ = best)",
+    fig.update_layout(title=f"LBD (λ, t) grid: {label(metric)} per coupling level (each panel on its own colour "
+                            f"scale, shown beside it; darker = better, ★ = best)",
                       template="plotly_white", height=370, margin=dict(l=60, r=20, t=120, b=40),
                       title_y=0.97)
     return fig
