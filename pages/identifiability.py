@@ -2,7 +2,8 @@ import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.figures import (bias_curves_figure, component_sizes_figure, identifiability_graph_figure,
-                               interval_bar_figure, observation_curve_figure, probability_figure)
+                               identifiability_graph_html, interval_bar_figure, observation_curve_figure,
+                               probability_figure)
 from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability import probability_table
 from ultr_core.jobs import Job
@@ -103,9 +104,18 @@ def main():
                              disabled=an.intervention_plan is None,
                              help="node intervention (§4.1): swap one document into another component, K − 1 swaps")
         view = g.display_graph()
-        st.plotly_chart(identifiability_graph_figure(view, an.merge_plan.pairs if show_m and an.merge_plan else None,
-                                                     an.intervention_plan.swaps if show_i and an.intervention_plan else None),
-                        key="ig_graph")
+        merges = an.merge_plan.pairs if show_m and an.merge_plan else None
+        swaps = an.intervention_plan.swaps if show_i and an.intervention_plan else None
+        drawing = st.radio("graph view", ["interactive", "static"], horizontal=True, key="ig_view",
+                           format_func={"interactive": "interactive (drag, zoom, hover)",
+                                        "static": "static (plotly: PNG export from its toolbar)"}.get,
+                           help="interactive: vis-network via pyvis, inlined, works offline; static: the same graph "
+                                "drawn by plotly")
+        if drawing == "interactive":
+            # the page is ours: user labels sit only inside pyvis' tojson-escaped data (see the factory)
+            st.iframe(identifiability_graph_html(view, merges, swaps, height=500), height=520)
+        else:
+            st.plotly_chart(identifiability_graph_figure(view, merges, swaps), key="ig_graph")
         st.caption("Drawing rule: up to 150 factors are drawn with their IG edges (at most 600, sampled); larger "
                    "graphs are drawn with each component contracted to one node, the 149 largest kept and the rest "
                    "pooled as 'other'.")

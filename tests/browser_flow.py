@@ -171,3 +171,32 @@ def run_cold_deep_link(url: str) -> dict:
         sessions = page.locator('[data-testid="stMetricValue"]').first.inner_text()
         browser.close()
     return {"nav": nav, "sessions": sessions}
+
+
+def run_interactive_graph(url: str, shot: Path | None = None) -> dict:
+    """The Identifiability page's interactive IG view: vis-network draws on a canvas inside the
+    page's iframe (inlined, no network), and the mouse wheel zooms it."""
+    from playwright.sync_api import sync_playwright
+    seen = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+        page.get_by_role("link", name="Identifiability").click()
+        frame_el = page.locator("iframe").first
+        frame_el.wait_for(timeout=60_000)
+        frame = frame_el.content_frame
+        frame.locator("canvas").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(2_000)                                   # physics settles
+        seen["nodes"] = frame.locator("body").evaluate("() => network.body.data.nodes.length")
+        before = frame.locator("body").evaluate("() => network.getScale()")
+        box = frame_el.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.wheel(0, -400)
+        page.wait_for_timeout(800)
+        seen["zoomed"] = frame.locator("body").evaluate("() => network.getScale()") != before
+        if shot:
+            page.screenshot(path=str(shot))
+        browser.close()
+    return seen

@@ -56,7 +56,9 @@ def test_identifiability_default_k2_is_not_identifiable():
     assert not at.exception
     assert not at.error and at.warning and "Not identifiable" in at.warning[0].value
     assert at.metric[1].value == "2"
-    assert len(at.get("plotly_chart")) >= 4
+    assert len(at.get("iframe")) == 1 and len(at.get("plotly_chart")) >= 3     # interactive IG view + charts
+    at.radio(key="ig_view").set_value("static").run()
+    assert not at.get("iframe") and len(at.get("plotly_chart")) >= 4          # plotly drawing for export
     assert any("Position bias per component" in h.value for h in at.subheader)
     assert any("2 components" in c.value and "not identifiable" in c.value for c in at.caption)
 

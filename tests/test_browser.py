@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from browser_flow import CHROMIUM, run_cold_deep_link, run_hostile_flow, run_main_flow, serve_app
+from browser_flow import (CHROMIUM, run_cold_deep_link, run_hostile_flow, run_interactive_graph, run_main_flow,
+                          serve_app)
 
 
 @pytest.mark.slow
@@ -52,3 +53,15 @@ def test_cold_server_deep_link_keeps_the_app_navigation_and_settings(tmp_path, m
         seen = run_cold_deep_link(url)
     assert "Train & watch" in seen["nav"] and "common" not in seen["nav"], seen
     assert seen["sessions"] == "2,000", seen
+
+
+@pytest.mark.slow
+def test_interactive_identifiability_graph_draws_and_zooms(tmp_path, monkeypatch):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed")
+    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path))
+    with serve_app() as url:
+        seen = run_interactive_graph(url, tmp_path / "ig.png")
+    assert seen["nodes"] == 10 and seen["zoomed"], seen        # K = 2 default: 10 positions, mouse-wheel zoom

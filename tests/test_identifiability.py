@@ -206,3 +206,21 @@ def test_probability_table_falls_with_contexts():
     assert t["n_factors"].tolist() == [10, 100, 200]
     assert t["formula"].is_monotonic_decreasing and t["monte_carlo"].is_monotonic_decreasing
     assert t["monte_carlo"].iloc[0] == 1.0 and t["monte_carlo"].iloc[-1] < 0.5
+
+
+def test_interactive_graph_html_is_offline_and_carries_no_markup():
+    import re
+
+    from ultr_core.figures import identifiability_graph_html
+    from ultr_core.identifiability.ingestion import CountTable
+    frame = pd.DataFrame({"doc": [0, 0, 1, 2], "position": [1, 2, 3, 4],
+                          "v": ["<b>x</b>", "</script><script>alert(1)</script>", "a", '<img src=x onerror="y">'],
+                          "impressions": 1, "clicks": 0})
+    g = IdentifiabilityGraph.from_counts(CountTable(frame, ("doc",), ("position", "v")))
+    html = identifiability_graph_html(g.display_graph(), plan_merges(g).pairs)
+    assert "vis.DataSet" in html and "vis-network" in html                      # vis-network inlined
+    assert not re.findall(r'(?:src|href)="https?://', html)                      # nothing fetched
+    for raw in ("<b>x</b>", "</script><script>alert(1)", "<img src=x"):
+        assert raw not in html                                                  # only as \u003c… JSON
+    assert "\\u003cb\\u003ex" in html
+    assert html.count('"dashes"') >= 3                                          # the proposed merges

@@ -4,6 +4,8 @@ Every method keeps one colour on every page (:data:`METHOD_COLORS`).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -13,7 +15,7 @@ from .text import escape_html
 __all__ = ["METHOD_COLORS", "method_color", "ctr_by_position_figure", "clicks_per_rank_figure",
            "observation_curve_figure", "identifiability_graph_figure", "component_sizes_figure",
            "probability_figure", "interval_bar_figure", "sweep_figure", "heatmap_figure", "figure_png",
-           "training_curves_figure", "bias_curves_figure", "label", "LABELS"]
+           "training_curves_figure", "bias_curves_figure", "label", "LABELS", "identifiability_graph_html"]
 
 METHOD_COLORS = {
     "Naive": "#7f7f7f", "Oracle": "#2ca02c", "IPS": "#ff7f0e", "DLA": "#1f77b4",
@@ -166,6 +168,52 @@ def identifiability_graph_figure(view, merges: pd.DataFrame | None = None,
     fig.update_layout(title=title, template="plotly_white", height=480, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", y=-0.05))
     return fig
+
+
+def identifiability_graph_html(view, merges: pd.DataFrame | None = None, swaps: pd.DataFrame | None = None,
+                               height: int = 520) -> str:
+    """The interactive IG view (pyvis / vis-network: drag, zoom, hover), as one self-contained
+    HTML page — vis-network's script and styles are inlined, so it works offline.  Nodes are
+    coloured by component; proposed merges are dashed red links and interventions dotted green
+    ones, labelled with their cost.
+
+    Labels come from user data.  They never reach HTML as markup: pyvis serialises nodes and
+    edges with Jinja's ``tojson`` (``<``, ``>``, ``&`` and quotes become ``\\u003c`` …), and
+    vis-network 9 draws labels on a canvas and shows tooltips as text."""
+    from pyvis.network import Network
+    contracted = view.graph.get("contracted", False)
+    net = Network(height=f"{height}px", width="100%", cdn_resources="in_line", bgcolor="#ffffff")
+    for n, d in view.nodes(data=True):
+        comp = d.get("component", 0)
+        text = str(d.get("label", n))
+        net.add_node(str(n), label=f"C{comp}" if contracted else text, title=text,
+                     color=PALETTE[comp % len(PALETTE)] if comp >= 0 else "#cccccc",
+                     size=10 + 20 * np.sqrt(d.get("size", 1) / max(1, max(dd.get("size", 1) for _, dd in
+                                                                         view.nodes(data=True)))))
+    for a, b in view.edges():
+        net.add_edge(str(a), str(b), color="#bbbbbb", width=1)
+
+    def node_of(factor, comp):
+        return f"C{comp}" if contracted else str(factor)
+
+    for df, a_col, b_col, ca, cb, color, dashes, what in (
+            (merges, "factor_a", "factor_b", "component_a", "component_b", "#d62728", [8, 6], "merge"),
+            (swaps, "from_factor", "to_factor", "component_from", "component_to", "#2ca02c", [2, 5], "intervention")):
+        if df is None or len(df) == 0:
+            continue
+        for r in df.itertuples(index=False):
+            a, b = node_of(getattr(r, a_col), getattr(r, ca)), node_of(getattr(r, b_col), getattr(r, cb))
+            if a in net.get_nodes() and b in net.get_nodes():
+                cost = "0" if abs(r.cost) < 1e-9 else f"{r.cost:.3g}"
+                net.add_edge(a, b, color=color, width=3, dashes=dashes, label=cost, title=f"proposed {what}, cost {cost}",
+                             font={"color": color, "strokeWidth": 0})
+    net.set_options('{"physics": {"barnesHut": {"springLength": 120}, "stabilization": {"iterations": 150}}, '
+                    '"interaction": {"hover": true, "navigationButtons": false}}')
+    html = net.generate_html()
+    # pyvis' template also links bootstrap from a CDN (layout styling only): drop every external
+    # resource so the page needs no network at all.
+    html = re.sub(r'<script[^>]*src="https?://[^"]*"[^>]*>\s*</script>', "", html)
+    return re.sub(r'<link[^>]*href="https?://[^"]*"[^>]*/?>', "", html)
 
 
 def component_sizes_figure(sizes, top: int = 50) -> go.Figure:
