@@ -128,8 +128,16 @@ def run_hostile_flow(url: str, upload_path: Path, shot: Path | None = None) -> d
         page.wait_for_timeout(1500)                                   # the page reruns on the new source
         _pick(page, page.locator('section[data-testid="stSidebar"] [data-testid="stMultiSelect"]').first,
               "vertical")
-        page.get_by_text("(position=1, vertical=").first.wait_for(timeout=60_000)     # the hostile labels, as text
-        page.wait_for_timeout(1500)
+        frame_el = page.locator("iframe").first                       # the interactive IG view
+        frame_el.wait_for(timeout=60_000)
+        frame = frame_el.content_frame
+        frame.locator("canvas").first.wait_for(timeout=30_000)
+        page.wait_for_function(                                        # the hostile labels reached the graph
+            "() => { const f = document.querySelector('iframe'); const n = f && f.contentWindow.network;"
+            " return n && n.body.data.nodes.get().some(x => String(x.label).includes('vertical=<')); }",
+            timeout=60_000)
+        seen["injected_in_graph"] = frame.locator('a[href*="evil.example"], img[src="x"], b').count()
+        page.wait_for_timeout(1000)
         if shot:
             page.screenshot(path=str(shot), full_page=True)
         seen["exceptions"] += page.locator('[data-testid="stException"]').count()
