@@ -90,7 +90,9 @@ def run_main_flow(url: str, screenshots: Path | None = None) -> dict:
             for link, name in (("Identifiability", "identifiability.png"),):
                 page.get_by_role("link", name=link).click()
                 page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-                page.wait_for_timeout(1500)
+                page.locator("iframe").first.content_frame.locator("canvas").first.wait_for(timeout=30_000)
+                page.locator("iframe").first.scroll_into_view_if_needed()
+                page.wait_for_timeout(3000)                    # the interactive graph's layout settles
                 _no_error(page)
                 page.screenshot(path=str(screenshots / name))
         browser.close()

@@ -34,7 +34,7 @@ LABELS = {
     "train.ips_eta,train.cld_rho_eta": "assumed η′ of the propensities", "train.lbd_lambda": "LBD penalty λ",
     "train.lbd_t": "LBD Bernoulli t", "ndcg@10": "nDCG@10", "ndcg@5": "nDCG@5", "ndcg@3": "nDCG@3",
     "ndcg@1": "nDCG@1", "map": "MAP", "mcc": "MCC", "K": "IG components K", "strategy": "repair",
-    "algorithm": "method",
+    "algorithm": "method", "valid_ndcg@10": "validation nDCG@10", "loss": "training loss",
 }
 #: swept parameters whose values are whole numbers (integer ticks)
 INTEGER_AXES = {"click.topk", "click.n_contexts", "n_sessions", "K"}
@@ -183,13 +183,13 @@ def identifiability_graph_html(view, merges: pd.DataFrame | None = None, swaps: 
     from pyvis.network import Network
     contracted = view.graph.get("contracted", False)
     net = Network(height=f"{height}px", width="100%", cdn_resources="in_line", bgcolor="#ffffff")
+    smax = max([d.get("size", 1) for _, d in view.nodes(data=True)] or [1])
     for n, d in view.nodes(data=True):
         comp = d.get("component", 0)
         text = str(d.get("label", n))
         net.add_node(str(n), label=f"C{comp}" if contracted else text, title=text,
                      color=PALETTE[comp % len(PALETTE)] if comp >= 0 else "#cccccc",
-                     size=10 + 20 * np.sqrt(d.get("size", 1) / max(1, max(dd.get("size", 1) for _, dd in
-                                                                         view.nodes(data=True)))))
+                     size=(10 + 25 * np.sqrt(d.get("size", 1) / smax)) if contracted else 14)
     for a, b in view.edges():
         net.add_edge(str(a), str(b), color="#bbbbbb", width=1)
 
@@ -325,7 +325,7 @@ def training_curves_figure(records: list[dict], key: str = "loss", title: str | 
         for name, g in df.groupby("algorithm", sort=False):
             fig.add_scatter(x=g["step"], y=g[key], mode="lines+markers", name=str(name),
                             line=dict(color=method_color(str(name))))
-    return _layout(fig, title or key, "step", key)
+    return _layout(fig, title or label(key), "step", label(key))
 
 
 def bias_curves_figure(curves: pd.DataFrame, truth: np.ndarray | None = None, title: str | None = None) -> go.Figure:
