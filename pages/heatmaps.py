@@ -68,11 +68,11 @@ def main():
         event = st.plotly_chart(fig, key="heat", on_select="rerun", selection_mode="points")
         st.caption("Click a cell to see that run's training curves. Colours are per panel (darker = better); ★ = best cell.")
         pts = ((event or {}).get("selection") or {}).get("points") or []
+        pts = [p for p in pts if p.get("customdata") is not None]     # the clickable cell centres
         if pts:
-            pt = pts[0]
-            lam = float(str(pt["y"]).split("=")[1])
-            t = float(str(pt["x"]).split("=")[1])
-            lv = sorted(df["click.coupling"].unique())[pt.get("curve_number", 0) // 2]
+            cd = pts[0]["customdata"]          # a list, or a {"0": …, "1": …} mapping from the browser
+            cd = [cd[k] for k in sorted(cd, key=int)] if isinstance(cd, dict) else list(cd)
+            lv, lam, t = (float(v) for v in cd[:3])
             cell = df[(df["train.lbd_lambda"] == lam) & (df["train.lbd_t"] == t) & (df["click.coupling"] == lv)]
             recs = [{"algorithm": f"seed {r.seed}", **h} for r in cell.itertuples() for h in r.history]
             st.subheader(f"η_c = {lv:g}, λ = {lam:g}, t = {t:g}")

@@ -210,3 +210,40 @@ def run_interactive_graph(url: str, shot: Path | None = None) -> dict:
             page.screenshot(path=str(shot))
         browser.close()
     return seen
+
+
+def run_heatmap_click(url: str) -> dict:
+    """Heat-maps: a one-panel quick grid (η_c = 0, 5,000 sessions, 100 steps), then a real mouse
+    click on a cell, which must open that cell's training curves."""
+    from playwright.sync_api import sync_playwright
+    seen = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+        page.get_by_role("link", name="Heat-maps").click()
+        page.get_by_role("button", name="▶ Run grid").wait_for(timeout=30_000)
+        sidebar = page.locator('section[data-testid="stSidebar"]')
+        levels = sidebar.locator('[data-testid="stMultiSelect"] input').first
+        levels.click()
+        for _ in range(2):                                   # drop η_c = 0.6 and 0.3: one panel
+            levels.press("Backspace")
+            page.wait_for_timeout(700)
+        page.keyboard.press("Escape")
+        sliders = sidebar.get_by_role("slider")
+        for i in (1, 2):                                     # sessions and steps to their smallest values
+            sliders.nth(i).focus()
+            sliders.nth(i).press("Home")
+            page.wait_for_timeout(700)
+        page.get_by_text("12 runs (1 coupling levels").wait_for(timeout=30_000)
+        page.get_by_role("button", name="▶ Run grid").click()
+        page.get_by_text("Click a cell to see that run's training curves").wait_for(timeout=240_000)
+        page.wait_for_timeout(1_000)
+        cell = page.locator(".js-plotly-plot .scatterlayer .trace").first.locator(".points path").nth(5)
+        cell.click(force=True)
+        page.get_by_text("η_c = 0, λ =").wait_for(timeout=60_000)
+        seen["title"] = page.get_by_text("η_c = 0, λ =").first.inner_text()
+        seen["charts"] = page.locator(".js-plotly-plot").count()
+        browser.close()
+    return seen

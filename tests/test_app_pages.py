@@ -319,7 +319,9 @@ def test_heatmaps_click_a_cell_shows_its_curves():
     at.button[0].click().run()
     at = _wait(at, "heat_job", 180)
     # what the browser sends when a cell is clicked (Streamlit's plotly selection state)
-    at.session_state["heat"] = {"selection": {"points": [{"x": "t=0.2", "y": "λ=100", "curve_number": 0}],
+    at.session_state["heat"] = {"selection": {"points": [{"x": "t=0.2", "y": "λ=100", "curve_number": 1,
+                                                          "customdata": {"0": 0.0, "1": 100.0, "2": 0.2,
+                                                                         "3": 0.91}}],
                                               "point_indices": [0], "box": [], "lasso": []}}
     at.run()
     assert not at.exception

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from browser_flow import (CHROMIUM, run_cold_deep_link, run_hostile_flow, run_interactive_graph, run_main_flow,
-                          serve_app)
+from browser_flow import (CHROMIUM, run_cold_deep_link, run_heatmap_click, run_hostile_flow, run_interactive_graph,
+                          run_main_flow, serve_app)
 
 
 @pytest.mark.slow
@@ -65,3 +65,15 @@ def test_interactive_identifiability_graph_draws_and_zooms(tmp_path, monkeypatch
     with serve_app() as url:
         seen = run_interactive_graph(url, tmp_path / "ig.png")
     assert seen["nodes"] == 10 and seen["zoomed"], seen        # K = 2 default: 10 positions, mouse-wheel zoom
+
+
+@pytest.mark.slow
+def test_heatmap_cell_click_in_a_real_browser_opens_its_curves(tmp_path, monkeypatch):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed")
+    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path))
+    with serve_app() as url:
+        seen = run_heatmap_click(url)
+    assert seen["title"].startswith("η_c = 0, λ = ") and seen["charts"] == 3, seen

@@ -293,8 +293,15 @@ def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "c
                         zmin=np.nanmin(z), zmax=np.nanmax(z), customdata=np.full(z.shape, lv),
                         text=np.vectorize(lambda v: "" if not np.isfinite(v) else f"{v:.3f}")(z),
                         texttemplate="%{text}", textfont=dict(size=10),
-                        hovertemplate="%{y}, %{x}<br>" + metric + " = %{z:.4f}<extra>η_c=%{customdata}</extra>",
-                        row=1, col=i)
+                        hoverinfo="skip", row=1, col=i)      # hover and clicks go to the cell markers below
+        gx, gy = np.meshgrid(np.arange(len(xs)), np.arange(len(ys)))
+        fig.add_scatter(                                 # clickable cell centres (heat-map traces cannot be selected)
+            x=[xs[j] for j in gx.ravel()], y=[ys[k] for k in gy.ravel()], mode="markers", showlegend=False,
+            marker=dict(size=34, symbol="square", color="rgba(0,0,0,0)"), name="cell",
+            customdata=np.c_[np.full(z.size, lv), part.index.to_numpy()[gy.ravel()], part.columns.to_numpy()[gx.ravel()],
+                             z.ravel()],
+            hovertemplate="%{y}, %{x}<br>" + label(metric) + " = %{customdata[3]:.4f}<br>click for its curves"
+                          "<extra>η_c=%{customdata[0]}</extra>", row=1, col=i)
         bi, bj = np.unravel_index(np.nanargmax(z), z.shape)
         fig.add_scatter(x=[xs[bj]], y=[ys[bi]], mode="markers+text", text=["★"], textposition="top center",
                         textfont=dict(size=14, color="#d62728"),
