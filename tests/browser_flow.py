@@ -247,3 +247,29 @@ def run_heatmap_click(url: str) -> dict:
         seen["charts"] = page.locator(".js-plotly-plot").count()
         browser.close()
     return seen
+
+
+def run_compare_and_upload(url: str, csv_path: Path) -> dict:
+    """Compare: run the default comparison and see its interval chart; Upload: drop a CSV click
+    log and see the verdict, the per-component curve and the JSON download."""
+    from playwright.sync_api import sync_playwright
+    seen = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+        page.get_by_role("link", name="Compare").click()
+        page.get_by_role("button", name="▶ Run").click(timeout=30_000)
+        page.get_by_text("Download runs (CSV)").wait_for(timeout=300_000)
+        seen["compare_charts"] = page.locator(".js-plotly-plot").count()
+        _no_error(page)
+        page.get_by_role("link", name="Upload a log").click()
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv_path))
+        page.get_by_text("Position bias per connected component").wait_for(timeout=60_000)
+        page.get_by_text("Download the report (JSON)").wait_for(timeout=30_000)
+        seen["upload_charts"] = page.locator(".js-plotly-plot").count()
+        seen["identifiable"] = page.locator('[data-testid="stMetricValue"]').nth(3).inner_text()
+        _no_error(page)
+        browser.close()
+    return seen

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from browser_flow import (CHROMIUM, run_cold_deep_link, run_heatmap_click, run_hostile_flow, run_interactive_graph,
-                          run_main_flow, serve_app)
+from browser_flow import (CHROMIUM, run_cold_deep_link, run_compare_and_upload, run_heatmap_click, run_hostile_flow,
+                          run_interactive_graph, run_main_flow, serve_app)
 
 
 @pytest.mark.slow
@@ -77,3 +77,22 @@ def test_heatmap_cell_click_in_a_real_browser_opens_its_curves(tmp_path, monkeyp
     with serve_app() as url:
         seen = run_heatmap_click(url)
     assert seen["title"].startswith("η_c = 0, λ = ") and seen["charts"] == 3, seen
+
+
+@pytest.mark.slow
+def test_compare_and_upload_main_flows_in_chromium(tmp_path, monkeypatch):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed")
+    rows = ["query_id,doc_id,position,click"]
+    for s in range(300):                              # documents move between positions 1–3
+        for p in (1, 2, 3):
+            rows.append(f"q{s % 5},d{(s + p) % 3},{p},{int((s * p) % 4 == 0)}")
+    csv = tmp_path / "clicks.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path / "cache"))
+    with serve_app() as url:
+        seen = run_compare_and_upload(url, csv)
+    assert seen["compare_charts"] >= 1 and seen["upload_charts"] >= 1, seen
+    assert seen["identifiable"] == "yes", seen
