@@ -110,8 +110,7 @@ def main():
     if fmt in TEXT:
         available = list(TEXT_COLUMNS[fmt])
     else:
-        renamed = {src: tgt for src, tgt in (columns or {}).items()}
-        available = [renamed.get(c, c) for c in cols]
+        available = [(columns or {}).get(c, c) for c in cols]
     candidates = [c for c in available if c not in ("session_id", "query_id", "doc_id", "click", "shown")
                   and c not in doc_cols]
     bias = st.multiselect("bias factor columns", candidates, ["position"] if "position" in candidates else candidates[:1],

@@ -50,17 +50,31 @@ def serve_app(timeout: float = 60):
             proc.kill()
 
 
+@contextlib.contextmanager
+def browser_page(width: int = 1400, height: int = 1000):
+    """A page of a fresh headless Debian chromium (closed on exit)."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            yield browser.new_page(viewport={"width": width, "height": height})
+        finally:
+            browser.close()
+    
+
+def open_home(page, url: str) -> None:
+    """Open the app's root (which registers its navigation) and wait for Home."""
+    page.goto(url)
+    page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+
+
 def run_main_flow(url: str, screenshots: Path | None = None) -> dict:
     """Home → Simulate (CTR chart) → Train & watch (start DLA, live charts, metrics table).
     Returns timings and what was seen; raises on an error element or a missing chart."""
-    from playwright.sync_api import sync_playwright
     seen = {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    with browser_page() as page:
         t0 = time.time()
-        page.goto(url)
-        page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+        open_home(page, url)
         seen["home_s"] = time.time() - t0
         if screenshots:
             page.screenshot(path=str(screenshots / "home.png"))
@@ -95,7 +109,6 @@ def run_main_flow(url: str, screenshots: Path | None = None) -> dict:
                 page.wait_for_timeout(3000)                    # the interactive graph's layout settles
                 _no_error(page)
                 page.screenshot(path=str(screenshots / name))
-        browser.close()
     return seen
 
 
@@ -108,13 +121,9 @@ def _no_error(page):
 def run_hostile_flow(url: str, upload_path: Path, shot: Path | None = None) -> dict:
     """A crafted Simulate link (out-of-range values) and an upload whose name and values carry
     HTML: the pages must show notices and messages, never a traceback or rendered markup."""
-    from playwright.sync_api import sync_playwright
     seen = {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(url)                         # the app registers its navigation on the first visit
-        page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+    with browser_page() as page:
+        open_home(page, url)                   # the app registers its navigation on the first visit
         page.goto(url + "/simulate?seed=-1&sessions=99999999999&contexts=-1&eta=5&dataset=/etc/passwd")
         page.get_by_text("A sample of the log").wait_for(timeout=60_000)
         seen["notices"] = page.get_by_text("Link setting corrected").count()
@@ -147,7 +156,6 @@ def run_hostile_flow(url: str, upload_path: Path, shot: Path | None = None) -> d
         seen["alerts"] = []
         page.on("dialog", lambda d: (seen["alerts"].append(d.message), d.dismiss()))
         page.wait_for_timeout(500)
-        browser.close()
     return seen
 
 
@@ -171,28 +179,20 @@ def _pick(page, multiselect, option: str, tries: int = 6) -> None:
 def run_cold_deep_link(url: str) -> dict:
     """The first visit after a server start is a page URL with settings: the app's own
     navigation (not the pages/ folder's file names) and the URL's settings must appear."""
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1280, "height": 720})
+    with browser_page(1280, 720) as page:
         page.goto(url + "/simulate?eta=0.5&sessions=2000&seed=3")
         page.get_by_text("A sample of the log").wait_for(timeout=60_000)
         nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
         sessions = page.locator('[data-testid="stMetricValue"]').first.inner_text()
-        browser.close()
     return {"nav": nav, "sessions": sessions}
 
 
 def run_interactive_graph(url: str, shot: Path | None = None) -> dict:
     """The Identifiability page's interactive IG view: vis-network draws on a canvas inside the
     page's iframe (inlined, no network), and the mouse wheel zooms it."""
-    from playwright.sync_api import sync_playwright
     seen = {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(url)
-        page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+    with browser_page() as page:
+        open_home(page, url)
         page.get_by_role("link", name="Identifiability").click()
         frame_el = page.locator("iframe").first
         frame_el.wait_for(timeout=60_000)
@@ -208,20 +208,15 @@ def run_interactive_graph(url: str, shot: Path | None = None) -> dict:
         seen["zoomed"] = frame.locator("body").evaluate("() => network.getScale()") != before
         if shot:
             page.screenshot(path=str(shot))
-        browser.close()
     return seen
 
 
 def run_heatmap_click(url: str) -> dict:
     """Heat-maps: a one-panel quick grid (η_c = 0, 5,000 sessions, 100 steps), then a real mouse
     click on a cell, which must open that cell's training curves."""
-    from playwright.sync_api import sync_playwright
     seen = {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(url)
-        page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+    with browser_page() as page:
+        open_home(page, url)
         page.get_by_role("link", name="Heat-maps").click()
         page.get_by_role("button", name="▶ Run grid").wait_for(timeout=30_000)
         sidebar = page.locator('section[data-testid="stSidebar"]')
@@ -245,23 +240,22 @@ def run_heatmap_click(url: str) -> dict:
         page.get_by_text("η_c = 0, λ =").wait_for(timeout=60_000)
         seen["title"] = page.get_by_text("η_c = 0, λ =").first.inner_text()
         seen["charts"] = page.locator(".js-plotly-plot").count()
-        browser.close()
     return seen
 
 
 def run_compare_and_upload(url: str, csv_path: Path) -> dict:
     """Compare: run the default comparison and see its interval chart; Upload: drop a CSV click
     log and see the verdict, the per-component curve and the JSON download."""
-    from playwright.sync_api import sync_playwright
     seen = {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(url)
-        page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
+    with browser_page() as page:
+        open_home(page, url)
         page.get_by_role("link", name="Compare").click()
         page.get_by_role("button", name="▶ Run").click(timeout=30_000)
-        page.get_by_text("Download runs (CSV)").wait_for(timeout=300_000)
+        done = page.get_by_text("Download runs (CSV)").or_(page.get_by_role("button", name="Reveal"))
+        done.first.wait_for(timeout=300_000)
+        if page.get_by_role("button", name="Reveal").count():          # predict before you see
+            page.get_by_role("button", name="Reveal").click()
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
         seen["compare_charts"] = page.locator(".js-plotly-plot").count()
         _no_error(page)
         page.get_by_role("link", name="Upload a log").click()
@@ -271,5 +265,4 @@ def run_compare_and_upload(url: str, csv_path: Path) -> dict:
         seen["upload_charts"] = page.locator(".js-plotly-plot").count()
         seen["identifiable"] = page.locator('[data-testid="stMetricValue"]').nth(3).inner_text()
         _no_error(page)
-        browser.close()
     return seen

@@ -8,25 +8,27 @@ from browser_flow import (CHROMIUM, run_cold_deep_link, run_compare_and_upload, 
                           run_interactive_graph, run_main_flow, serve_app)
 
 
-@pytest.mark.slow
-def test_main_flow_simulate_then_train_in_chromium(tmp_path, monkeypatch):
+@pytest.fixture
+def app_url(tmp_path, monkeypatch):
+    """A fresh app server on loopback (its own result cache) for one test; chromium required in CI."""
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed")
-    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path / "cache"))
     with serve_app() as url:
-        seen = run_main_flow(url)
+        yield url
+
+
+@pytest.mark.slow
+def test_main_flow_simulate_then_train_in_chromium(app_url):
+    seen = run_main_flow(app_url)
     assert seen["charts"] >= 3                    # loss, validation nDCG and observation curve
     assert seen["flow_s"] < 60, seen              # target here: < 30 s (benchmarks record it)
 
 
 @pytest.mark.slow
-def test_bad_url_and_hostile_upload_show_messages_not_tracebacks(tmp_path, monkeypatch):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} not installed")
+def test_bad_url_and_hostile_upload_show_messages_not_tracebacks(app_url, tmp_path):
     hostile = ['<a href="https://evil.example/phish">CLICK</a>', "<b>bold</b>", "<script>alert(1)</script>",
                '<img src=x onerror="alert(1)">']
     lines = ["query_id,doc_id,position,click,vertical"]
@@ -35,64 +37,38 @@ def test_bad_url_and_hostile_upload_show_messages_not_tracebacks(tmp_path, monke
             lines.append(f"{s % 4},d{(s + p) % 3},{p},{int(s % 3 == p)},\"{hostile[(s + p) % 4].replace(chr(34), chr(39))}\"")
     upload = tmp_path / "<img src=x onerror=alert(1)><b>x.csv"
     upload.write_text("\n".join(lines) + "\n")
-    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path / "cache"))
-    with serve_app() as url:
-        seen = run_hostile_flow(url, upload, tmp_path / "hostile.png")
+    seen = run_hostile_flow(app_url, upload, tmp_path / "hostile.png")
     assert seen["exceptions"] == 0 and seen["notices"] >= 4, seen
     assert seen["injected"] == 0 and seen["injected_in_graph"] == 0 and not seen["alerts"], seen
 
 
 @pytest.mark.slow
-def test_cold_server_deep_link_keeps_the_app_navigation_and_settings(tmp_path, monkeypatch):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} not installed")
-    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path))
-    with serve_app() as url:                       # a fresh server: this is its first visit
-        seen = run_cold_deep_link(url)
+def test_cold_server_deep_link_keeps_the_app_navigation_and_settings(app_url):
+    seen = run_cold_deep_link(app_url)                # the fixture's server is fresh: this is its first visit
     assert "Train & watch" in seen["nav"] and "common" not in seen["nav"], seen
     assert seen["sessions"] == "2,000", seen
 
 
 @pytest.mark.slow
-def test_interactive_identifiability_graph_draws_and_zooms(tmp_path, monkeypatch):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} not installed")
-    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path))
-    with serve_app() as url:
-        seen = run_interactive_graph(url, tmp_path / "ig.png")
+def test_interactive_identifiability_graph_draws_and_zooms(app_url, tmp_path):
+    seen = run_interactive_graph(app_url, tmp_path / "ig.png")
     assert seen["nodes"] == 10 and seen["zoomed"], seen        # K = 2 default: 10 positions, mouse-wheel zoom
 
 
 @pytest.mark.slow
-def test_heatmap_cell_click_in_a_real_browser_opens_its_curves(tmp_path, monkeypatch):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} not installed")
-    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path))
-    with serve_app() as url:
-        seen = run_heatmap_click(url)
+def test_heatmap_cell_click_in_a_real_browser_opens_its_curves(app_url):
+    seen = run_heatmap_click(app_url)
     assert seen["title"].startswith("η_c = 0, λ = ") and seen["charts"] == 3, seen
 
 
 @pytest.mark.slow
-def test_compare_and_upload_main_flows_in_chromium(tmp_path, monkeypatch):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} not installed")
+def test_compare_and_upload_main_flows_in_chromium(app_url, tmp_path):
     rows = ["query_id,doc_id,position,click"]
     for s in range(300):                              # documents move between positions 1–3
         for p in (1, 2, 3):
             rows.append(f"q{s % 5},d{(s + p) % 3},{p},{int((s * p) % 4 == 0)}")
     csv = tmp_path / "clicks.csv"
     csv.write_text("\n".join(rows) + "\n")
-    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path / "cache"))
-    with serve_app() as url:
-        seen = run_compare_and_upload(url, csv)
+    seen = run_compare_and_upload(app_url, csv)
     assert seen["compare_charts"] >= 1 and seen["upload_charts"] >= 1, seen
     assert seen["identifiable"] == "yes", seen

@@ -36,8 +36,8 @@ def ctr_table(log: ClickLog, bias=None, groups: np.ndarray | None = None, factor
     frame = log.frame[log.frame["shown"]]
     bias = list(bias or log.bias_columns)
     if factors is not None:
-        idx = pd.MultiIndex.from_frame(factors[bias])
-        fac = idx.get_indexer(pd.MultiIndex.from_frame(frame[bias]))
+        from .identifiability.coding import lookup_codes
+        fac = lookup_codes(frame, factors[bias])
         if (fac < 0).any():
             raise ConfigError("factors", "the log has bias factors the factor table lacks")
         g = np.asarray(groups)[fac] if groups is not None else fac

@@ -105,11 +105,17 @@ def _head(source, name: str, n_bytes: int = 1 << 16) -> bytes:
     return data[:n_bytes]
 
 
-def _is_gzip(source, name) -> bool:
+def is_gzip(source) -> bool:
+    """Whether bytes, or the (first) file of a path or glob, start with gzip's magic number
+    (False when it cannot be read: the reader then reports the real problem)."""
     if _is_bytes(source):
         return bytes(source[:2]) == b"\x1f\x8b"
-    with open(expand_paths(source, name)[0], "rb") as f:
-        return f.read(2) == b"\x1f\x8b"
+    files = sorted(_glob.glob(str(source))) if any(ch in str(source) for ch in "*?[") else [str(source)]
+    try:
+        with open(files[0], "rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except (OSError, IndexError):
+        return False
 
 
 def sniff_format(source, name: str | None = None) -> str:
@@ -200,7 +206,7 @@ def _register_lines(con, source, name: str) -> None:
                     "FROM raw_arrow").fetchall()
         return
     files = expand_paths(source, name)
-    comp = "gzip" if _is_gzip(source, name) else "none"
+    comp = "gzip" if is_gzip(source) else "none"
     lst = "[" + ", ".join(_q(f) for f in files) + "]"
     con.execute(f"""CREATE OR REPLACE TEMP VIEW raw AS
         SELECT row_number() OVER () AS ln, line FROM read_csv({lst}, columns={{'line': 'VARCHAR'}},
@@ -361,7 +367,7 @@ def _tabular(con, source, fmt: str, name: str) -> dict:
     if fmt == "parquet":
         _run(con, f"CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM read_parquet({lst}, union_by_name=true)", name)
     else:
-        comp = "gzip" if _is_gzip(source, name) else "none"
+        comp = "gzip" if is_gzip(source) else "none"
         delim = "\\t" if fmt == "tsv" else ","
         _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM read_csv({lst}, header=true,
                  delim=E'{delim}', compression={_q(comp)}, union_by_name=true)""", name)

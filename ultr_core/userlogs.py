@@ -39,6 +39,7 @@ import pandas as pd
 from .clicklog import ClickLog
 from .errors import DataFormatError, show
 from .identifiability.coding import factor_codes
+from .logformats import is_gzip
 
 __all__ = ["read_user_log", "infer_format", "peek_columns", "guess_mapping", "FORMATS", "MAX_ROWS",
            "TARGETS"]
@@ -94,7 +95,7 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
                 import json
                 return ClickLog._from_frame(df, json.loads(raw), name), []   # a log this library wrote
         else:
-            df = pd.read_csv(buf, sep="\t" if fmt == "tsv" else ",", compression=_compression(source),
+            df = pd.read_csv(buf, sep="\t" if fmt == "tsv" else ",", compression="gzip" if is_gzip(source) else None,
                              encoding="utf-8-sig")
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError,
             EOFError) as e:
@@ -103,17 +104,6 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
     except Exception as e:        # noqa: BLE001 — pyarrow raises several types for a broken Parquet file
         raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0][:200]}") from None
     return frame_to_log(df, name, columns, doc_columns, document)
-
-
-def _compression(source) -> str | None:
-    """'gzip' when the content is gzip (whatever the name says)."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return "gzip" if bytes(source[:2]) == b"\x1f\x8b" else None
-    try:
-        with open(source, "rb") as f:
-            return "gzip" if f.read(2) == b"\x1f\x8b" else None
-    except OSError:
-        return None
 
 
 def peek_columns(source, fmt: str, name: str = "upload") -> list[str]:
@@ -125,8 +115,8 @@ def peek_columns(source, fmt: str, name: str = "upload") -> list[str]:
             import pyarrow.parquet as pq
             return list(pq.read_schema(source).names)
         return list(pd.read_csv(source, sep="\t" if fmt == "tsv" else ",", nrows=5, encoding="utf-8-sig",
-                                compression=_compression(source.getvalue() if isinstance(source, io.BytesIO)
-                                                         else source)).columns)
+                                compression="gzip" if is_gzip(source.getvalue() if isinstance(source, io.BytesIO)
+                                                              else source) else None).columns)
     except Exception as e:        # any parser failure is reported as a format problem
         raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
             from None

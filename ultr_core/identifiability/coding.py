@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..errors import ConfigError
 
-__all__ = ["factor_codes", "MISSING", "format_value", "tuple_labels"]
+__all__ = ["factor_codes", "lookup_codes", "MISSING", "format_value", "tuple_labels"]
 
 #: how a missing value of a bias or document column is shown
 MISSING = "(missing)"
@@ -63,6 +63,15 @@ def factor_codes(frame: pd.DataFrame, cols) -> tuple[np.ndarray, pd.DataFrame]:
     first = pd.Series(key).drop_duplicates().sort_values()
     keys = frame[cols].iloc[first.index.to_numpy()].reset_index(drop=True)
     return key, keys
+
+
+def lookup_codes(frame: pd.DataFrame, keys: pd.DataFrame) -> np.ndarray:
+    """Row index in ``keys`` of every row's value tuple of ``frame`` (over ``keys``' columns);
+    −1 where absent.  Missing values match a missing key, as in :func:`factor_codes`."""
+    cols = list(keys.columns)
+    table = keys.reset_index(drop=True).assign(_code=np.arange(len(keys)))
+    merged = frame[cols].reset_index(drop=True).merge(table, on=cols, how="left", sort=False)
+    return merged["_code"].fillna(-1).to_numpy(np.int64)
 
 
 def format_value(v) -> str:

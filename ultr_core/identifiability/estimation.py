@@ -200,8 +200,8 @@ def _order(graph: IdentifiabilityGraph, members: np.ndarray) -> np.ndarray:
 def estimate_bias(graph: IdentifiabilityGraph, method: str = "all_pairs", n_bootstrap: int = 100,
                   alpha: float = 0.1, seed: int = 0, max_components: int = 10, tol: float = 1e-6) -> pd.DataFrame:
     """Observation curve of every component with ≥ 2 factors (the ``max_components`` largest),
-    normalised within the component, with document-bootstrap intervals.  Returns the tidy table
-    of a :class:`BiasEstimate`; its ``attrs`` hold method, n_bootstrap, alpha and notes."""
+    normalised within the component, with document-bootstrap intervals: the tidy table of
+    :func:`estimate_bias_full` (which also returns the notes)."""
     return estimate_bias_full(graph, method, n_bootstrap, alpha, seed, max_components, tol).table
 
 

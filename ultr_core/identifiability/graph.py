@@ -16,7 +16,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ..clicklog import ClickLog
 from ..errors import ConfigError
-from .coding import factor_codes, tuple_labels
+from .coding import factor_codes, lookup_codes, tuple_labels
 
 __all__ = ["IdentifiabilityGraph", "UnionFind", "documents_from_features", "components_by_edge_enumeration"]
 
@@ -177,10 +177,7 @@ class IdentifiabilityGraph:
     def codes_of(self, frame: pd.DataFrame) -> np.ndarray:
         """Factor code of every row of ``frame`` (−1 where its value tuple is not a factor of
         this graph).  Missing values match the missing level, as in :func:`factor_codes`."""
-        cols = list(self.bias_columns)
-        table = self.factors[cols].assign(_code=np.arange(self.n_factors))
-        merged = frame[cols].reset_index(drop=True).merge(table, on=cols, how="left", sort=False)
-        return merged["_code"].fillna(-1).to_numpy(np.int64)
+        return lookup_codes(frame, self.factors[list(self.bias_columns)])
 
     def statistics(self) -> dict:
         return {

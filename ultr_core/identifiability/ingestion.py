@@ -173,14 +173,14 @@ def _dask_counts(source, fmt, name, columns, keys, scheduler):
     except ImportError:
         raise ConfigError("engine", "the dask engine needs dask[dataframe] (pip install 'dask[dataframe]' "
                                     "distributed)") from None
-    from ..logformats import expand_paths, _is_gzip
+    from ..logformats import expand_paths, is_gzip
     if fmt not in ("csv", "tsv", "parquet"):
         raise ConfigError("engine", f"the dask engine reads csv, tsv and parquet; use duckdb for {fmt}")
     files = expand_paths(source, name)
     if fmt == "parquet":
         ddf = dd.read_parquet(files)
     else:
-        gz = _is_gzip(source, name)
+        gz = is_gzip(source)
         ddf = dd.read_csv(files, sep="\t" if fmt == "tsv" else ",", compression="gzip" if gz else None,
                           blocksize=None if gz else "64MB", dtype=str)
     sel = _select_list(list(ddf.columns), columns, keys + ["click"], name)
