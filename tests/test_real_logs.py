@@ -370,3 +370,14 @@ def test_ultra_click_directory_vectorised_reader(tmp_path):
     (tmp_path / "train" / "train.clicks").unlink()
     log, notes = read_user_log(tmp_path)
     assert log.frame["click"].sum() == 0 and any("all clicks are 0" in n for n in notes)
+
+
+def test_all_pairs_bootstrap_interval_contains_its_estimate_when_bias_exceeds_one():
+    # position 2 clicked twice as often as 1 and 3 for the same documents: ratios above 1, where a
+    # saturated bootstrap start once returned [1, 1] around an estimate of 2
+    rows = [("q0", f"d{(s + p) % 3}", p, int((s * p) % 4 == 0)) for s in range(300) for p in (1, 2, 3)]
+    df = pd.DataFrame(rows, columns=["query_id", "doc_id", "position", "click"])
+    g = IdentifiabilityGraph.from_counts(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]))
+    t = estimate_bias(g, "all_pairs", n_bootstrap=30)
+    assert t["estimate"].max() > 1.5
+    assert ((t["lower"] <= t["estimate"] + 1e-6) & (t["estimate"] <= t["upper"] + 1e-6)).all()

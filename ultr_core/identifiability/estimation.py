@@ -266,8 +266,13 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
         em_state: dict = {}
         est = run(np.ones(n_d))
         boots = []
-        init = np.log(np.clip(est, 1e-6, 1 - 1e-6) / (1 - np.clip(est, 1e-6, 1 - 1e-6))) if method == "all_pairs" \
-            else em_state.get("init")         # bootstrap fits start from the full-data fit
+        if method == "all_pairs":             # bootstrap fits start from the full-data curve, scaled into
+            q = np.clip(0.5 * est / np.nanmax(est), 1e-3, 1 - 1e-3) if np.isfinite(est).any() else None
+            init = None if q is None else np.log(q / (1 - q))    # (0, 1): a saturated start has no gradient
+            if init is not None:
+                init[~np.isfinite(init)] = 0.0
+        else:
+            init = em_state.get("init")       # EM bootstrap fits start from the full-data fit
         for _ in range(n_bootstrap):
             boots.append(run(rng.poisson(1.0, n_d).astype(np.float64), init))
         if boots:
