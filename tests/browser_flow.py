@@ -239,6 +239,10 @@ def run_heatmap_click(url: str) -> dict:
         cell.click(force=True)
         page.get_by_text("η_c = 0, λ =").wait_for(timeout=60_000)
         seen["title"] = page.get_by_text("η_c = 0, λ =").first.inner_text()
+        try:                                # the cell's curves render after its title
+            page.locator(".js-plotly-plot").nth(2).wait_for(timeout=60_000)
+        except Exception:                   # noqa: BLE001 - the count below reports what rendered
+            pass
         seen["charts"] = page.locator(".js-plotly-plot").count()
     return seen
 
