@@ -8,8 +8,16 @@ Conventions (both papers' η are kept apart):
   reuse 0.06).  ``convention="reciprocal"`` (CLD, eq. 14): ``o_p = (1/p)^η``.
 * **coupling level η_c** (LBD §6.1) — individual-level observation
   ``o_p(x) = v_p^{η·max(wᵀx′ + 1, 0)}``, ``x′`` the 10 crux features (top-10 ExtraTrees
-  importances on min-max normalised features), ``w ~ U[−η_c, η_c]^10``.  With η = 1 this is
-  exactly the paper's formula.
+  importances).  With η = 1 this is exactly the paper's formula.  As in the official code
+  (``libsvm_tools/normalize_feature.py``, ``ultra/utils/click_models.py``) the crux features are
+  min–max scaled to **[−1, 1]** with the minimum and maximum over train + valid + test, the
+  ExtraTrees are fitted on the whole labelled dataset (paper §6.1), and one direction
+  ``u ~ U[−1, 1]^10`` (rescaled so its extremes are exactly ±1, as the official
+  ``config/click_yahoo_0.1.json`` weights are ±η at their extremes) is drawn once per sweep
+  (``coupling_seed``) and scaled: ``w = η_c·u``.  ``coupling_seed=None`` draws ``u`` per
+  simulation seed; ``crux_scaling="train01"`` is the former [0, 1]-on-train scaling, under
+  which η_c is about half the paper's η.  η_c is comparable with the paper's η only under the
+  official scaling.
 * **contexts** (identifiability paper, App. C.2) — every (query, position) gets a context id
   out of ``n_contexts``, fixed for the simulation; context vectors ``z ~ N(0, 0.35²)^10``,
   ``w ~ U[−1, 1]^10``; ``o(ctx, p) = v_p^{η·max(wᵀz + 1, 0)}``.  When coupling and contexts are
@@ -34,7 +42,7 @@ from .dataset import LTRDataset, RankingData
 from .errors import ConfigError
 
 __all__ = ["ClickModelConfig", "ClickSimulator", "EYE_TRACKING", "relevance_probability",
-           "position_observation", "fit_logging_ranker", "crux_features"]
+           "position_observation", "fit_logging_ranker", "crux_features", "coupling_direction"]
 
 #: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005)
 EYE_TRACKING = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
@@ -58,6 +66,8 @@ class ClickModelConfig:
     logging: str = "svm"             #: "svm" (1 % labelled queries) or "given" (data order)
     logging_fraction: float = 0.01   #: share of training queries the logging ranker sees
     max_list: int | None = None      #: keep at most this many candidates per query (None: all)
+    crux_scaling: str = "official"   #: "official" ([−1, 1] over all splits) or "train01" (legacy)
+    coupling_seed: int | None = 0    #: seed of the coupling direction u (None: the simulation seed)
 
     def __post_init__(self):
         if not (np.isfinite(self.eta) and 0 <= self.eta <= 10):
@@ -77,6 +87,11 @@ class ClickModelConfig:
             raise ConfigError("logging", f"must be 'svm' or 'given', got {self.logging!r}")
         if not 0 < self.logging_fraction <= 1:
             raise ConfigError("logging_fraction", f"must be in (0, 1], got {self.logging_fraction}")
+        if self.crux_scaling not in ("official", "train01"):
+            raise ConfigError("crux_scaling", f"must be 'official' or 'train01', got {self.crux_scaling!r}")
+        if self.coupling_seed is not None and (int(self.coupling_seed) != self.coupling_seed
+                                               or not 0 <= self.coupling_seed < 2**32):
+            raise ConfigError("coupling_seed", f"must be a non-negative integer or None, got {self.coupling_seed}")
         if self.max_list is not None and self.max_list < 1:
             raise ConfigError("max_list", f"must be positive or None, got {self.max_list}")
 
@@ -137,17 +152,41 @@ def fit_logging_ranker(train: RankingData, fraction: float = 0.01,
     return svm.coef_.ravel().astype(np.float32)
 
 
-def crux_features(train: RankingData, n: int = N_CRUX, seed: int = 0):
+def crux_features(data: RankingData | LTRDataset, n: int = N_CRUX, seed: int = 0):
     """Indices of the ``n`` most important features of an ExtraTrees regressor fitted on
-    min-max normalised training features → labels, with the min/max used (LBD §6.1)."""
+    min–max normalised features → labels, with the per-feature min and span used (LBD §6.1).
+
+    Given an :class:`LTRDataset` the fit and the min/max use every split (the paper fits "in the
+    total dataset", the official code scales over train + valid + test); given one split, that
+    split only (the legacy ``train01`` scaling)."""
     from sklearn.ensemble import ExtraTreesRegressor
-    X = train.features
+    if isinstance(data, LTRDataset):
+        parts = list(data.splits())
+        X = np.concatenate([p.features for p in parts])
+        y = np.concatenate([p.labels for p in parts])
+    else:
+        X, y = data.features, data.labels
     lo, hi = X.min(axis=0), X.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1)
     model = ExtraTreesRegressor(n_estimators=50, min_samples_leaf=5, random_state=seed, n_jobs=1)
-    model.fit((X - lo) / span, train.labels)
+    model.fit((X - lo) / span, y)
     idx = np.argsort(-model.feature_importances_, kind="stable")[:min(n, X.shape[1])]
     return idx, lo[idx], span[idx]
+
+
+def coupling_direction(n: int, seed: int | np.random.Generator) -> np.ndarray:
+    """The coupling direction u: ``n`` draws from U[−1, 1] min–max rescaled so that its smallest
+    entry is −1 and its largest +1 (the official click-model weights are ±η at their extremes).
+
+    >>> u = coupling_direction(10, 0)
+    >>> float(u.min()), float(u.max())
+    (-1.0, 1.0)
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng([int(seed), 7])
+    u = rng.uniform(-1, 1, size=n)
+    if n >= 2 and u.max() > u.min():
+        u = 2 * (u - u.min()) / (u.max() - u.min()) - 1
+    return u
 
 
 @dataclass
@@ -174,8 +213,11 @@ class ClickSimulator:
         if cfg.coupling > 0:
             if dataset.n_features == 0:
                 raise ConfigError("coupling", "individual-level observation needs document features")
-            self.crux_, self.crux_lo_, self.crux_span_ = crux_features(dataset.train, seed=self.seed)
-            self.coupling_w_ = rng.uniform(-cfg.coupling, cfg.coupling, size=len(self.crux_))
+            whole = cfg.crux_scaling == "official"
+            self.crux_, self.crux_lo_, self.crux_span_ = crux_features(dataset if whole else dataset.train,
+                                                                       seed=self.seed)
+            u = coupling_direction(len(self.crux_), rng if cfg.coupling_seed is None else cfg.coupling_seed)
+            self.coupling_w_ = cfg.coupling * u
         if cfg.n_contexts > 0:
             self.context_z_ = rng.normal(0, 0.35, size=(cfg.n_contexts, 10))
             self.context_w_ = rng.uniform(-1, 1, size=10)
@@ -210,7 +252,21 @@ class ClickSimulator:
         if self.config.coupling <= 0:
             return np.zeros(data.n_rows)
         Xc = np.clip((data.features[:, self.crux_] - self.crux_lo_) / self.crux_span_, 0, 1)
+        if self.config.crux_scaling == "official":
+            Xc = 2 * Xc - 1                       # [−1, 1], as normalize_feature.py stores them
         return Xc @ self.coupling_w_
+
+    def exponent_spread(self, data: RankingData) -> dict:
+        """How strongly observation depends on the document: mean, std and 5–95 % range of the
+        coupling exponent ``1 + wᵀx′`` over the rows of ``data`` (all 1 without coupling).
+
+        At η_c = 0.6 the official scaling gives a std of ≈ 0.74 on the Yahoo! sample; the legacy
+        [0, 1] scaling gave 0.15 on the synthetic default."""
+        e = 1.0 + self.coupling_term(data)
+        if len(e) == 0:
+            return {"mean": None, "std": None, "p5": None, "p95": None}
+        p5, p95 = np.percentile(e, [5, 95])
+        return {"mean": float(e.mean()), "std": float(e.std()), "p5": float(p5), "p95": float(p95)}
 
     def context_term(self) -> np.ndarray:
         """wᵀz per context id."""
@@ -221,6 +277,54 @@ class ClickSimulator:
         return position_observation(n_positions, c.eta, c.convention, c.topk)
 
     # ---------------------------------------------------------------- simulate
+    def draw_sessions(self, data: RankingData, qs: np.ndarray, rng: np.random.Generator,
+                      rows_q: np.ndarray | None = None, mask_q: np.ndarray | None = None,
+                      contexts_q: np.ndarray | None = None) -> dict:
+        """Sessions on the queries ``qs`` (positions in ``data``) as (S, L) arrays: ``rows`` (split
+        rows in logged order), ``mask`` (a candidate), ``shown``, ``clicks`` (bool), ``obs`` (true
+        observation), ``rel`` (true relevance probability) and ``context`` when contexts are on.
+        One vectorised draw; :meth:`simulate` and online training (:meth:`online_sampler`) share it."""
+        cfg = self.config
+        if rows_q is None:
+            rows_q, mask_q = self.logged_order(data)
+        L = rows_q.shape[1]
+        positions = np.arange(1, L + 1)
+        rows, mask = rows_q[qs], mask_q[qs]
+        lin = self.coupling_term(data)[rows] if cfg.coupling > 0 else 0.0
+        out = {}
+        if contexts_q is not None:
+            out["context"] = contexts_q[qs]
+            lin = lin + self.context_term()[out["context"]]
+        if cfg.coupling > 0 or contexts_q is not None:
+            expo = cfg.eta * np.maximum(lin + 1.0, 0.0)
+            base = EYE_TRACKING[np.minimum(positions, 10) - 1] if cfg.convention == "eye_tracking" else 1.0 / positions
+            obs = base[None, :] ** expo
+            if cfg.topk is not None:
+                obs = obs * (positions <= cfg.topk)[None, :]
+        else:
+            obs = np.broadcast_to(self.observation_curve(L)[None, :], rows.shape)
+        rel = relevance_probability(data.labels, self.max_label_, cfg.noise)[np.maximum(rows, 0)]
+        shown = mask & ((positions <= cfg.topk)[None, :] if cfg.topk is not None else True)
+        clicks = (rng.random(rows.shape, dtype=np.float32) < rel * obs) & shown
+        out.update(rows=rows, mask=mask, shown=np.broadcast_to(shown, rows.shape), clicks=clicks,
+                   obs=obs, rel=rel)
+        return out
+
+    def online_sampler(self, data: RankingData, seed: int = 0):
+        """Online click simulation (ULTRA's ``ClickSimulationFeed``): a function ``draw(n)`` that
+        picks ``n`` queries uniformly and samples fresh clicks for them on every call, with its own
+        seeded generator.  Contexts, when on, are fixed per (query, position) for the sampler."""
+        if not hasattr(self, "max_label_"):
+            raise RuntimeError("call fit(dataset) before online_sampler()")
+        rng = np.random.default_rng([int(seed), 4])
+        rows_q, mask_q = self.logged_order(data)
+        ctx = (rng.integers(0, self.config.n_contexts, size=rows_q.shape) if self.config.n_contexts else None)
+
+        def draw(n: int) -> dict:
+            qs = rng.integers(0, len(rows_q), size=int(n))
+            return self.draw_sessions(data, qs, rng, rows_q, mask_q, ctx)
+        return draw
+
     def simulate(self, data: RankingData, n_sessions: int, seed: int | None = None,
                  split: str = "train") -> ClickLog:
         """Draw ``n_sessions`` sessions on ``data``; queries uniformly, clicks ~ Bernoulli(r·o)."""
@@ -238,30 +342,12 @@ class ClickSimulator:
             raise ConfigError("n_sessions", f"{int(n_sessions):,} sessions × {L} documents = "
                                             f"{int(n_sessions) * L:,} log rows (≈ {int(n_sessions) * L * 50 / 2**30:.1f} "
                                             f"GiB) exceed the limit of {MAX_LOG_ROWS:,} rows")
-        positions = np.arange(1, L + 1)
         contexts_q = rng.integers(0, cfg.n_contexts, size=(Q, L)) if cfg.n_contexts else None
         qs = rng.integers(0, Q, size=int(n_sessions))
-        rows = rows_q[qs]
-        mask = mask_q[qs]
-        # observation exponent per (session, position)
-        lin = self.coupling_term(data)[rows] if cfg.coupling > 0 else 0.0
-        if contexts_q is not None:
-            ctx = contexts_q[qs]
-            lin = lin + self.context_term()[ctx]
-        if cfg.coupling > 0 or contexts_q is not None:
-            expo = cfg.eta * np.maximum(lin + 1.0, 0.0)
-            if cfg.convention == "eye_tracking":
-                base = EYE_TRACKING[np.minimum(positions, 10) - 1]
-            else:
-                base = 1.0 / positions
-            obs = base[None, :] ** expo
-            if cfg.topk is not None:
-                obs = obs * (positions <= cfg.topk)[None, :]
-        else:
-            obs = np.broadcast_to(self.observation_curve(L)[None, :], rows.shape)
-        rel = relevance_probability(data.labels, self.max_label_, cfg.noise)[rows]
-        shown = mask & ((positions <= cfg.topk)[None, :] if cfg.topk is not None else True)
-        clicks = (rng.random(rows.shape, dtype=np.float32) < rel * obs) & shown
+        d = self.draw_sessions(data, qs, rng, rows_q, mask_q, contexts_q)
+        rows, mask, shown, clicks, obs, rel = (d[k] for k in ("rows", "mask", "shown", "clicks", "obs", "rel"))
+        positions = np.arange(1, L + 1)
+        ctx = d.get("context")
         keep = mask.ravel()
         sess = np.repeat(np.arange(len(qs), dtype=np.int64), L)[keep]
         frame = {
@@ -270,7 +356,7 @@ class ClickSimulator:
             "doc_id": self.document_ids(data)[rows.ravel()[keep]],
             "row": rows.ravel()[keep].astype(np.int64),
             "position": np.tile(positions.astype(np.int16), len(qs))[keep],
-            "shown": np.broadcast_to(shown, rows.shape).ravel()[keep],
+            "shown": shown.ravel()[keep],
             "click": clicks.ravel()[keep].astype(np.int8),
         }
         if contexts_q is not None:
@@ -280,6 +366,8 @@ class ClickSimulator:
         frame["true_observation"] = np.asarray(obs, dtype=np.float32).ravel()[keep]
         meta = {"click_model": cfg.to_dict(), "seed": self.seed if seed is None else seed,
                 "split": split, "n_sessions": int(n_sessions), "max_label": self.max_label_}
+        if cfg.coupling > 0:
+            meta["coupling_exponent"] = {k: round(v, 4) for k, v in self.exponent_spread(data).items()}
         if cfg.n_contexts:
             meta["context_vectors"] = np.round(self.context_z_, 6).tolist()
         return ClickLog._trusted(pd.DataFrame(frame), meta)

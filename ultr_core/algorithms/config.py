@@ -28,19 +28,26 @@ class TrainConfig:
     algorithm: str = "dla"
     model: str = "dnn"                 #: "linear" or "dnn" (ELU MLP)
     hidden: tuple = (64, 32)           #: DNN hidden layer sizes
+    layer_norm: bool = False           #: LayerNorm before every DNN layer (the official LBD ranker)
     optimizer: str = "adam"            #: "adam", "adagrad" or "sgd"
     lr: float = 0.01
+    clip_norm: float | None = None     #: clip the global gradient norm to this (official ULTRA code: 5)
     batch_size: int = 256              #: sessions (lists) per step
     steps: int = 600
     eval_every: int = 50               #: validation and callback period (steps)
+    clicks: str = "log"                #: "log": batches from the click log; "online": fresh clicks every step
     seed: int = 0
     keep_best: bool = True             #: restore the parameters with the best validation nDCG@10
     threads: int = 1                   #: torch threads during fit (restored afterwards)
-    max_weight: float = 10.0           #: clip of inverse-propensity-style weights (IPS, DLA, PairDebias)
+    max_weight: float | None = 10.0    #: clip of inverse-propensity-style weights (IPS, DLA, PairDebias; None: no clip)
     ips_eta: float | None = None       #: IPS: assumed position-bias severity (None: true propensities)
     em_step: float = 0.05              #: Regression-EM: running-mean step of the M-step
     lbd_lambda: float = 100.0          #: LBD gradient-penalty weight λ (Lipschitz decoupling)
     lbd_t: float = 0.1                 #: LBD Bernoulli drop probability t (Bernoulli decoupling)
+    lbd_penalty: str = "official"      #: LBD form: "official" (squared, all heads, raw logits) or "paper"
+    lbd_dropout_keep: float = 0.1      #: LBD official penalty: keep probability of the dropout on H
+    vec_dim: int = 2                   #: Vectorization: dimension d of the relevance/observation vectors
+    vec_freeze: int = 500              #: Vectorization: steps before the observation vectors train
     cld_gamma: float = 0.15            #: CLD: correlation γ ∈ [0.05, 0.30] of the Tobit model
     cld_rho_eta: float | None = None   #: CLD: assumed η of the propensity ρ (None: the log's click model)
 
@@ -54,7 +61,11 @@ class TrainConfig:
             raise ConfigError("optimizer", f"must be adam, adagrad or sgd, got {self.optimizer!r}")
         checks = [("lr", 0 < self.lr <= 10), ("batch_size", 1 <= self.batch_size <= 65536),
                   ("steps", 1 <= self.steps <= 10_000_000), ("eval_every", self.eval_every >= 1),
-                  ("threads", 1 <= self.threads <= 64), ("max_weight", self.max_weight >= 1),
+                  ("threads", 1 <= self.threads <= 64),
+                  ("max_weight", self.max_weight is None or self.max_weight >= 1),
+                  ("clip_norm", self.clip_norm is None or self.clip_norm > 0),
+                  ("lbd_dropout_keep", 0 < self.lbd_dropout_keep <= 1),
+                  ("vec_dim", 1 <= self.vec_dim <= 64), ("vec_freeze", self.vec_freeze >= 0),
                   ("em_step", 0 < self.em_step <= 1), ("lbd_lambda", 0 <= self.lbd_lambda <= 1e6),
                   ("lbd_t", 0 <= self.lbd_t < 1), ("cld_gamma", 0 <= self.cld_gamma < 1),
                   ("hidden", len(self.hidden) >= 1 and all(int(h) >= 1 for h in self.hidden))]
@@ -62,6 +73,10 @@ class TrainConfig:
             value = getattr(self, name)
             if not ok or (isinstance(value, float) and not np.isfinite(value)):
                 raise ConfigError(name, f"value {show(value)} is out of range")
+        if self.clicks not in ("log", "online"):
+            raise ConfigError("clicks", f"must be 'log' or 'online', got {self.clicks!r}")
+        if self.lbd_penalty not in ("official", "paper"):
+            raise ConfigError("lbd_penalty", f"must be 'official' or 'paper', got {self.lbd_penalty!r}")
         for name in ("ips_eta", "cld_rho_eta"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and 0 <= v <= 10):

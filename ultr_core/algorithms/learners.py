@@ -42,7 +42,7 @@ class Learner(nn.Module):
     def __init__(self, cfg: TrainConfig, n_features: int, n_positions: int, context: dict):
         super().__init__()
         self.cfg, self.n_positions, self.context = cfg, n_positions, context
-        self.f = make_model(cfg.model, n_features, 1, cfg.hidden)
+        self.f = make_model(cfg.model, n_features, 1, cfg.hidden, cfg.layer_norm)
 
     def score(self, X):
         return self.f(X).squeeze(-1)
@@ -93,7 +93,7 @@ class IPS(Learner):
 
     def loss(self, b):
         L = b["X"].shape[1]
-        w = (1.0 / self.prop[:L]).clamp(max=self.cfg.max_weight)
+        w = (1.0 / self.prop[:L]).clamp(max=self.cfg.max_weight or float("inf"))
         l = listwise_softmax(self.score(b["X"]), b["clicks"], b["shown"], w[None, :])
         return l, {"loss": float(l.detach())}
 
@@ -126,8 +126,9 @@ class DLA(Learner):
         with torch.no_grad():
             o = torch.softmax(g.masked_fill(~m, NEG), dim=1)
             r = torch.softmax(s.masked_fill(~m, NEG), dim=1)
-            w_rank = (o[:, :1] / o.clamp(min=1e-9)).clamp(max=self.cfg.max_weight)
-            w_prop = (r[:, :1] / r.clamp(min=1e-9)).clamp(max=self.cfg.max_weight)
+            cap = self.cfg.max_weight if self.cfg.max_weight is not None else float("inf")
+            w_rank = (o[:, :1] / o.clamp(min=1e-9)).clamp(max=cap)
+            w_prop = (r[:, :1] / r.clamp(min=1e-9)).clamp(max=cap)
         return w_rank, w_prop
 
     def observation(self):
@@ -212,7 +213,7 @@ class PairDebias(Learner):
         pair = (c[:, :, None] > 0.5) & (c[:, None, :] < 0.5) & m[:, :, None] & m[:, None, :]
         lij = F.softplus(-(s[:, :, None] - s[:, None, :]))                       # (B, L, L)
         tp, tm = self.t_plus[:L], self.t_minus[:L]
-        w = (1.0 / (tp[:, None] * tm[None, :])).clamp(max=self.cfg.max_weight)
+        w = (1.0 / (tp[:, None] * tm[None, :])).clamp(max=self.cfg.max_weight or float("inf"))
         l = (lij * w[None] * pair).sum() / max(len(X), 1)
         with torch.no_grad():
             lp = lij * pair
@@ -233,25 +234,49 @@ class PairDebias(Learner):
 class LBD(Learner):
     """Lipschitz & Bernoulli Decoupling (Chen et al., NeurIPS 2022, §5, eq. 2).
 
-    One network outputs a relevance logit log r̂ and n observation logits h_p(x) with
-    ô_p(x) = σ(h_p(x)); log ĉ_p = log r̂ + γ·log ô_p(x), γ ~ Bernoulli(1 − t) per document
-    (Bernoulli decoupling); loss = listwise softmax cross-entropy of clicks on log ĉ plus the
-    gradient penalty λ·Σ_i ‖∇_x ô_{p_i}(x_i)‖₂ (Lipschitz decoupling).  Following the paper,
-    the penalty is the gradient *norm* (SPEC writes its square); we penalise the observation
-    at the position each document was shown (one backward pass instead of n).  Ranking uses
-    r̂ only.  Ablations: LBD_Lips (t = 0), LBD_Ber (λ = 0), Unlimited (both 0).
+    One network outputs a relevance logit s(x) and n observation logits h_p(x), one per position
+    head.  Two forms, ``lbd_penalty``:
+
+    ``"official"`` (default; ``ultra/learning_algorithm/lbd.py`` of the official code):
+        click logit ``s(x) + γ·h_p(x)`` (the raw observation logit added; Bernoulli decoupling
+        γ ~ Bernoulli(1 − t) per document zeroes it) in the listwise softmax loss; penalty
+        ``λ·‖∇_X mean(dropout_k(H))‖²₂`` — the squared L2 norm, over all features of the batch, of
+        the gradient of the batch mean of the raw logits H of **all** position heads of every
+        shown document after dropout with keep probability k = ``lbd_dropout_keep`` (0.1, as TF1's
+        ``tf.nn.dropout(x, 0.1)``; kept entries scaled by 1/k).
+    ``"paper"`` (the paper's text, §5):
+        ``log ĉ_p = log r̂ + γ·log ô_p(x)`` with ``ô_p = σ(h_p)``; penalty
+        ``λ·Σ_i ‖∇_x ô_{p_i}(x_i)‖₂`` (un-squared, per document, at the position it was shown).
+
+    Ranking uses s(x) only.  Ablations: LBD_Lips (t = 0), LBD_Ber (λ = 0), Unlimited (both 0).
     """
 
     def __init__(self, cfg, n_features, n_positions, context, lam=None, t=None):
         super().__init__(cfg, n_features, n_positions, context)
-        self.f = make_model(cfg.model, n_features, 1 + n_positions, cfg.hidden)
+        self.f = make_model(cfg.model, n_features, 1 + n_positions, cfg.hidden, cfg.layer_norm)
         self.lam = cfg.lbd_lambda if lam is None else lam
         self.t = cfg.lbd_t if t is None else t
+        self.official = cfg.lbd_penalty == "official"
+        self.keep = cfg.lbd_dropout_keep
         self.generator = context["generator"]
         self._obs = np.ones(n_positions)
 
     def score(self, X):
         return self.f(X)[..., 0]
+
+    def penalty(self, X, h_all, h_disp, m):
+        """The gradient penalty (without λ) of a batch; ``X`` must require grad."""
+        mf = m.float()
+        if self.official:
+            H = h_all * mf[..., None]
+            if self.keep < 1:
+                keep = (torch.rand(H.shape, generator=self.generator, dtype=H.dtype) < self.keep).to(H.dtype)
+                H = H * keep / self.keep
+            target = H.sum() / (mf.sum() * h_all.shape[-1]).clamp(min=1)
+            grad, = torch.autograd.grad(target, X, create_graph=True)
+            return (grad ** 2).sum()
+        grad, = torch.autograd.grad((torch.sigmoid(h_disp) * mf).sum(), X, create_graph=True)
+        return (grad.norm(dim=-1) * mf).sum() / len(X)
 
     def loss(self, b):
         X, c, m = b["X"], b["clicks"], b["shown"]
@@ -259,28 +284,29 @@ class LBD(Learner):
         X = X.clone().requires_grad_(self.lam > 0)
         out = self.f(X)
         log_r = out[..., 0]
-        h = out[..., 1:1 + L]                                               # (B, L, L): doc × position
+        h_all = out[..., 1:1 + L]                                           # (B, L, L): doc × position head
         idx = torch.arange(L)
-        h_disp = h[:, idx, idx]                                             # observation logit where shown
-        log_o = F.logsigmoid(h_disp)
-        gamma = (torch.rand(B, L, generator=self.generator) >= self.t).float()
+        h_disp = h_all[:, idx, idx]                                         # the head of the shown position
+        log_o = h_disp if self.official else F.logsigmoid(h_disp)
+        gamma = (torch.rand(B, L, generator=self.generator) >= self.t).to(log_r.dtype)
         l_sv = listwise_softmax(log_r + gamma * log_o, c, m)
         parts = {"loss": float(l_sv.detach())}
         total = l_sv
         if self.lam > 0:
-            o_disp = torch.sigmoid(h_disp)
-            grad, = torch.autograd.grad((o_disp * m).sum(), X, create_graph=True)
-            gp = (grad.norm(dim=-1) * m).sum() / B
+            gp = self.penalty(X, h_all, h_disp, m)
             total = total + self.lam * gp
             parts["gradient_penalty"] = float(gp.detach())
         with torch.no_grad():
-            o = (torch.sigmoid(h_disp) * m).sum(0) / m.sum(0).clamp(min=1)
+            o_each = torch.exp(h_disp - h_disp.max()) if self.official else torch.sigmoid(h_disp)
+            o = ((o_each * m).sum(0) / m.sum(0).clamp(min=1)).numpy()
             seen = (m.sum(0) > 0).numpy()
-            self._obs[:L][seen] = 0.9 * self._obs[:L][seen] + 0.1 * o.numpy()[seen]
+            if seen[0] and o[0] > 0:                # ratios to position 1 (scale-free across batches)
+                o = o / o[0]
+                self._obs[:L][seen] = 0.9 * self._obs[:L][seen] + 0.1 * o[seen]
         return total, parts
 
     def observation(self):
-        return self._obs / max(self._obs[0], 1e-9)
+        return self._obs / max(self._obs[0], 1e-12)
 
 
 def _lbd_variant(lam, t, doc):

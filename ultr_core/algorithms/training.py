@@ -60,15 +60,27 @@ def _optimizer(cfg: TrainConfig, params):
     return torch.optim.SGD(params, lr=cfg.lr)
 
 
-def _batch(data: SessionData, idx, X_all, labels, width, use_candidates):
-    rows = data.rows[idx, :width]
+def _batch(rows, candidate, shown, clicks, X_all, labels, width, use_candidates):
+    """A training batch from (B, L) session arrays, cut to ``width`` positions."""
+    rows = rows[:, :width]
     safe = np.maximum(rows, 0)
-    mask = (data.candidate if use_candidates else data.shown)[idx, :width]
+    mask = np.require((candidate if use_candidates else shown)[:, :width], requirements=["C", "W"])
     b = {"X": X_all[torch.from_numpy(safe)], "shown": torch.from_numpy(mask),
-         "clicks": torch.from_numpy(data.clicks[idx, :width])}
+         "clicks": torch.from_numpy(np.require(clicks[:, :width], np.float32, ["C", "W"]))}
     if labels is not None:
         b["labels"] = torch.from_numpy(labels[safe].astype(np.float32))
     return b
+
+
+def _online_sampler(log: ClickLog, dataset: LTRDataset, split: RankingData, seed: int):
+    """ULTRA-style online clicks: rebuild the log's click model from its metadata and sample
+    fresh sessions every step (``clicks="online"``)."""
+    from ..simulation import ClickModelConfig, ClickSimulator
+    meta = log.meta
+    if "click_model" not in meta or "seed" not in meta:
+        raise ConfigError("clicks", "online clicks need a simulated log (its click model is in the log's metadata)")
+    sim = ClickSimulator(ClickModelConfig(**meta["click_model"]), seed=int(meta["seed"])).fit(dataset)
+    return sim.online_sampler(split, seed)
 
 
 def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_step=None, stop=None) -> FitResult:
@@ -91,6 +103,8 @@ def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_
             raise FloatingPointError(f"{config.display_name}: the loss became {float(loss)} at step {step}; "
                                      "lower the learning rate")
         loss.backward()
+        if config.clip_norm is not None:                  # ULTRA: tf.clip_by_global_norm
+            torch.nn.utils.clip_grad_norm_(learner.parameters(), config.clip_norm)
         opt.step()
         for k, v in parts.items():
             sums[k] = sums.get(k, 0.0) + v
@@ -154,7 +168,16 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
                 state["order"], state["cursor"] = rng.permutation(pool), 0
             idx = state["order"][state["cursor"]:state["cursor"] + config.batch_size]
             state["cursor"] += config.batch_size
-            return _batch(data, idx, X_all, labels, width, learner.uses_labels)
+            return _batch(data.rows[idx], data.candidate[idx], data.shown[idx], data.clicks[idx],
+                          X_all, labels, width, learner.uses_labels)
+
+        if config.clicks == "online":
+            draw = _online_sampler(log, dataset, split, config.seed)
+
+            def next_batch():                   # noqa: F811 - fresh clicks every step
+                d = draw(config.batch_size)
+                return _batch(d["rows"], d["mask"], d["shown"], d["clicks"], X_all, labels, width,
+                              learner.uses_labels)
 
         return train_loop(learner, config, next_batch, dataset.valid, on_step, stop)
 
