@@ -67,6 +67,7 @@ class ClickModelConfig:
     logging_fraction: float = 0.01   #: share of training queries the logging ranker sees
     max_list: int | None = None      #: keep at most this many candidates per query (None: all)
     crux_scaling: str = "official"   #: "official" ([−1, 1] over all splits) or "train01" (legacy)
+    intervention: bool = False       #: swap position 1 with a uniformly random shown position k per session (HTE)
     coupling_seed: int | None = 0    #: seed of the coupling direction u (None: the simulation seed)
 
     def __post_init__(self):
@@ -290,6 +291,12 @@ class ClickSimulator:
         L = rows_q.shape[1]
         positions = np.arange(1, L + 1)
         rows, mask = rows_q[qs], mask_q[qs]
+        if cfg.intervention:                 # LBD §6.3 / Tian et al.: swap position 1 with a random k
+            n_shown = mask.sum(axis=1) if cfg.topk is None else np.minimum(mask.sum(axis=1), cfg.topk)
+            k = (rng.random(len(qs)) * np.maximum(n_shown, 1)).astype(np.int64)       # 0-based, 0 = no swap
+            s_idx = np.arange(len(qs))
+            rows = rows.copy()
+            rows[s_idx, 0], rows[s_idx, k] = rows[s_idx, k], rows[s_idx, 0].copy()
         lin = self.coupling_term(data)[rows] if cfg.coupling > 0 else 0.0
         out = {}
         if contexts_q is not None:

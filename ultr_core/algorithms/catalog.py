@@ -24,12 +24,23 @@ CATALOG = {
     "pair_debias": dict(cite="Hu et al., WWW 2019, Unbiased LambdaMART (pairwise debiasing)",
                         latex=r"\mathcal{L} = \sum_{c_i=1,c_j=0} \frac{\log(1+e^{-(s_i-s_j)})}{t^+_{p_i}\,t^-_{p_j}}",
                         params=("max_weight",)),
+    "vectorization": dict(cite="Chen, Liu, Liu & Sun, KDD 2022, Vectorization (\"Scalar is Not Enough\")",
+                          latex=r"\hat c_p(x) \propto \exp\langle r(x), o_p\rangle,\quad "
+                                r"\text{score}(x) = \langle r(x), b(q)\rangle,\ b(q) = \frac{\sum_i \mu(x_i)/\sigma^2(x_i)}{\sum_i 1/\sigma^2(x_i)}",
+                          params=("vec_dim", "vec_freeze")),
     "lbd": dict(cite="Chen, Liu, Liu & Sun, NeurIPS 2022, LBD §5 eq. 2",
-                latex=r"\log \hat c_p = \log \hat r(x) + \gamma \log \hat o_p(x),\ \gamma\sim\mathrm{Bern}(1-t);\ "
-                      r"\mathcal{L} = -\sum_i c_i \log\operatorname{softmax}(\log \hat c)_i + \lambda \sum_i \lVert\nabla_x \hat o_{p_i}(x_i)\rVert",
-                params=("lbd_lambda", "lbd_t")),
+                latex=r"\text{logit}\,\hat c_p = s(x) + \gamma\, h_p(x),\ \gamma\sim\mathrm{Bern}(1-t);\ "
+                      r"\mathcal{L} = -\sum_i c_i \log\operatorname{softmax}(\text{logit}\,\hat c)_i + "
+                      r"\lambda \big\lVert\nabla_X \overline{\mathrm{dropout}_{0.1}(H)}\big\rVert_2^2",
+                params=("lbd_lambda", "lbd_t", "lbd_penalty")),
     "lbd_lips": dict(cite="LBD ablation: Lipschitz decoupling only (t = 0)", latex=r"t = 0", params=("lbd_lambda",)),
     "lbd_ber": dict(cite="LBD ablation: Bernoulli decoupling only (λ = 0)", latex=r"\lambda = 0", params=("lbd_t",)),
+    "hte": dict(cite="HTE (LBD §6.3 / Fig. 3c, after Tian et al.): T-learner τ̂_k(x) = m_k(x)/m_1(x) on an intervention log",
+                latex=r"\mathcal{L} = -\sum_i \frac{c_i}{\hat\tau_{p_i}(x_i)} \log \operatorname{softmax}(f(x))_i", params=("max_weight",)),
+    "hte_oracle": dict(cite="HTE-oracle (LBD §6.3): the true τ_k(x) = o_k(x)/o_1(x)",
+                       latex=r"\tau_k(x) = o_k(x)/o_1(x)", params=("max_weight",)),
+    "lbd_hte_oracle": dict(cite="LBD-HTE-oracle (LBD §6.3): LBD on clicks corrected with the true τ",
+                           latex=r"\text{LBD loss with click weights } 1/\tau_{p_i}(x_i)", params=("lbd_lambda", "lbd_t")),
     "unlimited": dict(cite="LBD ablation: no decoupling (λ = t = 0)", latex=r"\lambda = t = 0", params=()),
     "cld": dict(cite="CLD (Causal Likelihood Decomposition), eq. 10, Algorithm 1",
                 latex=r"\max\ -\!\!\sum_{s=1}\!\big(\tfrac{\hat c}{\rho}-x^\top\beta\big)^2 + \sum_{s=1}\log\Phi\!\Big(\tfrac{x^\top\omega+"

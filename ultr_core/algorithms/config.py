@@ -12,8 +12,9 @@ __all__ = ["TrainConfig", "ALGORITHMS", "PRESETS"]
 #: every algorithm behind :func:`ultr_core.algorithms.fit`, with its display name
 ALGORITHMS = {
     "naive": "Naive", "oracle": "Oracle", "ips": "IPS", "dla": "DLA", "regression_em": "RegressionEM",
-    "two_tower": "TwoTower", "pair_debias": "PairDebias", "lbd": "LBD", "lbd_lips": "LBD_Lips",
-    "lbd_ber": "LBD_Ber", "unlimited": "Unlimited", "cld": "CLD", "cld_pair": "CLD_pair",
+    "two_tower": "TwoTower", "pair_debias": "PairDebias", "vectorization": "Vectorization", "lbd": "LBD", "lbd_lips": "LBD_Lips",
+    "lbd_ber": "LBD_Ber", "unlimited": "Unlimited",
+    "hte": "HTE", "hte_oracle": "HTE-oracle", "lbd_hte_oracle": "LBD-HTE-oracle", "cld": "CLD", "cld_pair": "CLD_pair",
     "heckman": "Heckman", "rankagg": "RankAgg",
 }
 
@@ -47,7 +48,7 @@ class TrainConfig:
     lbd_penalty: str = "official"      #: LBD form: "official" (squared, all heads, raw logits) or "paper"
     lbd_dropout_keep: float = 0.1      #: LBD official penalty: keep probability of the dropout on H
     vec_dim: int = 2                   #: Vectorization: dimension d of the relevance/observation vectors
-    vec_freeze: int = 500              #: Vectorization: steps before the observation vectors train
+    vec_freeze: int = 100              #: Vectorization: steps before the observation vectors train (official: 500 of 10,000)
     cld_gamma: float = 0.15            #: CLD: correlation γ ∈ [0.05, 0.30] of the Tobit model
     cld_rho_eta: float | None = None   #: CLD: assumed η of the propensity ρ (None: the log's click model)
 

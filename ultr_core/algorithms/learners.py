@@ -54,6 +54,12 @@ class Learner(nn.Module):
         """Current estimate of the observation curve per position (None if the method has none)."""
         return None
 
+    def tau_weights(self, b):
+        """HTE click weights 1/τ (clipped at ``max_weight``) when the batch carries ``tau``, else None."""
+        if "tau" not in b:
+            return None
+        return (1.0 / b["tau"].clamp(min=1e-6)).clamp(max=self.cfg.max_weight or float("inf"))
+
 
 class Naive(Learner):
     """"Click Data": listwise softmax cross-entropy on raw clicks (no debiasing)."""
@@ -289,7 +295,8 @@ class LBD(Learner):
         h_disp = h_all[:, idx, idx]                                         # the head of the shown position
         log_o = h_disp if self.official else F.logsigmoid(h_disp)
         gamma = (torch.rand(B, L, generator=self.generator) >= self.t).to(log_r.dtype)
-        l_sv = listwise_softmax(log_r + gamma * log_o, c, m)
+        w = self.tau_weights(b)
+        l_sv = listwise_softmax(log_r + gamma * log_o, c, m, w)
         parts = {"loss": float(l_sv.detach())}
         total = l_sv
         if self.lam > 0:
@@ -309,6 +316,116 @@ class LBD(Learner):
         return self._obs / max(self._obs[0], 1e-12)
 
 
+class Vectorization(Learner):
+    """Vectorization (Chen, Liu, Liu & Sun, KDD 2022, "Scalar is Not Enough"; LBD's Table 1 baseline).
+
+    Relevance is a vector ``r(x) ∈ R^d`` (the ranker's d outputs) and observation a vector
+    ``o_p ∈ R^d`` per position (initialised to ones, frozen for the first ``vec_freeze`` steps so
+    the ranker settles first); the click logit is ``⟨r(x), o_p⟩`` in the listwise softmax loss.  To
+    rank, relevance is projected on a per-query **base vector** ``b(q)``: a density model maps
+    features to a Gaussian ``N(μ(x), diag σ²(x))`` (μ = 1 + network output) fitted to the observation vector of the position
+    each document was shown at (loss ``mean((μ − o_p)²/σ²) + mean(log σ²)`` + 0.001·L2 of its
+    kernels, trained after ``vec_freeze`` steps), and ``b(q) = Σ_i μ(x_i)/σ²(x_i) / Σ_i 1/σ²(x_i)``
+    over the query's documents; score ``⟨r(x), b(q)⟩``.  Written from the paper's description;
+    the differences from the official code are in docs/conventions.md.
+    """
+
+    def __init__(self, cfg, n_features, n_positions, context):
+        super().__init__(cfg, n_features, n_positions, context)
+        d = cfg.vec_dim
+        self.f = make_model(cfg.model, n_features, d, cfg.hidden, cfg.layer_norm)
+        self.o = nn.Parameter(torch.ones(n_positions, d))
+        self.density = nn.Sequential(nn.Linear(n_features, 256), nn.ELU(), nn.Linear(256, 64), nn.ELU(),
+                                     nn.Linear(64, 2 * d))
+        self.steps_done = 0
+
+    def _density(self, X):
+        out = self.density(X.detach())
+        d = self.cfg.vec_dim
+        # μ = 1 + net(x): the base vector starts at the observation vectors' initial value (ones),
+        # so short runs rank by ⟨r, 1⟩ — the logit they trained — until the density model has fitted
+        return 1.0 + out[..., :d], out[..., d:].clamp(-10, 10)
+
+    def base_vector(self, X, mask):
+        """Precision-weighted mean of μ(x) over each list's documents: (B, d)."""
+        mu, log_var = self._density(X)
+        w = torch.exp(-log_var) * mask[..., None]
+        return (mu * w).sum(1) / w.sum(1).clamp(min=1e-9)
+
+    def score(self, X):
+        """Scores for one list (X: (L, F)) or a batch of lists (X: (B, L, F))."""
+        r = self.f(X)
+        if X.dim() == 2:
+            b = self.base_vector(X[None], torch.ones(1, len(X), dtype=torch.bool))[0]
+            return (r * b).sum(-1)
+        b = self.base_vector(X, torch.ones(X.shape[:2], dtype=torch.bool))
+        return (r * b[:, None, :]).sum(-1)
+
+    def predict_lists(self, X, offsets):
+        """⟨r(x), b(q)⟩ with the base vector of each query's list (``offsets``: query boundaries)."""
+        X = torch.as_tensor(np.asarray(X, np.float32))
+        offsets = np.array([0, len(X)]) if offsets is None else np.asarray(offsets)
+        q = torch.from_numpy(np.repeat(np.arange(len(offsets) - 1), np.diff(offsets)))
+        with torch.no_grad():
+            r = self.f(X)
+            mu, log_var = self._density(X)
+            w = torch.exp(-log_var)
+            nq, d = len(offsets) - 1, self.cfg.vec_dim
+            num = torch.zeros(nq, d).index_add_(0, q, mu * w)
+            den = torch.zeros(nq, d).index_add_(0, q, w)
+            b = num / den.clamp(min=1e-9)
+            return (r * b[q]).sum(-1).numpy().astype(np.float64)
+
+    def loss(self, b):
+        X, c, m = b["X"], b["clicks"], b["shown"]
+        L = X.shape[1]
+        frozen = self.steps_done < self.cfg.vec_freeze
+        self.steps_done += 1
+        o = self.o[:L].detach() if frozen else self.o[:L]
+        logits = (self.f(X) * o[None]).sum(-1)
+        l_click = listwise_softmax(logits, c, m)
+        parts = {"loss": float(l_click.detach())}
+        total = l_click
+        if not frozen:
+            mu, log_var = self._density(X)
+            mf = m.float()[..., None]
+            n = (mf.sum() * self.cfg.vec_dim).clamp(min=1)
+            fit = (((mu - self.o[:L].detach()[None]) ** 2) * torch.exp(-log_var) * mf).sum() / n
+            spread = (log_var * mf).sum() / n
+            l2 = 0.001 * sum(0.5 * (layer.weight ** 2).sum() for layer in self.density if isinstance(layer, nn.Linear))
+            total = total + fit + spread + l2
+            parts["density_loss"] = float((fit + spread).detach())
+        return total, parts
+
+    def observation(self):
+        """None: observation is a vector per position here, with no scalar curve to compare."""
+        return None
+
+
+class HTE(Learner):
+    """HTE debiasing (LBD §6.3, Fig. 3c; Tian et al.'s intervention design): the listwise softmax
+    loss on clicks weighted by 1/τ̂_k(x), τ̂ estimated by a T-learner on a simulated intervention
+    log (:func:`ultr_core.hte.estimate_tau`); ``hte_oracle`` uses the true o_k(x)/o_1(x)."""
+
+    tau_kind = "estimated"
+
+    def loss(self, b):
+        l = listwise_softmax(self.score(b["X"]), b["clicks"], b["shown"], self.tau_weights(b))
+        return l, {"loss": float(l.detach())}
+
+
+class HTEOracle(HTE):
+    """HTE-oracle: clicks weighted by the simulator's true 1/τ_k(x) = o_1(x)/o_k(x) (upper bound of HTE)."""
+
+    tau_kind = "oracle"
+
+
+class LBDHTEOracle(LBD):
+    """LBD-HTE-oracle: LBD trained on the clicks corrected with the true 1/τ_k(x) (LBD §6.3)."""
+
+    tau_kind = "oracle"
+
+
 def _lbd_variant(lam, t, doc):
     class Variant(LBD):
         __doc__ = doc
@@ -321,7 +438,8 @@ def _lbd_variant(lam, t, doc):
 
 LEARNERS = {
     "naive": Naive, "oracle": Oracle, "ips": IPS, "dla": DLA, "regression_em": RegressionEM,
-    "two_tower": TwoTower, "pair_debias": PairDebias, "lbd": LBD,
+    "two_tower": TwoTower, "pair_debias": PairDebias, "lbd": LBD, "vectorization": Vectorization,
+    "hte": HTE, "hte_oracle": HTEOracle, "lbd_hte_oracle": LBDHTEOracle,
     "lbd_lips": _lbd_variant(None, 0.0, "LBD_Lips: LBD with t = 0 (gradient penalty only)."),
     "lbd_ber": _lbd_variant(0.0, None, "LBD_Ber: LBD with λ = 0 (Bernoulli decoupling only)."),
     "unlimited": _lbd_variant(0.0, 0.0, "Unlimited: LBD with λ = 0 and t = 0."),

@@ -60,8 +60,9 @@ def _optimizer(cfg: TrainConfig, params):
     return torch.optim.SGD(params, lr=cfg.lr)
 
 
-def _batch(rows, candidate, shown, clicks, X_all, labels, width, use_candidates):
-    """A training batch from (B, L) session arrays, cut to ``width`` positions."""
+def _batch(rows, candidate, shown, clicks, X_all, labels, width, use_candidates, tau=None):
+    """A training batch from (B, L) session arrays, cut to ``width`` positions; with a ``tau``
+    table (split row × position) the batch carries ``tau`` (B, L) for HTE-style weighting."""
     rows = rows[:, :width]
     safe = np.maximum(rows, 0)
     mask = np.require((candidate if use_candidates else shown)[:, :width], requirements=["C", "W"])
@@ -69,18 +70,32 @@ def _batch(rows, candidate, shown, clicks, X_all, labels, width, use_candidates)
          "clicks": torch.from_numpy(np.require(clicks[:, :width], np.float32, ["C", "W"]))}
     if labels is not None:
         b["labels"] = torch.from_numpy(labels[safe].astype(np.float32))
+    if tau is not None:
+        cols = np.minimum(np.arange(rows.shape[1]), tau.shape[1] - 1)
+        b["tau"] = torch.from_numpy(tau[safe, cols[None, :]].astype(np.float32))
     return b
 
 
-def _online_sampler(log: ClickLog, dataset: LTRDataset, split: RankingData, seed: int):
-    """ULTRA-style online clicks: rebuild the log's click model from its metadata and sample
-    fresh sessions every step (``clicks="online"``)."""
+def log_simulator(log: ClickLog, dataset: LTRDataset, what: str = "this method"):
+    """The fitted :class:`ClickSimulator` that produced ``log`` (rebuilt from its metadata)."""
+    from dataclasses import fields as dc_fields
+
     from ..simulation import ClickModelConfig, ClickSimulator
     meta = log.meta
     if "click_model" not in meta or "seed" not in meta:
-        raise ConfigError("clicks", "online clicks need a simulated log (its click model is in the log's metadata)")
-    sim = ClickSimulator(ClickModelConfig(**meta["click_model"]), seed=int(meta["seed"])).fit(dataset)
-    return sim.online_sampler(split, seed)
+        raise ConfigError("log", f"{what} needs a simulated log (its click model is in the log's metadata)")
+    known = {f.name for f in dc_fields(ClickModelConfig)}
+    cfg = ClickModelConfig(**{k: v for k, v in meta["click_model"].items() if k in known})
+    return ClickSimulator(cfg, seed=int(meta["seed"])).fit(dataset)
+
+
+def _tau_table(kind: str, log: ClickLog, dataset: LTRDataset, split: RankingData, n_positions: int,
+               seed: int) -> np.ndarray:
+    from ..hte import estimate_tau, oracle_tau
+    sim = log_simulator(log, dataset, "HTE")
+    if kind == "oracle":
+        return oracle_tau(sim, split, n_positions)
+    return estimate_tau(sim, split, n_positions, n_sessions=log.n_sessions, seed=seed)
 
 
 def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_step=None, stop=None) -> FitResult:
@@ -111,7 +126,8 @@ def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_
         count += 1
         if step % config.eval_every == 0 or step == config.steps:
             with torch.no_grad():
-                sv = learner.score(Xv).numpy()
+                sv = (learner.predict_lists(valid.features, valid.offsets) if hasattr(learner, "predict_lists")
+                      else learner.score(Xv).numpy())
             obs = learner.observation()
             rec = {"step": step, **{k: v / count for k, v in sums.items()},
                    "valid_ndcg@10": ndcg(sv, valid.labels, valid.offsets, 10),
@@ -162,6 +178,8 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
         X_all = torch.from_numpy(split.features)
         labels = split.labels if learner.uses_labels else None
         state = {"order": rng.permutation(pool), "cursor": 0}
+        tau = (_tau_table(learner.tau_kind, log, dataset, split, data.n_positions, config.seed)
+               if getattr(learner, "tau_kind", None) else None)
 
         def next_batch():
             if state["cursor"] + config.batch_size > len(state["order"]):
@@ -169,15 +187,15 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
             idx = state["order"][state["cursor"]:state["cursor"] + config.batch_size]
             state["cursor"] += config.batch_size
             return _batch(data.rows[idx], data.candidate[idx], data.shown[idx], data.clicks[idx],
-                          X_all, labels, width, learner.uses_labels)
+                          X_all, labels, width, learner.uses_labels, tau)
 
         if config.clicks == "online":
-            draw = _online_sampler(log, dataset, split, config.seed)
+            draw = log_simulator(log, dataset, "online clicks").online_sampler(split, config.seed)
 
             def next_batch():                   # noqa: F811 - fresh clicks every step
                 d = draw(config.batch_size)
                 return _batch(d["rows"], d["mask"], d["shown"], d["clicks"], X_all, labels, width,
-                              learner.uses_labels)
+                              learner.uses_labels, tau)
 
         return train_loop(learner, config, next_batch, dataset.valid, on_step, stop)
 
