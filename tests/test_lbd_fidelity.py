@@ -107,7 +107,7 @@ def test_paper_penalty_value_matches_per_document_jacobians():
                 x = X[bi, i]
                 J = _doc_jacobian(learner, x)[1 + i]                     # head of the shown position
                 s = torch.sigmoid(learner.f(x)[1 + i])
-                hand += float((s * (1 - s) * J).norm())
+                hand += float((s * (1 - s) * J).norm().detach())
     hand /= X.shape[0]
     Xg = X.clone().requires_grad_(True)
     h_all = learner.f(Xg)[..., 1:1 + L]
@@ -129,9 +129,9 @@ def test_penalised_loss_gradient_matches_finite_differences(form):
         for j in rng.choice(flat.numel(), size=min(3, flat.numel()), replace=False):
             old = flat[j].item()
             flat[j] = old + eps
-            up = float(learner.loss(b)[0])
+            up = float(learner.loss(b)[0].detach())
             flat[j] = old - eps
-            down = float(learner.loss(b)[0])
+            down = float(learner.loss(b)[0].detach())
             flat[j] = old
             fd = (up - down) / (2 * eps)
             assert g.view(-1)[j].item() == pytest.approx(fd, rel=1e-5, abs=1e-8)
