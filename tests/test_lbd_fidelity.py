@@ -145,10 +145,10 @@ def test_official_dropout_is_unbiased_and_uses_the_keep_probability():
     L = X.shape[1]
     Xg = X.clone().requires_grad_(True)
     h_all = learner.f(Xg)[..., 1:1 + L]
-    vals = [float(learner.penalty(Xg, h_all, h_all[:, range(L), range(L)], m)) for _ in range(300)]
+    vals = [float(learner.penalty(Xg, h_all, h_all[:, range(L), range(L)], m).detach()) for _ in range(300)]
     full, _ = _tiny_lbd("official", keep=1.0)
     h_full = full.f(Xg)[..., 1:1 + L]
-    exact = float(full.penalty(Xg, h_full, h_full[:, range(L), range(L)], m))
+    exact = float(full.penalty(Xg, h_full, h_full[:, range(L), range(L)], m).detach())
     assert len(set(vals)) > 50                    # a fresh mask every call
     assert np.mean(vals) > exact                  # E‖g‖² = ‖E g‖² + Var g > ‖E g‖²
 
