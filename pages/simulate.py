@@ -83,7 +83,9 @@ def main():
                                help="only the first k candidates are shown (CLD's selection bias)")
         topk = st.slider("k", 1, 20, qp("topk", 5, int, 1, 20), help="number of shown documents") if use_topk else None
         coupling = st.slider("coupling level η_c", 0.0, 0.6, qp("coupling", 0.0, float, 0.0, 0.6), 0.1,
-                             help="LBD individual-level observation: o_p(x) = v_p^{η·max(wᵀx′+1,0)}, w ~ U[−η_c, η_c]")
+                             help="LBD individual-level observation: o_p(x) = v_p^{η·max(wᵀx′+1,0)}, w = η_c·u with one "
+                                  "direction u ∈ [−1, 1]¹⁰ per sweep and the 10 crux features scaled to [−1, 1] over all "
+                                  "splits, as in the official code (η_c is the paper's η only under this scaling)")
         n_contexts = st.number_input("contexts", 0, 100_000, qp("contexts", 0, int, 0, 100_000),
                                      help="contextual PBM with this many context types (0 = off)")
         n_sessions = st.number_input("sessions", 100, 1_000_000, qp("sessions", 20_000, int, 100, 1_000_000), 1000,
@@ -135,6 +137,12 @@ def main():
     c1.metric("sessions", f"{log.n_sessions:,}")
     c2.metric("rows", f"{len(log):,}")
     c3.metric("clicks", f"{int(log.frame['click'].sum()):,}")
+    spread = log.meta.get("coupling_exponent")
+    if spread:
+        st.caption(f"Coupling exponent 1 + wᵀx′ over the training documents: std **{spread['std']:.2f}**, "
+                   f"5–95 % range **{spread['p5']:.2f} … {spread['p95']:.2f}** (mean {spread['mean']:.2f}); "
+                   "the observation of a document at position p is v_p to the power η × max(that, 0). "
+                   "The official scaling gives a std of ≈ 0.7 at η_c = 0.6 on the Yahoo! sample.")
     if hid["relevant"] is not None and topk is not None:
         c4.metric("relevant documents hidden by top-k", f"{hid['hidden']:,} / {hid['relevant']:,}",
                   help="distinct (query, document) pairs with label ≥ 1 below the cut-off")

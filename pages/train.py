@@ -48,10 +48,21 @@ def main():
                               qp("lr", 0.01, float, options=(0.001, 0.003, 0.01, 0.03, 0.1)), help="Adam step size")
         steps = st.slider("steps", 50, 5000, qp("steps", 600, int, 50, 5000), 50, help="batches of 256 sessions")
         seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="initialisation and batch order")
+        clicks = st.radio("clicks", ["log", "online"], horizontal=True,
+                          index=1 if qp("clicks", "log", options=("log", "online")) == "online" else 0,
+                          help="log: batches drawn from the simulated log; online: fresh clicks from the same click "
+                               "model every step (ULTRA's simulation, used by the LBD paper)")
         with st.expander("method hyper-parameters"):
+            table3 = st.checkbox("LBD λ and t from the paper's Table 3 for this log's η_c", True,
+                                 help="η_c 0–0.2 → λ 100, t 0.1; 0.3 → 1, 0.1; 0.4–0.5 → 1, 0.3; 0.6 → 1, 0.4 (DNN); "
+                                      "Linear → 10000, 0.1")
             lam = st.select_slider("LBD gradient penalty λ", [0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0], 100.0,
-                                   help="Lipschitz decoupling strength (LBD §5)")
-            t = st.slider("LBD Bernoulli t", 0.0, 0.9, 0.1, 0.05, help="probability of dropping the observation term")
+                                   help="Lipschitz decoupling strength (LBD §5)", disabled=table3)
+            t = st.slider("LBD Bernoulli t", 0.0, 0.9, 0.1, 0.05, help="probability of dropping the observation term",
+                          disabled=table3)
+            penalty = st.radio("LBD penalty form", ["official", "paper"], horizontal=True,
+                               help="official: squared norm of the gradient of the batch mean of all heads' raw logits "
+                                    "after dropout (keep 0.1), raw logit added; paper: Σ‖∇ₓσ(h)‖ at the shown position")
             ips_eta = st.slider("IPS assumed η (misspecification)", 0.0, 2.0, 1.0, 0.1,
                                 help="IPS propensities o_p = v_p^η′; 'true propensities' below overrides")
             ips_true = st.checkbox("IPS uses the true propensities", True,
@@ -59,12 +70,13 @@ def main():
             gamma = st.slider("CLD γ", 0.05, 0.30, 0.15, 0.01, help="correlation of the CLD Tobit model")
     url_notices()
     st.query_params.update({"algorithms": ",".join(chosen), "model": model, "lr": str(lr), "steps": str(steps),
-                            "seed": str(seed)})
+                            "seed": str(seed), "clicks": clicks})
 
     def start():
         try:
             configs = [TrainConfig(algorithm=NAMES[a], model=model, lr=lr, steps=steps, seed=int(seed),
-                                   lbd_lambda=lam, lbd_t=t, ips_eta=None if ips_true else ips_eta, cld_gamma=gamma,
+                                   lbd_lambda=None if table3 else lam, lbd_t=None if table3 else t,
+                                   lbd_penalty=penalty, clicks=clicks, ips_eta=None if ips_true else ips_eta, cld_gamma=gamma,
                                    eval_every=max(10, steps // 30)) for a in chosen]
         except ConfigError as e:
             st.error(f"Check the settings: {escape_markdown(e)}")

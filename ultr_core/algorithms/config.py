@@ -7,7 +7,26 @@ import numpy as np
 
 from ..errors import ConfigError, show
 
-__all__ = ["TrainConfig", "ALGORITHMS", "PRESETS"]
+__all__ = ["TrainConfig", "ALGORITHMS", "PRESETS", "LBD_TABLE3", "lbd_table3", "PAPER_SCALE"]
+
+#: LBD Table 3 (Yahoo!, DNN): the (λ, t) the paper selected on validation per coupling level η
+LBD_TABLE3 = {0.0: (100.0, 0.1), 0.1: (100.0, 0.1), 0.2: (100.0, 0.1), 0.3: (1.0, 0.1), 0.4: (1.0, 0.3),
+              0.5: (1.0, 0.3), 0.6: (1.0, 0.4)}
+#: LBD Table 3 has one Linear-ranker row on Yahoo! (η = 0.1); we use it at every η
+LBD_TABLE3_LINEAR = (10000.0, 0.1)
+
+
+def lbd_table3(coupling: float, model: str = "dnn") -> tuple[float, float]:
+    """The paper's (λ, t) for a coupling level (nearest Table 3 row; levels above 0.6 use 0.6).
+
+    >>> lbd_table3(0.0), lbd_table3(0.6), lbd_table3(0.44), lbd_table3(0.3, "linear")
+    ((100.0, 0.1), (1.0, 0.4), (1.0, 0.3), (10000.0, 0.1))
+    """
+    if model == "linear":
+        return LBD_TABLE3_LINEAR
+    level = min(LBD_TABLE3, key=lambda lv: (abs(lv - float(coupling)), lv))
+    return LBD_TABLE3[level]
+
 
 #: every algorithm behind :func:`ultr_core.algorithms.fit`, with its display name
 ALGORITHMS = {
@@ -43,8 +62,8 @@ class TrainConfig:
     max_weight: float | None = 10.0    #: clip of inverse-propensity-style weights (IPS, DLA, PairDebias; None: no clip)
     ips_eta: float | None = None       #: IPS: assumed position-bias severity (None: true propensities)
     em_step: float = 0.05              #: Regression-EM: running-mean step of the M-step
-    lbd_lambda: float = 100.0          #: LBD gradient-penalty weight λ (Lipschitz decoupling)
-    lbd_t: float = 0.1                 #: LBD Bernoulli drop probability t (Bernoulli decoupling)
+    lbd_lambda: float | None = None    #: LBD gradient-penalty weight λ (None: the paper's Table 3 value for the log's η_c)
+    lbd_t: float | None = None         #: LBD Bernoulli drop probability t (None: Table 3 for the log's η_c)
     lbd_penalty: str = "official"      #: LBD form: "official" (squared, all heads, raw logits) or "paper"
     lbd_dropout_keep: float = 0.1      #: LBD official penalty: keep probability of the dropout on H
     vec_dim: int = 2                   #: Vectorization: dimension d of the relevance/observation vectors
@@ -67,8 +86,9 @@ class TrainConfig:
                   ("clip_norm", self.clip_norm is None or self.clip_norm > 0),
                   ("lbd_dropout_keep", 0 < self.lbd_dropout_keep <= 1),
                   ("vec_dim", 1 <= self.vec_dim <= 64), ("vec_freeze", self.vec_freeze >= 0),
-                  ("em_step", 0 < self.em_step <= 1), ("lbd_lambda", 0 <= self.lbd_lambda <= 1e6),
-                  ("lbd_t", 0 <= self.lbd_t < 1), ("cld_gamma", 0 <= self.cld_gamma < 1),
+                  ("em_step", 0 < self.em_step <= 1),
+                  ("lbd_lambda", self.lbd_lambda is None or 0 <= self.lbd_lambda <= 1e6),
+                  ("lbd_t", self.lbd_t is None or 0 <= self.lbd_t < 1), ("cld_gamma", 0 <= self.cld_gamma < 1),
                   ("hidden", len(self.hidden) >= 1 and all(int(h) >= 1 for h in self.hidden))]
         for name, ok in checks:
             value = getattr(self, name)
@@ -131,9 +151,18 @@ class TrainConfig:
         return replace(base, **changes)
 
 
+#: the official LBD training scale (config/setting_yahoo_0.1_DNN.json, ultra/ranking_model/DNN_multi.py,
+#: lbd.py): 512-256-128 ELU + LayerNorm, Adagrad 0.05, global-norm clip 5, 10,000 steps of 256 lists
+#: with fresh clicks, DLA weights unclipped
+PAPER_SCALE = dict(model="dnn", hidden=(512, 256, 128), layer_norm=True, optimizer="adagrad", lr=0.05,
+                   clip_norm=5.0, steps=10_000, batch_size=256, clicks="online", max_weight=None, eval_every=200)
+
 #: the papers' settings as presets (name -> TrainConfig changes)
 PRESETS = {
-    "LBD paper (DNN, λ=100, t=0.1)": dict(algorithm="lbd", model="dnn", lbd_lambda=100.0, lbd_t=0.1),
+    "LBD paper (DNN, λ and t from Table 3 for the log's η_c)": dict(algorithm="lbd", model="dnn", lbd_lambda=None,
+                                                                    lbd_t=None),
+    "LBD paper scale (512-256-128 + LayerNorm, Adagrad 0.05, clip 5, 10,000 online steps)": dict(
+        algorithm="lbd", lbd_lambda=None, lbd_t=None, **PAPER_SCALE),
     "LBD paper (Linear, λ=10000, t=0.1)": dict(algorithm="lbd", model="linear", lbd_lambda=10000.0, lbd_t=0.1),
     "CLD paper (pointwise, γ=0.15)": dict(algorithm="cld", model="linear", cld_gamma=0.15),
     "CLD_pair paper": dict(algorithm="cld_pair", model="dnn", cld_gamma=0.15),

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..simulation import position_observation
-from .config import TrainConfig
+from .config import TrainConfig, lbd_table3
 from .models import make_model
 
 NEG = -1e9
@@ -260,8 +260,9 @@ class LBD(Learner):
     def __init__(self, cfg, n_features, n_positions, context, lam=None, t=None):
         super().__init__(cfg, n_features, n_positions, context)
         self.f = make_model(cfg.model, n_features, 1 + n_positions, cfg.hidden, cfg.layer_norm)
-        self.lam = cfg.lbd_lambda if lam is None else lam
-        self.t = cfg.lbd_t if t is None else t
+        paper_lam, paper_t = lbd_table3(context.get("click_model", {}).get("coupling", 0.0), cfg.model)
+        self.lam = (paper_lam if cfg.lbd_lambda is None else cfg.lbd_lambda) if lam is None else lam
+        self.t = (paper_t if cfg.lbd_t is None else cfg.lbd_t) if t is None else t
         self.official = cfg.lbd_penalty == "official"
         self.keep = cfg.lbd_dropout_keep
         self.generator = context["generator"]
@@ -431,8 +432,7 @@ def _lbd_variant(lam, t, doc):
         __doc__ = doc
 
         def __init__(self, cfg, n_features, n_positions, context):
-            super().__init__(cfg, n_features, n_positions, context,
-                             lam=cfg.lbd_lambda if lam is None else lam, t=cfg.lbd_t if t is None else t)
+            super().__init__(cfg, n_features, n_positions, context, lam=lam, t=t)
     return Variant
 
 
