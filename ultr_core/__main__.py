@@ -85,23 +85,48 @@ def _atomic_write(out: Path, write) -> None:
 
 
 def _train(a) -> int:
+    from dataclasses import replace
+
     from .algorithms import TrainConfig
+    from .algorithms.config import PAPER_SCALE, lbd_table3
     from .experiment import ExperimentSpec, run_experiment
     from .simulation import ClickModelConfig
+    if not 1 <= a.seeds <= 100:
+        raise ConfigError("--seeds", f"must be 1 to 100, got {a.seeds}")
     click = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
                              coupling=a.coupling, n_contexts=a.contexts)
-    train = TrainConfig.from_pairs(a.set or [], TrainConfig(algorithm=a.algorithm, seed=a.seed))
-    spec = ExperimentSpec(dataset=a.dataset, click=click, train=train, n_sessions=a.sessions, seed=a.seed,
-                          data_seed=a.data_seed)
-    out = run_experiment(spec)
+    base = TrainConfig(algorithm=a.algorithm, seed=a.seed, clicks=a.clicks,
+                       **(PAPER_SCALE | {"clicks": "online"} if a.paper_scale else {}))
+    train = TrainConfig.from_pairs(a.set or [], base)
+    outs = []
+    for seed in range(a.seed, a.seed + a.seeds):
+        spec = ExperimentSpec(dataset=a.dataset, click=click, train=replace(train, seed=seed), n_sessions=a.sessions,
+                              seed=seed, data_seed=a.data_seed)
+        outs.append(run_experiment(spec))
+    out = outs[0]
     if a.json:
-        print(json.dumps({"metrics": out["metrics"], "config": out["spec"], "algorithm": out["algorithm"],
-                          "observation": out["observation"], "true_observation": out["true_observation"]},
-                         default=float))
-    else:
-        print(f"{out['algorithm']} on {a.dataset} ({a.sessions:,} sessions, seed {a.seed}) — test split:")
+        payload = [{"seed": a.seed + i, "metrics": o["metrics"], "config": o["spec"], "algorithm": o["algorithm"],
+                    "observation": o["observation"], "true_observation": o["true_observation"]}
+                   for i, o in enumerate(outs)]
+        print(json.dumps(payload[0] if a.seeds == 1 else payload, default=float))
+        return 0
+    print(f"{out['algorithm']} on {a.dataset} ({a.sessions:,} sessions, clicks from the {train.clicks}"
+          f"{'' if train.clicks == 'log' else ' simulation'}) — test split:")
+    if train.algorithm.startswith("lbd") and (train.lbd_lambda is None or train.lbd_t is None):
+        lam, t = lbd_table3(a.coupling, train.model)
+        print(f"  LBD λ = {train.lbd_lambda if train.lbd_lambda is not None else lam:g}, "
+              f"t = {train.lbd_t if train.lbd_t is not None else t:g} (paper's Table 3 for η_c = {a.coupling:g} "
+              "where not set)")
+    if a.seeds == 1:
         for k, v in out["metrics"].items():
             print(f"  {k:10s} {v:.4f}")
+        return 0
+    import numpy as np
+    keys = list(out["metrics"])
+    print("  seed  " + "  ".join(f"{k:>8s}" for k in keys))
+    for i, o in enumerate(outs):
+        print(f"  {a.seed + i:4d}  " + "  ".join(f"{o['metrics'][k]:8.4f}" for k in keys))
+    print("  mean  " + "  ".join(f"{np.mean([o['metrics'][k] for o in outs]):8.4f}" for k in keys))
     return 0
 
 
@@ -154,9 +179,9 @@ def main(argv=None) -> int:
     sm.set_defaults(fn=_simulate)
     tr = sub.add_parser("train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="simulate clicks, train one algorithm, print test metrics")
     tr.add_argument("--dataset", default="synthetic", help="synthetic, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
-    tr.add_argument("--algorithm", default="dla", help="naive, oracle, ips, dla, regression_em, two_tower, "
-                                                       "pair_debias, lbd, lbd_lips, lbd_ber, unlimited, cld, "
-                                                       "cld_pair, heckman, rankagg")
+    from .algorithms.config import ALGORITHMS as _ALGS
+    tr.add_argument("--algorithm", default="dla", choices=list(_ALGS), metavar="ALGORITHM",
+                    help="one of " + ", ".join(_ALGS))
     tr.add_argument("--eta", type=float, default=1.0, help="position-bias severity η")
     tr.add_argument("--convention", default="eye_tracking", choices=["eye_tracking", "reciprocal"],
                     help="observation curve: v_p^η (eye tracking) or (1/p)^η (CLD)")
@@ -166,6 +191,14 @@ def main(argv=None) -> int:
     tr.add_argument("--contexts", type=int, default=0, help="context types of a contextual PBM (0: off)")
     tr.add_argument("--sessions", type=int, default=20_000, help="simulated sessions")
     tr.add_argument("--seed", type=int, default=0, help="seed of the simulation (and training)")
+    tr.add_argument("--seeds", type=int, default=1, help="run this many seeds (seed, seed + 1, …) and print each and "
+                                                         "the mean")
+    tr.add_argument("--clicks", choices=["log", "online"], default="log",
+                    help="train on batches of the simulated log, or on fresh clicks every step (ULTRA's online "
+                         "simulation)")
+    tr.add_argument("--paper-scale", action="store_true",
+                    help="the official LBD scale: 512-256-128 + LayerNorm, Adagrad 0.05, clip 5, 10,000 online "
+                         "steps, unclipped DLA weights (slow on a CPU)")
     tr.add_argument("--data-seed", type=int, default=0, help="seed of generated data")
     from dataclasses import fields as _fields
 
