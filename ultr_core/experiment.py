@@ -78,6 +78,7 @@ def run_experiment(spec: ExperimentSpec, on_step=None, stop=None, data=None) -> 
     train = spec.train if spec.train.seed == spec.seed else replace(spec.train, seed=spec.seed)
     result = fit(log, ds, train, on_step=on_step, stop=stop)
     metrics = evaluate(result, ds.test, noise=spec.click.noise, max_label=ds.max_label)
+    metrics["valid_ndcg@10"] = evaluate(result, ds.valid, noise=None)["ndcg@10"]     # for model selection
     est = result.observation()
     from .algorithms.data import session_data
     truth = session_data(log).true_propensity()
@@ -243,8 +244,11 @@ def train_many(log, dataset, configs, report=None, stop=None, noise: float | Non
 PRESET_SWEEPS = {
     "PBM η = 1: Oracle / DLA / IPS / Naive (synthetic default)": dict(
         base={}, methods=["naive", "ips", "dla", "oracle"], sweep=None, values=[]),
-    "LBD Table 1 / Fig. 3: coupling level η_c": dict(
-        base={}, methods=["naive", "dla", "ips", "lbd", "lbd_lips", "lbd_ber"], sweep="click.coupling",
+    "LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)": dict(
+        base={}, methods=["naive", "dla", "vectorization", "lbd", "lbd_lips", "lbd_ber"], sweep="click.coupling",
+        values=[0.0, 0.2, 0.4, 0.6]),
+    "LBD Fig. 3c: HTE with intervention data (coupling level η_c)": dict(
+        base={}, methods=["naive", "hte", "hte_oracle", "lbd_hte_oracle", "lbd"], sweep="click.coupling",
         values=[0.0, 0.2, 0.4, 0.6]),
     "CLD Table 2: top-5, η = 1 (reciprocal), 10 % noise": dict(
         base={"click.topk": 5, "click.convention": "reciprocal", "click.eta": 1.0, "click.noise": 0.1},

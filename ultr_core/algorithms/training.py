@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from ..metrics import evaluate_ranking, mcc, ndcg
 from ..simulation import relevance_probability
 from .config import TrainConfig
-from .data import SessionData, session_data
+from .data import session_data
 from .learners import LEARNERS, Learner
 
 __all__ = ["fit", "FitResult", "evaluate", "train_loop"]
