@@ -20,8 +20,11 @@ def main():
     st.caption("Chen et al., NeurIPS 2022, Fig. 4: test nDCG@10 of LBD over the gradient-penalty weight λ and the "
                "Bernoulli drop probability t, one panel per coupling level η_c. The paper's focal point moves from "
                "high λ / low t (Lipschitz decoupling works) to low λ / high t (Bernoulli decoupling works) as η_c grows.")
-    st.latex(r"\log \hat c_p = \log \hat r(x) + \gamma \log \hat o_p(x),\ \gamma\sim\mathrm{Bernoulli}(1-t),\qquad "
-             r"\mathcal{L} = \mathcal{L}_{\text{softmax}} + \lambda \textstyle\sum_i \lVert \nabla_x \hat o_{p_i}(x_i) \rVert")
+    st.latex(r"\text{logit}\,\hat c_p = s(x) + \gamma\, h_p(x),\ \gamma\sim\mathrm{Bernoulli}(1-t),\qquad "
+             r"\mathcal{L} = \mathcal{L}_{\text{softmax}} + \lambda \big\lVert \nabla_X\, \overline{\mathrm{dropout}_{0.1}(H)} \big\rVert_2^2")
+    st.caption("The penalty as the official code computes it (lbd.py): the squared gradient norm of the batch mean "
+               "of all observation heads' raw logits after dropout. The paper's Table 3 picked, per η_c: 0–0.2 → "
+               "(λ 100, t 0.1), 0.3 → (1, 0.1), 0.4–0.5 → (1, 0.3), 0.6 → (1, 0.4).")
 
     with st.sidebar:
         preset = st.radio("grid", ["quick (η_c ∈ {0, 0.3, 0.6}, 1 seed)", "paper (η_c ∈ {0, 0.1, …, 0.6}, 3 seeds)"],
@@ -66,7 +69,9 @@ def main():
     if df is not None and len(df):
         fig = heatmap_figure(df)
         event = st.plotly_chart(fig, key="heat", on_select="rerun", selection_mode="points")
-        st.caption("Click a cell to see that run's training curves. Colours are per panel (darker = better); ★ = best cell.")
+        st.caption("Click a cell to see that run's training curves. Cells show test nDCG@10; colours are per panel "
+                   "(darker = better); ★ = the cell with the best validation nDCG@10 (model selection as in the paper, "
+                   "so ★ need not be the darkest cell).")
         pts = ((event or {}).get("selection") or {}).get("points") or []
         pts = [p for p in pts if p.get("customdata") is not None]     # the clickable cell centres
         if pts:

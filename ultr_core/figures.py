@@ -32,7 +32,7 @@ LABELS = {
     "click.topk": "top-k cut-off k", "click.eta": "position-bias severity η", "click.noise": "click noise ε",
     "click.coupling": "coupling level η_c", "click.n_contexts": "context types", "n_sessions": "sessions",
     "train.ips_eta,train.cld_rho_eta": "assumed η′ of the propensities", "train.lbd_lambda": "LBD penalty λ",
-    "train.lbd_t": "LBD Bernoulli t", "ndcg@10": "nDCG@10", "ndcg@5": "nDCG@5", "ndcg@3": "nDCG@3",
+    "train.lbd_t": "LBD Bernoulli t", "ndcg@10": "nDCG@10", "valid_ndcg@10": "validation nDCG@10", "ndcg@5": "nDCG@5", "ndcg@3": "nDCG@3",
     "ndcg@1": "nDCG@1", "map": "MAP", "mcc": "MCC", "K": "IG components K", "strategy": "repair",
     "algorithm": "method", "valid_ndcg@10": "validation nDCG@10", "loss": "training loss",
 }
@@ -273,10 +273,14 @@ def sweep_figure(summary: pd.DataFrame, x: str, metric: str, by: str = "algorith
 
 
 def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "click.coupling",
-                   row: str = "train.lbd_lambda", col: str = "train.lbd_t") -> go.Figure:
+                   row: str = "train.lbd_lambda", col: str = "train.lbd_t", select: str | None = None) -> go.Figure:
     """LBD Figure 4: one λ × t heat-map per coupling level, colour = mean ``metric`` over seeds
-    (each panel on its own scale, darker = better, as in the paper), best cell marked ★."""
+    (each panel on its own scale, darker = better, as in the paper).  The cell marked ★ is the best
+    by ``select`` (default: validation nDCG@10 when the cells have it — model selection as in the
+    paper — else ``metric``)."""
     from plotly.subplots import make_subplots
+    if select is None:
+        select = "valid_ndcg@10" if "valid_ndcg@10" in cells and cells["valid_ndcg@10"].notna().any() else metric
     levels = sorted(cells[panel].unique())
     means = cells.groupby([panel, row, col])[metric].mean()
     titles = [f"η_c = {v:g}<br><sub>{means[v].min():.3f}–{means[v].max():.3f}</sub>" for v in levels]
@@ -302,14 +306,16 @@ def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "c
                              z.ravel()],
             hovertemplate="%{y}, %{x}<br>" + label(metric) + " = %{customdata[3]:.4f}<br>click for its curves"
                           "<extra>η_c=%{customdata[0]}</extra>", row=1, col=i)
-        bi, bj = np.unravel_index(np.nanargmax(z), z.shape)
+        zsel = (cells[cells[panel] == lv].groupby([row, col])[select].mean().unstack(col)
+                .reindex(index=part.index, columns=part.columns).to_numpy())
+        bi, bj = np.unravel_index(np.nanargmax(zsel), zsel.shape)
         fig.add_scatter(x=[xs[bj]], y=[ys[bi]], mode="markers+text", text=["★"], textposition="top center",
                         textfont=dict(size=14, color="#d62728"),
                         marker=dict(size=1, color="#d62728"), showlegend=False, hoverinfo="skip", row=1, col=i)
         if i > 1:
             fig.update_yaxes(showticklabels=False, row=1, col=i)
     fig.update_layout(title=f"LBD (λ, t) grid: {label(metric)} per coupling level (each panel on its own colour "
-                            f"scale, shown beside it; darker = better, ★ = best)",
+                            f"scale, shown beside it; darker = better, ★ = best {label(select)})",
                       template="plotly_white", height=370, margin=dict(l=60, r=20, t=120, b=40),
                       title_y=0.97)
     return fig
