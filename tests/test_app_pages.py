@@ -225,6 +225,20 @@ def test_compare_default_runs_and_shows_intervals():
     assert len(at.dataframe) == 1 and "ndcg@10_lo" in at.dataframe[0].value.columns
 
 
+def test_compare_runs_vectorization_and_hte():
+    at = page("compare.py").run()
+    at.sidebar.multiselect[0].set_value(["Naive", "Vectorization", "HTE", "HTE-oracle"]).run()
+    at.sidebar.slider[0].set_value(1).run()                              # seeds
+    at.sidebar.select_slider[0].set_value(5_000).run()                   # sessions
+    at.sidebar.select_slider[1].set_value(100).run()                     # steps
+    at.button[0].click().run()
+    at = _wait(at, "compare_job", 180)
+    assert not at.exception and not at.error
+    df = at.session_state["compare_job"].result
+    assert set(df["algorithm"]) == {"Naive", "Vectorization", "HTE", "HTE-oracle"}
+    assert df["error"].isna().all() and (df["ndcg@10"] > 0.5).all()
+
+
 def test_compare_bad_sweep_values_message():
     at = page("compare.py").run()
     at.sidebar.selectbox[1].select("click noise ε").run()
