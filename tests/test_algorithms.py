@@ -207,3 +207,18 @@ def test_train_cli_json(capsys):
     assert out["config"]["train"]["steps"] == 30 and out["algorithm"] == "Naive"
     assert main(["train", "--algorithm", "cld", "--sessions", "500"]) == 2      # needs --topk: clear error
     assert "cut-off" in capsys.readouterr().err
+
+
+def test_device_option(setup):
+    ds, _, log = setup
+    with pytest.raises(ConfigError) as e:
+        TrainConfig(device="gpu")
+    assert e.value.field == "device"
+    cfg = TrainConfig(algorithm="lbd", device="auto", **FAST)
+    res = fit(log, ds, cfg)                     # cuda when present, else the CPU; the model ends on the CPU
+    assert next(res.model.parameters()).device.type == "cpu"
+    assert np.array_equal(res.predict(ds.test.features), fit(log, ds, cfg.with_(device="cpu")).predict(ds.test.features)) \
+        or torch.cuda.is_available()
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="no CUDA GPU"):
+            fit(log, ds, cfg.with_(device="cuda"))

@@ -59,6 +59,7 @@ class TrainConfig:
     seed: int = 0
     keep_best: bool = True             #: restore the parameters with the best validation nDCG@10
     threads: int = 1                   #: torch threads during fit (restored afterwards)
+    device: str = "cpu"                #: "cpu", "cuda" or "auto" (cuda when available); feature learners only
     max_weight: float | None = 10.0    #: clip of inverse-propensity-style weights (IPS, DLA, PairDebias; None: no clip)
     ips_eta: float | None = None       #: IPS: assumed position-bias severity (None: true propensities)
     em_step: float = 0.05              #: Regression-EM: running-mean step of the M-step
@@ -94,6 +95,8 @@ class TrainConfig:
             value = getattr(self, name)
             if not ok or (isinstance(value, float) and not np.isfinite(value)):
                 raise ConfigError(name, f"value {show(value)} is out of range")
+        if self.device not in ("cpu", "cuda", "auto"):
+            raise ConfigError("device", f"must be 'cpu', 'cuda' or 'auto', got {self.device!r}")
         if self.clicks not in ("log", "online"):
             raise ConfigError("clicks", f"must be 'log' or 'online', got {self.clicks!r}")
         if self.lbd_penalty not in ("official", "paper"):
@@ -155,7 +158,8 @@ class TrainConfig:
 #: lbd.py): 512-256-128 ELU + LayerNorm, Adagrad 0.05, global-norm clip 5, 10,000 steps of 256 lists
 #: with fresh clicks, DLA weights unclipped
 PAPER_SCALE = dict(model="dnn", hidden=(512, 256, 128), layer_norm=True, optimizer="adagrad", lr=0.05,
-                   clip_norm=5.0, steps=10_000, batch_size=256, clicks="online", max_weight=None, eval_every=200)
+                   clip_norm=5.0, steps=10_000, batch_size=256, clicks="online", max_weight=None, eval_every=200,
+                   device="auto")
 
 #: the papers' settings as presets (name -> TrainConfig changes)
 PRESETS = {

@@ -104,7 +104,7 @@ class IPS(Learner):
         return l, {"loss": float(l.detach())}
 
     def observation(self):
-        return self.prop.numpy().copy()
+        return self.prop.cpu().numpy().copy()
 
 
 class DLA(Learner):
@@ -138,7 +138,7 @@ class DLA(Learner):
         return w_rank, w_prop
 
     def observation(self):
-        o = torch.softmax(self.g.detach(), 0).numpy()
+        o = torch.softmax(self.g.detach(), 0).cpu().numpy()
         return o / o[0]
 
 
@@ -173,7 +173,7 @@ class RegressionEM(Learner):
         return l, {"loss": float(l.detach())}
 
     def observation(self):
-        o = self.o.numpy().copy()
+        o = self.o.cpu().numpy().copy()
         return o / max(o[0], 1e-9)
 
 
@@ -196,7 +196,7 @@ class TwoTower(Learner):
         return l, {"loss": float(l.detach())}
 
     def observation(self):
-        o = torch.sigmoid(self.g.detach()).numpy()
+        o = torch.sigmoid(self.g.detach()).cpu().numpy()
         return o / o[0]
 
 
@@ -233,7 +233,7 @@ class PairDebias(Learner):
         return l, {"loss": float(l.detach())}
 
     def observation(self):
-        o = self.t_plus.numpy().copy()
+        o = self.t_plus.cpu().numpy().copy()
         return o / o[0]
 
 
@@ -277,7 +277,7 @@ class LBD(Learner):
         if self.official:
             H = h_all * mf[..., None]
             if self.keep < 1:
-                keep = (torch.rand(H.shape, generator=self.generator, dtype=H.dtype) < self.keep).to(H.dtype)
+                keep = (torch.rand(H.shape, generator=self.generator, dtype=H.dtype) < self.keep).to(H)
                 H = H * keep / self.keep
             target = H.sum() / (mf.sum() * h_all.shape[-1]).clamp(min=1)
             grad, = torch.autograd.grad(target, X, create_graph=True)
@@ -292,10 +292,10 @@ class LBD(Learner):
         out = self.f(X)
         log_r = out[..., 0]
         h_all = out[..., 1:1 + L]                                           # (B, L, L): doc × position head
-        idx = torch.arange(L)
+        idx = torch.arange(L, device=X.device)
         h_disp = h_all[:, idx, idx]                                         # the head of the shown position
         log_o = h_disp if self.official else F.logsigmoid(h_disp)
-        gamma = (torch.rand(B, L, generator=self.generator) >= self.t).to(log_r.dtype)
+        gamma = (torch.rand(B, L, generator=self.generator) >= self.t).to(log_r)
         w = self.tau_weights(b)
         l_sv = listwise_softmax(log_r + gamma * log_o, c, m, w)
         parts = {"loss": float(l_sv.detach())}
@@ -306,8 +306,8 @@ class LBD(Learner):
             parts["gradient_penalty"] = float(gp.detach())
         with torch.no_grad():
             o_each = torch.exp(h_disp - h_disp.max()) if self.official else torch.sigmoid(h_disp)
-            o = ((o_each * m).sum(0) / m.sum(0).clamp(min=1)).numpy()
-            seen = (m.sum(0) > 0).numpy()
+            o = ((o_each * m).sum(0) / m.sum(0).clamp(min=1)).cpu().numpy()
+            seen = (m.sum(0) > 0).cpu().numpy()
             if seen[0] and o[0] > 0:                # ratios to position 1 (scale-free across batches)
                 o = o / o[0]
                 self._obs[:L][seen] = 0.9 * self._obs[:L][seen] + 0.1 * o[seen]
@@ -357,25 +357,26 @@ class Vectorization(Learner):
         """Scores for one list (X: (L, F)) or a batch of lists (X: (B, L, F))."""
         r = self.f(X)
         if X.dim() == 2:
-            b = self.base_vector(X[None], torch.ones(1, len(X), dtype=torch.bool))[0]
+            b = self.base_vector(X[None], torch.ones(1, len(X), dtype=torch.bool, device=X.device))[0]
             return (r * b).sum(-1)
-        b = self.base_vector(X, torch.ones(X.shape[:2], dtype=torch.bool))
+        b = self.base_vector(X, torch.ones(X.shape[:2], dtype=torch.bool, device=X.device))
         return (r * b[:, None, :]).sum(-1)
 
     def predict_lists(self, X, offsets):
         """⟨r(x), b(q)⟩ with the base vector of each query's list (``offsets``: query boundaries)."""
-        X = torch.as_tensor(np.asarray(X, np.float32))
+        dev = self.o.device
+        X = torch.as_tensor(np.asarray(X, np.float32), device=dev)
         offsets = np.array([0, len(X)]) if offsets is None else np.asarray(offsets)
-        q = torch.from_numpy(np.repeat(np.arange(len(offsets) - 1), np.diff(offsets)))
+        q = torch.from_numpy(np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))).to(dev)
         with torch.no_grad():
             r = self.f(X)
             mu, log_var = self._density(X)
             w = torch.exp(-log_var)
             nq, d = len(offsets) - 1, self.cfg.vec_dim
-            num = torch.zeros(nq, d).index_add_(0, q, mu * w)
-            den = torch.zeros(nq, d).index_add_(0, q, w)
+            num = torch.zeros(nq, d, device=dev).index_add_(0, q, mu * w)
+            den = torch.zeros(nq, d, device=dev).index_add_(0, q, w)
             b = num / den.clamp(min=1e-9)
-            return (r * b[q]).sum(-1).numpy().astype(np.float64)
+            return (r * b[q]).sum(-1).cpu().numpy().astype(np.float64)
 
     def loss(self, b):
         X, c, m = b["X"], b["clicks"], b["shown"]

@@ -102,8 +102,10 @@ def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_
     """The shared optimisation loop: one optimiser built once, ``next_batch()`` per step,
     validation nDCG@10 + callback every ``eval_every`` steps, stop event honoured, and the
     parameters with the best validation nDCG@10 restored at the end (``keep_best``)."""
+    device = _device(config)
+    learner.to(device)
     opt = _optimizer(config, learner.parameters())
-    Xv = torch.from_numpy(valid.features)
+    Xv = torch.from_numpy(valid.features).to(device)
     result = FitResult(config, learner)
     sums, count = {}, 0
     best, best_state = -np.inf, None
@@ -112,6 +114,8 @@ def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_
             result.stopped = True
             break
         b = next_batch()
+        if device.type != "cpu":
+            b = {k: v.to(device, non_blocking=True) for k, v in b.items()}
         opt.zero_grad()
         loss, parts = learner.loss(b)
         if not torch.isfinite(loss):
@@ -127,7 +131,7 @@ def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_
         if step % config.eval_every == 0 or step == config.steps:
             with torch.no_grad():
                 sv = (learner.predict_lists(valid.features, valid.offsets) if hasattr(learner, "predict_lists")
-                      else learner.score(Xv).numpy())
+                      else learner.score(Xv).cpu().numpy())
             obs = learner.observation()
             rec = {"step": step, **{k: v / count for k, v in sums.items()},
                    "valid_ndcg@10": ndcg(sv, valid.labels, valid.offsets, 10),
@@ -142,7 +146,17 @@ def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_
                 on_step(rec)
     if best_state is not None:
         learner.load_state_dict(best_state)       # model selection on validation nDCG@10
+    learner.cpu()                                 # predictions and estimates are read on the CPU
     return result
+
+
+def _device(config: TrainConfig) -> torch.device:
+    """The torch device of a fit: ``cuda`` when asked (or ``auto`` and available), else the CPU."""
+    if config.device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device", "device='cuda' but no CUDA GPU is available here; use 'auto' or 'cpu'")
+    if config.device == "cuda" or (config.device == "auto" and torch.cuda.is_available()):
+        return torch.device("cuda")
+    return torch.device("cpu")
 
 
 def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
