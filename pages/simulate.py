@@ -9,6 +9,7 @@ from ultr_core.figures import clicks_per_rank_figure, ctr_by_position_figure
 from ultr_core.loaders import load_svmlight_upload
 from ultr_core.simulation import ClickModelConfig, ClickSimulator, hidden_relevant
 from ultr_core.dataroots import available_datasets, dataset_spec
+from ultr_core.logspec import LogSpec
 from ultr_core.sources import load_dataset
 from ultr_core.text import escape_markdown
 from pages._common import memo, qp, run_page, url_notices
@@ -130,6 +131,10 @@ def main():
     st.session_state["log"] = log
     st.session_state["log_key"] = ("simulation", key, cfg, int(n_sessions), int(seed))
     st.session_state["dataset"] = ds
+    # the reproducible spec other pages put in their links (none for uploaded data)
+    st.session_state["log_spec"] = None if upload is not None else LogSpec(
+        dataset=spec if source in ("synthetic", "ig") else source, click=cfg, n_sessions=int(n_sessions),
+        seed=int(seed), data_seed=int(data_seed)).to_string()
 
     ctr = log.ctr_by_position()
     hid = hidden_relevant(log)

@@ -5,20 +5,23 @@ from ultr_core.text import escape_markdown
 
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
-from ultr_core.errors import ConfigError
+from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.logspec import LogSpec
 from ultr_core.experiment import train_many
 from ultr_core.figures import observation_curve_figure, training_curves_figure
 from ultr_core.jobs import Job
-from ultr_core.sources import simulate_log
-from pages._common import job_buttons, live, qp, run_page, url_notices
+from pages._common import job_buttons, live, memo, qp, run_page, url_notices
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 TRAINABLE = list(ALGORITHMS.values())
 
 
-@st.cache_resource(show_spinner="Simulating the default click log …", max_entries=2)
-def _default():
-    return simulate_log("synthetic", None, 20_000, 0)
+def _log_from_spec(text: str):
+    """(dataset, log) that a link's ``log=`` spec names, simulated once and shared (memo)."""
+    spec = LogSpec.parse(text)
+    with st.spinner("Simulating the click log of this link …"):
+        ds, _, log = memo(("logspec", spec.to_string()), spec.simulate)
+    return spec, ds, log
 
 
 
@@ -27,12 +30,28 @@ def main():
     st.title("Train & watch")
     st.caption("Training runs in the background: the charts update every second while the rest of the app stays usable.")
 
-    if "log" in st.session_state and "dataset" in st.session_state and "row" in st.session_state["log"].frame:
+    session_log = ("log" in st.session_state and "dataset" in st.session_state
+                   and "row" in st.session_state["log"].frame)
+    link_spec = None
+    if "log" in st.query_params:                       # a shared link names its log: rebuild exactly that one
+        try:
+            spec, ds, log = _log_from_spec(st.query_params["log"])
+            link_spec = spec.to_string()
+            st.info(f"Training on the log this link names: `{escape_markdown(link_spec)}` ({log.n_sessions:,} sessions "
+                    f"on {escape_markdown(ds.name)}).")
+        except (ConfigError, DataFormatError, ValueError) as e:
+            st.session_state.setdefault("_url_notices", []).append(
+                f"log={st.query_params['log'][:40]!r} cannot be rebuilt ({e}); using "
+                + ("the Simulate page's log" if session_log else "the built-in default"))
+    if link_spec is None and session_log:
         log = st.session_state["log"]
         ds = st.session_state["dataset"]
-        st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {escape_markdown(ds.name)}).")
-    else:
-        ds, _, log = _default()
+        link_spec = st.session_state.get("log_spec")
+        st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {escape_markdown(ds.name)})."
+                + ("" if link_spec else " It was built from an uploaded file, so links to this page cannot rebuild it."))
+    elif link_spec is None:
+        spec, ds, log = _log_from_spec(LogSpec().to_string())
+        link_spec = spec.to_string()
         st.info("Training on the built-in default: synthetic data, PBM η = 1, ε = 0.1, 20,000 sessions (seed 0). "
                 "Change it on the Simulate page.")
     noise = log.meta.get("click_model", {}).get("noise", 0.1)
@@ -71,6 +90,10 @@ def main():
     url_notices()
     st.query_params.update({"algorithms": ",".join(chosen), "model": model, "lr": str(lr), "steps": str(steps),
                             "seed": str(seed), "clicks": clicks})
+    if link_spec:
+        st.query_params["log"] = link_spec
+    elif "log" in st.query_params:
+        del st.query_params["log"]
 
     def start():
         try:

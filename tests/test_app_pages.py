@@ -211,6 +211,47 @@ def test_train_reads_settings_from_url():
     assert at.sidebar.slider[0].value == 100
 
 
+def test_train_link_rebuilds_its_log_on_a_cold_session():
+    at = page("train.py")
+    at.query_params["log"] = "synthetic:100/eta=1.5/topk=5/sessions=3000/seed=7"
+    at.run()
+    assert not at.exception and not at.error
+    text = " ".join(i.value for i in at.info)
+    assert "synthetic:100/eta=1.5/topk=5/sessions=3000/seed=7" in text
+    at.button[0].click().run()
+    at = _wait(at, "train_job")
+    log_meta = at.session_state["train_job"]._args[0].meta
+    assert log_meta["click_model"]["eta"] == 1.5 and log_meta["click_model"]["topk"] == 5
+    assert log_meta["n_sessions"] == 3000 and log_meta["seed"] == 7
+
+
+def test_train_bad_log_link_falls_back_with_a_notice():
+    at = page("train.py")
+    at.query_params["log"] = "../../etc/passwd/eta=1"
+    at.run()
+    assert not at.exception and not at.error
+    notes = " ".join(w.value for w in at.info)
+    assert "cannot be rebuilt" in notes and "built-in default" in notes and "expected key=value" in notes
+    assert at.query_params["log"] in (["synthetic/sessions=20000/seed=0"], "synthetic/sessions=20000/seed=0")
+    at2 = page("train.py")
+    at2.query_params["log"] = "yahoo:secret/sessions=10"
+    at2.run()
+    assert not at2.exception and "not a dataset name" in " ".join(i.value for i in at2.info)
+
+
+def test_simulate_then_train_links_the_simulated_log():
+    at = page("simulate.py")
+    at.query_params["eta"] = "0.5"
+    at.query_params["sessions"] = "2000"
+    at.run()
+    spec = at.session_state["log_spec"]
+    assert spec.startswith("synthetic:500/") and "eta=0.5" in spec and "sessions=2000" in spec
+    from ultr_core.logspec import LogSpec
+    ds, _, log = LogSpec.parse(spec).simulate()
+    import pandas as pd
+    pd.testing.assert_frame_equal(log.frame, at.session_state["log"].frame)     # the link rebuilds the same log
+
+
 def test_compare_default_runs_and_shows_intervals():
     at = page("compare.py").run()
     assert not at.exception

@@ -1,0 +1,18 @@
+"""The examples in ultr_core's docstrings run and print what they show."""
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import ultr_core
+
+MODULES = sorted(m.name for m in pkgutil.walk_packages(ultr_core.__path__, "ultr_core.")
+                 if not m.name.endswith("__main__"))
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
