@@ -109,6 +109,25 @@ def qp(name: str, default, cast=str, lo=None, hi=None, options=None):
     return value
 
 
+def linked_log():
+    """The log a link's ``log=`` spec names, as (spec string, dataset, log), simulated once and
+    shared through :func:`memo`; None when the link has none.  A spec that cannot be rebuilt
+    leaves a notice for :func:`url_notices` and returns None."""
+    if "log" not in st.query_params:
+        return None
+    from ultr_core.errors import ConfigError, DataFormatError
+    from ultr_core.logspec import LogSpec
+    raw = st.query_params["log"]
+    try:
+        spec = LogSpec.parse(raw)
+        with st.spinner("Simulating the click log of this link …"):
+            ds, _, log = memo(("logspec", spec.to_string()), spec.simulate)
+    except (ConfigError, DataFormatError, ValueError) as e:
+        st.session_state.setdefault("_url_notices", []).append(f"log={raw[:40]!r} cannot be rebuilt ({e})")
+        return None
+    return spec.to_string(), ds, log
+
+
 def url_notices() -> None:
     """Show (once) what :func:`qp` had to correct in the URL."""
     for n in st.session_state.pop("_url_notices", []):

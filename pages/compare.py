@@ -11,7 +11,7 @@ from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, check_cells, exp
 from ultr_core.figures import interval_bar_figure, sweep_figure
 from ultr_core.jobs import Job
 from ultr_core.stats import summarise
-from pages._common import finished_runs, job_buttons, job_progress, live, run_page
+from pages._common import finished_runs, job_buttons, job_progress, live, qp, run_page, url_notices
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
@@ -27,23 +27,45 @@ def main():
                f"Finished cells are cached under `{CACHE}/` and re-used.")
 
     with st.sidebar:
-        preset = st.selectbox("preset", ["custom"] + list(PRESET_SWEEPS),
+        presets = ["custom"] + list(PRESET_SWEEPS)
+        preset = st.selectbox("preset", presets, presets.index(qp("preset", "custom", options=presets)),
                               help="re-create a paper's setting (on the synthetic default data)")
         p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
-        methods = st.multiselect("methods", list(ALGORITHMS.values()), [ALGORITHMS[m] for m in p["methods"]],
+        linked = st.query_params.get("preset", "custom") == preset        # the link's choices belong to this preset
+        default_methods = [ALGORITHMS[m] for m in p["methods"]]
+        if linked and "methods" in st.query_params:
+            asked = st.query_params["methods"].split(",")
+            default_methods = [m for m in asked if m in NAMES]
+            if len(default_methods) < len(asked):
+                st.session_state.setdefault("_url_notices", []).append(
+                    f"methods: unknown names left out of {st.query_params['methods'][:60]!r}")
+        methods = st.multiselect("methods", list(ALGORITHMS.values()), default_methods,
                                  key=f"m_{preset}", help="CLD, CLD_pair, Heckman and RankAgg need a top-k cut-off "
                                                          "(the CLD presets set one)")
         sweep_label = {v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none")
+        if linked:
+            sweep_label = qp("sweep", sweep_label, options=list(SWEEPS))
         sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
                                   help="the parameter on the x axis")
-        values_txt = st.text_input("values (comma-separated)", ", ".join(map(str, p["values"])), key=f"v_{preset}",
+        default_values = ", ".join(map(str, p["values"]))
+        if linked:
+            default_values = st.query_params.get("values", default_values)[:200]
+        values_txt = st.text_input("values (comma-separated)", default_values, key=f"v_{preset}",
                                    disabled=SWEEPS[sweep_name] is None,
                                    help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")
-        seeds = st.slider("seeds", 1, 10, 3, help="each seed re-simulates the clicks and re-initialises training")
-        sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000, 100_000], 20_000,
+        seeds = st.slider("seeds", 1, 10, qp("seeds", 3, int, 1, 10),
+                          help="each seed re-simulates the clicks and re-initialises training")
+        session_opts, step_opts = [5_000, 10_000, 20_000, 50_000, 100_000], [100, 200, 400, 600, 1000]
+        sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
                                     help="simulated sessions per run (synthetic default data)")
-        steps = st.select_slider("training steps", [100, 200, 400, 600, 1000], 400,
+        steps = st.select_slider("training steps", step_opts, qp("steps", 400, int, options=step_opts),
                                  help="batches of 256 sessions per run; the best validation checkpoint is kept")
+    url_notices()
+    st.query_params.clear()
+    st.query_params.update({"preset": preset, "methods": ",".join(methods), "sweep": sweep_name,
+                            "seeds": str(seeds), "sessions": str(sessions), "steps": str(steps)})
+    if SWEEPS[sweep_name] is not None:
+        st.query_params["values"] = values_txt
 
     def start():
         try:

@@ -8,7 +8,7 @@ from ultr_core.algorithms import TrainConfig
 from ultr_core.experiment import ExperimentSpec, grid_job
 from ultr_core.figures import figure_png, heatmap_figure, training_curves_figure
 from ultr_core.jobs import Job
-from pages._common import finished_runs, job_buttons, job_progress, live, run_page
+from pages._common import finished_runs, job_buttons, job_progress, live, qp, run_page, url_notices
 
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "heatmaps")
 LAMBDAS, TS = [1.0, 100.0, 10000.0], [0.1, 0.2, 0.3, 0.4]
@@ -27,20 +27,41 @@ def main():
                "(λ 100, t 0.1), 0.3 → (1, 0.1), 0.4–0.5 → (1, 0.3), 0.6 → (1, 0.4).")
 
     with st.sidebar:
-        preset = st.radio("grid", ["quick (η_c ∈ {0, 0.3, 0.6}, 1 seed)", "paper (η_c ∈ {0, 0.1, …, 0.6}, 3 seeds)"],
+        grids = ["quick (η_c ∈ {0, 0.3, 0.6}, 1 seed)", "paper (η_c ∈ {0, 0.1, …, 0.6}, 3 seeds)"]
+        paper = qp("grid", "quick", options=("quick", "paper")) == "paper"
+        preset = st.radio("grid", grids, index=int(paper),
                           help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level")
         paper = preset.startswith("paper")
-        levels = st.multiselect("coupling levels η_c", [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
-                                [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6] if paper else [0.0, 0.3, 0.6], key=f"lv_{paper}",
+        linked = st.query_params.get("grid", "quick") == ("paper" if paper else "quick")
+        all_levels = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+        default_levels = all_levels if paper else [0.0, 0.3, 0.6]
+        if linked and "levels" in st.query_params:
+            try:
+                asked = [float(x) for x in st.query_params["levels"].split(",") if x.strip()]
+            except ValueError:
+                asked = default_levels
+            default_levels = [v for v in all_levels if v in asked]
+            if len(default_levels) < len(asked):
+                st.session_state.setdefault("_url_notices", []).append(
+                    f"levels: only {', '.join(map(str, all_levels))} are offered")
+        levels = st.multiselect("coupling levels η_c", all_levels, default_levels, key=f"lv_{paper}",
                                 help="one heat-map panel per coupling level (LBD §6.1)")
-        seeds = st.slider("seeds", 1, 5, 3 if paper else 1, key=f"sd_{paper}",
-                          help="each cell is the mean over these seeds (clicks and initialisation)")
-        sessions = st.select_slider("sessions", [5_000, 10_000, 20_000, 50_000], 20_000,
+        seeds = st.slider("seeds", 1, 5, qp("seeds", 3 if paper else 1, int, 1, 5) if linked else (3 if paper else 1),
+                          key=f"sd_{paper}", help="each cell is the mean over these seeds (clicks and initialisation)")
+        session_opts, step_opts = [5_000, 10_000, 20_000, 50_000], [100, 200, 400, 600]
+        sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
                                     help="simulated sessions per run")
-        steps = st.select_slider("training steps", [100, 200, 400, 600], 400 if not paper else 600, key=f"st_{paper}",
-                                 help="batches of 256 sessions per run")
+        default_steps = 600 if paper else 400
+        steps = st.select_slider("training steps", step_opts,
+                                 qp("steps", default_steps, int, options=step_opts) if linked else default_steps,
+                                 key=f"st_{paper}", help="batches of 256 sessions per run")
         model = st.radio("ranking model", ["dnn", "linear"], horizontal=True,
+                         index=int(qp("model", "dnn", options=("dnn", "linear")) == "linear"),
                          help="the paper's Fig. 4 uses the DNN ranker")
+    url_notices()
+    st.query_params.clear()
+    st.query_params.update({"grid": "paper" if paper else "quick", "levels": ",".join(f"{v:g}" for v in levels),
+                            "seeds": str(seeds), "sessions": str(sessions), "steps": str(steps), "model": model})
     n_runs = len(levels) * len(LAMBDAS) * len(TS) * seeds
     st.write(f"{n_runs} runs ({len(levels)} coupling levels × 3 λ × 4 t × {seeds} seed(s)); cached under `{CACHE}/`.")
 

@@ -8,7 +8,8 @@ from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability import probability_table
 from ultr_core.jobs import Job
 from ultr_core.reports import compare_repairs, components_sweep
-from pages._common import cached_analysis, log_digest, memo, run_page, job_buttons, job_progress, live
+from pages._common import (cached_analysis, job_buttons, job_progress, linked_log, live, log_digest, memo, qp,
+                           run_page, url_notices)
 from ultr_core.simulation import ClickModelConfig
 from ultr_core.sources import simulate_log
 from ultr_core.stats import summarise
@@ -36,31 +37,57 @@ def main():
                "the identifiability graph (IG) over bias factors is connected (Theorem 1). Nodes are bias factors; "
                "two factors are linked when one document was shown with both.")
 
+    linked = linked_log()
     with st.sidebar:
         st.header("Log")
-        options = ["built-in: fully synthetic"] + (["current log (Simulate / Upload page)"]
-                                                   if "log" in st.session_state else [])
-        source = st.radio("source", options, help="the fully synthetic data of the paper (App. C.1) with K "
-                                                  "components, or the log made on the Simulate or Upload page")
-        if source.startswith("built-in"):
-            k = st.slider("components K", 1, 5, 2, help="positions are cut into K blocks that never share a document")
-            sessions = st.select_slider("sessions", [20_000, 50_000, 100_000, 300_000], 100_000,
+        builtin, current, from_link = "built-in: fully synthetic", "current log (Simulate / Upload page)", "the log this link names"
+        options = [builtin] + ([from_link] if linked is not None else []) + ([current] if "log" in st.session_state else [])
+        want = {"builtin": builtin, "current": current, "link": from_link}.get(
+            qp("source", "link" if linked is not None else "builtin", options=("builtin", "current", "link")), builtin)
+        source = st.radio("source", options, options.index(want) if want in options else 0,
+                          help="the fully synthetic data of the paper (App. C.1) with K components, a log that a "
+                               "shared link names, or the log made on the Simulate or Upload page")
+        params = {"source": {builtin: "builtin", current: "current", from_link: "link"}[source]}
+        link_spec = None
+        if source == builtin:
+            k = st.slider("components K", 1, 5, qp("k", 2, int, 1, 5),
+                          help="positions are cut into K blocks that never share a document")
+            session_opts = [20_000, 50_000, 100_000, 300_000]
+            sessions = st.select_slider("sessions", session_opts, qp("sessions", 100_000, int, options=session_opts),
                                         help="more sessions give more clicks per (document, position)")
-            seed = st.number_input("seed", 0, 10_000, 0, help="seed of the data and the clicks")
+            seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the data and the clicks")
             ds, log = _builtin(k, sessions, int(seed))
             key = ("builtin", k, sessions, int(seed))
             lists = (ds.train.labels, ds.train.offsets, ds.train.doc_ids)
+            params.update(k=k, sessions=sessions, seed=int(seed))
+        elif source == from_link:
+            link_spec, _, log = linked
+            key = ("logspec", link_spec)
+            lists = None
         else:
             log = st.session_state["log"]
             key = st.session_state.get("log_key") or log_digest(log)
             lists = None
+            link_spec = st.session_state.get("log_spec")
+            if link_spec:                     # a simulated log: the link rebuilds it
+                params["source"] = "link"
         candidates = [c for c in log.frame.columns if c not in ("session_id", "doc_id", "click", "shown", "row",
                                                                 "true_relevance", "true_observation", "label",
                                                                 "doc_key", "query_key")]
         default = [c for c in log.bias_columns if c in candidates] or candidates[:1]
+        if "bias" in st.query_params:
+            asked = [c for c in st.query_params["bias"].split(",") if c]
+            default = [c for c in asked if c in candidates] or default
         bias = st.multiselect("bias factor columns", candidates, default,
                               help="a bias factor is the tuple of these columns (e.g. context × position)")
-        teach = st.toggle("teaching mode: predict before you see", help="hide the verdict until you have guessed")
+        teach = st.toggle("teaching mode: predict before you see", qp("teach", 0, int, 0, 1) == 1,
+                          help="hide the verdict until you have guessed")
+    url_notices()
+    st.query_params.clear()
+    st.query_params.update({k: str(v) for k, v in params.items()})
+    st.query_params.update({"bias": ",".join(bias), "teach": str(int(teach))})
+    if link_spec:
+        st.query_params["log"] = link_spec
 
     if not bias:
         st.warning("Pick at least one bias-factor column in the sidebar.")

@@ -5,23 +5,17 @@ from ultr_core.text import escape_markdown
 
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
-from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.errors import ConfigError
 from ultr_core.logspec import LogSpec
 from ultr_core.experiment import train_many
 from ultr_core.figures import observation_curve_figure, training_curves_figure
 from ultr_core.jobs import Job
-from pages._common import job_buttons, live, memo, qp, run_page, url_notices
+from pages._common import job_buttons, linked_log, live, memo, qp, run_page, url_notices
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 TRAINABLE = list(ALGORITHMS.values())
 
 
-def _log_from_spec(text: str):
-    """(dataset, log) that a link's ``log=`` spec names, simulated once and shared (memo)."""
-    spec = LogSpec.parse(text)
-    with st.spinner("Simulating the click log of this link …"):
-        ds, _, log = memo(("logspec", spec.to_string()), spec.simulate)
-    return spec, ds, log
 
 
 
@@ -33,16 +27,14 @@ def main():
     session_log = ("log" in st.session_state and "dataset" in st.session_state
                    and "row" in st.session_state["log"].frame)
     link_spec = None
-    if "log" in st.query_params:                       # a shared link names its log: rebuild exactly that one
-        try:
-            spec, ds, log = _log_from_spec(st.query_params["log"])
-            link_spec = spec.to_string()
-            st.info(f"Training on the log this link names: `{escape_markdown(link_spec)}` ({log.n_sessions:,} sessions "
-                    f"on {escape_markdown(ds.name)}).")
-        except (ConfigError, DataFormatError, ValueError) as e:
-            st.session_state.setdefault("_url_notices", []).append(
-                f"log={st.query_params['log'][:40]!r} cannot be rebuilt ({e}); using "
-                + ("the Simulate page's log" if session_log else "the built-in default"))
+    linked = linked_log()                              # a shared link names its log: rebuild exactly that one
+    if linked is not None:
+        link_spec, ds, log = linked
+        st.info(f"Training on the log this link names: `{escape_markdown(link_spec)}` ({log.n_sessions:,} sessions "
+                f"on {escape_markdown(ds.name)}).")
+    elif "log" in st.query_params:
+        st.session_state.setdefault("_url_notices", []).append(
+            "using " + ("the Simulate page's log" if session_log else "the built-in default") + " instead")
     if link_spec is None and session_log:
         log = st.session_state["log"]
         ds = st.session_state["dataset"]
@@ -50,8 +42,8 @@ def main():
         st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {escape_markdown(ds.name)})."
                 + ("" if link_spec else " It was built from an uploaded file, so links to this page cannot rebuild it."))
     elif link_spec is None:
-        spec, ds, log = _log_from_spec(LogSpec().to_string())
-        link_spec = spec.to_string()
+        link_spec = LogSpec().to_string()
+        ds, _, log = memo(("logspec", link_spec), LogSpec().simulate)
         st.info("Training on the built-in default: synthetic data, PBM η = 1, ε = 0.1, 20,000 sessions (seed 0). "
                 "Change it on the Simulate page.")
     noise = log.meta.get("click_model", {}).get("noise", 0.1)

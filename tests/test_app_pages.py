@@ -382,3 +382,52 @@ def test_heatmaps_click_a_cell_shows_its_curves():
     assert not at.exception
     assert [h.value for h in at.subheader] == ["η_c = 0, λ = 100, t = 0.2"]
     assert len(at.get("plotly_chart")) == 3            # the heat-map and the cell's two curves
+
+
+def test_compare_state_round_trips_through_the_url():
+    at = page("compare.py").run()
+    at.sidebar.multiselect[0].set_value(["Naive", "LBD"]).run()
+    at.sidebar.slider[0].set_value(4).run()
+    at.sidebar.select_slider[1].set_value(200).run()
+    link = {k: at.query_params[k] for k in at.query_params}
+    cold = page("compare.py")
+    for k, v in link.items():
+        cold.query_params[k] = v[0] if isinstance(v, list) else v
+    cold.run()
+    assert not cold.exception
+    assert cold.sidebar.multiselect[0].value == ["Naive", "LBD"]
+    assert cold.sidebar.slider[0].value == 4 and cold.sidebar.select_slider[1].value == 200
+    bad = page("compare.py")
+    bad.query_params["methods"] = "Naive,<b>Evil</b>"
+    bad.query_params["seeds"] = "99"
+    bad.run()
+    assert not bad.exception and bad.sidebar.multiselect[0].value == ["Naive"] and bad.sidebar.slider[0].value == 10
+    notes = " ".join(i.value for i in bad.info)
+    assert "unknown names" in notes and "above 10" in notes
+
+
+def test_heatmaps_state_round_trips_through_the_url():
+    at = page("heatmaps.py")
+    at.query_params.update({"grid": "paper", "levels": "0.1,0.5", "seeds": "2", "steps": "200", "model": "linear"})
+    at.run()
+    assert not at.exception
+    assert at.sidebar.radio[0].value.startswith("paper") and at.sidebar.multiselect[0].value == [0.1, 0.5]
+    assert at.sidebar.slider[0].value == 2 and at.sidebar.select_slider[1].value == 200
+    assert at.sidebar.radio[1].value == "linear"
+    assert at.query_params["levels"] in (["0.1,0.5"], "0.1,0.5")
+
+
+def test_identifiability_state_round_trips_through_the_url():
+    at = page("identifiability.py")
+    at.query_params.update({"k": "3", "sessions": "20000", "seed": "4", "teach": "1"})
+    at.run()
+    assert not at.exception
+    assert at.sidebar.slider[0].value == 3 and at.sidebar.select_slider[0].value == 20_000
+    assert at.sidebar.number_input[0].value == 4 and at.sidebar.toggle[0].value
+    linked = page("identifiability.py")
+    linked.query_params["log"] = "synthetic:100/contexts=3/sessions=2000/seed=1"
+    linked.query_params["bias"] = "context,position"
+    linked.run()
+    assert not linked.exception and not linked.error
+    assert linked.sidebar.radio[0].value == "the log this link names"
+    assert linked.sidebar.multiselect[0].value == ["context", "position"]
