@@ -151,7 +151,7 @@ def job_buttons(key: str, start_label: str, start, disabled: bool = False) -> No
 
 def job_progress(job, unit: str = "runs") -> None:
     """A progress bar from a grid job's latest {"done", "total"} record."""
-    recs = job.records
+    recs = [r for r in job.records if "done" in r]
     done, total = (recs[-1]["done"], recs[-1]["total"]) if recs else (0, 1)
     st.progress(done / max(total, 1), text=f"{job.status}: {done} of {total} {unit} ({job.elapsed:.0f} s)")
 
@@ -172,6 +172,16 @@ def live(key: str, body) -> None:
             st.rerun()
 
     st.fragment(fragment, run_every=1.0 if running else None)()
+
+
+def partial_runs(job):
+    """The cells a running grid job has finished so far, as a DataFrame (None before the first)."""
+    import pandas as pd
+    rows = [r["cell"] for r in job.records if "cell" in r]
+    if not rows:
+        return None
+    df = pd.DataFrame(rows)
+    return df[df["error"].isna()] if "error" in df else df
 
 
 def finished_runs(df):

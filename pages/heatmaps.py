@@ -8,7 +8,8 @@ from ultr_core.algorithms import TrainConfig
 from ultr_core.experiment import ExperimentSpec, grid_job
 from ultr_core.figures import figure_png, heatmap_figure, training_curves_figure
 from ultr_core.jobs import Job
-from pages._common import finished_runs, job_buttons, job_progress, live, qp, run_page, url_notices
+from pages._common import (finished_runs, job_buttons, job_progress, live, partial_runs, qp, run_page,
+                           url_notices)
 
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "heatmaps")
 LAMBDAS, TS = [1.0, 100.0, 10000.0], [0.1, 0.2, 0.3, 0.4]
@@ -76,11 +77,16 @@ def main():
 
     def show(job):
         if job is None:
-            st.caption("Press Run: the grid runs in the background (2 processes) and the heat-maps appear when it is done.")
+            st.caption("Press Run: the grid runs in the background (2 processes); cells fill in as their runs finish.")
             return
         job_progress(job)
         if job.error:
             st.error(f"The grid failed — {escape_markdown(job.error)}")
+        if job.running:
+            part = partial_runs(job)
+            if part is not None and len(part):
+                st.plotly_chart(heatmap_figure(part), key="heat_live")
+                st.caption("Filling in: each cell appears when its runs finish (mean over the seeds done so far).")
 
 
     live("heat_job", show)

@@ -187,10 +187,12 @@ def test_run_grid_caches_and_resumes(tmp_path, monkeypatch):
     first = run_grid(base, grid, seeds=[0, 1], cache_dir=tmp_path, progress=lambda d, t: progress.append((d, t)))
     assert len(first) == 4 and len(list(tmp_path.glob("*.json"))) == 4
     assert progress[0] == (0, 4) and progress[-1] == (4, 4)
-    calls = []
+    calls, cells = [], []
     monkeypatch.setattr(ex, "run_experiment", lambda spec: calls.append(spec))
-    again = run_grid(base, grid, seeds=[0, 1], cache_dir=tmp_path)        # everything from the cache
+    again = run_grid(base, grid, seeds=[0, 1], cache_dir=tmp_path, on_cell=cells.append)   # all from the cache
     assert calls == [] and again["ndcg@10"].tolist() == first["ndcg@10"].tolist()
+    assert [c["ndcg@10"] for c in cells] == first["ndcg@10"].tolist()       # one call per finished cell, in order
+    assert [c["algorithm"] for c in cells] == ["Naive", "Naive", "DLA", "DLA"]
     with pytest.raises(ConfigError, match="unknown grid key"):
         run_grid(base, {"nope": [1]}, seeds=[0])
     with pytest.raises(ConfigError, match="dask"):

@@ -307,6 +307,16 @@ def test_heatmaps_quick_grid_draws_figure():
     assert sum(1 for d in spec["data"] if d["type"] == "heatmap") == 1
 
 
+def test_heatmap_figure_draws_a_partial_grid():
+    import pandas as pd
+    from ultr_core.figures import heatmap_figure
+    rows = [{"click.coupling": 0.0, "train.lbd_lambda": lam, "train.lbd_t": t, "seed": 0, "ndcg@10": 0.9 + lam / 1e5}
+            for lam, t in [(1.0, 0.1), (100.0, 0.2)]]                     # 2 of 12 cells finished
+    fig = heatmap_figure(pd.DataFrame(rows))
+    z = [d for d in fig.data if d.type == "heatmap"][0].z
+    assert sum(v == v for row in z for v in row) == 2                       # the rest are empty (NaN)
+
+
 def test_simulate_settings_round_trip_through_url():
     at = page("simulate.py")
     at.query_params["eta"] = "0.5"

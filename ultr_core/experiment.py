@@ -154,11 +154,21 @@ def _run_cell(spec: ExperimentSpec, cache_dir) -> dict:
     return out
 
 
+def _row(values: dict, spec: ExperimentSpec, out: dict, keep_history: bool) -> dict:
+    row = {**values, "algorithm": spec.train.display_name, **out["metrics"],
+           "observation": out["observation"], "true_observation": out["true_observation"],
+           "error": out.get("error")}
+    if keep_history:
+        row["history"] = out["history"]
+    return row
+
+
 def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1, backend: str = "loky",
-             cache_dir=None, progress=None, stop=None, keep_history: bool = False) -> pd.DataFrame:
+             cache_dir=None, progress=None, stop=None, keep_history: bool = False, on_cell=None) -> pd.DataFrame:
     """Run ``base`` over ``grid`` × ``seeds``; one row per cell with its grid values, seed and
     test metrics (plus the observation estimate as a list).  ``progress(done, total)`` is called
-    as cells finish; ``stop`` (threading.Event) skips the cells not yet started."""
+    as cells finish and ``on_cell(row)`` with each finished cell's row (pages draw partial
+    results); ``stop`` (threading.Event) skips the cells not yet started."""
     from joblib import Parallel, delayed, parallel_config
     cells = expand_grid(base, grid, seeds)
     check_cells(cells)
@@ -192,6 +202,8 @@ def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1,
             if stop is not None and stop.is_set():
                 break
             outputs.append(_run_cell_safe(spec, cache_dir))
+            if on_cell is not None:
+                on_cell(_row(cells[i][0], spec, outputs[-1], keep_history))
             if progress is not None:
                 progress(i + 1, total)
     else:
@@ -202,25 +214,26 @@ def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1,
                 if stop is not None and stop.is_set():
                     break
                 chunk = cells[start:start + batch]
-                outputs += Parallel()(delayed(_run_cell_safe)(spec, cache_dir) for _, spec in chunk)
+                done = Parallel()(delayed(_run_cell_safe)(spec, cache_dir) for _, spec in chunk)
+                outputs += done
+                if on_cell is not None:
+                    for (values, spec), out in zip(chunk, done):
+                        on_cell(_row(values, spec, out, keep_history))
                 if progress is not None:
                     progress(len(outputs), total)
     for (values, spec), out in zip(cells, outputs):
-        row = {**values, "algorithm": spec.train.display_name, **out["metrics"],
-               "observation": out["observation"], "true_observation": out["true_observation"],
-               "error": out.get("error")}
-        if keep_history:
-            row["history"] = out["history"]
-        rows.append(row)
+        rows.append(_row(values, spec, out, keep_history))
     return pd.DataFrame(rows)
 
 
 def grid_job(base: ExperimentSpec, grid: dict, seeds, report=None, stop=None, n_jobs: int = 2,
              cache_dir=None, keep_history: bool = False) -> pd.DataFrame:
-    """:func:`run_grid` with progress reported as {"done", "total"} records (the pages' job)."""
+    """:func:`run_grid` with progress reported as {"done", "total"} records and every finished
+    cell as a {"cell": row} record (the pages' job; they draw partial grids live)."""
     prog = (lambda d, t: report({"done": d, "total": t})) if report else None
+    cell = (lambda row: report({"cell": row})) if report else None
     return run_grid(base, grid, seeds, n_jobs=n_jobs, cache_dir=cache_dir, progress=prog, stop=stop,
-                    keep_history=keep_history)
+                    keep_history=keep_history, on_cell=cell)
 
 
 def train_many(log, dataset, configs, report=None, stop=None, noise: float | None = 0.1) -> dict:
