@@ -381,3 +381,42 @@ def test_all_pairs_bootstrap_interval_contains_its_estimate_when_bias_exceeds_on
     t = estimate_bias(g, "all_pairs", n_bootstrap=30)
     assert t["estimate"].max() > 1.5
     assert ((t["lower"] <= t["estimate"] + 1e-6) & (t["estimate"] <= t["upper"] + 1e-6)).all()
+
+
+def _yandex_sample_text(n_sessions=300, seed=0, crlf=False, pad=False):
+    rng = np.random.default_rng(seed)
+    lines = []
+    for s in range(n_sessions):
+        urls = rng.integers(0, 50, size=10)
+        f = (lambda v: f" {v} ") if pad else str
+        lines.append("\t".join([f(s), "0", "Q", f(int(rng.integers(0, 20))), "213"] + [f(u) for u in urls]))
+        for u in urls[rng.random(10) < 0.2]:
+            lines.append("\t".join([f(s), "5", "C", f(u)]))
+    sep = "\r\n" if crlf else "\n"
+    return sep.join(lines) + sep
+
+
+@pytest.mark.parametrize("crlf,pad,gz", [(False, False, False), (True, True, False), (False, True, True)])
+def test_yandex_fast_path_equals_the_line_by_line_reader(tmp_path, crlf, pad, gz):
+    """Files are read by DuckDB's CSV reader, uploads (bytes) line by line: same log."""
+    import gzip as _gz
+
+    from ultr_core.logformats import read_normalised
+    text = _yandex_sample_text(crlf=crlf, pad=pad).encode()
+    path = tmp_path / ("y.txt.gz" if gz else "y.txt")
+    path.write_bytes(_gz.compress(text) if gz else text)
+    fast, notes_fast = read_normalised(str(path), "yandex")
+    slow, notes_slow = read_normalised(text, "yandex", "upload")
+    pd.testing.assert_frame_equal(fast.reset_index(drop=True), slow.reset_index(drop=True), check_dtype=False)
+    assert notes_fast == notes_slow and fast["click"].sum() > 100
+
+
+def test_yandex_line_wider_than_sniffed_falls_back(tmp_path, monkeypatch):
+    import ultr_core.logformats as lf
+    text = _yandex_sample_text(50)
+    path = tmp_path / "y.txt"
+    path.write_text(text)
+    ref, _ = lf.read_normalised(str(path), "yandex")
+    monkeypatch.setattr(lf, "_max_fields", lambda *a, **k: 6)      # as if the head had only short lines
+    df, _ = lf.read_normalised(str(path), "yandex")
+    pd.testing.assert_frame_equal(df, ref)

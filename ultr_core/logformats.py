@@ -260,26 +260,73 @@ def _impressions_view(con, name: str, extra=()) -> dict:
     return {"orphan_clicks": int(n_clicks - matched), "repeated_clicks": int(matched - rows)}
 
 
+def _max_fields(path: str, gzipped: bool, limit: int = 1 << 22) -> int:
+    """Most tab-separated fields of a line in the first ``limit`` bytes of a file."""
+    opener = gzip.open if gzipped else open
+    with opener(path, "rb") as f:
+        head = f.read(limit)
+    lines = head.split(b"\n")
+    if len(head) == limit and len(lines) > 1:
+        lines = lines[:-1]                                    # the last line may be cut
+    return max((ln.count(b"\t") + 1 for ln in lines), default=1)
+
+
+def _yandex_columns(con, source, name: str) -> bool:
+    """Table ``y(ln, c1 … cN)`` (and view ``yf`` of its trimmed fields) read by DuckDB's parallel CSV reader (tab-separated, short lines
+    padded with NULL).  N is sniffed from the first 4 MB; False when a later line is wider (the
+    caller then splits lines itself).  Blank lines are skipped, so ``ln`` counts non-blank lines."""
+    import duckdb
+    files = expand_paths(source, name)
+    gz = is_gzip(source)
+    n = max(max(_max_fields(f, gz) for f in files[:4]), 6)
+    cols = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(1, n + 1)) + "}"
+    lst = "[" + ", ".join(_q(f) for f in files) + "]"
+    try:
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE y AS SELECT row_number() OVER () AS ln, * FROM read_csv({lst},
+            columns={cols}, delim=chr(9), quote='', escape='', header=false, auto_detect=false,
+            null_padding=true, strict_mode=true, compression={_q('gzip' if gz else 'none')},
+            max_line_size=10000000)""").fetchall()
+    except duckdb.Error as e:
+        if "Expected Number of Columns" in str(e) or "Found:" in str(e):
+            return False
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
+    con.execute(f"""CREATE OR REPLACE TEMP VIEW yf AS SELECT ln, {', '.join(f"coalesce(trim(c{i}), '') AS f{i}"
+                                                                       for i in range(1, n + 1))},
+        {n} AS nf FROM y WHERE NOT ({' AND '.join(f"coalesce(trim(c{i}), '') = ''" for i in range(1, n + 1))})""").fetchall()
+    return True
+
+
 def _yandex(con, name: str) -> dict:
     _run(con, f"""CREATE OR REPLACE TEMP TABLE l AS SELECT ln, f, {_t(1)} AS s, {_t(3)} AS k FROM (
         SELECT ln, string_split(line, chr(9)) AS f FROM raw WHERE line IS NOT NULL AND trim(line) <> '')""", name)
+    n = max(_scalar(con, "SELECT coalesce(max(len(f)), 6) FROM l"), 6)
+    _run(con, f"""CREATE OR REPLACE TEMP VIEW l2 AS SELECT ln, {', '.join(f"{_t(i)} AS f{i}" for i in range(1, n + 1))},
+        {n} AS nf FROM l""", name)
+    return _yandex_from(con, name, "l2")
+
+
+def _yandex_from(con, name: str, table: str) -> dict:
+    """Impressions, clicks and hits of a Yandex relevance-prediction log from a view of trimmed
+    fields ``f1 … fN`` ('' where a line is shorter) and line numbers ``ln``."""
+    src = table
+    n = _scalar(con, f"SELECT max(nf) FROM {src}") or 6
     _check(con, name, [
-        ("SELECT min(ln) FROM l WHERE k NOT IN ('Q', 'C')",
+        (f"SELECT min(ln) FROM {src} WHERE f3 NOT IN ('Q', 'C')",
          "record type is neither Q nor C (expected tab-separated SessionID TimePassed Q|C …)"),
-        (f"SELECT min(ln) FROM l WHERE k = 'Q' AND ({_t(4)} = '' OR {_t(6)} = '')",
+        (f"SELECT min(ln) FROM {src} WHERE f3 = 'Q' AND (f4 = '' OR f6 = '')",
          "query row needs SessionID TimePassed Q QueryID RegionID URL1 … URLn"),
-        (f"SELECT min(ln) FROM l WHERE k = 'C' AND {_t(4)} = ''",
+        (f"SELECT min(ln) FROM {src} WHERE f3 = 'C' AND f4 = ''",
          "click row needs SessionID TimePassed C URLID"),
     ])
     for num in (True, False):        # whole-number ids compare much faster as BIGINT; else text
         cast = (lambda e: f"try_cast({e} AS BIGINT)") if num else (lambda e: e)
-        _run(con, f"""CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, {cast('s')} AS s, query_id,
-                {cast('doc_id')} AS doc_id, position FROM (
-            SELECT ln AS session_id, s, {cast(_t(4))} AS query_id, unnest(f[6:]) AS doc_id,
-                   generate_subscripts(f[6:], 1)::INTEGER AS position FROM l WHERE k = 'Q')
-            WHERE doc_id <> ''""", name)
-        _run(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT ln, {cast('s')} AS s, {cast(_t(4))} AS doc_id "
-                  "FROM l WHERE k = 'C'", name)
+        union = " UNION ALL ".join(
+            f"SELECT ln AS session_id, {cast('f1')} AS s, {cast('f4')} AS query_id, {cast(f'f{i}')} AS doc_id, "
+            f"{i - 5}::INTEGER AS position FROM {src} WHERE f3 = 'Q' AND f{i} <> ''" for i in range(6, n + 1))
+        _run(con, f"CREATE OR REPLACE TEMP TABLE imp AS {union}", name)
+        _run(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT ln, {cast('f1')} AS s, {cast('f4')} AS doc_id "
+                  f"FROM {src} WHERE f3 = 'C'", name)
         if not num or not _scalar(con, "SELECT (SELECT count(*) FROM imp WHERE s IS NULL OR query_id IS NULL OR "
                                        "doc_id IS NULL) + (SELECT count(*) FROM clk WHERE s IS NULL OR doc_id IS NULL)"):
             break
@@ -383,6 +430,11 @@ def register_normalised(con, source, fmt: str, name: str | None = None) -> dict:
         return _tabular(con, source, fmt, name)
     if fmt not in TEXT_FORMATS:
         raise DataFormatError(name, f"unknown format {fmt!r}; use one of {', '.join(TABULAR_FORMATS + TEXT_FORMATS)}")
+    if fmt == "yandex" and not _is_bytes(source) and _yandex_columns(con, source, name):
+        try:
+            return _yandex_from(con, name, "yf")              # DuckDB's CSV reader splits the fields
+        except DataFormatError:
+            pass                     # it skips blank lines: re-read line by line so the message names the file's line
     _register_lines(con, source, name)
     return {"yandex": _yandex, "yandex2013": _yandex2013, "baidu": _baidu}[fmt](con, name)
 
