@@ -291,7 +291,7 @@ def _yandex_columns(con, source, name: str) -> bool:
             return False
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
-    con.execute(f"""CREATE OR REPLACE TEMP VIEW yf AS SELECT ln, {', '.join(f"coalesce(trim(c{i}), '') AS f{i}"
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE yf AS SELECT ln, {', '.join(f"coalesce(trim(c{i}), '') AS f{i}"
                                                                        for i in range(1, n + 1))},
         {n} AS nf FROM y WHERE NOT ({' AND '.join(f"coalesce(trim(c{i}), '') = ''" for i in range(1, n + 1))})""").fetchall()
     return True
