@@ -64,24 +64,31 @@ def main():
                           help="log: batches drawn from the simulated log; online: fresh clicks from the same click "
                                "model every step (ULTRA's simulation, used by the LBD paper)")
         with st.expander("method hyper-parameters"):
-            table3 = st.checkbox("LBD λ and t from the paper's Table 3 for this log's η_c", True,
+            table3 = st.checkbox("LBD λ and t from the paper's Table 3 for this log's η_c",
+                                 qp("table3", 1, int, 0, 1) == 1,
                                  help="η_c 0–0.2 → λ 100, t 0.1; 0.3 → 1, 0.1; 0.4–0.5 → 1, 0.3; 0.6 → 1, 0.4 (DNN); "
                                       "Linear → 10000, 0.1")
-            lam = st.select_slider("LBD gradient penalty λ", [0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0], 100.0,
+            lam_opts = [0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0]
+            lam = st.select_slider("LBD gradient penalty λ", lam_opts, qp("lam", 100.0, float, options=lam_opts),
                                    help="Lipschitz decoupling strength (LBD §5)", disabled=table3)
-            t = st.slider("LBD Bernoulli t", 0.0, 0.9, 0.1, 0.05, help="probability of dropping the observation term",
-                          disabled=table3)
-            penalty = st.radio("LBD penalty form", ["official", "paper"], horizontal=True,
+            t = st.slider("LBD Bernoulli t", 0.0, 0.9, qp("t", 0.1, float, 0.0, 0.9), 0.05,
+                          help="probability of dropping the observation term", disabled=table3)
+            forms = ["official", "paper"]
+            penalty = st.radio("LBD penalty form", forms, forms.index(qp("penalty", "official", options=forms)),
+                               horizontal=True,
                                help="official: squared norm of the gradient of the batch mean of all heads' raw logits "
                                     "after dropout (keep 0.1), raw logit added; paper: Σ‖∇ₓσ(h)‖ at the shown position")
-            ips_eta = st.slider("IPS assumed η (misspecification)", 0.0, 2.0, 1.0, 0.1,
+            ips_eta = st.slider("IPS assumed η (misspecification)", 0.0, 2.0, qp("ips_eta", 1.0, float, 0.0, 2.0), 0.1,
                                 help="IPS propensities o_p = v_p^η′; 'true propensities' below overrides")
-            ips_true = st.checkbox("IPS uses the true propensities", True,
+            ips_true = st.checkbox("IPS uses the true propensities", qp("ips_true", 1, int, 0, 1) == 1,
                                    help="off: IPS assumes o_p = v_p^η′ with the η′ above (CLD's RQ4 misspecification)")
-            gamma = st.slider("CLD γ", 0.05, 0.30, 0.15, 0.01, help="correlation of the CLD Tobit model")
+            gamma = st.slider("CLD γ", 0.05, 0.30, qp("gamma", 0.15, float, 0.05, 0.30), 0.01,
+                              help="correlation of the CLD Tobit model")
     url_notices()
     st.query_params.update({"algorithms": ",".join(chosen), "model": model, "lr": str(lr), "steps": str(steps),
-                            "seed": str(seed), "clicks": clicks})
+                            "seed": str(seed), "clicks": clicks, "table3": str(int(table3)), "lam": str(lam),
+                            "t": str(t), "penalty": penalty, "ips_eta": str(ips_eta), "ips_true": str(int(ips_true)),
+                            "gamma": str(gamma)})
     if link_spec:
         st.query_params["log"] = link_spec
     elif "log" in st.query_params:

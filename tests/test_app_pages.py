@@ -441,3 +441,16 @@ def test_identifiability_state_round_trips_through_the_url():
     assert not linked.exception and not linked.error
     assert linked.sidebar.radio[0].value == "the log this link names"
     assert linked.sidebar.multiselect[0].value == ["context", "position"]
+
+
+def test_train_hyper_parameters_round_trip_through_the_url():
+    at = page("train.py")
+    at.query_params.update({"table3": "0", "lam": "10.0", "t": "0.3", "penalty": "paper", "clicks": "online",
+                            "ips_true": "0", "ips_eta": "1.5", "gamma": "0.2"})
+    at.run()
+    assert not at.exception
+    assert not at.sidebar.checkbox[0].value and at.sidebar.select_slider[1].value == 10.0
+    assert at.sidebar.slider[1].value == 0.3 and at.sidebar.radio[2].value == "paper"
+    assert at.sidebar.radio[1].value == "online" and not at.sidebar.checkbox[1].value
+    assert at.sidebar.slider[2].value == 1.5 and at.sidebar.slider[3].value == 0.2
+    assert at.query_params["penalty"] in (["paper"], "paper") and at.query_params["lam"] in (["10.0"], "10.0")
