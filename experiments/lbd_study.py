@@ -1,7 +1,7 @@
 """LBD evidence: PBM ordering, Fig. 3a/3b (coupling sweep) on three datasets, Fig. 3c (HTE),
 Fig. 4 (λ × t heat-maps, best cell chosen on validation), Table 1 analogue, MQ2008.
 
-    python experiments/lbd_study.py --figure pbm|fig3|fig3_yahoo|fig3_mq2008|fig3c|fig4|table1|mq2008|all
+    python experiments/lbd_study.py --figure pbm|fig3|fig3_yahoo|fig3_mq2008|fig3c|fig4|fig4_yahoo|table1|mq2008|all
                                     [--seeds 5] [--jobs 2]
 
 All use the official coupling simulation (crux features in [−1, 1] over all splits, one coupling
