@@ -59,6 +59,9 @@ def main():
                               qp("lr", 0.01, float, options=(0.001, 0.003, 0.01, 0.03, 0.1)), help="Adam step size")
         steps = st.slider("steps", 50, 5000, qp("steps", 600, int, 50, 5000), 50, help="batches of 256 sessions")
         seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="initialisation and batch order")
+        refs_on = st.checkbox("Naive and Oracle as reference lines", qp("refs", 1, int, 0, 1) == 1,
+                              help="also train raw clicks (Naive, the floor) and true labels (Oracle, the ceiling) "
+                                   "on the same log; drawn dashed")
         clicks = st.radio("clicks", ["log", "online"], horizontal=True,
                           index=1 if qp("clicks", "log", options=("log", "online")) == "online" else 0,
                           help="log: batches drawn from the simulated log; online: fresh clicks from the same click "
@@ -86,7 +89,7 @@ def main():
                               help="correlation of the CLD Tobit model")
     url_notices()
     st.query_params.update({"algorithms": ",".join(chosen), "model": model, "lr": str(lr), "steps": str(steps),
-                            "seed": str(seed), "clicks": clicks, "table3": str(int(table3)), "lam": str(lam),
+                            "seed": str(seed), "refs": str(int(refs_on)), "clicks": clicks, "table3": str(int(table3)), "lam": str(lam),
                             "t": str(t), "penalty": penalty, "ips_eta": str(ips_eta), "ips_true": str(int(ips_true)),
                             "gamma": str(gamma)})
     if link_spec:
@@ -100,6 +103,10 @@ def main():
                                    lbd_lambda=None if table3 else lam, lbd_t=None if table3 else t,
                                    lbd_penalty=penalty, clicks=clicks, ips_eta=None if ips_true else ips_eta, cld_gamma=gamma,
                                    eval_every=max(10, steps // 30)) for a in chosen]
+            refs = [r for r in ("Naive", "Oracle") if refs_on and r not in chosen]
+            configs += [TrainConfig(algorithm=NAMES[r], model=model, lr=lr, steps=steps, seed=int(seed),
+                                    clicks=clicks, eval_every=max(10, steps // 30)) for r in refs]
+            st.session_state["train_refs"] = tuple(refs)
         except ConfigError as e:
             st.error(f"Check the settings: {escape_markdown(e)}")
             return None
@@ -123,10 +130,13 @@ def main():
         st.progress(min(done_steps / total, 1.0), text=f"{job.status} — step {done_steps:,} of {total:,} "
                                                         f"({job.elapsed:.0f} s)")
         a, b = st.columns(2)
-        a.plotly_chart(training_curves_figure(recs, "loss", "training loss"), key="live_loss")
+        refs = st.session_state.get("train_refs", ())
+        a.plotly_chart(training_curves_figure([r for r in recs if r["algorithm"] not in refs], "loss", "training loss"),
+                       key="live_loss")
         a.caption("Losses of debiasing methods are re-weighted by their current bias estimate (e.g. DLA's ô₁/ô_p), "
                   "so they can rise while the estimate sharpens; validation nDCG is the number to watch.")
-        b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10"), key="live_ndcg")
+        b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10", references=refs),
+                       key="live_ndcg")
         latest = {}
         for r in recs:
             if r.get("observation"):

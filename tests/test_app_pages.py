@@ -1,3 +1,4 @@
+import json
 """AppTest for every page (streamlit.testing.v1)."""
 from pathlib import Path
 
@@ -187,6 +188,9 @@ def test_train_default_dla_runs_in_background_and_reports():
     assert not at.exception and not at.error
     assert job.status == "done" and "DLA" in job.result
     assert job.result["DLA"]["metrics"]["ndcg@10"] > 0.85
+    assert {"Naive", "Oracle"} <= set(job.result)                # the reference lines, on by default
+    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert any(d["name"] == "Oracle (reference)" and d["line"]["dash"] == "dash" for d in spec["data"])
     assert any(r.get("observation") for r in job.records)
     assert len(at.dataframe) == 1                    # the final metrics table
     assert at.query_params["algorithms"] == ["DLA"] or at.query_params["algorithms"] == "DLA"
@@ -449,8 +453,9 @@ def test_train_hyper_parameters_round_trip_through_the_url():
                             "ips_true": "0", "ips_eta": "1.5", "gamma": "0.2"})
     at.run()
     assert not at.exception
-    assert not at.sidebar.checkbox[0].value and at.sidebar.select_slider[1].value == 10.0
+    assert at.sidebar.checkbox[0].value and not at.sidebar.checkbox[1].value      # references on, Table 3 off
+    assert at.sidebar.select_slider[1].value == 10.0
     assert at.sidebar.slider[1].value == 0.3 and at.sidebar.radio[2].value == "paper"
-    assert at.sidebar.radio[1].value == "online" and not at.sidebar.checkbox[1].value
+    assert at.sidebar.radio[1].value == "online" and not at.sidebar.checkbox[2].value
     assert at.sidebar.slider[2].value == 1.5 and at.sidebar.slider[3].value == 0.2
     assert at.query_params["penalty"] in (["paper"], "paper") and at.query_params["lam"] in (["10.0"], "10.0")

@@ -330,14 +330,20 @@ def figure_png(fig: go.Figure, width: int = 1100, height: int | None = None) -> 
         return None
 
 
-def training_curves_figure(records: list[dict], key: str = "loss", title: str | None = None) -> go.Figure:
-    """One line per algorithm of ``key`` against the training step (records carry 'algorithm')."""
+def training_curves_figure(records: list[dict], key: str = "loss", title: str | None = None,
+                           references: tuple = ()) -> go.Figure:
+    """One line per algorithm of ``key`` against the training step (records carry 'algorithm').
+    Algorithms named in ``references`` (e.g. Naive and Oracle as bounds) are drawn dashed, without
+    markers, and labelled "(reference)"."""
     fig = go.Figure()
     df = pd.DataFrame([r for r in records if key in r])
     if len(df):
         for name, g in df.groupby("algorithm", sort=False):
-            fig.add_scatter(x=g["step"], y=g[key], mode="lines+markers", name=str(name),
-                            line=dict(color=method_color(str(name))))
+            ref = str(name) in references
+            fig.add_scatter(x=g["step"], y=g[key], mode="lines" if ref else "lines+markers",
+                            name=f"{name} (reference)" if ref else str(name),
+                            line=dict(color=method_color(str(name)), dash="dash" if ref else "solid",
+                                      width=1.5 if ref else 2))
     return _layout(fig, title or label(key), "step", label(key))
 
 
