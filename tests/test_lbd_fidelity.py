@@ -220,3 +220,20 @@ def test_fig3a_on_the_yahoo_sample_dla_below_naive_and_lbd_above_dla(data_dir):
     d1, d2 = np.array(diffs["dla-naive"]), np.array(diffs["lbd-dla"])
     assert (d1 < 0).sum() >= 3 and d1.mean() < -0.01, d1        # DLA below Naive for most seeds
     assert (d2 > 0).sum() >= 3 and d2.mean() > 0.005, d2         # LBD above DLA for most seeds
+
+
+def test_paper_scale_preset_runs_with_online_clicks(synthetic):
+    """The official scale (512-256-128 + LayerNorm, Adagrad 0.05, clip 5, online clicks, unclipped
+    weights), a few steps: the pieces fit together and the model is the paper's shape."""
+    from ultr_core.algorithms import fit
+    from ultr_core.algorithms.config import PAPER_SCALE
+    from ultr_core.sources import simulate_log
+    ds, _, log = simulate_log("synthetic:60", ClickModelConfig(coupling=0.6), 500, seed=0)
+    for alg in ("lbd", "dla"):
+        cfg = TrainConfig(algorithm=alg, **{**PAPER_SCALE, "steps": 4, "eval_every": 2})
+        res = fit(log, ds, cfg)
+        layers = [m for m in res.model.f if isinstance(m, torch.nn.Linear)]
+        assert [m.out_features for m in layers[:-1]] == [512, 256, 128]
+        assert sum(isinstance(m, torch.nn.LayerNorm) for m in res.model.f) == 4
+        assert res.history[-1]["step"] == 4 and np.isfinite(res.history[-1]["valid_ndcg@10"])
+    assert res.model.cfg.max_weight is None and res.model.cfg.clicks == "online"
