@@ -25,7 +25,7 @@ import pandas as pd  # noqa: E402
 from ultr_core.algorithms import TrainConfig  # noqa: E402
 from ultr_core.algorithms.config import lbd_table3  # noqa: E402
 from ultr_core.simulation import ClickModelConfig  # noqa: E402
-from ultr_core.experiment import ExperimentSpec, run_grid  # noqa: E402
+from ultr_core.experiment import ExperimentSpec, best_cells, run_grid  # noqa: E402
 from ultr_core.figures import heatmap_figure, sweep_figure  # noqa: E402
 from _common import frame_md, save as _save, table  # noqa: E402
 from ultr_core.stats import paired_test, summarise  # noqa: E402
@@ -145,10 +145,7 @@ def run(figure: str, seeds, jobs):
             spec = ExperimentSpec(dataset=f"yahoo:{YAHOO}", n_sessions=20_000, click=ClickModelConfig(topk=10),
                                   train=TrainConfig(algorithm="lbd", steps=600))
         df = run_grid(spec, grid, seeds, n_jobs=jobs)
-        cells = (df.groupby(["click.coupling", "train.lbd_lambda", "train.lbd_t"])[["valid_ndcg@10", "ndcg@10"]]
-                 .mean().reset_index())
-        best = (cells.sort_values("valid_ndcg@10").groupby("click.coupling").tail(1).sort_values("click.coupling")
-                .rename(columns={"valid_ndcg@10": "valid nDCG@10 (selects)", "ndcg@10": "test nDCG@10"}))
+        best = best_cells(df).rename(columns={"valid_ndcg@10": "valid nDCG@10 (selects)", "ndcg@10": "test nDCG@10"})
         best["Table 3 (λ, t)"] = [str(lbd_table3(c)) for c in best["click.coupling"]]
         md = (f"# LBD Fig. 4: (λ, t) heat-maps per coupling level ({len(seeds)} seeds, {where}, DNN)\n\n"
               "Best cell per coupling level, **chosen on validation nDCG@10** (mean over seeds), with its test "

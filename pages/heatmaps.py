@@ -5,7 +5,7 @@ import streamlit as st
 from ultr_core.text import escape_markdown
 
 from ultr_core.algorithms import TrainConfig
-from ultr_core.experiment import ExperimentSpec, grid_job
+from ultr_core.experiment import ExperimentSpec, best_cells, grid_job
 from ultr_core.figures import figure_png, heatmap_figure, training_curves_figure
 from ultr_core.jobs import Job
 from pages._common import (finished_runs, job_buttons, job_progress, live, partial_runs, qp, run_page,
@@ -99,6 +99,11 @@ def main():
         st.caption("Click a cell to see that run's training curves. Cells show test nDCG@10; colours are per panel "
                    "(darker = better); ★ = the cell with the best validation nDCG@10 (model selection as in the paper, "
                    "so ★ need not be the darkest cell).")
+        if "valid_ndcg@10" in df:
+            best = best_cells(df)
+            st.caption("Selected on validation (★), with the test value beside it: " + "; ".join(
+                f"η_c = {r['click.coupling']:g} → λ = {r['train.lbd_lambda']:g}, t = {r['train.lbd_t']:g} "
+                f"(validation {r['valid_ndcg@10']:.3f}, test {r['ndcg@10']:.3f})" for _, r in best.iterrows()))
         pts = ((event or {}).get("selection") or {}).get("points") or []
         pts = [p for p in pts if p.get("customdata") is not None]     # the clickable cell centres
         if pts:

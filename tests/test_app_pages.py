@@ -309,6 +309,7 @@ def test_heatmaps_quick_grid_draws_figure():
     import json
     spec = json.loads(charts[0].proto.spec)
     assert sum(1 for d in spec["data"] if d["type"] == "heatmap") == 1
+    assert any("Selected on validation" in c.value and "test" in c.value for c in at.caption)
 
 
 def test_heatmap_figure_draws_a_partial_grid():

@@ -22,7 +22,7 @@ from .simulation import ClickModelConfig
 from .sources import simulate_log
 
 __all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many", "grid_job",
-           "PRESET_SWEEPS"]
+           "best_cells", "PRESET_SWEEPS"]
 
 
 @dataclass(frozen=True)
@@ -224,6 +224,24 @@ def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1,
     for (values, spec), out in zip(cells, outputs):
         rows.append(_row(values, spec, out, keep_history))
     return pd.DataFrame(rows)
+
+
+def best_cells(df: pd.DataFrame, panel: str = "click.coupling", cell=("train.lbd_lambda", "train.lbd_t"),
+               select: str = "valid_ndcg@10", metric: str = "ndcg@10") -> pd.DataFrame:
+    """Per ``panel`` value, the grid cell with the best mean ``select`` (validation nDCG@10: model
+    selection as in the paper) over seeds, with its mean ``select`` and ``metric`` (test) beside it.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"click.coupling": [0, 0, 0, 0], "train.lbd_lambda": [1, 1, 100, 100],
+    ...                    "train.lbd_t": [0.1, 0.1, 0.1, 0.1], "valid_ndcg@10": [0.8, 0.9, 0.7, 0.7],
+    ...                    "ndcg@10": [0.5, 0.6, 0.9, 0.9], "seed": [0, 1, 0, 1]})
+    >>> best_cells(df).round(3)[["click.coupling", "train.lbd_lambda", "valid_ndcg@10", "ndcg@10"]].to_dict("records")
+    [{'click.coupling': 0, 'train.lbd_lambda': 1, 'valid_ndcg@10': 0.85, 'ndcg@10': 0.55}]
+    """
+    keys = [panel, *cell]
+    means = df.groupby(keys)[[select, metric]].mean().reset_index()
+    best = means.loc[means.groupby(panel)[select].idxmax()]
+    return best.sort_values(panel).reset_index(drop=True)
 
 
 def grid_job(base: ExperimentSpec, grid: dict, seeds, report=None, stop=None, n_jobs: int = 2,
