@@ -128,6 +128,15 @@ def linked_log():
     return spec.to_string(), ds, log
 
 
+def session_log_spec() -> str | None:
+    """The reproducible spec of the session's current log, or None when that log has none (an
+    upload) — a spec is trusted only while the log it was made for is still the current one."""
+    pair = st.session_state.get("log_spec")
+    if isinstance(pair, tuple) and len(pair) == 2 and pair[0] == st.session_state.get("log_key"):
+        return pair[1]
+    return None
+
+
 def url_notices() -> None:
     """Show (once) what :func:`qp` had to correct in the URL."""
     for n in st.session_state.pop("_url_notices", []):

@@ -82,11 +82,14 @@ def main():
         job_progress(job)
         if job.error:
             st.error(f"The grid failed — {escape_markdown(job.error)}")
-        if job.running:
-            part = partial_runs(job)
-            if part is not None and len(part):
+        slot = st.empty()                 # one slot: cleared when the job ends, so no stale live chart stays
+        part = partial_runs(job) if job.running else None
+        if part is not None and len(part):
+            with slot.container():
                 st.plotly_chart(heatmap_figure(part), key="heat_live")
                 st.caption("Filling in: each cell appears when its runs finish (mean over the seeds done so far).")
+        else:
+            slot.empty()
 
 
     live("heat_job", show)

@@ -8,7 +8,7 @@ from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability import probability_table
 from ultr_core.jobs import Job
 from ultr_core.reports import compare_repairs, components_sweep
-from pages._common import (cached_analysis, job_buttons, job_progress, linked_log, live, log_digest, memo, qp,
+from pages._common import (cached_analysis, session_log_spec, job_buttons, job_progress, linked_log, live, log_digest, memo, qp,
                            run_page, url_notices)
 from ultr_core.simulation import ClickModelConfig
 from ultr_core.sources import simulate_log
@@ -44,6 +44,8 @@ def main():
         options = [builtin] + ([from_link] if linked is not None else []) + ([current] if "log" in st.session_state else [])
         want = {"builtin": builtin, "current": current, "link": from_link}.get(
             qp("source", "link" if linked is not None else "builtin", options=("builtin", "current", "link")), builtin)
+        if want == current and current not in options and linked is not None:
+            want = from_link                  # a shared link to a simulated log, opened in a new session
         source = st.radio("source", options, options.index(want) if want in options else 0,
                           help="the fully synthetic data of the paper (App. C.1) with K components, a log that a "
                                "shared link names, or the log made on the Simulate or Upload page")
@@ -68,9 +70,7 @@ def main():
             log = st.session_state["log"]
             key = st.session_state.get("log_key") or log_digest(log)
             lists = None
-            link_spec = st.session_state.get("log_spec")
-            if link_spec:                     # a simulated log: the link rebuilds it
-                params["source"] = "link"
+            link_spec = session_log_spec()     # a simulated log: a link rebuilds it in another session
         candidates = [c for c in log.frame.columns if c not in ("session_id", "doc_id", "click", "shown", "row",
                                                                 "true_relevance", "true_observation", "label",
                                                                 "doc_key", "query_key")]

@@ -132,9 +132,9 @@ def main():
     st.session_state["log_key"] = ("simulation", key, cfg, int(n_sessions), int(seed))
     st.session_state["dataset"] = ds
     # the reproducible spec other pages put in their links (none for uploaded data)
-    st.session_state["log_spec"] = None if upload is not None else LogSpec(
+    st.session_state["log_spec"] = (st.session_state["log_key"], None if upload is not None else LogSpec(
         dataset=spec if source in ("synthetic", "ig") else source, click=cfg, n_sessions=int(n_sessions),
-        seed=int(seed), data_seed=int(data_seed)).to_string()
+        seed=int(seed), data_seed=int(data_seed)).to_string())
 
     ctr = log.ctr_by_position()
     hid = hidden_relevant(log)

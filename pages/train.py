@@ -10,7 +10,7 @@ from ultr_core.logspec import LogSpec
 from ultr_core.experiment import train_many
 from ultr_core.figures import observation_curve_figure, training_curves_figure
 from ultr_core.jobs import Job
-from pages._common import job_buttons, linked_log, live, memo, qp, run_page, url_notices
+from pages._common import job_buttons, linked_log, session_log_spec, live, memo, qp, run_page, url_notices
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 TRAINABLE = list(ALGORITHMS.values())
@@ -38,7 +38,7 @@ def main():
     if link_spec is None and session_log:
         log = st.session_state["log"]
         ds = st.session_state["dataset"]
-        link_spec = st.session_state.get("log_spec")
+        link_spec = session_log_spec()
         st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {escape_markdown(ds.name)})."
                 + ("" if link_spec else " It was built from an uploaded file, so links to this page cannot rebuild it."))
     elif link_spec is None:

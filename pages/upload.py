@@ -149,6 +149,7 @@ def main():
             log, _ = _read(up.name, digest, data, fmt, mapping, doc_cols, document)
             st.session_state["log"] = log
             st.session_state["log_key"] = ("upload", read_key)
+            st.session_state.pop("log_spec", None)          # an upload cannot be rebuilt from a link
         except DataFormatError as e:
             st.caption(f"Not kept as the current log: {escape_markdown(e)}")
     c = st.columns(4)

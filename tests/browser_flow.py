@@ -235,7 +235,10 @@ def run_heatmap_click(url: str) -> dict:
         page.get_by_role("button", name="▶ Run grid").click()
         page.get_by_text("Click a cell to see that run's training curves").wait_for(timeout=240_000)
         page.wait_for_timeout(1_000)
-        cell = page.locator(".js-plotly-plot .scatterlayer .trace").first.locator(".points path").nth(5)
+        n_plots = page.locator(".js-plotly-plot").count()
+        seen["plots_before_click"] = n_plots
+        heat = page.locator(".js-plotly-plot").first                  # the finished grid (the live one is gone)
+        cell = heat.locator(".scatterlayer .trace").first.locator(".points path").nth(5)
         cell.click(force=True)
         page.get_by_text("η_c = 0, λ =").wait_for(timeout=60_000)
         seen["title"] = page.get_by_text("η_c = 0, λ =").first.inner_text()

@@ -248,7 +248,8 @@ def test_simulate_then_train_links_the_simulated_log():
     at.query_params["eta"] = "0.5"
     at.query_params["sessions"] = "2000"
     at.run()
-    spec = at.session_state["log_spec"]
+    key, spec = at.session_state["log_spec"]
+    assert key == at.session_state["log_key"]
     assert spec.startswith("synthetic:500/") and "eta=0.5" in spec and "sessions=2000" in spec
     from ultr_core.logspec import LogSpec
     ds, _, log = LogSpec.parse(spec).simulate()

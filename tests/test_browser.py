@@ -58,6 +58,7 @@ def test_interactive_identifiability_graph_draws_and_zooms(app_url, tmp_path):
 @pytest.mark.slow
 def test_heatmap_cell_click_in_a_real_browser_opens_its_curves(app_url):
     seen = run_heatmap_click(app_url)
+    assert seen["plots_before_click"] == 1, seen          # the live partial chart is gone once the grid is done
     assert seen["title"].startswith("η_c = 0, λ = ") and seen["charts"] == 3, seen
 
 
