@@ -257,30 +257,29 @@ def test_simulate_then_train_links_the_simulated_log():
     pd.testing.assert_frame_equal(log.frame, at.session_state["log"].frame)     # the link rebuilds the same log
 
 
-def test_compare_default_runs_and_shows_intervals():
+def _run_compare(seeds: int, methods=None, timeout: int = 120):
+    """Compare with small runs (5,000 sessions, 100 steps): the finished AppTest and its result."""
     at = page("compare.py").run()
     assert not at.exception
-    at.sidebar.slider[0].set_value(2).run()                              # seeds
+    if methods is not None:
+        at.sidebar.multiselect[0].set_value(methods).run()
+    at.sidebar.slider[0].set_value(seeds).run()                          # seeds
     at.sidebar.select_slider[0].set_value(5_000).run()                   # sessions
     at.sidebar.select_slider[1].set_value(100).run()                     # steps
     at.button[0].click().run()
-    at = _wait(at, "compare_job", 120)
+    at = _wait(at, "compare_job", timeout)
     assert not at.exception and not at.error
-    df = at.session_state["compare_job"].result
+    return at, at.session_state["compare_job"].result
+
+
+def test_compare_default_runs_and_shows_intervals():
+    at, df = _run_compare(2)
     assert set(df["algorithm"]) == {"Naive", "DLA", "IPS"} and df["seed"].nunique() == 2
     assert len(at.dataframe) == 1 and "ndcg@10_lo" in at.dataframe[0].value.columns
 
 
 def test_compare_runs_vectorization_and_hte():
-    at = page("compare.py").run()
-    at.sidebar.multiselect[0].set_value(["Naive", "Vectorization", "HTE", "HTE-oracle"]).run()
-    at.sidebar.slider[0].set_value(1).run()                              # seeds
-    at.sidebar.select_slider[0].set_value(5_000).run()                   # sessions
-    at.sidebar.select_slider[1].set_value(100).run()                     # steps
-    at.button[0].click().run()
-    at = _wait(at, "compare_job", 180)
-    assert not at.exception and not at.error
-    df = at.session_state["compare_job"].result
+    _, df = _run_compare(1, ["Naive", "Vectorization", "HTE", "HTE-oracle"], timeout=180)
     assert set(df["algorithm"]) == {"Naive", "Vectorization", "HTE", "HTE-oracle"}
     assert df["error"].isna().all() and (df["ndcg@10"] > 0.5).all()
 

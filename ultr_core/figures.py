@@ -314,8 +314,8 @@ def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "c
                         marker=dict(size=1, color="#d62728"), showlegend=False, hoverinfo="skip", row=1, col=i)
         if i > 1:
             fig.update_yaxes(showticklabels=False, row=1, col=i)
-    fig.update_layout(title=f"LBD (λ, t) grid: {label(metric)} per coupling level (each panel on its own colour "
-                            f"scale, shown beside it; darker = better, ★ = best {label(select)})",
+    fig.update_layout(title=f"LBD (λ, t): {label(metric)} per coupling level (own colour scale per panel; "
+                            f"★ = best {label(select)})",
                       template="plotly_white", height=370, margin=dict(l=60, r=20, t=120, b=40),
                       title_y=0.97)
     return fig
