@@ -137,7 +137,7 @@ def run(figure: str, seeds, jobs):
               + f"\n\nRe-run: `python experiments/lbd_study.py --figure table1` ({time.time() - t0:.0f} s here).")
         _save("lbd", "table1", df, md, {})
     elif figure in ("fig4", "fig4_yahoo"):
-        grid = {"click.coupling": SWEEP, "train.lbd_lambda": [1.0, 100.0, 10000.0],
+        grid = {"click.coupling": COUPLING, "train.lbd_lambda": [1.0, 100.0, 10000.0],
                 "train.lbd_t": [0.1, 0.2, 0.3, 0.4]}
         where = "synthetic default" if figure == "fig4" else "Yahoo! sample, top-10"
         spec = ExperimentSpec(n_sessions=20_000, train=TrainConfig(algorithm="lbd", steps=600))
