@@ -79,10 +79,48 @@ def test_given_order_on_fully_synthetic_data():
     assert (log.frame["doc_id"].to_numpy() == d.doc_ids[log.frame["row"].to_numpy()]).all()
 
 
+def test_shuffle_off_keeps_the_logged_order_and_the_random_stream(synthetic):
+    a = ClickSimulator(ClickModelConfig(), seed=3).fit(synthetic).simulate(synthetic.train, 2000).frame
+    b = ClickSimulator(ClickModelConfig(shuffle=0.0, shuffle_blocks=4), seed=3).fit(synthetic).simulate(
+        synthetic.train, 2000).frame
+    pd.testing.assert_frame_equal(a, b)
+    # a fixed logging ranker shows every document at one position only
+    assert (a.groupby("doc_id")["position"].nunique() == 1).all()
+
+
+def test_shuffle_share_and_uniform_positions(synthetic):
+    """share = 1, one block: every candidate equally likely at every position (within 4.5 SE);
+    share = 0.3: about 30 % of the sessions differ from the logged order."""
+    full = ClickSimulator(ClickModelConfig(shuffle=1.0), seed=0).fit(synthetic).simulate(synthetic.train, 20_000).frame
+    freq = pd.crosstab(full["doc_id"], full["position"], normalize="index")
+    n_per_doc = full.groupby("doc_id").size().to_numpy()[:, None]
+    se = np.sqrt(0.1 * 0.9 / n_per_doc)
+    assert (np.abs(freq.to_numpy() - 0.1) < 4.5 * se).mean() > 0.999
+    fixed = ClickSimulator(ClickModelConfig(), seed=0).fit(synthetic).simulate(synthetic.train, 3000).frame
+    logged = fixed.groupby(["query_id", "doc_id"], as_index=False)["position"].first()
+    part = ClickSimulator(ClickModelConfig(shuffle=0.3), seed=0).fit(synthetic).simulate(synthetic.train, 5000, seed=7).frame
+    both = part.merge(logged, on=["query_id", "doc_id"], suffixes=("", "_logged"), validate="many_to_one")
+    differs = (both["position"] != both["position_logged"]).groupby(both["session_id"]).any().mean()
+    expected = 0.3 * (1 - 1 / np.prod(np.arange(1, 11)))
+    assert abs(differs - expected) < 4.5 * np.sqrt(expected * (1 - expected) / 5000)
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3])
+def test_shuffle_blocks_give_that_many_ig_components(synthetic, blocks):
+    from ultr_core.identifiability import IdentifiabilityGraph
+    log = ClickSimulator(ClickModelConfig(shuffle=0.2, shuffle_blocks=blocks), seed=0).fit(synthetic).simulate(
+        synthetic.train, 5000)
+    g = IdentifiabilityGraph.from_log(log, ["position"])
+    assert g.n_components == blocks
+    # never across blocks: every document's positions lie in one array_split block
+    block_of = {p: b for b, ps in enumerate(np.array_split(np.arange(1, 11), blocks)) for p in ps}
+    assert (log.frame.assign(b=log.frame["position"].map(block_of)).groupby("doc_id")["b"].nunique() == 1).all()
+
+
 @pytest.mark.parametrize("kw, field", [
     (dict(eta=-1), "eta"), (dict(noise=1.5), "noise"), (dict(topk=0), "topk"),
     (dict(convention="x"), "convention"), (dict(n_contexts=-2), "n_contexts"),
-    (dict(coupling=float("nan")), "coupling"),
+    (dict(coupling=float("nan")), "coupling"), (dict(shuffle=1.5), "shuffle"), (dict(shuffle_blocks=0), "shuffle_blocks"),
 ])
 def test_config_validation(kw, field):
     with pytest.raises(ConfigError) as e:

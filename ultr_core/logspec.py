@@ -27,7 +27,8 @@ __all__ = ["LogSpec", "KEYS"]
 KEYS = {
     "eta": ("click.eta", float), "convention": ("click.convention", str), "noise": ("click.noise", float),
     "topk": ("click.topk", int), "coupling": ("click.coupling", float), "contexts": ("click.n_contexts", int),
-    "logging": ("click.logging", str), "sessions": ("n_sessions", int), "seed": ("seed", int),
+    "logging": ("click.logging", str), "shuffle": ("click.shuffle", float),
+    "blocks": ("click.shuffle_blocks", int), "sessions": ("n_sessions", int), "seed": ("seed", int),
     "data_seed": ("data_seed", int),
 }
 #: most sessions a link may ask for (the app's own limit is checked where the log is built)

@@ -42,7 +42,8 @@ from .dataset import LTRDataset, RankingData
 from .errors import ConfigError
 
 __all__ = ["ClickModelConfig", "ClickSimulator", "EYE_TRACKING", "relevance_probability",
-           "position_observation", "fit_logging_ranker", "crux_features", "coupling_direction"]
+           "position_observation", "fit_logging_ranker", "crux_features", "coupling_direction",
+           "shuffle_within_blocks"]
 
 #: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005)
 EYE_TRACKING = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
@@ -69,6 +70,8 @@ class ClickModelConfig:
     crux_scaling: str = "official"   #: "official" ([−1, 1] over all splits) or "train01" (legacy)
     intervention: bool = False       #: swap position 1 with a uniformly random shown position k per session (HTE)
     coupling_seed: int | None = 0    #: seed of the coupling direction u (None: the simulation seed)
+    shuffle: float = 0.0             #: share of sessions shown in a random order (exploration); 0: always the logged order
+    shuffle_blocks: int = 1          #: shuffle only within this many contiguous blocks of each list (K blocks → K IG components)
 
     def __post_init__(self):
         if not (np.isfinite(self.eta) and 0 <= self.eta <= 10):
@@ -93,6 +96,10 @@ class ClickModelConfig:
         if self.coupling_seed is not None and (int(self.coupling_seed) != self.coupling_seed
                                                or not 0 <= self.coupling_seed < 2**32):
             raise ConfigError("coupling_seed", f"must be a non-negative integer or None, got {self.coupling_seed}")
+        if not (np.isfinite(self.shuffle) and 0 <= self.shuffle <= 1):
+            raise ConfigError("shuffle", f"the share of shuffled sessions must be in [0, 1], got {self.shuffle}")
+        if int(self.shuffle_blocks) != self.shuffle_blocks or not 1 <= self.shuffle_blocks <= 100:
+            raise ConfigError("shuffle_blocks", f"must be a whole number from 1 to 100, got {self.shuffle_blocks}")
         if self.max_list is not None and self.max_list < 1:
             raise ConfigError("max_list", f"must be positive or None, got {self.max_list}")
 
@@ -297,6 +304,8 @@ class ClickSimulator:
             s_idx = np.arange(len(qs))
             rows = rows.copy()
             rows[s_idx, 0], rows[s_idx, k] = rows[s_idx, k], rows[s_idx, 0].copy()
+        if cfg.shuffle > 0:                  # randomised sessions (consumes the generator only when on)
+            rows = shuffle_within_blocks(rows, mask, rng, cfg.shuffle, cfg.shuffle_blocks)
         lin = self.coupling_term(data)[rows] if cfg.coupling > 0 else 0.0
         out = {}
         if contexts_q is not None:
@@ -378,6 +387,31 @@ class ClickSimulator:
         if cfg.n_contexts:
             meta["context_vectors"] = np.round(self.context_z_, 6).tolist()
         return ClickLog._trusted(pd.DataFrame(frame), meta)
+
+
+def shuffle_within_blocks(rows: np.ndarray, mask: np.ndarray, rng: np.random.Generator, share: float,
+                          n_blocks: int = 1) -> np.ndarray:
+    """``rows`` (sessions × positions, candidates first as ``mask`` says) with a share ``share`` of
+    the sessions put in a uniformly random order *within* ``n_blocks`` contiguous blocks of each
+    list's candidates (``numpy.array_split`` sizes: 10 candidates in 2 blocks → positions 1–5 and
+    6–10).  Other sessions keep their order.  A document is then seen at several positions of its
+    block but never in another block, so positions form ``n_blocks`` components of the
+    identifiability graph (Identifiability Matters, §3; App. C.1 builds its K-component data the
+    same way).
+
+    >>> rows = np.tile(np.arange(6), (3, 1)); mask = np.ones_like(rows, bool)
+    >>> out = shuffle_within_blocks(rows, mask, np.random.default_rng(0), 1.0, 2)
+    >>> bool((np.sort(out[:, :3], axis=1) == [0, 1, 2]).all() and (np.sort(out[:, 3:], axis=1) == [3, 4, 5]).all())
+    True
+    """
+    S, L = rows.shape
+    pick = rng.random(S) < share
+    n = mask.sum(axis=1, keepdims=True)
+    pos = np.arange(L)[None, :]
+    block = (pos * n_blocks) // np.maximum(n, 1)                  # array_split's block of each position
+    key = np.where(pick[:, None], block + rng.random((S, L)), pos.astype(np.float64))
+    key = np.where(mask, key, np.inf)                             # padding stays at the end
+    return np.take_along_axis(rows, np.argsort(key, axis=1, kind="stable"), axis=1)
 
 
 def hidden_relevant(log: ClickLog, threshold: int = 1) -> dict:
