@@ -12,7 +12,8 @@ PagesManager.uses_pages_directory = False
 st.set_page_config(page_title="ULTR Explorer", page_icon=":material/travel_explore:", layout="wide")
 
 PAGES = [
-    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/playground.py", title="Playground", icon=":material/toys:", default=True),
+    st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home"),
     st.Page("pages/simulate.py", title="Simulate", icon=":material/casino:"),
     st.Page("pages/train.py", title="Train & watch", icon=":material/monitoring:"),
     st.Page("pages/compare.py", title="Compare", icon=":material/balance:"),

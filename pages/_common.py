@@ -33,6 +33,12 @@ def run_page(body) -> None:
         # st.navigation, which resolves the same URL to this page.
         PagesManager.uses_pages_directory = False
         st.rerun()
+    guarded(body)
+
+
+def guarded(body) -> None:
+    """Run ``body()`` behind the error boundary (see :func:`run_page`); live fragments re-run
+    without the page around them, so they use it too."""
     try:
         body()
     except ScriptControlException:          # st.stop() / st.rerun(): Streamlit's own control flow
@@ -175,7 +181,7 @@ def live(key: str, body) -> None:
 
     def fragment():
         current = st.session_state.get(key)
-        body(current)
+        guarded(lambda: body(current))
         if current is not None and not current.running and st.session_state.get(flag):
             st.session_state[flag] = False
             st.rerun()

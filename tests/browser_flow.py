@@ -63,8 +63,9 @@ def browser_page(width: int = 1400, height: int = 1000):
     
 
 def open_home(page, url: str) -> None:
-    """Open the app's root (which registers its navigation) and wait for Home."""
-    page.goto(url)
+    """Open the Home page (the root is the Playground, which would start a training run) and wait
+    for it; a deep link works on a cold server too (run_cold_deep_link)."""
+    page.goto(url + "/home")
     page.get_by_text("What is unbiased learning to rank?").wait_for(timeout=30_000)
 
 

@@ -15,7 +15,8 @@ from .text import escape_html
 __all__ = ["METHOD_COLORS", "method_color", "ctr_by_position_figure", "clicks_per_rank_figure",
            "observation_curve_figure", "identifiability_graph_figure", "component_sizes_figure",
            "probability_figure", "interval_bar_figure", "sweep_figure", "heatmap_figure", "figure_png",
-           "training_curves_figure", "bias_curves_figure", "label", "LABELS", "identifiability_graph_html"]
+           "training_curves_figure", "bias_curves_figure", "label", "LABELS", "identifiability_graph_html",
+           "compact"]
 
 METHOD_COLORS = {
     "Naive": "#7f7f7f", "Oracle": "#2ca02c", "IPS": "#ff7f0e", "DLA": "#1f77b4",
@@ -34,7 +35,8 @@ LABELS = {
     "train.ips_eta,train.cld_rho_eta": "assumed η′ of the propensities", "train.lbd_lambda": "LBD penalty λ",
     "train.lbd_t": "LBD Bernoulli t", "ndcg@10": "nDCG@10", "ndcg@5": "nDCG@5", "ndcg@3": "nDCG@3",
     "ndcg@1": "nDCG@1", "map": "MAP", "mcc": "MCC", "K": "IG components K", "strategy": "repair",
-    "algorithm": "method", "valid_ndcg@10": "validation nDCG@10", "loss": "training loss",
+    "algorithm": "method", "valid_ndcg@10": "validation nDCG@10",
+    "valid_ndcg@3": "validation nDCG@3", "loss": "training loss",
 }
 #: swept parameters whose values are whole numbers (integer ticks)
 INTEGER_AXES = {"click.topk", "click.n_contexts", "n_sessions", "K"}
@@ -50,6 +52,16 @@ def _zoom(values_lo, values_hi, pad: float = 0.15):
     lo, hi = float(np.nanmin(values_lo)), float(np.nanmax(values_hi))
     span = max(hi - lo, 1e-6)
     return [lo - pad * span, hi + pad * span]
+
+
+def compact(fig: go.Figure, height: int = 230, title_size: int = 14, font_size: int = 10) -> go.Figure:
+    """``fig`` for a dashboard tile: fixed ``height`` in pixels, small margins and title, the
+    legend in one row under the plot (the playground shows four of these on one screen)."""
+    fig.update_layout(height=height, margin=dict(l=45, r=10, t=30, b=10), title_font_size=title_size,
+                      legend=dict(orientation="h", yanchor="top", y=-0.3, font_size=font_size, entrywidth=0.5,
+                                  entrywidthmode="fraction"), font_size=font_size)
+    fig.update_xaxes(title_standoff=2)
+    return fig
 
 
 def method_color(name: str) -> str:
@@ -69,12 +81,13 @@ def ctr_by_position_figure(ctr: pd.DataFrame, observation: np.ndarray | None = N
     fig.add_bar(x=ctr["position"], y=ctr["ctr"], name="observed CTR",
                 error_y=dict(type="data", array=1.96 * ctr["se"]), marker_color="#1f77b4")
     if "expected_ctr" in ctr:
-        fig.add_scatter(x=ctr["position"], y=ctr["expected_ctr"], name="true E[click] = r·o",
+        fig.add_scatter(x=ctr["position"], y=ctr["expected_ctr"], name="true r·o",
                         mode="lines+markers", line=dict(color="#111111"))
     if observation is not None:
         fig.add_scatter(x=np.arange(1, len(observation) + 1), y=observation, yaxis="y2",
-                        name="true observation o_p", mode="lines", line=dict(dash="dash", color="#d62728"))
-        fig.update_layout(yaxis2=dict(overlaying="y", side="right", range=[0, 1.05], title="o_p"))
+                        name="true o_p (right axis)", mode="lines", line=dict(dash="dash", color="#d62728"))
+        fig.update_layout(yaxis2=dict(overlaying="y", side="right", range=[0, 1.05], title="o_p",
+                                      tickvals=[0, 0.5, 1], showgrid=False))
     return _layout(fig, "Click-through rate by position", "position", "CTR")
 
 

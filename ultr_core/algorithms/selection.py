@@ -263,8 +263,9 @@ def fit_selection(log, dataset, split: RankingData, data: SessionData, config: T
         res = FitResult(config, model)
         from ..metrics import ndcg
         v = dataset.valid
-        rec = {"step": 1, "loss": 0.0, "valid_ndcg@10": ndcg(res.predict(v.features, v.offsets), v.labels, v.offsets),
-               "observation": None}
+        sv = res.predict(v.features, v.offsets)
+        rec = {"step": 1, "loss": 0.0, "valid_ndcg@10": ndcg(sv, v.labels, v.offsets, 10),
+               "valid_ndcg@3": ndcg(sv, v.labels, v.offsets, 3), "observation": None}
         res.history.append(rec)
         if on_step is not None:
             on_step(rec)

@@ -1,0 +1,206 @@
+"""Playground — the teaching landing page: click-model knobs beside live charts on one screen.
+Any change re-simulates the log and restarts training (Naive, the chosen methods, Oracle)."""
+import pandas as pd
+import streamlit as st
+
+from ultr_core.algorithms.config import ALGORITHMS
+from ultr_core.dataroots import available_datasets
+from ultr_core.experiment import train_many
+from ultr_core.figures import (compact, ctr_by_position_figure, observation_curve_figure,
+                               training_curves_figure)
+from ultr_core.jobs import Job
+from ultr_core.playground import METHODS, PRESETS, PlaygroundSettings
+from ultr_core.playground import verdict as ig_verdict
+from ultr_core.text import escape_markdown
+from pages._common import live, memo, qp, run_page, url_notices
+
+# Static page styling (no user content): a tighter page so the knobs and four charts fit 1280×720.
+CSS = """<style>
+div[data-testid="stMainBlockContainer"] {padding: 1.6rem 1.5rem 0.4rem 1.5rem; max-width: none;}
+div[data-testid="stVerticalBlock"] {gap: 0.35rem;}
+div[data-testid="stSlider"] {padding-bottom: 0rem;}
+</style>"""
+PRESENT_CSS = """<style>
+section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
+button[data-testid="stExpandSidebarButton"] {display: none;}
+html {font-size: 19px;}
+</style>"""
+TOPK = ["all", 1, 2, 3, 5, 8, 10]
+CONTEXTS = [0, 5, 20, 100, 500]
+STEPS = [100, 200, 300, 500, 1000]
+LRS = [0.003, 0.01, 0.03]
+NAMES = {ALGORITHMS[m]: m for m in METHODS}
+OWN = "(your own settings)"
+D = PlaygroundSettings()
+
+
+def _init(key: str, value) -> None:
+    """A widget's first value (from the URL); later runs keep what the user set."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def _apply_preset(keep=()) -> None:
+    """Set the knobs of the chosen preset (those named in ``keep`` — URL parameters — stay)."""
+    name = st.session_state["pg_preset"]
+    preset = next((p for p in PRESETS if p.name == name), None)
+    if preset is None:
+        return
+    c = preset.changes
+    values = {"eta": c["eta"], "noise": c["noise"], "topk": "all" if c["topk"] is None else c["topk"],
+              "coupling": c["coupling"], "contexts": c["contexts"], "shuffle": c["shuffle"], "blocks": c["blocks"],
+              "methods": [ALGORITHMS[m] for m in c["methods"]]}
+    if preset.prefer_dataset:
+        values["dataset"] = (preset.prefer_dataset if preset.prefer_dataset in st.session_state.get("pg_datasets", ())
+                             else "synthetic")
+    st.session_state.update({f"pg_{k}": v for k, v in values.items() if k not in keep})
+
+
+def _dataset_spec(name: str) -> str:
+    return D.dataset if name == "synthetic" else name
+
+
+def main():
+    st.markdown(CSS, unsafe_allow_html=True)
+    datasets = ["synthetic"] + [n for n in sorted(available_datasets()) if n in ("yahoo_sample", "mq2008")]
+    st.session_state["pg_datasets"] = datasets
+    presets = [OWN] + [p.name for p in PRESETS]
+    if "pg_preset" not in st.session_state:          # first run: a link's preset, then its explicit knobs
+        st.session_state["pg_preset"] = qp("preset", OWN, options=presets)
+        _apply_preset(keep=set(st.query_params))
+    _init("pg_dataset", qp("dataset", "synthetic", options=datasets))
+    _init("pg_eta", qp("eta", D.eta, float, 0.0, 3.0))
+    _init("pg_noise", qp("noise", D.noise, float, 0.0, 0.5))
+    topk_raw = qp("topk", "all", options=[str(k) for k in TOPK])
+    _init("pg_topk", topk_raw if topk_raw == "all" else int(topk_raw))
+    _init("pg_coupling", qp("coupling", D.coupling, float, 0.0, 1.0))
+    _init("pg_contexts", qp("contexts", D.contexts, int, options=CONTEXTS))
+    _init("pg_shuffle", qp("shuffle", D.shuffle, float, 0.0, 1.0))
+    _init("pg_blocks", qp("blocks", D.blocks, int, 1, 5))
+    _init("pg_methods", [a for a in qp("methods", "DLA,LBD").split(",") if a in NAMES] or ["DLA"])
+    _init("pg_steps", qp("steps", D.steps, int, options=STEPS))
+    _init("pg_lr", qp("lr", D.lr, float, options=LRS))
+    _init("pg_seed", qp("seed", D.seed, int, 0, 10_000))
+    _init("pg_present", qp("present", 0, int, 0, 1) == 1)
+
+    knobs, charts = st.columns([1.05, 2.7], gap="medium")
+    with knobs:
+        st.markdown("#### ULTR Playground")
+        st.selectbox("story", presets, key="pg_preset", on_change=_apply_preset, label_visibility="collapsed",
+                     help="presets that tell one story each; any knob can be moved afterwards")
+        a, b = st.columns(2)
+        a.slider("position bias η", 0.0, 3.0, step=0.25, key="pg_eta",
+                 help="position-bias severity: o_p = v_p^η with the eye-tracking curve v (CLD's η; not LBD's η_c)")
+        b.slider("click noise ε", 0.0, 0.5, step=0.05, key="pg_noise",
+                 help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
+        a, b = st.columns(2)
+        a.select_slider("shown top-k", TOPK, key="pg_topk", help="only the first k candidates are shown (selection bias)")
+        b.slider("coupling η_c", 0.0, 1.0, step=0.1, key="pg_coupling",
+                 help="LBD's coupling level: observation o = v_p^max(1 + wᵀx, 0) depends on the document")
+        a, b = st.columns(2)
+        a.slider("exploration", 0.0, 1.0, step=0.05, key="pg_shuffle",
+                 help="share of sessions shown in a random order: it puts documents at several positions and so "
+                      "connects the identifiability graph")
+        b.select_slider("shuffle blocks", [1, 2, 3, 4, 5], key="pg_blocks",
+                        help="shuffle only within this many blocks of positions: K blocks → K graph components")
+        a, b = st.columns(2)
+        a.select_slider("context types", CONTEXTS, key="pg_contexts",
+                        help="contextual PBM: each (query, position) gets a context type that scales observation")
+        b.select_slider("steps", STEPS, key="pg_steps", help="batches of 256 sessions per method")
+        st.multiselect("methods (+ Naive, Oracle)", list(NAMES), key="pg_methods",
+                       help="trained one after another on the same log with the same seed; Naive (raw clicks) and "
+                            "Oracle (true labels) are always trained first as the floor and the ceiling")
+        st.selectbox("data", datasets, key="pg_dataset",
+                     help="synthetic: 300 generated queries (fast); named data sets come from the data roots")
+        a, b = st.columns([1.3, 1])
+        a.select_slider("learning rate", LRS, key="pg_lr", help="Adam step size")
+        b.number_input("seed", 0, 10_000, key="pg_seed")
+        st.toggle("presentation mode", key="pg_present", help="hide the sidebar and enlarge the fonts (projector)")
+
+    present = st.session_state["pg_present"]
+    if present:
+        st.markdown(PRESENT_CSS, unsafe_allow_html=True)
+    tile = (lambda fig: compact(fig, height=260, title_size=17, font_size=13)) if present else compact
+    topk = st.session_state["pg_topk"]
+    settings = PlaygroundSettings(
+        dataset=_dataset_spec(st.session_state["pg_dataset"]), eta=float(st.session_state["pg_eta"]),
+        noise=float(st.session_state["pg_noise"]), topk=None if topk == "all" else int(topk),
+        coupling=float(st.session_state["pg_coupling"]), contexts=int(st.session_state["pg_contexts"]),
+        shuffle=float(st.session_state["pg_shuffle"]), blocks=int(st.session_state["pg_blocks"]),
+        methods=tuple(NAMES[m] for m in st.session_state["pg_methods"]), steps=int(st.session_state["pg_steps"]),
+        lr=float(st.session_state["pg_lr"]), seed=int(st.session_state["pg_seed"]))
+    preset = next((p for p in PRESETS if p.name == st.session_state["pg_preset"]), None)
+    st.query_params.update({
+        "preset": st.session_state["pg_preset"], "dataset": st.session_state["pg_dataset"], "eta": str(settings.eta),
+        "noise": str(settings.noise), "topk": str(topk), "coupling": str(settings.coupling),
+        "contexts": str(settings.contexts), "shuffle": str(settings.shuffle), "blocks": str(settings.blocks),
+        "methods": ",".join(st.session_state["pg_methods"]), "steps": str(settings.steps), "lr": str(settings.lr),
+        "seed": str(settings.seed), "present": str(int(st.session_state["pg_present"]))})
+
+    spec = settings.log_spec()
+    with charts:
+        url_notices()
+        if preset is not None:
+            changed = any(getattr(settings, k) != v for k, v in preset.changes.items())
+            st.caption(f"**{preset.name}**{' (knobs moved since)' if changed else ''} — {preset.story} "
+                       f"*{preset.cite}*")
+        with st.spinner("Simulating clicks …"):
+            ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
+        if st.session_state.get("pg_running_settings") != settings:      # a knob moved: restart
+            old = st.session_state.get("pg_job")
+            if old is not None:
+                old.stop()
+            st.session_state["pg_job"] = Job(train_many, log, ds, settings.train_configs(),
+                                              noise=settings.noise).start()
+            st.session_state["pg_running_settings"] = settings
+        n_pos = int(log.frame.loc[log.frame["shown"], "position"].max())
+        ctr = log.ctr_by_position()
+        ctr_fig = tile(ctr_by_position_figure(ctr[ctr["position"] <= n_pos], sim.observation_curve(n_pos)))
+        truth = log.true_observation_curve()
+        ig = memo(("pg-verdict", spec.to_string()), lambda: ig_verdict(log))
+        refs = ("Naive", "Oracle")
+
+        def show(job):
+            top_l, top_r = st.columns(2)
+            bot_l, bot_r = st.columns(2)
+            top_l.plotly_chart(ctr_fig, key="pg_ctr")
+            recs = job.records if job is not None else []
+            curves = tile(training_curves_figure(recs, "valid_ndcg@3", "validation nDCG@3 (live)", references=refs))
+            top_r.plotly_chart(curves, key="pg_curves")
+            latest = {}
+            for r in recs:
+                if r.get("observation"):
+                    latest[r["algorithm"]] = r["observation"]
+            if truth is not None:
+                n = min(len(truth), *(len(v) for v in latest.values())) if latest else len(truth)
+                obs = {k: v[:n] for k, v in latest.items()}
+                obs["truth"] = truth[:n]
+                bot_l.plotly_chart(tile(observation_curve_figure(obs)), key="pg_obs")
+            with bot_r:
+                (st.success if ig["identifiable"] else st.warning)(
+                    f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}** over "
+                    f"{ig['factors']} — {ig['short']}.")
+                if not ig["identifiable"] and settings.shuffle == 0:
+                    st.caption("A fixed ranking shows each document at one position only: raise exploration to "
+                               "connect the graph.")
+                if job is None:
+                    return
+                if job.error:
+                    st.error(f"Training failed — {escape_markdown(job.error)}")
+                elif job.running:
+                    total = settings.steps * len(settings.train_configs())
+                    done = sum(max([r["step"] for r in recs if r["algorithm"] == a], default=0)
+                               for a in {r["algorithm"] for r in recs})
+                    st.progress(min(done / total, 1.0), text=f"training — step {done:,} of {total:,} "
+                                                              f"({job.elapsed:.0f} s)")
+                elif job.result:
+                    rows = [{"method": k, "test nDCG@3": v["metrics"]["ndcg@3"],
+                             "test nDCG@10": v["metrics"]["ndcg@10"]} for k, v in job.result.items()]
+                    st.dataframe(pd.DataFrame(rows).round(3), hide_index=True)
+                    st.caption(f"Test set, one seed ({settings.seed}): differences under ≈ 0.02 are seed noise — "
+                               "Compare gives intervals.")
+
+        live("pg_job", show)
+
+
+run_page(main)
