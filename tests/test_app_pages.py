@@ -12,10 +12,11 @@ def page(name: str) -> AppTest:
     return AppTest.from_file(str(ROOT / "pages" / name), default_timeout=60)
 
 
-def test_app_entry_renders_home():
+def test_app_entry_opens_the_playground():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
     assert not at.exception
-    assert at.title[0].value == "ULTR Explorer"
+    assert any("ULTR Playground" in m.value for m in at.markdown)       # the teaching landing page
+    at.session_state["pg_job"].stop()
 
 
 def test_home_explains_both_etas():

@@ -1,0 +1,131 @@
+"""The teaching playground: settings, presets and verdict (core) and its page (AppTest)."""
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ultr_core.errors import ConfigError
+from ultr_core.logspec import LogSpec
+from ultr_core.playground import METHODS, PRESETS, PlaygroundSettings, verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_settings_make_one_log_spec_and_references_first():
+    s = PlaygroundSettings(eta=2.0, topk=5, coupling=0.3, contexts=5, shuffle=0.2, blocks=2, methods=("lbd", "dla", "lbd"))
+    spec = LogSpec.parse(s.log_spec().to_string())
+    assert (spec.click.eta, spec.click.topk, spec.click.coupling, spec.click.n_contexts) == (2.0, 5, 0.3, 5)
+    assert (spec.click.shuffle, spec.click.shuffle_blocks, spec.n_sessions) == (0.2, 2, 10_000)
+    cfgs = s.train_configs()
+    assert [c.display_name for c in cfgs] == ["Naive", "Oracle", "LBD", "DLA"]      # duplicates dropped
+    assert {(c.steps, c.lr, c.seed) for c in cfgs} == {(300, 0.01, 0)}
+    assert all(c.lbd_lambda is None for c in cfgs)                                  # Table 3 for the log's η_c
+
+
+@pytest.mark.parametrize("kw, field", [(dict(steps=10), "steps"), (dict(sessions=10**7), "sessions"),
+                                       (dict(methods=("oracle",)), "methods"), (dict(eta=99), "eta"),
+                                       (dict(blocks=0), "shuffle_blocks"), (dict(dataset="/etc"), "dataset")])
+def test_settings_validation_names_the_field(kw, field):
+    with pytest.raises(ConfigError) as e:
+        PlaygroundSettings(**kw)
+    assert e.value.field == field
+
+
+def test_every_preset_is_valid_and_short():
+    assert len(PRESETS) == 4
+    for p in PRESETS:
+        s = PlaygroundSettings(**p.changes)
+        assert set(s.methods) <= set(METHODS)
+        assert len(p.story) <= 220 and p.cite          # fits two lines above the charts, with its source
+
+
+def test_verdict_counts_components_and_explains_fixed_rankings():
+    _, _, fixed = LogSpec.parse("synthetic:60/sessions=1000").simulate()
+    v = verdict(fixed)
+    assert (v["components"], v["identifiable"]) == (10, False)       # a fixed ranker: one document, one position
+    assert "fixed ranking" in v["text"]
+    _, _, explored = LogSpec.parse("synthetic:60/shuffle=0.2/sessions=1000").simulate()
+    assert verdict(explored)["identifiable"]
+    _, _, ctx = LogSpec.parse("synthetic:60/shuffle=0.2/contexts=3/sessions=3000").simulate()
+    assert verdict(ctx)["factors"] == "context × position"
+
+
+# ------------------------------------------------------------------ the page
+def page() -> AppTest:
+    return AppTest.from_file(str(ROOT / "pages" / "playground.py"), default_timeout=60)
+
+
+def _finish(at):
+    job = at.session_state["pg_job"]
+    assert job.join(90), "the playground run did not finish"
+    return at.run()
+
+
+def test_playground_starts_by_itself_and_shows_all_four_tiles():
+    at = page().run()
+    assert not at.exception and not at.error
+    job = at.session_state["pg_job"]
+    assert job.status in ("running", "done")                        # no button: it starts on its own
+    at = _finish(at)
+    assert not at.exception and not at.error
+    assert list(job.result) == ["Naive", "Oracle", "DLA", "LBD"]
+    assert job.result["Oracle"]["metrics"]["ndcg@3"] > job.result["Naive"]["metrics"]["ndcg@3"]
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = [c["layout"]["title"]["text"] for c in charts]
+    assert titles[0] == "Click-through rate by position" and "validation nDCG@3" in titles[1]
+    assert titles[2].startswith("Observation curve")
+    assert all(c["layout"]["height"] <= 260 for c in charts)          # tiles that fit one screen
+    refs = {d["name"] for d in charts[1]["data"] if d["line"]["dash"] == "dash"}
+    assert refs == {"Naive (reference)", "Oracle (reference)"}
+    assert "truth" in {d["name"] for d in charts[2]["data"]}
+    assert at.success and "IG: 1 component" in at.success[0].value
+    assert len(at.dataframe) == 1
+    assert at.query_params["eta"] in ("1.0", ["1.0"]) and at.query_params["methods"] in ("DLA,LBD", ["DLA,LBD"])
+
+
+def test_moving_a_knob_restarts_training_on_the_new_log():
+    at = page().run()
+    first = at.session_state["pg_job"]
+    at.slider(key="pg_eta").set_value(2.0).run()
+    second = at.session_state["pg_job"]
+    assert second is not first
+    assert first.join(30) and first.status in ("stopped", "done")
+    at = _finish(at)
+    assert second._args[0].meta["click_model"]["eta"] == 2.0
+    at.run()                                                        # a rerun without a change does not restart
+    assert at.session_state["pg_job"] is second
+
+
+def test_preset_sets_its_knobs_and_tells_its_story():
+    at = page().run()
+    at.selectbox(key="pg_preset").select("two components: relevance lost").run()
+    assert not at.exception
+    assert at.slider(key="pg_shuffle").value == 0.3 and at.select_slider(key="pg_blocks").value == 2
+    assert any("Thm. 1" in c.value for c in at.caption)
+    at = _finish(at)
+    assert at.warning and "IG: 2 components" in at.warning[0].value
+
+
+def test_link_restores_preset_and_explicit_knobs_and_clamps_bad_values():
+    at = page()
+    at.query_params.update({"preset": "position bias breaks Naive", "noise": "0.2", "steps": "100",
+                            "seed": "-4", "methods": "DLA,Nonsense"})
+    at.run()
+    assert not at.exception and not at.error
+    assert at.slider(key="pg_eta").value == 2.0                     # from the preset
+    assert at.slider(key="pg_noise").value == 0.2                   # the link's own value wins
+    assert at.select_slider(key="pg_steps").value == 100
+    assert at.number_input(key="pg_seed").value == 0                # clamped, with a notice
+    assert any("seed=-4 is below 0" in i.value for i in at.info)
+    assert at.multiselect(key="pg_methods").value == ["DLA"]
+    at.session_state["pg_job"].stop()
+
+
+def test_presentation_mode_hides_the_sidebar():
+    at = page()
+    at.query_params["present"] = "1"
+    at.run()
+    css = " ".join(m.value for m in at.markdown)
+    assert 'section[data-testid="stSidebar"]' in css and "font-size: 19px" in css
+    at.session_state["pg_job"].stop()
