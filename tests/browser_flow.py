@@ -177,6 +177,41 @@ def _pick(page, multiselect, option: str, tries: int = 6) -> None:
     raise AssertionError(f"could not pick {option!r} in the multiselect")
 
 
+def run_playground(url: str, shot: Path | None = None) -> dict:
+    """The Playground at 1280×720 on a cold server: the first validation curve and the finished
+    run's table appear by themselves, every tile lies inside the screen, and moving η with the
+    keyboard restarts training on the new log (its results replace the old ones)."""
+    seen = {}
+    with browser_page(1280, 720) as page:
+        t0 = time.time()
+        page.goto(url)
+        curves = page.locator(".js-plotly-plot").nth(1)
+        curves.locator(".scatterlayer .trace").first.wait_for(timeout=60_000)
+        seen["first_curve_s"] = time.time() - t0
+        table = page.locator('[data-testid="stDataFrame"]')
+        table.first.wait_for(timeout=90_000)
+        seen["run_s"] = time.time() - t0
+        page.wait_for_timeout(1_000)
+        boxes = [page.locator(".js-plotly-plot").nth(i).bounding_box() for i in range(3)] + [table.first.bounding_box()]
+        seen["lowest_tile_px"] = max(b["y"] + b["height"] for b in boxes)
+        seen["widest_tile_px"] = max(b["x"] + b["width"] for b in boxes)
+        if shot:
+            page.screenshot(path=str(shot))
+        eta = page.get_by_role("slider").first                      # position bias η, step 0.25
+        eta.focus()
+        t1 = time.time()
+        for _ in range(4):
+            eta.press("ArrowRight")
+            page.wait_for_timeout(300)
+        page.get_by_text("training — step").first.wait_for(timeout=30_000)
+        seen["restart_s"] = time.time() - t1
+        table.first.wait_for(timeout=90_000)
+        seen["rerun_s"] = time.time() - t1
+        seen["url"] = page.url
+        seen["exceptions"] = page.locator('[data-testid="stException"]').count()
+    return seen
+
+
 def run_cold_deep_link(url: str) -> dict:
     """The first visit after a server start is a page URL with settings: the app's own
     navigation (not the pages/ folder's file names) and the URL's settings must appear."""
