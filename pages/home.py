@@ -44,6 +44,9 @@ def main():
     | coupling level | η_c | LBD | how strongly document features drive observation: w = η_c·u, u ∈ [−1, 1]¹⁰ one direction per sweep, crux features scaled to [−1, 1] (official LBD code) |
 
     ### A guided tour
+    0. **Playground** — the landing page for teaching: move η, ε, top-k or η_c and watch Naive, DLA and
+       LBD react within seconds, beside the click curve, the observation estimate and the
+       identifiability verdict. Its presets tell one story each.
     1. **Simulate** — pick a dataset and a click model, watch the click-through rate fall with position,
        see how many relevant documents a top-k cut hides, and download the log. The URL holds the settings.
     2. **Train & watch** — train Naive, DLA, IPS, LBD, CLD … on that log and watch the loss, validation

@@ -6,10 +6,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser_flow import run_main_flow, serve_app  # noqa: E402
+from browser_flow import run_main_flow, run_playground, serve_app  # noqa: E402
 
 out = ROOT / "docs" / "screenshots"
 out.mkdir(parents=True, exist_ok=True)
 with serve_app() as url:
     seen = run_main_flow(url, screenshots=out)
+    seen.update({f"playground_{k}": v for k, v in run_playground(url, out / "playground.png").items() if k != "url"})
 print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in seen.items()}))
