@@ -7,8 +7,12 @@ factor *group* (a factor, or a group of merged factors — pass ``groups`` from 
 ``numpy.bincount``; parameters start uniform in [0, 1] (seeded) as in the paper and stay
 clipped to [0, 1].
 
-* ``dla`` — alternating least squares on the MSE of ĉ = r̂·ô, as the paper implements DLA:
-  r̂_d = Σ_g n·ctr·ô_g / Σ_g n·ô_g², ô_g = Σ_d n·ctr·r̂_d / Σ_d n·r̂_d².
+* ``dla`` — the identifiability paper's DLA (SPEC §3; its official ``algorithm/dla.py``):
+  r̂_d = Σ_g n·ctr·ô_g / Σ_g n·ô_g² (least squares for r̂), then ô_g = the impression-weighted
+  mean of ctr/r̂_d over the documents shown with g (0 where r̂_d = 0).  With equal impressions per
+  row, as in the paper's data, these are its per-row sums and means.
+* ``dla_ls`` — alternating least squares for both (ô_g = Σ_d n·ctr·r̂_d / Σ_d n·r̂_d²), the
+  project's earlier variant, kept as an option.
 * ``regression_em`` — Wang et al. 2018: E-step P(R=1|C=0) = (1−ô)r̂/(1−ô r̂),
   P(E=1|C=0) = ô(1−r̂)/(1−ô r̂); M-step: r̂_d and ô_g are the posterior means.
 * ``two_tower`` — Guo et al. 2019: ĉ = σ(a_d)·σ(b_g), binary cross-entropy, full-batch
@@ -26,7 +30,9 @@ from .errors import ConfigError
 
 __all__ = ["ctr_table", "fit_embedding", "fit_counts", "EmbeddingResult", "EMBEDDING_METHODS"]
 
-EMBEDDING_METHODS = ("dla", "regression_em", "two_tower")
+EMBEDDING_METHODS = ("dla", "dla_ls", "regression_em", "two_tower")
+#: iteration cap of a fit to convergence (the paper runs DLA and Two-Tower 20,000 epochs)
+MAX_ITER = 20_000
 
 
 def ctr_table(log: ClickLog, bias=None, groups: np.ndarray | None = None, factors: pd.DataFrame | None = None):
@@ -73,21 +79,23 @@ def _ratio(num, den):
 
 
 def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, factors=None,
-                  n_iter: int = 200, seed: int = 0, lr: float = 0.2, on_step=None, stop=None,
-                  every: int = 10, tol: float = 0.0) -> EmbeddingResult:
+                  n_iter: int = MAX_ITER, seed: int = 0, lr: float = 0.2, on_step=None, stop=None,
+                  every: int = 10, tol: float = 1e-9, init=None) -> EmbeddingResult:
     """Fit an embedding model (see module docstring) on a click log.  ``on_step(record)`` is
     called every ``every`` iterations with {step, loss}; ``stop`` (a threading.Event) ends early."""
     d, g, n, c, D, G, doc_ids = ctr_table(log, bias, groups, factors)
-    return fit_counts(d, g, n, c, D, G, method, n_iter, seed, lr, tol, None, on_step, stop, every, doc_ids)
+    return fit_counts(d, g, n, c, D, G, method, n_iter, seed, lr, tol, init, on_step, stop, every, doc_ids)
 
 
-def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int = 200, seed: int = 0,
-               lr: float = 0.2, tol: float = 0.0, init=None, on_step=None, stop=None, every: int = 10,
+def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int = MAX_ITER, seed: int = 0,
+               lr: float = 0.2, tol: float = 1e-9, init=None, on_step=None, stop=None, every: int = 10,
                doc_ids=None) -> EmbeddingResult:
     """Fit on (document code ``d``, group code ``g``, impressions ``n``, clicks ``c``) arrays —
     the click-through table of a log or of an IG built from counts.  Stops after ``n_iter``
-    iterations or when the largest change of r̂ and ô falls below ``tol`` (> 0).  ``init``
-    = (r, o) starts from given values instead of uniform random ones."""
+    iterations or when the largest change of r̂ and ô falls below ``tol`` (> 0): by default a
+    fit to convergence (tolerance 1e-9, at most :data:`MAX_ITER` iterations; ``iterations`` and
+    ``converged`` on the result say which).  ``init``: ``"random"`` (uniform, the default: DLA_R),
+    ``"ones"`` (observations start at 1: DLA_I, the paper's Table 6) or (r, o) arrays."""
     if method not in EMBEDDING_METHODS:
         raise ConfigError("method", f"unknown embedding method {method!r}; use one of {EMBEDDING_METHODS}")
     d, g = np.asarray(d, np.int64), np.asarray(g, np.int64)
@@ -95,7 +103,13 @@ def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int = 20
     if len(n) == 0 or n.sum() == 0:
         raise ConfigError("log", "no shown rows to fit")
     rng = np.random.default_rng(seed)
-    if init is not None:
+    if isinstance(init, str):
+        if init not in ("random", "ones"):
+            raise ConfigError("init", f"must be 'random', 'ones' or (r, o), got {init!r}")
+        r, o = rng.uniform(0, 1, D), rng.uniform(0, 1, G)
+        if init == "ones":                       # DLA_I of the paper's Table 6: observations start at 1
+            o = np.ones(G)
+    elif init is not None:
         r, o = np.asarray(init[0], np.float64).copy(), np.asarray(init[1], np.float64).copy()
     else:
         r, o = rng.uniform(0, 1, D), rng.uniform(0, 1, G)
@@ -108,9 +122,12 @@ def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int = 20
     converged, step = False, 0
     for step in range(1, n_iter + 1):
         r_old, o_old = r, o
-        if method == "dla":
+        if method in ("dla", "dla_ls"):
             r = np.clip(_ratio(np.bincount(d, n * ctr * o[g], D), np.bincount(d, n * o[g] ** 2, D)), 0, 1)
-            o = np.clip(_ratio(np.bincount(g, n * ctr * r[d], G), np.bincount(g, n * r[d] ** 2, G)), 0, 1)
+            if method == "dla":
+                o = np.clip(_ratio(np.bincount(g, n * _ratio(ctr, r[d]), G), ng), 0, 1)
+            else:
+                o = np.clip(_ratio(np.bincount(g, n * ctr * r[d], G), np.bincount(g, n * r[d] ** 2, G)), 0, 1)
         elif method == "regression_em":
             p = np.clip(o[g] * r[d], 0, 1 - 1e-9)
             post_r = c + (n - c) * (1 - o[g]) * r[d] / (1 - p)

@@ -3,8 +3,11 @@
 * :func:`make_synthetic_ltr` — a LETOR-like dataset (queries × candidates × dense
   features, graded labels 0–4 from a hidden non-linear function).  It is the app's
   built-in default.
-* :func:`make_identifiability_data` — the fully synthetic one-hot datasets of the
-  identifiability paper (App. C.1) with a requested number K of IG components.
+* :func:`make_identifiability_data` — one-hot datasets with a requested number K of IG
+  components (uniform labels, dense blocks: the app's teaching data).
+* :func:`make_paper_identifiability_data` + :func:`binomial_ctr_table` — the identifiability
+  paper's own fully synthetic data (App. C.1: its K layouts, sparse links, skewed labels,
+  relevance over 31, 10⁶ impressions per row).
 """
 from __future__ import annotations
 
@@ -12,7 +15,8 @@ import numpy as np
 
 from .dataset import LTRDataset, RankingData
 
-__all__ = ["make_synthetic_ltr", "make_identifiability_data", "position_blocks"]
+__all__ = ["make_synthetic_ltr", "make_identifiability_data", "position_blocks", "make_paper_identifiability_data",
+           "binomial_ctr_table", "paper_edges", "PAPER_BLOCKS", "PAPER_LABEL_SHARES"]
 
 #: share of labels 0..4 in the synthetic default (skewed towards 0, as in LETOR data)
 LABEL_SHARES = (0.45, 0.25, 0.15, 0.10, 0.05)
@@ -91,6 +95,82 @@ def make_identifiability_data(n_components: int = 1, n_docs: int = 10_000, n_que
     docs = grid.ravel()
     qids = np.repeat(np.arange(n_queries, dtype=np.int64), list_size)
     return RankingData(np.zeros((docs.size, 0), np.float32), qids, labels_of_doc[docs], docs)
+
+
+#: the fully synthetic data's K-component layouts in the identifiability paper (App. C.1, Fig. 5):
+#: blocks of 1-based positions, as in the official datasets (dataset_fully_simulation/K=*)
+PAPER_BLOCKS = {1: [tuple(range(1, 11))], 2: [(1, 2, 3, 4), (5, 6, 7, 8, 9, 10)],
+                3: [(1, 2, 3, 4), (5, 6, 7), (8, 9, 10)], 4: [(1, 2, 3), (4, 5, 6), (7, 8), (9, 10)]}
+#: label shares 0..4 of the official fully synthetic data (K = 2: 38.4 / 34.5 / 22.0 / 3.5 / 1.6 %)
+PAPER_LABEL_SHARES = (0.384, 0.345, 0.220, 0.035, 0.016)
+
+
+def paper_edges(block) -> list[tuple[int, int]]:
+    """Edges between the positions of one block: a chain plus one chord (first, first + 2) when
+    the block has three or more positions — the shape of the official data's graphs (each
+    position linked to one or two neighbours by ≈ 100 shared documents)."""
+    b = list(block)
+    edges = list(zip(b[:-1], b[1:]))
+    if len(b) >= 3:
+        edges.append((b[0], b[2]))
+    return edges
+
+
+def make_paper_identifiability_data(n_components: int = 1, n_queries: int = 1_150, docs_per_position: int = 1_000,
+                                    shared_per_edge: int = 100, list_size: int = 10, seed: int = 0) -> RankingData:
+    """The identifiability paper's fully synthetic data (App. C.1) with K = ``n_components``.
+
+    Every position has its own pool of ``docs_per_position`` one-hot documents (10 × 1,000 ≈
+    10,000), each shown there once; along every edge of :func:`paper_edges` inside a block of
+    :data:`PAPER_BLOCKS`, ``shared_per_edge`` documents of the lower position are also shown at
+    the higher one — the only links between positions, so the IG has exactly the blocks as
+    components and each block is sparsely connected, as in the official data.  Remaining slots
+    repeat the position's own documents.  Labels 0–4 follow :data:`PAPER_LABEL_SHARES`
+    (skewed, ≈ 39/34/23/4/1 %).  Pair it with :func:`binomial_ctr_table` (10⁶ impressions per row).
+    """
+    if n_components not in PAPER_BLOCKS or list_size != 10:
+        raise ValueError(f"the paper's layouts are for 10 positions and K = 1–4, got K = {n_components}")
+    rng = np.random.default_rng(seed)
+    own = {p: np.arange(docs_per_position) + (p - 1) * docs_per_position for p in range(1, list_size + 1)}
+    incoming = {p: [] for p in own}
+    for block in PAPER_BLOCKS[n_components]:
+        for a, b in paper_edges(block):
+            incoming[b].append(rng.choice(own[a], size=shared_per_edge, replace=False))
+    grid = np.empty((n_queries, list_size), np.int64)
+    for p in own:
+        extra = np.concatenate(incoming[p]) if incoming[p] else np.empty(0, np.int64)
+        mine = own[p][:max(n_queries - len(extra), 0)]
+        fill = rng.choice(mine, size=n_queries - len(mine) - len(extra)) if len(mine) + len(extra) < n_queries \
+            else np.empty(0, np.int64)
+        grid[:, p - 1] = rng.permutation(np.concatenate([mine, extra, fill]))[:n_queries]
+    n_docs = list_size * docs_per_position
+    labels_of_doc = rng.choice(len(PAPER_LABEL_SHARES), size=n_docs, p=PAPER_LABEL_SHARES)
+    docs = grid.ravel()
+    qids = np.repeat(np.arange(n_queries, dtype=np.int64), list_size)
+    return RankingData(np.zeros((docs.size, 0), np.float32), qids, labels_of_doc[docs], docs)
+
+
+def binomial_ctr_table(data: RankingData, impressions: int = 1_000_000, eta: float = 1.0, noise: float = 0.1,
+                       denominator_label: int = 5, seed: int = 0):
+    """Clicks as the paper simulates its fully synthetic data: every displayed (query, position)
+    row gets ``impressions`` impressions and Binomial(impressions, r·o) clicks, with
+    r = ε + (1 − ε)(2^y − 1)/(2^5 − 1) (denominator 31, App. C.1) and o the eye-tracking
+    curve to the power η.  Returns a :class:`~ultr_core.identifiability.ingestion.CountTable`
+    over (doc_id, position) and the true r per document code and o per position.
+    """
+    import pandas as pd
+
+    from .identifiability.ingestion import CountTable
+    from .simulation import EYE_TRACKING, relevance_probability
+    rng = np.random.default_rng([seed, 5])
+    pos = np.arange(data.n_rows) - np.repeat(data.offsets[:-1], np.diff(data.offsets)) + 1    # display order
+    r = relevance_probability(data.labels, denominator_label, noise)
+    o = EYE_TRACKING[np.minimum(pos, 10) - 1] ** eta
+    clicks = rng.binomial(impressions, r * o)
+    frame = pd.DataFrame({"doc_id": np.asarray(data.doc_ids, np.int64), "position": pos.astype(np.int16),
+                          "impressions": np.full(data.n_rows, impressions, np.int64), "clicks": clicks.astype(np.int64)})
+    truth = pd.Series(r, index=frame["doc_id"]).groupby(level=0).first()
+    return CountTable(frame, ("doc_id",), ("position",), source="binomial CTRs"), truth, EYE_TRACKING ** eta
 
 
 def make_contextual_log(n_sessions: int = 1_000_000, n_queries: int = 100_000, list_size: int = 10,
