@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the tests need (Python packages; Debian's chromium for the browser test)
-# and runs the whole test suite (both tiers).  Extra arguments go to pytest.
+# and runs the whole test suite (both tiers) on two workers (pytest-xdist).  Extra arguments go
+# to pytest.  Packages are installed without byte-compiling (faster; modules compile on import).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pip_log=$(mktemp)
-if ! python -m pip install -q -r requirements.txt 2>"$pip_log"; then
+if ! python -m pip install -q --no-compile -r requirements.txt 2>"$pip_log"; then
   cat "$pip_log" >&2; rm -f "$pip_log"; exit 1
 fi
 grep -v "is ignored: it is neither a file nor a directory" "$pip_log" >&2 || true   # the image's extra indexes
@@ -14,4 +15,4 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "warning: could not install chromium; the browser test will fail"
 fi
-exec python -m pytest -q -m "slow or not slow" "$@"
+exec python -m pytest -q -n 2 -m "slow or not slow" "$@"
