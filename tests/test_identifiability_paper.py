@@ -108,3 +108,49 @@ def test_table1_shape_on_the_papers_data(seed):
         assert plain["mcc"] < 0.9, (K, plain["mcc"])
         assert fixed["components_after"] == 1 and fixed["interventions"] == K - 1
         assert fixed["mcc"] >= 0.99 and fixed["mcc"] >= merged["mcc"] - 1e-6, (K, fixed["mcc"], merged["mcc"])
+
+
+def _cli(args, capsys):
+    from ultr_core.__main__ import main
+    rc = main(args)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_ig_fit_cli_on_the_papers_data(capsys):
+    import json
+    rc, out, _ = _cli(["ig-fit", "paper:2", "--json"], capsys)
+    rep = json.loads(out)
+    assert rc == 0 and rep["n_components"] == 2 and rep["n_components_after_repair"] == 2
+    assert set(rep) >= {"mcc", "ndcg@5", "ndcg@10", "click_mse", "iterations", "converged"}
+    assert rep["converged"] and rep["mcc"] < 0.9
+    rc, out, _ = _cli(["ig-fit", "paper:2", "--repair", "merge", "--init", "ones"], capsys)
+    assert rc == 0 and "n_components_after_repair: 1" in out
+    rc, _, err = _cli(["ig-fit", "paper:9"], capsys)
+    assert rc == 2 and err.startswith("error: path") and "Traceback" not in err
+
+
+def test_ig_fit_cli_on_an_ultra_directory_and_a_labelled_log(tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    from ultr_core.dataset import LTRDataset, RankingData
+    from ultr_core.loaders import save_ultra
+    d = make_paper_identifiability_data(1, n_queries=120, docs_per_position=100, shared_per_edge=10, seed=0)
+    one = RankingData(np.ones((d.n_rows, 1), np.float32), d.qids, d.labels, np.array([f"d{i}" for i in d.doc_ids]))
+    save_ultra(LTRDataset("paper1", one, one, one), tmp_path / "ultra")
+    rc, out, _ = _cli(["ig-fit", str(tmp_path / "ultra"), "--json"], capsys)
+    rep = json.loads(out)
+    assert rc == 0 and rep["n_components"] == 1 and rep["mcc"] > 0.99
+    rows = [{"session_id": s, "query_id": 0, "doc_id": doc, "position": pos, "shown": True,
+             "click": int((s + pos) % (pos + 1) == 0), "label": lab}
+            for s in range(200) for pos, (doc, lab) in enumerate([(7, 2), (8, 0), (9, 1)][s % 2:] + [(7, 2), (8, 0)][:s % 2], 1)]
+    pd.DataFrame(rows).to_csv(tmp_path / "log.csv", index=False)
+    rc, out, _ = _cli(["ig-fit", str(tmp_path / "log.csv"), "--json"], capsys)
+    assert rc == 0 and json.loads(out)["n_components"] == 1
+    rc, _, err = _cli(["ig-fit", str(tmp_path / "log.csv"), "--repair", "intervene"], capsys)
+    assert rc == 2 and "needs the true observation curve" in err         # a real log: no clicks to collect
+    pd.DataFrame(rows).drop(columns="label").to_csv(tmp_path / "nolabel.csv", index=False)
+    rc, _, err = _cli(["ig-fit", str(tmp_path / "nolabel.csv")], capsys)
+    assert rc == 2 and "'label' column" in err

@@ -24,7 +24,7 @@ from .ingestion import CountTable
 from .intervention import plan_interventions
 from .merging import plan_merges
 
-__all__ = ["fit_repaired", "REPAIRS"]
+__all__ = ["fit_repaired", "REPAIRS", "fit_source"]
 
 REPAIRS = ("none", "merge", "intervene")
 
@@ -71,6 +71,9 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
         docs = g.documents[swaps["document"].to_numpy()]
         pos = g.factors["position"].to_numpy()[swaps["to_factor"].to_numpy()]
         rng = np.random.default_rng([seed, 6])
+        if true_observation is None:
+            raise ConfigError("repair", "node intervention needs the true observation curve to collect clicks "
+                                        "(paper:K or an ULTRA directory)")
         p = true_relevance.loc[docs].to_numpy() * np.asarray(true_observation)[pos.astype(np.int64) - 1]
         extra = pd.DataFrame({"doc_id": docs, "position": pos, "impressions": impressions,
                               "clicks": rng.binomial(impressions, p)})
@@ -94,3 +97,50 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
         out["ndcg@5"] = ndcg(score, data.labels, data.offsets, 5)
         out["ndcg@10"] = ndcg(score, data.labels, data.offsets, 10)
     return out
+
+
+def fit_source(path: str, seed: int = 0, impressions: int = 1_000_000):
+    """(table, true r per document, true o per position, ranked lists or None) for ``ig-fit``:
+
+    * ``paper:K`` — the paper's fully synthetic data with K components
+      (:func:`~ultr_core.synthetic.make_paper_identifiability_data`), clicks as
+      :func:`~ultr_core.synthetic.binomial_ctr_table`;
+    * an ULTRA directory — its train split (documents = its doc ids), clicks simulated from the
+      labels the same way;
+    * a click log (CSV/Parquet) with a ``label`` column — its own clicks; the truth is
+      r = 0.1 + 0.9·(2^y − 1)/(2^ymax − 1) of the labels, o unknown.
+    """
+    from pathlib import Path
+
+    from ..clicklog import ClickLog
+    from ..dataset import RankingData
+    from ..simulation import relevance_probability
+    from ..synthetic import binomial_ctr_table, make_paper_identifiability_data
+    text = str(path)
+    if text.startswith("paper:"):
+        try:
+            k = int(text.partition(":")[2])
+        except ValueError:
+            raise ConfigError("path", f"{text[:20]!r}: use paper:K with K = 1–4") from None
+        if k not in (1, 2, 3, 4):
+            raise ConfigError("path", f"the paper's layouts have K = 1–4, got {k}")
+        data = make_paper_identifiability_data(k, seed=seed)
+        table, r, o = binomial_ctr_table(data, impressions=impressions, seed=seed)
+        return table, r, o, data
+    p = Path(text)
+    if p.is_dir():
+        from ..loaders import load_ultra
+        train = load_ultra(p).train
+        codes = pd.factorize(pd.Series(train.doc_ids if train.doc_ids is not None else np.arange(train.n_rows)))[0]
+        data = RankingData(np.zeros((train.n_rows, 0), np.float32), train.qids, train.labels, codes.astype(np.int64))
+        table, r, o = binomial_ctr_table(data, impressions=impressions, seed=seed)
+        return table, r, o, data
+    log = ClickLog.load(p)
+    if "label" not in log.frame:
+        raise ConfigError("path", f"{p.name}: ig-fit needs a 'label' column (the truth to score against), or use "
+                                  "paper:K or an ULTRA directory")
+    shown = log.frame[log.frame["shown"]]
+    table = CountTable.from_log(log, ["position"])
+    labels = shown.groupby("doc_id")["label"].first()
+    r = pd.Series(relevance_probability(labels.to_numpy(), max(int(labels.max()), 1), 0.1), index=labels.index)
+    return table, r, None, None
