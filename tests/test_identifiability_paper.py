@@ -82,6 +82,25 @@ def test_dla_update_matches_the_equations_step_by_step():
         fit_counts(d, g, n, c, 4, 3, "dla", init="zeros")
 
 
+def test_regression_em_and_two_tower_follow_the_official_updates():
+    """Regression-EM: its E-step uses ctr/ô as the row's relevance, so r̂_d = mean(ctr/ô_g) and
+    ô_g = mean(ctr + (1−ctr)·ô(1−r̂)/(1−ô r̂)); Two-Tower starts at σ(0) = 0.5 relevance."""
+    d = np.array([0, 0, 1, 1, 2])
+    g = np.array([0, 1, 0, 1, 1])
+    n = np.array([100.0, 200.0, 100.0, 300.0, 50.0])
+    c = np.array([30.0, 20.0, 10.0, 45.0, 5.0])
+    r0, o0 = np.array([0.3, 0.2, 0.4]), np.array([0.8, 0.5])
+    r = np.array([sum(n[i] * c[i] / n[i] / o0[g[i]] for i in range(5) if d[i] == k) /
+                  sum(n[i] for i in range(5) if d[i] == k) for k in range(3)]).clip(0, 1)
+    o = np.array([sum(n[i] * (c[i] / n[i] + (1 - c[i] / n[i]) * o0[f] * (1 - r[d[i]]) / (1 - o0[f] * r[d[i]]))
+                      for i in range(5) if g[i] == f) / sum(n[i] for i in range(5) if g[i] == f)
+                  for f in range(2)]).clip(0, 1)
+    fit = fit_counts(d, g, n, c, 3, 2, "regression_em", n_iter=1, tol=0.0, init=(r0, o0))
+    assert np.allclose(fit.relevance, r) and np.allclose(fit.observation, o)
+    tt = fit_counts(d, g, n, c, 3, 2, "two_tower", n_iter=1, tol=0.0, lr=0.0, seed=0)
+    assert np.allclose(tt.relevance, 0.5)
+
+
 def test_fits_run_to_convergence_and_say_so():
     data = make_paper_identifiability_data(1, seed=0)
     table, r, o = binomial_ctr_table(data, seed=0)

@@ -13,10 +13,16 @@ clipped to [0, 1].
   row, as in the paper's data, these are its per-row sums and means.
 * ``dla_ls`` — alternating least squares for both (ô_g = Σ_d n·ctr·r̂_d / Σ_d n·r̂_d²), the
   project's earlier variant, kept as an option.
-* ``regression_em`` — Wang et al. 2018: E-step P(R=1|C=0) = (1−ô)r̂/(1−ô r̂),
-  P(E=1|C=0) = ô(1−r̂)/(1−ô r̂); M-step: r̂_d and ô_g are the posterior means.
-* ``two_tower`` — Guo et al. 2019: ĉ = σ(a_d)·σ(b_g), binary cross-entropy, full-batch
-  Adam on the logits.
+* ``regression_em`` — as the paper's official ``algorithm/regression_em.py`` updates it: its
+  E-step takes ctr/ô as the row's relevance, so P(R=1 | row) = ctr + (1−ctr)(1−ô)(ctr/ô)/(1−ctr)
+  = ctr/ô and r̂_d = mean(ctr/ô_g); then ô_g = mean(ctr + (1−ctr)·ô(1−r̂)/(1−ô r̂)) (EM step 1,
+  r̂ initialised U(0, 0.5)).
+* ``em`` — the textbook PBM EM (Wang et al. 2018's E-step with the current r̂):
+  P(R=1|C=0) = (1−ô)r̂/(1−ô r̂), P(E=1|C=0) = ô(1−r̂)/(1−ô r̂); r̂_d, ô_g the posterior means
+  (the project's earlier ``regression_em``; the position-bias estimator uses it).
+* ``two_tower`` — Guo et al. 2019 as the official ``algorithm/two_tower.py``: ĉ = σ(a_d)·σ(b_g),
+  binary cross-entropy (impression-weighted mean), full-batch Adam (``lr`` 0.01) on the logits,
+  a_d starting at 0 and b_g at N(0, 1).
 """
 from __future__ import annotations
 
@@ -30,7 +36,7 @@ from .errors import ConfigError
 
 __all__ = ["ctr_table", "fit_embedding", "fit_counts", "EmbeddingResult", "EMBEDDING_METHODS"]
 
-EMBEDDING_METHODS = ("dla", "dla_ls", "regression_em", "two_tower")
+EMBEDDING_METHODS = ("dla", "dla_ls", "regression_em", "em", "two_tower")
 #: iteration cap of a fit to convergence (the paper runs DLA and Two-Tower 20,000 epochs)
 MAX_ITER = 20_000
 
@@ -79,7 +85,7 @@ def _ratio(num, den):
 
 
 def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, factors=None,
-                  n_iter: int = MAX_ITER, seed: int = 0, lr: float = 0.2, on_step=None, stop=None,
+                  n_iter: int = MAX_ITER, seed: int = 0, lr: float = 0.01, on_step=None, stop=None,
                   every: int = 10, tol: float = 1e-9, init=None) -> EmbeddingResult:
     """Fit an embedding model (see module docstring) on a click log.  ``on_step(record)`` is
     called every ``every`` iterations with {step, loss}; ``stop`` (a threading.Event) ends early."""
@@ -88,7 +94,7 @@ def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, fa
 
 
 def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int = MAX_ITER, seed: int = 0,
-               lr: float = 0.2, tol: float = 1e-9, init=None, on_step=None, stop=None, every: int = 10,
+               lr: float = 0.01, tol: float = 1e-9, init=None, on_step=None, stop=None, every: int = 10,
                doc_ids=None) -> EmbeddingResult:
     """Fit on (document code ``d``, group code ``g``, impressions ``n``, clicks ``c``) arrays —
     the click-through table of a log or of an IG built from counts.  Stops after ``n_iter``
@@ -106,17 +112,23 @@ def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int = MA
     if isinstance(init, str):
         if init not in ("random", "ones"):
             raise ConfigError("init", f"must be 'random', 'ones' or (r, o), got {init!r}")
+    random_start = init is None or isinstance(init, str)
+    if random_start:
         r, o = rng.uniform(0, 1, D), rng.uniform(0, 1, G)
+        if method == "regression_em":            # the official initialisation: r̂ ~ U(0, 0.5)
+            r = r / 2
         if init == "ones":                       # DLA_I of the paper's Table 6: observations start at 1
             o = np.ones(G)
-    elif init is not None:
-        r, o = np.asarray(init[0], np.float64).copy(), np.asarray(init[1], np.float64).copy()
     else:
-        r, o = rng.uniform(0, 1, D), rng.uniform(0, 1, G)
+        r, o = np.asarray(init[0], np.float64).copy(), np.asarray(init[1], np.float64).copy()
     ctr = _ratio(c, n)
     history = []
     a = np.log(np.clip(r, 1e-3, 1 - 1e-3) / (1 - np.clip(r, 1e-3, 1 - 1e-3)))
     b = np.log(np.clip(o, 1e-3, 1 - 1e-3) / (1 - np.clip(o, 1e-3, 1 - 1e-3)))
+    if method == "two_tower" and random_start:  # the official start: σ(0) = 0.5 relevance, N(0, 1) logits
+        a = np.zeros(D)
+        b = rng.normal(0, 1, G) if init != "ones" else np.full(G, 20.0)
+        r, o = _sigmoid(a), _sigmoid(b)
     m = {k: 0.0 for k in ("ma", "va", "mb", "vb")}
     nd, ng = np.bincount(d, n, D), np.bincount(g, n, G)
     converged, step = False, 0
@@ -129,6 +141,10 @@ def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int = MA
             else:
                 o = np.clip(_ratio(np.bincount(g, n * ctr * r[d], G), np.bincount(g, n * r[d] ** 2, G)), 0, 1)
         elif method == "regression_em":
+            r = np.clip(_ratio(np.bincount(d, n * _ratio(ctr, o[g]), D), nd), 0, 1)
+            p = np.clip(o[g] * r[d], 0, 1 - 1e-9)
+            o = np.clip(_ratio(np.bincount(g, n * (ctr + (1 - ctr) * o[g] * (1 - r[d]) / (1 - p)), G), ng), 0, 1)
+        elif method == "em":
             p = np.clip(o[g] * r[d], 0, 1 - 1e-9)
             post_r = c + (n - c) * (1 - o[g]) * r[d] / (1 - p)
             post_o = c + (n - c) * o[g] * (1 - r[d]) / (1 - p)

@@ -210,7 +210,9 @@ def components_sweep(ks=(1, 2, 3, 4), seeds=(0, 1, 2), n_sessions: int = 100_000
             truth = log.frame.groupby("doc_id")["true_relevance"].first()
             data = ds.train
             for method in methods:
-                fit = fit_embedding(log, method, n_iter=200 if method != "two_tower" else 500, seed=seed)
+                # the app's quick setting: short fits (the paper's full runs: ig-fit / the --table1 study)
+                fit = fit_embedding(log, method, n_iter=200 if method != "two_tower" else 500, seed=seed,
+                                    lr=0.2 if method == "two_tower" else 0.01)
                 r = pd.Series(fit.relevance, index=fit.doc_ids).reindex(data.doc_ids).fillna(0).to_numpy()
                 rows.append({"K": k, "seed": seed, "method": method, "components": g.n_components,
                              "mcc": mcc(fit.relevance, truth.reindex(fit.doc_ids).to_numpy()),

@@ -178,7 +178,7 @@ def _all_pairs(P: _PairStats, C, N, init=None):
 def _em(doc, fac, n, c, n_d, n_f, tol=1e-6, max_iter=5000, init=None):
     """PBM r(d)·o(t) by EM on (doc, factor) counts; returns (o per factor, r per doc, iterations)."""
     from ..embedding import fit_counts
-    res = fit_counts(doc, fac, n, c, n_d, n_f, "regression_em", n_iter=max_iter, tol=tol, seed=0,
+    res = fit_counts(doc, fac, n, c, n_d, n_f, "em", n_iter=max_iter, tol=tol, seed=0,
                      init=init)
     return res.observation, res.relevance, res.iterations
 
