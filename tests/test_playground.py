@@ -25,7 +25,8 @@ def test_settings_make_one_log_spec_and_references_first():
 
 @pytest.mark.parametrize("kw, field", [(dict(steps=10), "steps"), (dict(sessions=10**7), "sessions"),
                                        (dict(methods=("oracle",)), "methods"), (dict(eta=99), "eta"),
-                                       (dict(blocks=0), "shuffle_blocks"), (dict(dataset="/etc"), "dataset")])
+                                       (dict(blocks=0), "shuffle_blocks"), (dict(dataset="/etc"), "dataset"),
+                                       (dict(methods=("cld",)), "methods")])
 def test_settings_validation_names_the_field(kw, field):
     with pytest.raises(ConfigError) as e:
         PlaygroundSettings(**kw)
@@ -119,6 +120,17 @@ def test_link_restores_preset_and_explicit_knobs_and_clamps_bad_values():
     assert at.number_input(key="pg_seed").value == 0                # clamped, with a notice
     assert any("seed=-4 is below 0" in i.value for i in at.info)
     assert at.multiselect(key="pg_methods").value == ["DLA"]
+    at.session_state["pg_job"].stop()
+
+
+def test_cld_without_a_cut_is_refused_in_the_page_and_the_knobs_stay():
+    at = page().run()
+    at.multiselect(key="pg_methods").set_value(["CLD"]).run()
+    assert not at.exception
+    assert at.error and "CLD models top-k selection" in at.error[0].value
+    assert at.slider(key="pg_eta").value == 1.0                       # the knobs are still there
+    at.select_slider(key="pg_topk").set_value(3).run()
+    assert not at.error and at.session_state["pg_running_settings"].methods == ("cld",)
     at.session_state["pg_job"].stop()
 
 

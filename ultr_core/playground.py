@@ -65,6 +65,8 @@ class PlaygroundSettings:
                                ("lr", 0 < self.lr <= 1, "in (0, 1]")):
             if not ok:
                 raise ConfigError(name, f"must be {rule}, got {getattr(self, name):,}")
+        if "cld" in self.methods and self.topk is None:
+            raise ConfigError("methods", "CLD models top-k selection: choose a shown top-k (e.g. 3) or drop CLD")
         self.click()                                 # validates the click-model knobs
         self.log_spec()                              # validates dataset name and seed
 
