@@ -5,12 +5,11 @@ import streamlit as st
 
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.dataroots import available_datasets
-from ultr_core.experiment import train_many
+from ultr_core.experiment import live_observation_curves, steps_done, train_many
 from ultr_core.figures import (compact, ctr_by_position_figure, observation_curve_figure,
                                training_curves_figure)
 from ultr_core.jobs import Job
-from ultr_core.playground import METHODS, PRESETS, PlaygroundSettings
-from ultr_core.playground import verdict as ig_verdict
+from ultr_core.playground import PRESETS, PlaygroundSettings, algorithm_names, log_view
 from ultr_core.text import escape_markdown
 from pages._common import live, memo, qp, run_page, url_notices
 
@@ -29,7 +28,7 @@ TOPK = ["all", 1, 2, 3, 5, 8, 10]
 CONTEXTS = [0, 5, 20, 100, 500]
 STEPS = [100, 200, 300, 500, 1000]
 LRS = [0.003, 0.01, 0.03]
-NAMES = {ALGORITHMS[m]: m for m in METHODS}
+NAMES = algorithm_names()
 OWN = "(your own settings)"
 D = PlaygroundSettings()
 
@@ -153,11 +152,9 @@ def main():
             st.session_state["pg_job"] = Job(train_many, log, ds, settings.train_configs(),
                                               noise=settings.noise).start()
             st.session_state["pg_running_settings"] = settings
-        n_pos = int(log.frame.loc[log.frame["shown"], "position"].max())
-        ctr = log.ctr_by_position()
-        ctr_fig = tile(ctr_by_position_figure(ctr[ctr["position"] <= n_pos], sim.observation_curve(n_pos)))
-        truth = log.true_observation_curve()
-        ig = memo(("pg-verdict", spec.to_string()), lambda: ig_verdict(log))
+        view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
+        ctr_fig = tile(ctr_by_position_figure(view["ctr"], view["observation"]))
+        ig = view["verdict"]
         refs = ("Naive", "Oracle")
 
         def show(job):
@@ -167,30 +164,22 @@ def main():
             recs = job.records if job is not None else []
             curves = tile(training_curves_figure(recs, "valid_ndcg@3", "validation nDCG@3 (live)", references=refs))
             top_r.plotly_chart(curves, key="pg_curves")
-            latest = {}
-            for r in recs:
-                if r.get("observation"):
-                    latest[r["algorithm"]] = r["observation"]
-            if truth is not None:
-                n = min(len(truth), *(len(v) for v in latest.values())) if latest else len(truth)
-                obs = {k: v[:n] for k, v in latest.items()}
-                obs["truth"] = truth[:n]
+            obs = live_observation_curves(recs, view["truth"])
+            if obs:
                 bot_l.plotly_chart(tile(observation_curve_figure(obs)), key="pg_obs")
             with bot_r:
                 (st.success if ig["identifiable"] else st.warning)(
                     f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}** over "
                     f"{ig['factors']} — {ig['short']}.")
-                if not ig["identifiable"] and settings.shuffle == 0:
-                    st.caption("A fixed ranking shows each document at one position only: raise exploration to "
-                               "connect the graph.")
+                if ig["hint"]:
+                    st.caption(ig["hint"])
                 if job is None:
                     return
                 if job.error:
                     st.error(f"Training failed — {escape_markdown(job.error)}")
                 elif job.running:
                     total = settings.steps * len(settings.train_configs())
-                    done = sum(max([r["step"] for r in recs if r["algorithm"] == a], default=0)
-                               for a in {r["algorithm"] for r in recs})
+                    done = steps_done(recs)
                     st.progress(min(done / total, 1.0), text=f"training — step {done:,} of {total:,} "
                                                               f"({job.elapsed:.0f} s)")
                 elif job.result:

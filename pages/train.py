@@ -7,7 +7,7 @@ from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
 from ultr_core.logspec import LogSpec
-from ultr_core.experiment import train_many
+from ultr_core.experiment import live_observation_curves, steps_done, train_many
 from ultr_core.figures import observation_curve_figure, training_curves_figure
 from ultr_core.jobs import Job
 from pages._common import job_buttons, linked_log, session_log_spec, live, memo, qp, run_page, url_notices
@@ -125,8 +125,7 @@ def main():
             return
         recs = job.records
         total = st.session_state.get("train_total", 1)
-        done_steps = sum(max([r["step"] for r in recs if r["algorithm"] == a], default=0)
-                         for a in {r["algorithm"] for r in recs})
+        done_steps = steps_done(recs)
         st.progress(min(done_steps / total, 1.0), text=f"{job.status} — step {done_steps:,} of {total:,} "
                                                         f"({job.elapsed:.0f} s)")
         a, b = st.columns(2)
@@ -137,14 +136,8 @@ def main():
                   "so they can rise while the estimate sharpens; validation nDCG is the number to watch.")
         b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10", references=refs),
                        key="live_ndcg")
-        latest = {}
-        for r in recs:
-            if r.get("observation"):
-                latest[r["algorithm"]] = r["observation"]
-        if truth is not None and latest:
-            n = min(len(truth), *(len(v) for v in latest.values()))
-            curves = {k: v[:n] for k, v in latest.items()}
-            curves["truth"] = truth[:n]
+        curves = live_observation_curves(recs, truth)
+        if len(curves) > 1:                                # an estimate beside the truth
             st.plotly_chart(observation_curve_figure(curves), key="live_obs")
         if job.error:
             st.error(f"Training failed — {escape_markdown(job.error)}")

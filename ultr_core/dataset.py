@@ -103,12 +103,16 @@ class RankingData:
         """Position (0..n_queries-1) of each row's query."""
         return np.repeat(np.arange(self.n_queries), self.list_sizes)
 
+    def rank_in_list(self) -> np.ndarray:
+        """0-based place of each row inside its query's list (the row order)."""
+        return np.arange(self.n_rows) - np.repeat(self.offsets[:-1], self.list_sizes)
+
     def padded(self, values: np.ndarray, fill=0) -> tuple[np.ndarray, np.ndarray]:
         """Scatter a per-row array into a (n_queries, max_list) matrix; returns (matrix, mask)."""
         sizes = self.list_sizes
         width = int(sizes.max()) if len(sizes) else 0
         out = np.full((self.n_queries, width), fill, dtype=np.asarray(values).dtype)
-        col = np.arange(self.n_rows) - np.repeat(self.offsets[:-1], sizes)
+        col = self.rank_in_list()
         row = self.query_index()
         out[row, col] = values
         mask = np.zeros((self.n_queries, width), dtype=bool)

@@ -22,7 +22,7 @@ from .simulation import ClickModelConfig
 from .sources import simulate_log
 
 __all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many", "grid_job",
-           "best_cells", "PRESET_SWEEPS"]
+           "best_cells", "live_observation_curves", "steps_done", "PRESET_SWEEPS"]
 
 
 @dataclass(frozen=True)
@@ -269,6 +269,33 @@ def train_many(log, dataset, configs, report=None, stop=None, noise: float | Non
                          "observation": None if obs is None else [float(x) for x in obs], "stopped": res.stopped,
                          "steps": res.history[-1]["step"] if res.history else 0}
     return results
+
+
+def steps_done(records: list[dict]) -> int:
+    """Training steps finished so far over all algorithms of :func:`train_many`'s tagged history.
+
+    >>> steps_done([{"algorithm": "DLA", "step": 10}, {"algorithm": "DLA", "step": 20}, {"algorithm": "LBD", "step": 10}])
+    30
+    """
+    last = {}
+    for r in records:
+        last[r["algorithm"]] = max(last.get(r["algorithm"], 0), r["step"])
+    return sum(last.values())
+
+
+def live_observation_curves(records: list[dict], truth) -> dict:
+    """The latest observation estimate of every algorithm in ``records`` (:func:`train_many`'s
+    tagged history) and ``truth``, cut to a common length — what the live observation chart
+    draws.  Empty without a truth.
+
+    >>> live_observation_curves([{"algorithm": "DLA", "observation": [1.0, 0.5, 0.3]}], [1.0, 0.6])
+    {'DLA': [1.0, 0.5], 'truth': [1.0, 0.6]}
+    """
+    if truth is None:
+        return {}
+    latest = {r["algorithm"]: r["observation"] for r in records if r.get("observation")}
+    n = min(len(truth), *(len(v) for v in latest.values())) if latest else len(truth)
+    return {**{k: v[:n] for k, v in latest.items()}, "truth": truth[:n]}
 
 
 #: paper settings for the Compare page: base changes, methods and the swept parameter

@@ -29,7 +29,7 @@ from .errors import ConfigError
 from .logspec import LogSpec
 from .simulation import ClickModelConfig
 
-__all__ = ["PlaygroundSettings", "Preset", "PRESETS", "METHODS", "verdict"]
+__all__ = ["PlaygroundSettings", "Preset", "PRESETS", "METHODS", "verdict", "log_view", "algorithm_names"]
 
 #: the methods a playground run may train besides its Naive and Oracle references
 METHODS = ("dla", "lbd", "ips", "regression_em", "pair_debias", "vectorization", "cld")
@@ -124,10 +124,21 @@ PRESETS = [
 ]
 
 
+def log_view(log, simulator) -> dict:
+    """What the playground shows about its log, computed once per log (the page caches it): the
+    CTR table of the shown positions, the position curve o_p, the mean true observation per
+    position and the :func:`verdict`."""
+    n_pos = int(log.frame.loc[log.frame["shown"], "position"].max())
+    ctr = log.ctr_by_position()
+    return {"ctr": ctr[ctr["position"] <= n_pos], "observation": simulator.observation_curve(n_pos),
+            "truth": log.true_observation_curve(), "verdict": verdict(log)}
+
+
 def verdict(log) -> dict:
     """The identifiability verdict of a log over its bias factors (position, plus context when the
     log has contexts) with (query, document) pairs as documents: the number of IG components and
-    one sentence that says what it means (Identifiability Matters, Thm. 1).
+    one sentence that says what it means (Identifiability Matters, Thm. 1); ``hint`` says what to
+    change when a fixed ranking is the cause (else None).
 
     >>> from ultr_core.logspec import LogSpec
     >>> _, _, log = LogSpec.parse("synthetic:50/shuffle=0.5/blocks=2/sessions=2000").simulate()
@@ -146,10 +157,12 @@ def verdict(log) -> dict:
     else:
         text = (f"Not identifiable from clicks alone: the {n} bias factors ({factors}) fall into {k} "
                 f"components (largest holds {g.sizes[0] / n:.0%}); relevance is comparable only within a component.")
-        if getattr(log, "meta", {}).get("click_model", {}).get("shuffle", 0) == 0:
-            text += " A fixed ranking shows every document at one position only — add shuffled sessions to connect them."
+    hint = None
+    if k > 1 and log.meta.get("click_model", {}).get("shuffle", 0) == 0:
+        hint = "A fixed ranking shows every document at one position only — add shuffled sessions (exploration) to connect them."
+        text += " " + hint
     return {"components": k, "identifiable": k == 1, "factors": factors, "nodes": n, "text": text,
-            "short": short}
+            "short": short, "hint": hint}
 
 
 def algorithm_names() -> dict:

@@ -163,7 +163,7 @@ def binomial_ctr_table(data: RankingData, impressions: int = 1_000_000, eta: flo
     from .identifiability.ingestion import CountTable
     from .simulation import EYE_TRACKING, relevance_probability
     rng = np.random.default_rng([seed, 5])
-    pos = np.arange(data.n_rows) - np.repeat(data.offsets[:-1], np.diff(data.offsets)) + 1    # display order
+    pos = data.rank_in_list() + 1                                   # the row order is the display order
     r = relevance_probability(data.labels, denominator_label, noise)
     o = EYE_TRACKING[np.minimum(pos, 10) - 1] ** eta
     clicks = rng.binomial(impressions, r * o)

@@ -30,8 +30,6 @@ REPAIRS = ("none", "merge", "intervene")
 
 
 def _fit(g: IdentifiabilityGraph, method, groups, init, seed, tol, max_iter):
-    if method == "no_debias":                       # one observation parameter for every factor
-        groups, method = np.zeros(g.n_factors, np.int64), "dla"
     fac = g.fac if groups is None else groups[g.fac]
     n_groups = g.n_factors if groups is None else int(groups.max()) + 1
     return fit_counts(g.doc, fac, g.impressions, g.clicks, g.n_documents, n_groups, method, n_iter=max_iter,
@@ -58,22 +56,23 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
     """
     if repair not in REPAIRS:
         raise ConfigError("repair", f"must be one of {', '.join(REPAIRS)}, got {repair!r}")
+    if repair == "intervene" and true_observation is None:
+        raise ConfigError("repair", "node intervention needs the true observation curve to collect clicks "
+                                    "(paper:K or an ULTRA directory)")
+    fit_method = "dla" if method == "no_debias" else method
     g = IdentifiabilityGraph.from_counts(table)
     out = {"components": g.n_components}
     groups = None
     if repair in ("merge", "intervene"):
         groups = plan_merges(g).factor_groups()
     if repair == "intervene":
-        est = _fit(g, method, groups, init, seed, tol, max_iter)
+        est = _fit(g, fit_method, groups, init, seed, tol, max_iter)
         plan = plan_interventions(g, est.relevance, est.observation[groups], random_cost=random_intervention,
                                   seed=seed)
         swaps = plan.swaps
         docs = g.documents[swaps["document"].to_numpy()]
         pos = g.factors["position"].to_numpy()[swaps["to_factor"].to_numpy()]
         rng = np.random.default_rng([seed, 6])
-        if true_observation is None:
-            raise ConfigError("repair", "node intervention needs the true observation curve to collect clicks "
-                                        "(paper:K or an ULTRA directory)")
         p = true_relevance.loc[docs].to_numpy() * np.asarray(true_observation)[pos.astype(np.int64) - 1]
         extra = pd.DataFrame({"doc_id": docs, "position": pos, "impressions": impressions,
                               "clicks": rng.binomial(impressions, p)})
@@ -82,9 +81,9 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
         groups = None
         out["interventions"] = len(swaps)
     out["components_after"] = g.n_components if groups is None else g.with_factor_groups(groups).n_components
-    fit = _fit(g, method, groups, init, seed, tol, max_iter)
-    if method == "no_debias":
+    if method == "no_debias":                        # one observation parameter for every factor
         groups = np.zeros(g.n_factors, np.int64)
+    fit = _fit(g, fit_method, groups, init, seed, tol, max_iter)
     r_hat = fit.relevance
     truth = true_relevance.reindex(g.documents).to_numpy()
     o_hat = fit.observation if groups is None else fit.observation[groups]
