@@ -114,6 +114,9 @@ def observation_curve_figure(curves: dict[str, np.ndarray], normalise: bool = Tr
         y = c / c[0] if normalise and c[0] > 0 else c
         fig.add_scatter(x=np.arange(1, len(c) + 1), y=y, name=name, mode="lines+markers",
                         line=dict(color=method_color(name), dash="dash" if name == "truth" else None))
+    n = max((len(c) for c in curves.values()), default=0)
+    if n <= 12:                                   # positions are whole numbers: no 1.5 ticks
+        fig.update_xaxes(dtick=1)
     return _layout(fig, "Observation curve" + (" (normalised at position 1)" if normalise else ""),
                    "position", "ô_p / ô_1" if normalise else "ô_p")
 

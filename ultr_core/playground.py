@@ -159,7 +159,7 @@ def verdict(log) -> dict:
                 f"components (largest holds {g.sizes[0] / n:.0%}); relevance is comparable only within a component.")
     hint = None
     if k > 1 and log.meta.get("click_model", {}).get("shuffle", 0) == 0:
-        hint = "A fixed ranking shows every document at one position only — add shuffled sessions (exploration) to connect them."
+        hint = "A fixed ranking shows each document at one position: raise exploration (shuffled sessions)."
         text += " " + hint
     return {"components": k, "identifiable": k == 1, "factors": factors, "nodes": n, "text": text,
             "short": short, "hint": hint}
