@@ -7,7 +7,7 @@ on this 2-core machine in brackets):
 * ~300 MB CSV (16.6 M rows): components (< 10 s);
 * Yandex relevance-prediction text: lines per second (≥ 1 M/s), parse + aggregate + graph.
 
-    python benchmarks/bench_ingestion.py [--skip-100m] [--yandex-sessions 1000000]
+    python benchmarks/bench_ingestion.py [--skip-100m] [--yandex-sessions 4000000]
 
 The logs are generated here in a temporary directory (never committed) from
 ultr_core.synthetic.make_contextual_log: 1 M sessions × 10 positions; the 100 M-row log
@@ -61,7 +61,7 @@ def yandex_text(path: Path, n_sessions: int, seed: int = 0) -> int:
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--skip-100m", action="store_true", help="skip the 100 M-row log (≈ 2 minutes to write)")
-    ap.add_argument("--yandex-sessions", type=int, default=1_000_000)
+    ap.add_argument("--yandex-sessions", type=int, default=4_000_000, help="sessions of the Yandex text log (≈ 2.5 lines each)")
     a = ap.parse_args()
     log = make_contextual_log(n_sessions=1_000_000, n_contexts=5_000, seed=0)
     frame = log.frame[COLS]

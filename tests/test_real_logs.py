@@ -411,6 +411,60 @@ def test_yandex_fast_path_equals_the_line_by_line_reader(tmp_path, crlf, pad, gz
     assert notes_fast == notes_slow and fast["click"].sum() > 100
 
 
+def _yandex_rich_text(n_sessions=400, seed=1):
+    """Sessions with 1–3 result pages, clicks on an earlier page of the session, repeated clicks,
+    orphan clicks, a URL shown twice on one page, and neighbouring sessions interleaved."""
+    rng = np.random.default_rng(seed)
+    sessions = []
+    for s in range(n_sessions):
+        lines, pages = [], []
+        for _ in range(int(rng.integers(1, 4))):
+            urls = rng.integers(0, 40, size=int(rng.integers(3, 11)))
+            pages.append(urls)
+            lines.append("\t".join([str(s), "0", "Q", str(int(rng.integers(0, 15))), "213"] + [str(u) for u in urls]))
+            for u in urls[rng.random(len(urls)) < 0.25]:
+                lines.append(f"{s}\t5\tC\t{u}")
+                if rng.random() < 0.1:
+                    lines.append(f"{s}\t6\tC\t{u}")                       # repeated click
+            if len(pages) > 1 and rng.random() < 0.5:
+                lines.append(f"{s}\t7\tC\t{rng.choice(pages[0])}")      # back to an earlier page
+            if rng.random() < 0.05:
+                lines.append(f"{s}\t8\tC\t999")                         # no page showed it
+        sessions.append(lines)
+    out = []
+    for a in range(0, n_sessions, 2):                        # interleave sessions pairwise
+        x, y = sessions[a], sessions[a + 1] if a + 1 < n_sessions else []
+        for i in range(max(len(x), len(y))):
+            out += ([x[i]] if i < len(x) else []) + ([y[i]] if i < len(y) else [])
+    return "\n".join(out) + "\n"
+
+
+def test_yandex_vectorised_click_matching_equals_the_sql_reader_on_messy_sessions(tmp_path):
+    """The file path matches clicks with a binary search plus a SQL fallback; the upload path
+    (bytes) with one SQL as-of rule: same impressions, clicks, notes and counts."""
+    from ultr_core.identifiability.ingestion import CountTable, ingest
+    from ultr_core.logformats import read_normalised
+    text = _yandex_rich_text()
+    path = tmp_path / "rich.txt"
+    path.write_text(text)
+    fast, notes_fast = read_normalised(str(path), "yandex")
+    slow, notes_slow = read_normalised(text.encode(), "yandex", "upload")
+    pd.testing.assert_frame_equal(fast.reset_index(drop=True), slow.reset_index(drop=True), check_dtype=False)
+    assert notes_fast == notes_slow
+    assert any("ignored" in n for n in notes_fast) and any("repeated" in n for n in notes_fast)
+    # counts read by ingestion (pages counted before unpivoting) = counts of the row-level log
+    table = ingest(str(path), "yandex")
+    ref = slow.groupby(["query_id", "doc_id", "position"]).agg(impressions=("click", "size"),
+                                                              clicks=("click", "sum")).reset_index()
+    got = table.frame[["query_id", "doc_id", "position", "impressions", "clicks"]].copy()
+    got[["query_id", "doc_id"]] = got[["query_id", "doc_id"]].astype(str)
+    ref[["query_id", "doc_id"]] = ref[["query_id", "doc_id"]].astype(str)
+    key = ["query_id", "doc_id", "position"]
+    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
+                                  ref.sort_values(key).reset_index(drop=True), check_dtype=False)
+    assert isinstance(table, CountTable) and table.frame["clicks"].sum() == slow["click"].sum()
+
+
 def test_yandex_line_wider_than_sniffed_falls_back(tmp_path, monkeypatch):
     import ultr_core.logformats as lf
     text = _yandex_sample_text(50)

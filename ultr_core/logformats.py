@@ -255,6 +255,11 @@ def _impressions_view(con, name: str, extra=()) -> dict:
         SELECT imp.session_id, imp.query_id, imp.doc_id, imp.position,
                (hit.n IS NOT NULL)::TINYINT AS click{cols}
         FROM imp LEFT JOIN hit USING (session_id, doc_id)""", name)
+    return _repairs(con)
+
+
+def _repairs(con) -> dict:
+    """Orphan and repeated clicks from tables ``clk`` (click rows) and ``hit`` (matched clicks)."""
     n_clicks = _scalar(con, "SELECT count(*) FROM clk") or 0
     matched, rows = con.execute("SELECT coalesce(sum(n), 0), count(*) FROM hit").fetchall()[0]
     return {"orphan_clicks": int(n_clicks - matched), "repeated_clicks": int(matched - rows)}
@@ -271,30 +276,138 @@ def _max_fields(path: str, gzipped: bool, limit: int = 1 << 22) -> int:
     return max((ln.count(b"\t") + 1 for ln in lines), default=1)
 
 
-def _yandex_columns(con, source, name: str) -> bool:
-    """Table ``y(ln, c1 … cN)`` (and view ``yf`` of its trimmed fields) read by DuckDB's parallel CSV reader (tab-separated, short lines
-    padded with NULL).  N is sniffed from the first 4 MB; False when a later line is wider (the
-    caller then splits lines itself).  Blank lines are skipped, so ``ln`` counts non-blank lines."""
+def _yandex_read(con, files: list[str], gz: bool, n: int, types: dict[int, str], table: str,
+                 keep: str = "*") -> None:
+    """Table ``table`` (c1 … cN) from DuckDB's parallel CSV reader: tab-separated, short lines
+    padded with NULL, blank lines skipped, file order kept (``rowid`` is the non-blank line − 1)."""
+    cols = "{" + ", ".join(f"'c{i}': '{types.get(i, 'VARCHAR')}'" for i in range(1, n + 1)) + "}"
+    lst = "[" + ", ".join(_q(f) for f in files) + "]"
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE {table} AS SELECT {keep} FROM read_csv({lst},
+        columns={cols}, delim=chr(9), quote='', escape='', header=false, auto_detect=false,
+        null_padding=true, strict_mode=true, compression={_q('gzip' if gz else 'none')},
+        max_line_size=10000000)""").fetchall()
+
+
+def _yandex_columns(con, source, name: str) -> dict | None:
+    """The log read by DuckDB's CSV reader, or None when a line is wider than the first 4 MB's
+    (the caller then splits lines itself).  Fast path (:func:`_yandex_typed`): ids read as BIGINT
+    while parsing, clicks matched with numpy, impressions unpivoted only while aggregating.
+    When an id is not a whole number the fields are read as text (view ``yf`` of trimmed fields,
+    '' where a line is shorter) and matched in SQL (:func:`_yandex_from`)."""
     import duckdb
     files = expand_paths(source, name)
     gz = is_gzip(source)
     n = max(max(_max_fields(f, gz) for f in files[:4]), 6)
-    cols = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(1, n + 1)) + "}"
-    lst = "[" + ", ".join(_q(f) for f in files) + "]"
+    wide = ("Expected Number of Columns", "Found:")
     try:
-        con.execute(f"""CREATE OR REPLACE TEMP TABLE y AS SELECT row_number() OVER () AS ln, * FROM read_csv({lst},
-            columns={cols}, delim=chr(9), quote='', escape='', header=false, auto_detect=false,
-            null_padding=true, strict_mode=true, compression={_q('gzip' if gz else 'none')},
-            max_line_size=10000000)""").fetchall()
+        _yandex_read(con, files, gz, n, {i: "BIGINT" for i in range(1, n + 1) if i not in (2, 3)}, "yb",
+                     keep=", ".join(f"c{i}" for i in range(1, n + 1) if i not in (2, 5)))   # time, region unused
+        return _yandex_typed(con, name, n)
+    except duckdb.ConversionException:
+        pass                                                   # an id is not a whole number: read text
     except duckdb.Error as e:
-        if "Expected Number of Columns" in str(e) or "Found:" in str(e):
-            return False
+        if any(w in str(e) for w in wide):
+            return None
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE yf AS SELECT ln, {', '.join(f"coalesce(trim(c{i}), '') AS f{i}"
+    try:
+        _yandex_read(con, files, gz, n, {}, "y")
+    except duckdb.Error as e:
+        if any(w in str(e) for w in wide):
+            return None
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE yf AS SELECT rowid + 1 AS ln, {', '.join(f"coalesce(trim(c{i}), '') AS f{i}"
                                                                        for i in range(1, n + 1))},
         {n} AS nf FROM y WHERE NOT ({' AND '.join(f"coalesce(trim(c{i}), '') = ''" for i in range(1, n + 1))})""").fetchall()
-    return True
+    return _yandex_from(con, name, "yf")
+
+
+def _yandex_typed(con, name: str, n: int) -> dict:
+    """Impressions and clicks from table ``yb`` (ids BIGINT, record type text); a problem raises
+    :class:`DataFormatError` for the caller to re-read line by line (it then names the file's line)."""
+    bad = con.execute("""SELECT count(*) FROM yb WHERE c1 IS NULL OR c3 IS NULL OR trim(c3) NOT IN ('Q', 'C')
+        OR (trim(c3) = 'Q' AND (c4 IS NULL OR c6 IS NULL)) OR (trim(c3) = 'C' AND c4 IS NULL)""").fetchall()[0][0]
+    if bad:
+        raise DataFormatError(name, "malformed lines")
+    urls = ", ".join(f"c{i}" for i in range(6, n + 1))
+    _run(con, f"""CREATE OR REPLACE TEMP VIEW q AS SELECT rowid + 1 AS ln, c1 AS s, c4 AS query_id, {urls}
+        FROM yb WHERE trim(c3) = 'Q'""", name)
+    repairs = _match_clicks(con, name, n)
+    _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS SELECT session_id, query_id, doc_id,
+        (substr(col, 2)::INTEGER - 5) AS position,
+        coalesce(list_contains(clicked, substr(col, 2)::INTEGER - 5), false)::TINYINT AS click
+        FROM (UNPIVOT (SELECT q.ln AS session_id, q.query_id, {urls}, h.clicked FROM q
+                       LEFT JOIN (SELECT session_id, list(position) AS clicked FROM hitpos GROUP BY ALL) h
+                       ON q.ln = h.session_id)
+              ON {urls} INTO NAME col VALUE doc_id)""", name)
+    # the same counts without unpivoting every impression: identical result pages are counted
+    # once first (real logs repeat a query's page often); ingestion reads these when it can
+    _run(con, f"""CREATE OR REPLACE TEMP VIEW counts AS
+        WITH pages AS (SELECT query_id, {urls}, count(*) AS n FROM q GROUP BY ALL),
+             shown AS (SELECT query_id, doc_id, (substr(col, 2)::INTEGER - 5) AS position, sum(n) AS impressions
+                       FROM (UNPIVOT pages ON {urls} INTO NAME col VALUE doc_id) GROUP BY ALL),
+             clicked AS (SELECT query_id, doc_id, position, count(*) AS clicks FROM hitpos GROUP BY ALL)
+        SELECT query_id, doc_id, position, impressions, coalesce(clicked.clicks, 0) AS clicks
+        FROM shown LEFT JOIN clicked USING (query_id, doc_id, position)""", name)
+    return repairs | {"counts": "counts"}
+
+
+def _match_clicks(con, name: str, n: int) -> dict:
+    """Table ``hitpos(session_id, doc_id, query_id, position)``: the clicked impressions of the
+    typed log ``yb``.  A click belongs to the latest query row at or before its line in the same
+    session that shows the URL (at every position showing it); repeated clicks on one impression
+    count once.  Vectorised: most clicks follow their query row, so the file's latest query row
+    before each click (a binary search over line numbers) is tried first; the rest — a click on
+    an earlier page of the session, interleaved sessions — go through a general join in SQL.
+    Returns the repair counts (orphan and repeated clicks)."""
+    none = -(2 ** 63)                                        # no URL in this column
+    qa = con.execute("SELECT rowid + 1 AS ln, c1 AS s, c4 AS query_id, " + ", ".join(
+        f"coalesce(c{i}, {none}) AS c{i}" for i in range(6, n + 1)) + " FROM yb WHERE trim(c3) = 'Q'").fetchnumpy()
+    ca = con.execute("SELECT rowid + 1 AS ln, c1 AS s, c4 AS doc_id FROM yb WHERE trim(c3) = 'C'").fetchnumpy()
+    qa = {k: np.asarray(v) for k, v in qa.items()}
+    c_ln, c_s, c_doc = (np.asarray(ca[k]) for k in ("ln", "s", "doc_id"))
+    if np.any(np.diff(qa["ln"]) <= 0) or np.any(np.diff(c_ln) <= 0):   # scans keep file order; be sure
+        oq, oc = np.argsort(qa["ln"], kind="stable"), np.argsort(c_ln, kind="stable")
+        qa = {k: v[oq] for k, v in qa.items()}
+        c_ln, c_s, c_doc = c_ln[oc], c_s[oc], c_doc[oc]
+
+    def positions(qi, clicks):
+        """(click index, position) of every position of query row ``qi[k]`` showing click k's URL."""
+        out_c, out_p = [], []
+        for col in range(6, n + 1):                          # a loop over columns, not rows
+            hit = np.flatnonzero(qa[f"c{col}"][qi] == c_doc[clicks])
+            out_c.append(clicks[hit])
+            out_p.append(np.full(len(hit), col - 5, np.int64))
+        return np.concatenate(out_c), np.concatenate(out_p)
+
+    qi = np.searchsorted(qa["ln"], c_ln, side="right") - 1  # the file's latest query row before each click
+    ok = qi >= 0
+    qi = np.maximum(qi, 0)
+    ok &= qa["s"][qi] == c_s
+    cand = np.flatnonzero(ok)
+    ci, pos = positions(qi[cand], cand)
+    found = np.zeros(len(c_ln), bool)
+    found[ci] = True
+    rest = np.flatnonzero(~found)
+    if len(rest):           # the general rule for the others: latest query row of the session showing the URL
+        con.register("clk_rest", pd.DataFrame({"i": rest, "ln": c_ln[rest], "s": c_s[rest], "doc_id": c_doc[rest]}))
+        m = con.execute(f"""SELECT c.i, max(q.ln) AS qln FROM clk_rest c JOIN q ON c.s = q.s AND q.ln <= c.ln
+            AND list_contains([{', '.join(f"c{i}" for i in range(6, n + 1))}], c.doc_id) GROUP BY c.i""").fetchnumpy()
+        con.unregister("clk_rest")
+        if len(m["i"]):
+            ri = np.asarray(m["i"], np.int64)
+            qi[ri] = np.searchsorted(qa["ln"], np.asarray(m["qln"]))
+            ci2, pos2 = positions(qi[ri], ri)
+            ci, pos = np.concatenate([ci, ci2]), np.concatenate([pos, pos2])
+            found[ri] = True
+    con.register("hitraw_df", pd.DataFrame({"session_id": qa["ln"][qi[ci]], "doc_id": c_doc[ci],
+                                            "query_id": qa["query_id"][qi[ci]], "position": pos}))
+    _run(con, "CREATE OR REPLACE TEMP TABLE hitpos AS SELECT DISTINCT * FROM hitraw_df", name)
+    con.unregister("hitraw_df")
+    matched = int(found.sum())                               # repeated: matched − distinct (row, URL)
+    distinct = _scalar(con, "SELECT count(*) FROM (SELECT DISTINCT session_id, doc_id FROM hitpos)")
+    return {"orphan_clicks": len(c_ln) - matched, "repeated_clicks": matched - distinct}
 
 
 def _yandex(con, name: str) -> dict:
@@ -430,9 +543,11 @@ def register_normalised(con, source, fmt: str, name: str | None = None) -> dict:
         return _tabular(con, source, fmt, name)
     if fmt not in TEXT_FORMATS:
         raise DataFormatError(name, f"unknown format {fmt!r}; use one of {', '.join(TABULAR_FORMATS + TEXT_FORMATS)}")
-    if fmt == "yandex" and not _is_bytes(source) and _yandex_columns(con, source, name):
+    if fmt == "yandex" and not _is_bytes(source):
         try:
-            return _yandex_from(con, name, "yf")              # DuckDB's CSV reader splits the fields
+            state = _yandex_columns(con, source, name)        # DuckDB's CSV reader splits the fields
+            if state is not None:
+                return state
         except DataFormatError:
             pass                     # it skips blank lines: re-read line by line so the message names the file's line
     _register_lines(con, source, name)

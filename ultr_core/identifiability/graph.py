@@ -7,6 +7,7 @@ are never materialised.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 
 import numpy as np
@@ -108,7 +109,7 @@ class IdentifiabilityGraph:
     n_documents: int
     component: np.ndarray = field(repr=False)
     sizes: np.ndarray = field(repr=False)
-    documents: np.ndarray | None = field(default=None, repr=False)   # document value of each code
+    document_keys: pd.DataFrame | None = field(default=None, repr=False)  # document columns' values per code
     impressions: np.ndarray | None = field(default=None, repr=False)  # per (doc, fac) pair, from counts
     clicks: np.ndarray | None = field(default=None, repr=False)
 
@@ -152,11 +153,19 @@ class IdentifiabilityGraph:
         imp = np.bincount(inv, frame["impressions"].to_numpy(np.float64), len(d)).astype(np.int64)
         clk = np.bincount(inv, frame["clicks"].to_numpy(np.float64), len(d)).astype(np.int64)
         comp, sizes = _relabel_by_size(_components(d, f, n_d, n_f))
-        docs = dkeys.iloc[:, 0].to_numpy() if dkeys.shape[1] == 1 else _tuples(dkeys)
         return cls(tuple(table.bias), fkeys.reset_index(drop=True), d, f, int(imp.sum()), int(n_d), comp, sizes,
-                   docs, imp, clk)
+                   dkeys.reset_index(drop=True), imp, clk)
 
     # ---------------------------------------------------------------- views
+    @cached_property
+    def documents(self) -> np.ndarray | None:
+        """The document value of each code (a tuple when documents have several columns);
+        built on first use — millions of tuples cost more than the graph."""
+        k = self.document_keys
+        if k is None:
+            return None
+        return k.iloc[:, 0].to_numpy() if k.shape[1] == 1 else _tuples(k)
+
     @property
     def n_factors(self) -> int:
         return len(self.factors)

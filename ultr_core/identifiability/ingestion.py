@@ -152,12 +152,19 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads):
             shown = f"WHERE try_cast({q(sel['shown'])} AS BOOLEAN)" if "shown" in sel else ""
             group = ", ".join(f"{q(sel[k])} AS {q(k)}" for k in keys)
             clk = f"try_cast({q(sel['click'])} AS DOUBLE)"
-            sql = f"""SELECT {group}, count(*) AS impressions,
+            order = ", ".join(f"{q(k)} NULLS LAST" for k in keys)     # a deterministic row order
+            if state.get("counts") and not columns and set(keys) <= {"query_id", "doc_id", "position"}:
+                # the reader's own counts (Yandex: pages counted before unpivoting); clicks are 0/1 there
+                sql = f"""SELECT {group}, sum(impressions)::BIGINT AS impressions, sum(clicks)::BIGINT AS clicks,
+                            0 AS _bad_click, NULL::VARCHAR AS _bad_click_value
+                          FROM {state['counts']} GROUP BY ALL ORDER BY {order}"""
+            else:
+                sql = f"""SELECT {group}, count(*) AS impressions,
                         coalesce(sum({clk}), 0)::BIGINT AS clicks,
                         count(*) FILTER (WHERE {clk} IS NULL OR {clk} NOT IN (0, 1)) AS _bad_click,
                         any_value({q(sel['click'])}::VARCHAR) FILTER (WHERE {clk} IS NULL OR {clk} NOT IN (0, 1))
                             AS _bad_click_value
-                      FROM norm {shown} GROUP BY ALL"""
+                      FROM norm {shown} GROUP BY ALL ORDER BY {order}"""
             try:
                 agg = con.sql(sql).df()
             except Exception as e:    # noqa: BLE001 — DuckDB's errors here are the input's problems
@@ -244,5 +251,6 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
     if len(agg) == 0:
         raise DataFormatError(name, "the log is empty (no shown rows)")
     agg = _validate(agg, doc, name)
-    agg = agg.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
+    if engine == "dask":                                 # DuckDB returns the rows sorted already
+        agg = agg.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
     return CountTable(agg, tuple(doc), tuple(bias), name, tuple(notes))
