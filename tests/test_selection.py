@@ -75,15 +75,75 @@ def test_cld_pair_loss_terms_by_hand():
     assert float(loss.detach()) == pytest.approx(-(both + one + none) / 3, rel=1e-5)
 
 
-def test_pairs_are_oriented(top5):
+@pytest.mark.parametrize("orientation", ["random", "selected_first"])
+def test_pairs_are_oriented(top5, orientation):
     _, _, log = top5
     tab = candidate_table(session_data(log), position_observation(10, 1.0, "reciprocal"))
-    i, j = _pairs(tab, np.random.default_rng(0))
+    i, j = _pairs(tab, np.random.default_rng(0), orientation=orientation)
     both = tab.selected[i] & tab.selected[j]
-    assert (tab.target[i][both] > tab.target[j][both]).all()
+    assert (tab.target[i][both] > tab.target[j][both]).all()        # selected pairs: larger ĉ/ρ first
     mixed = tab.selected[i] != tab.selected[j]
-    assert tab.selected[i][mixed].all()
+    share_first = tab.selected[i][mixed].mean()
+    if orientation == "selected_first":
+        assert share_first == 1.0
+    else:                                                           # a fair coin over ~10⁵ mixed pairs
+        assert abs(share_first - 0.5) < 0.01
     assert (tab.query[i] == tab.query[j]).all()
+
+
+def test_heckman_two_stages_match_an_independent_probit(top5):
+    """Both stages against scipy's BFGS on a probit log-likelihood written here in numpy, and the
+    ranking score = the outcome part xᵀβ (Mills term dropped), as Ovaisi et al.'s code ranks."""
+    from scipy.optimize import minimize
+    from scipy.stats import norm
+
+    from ultr_core.algorithms.selection import Heckman
+    ds, _, log = top5
+    tab = candidate_table(session_data(log), position_observation(10, 1.0, "reciprocal"))
+    X = ds.train.features[tab.rows].astype(np.float64)[:, :6]          # a few features keep BFGS exact
+    A = np.c_[X, np.ones(len(X))]
+
+    def fit(A, y, u, ridge=1e-4):
+        def f(w):
+            z = A @ w
+            return -(u * (y * norm.logcdf(z) + (1 - y) * norm.logcdf(-z))).sum() / u.sum() + ridge * w @ w
+        return minimize(f, np.zeros(A.shape[1]), method="BFGS", options={"gtol": 1e-9}).x
+
+    omega = fit(A, tab.selected.astype(float), np.ones(len(A)))
+    z = A @ omega
+    mills = norm.pdf(z) / norm.cdf(z)
+    theta = fit(np.c_[A, mills], tab.ctr, tab.n_sessions.astype(float))
+    h = Heckman(ds.train.features[:, :6], tab)
+    assert np.allclose(h.omega, omega, atol=2e-4) and np.allclose(h.theta, theta, atol=2e-4)
+    x = ds.test.features[:, :6]
+    assert np.allclose(h.scores(x), x @ theta[:6], atol=1e-3)
+    old = Heckman(ds.train.features[:, :6], tab, "ls_mills")              # the earlier variant keeps λ
+    assert not np.allclose(old.scores(x), x @ old.theta[:6])
+
+
+def test_no_import_cycle_between_selection_and_training():
+    import ast
+    from pathlib import Path
+    src = Path(__file__).resolve().parents[1] / "ultr_core" / "algorithms" / "selection.py"
+    mods = {n.module for n in ast.walk(ast.parse(src.read_text())) if isinstance(n, ast.ImportFrom)}
+    assert "training" not in mods and ".training" not in {"." + (m or "") for m in mods}
+
+
+def test_paper_optimiser_options_dropout_l2_xavier(top5):
+    ds, _, log = top5
+    cfg = TrainConfig(algorithm="naive", steps=30, eval_every=10, hidden=(16, 8), dropout=0.5, weight_decay=1e-3,
+                      init="xavier", lr=1e-3)
+    a, b = fit(log, ds, cfg), fit(log, ds, cfg)
+    pa = a.predict(ds.test.features)
+    assert np.array_equal(pa, b.predict(ds.test.features))        # dropout off when scoring: deterministic
+    assert not a.model.training
+    assert any(isinstance(m, torch.nn.Dropout) for m in a.model.modules())
+    first = [m for m in a.model.modules() if isinstance(m, torch.nn.Linear)][0]
+    assert first.weight.abs().max() <= np.sqrt(6 / (first.in_features + first.out_features)) + 0.05
+    with pytest.raises(ConfigError, match="init"):
+        TrainConfig(init="he")
+    with pytest.raises(ConfigError, match="dropout"):
+        TrainConfig(dropout=1.0)
 
 
 def test_borda_by_hand():

@@ -166,3 +166,28 @@ def test_clicklog_validation_messages(tmp_path):
 def test_true_observation_curve(synthetic):
     log = ClickSimulator(ClickModelConfig(topk=4), seed=0).fit(synthetic).simulate(synthetic.train, 500)
     assert np.allclose(log.true_observation_curve(), EYE_TRACKING[:4])
+
+
+def test_binarised_relevance_clicks_as_cld_section_6():
+    """relevance="binary": grades ≥ 3 of 0–4 are clicked with probability o_p, the others with ε·o_p;
+    MAP then counts grades ≥ 3 as relevant."""
+    from ultr_core.algorithms import TrainConfig, evaluate, fit
+    from ultr_core.sources import load_dataset, simulate_log
+    ds = load_dataset("synthetic:200:24")
+    assert ds.train.offsets[1] - ds.train.offsets[0] == 24
+    cfg = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0, noise=0.1, relevance="binary")
+    ds, _, log = simulate_log("synthetic:200:24", cfg, 20_000, 0)
+    f = log.frame
+    shown = f[f["shown"]]
+    rel = ds.train.labels[shown["row"].to_numpy()] >= 3
+    o = (1.0 / shown["position"].to_numpy())
+    for mask, r in ((rel, 1.0), (~rel, 0.1)):
+        expected = (r * o[mask]).mean()
+        got = shown["click"].to_numpy()[mask].mean()
+        se = np.sqrt(expected * (1 - expected) / mask.sum())
+        assert abs(got - expected) < 4 * se + 1e-3
+    res = fit(log, ds, TrainConfig(algorithm="naive", steps=20, eval_every=10))
+    m_bin, m_graded = evaluate(res, ds.test, binary=True), evaluate(res, ds.test)
+    assert m_bin["ndcg@3"] == m_graded["ndcg@3"] and m_bin["map"] != m_graded["map"]
+    with pytest.raises(ConfigError, match="relevance"):
+        ClickModelConfig(relevance="ordinal")

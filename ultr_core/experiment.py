@@ -77,7 +77,8 @@ def run_experiment(spec: ExperimentSpec, on_step=None, stop=None, data=None) -> 
                                                                spec.seed, spec.data_seed)
     train = spec.train if spec.train.seed == spec.seed else replace(spec.train, seed=spec.seed)
     result = fit(log, ds, train, on_step=on_step, stop=stop)
-    metrics = evaluate(result, ds.test, noise=spec.click.noise, max_label=ds.max_label)
+    metrics = evaluate(result, ds.test, noise=spec.click.noise, max_label=ds.max_label,
+                       binary=spec.click.relevance == "binary")
     metrics["valid_ndcg@10"] = evaluate(result, ds.valid, noise=None)["ndcg@10"]     # for model selection
     est = result.observation()
     from .algorithms.data import session_data
@@ -265,7 +266,9 @@ def train_many(log, dataset, configs, report=None, stop=None, noise: float | Non
         res = fit(log, dataset, cfg, on_step=(lambda rec, n=name: report({"algorithm": n, **rec})) if report else None,
                   stop=stop)
         obs = res.observation()
-        results[name] = {"metrics": evaluate(res, dataset.test, noise=noise, max_label=dataset.max_label),
+        binary = log.meta.get("click_model", {}).get("relevance") == "binary"
+        results[name] = {"metrics": evaluate(res, dataset.test, noise=noise, max_label=dataset.max_label,
+                                             binary=binary),
                          "observation": None if obs is None else [float(x) for x in obs], "stopped": res.stopped,
                          "steps": res.history[-1]["step"] if res.history else 0}
     return results

@@ -23,7 +23,10 @@ Conventions (both papers' η are kept apart):
   ``w ~ U[−1, 1]^10``; ``o(ctx, p) = v_p^{η·max(wᵀz + 1, 0)}``.  When coupling and contexts are
   both on, the two linear terms add inside one ``max(· + 1, 0)``.
 * **relevance** ``r(y) = ε + (1 − ε)(2^y − 1)/(2^{y_max} − 1)`` with click noise ε and the
-  dataset's maximum label ``y_max``.
+  dataset's maximum label ``y_max`` (``relevance="graded"``), or **binarised** as CLD §6 does
+  (``relevance="binary"``): ``r = 1`` for grades ``y ≥ ⌈¾·y_max⌉`` (3–4 of 0–4; 2 of 0–2) and
+  ``r = ε`` below — a click needs examination and relevance, irrelevant documents are clicked
+  with the noise probability.  MAP is then measured on the same binarisation.
 * **top-k** — of the candidates the logging ranker orders only the first k are shown;
   the rest stay in the log with ``shown = False``, ``click = 0`` and ``true_observation = 0``.
 * **logging ranker** — a linear pairwise (Ranking-SVM style) ranker fitted on 1 % of the
@@ -41,7 +44,7 @@ from .clicklog import ClickLog
 from .dataset import LTRDataset, RankingData
 from .errors import ConfigError
 
-__all__ = ["ClickModelConfig", "ClickSimulator", "EYE_TRACKING", "relevance_probability",
+__all__ = ["ClickModelConfig", "ClickSimulator", "EYE_TRACKING", "relevance_probability", "binary_threshold",
            "position_observation", "fit_logging_ranker", "crux_features", "coupling_direction",
            "shuffle_within_blocks"]
 
@@ -72,6 +75,7 @@ class ClickModelConfig:
     coupling_seed: int | None = 0    #: seed of the coupling direction u (None: the simulation seed)
     shuffle: float = 0.0             #: share of sessions shown in a random order (exploration); 0: always the logged order
     shuffle_blocks: int = 1          #: shuffle only within this many contiguous blocks of each list (K blocks → K IG components)
+    relevance: str = "graded"        #: "graded" r(y) or "binary" (CLD §6: grades ≥ ¾·y_max relevant, others clicked with ε)
 
     def __post_init__(self):
         if not (np.isfinite(self.eta) and 0 <= self.eta <= 10):
@@ -100,6 +104,8 @@ class ClickModelConfig:
             raise ConfigError("shuffle", f"the share of shuffled sessions must be in [0, 1], got {self.shuffle}")
         if int(self.shuffle_blocks) != self.shuffle_blocks or not 1 <= self.shuffle_blocks <= 100:
             raise ConfigError("shuffle_blocks", f"must be a whole number from 1 to 100, got {self.shuffle_blocks}")
+        if self.relevance not in ("graded", "binary"):
+            raise ConfigError("relevance", f"must be 'graded' or 'binary', got {self.relevance!r}")
         if self.max_list is not None and self.max_list < 1:
             raise ConfigError("max_list", f"must be positive or None, got {self.max_list}")
 
@@ -107,9 +113,26 @@ class ClickModelConfig:
         return asdict(self)
 
 
-def relevance_probability(labels, max_label: int, noise: float) -> np.ndarray:
-    """r(y) = ε + (1 − ε)(2^y − 1)/(2^y_max − 1)."""
+def binary_threshold(max_label: int) -> int:
+    """The grade from which a binarised label is relevant: ⌈¾·y_max⌉ (CLD §6: 3 of 0–4).
+
+    >>> [binary_threshold(m) for m in (1, 2, 4)]
+    [1, 2, 3]
+    """
+    return max(int(np.ceil(0.75 * max(max_label, 1))), 1)
+
+
+def relevance_probability(labels, max_label: int, noise: float, binary: bool = False) -> np.ndarray:
+    """r(y) = ε + (1 − ε)(2^y − 1)/(2^y_max − 1); binarised: 1 for y ≥ :func:`binary_threshold`, else ε.
+
+    >>> relevance_probability([0, 2, 4], 4, 0.1).round(3).tolist()
+    [0.1, 0.28, 1.0]
+    >>> relevance_probability([0, 2, 3, 4], 4, 0.1, binary=True).tolist()
+    [0.1, 0.1, 1.0, 1.0]
+    """
     y = np.asarray(labels, dtype=np.float64)
+    if binary:
+        return np.where(y >= binary_threshold(max_label), 1.0, noise)
     denom = (2.0 ** max(max_label, 1)) - 1
     return noise + (1 - noise) * (2.0 ** y - 1) / denom
 
@@ -319,7 +342,8 @@ class ClickSimulator:
                 obs = obs * (positions <= cfg.topk)[None, :]
         else:
             obs = np.broadcast_to(self.observation_curve(L)[None, :], rows.shape)
-        rel = relevance_probability(data.labels, self.max_label_, cfg.noise)[np.maximum(rows, 0)]
+        rel = relevance_probability(data.labels, self.max_label_, cfg.noise,
+                                    cfg.relevance == "binary")[np.maximum(rows, 0)]
         shown = mask & ((positions <= cfg.topk)[None, :] if cfg.topk is not None else True)
         clicks = (rng.random(rows.shape, dtype=np.float32) < rel * obs) & shown
         out.update(rows=rows, mask=mask, shown=np.broadcast_to(shown, rows.shape), clicks=clicks,

@@ -3,7 +3,8 @@
 ============================  ===================================================
 spec                          dataset
 ============================  ===================================================
-``synthetic`` / ``synthetic:N``   :func:`~ultr_core.synthetic.make_synthetic_ltr` (N queries)
+``synthetic[:N[:L]]``         :func:`~ultr_core.synthetic.make_synthetic_ltr` (N queries,
+                              L candidates per query; 500 and 10 by default)
 ``ig:K``                      fully synthetic one-hot data with K IG components
                               (train = valid = test: the identifiability study fits
                               and evaluates on the same documents, as the paper does)
@@ -26,13 +27,22 @@ def load_dataset(spec: str, seed: int = 0) -> LTRDataset:
     kind, _, rest = str(spec).partition(":")
     kind = kind.strip().lower()
     if kind == "synthetic":
+        n_txt, _, l_txt = rest.partition(":")
         try:
-            n = int(rest) if rest else 500
+            n = int(n_txt) if n_txt else 500
         except ValueError:
-            raise ConfigError("dataset", f"synthetic:N needs a whole number of queries, got {rest[:20]!r}") from None
+            raise ConfigError("dataset", f"synthetic:N needs a whole number of queries, got {n_txt[:20]!r}") from None
+        try:
+            size = int(l_txt) if l_txt else 10
+        except ValueError:
+            raise ConfigError("dataset", f"synthetic:N:L needs a whole number of candidates per query, got "
+                                         f"{l_txt[:20]!r}") from None
         if not 10 <= n <= 100_000:
             raise ConfigError("dataset", f"synthetic:N needs 10 to 100,000 queries, got {n:,}")
-        return synthetic.make_synthetic_ltr(n_queries=n, seed=seed)
+        if not 2 <= size <= 500 or n * size > 5_000_000:
+            raise ConfigError("dataset", f"synthetic:N:L needs 2 to 500 candidates per query and N·L ≤ 5,000,000, "
+                                         f"got L = {size:,}")
+        return synthetic.make_synthetic_ltr(n_queries=n, list_size=size, seed=seed)
     if kind == "ig":
         try:
             k = int(rest or 1)

@@ -49,8 +49,11 @@ class TrainConfig:
     model: str = "dnn"                 #: "linear" or "dnn" (ELU MLP)
     hidden: tuple = (64, 32)           #: DNN hidden layer sizes
     layer_norm: bool = False           #: LayerNorm before every DNN layer (the official LBD ranker)
+    dropout: float = 0.0               #: DNN: dropout probability after every hidden layer (CLD paper: 0.5)
     optimizer: str = "adam"            #: "adam", "adagrad" or "sgd"
     lr: float = 0.01
+    weight_decay: float = 0.0          #: L2 regularisation weight, added to the gradient (CLD paper: 1e-3 … 1e-2)
+    init: str = "default"              #: "default" (torch: Kaiming-uniform) or "xavier" (Glorot-uniform, zero biases)
     clip_norm: float | None = None     #: clip the global gradient norm to this (official ULTRA code: 5)
     batch_size: int = 256              #: sessions (lists) per step
     steps: int = 600
@@ -71,6 +74,8 @@ class TrainConfig:
     vec_freeze: int = 100              #: Vectorization: steps before the observation vectors train (official: 500 of 10,000)
     cld_gamma: float = 0.15            #: CLD: correlation γ ∈ [0.05, 0.30] of the Tobit model
     cld_rho_eta: float | None = None   #: CLD: assumed η of the propensity ρ (None: the log's click model)
+    pair_orientation: str = "random"   #: CLD_pair: mixed (selected, unselected) pairs in "random" order or "selected_first"
+    heckman: str = "ovaisi"            #: Heckman_rank: "ovaisi" (probit stage 2, rank by xᵀβ) or "ls_mills" (our old variant)
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -90,6 +95,7 @@ class TrainConfig:
                   ("em_step", 0 < self.em_step <= 1),
                   ("lbd_lambda", self.lbd_lambda is None or 0 <= self.lbd_lambda <= 1e6),
                   ("lbd_t", self.lbd_t is None or 0 <= self.lbd_t < 1), ("cld_gamma", 0 <= self.cld_gamma < 1),
+                  ("dropout", 0 <= self.dropout < 1), ("weight_decay", 0 <= self.weight_decay <= 10),
                   ("hidden", len(self.hidden) >= 1 and all(int(h) >= 1 for h in self.hidden))]
         for name, ok in checks:
             value = getattr(self, name)
@@ -99,6 +105,10 @@ class TrainConfig:
             raise ConfigError("device", f"must be 'cpu', 'cuda' or 'auto', got {self.device!r}")
         if self.clicks not in ("log", "online"):
             raise ConfigError("clicks", f"must be 'log' or 'online', got {self.clicks!r}")
+        for name, options in (("init", ("default", "xavier")), ("pair_orientation", ("random", "selected_first")),
+                              ("heckman", ("ovaisi", "ls_mills"))):
+            if getattr(self, name) not in options:
+                raise ConfigError(name, f"must be one of {', '.join(options)}, got {getattr(self, name)!r}")
         if self.lbd_penalty not in ("official", "paper"):
             raise ConfigError("lbd_penalty", f"must be 'official' or 'paper', got {self.lbd_penalty!r}")
         for name in ("ips_eta", "cld_rho_eta"):
@@ -168,6 +178,11 @@ PRESETS = {
     "LBD paper scale (512-256-128 + LayerNorm, Adagrad 0.05, clip 5, 10,000 online steps)": dict(
         algorithm="lbd", lbd_lambda=None, lbd_t=None, **PAPER_SCALE),
     "LBD paper (Linear, λ=10000, t=0.1)": dict(algorithm="lbd", model="linear", lbd_lambda=10000.0, lbd_t=0.1),
-    "CLD paper (pointwise, γ=0.15)": dict(algorithm="cld", model="linear", cld_gamma=0.15),
-    "CLD_pair paper": dict(algorithm="cld_pair", model="dnn", cld_gamma=0.15),
+    # CLD §6: linear CLD and selection model; Xavier initialisation; L2 in [1e-3, 1e-2]; lr from
+    # {2e-4, 5e-4, 1e-3, 2e-3, 5e-3}; γ tuned in [0.05, 0.30] (experiments/cld_study.py tunes it on validation)
+    "CLD paper (pointwise, linear, Xavier, L2 1e-3, lr 5e-3, γ=0.15)": dict(
+        algorithm="cld", model="linear", cld_gamma=0.15, init="xavier", weight_decay=1e-3, lr=5e-3),
+    "CLD_pair paper (ELU 256-128-64, dropout 0.5, Xavier, L2 1e-3, lr 1e-3)": dict(
+        algorithm="cld_pair", model="dnn", hidden=(256, 128, 64), dropout=0.5, init="xavier", weight_decay=1e-3,
+        lr=1e-3, pair_orientation="random"),
 }

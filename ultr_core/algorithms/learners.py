@@ -16,7 +16,7 @@ from torch import nn
 
 from ..simulation import position_observation
 from .config import TrainConfig, lbd_table3
-from .models import make_model
+from .models import ranker
 
 NEG = -1e9
 
@@ -42,7 +42,7 @@ class Learner(nn.Module):
     def __init__(self, cfg: TrainConfig, n_features: int, n_positions: int, context: dict):
         super().__init__()
         self.cfg, self.n_positions, self.context = cfg, n_positions, context
-        self.f = make_model(cfg.model, n_features, 1, cfg.hidden, cfg.layer_norm)
+        self.f = ranker(cfg, n_features)
 
     def score(self, X):
         return self.f(X).squeeze(-1)
@@ -259,7 +259,7 @@ class LBD(Learner):
 
     def __init__(self, cfg, n_features, n_positions, context, lam=None, t=None):
         super().__init__(cfg, n_features, n_positions, context)
-        self.f = make_model(cfg.model, n_features, 1 + n_positions, cfg.hidden, cfg.layer_norm)
+        self.f = ranker(cfg, n_features, 1 + n_positions)
         paper_lam, paper_t = lbd_table3(context.get("click_model", {}).get("coupling", 0.0), cfg.model)
         self.lam = (paper_lam if cfg.lbd_lambda is None else cfg.lbd_lambda) if lam is None else lam
         self.t = (paper_t if cfg.lbd_t is None else cfg.lbd_t) if t is None else t
@@ -334,7 +334,7 @@ class Vectorization(Learner):
     def __init__(self, cfg, n_features, n_positions, context):
         super().__init__(cfg, n_features, n_positions, context)
         d = cfg.vec_dim
-        self.f = make_model(cfg.model, n_features, d, cfg.hidden, cfg.layer_norm)
+        self.f = ranker(cfg, n_features, d)
         self.o = nn.Parameter(torch.ones(n_positions, d))
         self.density = nn.Sequential(nn.Linear(n_features, 256), nn.ELU(), nn.Linear(256, 64), nn.ELU(),
                                      nn.Linear(64, 2 * d))

@@ -23,8 +23,8 @@ from ..errors import ConfigError
 from ..simulation import position_observation
 from .config import TrainConfig
 from .data import SessionData
-from .models import make_model
-from .training import FitResult, train_loop
+from .models import ranker
+from .loop import FitResult, train_loop
 
 __all__ = ["fit_selection", "candidate_table"]
 
@@ -39,6 +39,7 @@ class CandidateTable:
     position: np.ndarray    # 1-based logged position
     ctr: np.ndarray         # mean clicks over the sessions that logged it (0 for unselected)
     target: np.ndarray      # ĉ/ρ for selected, 0 for unselected
+    n_sessions: np.ndarray  # sessions in which it was a candidate (Heckman's stage-2 weights)
 
 
 def candidate_table(data: SessionData, rho: np.ndarray) -> CandidateTable:
@@ -62,7 +63,7 @@ def candidate_table(data: SessionData, rho: np.ndarray) -> CandidateTable:
     first_session[inv[::-1]] = sess_of[::-1]
     list_key = data.rows[first_session].min(axis=1, initial=np.iinfo(np.int64).max, where=data.candidate[first_session])
     query = np.unique(list_key, return_inverse=True)[1]
-    return CandidateTable(uniq, query, sel, position, c, target.astype(np.float32))
+    return CandidateTable(uniq, query, sel, position, c, target.astype(np.float32), n)
 
 
 def _rho(config: TrainConfig, context: dict, n: int) -> np.ndarray:
@@ -82,7 +83,7 @@ class CLD(nn.Module):
 
     def __init__(self, config: TrainConfig, n_features: int):
         super().__init__()
-        self.beta = make_model(config.model, n_features, 1, config.hidden)
+        self.beta = ranker(config, n_features)
         self.omega = nn.Linear(n_features, 1)
         self.gamma = config.cld_gamma
 
@@ -119,7 +120,7 @@ class CLDPair(nn.Module):
 
     def __init__(self, config: TrainConfig, n_features: int):
         super().__init__()
-        self.beta = make_model(config.model, n_features, 1, config.hidden)
+        self.beta = ranker(config, n_features)
         self.omega = nn.Linear(n_features, 1)
 
     def score(self, X):
@@ -141,8 +142,11 @@ class CLDPair(nn.Module):
         return None
 
 
-def _pairs(tab: CandidateTable, rng, max_pairs: int = 2_000_000):
-    """Candidate pairs within queries: ordered selected pairs and pairs with an unselected member."""
+def _pairs(tab: CandidateTable, rng, max_pairs: int = 2_000_000, orientation: str = "random"):
+    """Candidate pairs within queries: selected pairs ordered by ĉ/ρ (larger first), and pairs
+    with an unselected member — in random order (``"random"``: eq. 13 and Algorithm 2 give no
+    order for them) or with the selected member first (``"selected_first"``, which pushes the
+    ranker toward the logging policy)."""
     order = np.argsort(tab.query, kind="stable")
     q = tab.query[order]
     starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
@@ -162,8 +166,11 @@ def _pairs(tab: CandidateTable, rng, max_pairs: int = 2_000_000):
     keep = ~both | (ti != tj)
     i, j, si, sj = i[keep], j[keep], si[keep], sj[keep]
     ti, tj = tab.target[i], tab.target[j]
-    # orientation: selected pairs by ĉ/ρ (larger first); mixed pairs with the selected one first
-    swap = np.where(si & sj, ti < tj, ~si & sj)
+    if orientation == "selected_first":
+        mixed_swap = ~si & sj
+    else:
+        mixed_swap = rng.random(len(i)) < 0.5
+    swap = np.where(si & sj, ti < tj, mixed_swap)
     i, j = np.where(swap, j, i), np.where(swap, i, j)
     if len(i) > max_pairs:
         pick = rng.choice(len(i), max_pairs, replace=False)
@@ -171,31 +178,53 @@ def _pairs(tab: CandidateTable, rng, max_pairs: int = 2_000_000):
     return i, j
 
 
-class Heckman:
-    """Heckman_rank (Ovaisi et al., WWW 2020): stage 1, a probit selection model
-    P(s = 1 | x) = Φ(xᵀω) fitted by maximum likelihood (L-BFGS) on every candidate; stage 2, a
-    linear ranker fitted by ridge least squares to the click-through rate of the selected
-    candidates on [x, λ(x)], with the inverse Mills ratio λ(x) = φ(xᵀω)/Φ(xᵀω).  It corrects
-    selection bias only (no propensity weighting), as in the paper."""
+def probit_mle(A: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None, ridge: float = 1e-4) -> np.ndarray:
+    """Coefficients w maximising the (weighted) probit log-likelihood
+    Σ_i u_i [y_i log Φ(a_iᵀw) + (1 − y_i) log Φ(−a_iᵀw)] / Σ u_i − ridge·‖w‖² (y may be a rate in
+    [0, 1]: u_i sessions of which a share y_i clicked).  L-BFGS in float64; log Φ by ``log_ndtr``."""
+    At = torch.from_numpy(np.asarray(A, np.float64))
+    yt = torch.from_numpy(np.asarray(y, np.float64))
+    ut = torch.from_numpy(np.ones(len(y)) if weight is None else np.asarray(weight, np.float64))
+    w = torch.zeros(At.shape[1], dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([w], max_iter=500, tolerance_grad=1e-10, tolerance_change=1e-14,
+                            line_search_fn="strong_wolfe")
 
-    def __init__(self, X, tab: CandidateTable, ridge: float = 1e-3):
+    def closure():
+        opt.zero_grad()
+        z = At @ w
+        ll = ut * (yt * torch.special.log_ndtr(z) + (1 - yt) * torch.special.log_ndtr(-z))
+        nll = -ll.sum() / ut.sum() + ridge * (w ** 2).sum()
+        nll.backward()
+        return nll
+    opt.step(closure)
+    return w.detach().numpy()
+
+
+class Heckman:
+    """Heckman_rank (Ovaisi et al., WWW 2020; github:edgeslab/heckman_rank ``evaluation/heckman.py``).
+
+    Stage 1: a probit selection model P(s = 1 | x) = Φ(xᵀω + ω₀) on every candidate.  Stage 2
+    (``variant="ovaisi"``, default): a probit of the clicks on [x, λ(x)] over **all** candidates
+    (unselected ones never clicked), with the inverse Mills ratio λ(x) = φ(xᵀω)/Φ(xᵀω); documents
+    are ranked by the outcome part xᵀβ only — the Mills term is dropped at ranking, as the
+    official ``eval`` does.  The clicks enter as each candidate's click rate weighted by its
+    sessions (= the official per-impression rows).  Differences from the official code: an exact
+    probit MLE (it uses logistic regression coefficients / 1.6, L2 C = 1, intercept dropped).
+    ``variant="ls_mills"``: this project's earlier variant — ridge least squares of the click rate
+    of the selected candidates on [x, 1, λ(x)], scored with the Mills term.  Both correct selection
+    only (no propensity weighting), as in the paper."""
+
+    def __init__(self, X, tab: CandidateTable, variant: str = "ovaisi", ridge: float = 1e-3):
         Xc = X[tab.rows].astype(np.float64)
         A = np.c_[Xc, np.ones(len(Xc))]
-        w = torch.zeros(A.shape[1], dtype=torch.float64, requires_grad=True)
-        At = torch.from_numpy(A)
-        s = torch.from_numpy(tab.selected)
-        opt = torch.optim.LBFGS([w], max_iter=200, line_search_fn="strong_wolfe")
-
-        def closure():
-            opt.zero_grad()
-            z = At @ w
-            nll = -(torch.where(s, torch.special.log_ndtr(z), torch.special.log_ndtr(-z))).mean() + 1e-4 * (w ** 2).sum()
-            nll.backward()
-            return nll
-        opt.step(closure)
-        self.omega = w.detach().numpy()
+        self.variant = variant
+        self.omega = probit_mle(A, tab.selected.astype(np.float64))
+        mills = self._mills(A @ self.omega)
+        if variant == "ovaisi":
+            self.theta = probit_mle(np.c_[A, mills], tab.ctr, weight=tab.n_sessions)
+            return
         sel = tab.selected
-        Z = np.c_[A[sel], self._mills(A[sel] @ self.omega)]
+        Z = np.c_[A[sel], mills[sel]]
         self.theta = np.linalg.solve(Z.T @ Z + ridge * np.eye(Z.shape[1]), Z.T @ tab.ctr[sel])
 
     @staticmethod
@@ -204,7 +233,11 @@ class Heckman:
         return np.exp(norm.logpdf(z) - norm.logcdf(z))
 
     def scores(self, X):
-        A = np.c_[np.asarray(X, np.float64), np.ones(len(X))]
+        """Ranking scores: xᵀβ (``ovaisi``) or [x, 1, λ(x)]ᵀθ (``ls_mills``)."""
+        X = np.asarray(X, np.float64)
+        if self.variant == "ovaisi":
+            return X @ self.theta[:X.shape[1]]
+        A = np.c_[X, np.ones(len(X))]
         return np.c_[A, self._mills(A @ self.omega)] @ self.theta
 
 
@@ -244,8 +277,9 @@ def borda(scores: np.ndarray, offsets: np.ndarray | None) -> np.ndarray:
 
 
 def fit_selection(log, dataset, split: RankingData, data: SessionData, config: TrainConfig, context: dict,
-                  on_step=None, stop=None) -> FitResult:
-    """Fit CLD, CLD_pair, Heckman_rank or RankAgg (called by :func:`ultr_core.algorithms.fit`)."""
+                  on_step=None, stop=None, ips: FitResult | None = None) -> FitResult:
+    """Fit CLD, CLD_pair, Heckman_rank or RankAgg (called by :func:`ultr_core.algorithms.fit`;
+    RankAgg receives the fitted IPS ranker it aggregates as ``ips``)."""
     rho = _rho(config, context, data.rows.shape[1])
     tab = candidate_table(data, rho)
     if tab.selected.all():
@@ -254,12 +288,10 @@ def fit_selection(log, dataset, split: RankingData, data: SessionData, config: T
     rng = context["rng"]
     X_all = torch.from_numpy(split.features)
     if config.algorithm in ("heckman", "rankagg"):
-        heck = Heckman(split.features, tab)
-        ips = None
-        if config.algorithm == "rankagg":
-            from .training import fit
-            ips = fit(log, dataset, config.with_(algorithm="ips"), stop=stop)
-        model = ClosedFormRanker(heck, ips)
+        heck = Heckman(split.features, tab, config.heckman)
+        if config.algorithm == "rankagg" and ips is None:
+            raise ConfigError("algorithm", "RankAgg needs the fitted IPS ranker (ultr_core.algorithms.fit passes it)")
+        model = ClosedFormRanker(heck, ips if config.algorithm == "rankagg" else None)
         res = FitResult(config, model)
         from ..metrics import ndcg
         v = dataset.valid
@@ -280,7 +312,7 @@ def fit_selection(log, dataset, split: RankingData, data: SessionData, config: T
             return {"X": X_all[torch.from_numpy(tab.rows[idx])], "selected": sel_t[idx], "target": tgt_t[idx]}
     else:
         learner = CLDPair(config, split.n_features)
-        i, j = _pairs(tab, rng)
+        i, j = _pairs(tab, rng, orientation=config.pair_orientation)
         sel_t = torch.from_numpy(tab.selected)
         rows_t = torch.from_numpy(tab.rows)
 

@@ -1,9 +1,12 @@
-"""One training loop for every gradient-based learner: ``fit(log, dataset, config, on_step, stop)``."""
+"""``fit(log, dataset, config, on_step, stop)`` for every algorithm, and ``evaluate``.
+
+Click-model learners (:mod:`.learners`) train through the shared loop (:mod:`.loop`); the
+selection-bias methods (:mod:`.selection`) are dispatched to :func:`.selection.fit_selection`.
+"""
 from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -11,11 +14,13 @@ import torch
 from ..clicklog import ClickLog
 from ..dataset import LTRDataset, RankingData
 from ..errors import ConfigError
-from ..metrics import evaluate_ranking, mcc, ndcg
-from ..simulation import relevance_probability
+from ..metrics import evaluate_ranking, mcc
+from ..simulation import binary_threshold, relevance_probability
 from .config import TrainConfig
 from .data import session_data
-from .learners import LEARNERS, Learner
+from .learners import LEARNERS
+from .loop import FitResult, train_loop
+from .selection import fit_selection
 
 __all__ = ["fit", "FitResult", "evaluate", "train_loop"]
 
@@ -29,35 +34,6 @@ def _torch_threads(n: int):
         yield
     finally:
         torch.set_num_threads(old)
-
-
-@dataclass
-class FitResult:
-    """A fitted ranker and its training history."""
-
-    config: TrainConfig
-    model: Learner = field(repr=False)
-    history: list = field(default_factory=list)
-    stopped: bool = False
-
-    def predict(self, features: np.ndarray, offsets: np.ndarray | None = None) -> np.ndarray:
-        """Ranking scores for a (n, F) feature matrix (higher = more relevant).  ``offsets`` (query
-        boundaries) is used by rankers that aggregate per query (RankAgg)."""
-        if hasattr(self.model, "predict_lists"):
-            return self.model.predict_lists(np.asarray(features, np.float32), offsets)
-        with torch.no_grad():
-            return self.model.score(torch.as_tensor(np.asarray(features, np.float32))).numpy().astype(np.float64)
-
-    def observation(self) -> np.ndarray | None:
-        return self.model.observation()
-
-
-def _optimizer(cfg: TrainConfig, params):
-    if cfg.optimizer == "adam":
-        return torch.optim.Adam(params, lr=cfg.lr)
-    if cfg.optimizer == "adagrad":
-        return torch.optim.Adagrad(params, lr=cfg.lr)
-    return torch.optim.SGD(params, lr=cfg.lr)
 
 
 def _batch(rows, candidate, shown, clicks, X_all, labels, width, use_candidates, tau=None):
@@ -98,68 +74,6 @@ def _tau_table(kind: str, log: ClickLog, dataset: LTRDataset, split: RankingData
     return estimate_tau(sim, split, n_positions, n_sessions=log.n_sessions, seed=seed)
 
 
-def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_step=None, stop=None) -> FitResult:
-    """The shared optimisation loop: one optimiser built once, ``next_batch()`` per step,
-    validation nDCG@10 (and @3) + callback every ``eval_every`` steps, stop event honoured, and the
-    parameters with the best validation nDCG@10 restored at the end (``keep_best``)."""
-    device = _device(config)
-    learner.to(device)
-    opt = _optimizer(config, learner.parameters())
-    Xv = torch.from_numpy(valid.features).to(device)
-    result = FitResult(config, learner)
-    sums, count = {}, 0
-    best, best_state = -np.inf, None
-    for step in range(1, config.steps + 1):
-        if stop is not None and stop.is_set():
-            result.stopped = True
-            break
-        b = next_batch()
-        if device.type != "cpu":
-            b = {k: v.to(device, non_blocking=True) for k, v in b.items()}
-        opt.zero_grad()
-        loss, parts = learner.loss(b)
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"{config.display_name}: the loss became {float(loss)} at step {step}; "
-                                     "lower the learning rate")
-        loss.backward()
-        if config.clip_norm is not None:                  # ULTRA: tf.clip_by_global_norm
-            torch.nn.utils.clip_grad_norm_(learner.parameters(), config.clip_norm)
-        opt.step()
-        for k, v in parts.items():
-            sums[k] = sums.get(k, 0.0) + v
-        count += 1
-        if step % config.eval_every == 0 or step == config.steps:
-            with torch.no_grad():
-                sv = (learner.predict_lists(valid.features, valid.offsets) if hasattr(learner, "predict_lists")
-                      else learner.score(Xv).cpu().numpy())
-            obs = learner.observation()
-            rec = {"step": step, **{k: v / count for k, v in sums.items()},
-                   "valid_ndcg@10": ndcg(sv, valid.labels, valid.offsets, 10),
-                   "valid_ndcg@3": ndcg(sv, valid.labels, valid.offsets, 3),     # the playground's short-list view
-                   "observation": None if obs is None else [float(x) for x in obs]}
-            sums, count = {}, 0
-            if config.keep_best and np.isfinite(rec["valid_ndcg@10"]) and rec["valid_ndcg@10"] > best:
-                best = rec["valid_ndcg@10"]
-                best_state = {k: v.detach().clone() for k, v in learner.state_dict().items()}
-                rec["best"] = True
-            result.history.append(rec)
-            if on_step is not None:
-                on_step(rec)
-    if best_state is not None:
-        learner.load_state_dict(best_state)       # model selection on validation nDCG@10
-    learner.cpu()                                 # predictions and estimates are read on the CPU
-    return result
-
-
-def _device(config: TrainConfig) -> torch.device:
-    """The torch device of a fit: ``cuda`` when asked (or ``auto`` and available), else the CPU."""
-    if config.device == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("device", "device='cuda' but no CUDA GPU is available here; use 'auto' or 'cpu'")
-    if config.device == "cuda" or (config.device == "auto" and torch.cuda.is_available()):
-        return torch.device("cuda")
-    return torch.device("cpu")
-
-
 def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
         stop: threading.Event | None = None) -> FitResult:
     """Train ``config.algorithm`` on ``log`` (simulated on a split of ``dataset``).
@@ -183,8 +97,8 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
                    "convention": log.meta.get("click_model", {}).get("convention", "eye_tracking"),
                    "click_model": log.meta.get("click_model", {}), "rng": rng}
         if config.algorithm not in LEARNERS:
-            from .selection import fit_selection        # CLD, CLD_pair, Heckman, RankAgg
-            return fit_selection(log, dataset, split, data, config, context, on_step, stop)
+            ips = fit(log, dataset, config.with_(algorithm="ips"), stop=stop) if config.algorithm == "rankagg" else None
+            return fit_selection(log, dataset, split, data, config, context, on_step, stop, ips=ips)   # CLD, Heckman …
         learner = LEARNERS[config.algorithm](config, split.n_features, data.n_positions, context)
         pool = data.with_clicks() if learner.needs_clicks else np.arange(data.n_sessions)
         if len(pool) == 0:
@@ -215,12 +129,15 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
         return train_loop(learner, config, next_batch, dataset.valid, on_step, stop)
 
 
-def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: int | None = None) -> dict:
+def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: int | None = None,
+             binary: bool = False) -> dict:
     """Test metrics of a fitted ranker: nDCG@1/3/5/10, MAP, ARP and, when ``noise`` is given,
-    MCC = Pearson correlation of scores with the true relevance probability r(y)."""
+    MCC = Pearson correlation of scores with the true relevance probability r(y).  With
+    ``binary`` (a log simulated with binarised relevance) MAP and ARP count grades from
+    :func:`~ultr_core.simulation.binary_threshold` as relevant and r(y) is the binarised one."""
     scores = result.predict(data.features, data.offsets)
-    out = evaluate_ranking(scores, data)
+    top = max_label or max(data.max_label, 1)
+    out = evaluate_ranking(scores, data, threshold=binary_threshold(top) if binary else 1)
     if noise is not None:
-        r = relevance_probability(data.labels, max_label or max(data.max_label, 1), noise)
-        out["mcc"] = mcc(scores, r)
+        out["mcc"] = mcc(scores, relevance_probability(data.labels, top, noise, binary))
     return out
