@@ -367,11 +367,12 @@ def test_grid_refuses_an_impossible_cell_before_running_and_keeps_finished_runs(
     assert len(df) == 3 and df["error"].notna().sum() == 1 and df["ndcg@10"].notna().sum() == 2
 
 
-def test_compare_preset_for_cut_off_k_is_valid_on_the_default_data():
+@pytest.mark.parametrize("name", __import__("ultr_core.experiment", fromlist=["x"]).PRESET_SWEEPS)
+def test_every_compare_preset_is_valid(name):
     from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, check_cells, expand_grid
-    p = PRESET_SWEEPS["CLD Fig. 4: cut-off k"]
+    p = PRESET_SWEEPS[name]
     base = ExperimentSpec()
     for k, v in p["base"].items():
         base = base.with_value(k, v)
-    grid = {p["sweep"]: p["values"], "train.algorithm": p["methods"]}
-    check_cells(expand_grid(base, grid, [0]))          # raises if a cell could not run
+    grid = {p["sweep"]: p["values"]} if p["sweep"] else {}
+    check_cells(expand_grid(base, {**grid, "train.algorithm": p["methods"]}, [0]))   # raises if a cell could not run

@@ -173,3 +173,34 @@ def test_ig_fit_cli_on_an_ultra_directory_and_a_labelled_log(tmp_path, capsys):
     pd.DataFrame(rows).drop(columns="label").to_csv(tmp_path / "nolabel.csv", index=False)
     rc, _, err = _cli(["ig-fit", str(tmp_path / "nolabel.csv")], capsys)
     assert rc == 2 and "'label' column" in err
+
+
+def test_iteration_caps_per_method_follow_the_official_code(monkeypatch):
+    import ultr_core.embedding as emb
+    assert emb.MAX_ITERS["regression_em"] == 100_000 and emb.MAX_ITERS["dla"] == emb.MAX_ITERS["two_tower"] == 20_000
+    data = make_paper_identifiability_data(1, seed=0)
+    table, r, o = binomial_ctr_table(data, seed=0)
+    g = IdentifiabilityGraph.from_counts(table)
+    monkeypatch.setitem(emb.MAX_ITERS, "regression_em", 7)
+    res = fit_counts(g.doc, g.fac, g.impressions, g.clicks, g.n_documents, g.n_factors, "regression_em", tol=0)
+    assert res.iterations == 7 and not res.converged          # n_iter=None → the method's cap
+
+
+def test_fig4b_merging_nearer_positions_recovers_more():
+    """K = 2 (blocks {1–4}, {5–10}): merging 4 & 5 (planned) beats 3 & 5 beats 2 & 5, as the paper's
+    Fig. 4b (its positions count from 0)."""
+    data = make_paper_identifiability_data(2, seed=0)
+    table, r, o = binomial_ctr_table(data, seed=0)
+    m = {a: fit_repaired(table, r, o, data, repair="merge", merge_positions=[(a, 5)])["mcc"] for a in (2, 3, 4)}
+    assert m[4] > m[3] + 0.05 > m[2] + 0.1
+    with pytest.raises(ConfigError, match="merge_positions"):
+        fit_repaired(table, r, o, data, repair="merge", merge_positions=[(4, 11)])
+
+
+def test_fig4a_random_cost_interventions_are_worse_than_min_cost():
+    data = make_paper_identifiability_data(2, seed=0)
+    table, r, o = binomial_ctr_table(data, seed=0)
+    best = fit_repaired(table, r, o, data, repair="intervene")
+    rand = fit_repaired(table, r, o, data, repair="intervene", random_intervention=True)
+    assert best["components_after"] == rand["components_after"] == 1
+    assert best["mcc"] > 0.99 and rand["mcc"] < best["mcc"] - 0.1

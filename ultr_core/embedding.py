@@ -34,11 +34,13 @@ import pandas as pd
 from .clicklog import ClickLog
 from .errors import ConfigError
 
-__all__ = ["ctr_table", "fit_embedding", "fit_counts", "EmbeddingResult", "EMBEDDING_METHODS"]
+__all__ = ["ctr_table", "fit_embedding", "fit_counts", "EmbeddingResult", "EMBEDDING_METHODS", "MAX_ITERS"]
 
 EMBEDDING_METHODS = ("dla", "dla_ls", "regression_em", "em", "two_tower")
-#: iteration cap of a fit to convergence (the paper runs DLA and Two-Tower 20,000 epochs)
+#: iteration cap of a fit to convergence for DLA and Two-Tower (the official code runs 20,000 epochs)
 MAX_ITER = 20_000
+#: the cap per method: Regression-EM runs 100,000 epochs in the official ``test_fully_simulation.py``
+MAX_ITERS = {"dla": MAX_ITER, "dla_ls": MAX_ITER, "two_tower": MAX_ITER, "regression_em": 100_000, "em": MAX_ITER}
 
 
 def ctr_table(log: ClickLog, bias=None, groups: np.ndarray | None = None, factors: pd.DataFrame | None = None):
@@ -85,7 +87,7 @@ def _ratio(num, den):
 
 
 def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, factors=None,
-                  n_iter: int = MAX_ITER, seed: int = 0, lr: float = 0.01, on_step=None, stop=None,
+                  n_iter: int | None = None, seed: int = 0, lr: float = 0.01, on_step=None, stop=None,
                   every: int = 10, tol: float = 1e-9, init=None) -> EmbeddingResult:
     """Fit an embedding model (see module docstring) on a click log.  ``on_step(record)`` is
     called every ``every`` iterations with {step, loss}; ``stop`` (a threading.Event) ends early."""
@@ -93,17 +95,19 @@ def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, fa
     return fit_counts(d, g, n, c, D, G, method, n_iter, seed, lr, tol, init, on_step, stop, every, doc_ids)
 
 
-def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int = MAX_ITER, seed: int = 0,
+def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int | None = None, seed: int = 0,
                lr: float = 0.01, tol: float = 1e-9, init=None, on_step=None, stop=None, every: int = 10,
                doc_ids=None) -> EmbeddingResult:
     """Fit on (document code ``d``, group code ``g``, impressions ``n``, clicks ``c``) arrays —
     the click-through table of a log or of an IG built from counts.  Stops after ``n_iter``
     iterations or when the largest change of r̂ and ô falls below ``tol`` (> 0): by default a
-    fit to convergence (tolerance 1e-9, at most :data:`MAX_ITER` iterations; ``iterations`` and
+    fit to convergence (tolerance 1e-9, at most :data:`MAX_ITERS` of the method — 20,000, or
+    100,000 for Regression-EM, as the official code — when ``n_iter`` is None; ``iterations`` and
     ``converged`` on the result say which).  ``init``: ``"random"`` (uniform, the default: DLA_R),
     ``"ones"`` (observations start at 1: DLA_I, the paper's Table 6) or (r, o) arrays."""
     if method not in EMBEDDING_METHODS:
         raise ConfigError("method", f"unknown embedding method {method!r}; use one of {EMBEDDING_METHODS}")
+    n_iter = MAX_ITERS[method] if n_iter is None else int(n_iter)
     d, g = np.asarray(d, np.int64), np.asarray(g, np.int64)
     n, c = np.asarray(n, np.float64), np.asarray(c, np.float64)
     if len(n) == 0 or n.sum() == 0:

@@ -393,3 +393,26 @@ def bias_curves_figure(curves: pd.DataFrame, truth: np.ndarray | None = None, ti
                   "position" if by_position else "factor (rank in its component)", "ô / ô_reference")
     fig.update_xaxes(dtick=1 if by_position and curves["position"].max() <= 30 else None)
     return fig
+
+
+def observation_boxplot_figure(obs: pd.DataFrame, truth: np.ndarray | None = None, title: str | None = None) -> go.Figure:
+    """Identifiability Matters Fig. 6: observation estimates normalised by position 1, one box per
+    (position, method) over seeds (``obs``: columns position, method, estimate), the true curve as
+    a line.
+
+    >>> df = pd.DataFrame({"position": [1, 2, 1, 2], "method": ["DLA"] * 4, "estimate": [1, 0.5, 1, 0.7]})
+    >>> [t.type for t in observation_boxplot_figure(df, np.array([1.0, 0.6])).data]
+    ['box', 'scatter']
+    """
+    fig = go.Figure()
+    for i, (name, g) in enumerate(obs.groupby("method", sort=False)):
+        color = method_color(str(name)) if str(name) in METHOD_COLORS else PALETTE[i % 10]
+        fig.add_box(x=g["position"], y=g["estimate"], name=escape_html(str(name)), marker_color=color,
+                    boxpoints="all", jitter=0.3, pointpos=0)
+    if truth is not None:
+        fig.add_scatter(x=np.arange(1, len(truth) + 1), y=np.asarray(truth) / truth[0], mode="lines+markers",
+                        name="truth", line=dict(color="black", dash="dash"))
+    fig.update_layout(boxmode="group")
+    fig = _layout(fig, title or "Observation estimates ô_p / ô_1 over seeds", "position", "ô_p / ô_1")
+    fig.update_xaxes(tickmode="array", tickvals=sorted(obs["position"].unique()))
+    return fig

@@ -76,7 +76,7 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
             rel, obs = np.full(g.n_documents, 0.5), np.full(g.n_factors, 0.5)
         else:
             fit = fit_counts(g.doc, groups[g.fac], g.impressions, g.clicks, g.n_documents, int(groups.max()) + 1,
-                             "dla", n_iter=100, seed=seed)
+                             "dla", seed=seed)            # to convergence, as the repair comparison
             rel, obs = fit.relevance, fit.observation[groups]
         ip = plan_interventions(g, rel, obs, seed=seed, max_components=max_intervention_components)
         swaps = ip.swaps.copy()
@@ -130,7 +130,7 @@ def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=Non
     for name, lg, groups in strategies:
         for seed in seeds:
             fit = fit_embedding(lg, "dla", bias=bias, groups=groups,
-                                factors=g.factors if groups is not None else None, n_iter=150, seed=seed)
+                                factors=g.factors if groups is not None else None, seed=seed)
             rec = {"strategy": name, "seed": seed,
                    "mcc": mcc(fit.relevance, truth.reindex(fit.doc_ids).to_numpy())}
             if labels is not None:

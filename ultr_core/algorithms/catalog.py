@@ -46,12 +46,14 @@ CATALOG = {
                 latex=r"\max\ -\!\!\sum_{s=1}\!\big(\tfrac{\hat c}{\rho}-x^\top\beta\big)^2 + \sum_{s=1}\log\Phi\!\Big(\tfrac{x^\top\omega+"
                       r"\gamma(\hat c/\rho - x^\top\beta)}{\sqrt{1-\gamma^2}}\Big) + \sum_{s=0}\log\big(1-\Phi(x^\top\omega)\big)",
                 params=("cld_gamma", "cld_rho_eta")),
-    "cld_pair": dict(cite="CLD_pair, eq. 13, Algorithm 2 (BPR on selected pairs + selection BCE)",
-                     latex=r"\mathcal{L} = -\sum_{(i,j):\, \hat c_i/\rho_i > \hat c_j/\rho_j} \log\sigma(f_\beta(x_i)-f_\beta(x_j)) + \mathrm{BCE}(\sigma(f_\omega(x)), s)",
-                     params=("cld_gamma", "cld_rho_eta")),
-    "heckman": dict(cite="Ovaisi et al., WWW 2020, Heckman_rank",
-                    latex=r"P(s{=}1\mid x) = \Phi(x^\top\omega),\quad \lambda(x) = \frac{\phi(x^\top\omega)}{\Phi(x^\top\omega)}\ \text{added as a feature}",
-                    params=()),
+    "cld_pair": dict(cite="CLD_pair, eq. 13, Algorithm 2 (BPR on selected pairs + selection terms); pairs with an "
+                          "unselected member in random order (the paper gives none; `pair_orientation`)",
+                     latex=r"\max\ s_is_j\log\sigma(f_\beta(x_i)-f_\beta(x_j)) + \sum_{k\in\{i,j\}} s_k\log\sigma(f_\omega(x_k)+f_\beta(x_i)-f_\beta(x_j)) + (1-s_k)\log\sigma(1-f_\omega(x_k))",
+                     params=("pair_orientation", "cld_rho_eta")),
+    "heckman": dict(cite="Ovaisi et al., WWW 2020, Heckman_rank: probit selection, then a probit of clicks with the "
+                         "inverse Mills ratio; ranked by the outcome part xᵀβ",
+                    latex=r"P(s{=}1\mid x) = \Phi(x^\top\omega),\quad P(c{=}1\mid x) = \Phi\big(x^\top\beta + \beta_\lambda \tfrac{\phi(x^\top\omega)}{\Phi(x^\top\omega)}\big),\quad \text{score} = x^\top\beta",
+                    params=("heckman",)),
     "rankagg": dict(cite="Ovaisi et al., WWW 2020, RankAgg (Borda aggregation of IPS and Heckman)",
                     latex=r"\text{score}(x) = \mathrm{rank}_{\mathrm{IPS}}(x) + \mathrm{rank}_{\mathrm{Heckman}}(x)", params=()),
 }

@@ -16,13 +16,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..embedding import MAX_ITER, fit_counts
+from ..embedding import fit_counts
 from ..errors import ConfigError
 from ..metrics import mcc, ndcg
 from .graph import IdentifiabilityGraph
 from .ingestion import CountTable
 from .intervention import plan_interventions
-from .merging import plan_merges
+from .merging import MergePlan, plan_merges
 
 __all__ = ["fit_repaired", "REPAIRS", "fit_source"]
 
@@ -38,8 +38,8 @@ def _fit(g: IdentifiabilityGraph, method, groups, init, seed, tol, max_iter):
 
 def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation: np.ndarray, data=None,
                  method: str = "dla", repair: str = "none", init: str = "random", seed: int = 0,
-                 tol: float = 1e-9, max_iter: int = MAX_ITER, impressions: int = 1_000_000,
-                 random_intervention: bool = False) -> dict:
+                 tol: float = 1e-9, max_iter: int | None = None, impressions: int = 1_000_000,
+                 random_intervention: bool = False, merge_positions=None) -> dict:
     """Fit ``method`` (an embedding method, or ``no_debias``: one observation parameter shared
     by every factor) on ``table`` (documents × positions, with impressions and clicks) after
     ``repair`` and return its scores: MCC of r̂ against ``true_relevance`` (indexed by
@@ -48,7 +48,8 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
     counts before and after.
 
     * ``merge`` — node merging on the position (the paper's 1-D bias feature), then one
-      observation parameter per merged group.
+      observation parameter per merged group; ``merge_positions`` = [(a, b), …] merges these
+      positions instead of the planned pairs (Fig. 4b's strategies).
     * ``intervene`` — r̂, ô from a fit after node merging (App. C.3), the minimum-cost swaps
       (``random_intervention``: the paper's random ablation), each shown at its target position
       for ``impressions`` impressions with Binomial(impressions, r·o_target) clicks; then a
@@ -64,7 +65,16 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
     out = {"components": g.n_components}
     groups = None
     if repair in ("merge", "intervene"):
-        groups = plan_merges(g).factor_groups()
+        if merge_positions is not None and repair == "merge":
+            pos = g.factors["position"].tolist()
+            missing = [p for ab in merge_positions for p in ab if p not in pos]
+            if missing:
+                raise ConfigError("merge_positions", f"position(s) {missing} not in the table")
+            pairs = pd.DataFrame({"factor_a": [pos.index(a) for a, _ in merge_positions],
+                                  "factor_b": [pos.index(b) for _, b in merge_positions]})
+            groups = MergePlan(g, pairs).factor_groups()
+        else:
+            groups = plan_merges(g).factor_groups()
     if repair == "intervene":
         est = _fit(g, fit_method, groups, init, seed, tol, max_iter)
         plan = plan_interventions(g, est.relevance, est.observation[groups], random_cost=random_intervention,
