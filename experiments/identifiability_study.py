@@ -153,8 +153,13 @@ def paper_table1(seeds, all_methods: bool = False) -> None:
                 runs += [("regression_em", "random", ("none", "merge", "intervene")),
                          ("two_tower", "random", ("none", "merge", "intervene"))]
             for method, init, repairs in runs:
+                plain = None
                 for repair in repairs:
-                    out = fit_repaired(table, r, o, data, method=method, repair=repair, init=init, seed=seed)
+                    if K == 1 and repair != "none":      # a connected IG: no merge, no swap — the plain fit
+                        out = dict(plain, components_after=1)
+                    else:
+                        out = fit_repaired(table, r, o, data, method=method, repair=repair, init=init, seed=seed)
+                    plain = out if repair == "none" else plain
                     name = {"no_debias": "No debias", "dla": "DLA_I" if init == "ones" else "DLA",
                             "regression_em": "Regression-EM", "two_tower": "Two-Tower"}[method]
                     rows.append({"K": K, "seed": seed, "method": name, "repair": repair,

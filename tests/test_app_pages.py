@@ -382,6 +382,19 @@ def test_identifiability_k_sweep_preset():
 
 
 @pytest.mark.slow
+def test_identifiability_repairs_preset_orders_merges_and_interventions():
+    at = page("identifiability.py").run()
+    start = [i for i, b in enumerate(at.button) if b.label.startswith("▶ Run the repairs")][0]
+    at.button[start].click().run()
+    at = _wait(at, "repairs_sweep_job", 300)
+    assert not at.exception
+    m = at.session_state["repairs_sweep_job"].result.groupby("strategy")["mcc"].mean()
+    assert m["intervention, min cost"] > 0.99 > m["merge 4 & 5 (planned)"] > m["merge 3 & 5"] > m["merge 2 & 5"]
+    assert m["DLA (disconnected)"] < 0.8 and m["intervention, random cost"] < m["intervention, min cost"]
+    assert any(p.type == "plotly_chart" or "repairs_mcc" in str(p.key) for p in at.get("plotly_chart"))
+
+
+@pytest.mark.slow
 def test_heatmaps_click_a_cell_shows_its_curves():
     at = page("heatmaps.py").run()
     at.sidebar.multiselect[0].set_value([0.0]).run()

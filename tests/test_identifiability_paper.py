@@ -204,3 +204,14 @@ def test_fig4a_random_cost_interventions_are_worse_than_min_cost():
     rand = fit_repaired(table, r, o, data, repair="intervene", random_intervention=True)
     assert best["components_after"] == rand["components_after"] == 1
     assert best["mcc"] > 0.99 and rand["mcc"] < best["mcc"] - 0.1
+
+
+def test_repairs_sweep_reports_each_strategy_and_refuses_unknown_ones():
+    from ultr_core.reports import repairs_sweep
+    done = []
+    df = repairs_sweep(seeds=(0,), strategies=("DLA (disconnected)", "merge 4 & 5 (planned)"), report=done.append)
+    m = df.set_index("strategy")["mcc"]
+    assert m["merge 4 & 5 (planned)"] > m["DLA (disconnected)"] + 0.2
+    assert df["components_after"].tolist() == [2, 1] and done[-1] == {"done": 2, "total": 2}
+    with pytest.raises(ConfigError, match="unknown strategy"):
+        repairs_sweep(strategies=("merge 1 & 9",))
