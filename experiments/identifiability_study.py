@@ -184,10 +184,10 @@ def paper_table1(seeds, all_methods: bool = False) -> None:
           "Data as App. C.1 (`make_paper_identifiability_data` + `binomial_ctr_table`): ≈ 10,000 one-hot "
           "documents, 1,150 queries of 10, the paper's K layouts, labels ≈ 39/34/23/4/1 %, r = 0.1 + "
           "0.9·(2^y − 1)/31, 10⁶ impressions per row.  Embedding models fitted to convergence (tolerance 1e-9, "
-          "at most 20,000 iterations; DLA's official update).  Intervals: 90 % t over seeds.  DLA_I = "
+          "at most 20,000 iterations — Regression-EM 100,000, as the official code; the official updates).  Intervals: 90 % t over seeds.  DLA_I = "
           "observations initialised to 1 (Table 6), DLA = random initialisation (DLA_R).\n\n"
           + "\n".join(lines)
-          + f"\n\nNode intervention, K ≥ 2: lowest MCC over all seeds {worst:.4f}.\n\n"
+          + f"\n\nDLA + node intervention, K ≥ 2: lowest MCC over all seeds {worst:.4f}.\n\n"
           f"Re-run: `python experiments/identifiability_study.py --table1 --seeds {len(seeds)}"
           f"{' --all-methods' if all_methods else ''}` "
           f"({time.time() - t0:.0f} s here).\n")
