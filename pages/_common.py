@@ -155,12 +155,13 @@ def job_buttons(key: str, start_label: str, start, disabled: bool = False) -> No
     so it is enabled in the same run that started the job."""
     job = st.session_state.get(key)
     c1, c2 = st.columns(2)
-    if c1.button(start_label, type="primary", disabled=disabled or (job is not None and job.running)):
+    if c1.button(start_label, type="primary", disabled=disabled or (job is not None and job.running),
+                 key=f"{key}_start"):
         new = start()
         if new is not None:
             st.session_state[key] = new
     job = st.session_state.get(key)
-    if c2.button("■ Stop", disabled=job is None or not job.running):
+    if c2.button("■ Stop", disabled=job is None or not job.running, key=f"{key}_stop"):   # unique per job
         job.stop()
 
 

@@ -354,6 +354,17 @@ def test_simulate_bad_upload_message():
     assert at.error and "line 1" in at.error[0].value and "non-numeric" in at.error[0].value
 
 
+@pytest.mark.parametrize("name", ["home.py", "playground.py", "simulate.py", "train.py", "compare.py", "heatmaps.py",
+                                  "identifiability.py", "upload.py"])
+def test_every_page_opens_without_an_error_message(name):
+    """The error boundary turns exceptions into an in-page message, so `at.exception` alone would
+    miss them (a duplicate widget id once did): no error element on a fresh page either."""
+    at = page(name).run()
+    assert not at.exception and not [e.value for e in at.error]
+    if "pg_job" in at.session_state:
+        at.session_state["pg_job"].stop()
+
+
 @pytest.mark.parametrize("name", ["simulate.py", "train.py", "compare.py", "heatmaps.py", "identifiability.py",
                                   "upload.py"])
 def test_every_control_has_help_text(name):
@@ -384,10 +395,11 @@ def test_identifiability_k_sweep_preset():
 @pytest.mark.slow
 def test_identifiability_repairs_preset_orders_merges_and_interventions():
     at = page("identifiability.py").run()
+    assert not [e.value for e in at.error], "the page showed an error before anything ran"
     start = [i for i, b in enumerate(at.button) if b.label.startswith("▶ Run the repairs")][0]
     at.button[start].click().run()
     at = _wait(at, "repairs_sweep_job", 300)
-    assert not at.exception
+    assert not at.exception and not [e.value for e in at.error]
     m = at.session_state["repairs_sweep_job"].result.groupby("strategy")["mcc"].mean()
     assert m["intervention, min cost"] > 0.99 > m["merge 4 & 5 (planned)"] > m["merge 3 & 5"] > m["merge 2 & 5"]
     assert m["DLA (disconnected)"] < 0.8 and m["intervention, random cost"] < m["intervention, min cost"]
