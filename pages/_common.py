@@ -172,6 +172,21 @@ def job_progress(job, unit: str = "runs") -> None:
     st.progress(done / max(total, 1), text=f"{job.status}: {done} of {total} {unit} ({job.elapsed:.0f} s)")
 
 
+def finished_result(job, what: str):
+    """Draw a job's progress (and its error, naming ``what`` failed); its result once it has
+    finished with rows, else None — the common head of a live job view."""
+    if job is None:
+        return None
+    job_progress(job)
+    if job.error:
+        from ultr_core.text import escape_markdown
+        st.error(f"The {what} failed — {escape_markdown(job.error)}")
+        return None
+    if job.running or job.result is None or len(job.result) == 0:
+        return None
+    return job.result
+
+
 def live(key: str, body) -> None:
     """Render ``body(job)`` in a fragment that re-runs every second while the job runs, and
     trigger one full rerun when it ends so that the rest of the page sees the result."""

@@ -11,7 +11,7 @@ from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, check_cells, exp
 from ultr_core.figures import interval_bar_figure, sweep_figure
 from ultr_core.jobs import Job
 from ultr_core.stats import summarise
-from pages._common import finished_runs, job_buttons, job_progress, live, qp, run_page, url_notices
+from pages._common import finished_result, finished_runs, job_buttons, live, qp, run_page, url_notices
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
@@ -99,13 +99,10 @@ def main():
         if job is None:
             st.caption("Choose methods (or a preset) and press Run.")
             return
-        job_progress(job)
-        if job.error:
-            st.error(f"The comparison failed — {escape_markdown(job.error)}")
+        result = finished_result(job, "comparison")
+        if result is None:
             return
-        if job.running or job.result is None or len(job.result) == 0:
-            return
-        df = finished_runs(job.result)
+        df = finished_runs(result)
         if len(df) == 0:
             return
         key = st.session_state.get("compare_key")

@@ -8,7 +8,7 @@ from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability import probability_table
 from ultr_core.jobs import Job
 from ultr_core.reports import compare_repairs, components_sweep, repairs_sweep
-from pages._common import (cached_analysis, session_log_spec, job_buttons, job_progress, linked_log, live, log_digest, memo, qp,
+from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live, log_digest, memo, qp,
                            run_page, url_notices)
 from ultr_core.simulation import ClickModelConfig
 from ultr_core.sources import simulate_log
@@ -218,19 +218,15 @@ def main():
 
 
     def show_sweep(job):
-        if job is None:
-            return
-        job_progress(job)
-        if job.error:
-            st.error(f"The sweep failed — {escape_markdown(job.error)}")
-        elif not job.running and job.result is not None and len(job.result):
-            summ = summarise(job.result.assign(K=job.result["K"].astype(str)), "K", ["mcc", "ndcg@10"])
+        df = finished_result(job, "sweep")
+        if df is not None:
+            summ = summarise(df.assign(K=df["K"].astype(str)), "K", ["mcc", "ndcg@10"])
             a, b = st.columns(2)
             a.plotly_chart(interval_bar_figure(summ, "K", "mcc", "MCC by number of components (90 % t-interval)"),
                            key="ksweep_mcc")
             b.plotly_chart(interval_bar_figure(summ, "K", "ndcg@10", "nDCG@10 by number of components"),
                            key="ksweep_ndcg")
-            st.dataframe(job.result.round(4), hide_index=True)
+            st.dataframe(df.round(4), hide_index=True)
 
 
     live("k_sweep_job", show_sweep)
@@ -244,16 +240,12 @@ def main():
 
 
     def show_repairs(job):
-        if job is None:
-            return
-        job_progress(job)
-        if job.error:
-            st.error(f"The comparison failed — {escape_markdown(job.error)}")
-        elif not job.running and job.result is not None and len(job.result):
-            summ = summarise(job.result, "strategy", ["mcc", "ndcg@10"])
+        df = finished_result(job, "comparison")
+        if df is not None:
+            summ = summarise(df, "strategy", ["mcc", "ndcg@10"])
             st.plotly_chart(interval_bar_figure(summ, "strategy", "mcc", "MCC by repair (90 % t-interval)"),
                             key="repairs_mcc")
-            st.dataframe(job.result.round(4), hide_index=True)
+            st.dataframe(df.round(4), hide_index=True)
 
 
     live("repairs_sweep_job", show_repairs)

@@ -276,16 +276,28 @@ def _max_fields(path: str, gzipped: bool, limit: int = 1 << 22) -> int:
     return max((ln.count(b"\t") + 1 for ln in lines), default=1)
 
 
-def _yandex_read(con, files: list[str], gz: bool, n: int, types: dict[int, str], table: str,
-                 keep: str = "*") -> None:
+def _yandex_read(con, files: list[str], gz: bool, n: int, types: dict[int, str], table: str, name: str,
+                 keep: str = "*") -> bool:
     """Table ``table`` (c1 … cN) from DuckDB's parallel CSV reader: tab-separated, short lines
-    padded with NULL, blank lines skipped, file order kept (``rowid`` is the non-blank line − 1)."""
+    padded with NULL, blank lines skipped, file order kept (``rowid`` is the non-blank line − 1).
+    False when a line is wider than N fields; a typed column that does not convert raises
+    ``duckdb.ConversionException``; other problems raise :class:`DataFormatError`."""
+    import duckdb
     cols = "{" + ", ".join(f"'c{i}': '{types.get(i, 'VARCHAR')}'" for i in range(1, n + 1)) + "}"
     lst = "[" + ", ".join(_q(f) for f in files) + "]"
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE {table} AS SELECT {keep} FROM read_csv({lst},
-        columns={cols}, delim=chr(9), quote='', escape='', header=false, auto_detect=false,
-        null_padding=true, strict_mode=true, compression={_q('gzip' if gz else 'none')},
-        max_line_size=10000000)""").fetchall()
+    try:
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE {table} AS SELECT {keep} FROM read_csv({lst},
+            columns={cols}, delim=chr(9), quote='', escape='', header=false, auto_detect=false,
+            null_padding=true, strict_mode=true, compression={_q('gzip' if gz else 'none')},
+            max_line_size=10000000)""").fetchall()
+    except duckdb.ConversionException:
+        raise
+    except duckdb.Error as e:
+        if "Expected Number of Columns" in str(e) or "Found:" in str(e):
+            return False
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
+    return True
 
 
 def _yandex_columns(con, source, name: str) -> dict | None:
@@ -298,25 +310,14 @@ def _yandex_columns(con, source, name: str) -> dict | None:
     files = expand_paths(source, name)
     gz = is_gzip(source)
     n = max(max(_max_fields(f, gz) for f in files[:4]), 6)
-    wide = ("Expected Number of Columns", "Found:")
     try:
-        _yandex_read(con, files, gz, n, {i: "BIGINT" for i in range(1, n + 1) if i not in (2, 3)}, "yb",
-                     keep=", ".join(f"c{i}" for i in range(1, n + 1) if i not in (2, 5)))   # time, region unused
-        return _yandex_typed(con, name, n)
+        ids = {i: "BIGINT" for i in range(1, n + 1) if i not in (2, 3)}
+        keep = ", ".join(f"c{i}" for i in range(1, n + 1) if i not in (2, 5))   # time and region are unused
+        return _yandex_typed(con, name, n) if _yandex_read(con, files, gz, n, ids, "yb", name, keep) else None
     except duckdb.ConversionException:
         pass                                                   # an id is not a whole number: read text
-    except duckdb.Error as e:
-        if any(w in str(e) for w in wide):
-            return None
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
-    try:
-        _yandex_read(con, files, gz, n, {}, "y")
-    except duckdb.Error as e:
-        if any(w in str(e) for w in wide):
-            return None
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
+    if not _yandex_read(con, files, gz, n, {}, "y", name):
+        return None
     con.execute(f"""CREATE OR REPLACE TEMP TABLE yf AS SELECT rowid + 1 AS ln, {', '.join(f"coalesce(trim(c{i}), '') AS f{i}"
                                                                        for i in range(1, n + 1))},
         {n} AS nf FROM y WHERE NOT ({' AND '.join(f"coalesce(trim(c{i}), '') = ''" for i in range(1, n + 1))})""").fetchall()
@@ -362,8 +363,9 @@ def _match_clicks(con, name: str, n: int) -> dict:
     an earlier page of the session, interleaved sessions — go through a general join in SQL.
     Returns the repair counts (orphan and repeated clicks)."""
     none = -(2 ** 63)                                        # no URL in this column
+    urls = [f"c{i}" for i in range(6, n + 1)]
     qa = con.execute("SELECT rowid + 1 AS ln, c1 AS s, c4 AS query_id, " + ", ".join(
-        f"coalesce(c{i}, {none}) AS c{i}" for i in range(6, n + 1)) + " FROM yb WHERE trim(c3) = 'Q'").fetchnumpy()
+        f"coalesce({u}, {none}) AS {u}" for u in urls) + " FROM yb WHERE trim(c3) = 'Q'").fetchnumpy()
     ca = con.execute("SELECT rowid + 1 AS ln, c1 AS s, c4 AS doc_id FROM yb WHERE trim(c3) = 'C'").fetchnumpy()
     qa = {k: np.asarray(v) for k, v in qa.items()}
     c_ln, c_s, c_doc = (np.asarray(ca[k]) for k in ("ln", "s", "doc_id"))
@@ -375,10 +377,10 @@ def _match_clicks(con, name: str, n: int) -> dict:
     def positions(qi, clicks):
         """(click index, position) of every position of query row ``qi[k]`` showing click k's URL."""
         out_c, out_p = [], []
-        for col in range(6, n + 1):                          # a loop over columns, not rows
-            hit = np.flatnonzero(qa[f"c{col}"][qi] == c_doc[clicks])
+        for p, u in enumerate(urls, start=1):                # a loop over columns, not rows
+            hit = np.flatnonzero(qa[u][qi] == c_doc[clicks])
             out_c.append(clicks[hit])
-            out_p.append(np.full(len(hit), col - 5, np.int64))
+            out_p.append(np.full(len(hit), p, np.int64))
         return np.concatenate(out_c), np.concatenate(out_p)
 
     qi = np.searchsorted(qa["ln"], c_ln, side="right") - 1  # the file's latest query row before each click
@@ -393,7 +395,7 @@ def _match_clicks(con, name: str, n: int) -> dict:
     if len(rest):           # the general rule for the others: latest query row of the session showing the URL
         con.register("clk_rest", pd.DataFrame({"i": rest, "ln": c_ln[rest], "s": c_s[rest], "doc_id": c_doc[rest]}))
         m = con.execute(f"""SELECT c.i, max(q.ln) AS qln FROM clk_rest c JOIN q ON c.s = q.s AND q.ln <= c.ln
-            AND list_contains([{', '.join(f"c{i}" for i in range(6, n + 1))}], c.doc_id) GROUP BY c.i""").fetchnumpy()
+            AND list_contains([{', '.join(urls)}], c.doc_id) GROUP BY c.i""").fetchnumpy()
         con.unregister("clk_rest")
         if len(m["i"]):
             ri = np.asarray(m["i"], np.int64)
