@@ -1,6 +1,6 @@
 """CLD evidence: Table 2 analogue and the curves of Figs. 4–7 (top-k selection bias).
 
-    python experiments/cld_study.py --figure table2|k_paper|k|k_mq2008|eta|noise|sessions|misspec|all [--seeds 5] [--jobs 2]
+    python experiments/cld_study.py --figure table2|k_paper|eta_paper|sessions_paper|noise_paper|misspec_paper|k|k_mq2008|eta|noise|sessions|misspec|all [--seeds 5] [--jobs 2]
 
 Models as in the paper (§6): linear rankers for CLD and Heckman_rank, DNN (ELU MLP) for Naive,
 IPS, Oracle and CLD_pair; RankAgg aggregates the DNN IPS ranker with Heckman.  Click model in
@@ -137,44 +137,82 @@ def paper_table2(seeds, jobs, t0, datasets, real_seeds=None):
     _save("cld", "table2", df, md, {})
 
 
-def paper_k_sweep(seeds, jobs, t0):
-    """CLD Fig. 4 (cut-off k) under the Table 2 protocol on the 24-candidate synthetic data, η = 1:
-    Naive, IPS, Heckman_rank and CLD with γ tuned per seed on validation beside γ = 0."""
+#: Figs. 4–7 under the Table 2 protocol (synthetic, 500 queries × 24 candidates, binarised relevance, the
+#: paper's rankers): name → (swept column, values, fixed changes of the click model, methods, x-axis title,
+#: what the paper's figure is).  Every sweep has CLD with γ tuned per seed beside γ = 0.
+PAPER_SWEEPS = {
+    "k_paper": ("click.topk", [2, 3, 5, 10, 15], {}, ("Naive", "IPS", "Heckman_rank", "CLD"),
+                "cut-off k", "Fig. 4 (left): cut-off k, η = 1"),
+    "eta_paper": ("click.eta", [0.0, 0.5, 1.0, 1.5, 2.0], {"topk": 5},
+                  ("Naive", "IPS", "Heckman_rank", "RankAgg", "CLD", "CLD_pair (mixed pairs random)"),
+                  "position-bias severity η", "Fig. 4 (right): η from 0 to 2, top-5"),
+    "sessions_paper": ("n_sessions", [2_000, 5_000, 20_000, 50_000], {"topk": 5},
+                       ("Naive", "IPS", "Heckman_rank", "RankAgg", "CLD", "CLD_pair (mixed pairs random)"),
+                       "click sessions", "Fig. 5: click sessions, top-5, η = 1"),
+    "noise_paper": ("click.noise", [0.0, 0.1, 0.2, 0.3, 0.5], {"topk": 5},
+                    ("Naive", "IPS", "Heckman_rank", "RankAgg", "CLD", "CLD_pair (mixed pairs random)"),
+                    "click noise ε (clicks on irrelevant documents)", "Fig. 6: click noise ε from 0 to 0.5, top-5"),
+    "misspec_paper": ("train.ips_eta,train.cld_rho_eta", [0.0, 0.5, 1.0, 1.5, 2.0], {"topk": [3, 5]},
+                      ("IPS", "RankAgg", "CLD", "CLD_pair (mixed pairs random)"),
+                      "assumed η′ of the propensities (true η = 1)",
+                      "Fig. 7: misspecified propensities η′, true η = 1, k = 3 and 5"),
+}
+
+
+def paper_sweep(figure, seeds, jobs, t0):
+    """CLD Figs. 4–7 under the Table 2 protocol on the 24-candidate synthetic data (η = 1, ε = 0.1
+    unless swept): the methods of :data:`PAPER_SWEEPS`, CLD with γ tuned per seed on validation beside
+    γ = 0, and paired differences CLD (γ tuned) − each other method at every swept value."""
     from ultr_core.experiment import tuned_per_seed
     from ultr_core.stats import paired_test
+    from _common import frame_md
+    key, values, fixed, methods, xtitle, what = PAPER_SWEEPS[figure]
     metrics = ["ndcg@1", "ndcg@3", "map"]
     cache = ROOT.parent / ".cache_cld_table2"
-    ks = [2, 3, 5, 10, 15]
+    topk = fixed.get("topk")
+    grid_k = {"click.topk": topk} if isinstance(topk, list) else {}
+    by_cols = (["click.topk"] if grid_k else []) + [key]
     frames = []
-    for label, changes, grid in [v for v in VARIANTS if v[0] in ("Naive", "IPS", "Heckman_rank", "CLD")]:
-        click = ClickModelConfig(convention="reciprocal", eta=1.0, noise=0.1, relevance="binary")
+    for label, changes, grid in [v for v in VARIANTS if v[0] in methods]:
+        click = ClickModelConfig(convention="reciprocal", eta=1.0, noise=0.1, relevance="binary",
+                                 **({"topk": topk} if isinstance(topk, int) else {}))
         base = ExperimentSpec(dataset=TABLE2_DATA["synthetic"][0], click=click, n_sessions=20_000,
                               train=TrainConfig(steps=600, **changes))
-        df = run_grid(base, {"click.topk": ks, **grid}, seeds, n_jobs=jobs, cache_dir=cache)
+        df = run_grid(base, {**grid_k, key: values, **grid}, seeds, n_jobs=jobs, cache_dir=cache)
         frames.append(df.assign(method=label))
+        print(f"{figure} {label}: {time.time() - t0:.0f} s", flush=True)
     raw = pd.concat(frames, ignore_index=True)
     cld = raw[raw.method == "CLD"]
     df = pd.concat([raw[raw.method != "CLD"],
                     cld[cld["train.cld_gamma"] == 0.0].assign(method="CLD (γ = 0)"),
-                    tuned_per_seed(cld[cld["train.cld_gamma"] > 0], ["click.topk"], ["train.cld_gamma"]).assign(
+                    tuned_per_seed(cld[cld["train.cld_gamma"] > 0], by_cols, ["train.cld_gamma"]).assign(
                         method="CLD (γ tuned)")], ignore_index=True)
-    s = summarise(df, ["click.topk", "method"], metrics)
+    df = df.rename(columns={key: xtitle})
+    by_cols = [xtitle if c == key else c for c in by_cols]
+    s = summarise(df, by_cols + ["method"], metrics)
     pairs = []
-    for k, g in df.groupby("click.topk"):
+    for at, g in df.groupby(by_cols):
         by = {m: x.sort_values("seed")["ndcg@1"].to_numpy() for m, x in g.groupby("method")}
-        for other in ("CLD (γ = 0)", "IPS", "Heckman_rank", "Naive"):
+        for other in [m for m in ("CLD (γ = 0)", *methods) if m != "CLD"]:
             t = paired_test(by["CLD (γ tuned)"], by[other])
-            pairs.append({"k": k, "comparison": f"CLD (γ tuned) − {other}", "mean diff nDCG@1": f"{t['mean_diff']:+.4f}",
+            pairs.append({**dict(zip(by_cols, at if isinstance(at, tuple) else (at,))),
+                          "comparison": f"CLD (γ tuned) − {other}", "mean diff nDCG@1": f"{t['mean_diff']:+.4f}",
                           "p (paired t)": f"{t['p']:.3f}"})
-    from _common import frame_md
-    md = (f"# CLD Fig. 4 (cut-off k) under the paper's protocol, synthetic, {len(seeds)} seeds\n\n"
-          "As `cld_study_table2.md` (binarised relevance, 500 queries × 24 candidates, η = 1, ε = 0.1, the paper's "
-          "rankers and optimiser, γ tuned per seed on validation over {0.05, …, 0.30}) with the cut-off k swept.\n\n"
-          + table(s, ["click.topk", "method"], metrics)
+    md = (f"# CLD {what} — under the paper's protocol, synthetic, {len(seeds)} seeds\n\n"
+          "As `cld_study_table2.md` (binarised relevance, 500 queries × 24 candidates, o_p = (1/p)^η, η = 1 and "
+          "ε = 0.1 unless swept, 20,000 sessions unless swept, the paper's rankers and optimiser, γ tuned per "
+          "seed on validation over {0.05, …, 0.30} beside γ = 0).  Mean [90 % t-interval] on the test split.\n\n"
+          + table(s, by_cols + ["method"], metrics)
           + "\n\n## Paired differences over seeds (nDCG@1)\n\n" + frame_md(pd.DataFrame(pairs), index=False)
-          + f"\n\nRe-run: `python experiments/cld_study.py --figure k_paper` ({time.time() - t0:.0f} s here).")
-    _save("cld", "k_paper", df, md, {"cld_k_paper.png": sweep_figure(s, "click.topk", "ndcg@1", by="method",
-                                                                      title="nDCG@1 vs cut-off k (paper protocol)")})
+          + f"\n\nRe-run: `python experiments/cld_study.py --figure {figure}` ({time.time() - t0:.0f} s here).")
+    figs = {}
+    for k in (grid_k.get("click.topk") or [None]):
+        part = s if k is None else s[s["click.topk"] == k]
+        suffix = "" if k is None else f"_k{k}"
+        figs[f"cld_{figure}{suffix}.png"] = sweep_figure(part, xtitle, "ndcg@1", by="method",
+                                                        title=f"nDCG@1 vs {xtitle} (paper protocol"
+                                                              + ("" if k is None else f", k = {k}") + ")")
+    _save("cld", figure, df, md, figs)
 
 
 def run(figure, seeds, jobs, datasets=("synthetic", "mq2008", "yahoo"), real_seeds=None):
@@ -186,8 +224,8 @@ def run(figure, seeds, jobs, datasets=("synthetic", "mq2008", "yahoo"), real_see
     if figure == "table2":
         paper_table2(seeds, jobs, t0, datasets, real_seeds)
         return
-    if figure == "k_paper":
-        paper_k_sweep(seeds, jobs, t0)
+    if figure in PAPER_SWEEPS:
+        paper_sweep(figure, seeds, jobs, t0)
         return
     sweeps = {
         # the synthetic default has 10 candidates per query: k = 10 would select everything
@@ -236,8 +274,8 @@ def run(figure, seeds, jobs, datasets=("synthetic", "mq2008", "yahoo"), real_see
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--figure", default="all", choices=["table2", "k_paper", "k", "k_mq2008", "eta", "noise", "sessions",
-                                                          "misspec", "all"])
+    ap.add_argument("--figure", default="all", choices=["table2", *PAPER_SWEEPS, "k", "k_mq2008", "eta", "noise",
+                                                          "sessions", "misspec", "all"])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--datasets", default="synthetic,mq2008,yahoo", help="Table 2: comma-separated of "
@@ -245,7 +283,7 @@ def main():
     ap.add_argument("--real-seeds", type=int, default=None, help="Table 2: seeds on MQ2008 and the Yahoo! sample "
                                                                      "(default: --seeds)")
     a = ap.parse_args()
-    for f in (["table2", "k_paper", "k", "k_mq2008", "eta", "noise", "sessions", "misspec"] if a.figure == "all"
+    for f in (["table2", *PAPER_SWEEPS, "k", "k_mq2008", "eta", "noise", "sessions", "misspec"] if a.figure == "all"
               else [a.figure]):
         run(f, list(range(a.seeds)), a.jobs, a.datasets.split(","),
             None if a.real_seeds is None else list(range(a.real_seeds)))
