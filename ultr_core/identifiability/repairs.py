@@ -22,7 +22,7 @@ from ..metrics import mcc, ndcg
 from .graph import IdentifiabilityGraph
 from .ingestion import CountTable
 from .intervention import plan_interventions
-from .merging import MergePlan, plan_merges
+from .merging import MergePlan, bias_feature_vectors, plan_merges
 
 __all__ = ["fit_repaired", "REPAIRS", "fit_source"]
 
@@ -39,7 +39,8 @@ def _fit(g: IdentifiabilityGraph, method, groups, init, seed, tol, max_iter):
 def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation: np.ndarray, data=None,
                  method: str = "dla", repair: str = "none", init: str = "random", seed: int = 0,
                  tol: float = 1e-9, max_iter: int | None = None, impressions: int = 1_000_000,
-                 random_intervention: bool = False, merge_positions=None) -> dict:
+                 random_intervention: bool = False, merge_positions=None, context_vectors=None,
+                 test=None) -> dict:
     """Fit ``method`` (an embedding method, or ``no_debias``: one observation parameter shared
     by every factor) on ``table`` (documents × positions, with impressions and clicks) after
     ``repair`` and return its scores: MCC of r̂ against ``true_relevance`` (indexed by
@@ -49,11 +50,16 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
 
     * ``merge`` — node merging on the position (the paper's 1-D bias feature), then one
       observation parameter per merged group; ``merge_positions`` = [(a, b), …] merges these
-      positions instead of the planned pairs (Fig. 4b's strategies).
+      positions instead of the planned pairs (Fig. 4b's strategies).  With a ``context`` bias
+      column and ``context_vectors``, the merge distance is over the paper's bias features
+      (context vector, 10·position; App. C.3), else contexts are one-hot coded.
     * ``intervene`` — r̂, ô from a fit after node merging (App. C.3), the minimum-cost swaps
       (``random_intervention``: the paper's random ablation), each shown at its target position
       for ``impressions`` impressions with Binomial(impressions, r·o_target) clicks; then a
       plain fit on the enlarged table.
+
+    ``test`` = (features per document code, test :class:`RankingData`) adds ``test_ndcg@5/10`` of
+    the paper's test-set ranker (:func:`~.semisynthetic.score_on_test`).
     """
     if repair not in REPAIRS:
         raise ConfigError("repair", f"must be one of {', '.join(REPAIRS)}, got {repair!r}")
@@ -74,7 +80,10 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
                                   "factor_b": [pos.index(b) for _, b in merge_positions]})
             groups = MergePlan(g, pairs).factor_groups()
         else:
-            groups = plan_merges(g).factor_groups()
+            vectors = None
+            if context_vectors is not None and "context" in g.bias_columns:
+                vectors = bias_feature_vectors(g, context_vectors)
+            groups = plan_merges(g, vectors).factor_groups()
     if repair == "intervene":
         est = _fit(g, fit_method, groups, init, seed, tol, max_iter)
         plan = plan_interventions(g, est.relevance, est.observation[groups], random_cost=random_intervention,
@@ -94,6 +103,7 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
     if method == "no_debias":                        # one observation parameter for every factor
         groups = np.zeros(g.n_factors, np.int64)
     fit = _fit(g, fit_method, groups, init, seed, tol, max_iter)
+    out["observation_parameters"] = g.n_factors if groups is None else int(groups.max()) + 1
     r_hat = fit.relevance
     truth = true_relevance.reindex(g.documents).to_numpy()
     o_hat = fit.observation if groups is None else fit.observation[groups]
@@ -105,6 +115,9 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
         score = pd.Series(r_hat, index=g.documents).reindex(data.doc_ids).fillna(0).to_numpy()
         out["ndcg@5"] = ndcg(score, data.labels, data.offsets, 5)
         out["ndcg@10"] = ndcg(score, data.labels, data.offsets, 10)
+    if test is not None:
+        from .semisynthetic import score_on_test
+        out.update(score_on_test(test[0], g.documents[g.doc], ctr, o_hat[g.fac], test[1], seed=seed))
     return out
 
 
