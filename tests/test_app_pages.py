@@ -1,9 +1,10 @@
-import json
 """AppTest for every page (streamlit.testing.v1)."""
+import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from apphelp import no_crash
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -14,14 +15,14 @@ def page(name: str) -> AppTest:
 
 def test_app_entry_opens_the_playground():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
-    assert not at.exception
+    assert no_crash(at)
     assert any("ULTR Playground" in m.value for m in at.markdown)       # the teaching landing page
     at.session_state["pg_job"].stop()
 
 
 def test_home_explains_both_etas():
     at = page("home.py").run()
-    assert not at.exception
+    assert no_crash(at)
     text = " ".join(m.value for m in at.markdown)
     assert "coupling level" in text and "position-bias severity" in text
     assert "Identifiability Matters" in text
@@ -29,7 +30,7 @@ def test_home_explains_both_etas():
 
 def test_simulate_default_shows_ctr_chart_and_log():
     at = page("simulate.py").run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     assert at.metric[0].value == "20,000"
     assert len(at.dataframe) == 1
     assert "log" in at.session_state
@@ -38,7 +39,7 @@ def test_simulate_default_shows_ctr_chart_and_log():
 def test_simulate_topk_reports_hidden_documents():
     at = page("simulate.py").run()
     at.sidebar.checkbox[0].check().run()
-    assert not at.exception
+    assert no_crash(at)
     hidden = [m for m in at.metric if "hidden" in m.label]
     assert hidden and int(hidden[0].value.split("/")[0].replace(",", "")) > 0
     assert (at.session_state["log"].frame.groupby("session_id")["shown"].sum() == 5).all()
@@ -50,12 +51,12 @@ def test_simulate_offers_datasets_by_name_never_a_path(data_dir):
     assert {"synthetic", "ig", "mq2008", "yahoo_sample", "upload"} <= set(options)
     assert not at.sidebar.text_input                        # no free-form server path anywhere
     at.sidebar.selectbox[0].select("mq2008").run()
-    assert not at.exception and not at.error and at.query_params["dataset"] in ("mq2008", ["mq2008"])
+    assert no_crash(at) and not at.error and at.query_params["dataset"] in ("mq2008", ["mq2008"])
 
 
 def test_identifiability_default_k2_is_not_identifiable():
     at = page("identifiability.py").run()
-    assert not at.exception
+    assert no_crash(at)
     assert not at.error and at.warning and "Not identifiable" in at.warning[0].value
     assert at.metric[1].value == "2"
     assert len(at.get("iframe")) == 1 and len(at.get("plotly_chart")) >= 3     # interactive IG view + charts
@@ -83,7 +84,7 @@ def test_identifiability_repairs_compare_dla():
     at.sidebar.select_slider[0].set_value(20_000).run()
     train = [b for b in at.button if b.label.startswith("Train DLA")]
     train[0].click().run()
-    assert not at.exception
+    assert no_crash(at)
     strategies = set(at.session_state["repairs"][2]["strategy"])
     assert strategies == {"none", "node merging", "node intervention"}
 
@@ -108,7 +109,7 @@ def test_upload_maps_columns_and_reports():
     at = page("upload.py").run()
     assert at.info and "Drop a file" in at.info[0].value
     at.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     mapped = {sb.label: sb.value for sb in at.selectbox}
     assert mapped["query_id"] == "qid" and mapped["doc_id"] == "url"   # guessed from common names
     comps = [m for m in at.metric if m.label == "components"][0]
@@ -126,7 +127,7 @@ def test_upload_mapping_starts_fresh_for_a_new_file():
     [sb for sb in at.selectbox if sb.label == "position"][0].set_value("device").run()
     other = CSV.replace(b"qid,url,pos,clicked,device", b"qid,url,pos,clicked,extra")
     at.file_uploader[0].set_value(("b.csv", other, "text/csv")).run()
-    assert not at.exception
+    assert no_crash(at)
     assert [sb for sb in at.selectbox if sb.label == "position"][0].value == "pos"
 
 
@@ -135,7 +136,7 @@ def test_upload_bad_file_shows_message_and_keeps_session():
     at.session_state["keep"] = 42
     at.run()
     at.file_uploader[0].set_value(("bad.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
-    assert not at.exception
+    assert no_crash(at)
     assert at.error and "position" in at.error[0].value and "bad.csv" in at.error[0].value
     assert at.session_state["keep"] == 42
 
@@ -143,7 +144,7 @@ def test_upload_bad_file_shows_message_and_keeps_session():
 def test_upload_escapes_user_strings():
     at = page("upload.py").run()
     at.file_uploader[0].set_value(("<b>x</b>_*.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
-    assert not at.exception
+    assert no_crash(at)
     assert at.error and "<b>" not in at.error[0].value and "&lt;b&gt;x&lt;/b&gt;\\_\\*.csv" in at.error[0].value
 
 
@@ -151,7 +152,7 @@ def test_upload_yandex():
     y = b"10\t0\tQ\t5\t1\tu1\tu2\n10\t3\tC\tu2\n11\t0\tQ\t5\t1\tu2\tu1\n"
     at = page("upload.py").run()
     at.file_uploader[0].set_value(("clicks.txt", y, "text/plain")).run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
 
 
@@ -166,7 +167,7 @@ def test_upload_clara2_without_extension_shows_curves():
     data = gzip.compress(("\r\n".join(rows) + "\r\n").encode())
     at = page("upload.py").run()
     at.file_uploader[0].set_value(("clara2_log", data, "application/octet-stream")).run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     assert at.selectbox[0].value == "yandex"                # sniffed from gzip content, no extension
     assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
     assert any("Position bias per connected component" in h.value for h in at.subheader)
@@ -181,12 +182,12 @@ def _wait(at, key, timeout=60):
 
 def test_train_default_dla_runs_in_background_and_reports():
     at = page("train.py").run()
-    assert not at.exception
+    assert no_crash(at)
     at.button[0].click().run()                      # Start
     job = at.session_state["train_job"]
     assert job.status in ("running", "done")
     at = _wait(at, "train_job")
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     assert job.status == "done" and "DLA" in job.result
     assert job.result["DLA"]["metrics"]["ndcg@10"] > 0.85
     assert {"Naive", "Oracle"} <= set(job.result)                # the reference lines, on by default
@@ -220,7 +221,7 @@ def test_train_link_rebuilds_its_log_on_a_cold_session():
     at = page("train.py")
     at.query_params["log"] = "synthetic:100/eta=1.5/topk=5/sessions=3000/seed=7"
     at.run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     text = " ".join(i.value for i in at.info)
     assert "synthetic:100/eta=1.5/topk=5/sessions=3000/seed=7" in text
     at.button[0].click().run()
@@ -234,7 +235,7 @@ def test_train_bad_log_link_falls_back_with_a_notice():
     at = page("train.py")
     at.query_params["log"] = "../../etc/passwd/eta=1"
     at.run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     notes = " ".join(w.value for w in at.info)
     assert "cannot be rebuilt" in notes and "built-in default" in notes and "expected key=value" in notes
     assert at.query_params["log"] in (["synthetic/sessions=20000/seed=0"], "synthetic/sessions=20000/seed=0")
@@ -261,7 +262,7 @@ def test_simulate_then_train_links_the_simulated_log():
 def _run_compare(seeds: int, methods=None, timeout: int = 120):
     """Compare with small runs (5,000 sessions, 100 steps): the finished AppTest and its result."""
     at = page("compare.py").run()
-    assert not at.exception
+    assert no_crash(at)
     if methods is not None:
         at.sidebar.multiselect[0].set_value(methods).run()
     at.sidebar.slider[0].set_value(seeds).run()                          # seeds
@@ -269,7 +270,7 @@ def _run_compare(seeds: int, methods=None, timeout: int = 120):
     at.sidebar.select_slider[1].set_value(100).run()                     # steps
     at.button[0].click().run()
     at = _wait(at, "compare_job", timeout)
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     return at, at.session_state["compare_job"].result
 
 
@@ -290,19 +291,19 @@ def test_compare_bad_sweep_values_message():
     at.sidebar.selectbox[1].select("click noise ε").run()
     at.sidebar.text_input[0].input("abc").run()
     at.button[0].click().run()
-    assert not at.exception and at.error and "settings" in at.error[0].value
+    assert no_crash(at) and at.error and "settings" in at.error[0].value
 
 
 @pytest.mark.slow
 def test_heatmaps_quick_grid_draws_figure():
     at = page("heatmaps.py").run()
-    assert not at.exception
+    assert no_crash(at)
     at.sidebar.multiselect[0].set_value([0.0]).run()
     at.sidebar.select_slider[0].set_value(5_000).run()
     at.sidebar.select_slider[1].set_value(100).run()
     at.button[0].click().run()
     at = _wait(at, "heat_job", 180)
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     df = at.session_state["heat_job"].result
     assert len(df) == 12 and "history" in df
     charts = at.get("plotly_chart")
@@ -329,7 +330,7 @@ def test_simulate_settings_round_trip_through_url():
     at.query_params["topk"] = "3"
     at.query_params["sessions"] = "2000"
     at.run()
-    assert not at.exception
+    assert no_crash(at)
     log = at.session_state["log"]
     assert log.meta["click_model"]["eta"] == 0.5 and log.meta["click_model"]["topk"] == 3
     assert log.n_sessions == 2000
@@ -342,7 +343,7 @@ def test_simulate_letor_upload(data_dir):
     assert at.info and "Upload" in at.info[0].value
     raw = (data_dir / "mq2008" / "S2.txt").read_bytes()
     at.sidebar.file_uploader[0].set_value(("S2.txt", raw, "text/plain")).run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     assert at.session_state["dataset"].n_features == 46
 
 
@@ -350,7 +351,7 @@ def test_simulate_bad_upload_message():
     at = page("simulate.py").run()
     at.sidebar.selectbox[0].select("upload").run()
     at.sidebar.file_uploader[0].set_value(("bad.txt", b"1 qid:1 1:x\n", "text/plain")).run()
-    assert not at.exception
+    assert no_crash(at)
     assert at.error and "line 1" in at.error[0].value and "non-numeric" in at.error[0].value
 
 
@@ -360,7 +361,7 @@ def test_every_page_opens_without_an_error_message(name):
     """The error boundary turns exceptions into an in-page message, so `at.exception` alone would
     miss them (a duplicate widget id once did): no error element on a fresh page either."""
     at = page(name).run()
-    assert not at.exception and not [e.value for e in at.error]
+    assert no_crash(at) and not [e.value for e in at.error]
     if "pg_job" in at.session_state:
         at.session_state["pg_job"].stop()
 
@@ -385,7 +386,7 @@ def test_identifiability_k_sweep_preset():
     start = [i for i, b in enumerate(at.button) if b.label.startswith("▶ Run the K sweep")][0]
     at.button[start].click().run()
     at = _wait(at, "k_sweep_job", 180)
-    assert not at.exception
+    assert no_crash(at)
     df = at.session_state["k_sweep_job"].result
     m = df.groupby("K")["mcc"].mean()
     assert list(df.groupby("K")["components"].first()) == [1, 2, 3, 4]
@@ -399,7 +400,7 @@ def test_identifiability_repairs_preset_orders_merges_and_interventions():
     start = [i for i, b in enumerate(at.button) if b.label.startswith("▶ Run the repairs")][0]
     at.button[start].click().run()
     at = _wait(at, "repairs_sweep_job", 300)
-    assert not at.exception and not [e.value for e in at.error]
+    assert no_crash(at) and not [e.value for e in at.error]
     m = at.session_state["repairs_sweep_job"].result.groupby("strategy")["mcc"].mean()
     assert m["intervention, min cost"] > 0.99 > m["merge 4 & 5 (planned)"] > m["merge 3 & 5"] > m["merge 2 & 5"]
     assert m["DLA (disconnected)"] < 0.8 and m["intervention, random cost"] < m["intervention, min cost"]
@@ -420,7 +421,7 @@ def test_heatmaps_click_a_cell_shows_its_curves():
                                                                          "3": 0.91}}],
                                               "point_indices": [0], "box": [], "lasso": []}}
     at.run()
-    assert not at.exception
+    assert no_crash(at)
     assert [h.value for h in at.subheader] == ["η_c = 0, λ = 100, t = 0.2"]
     assert len(at.get("plotly_chart")) == 3            # the heat-map and the cell's two curves
 
@@ -451,7 +452,7 @@ def test_heatmaps_state_round_trips_through_the_url():
     at = page("heatmaps.py")
     at.query_params.update({"grid": "paper", "levels": "0.1,0.5", "seeds": "2", "steps": "200", "model": "linear"})
     at.run()
-    assert not at.exception
+    assert no_crash(at)
     assert at.sidebar.radio[0].value.startswith("paper") and at.sidebar.multiselect[0].value == [0.1, 0.5]
     assert at.sidebar.slider[0].value == 2 and at.sidebar.select_slider[1].value == 200
     assert at.sidebar.radio[1].value == "linear"
@@ -462,7 +463,7 @@ def test_identifiability_state_round_trips_through_the_url():
     at = page("identifiability.py")
     at.query_params.update({"k": "3", "sessions": "20000", "seed": "4", "teach": "1"})
     at.run()
-    assert not at.exception
+    assert no_crash(at)
     assert at.sidebar.slider[0].value == 3 and at.sidebar.select_slider[0].value == 20_000
     assert at.sidebar.number_input[0].value == 4 and at.sidebar.toggle[0].value
     linked = page("identifiability.py")
@@ -479,7 +480,7 @@ def test_train_hyper_parameters_round_trip_through_the_url():
     at.query_params.update({"table3": "0", "lam": "10.0", "t": "0.3", "penalty": "paper", "clicks": "online",
                             "ips_true": "0", "ips_eta": "1.5", "gamma": "0.2"})
     at.run()
-    assert not at.exception
+    assert no_crash(at)
     assert at.sidebar.checkbox[0].value and not at.sidebar.checkbox[1].value      # references on, Table 3 off
     assert at.sidebar.select_slider[1].value == 10.0
     assert at.sidebar.slider[1].value == 0.3 and at.sidebar.radio[2].value == "paper"

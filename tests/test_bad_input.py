@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from ultr_core.__main__ import main
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.loaders import load_svmlight, load_svmlight_upload
+from apphelp import no_crash
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ['<a href="https://evil.example/phish">CLICK</a>', "<b>bold</b>", "<script>alert(1)</script>",
@@ -209,7 +210,7 @@ def test_simulate_url_values_are_clamped_with_a_notice(params, field):
     for k, v in params.items():
         at.query_params[k] = v
     at.run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     assert any("Link setting corrected" in i.value and field in i.value for i in at.info)
 
 
@@ -218,7 +219,7 @@ def test_train_url_values_are_clamped():
     at.query_params["steps"] = "999999"
     at.query_params["lr"] = "7"
     at.run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     assert sum("Link setting corrected" in i.value for i in at.info) == 2
 
 
@@ -233,7 +234,7 @@ def test_simulate_hostile_letor_upload_shows_a_message(content, problem):
     at.run()
     at.sidebar.selectbox[0].select("upload").run()
     at.sidebar.file_uploader[0].set_value(("x.txt", content, "text/plain")).run()
-    assert not at.exception and at.error and problem in at.error[0].value
+    assert no_crash(at) and at.error and problem in at.error[0].value
     assert at.session_state["keep"] == 1
 
 
@@ -243,7 +244,11 @@ def test_upload_parquet_with_list_typed_query_id_shows_a_message(tmp_path):
     at = page("upload.py").run()
     at.file_uploader[0].set_value(("l.parquet", (tmp_path / "l.parquet").read_bytes(), "application/octet-stream"))
     at.run()
-    assert not at.exception and at.error
+    assert no_crash(at) and at.error and "query\\_id" in at.error[0].value and "lists" in at.error[0].value
+    from ultr_core.errors import DataFormatError
+    from ultr_core.identifiability.ingestion import ingest
+    with pytest.raises(DataFormatError, match="query_id.*lists or records"):
+        ingest(str(tmp_path / "l.parquet"), "parquet")
 
 
 def test_compare_refuses_absurd_session_counts():
@@ -251,7 +256,7 @@ def test_compare_refuses_absurd_session_counts():
     at.sidebar.selectbox[1].select("sessions").run()
     at.sidebar.text_input[0].input("1000000000000").run()
     at.button[0].click().run()
-    assert not at.exception and at.error and "n\\_sessions" in at.error[0].value
+    assert no_crash(at) and at.error and "n\\_sessions" in at.error[0].value
 
 
 def _no_markup(at):
@@ -275,10 +280,10 @@ def test_hostile_strings_never_render_as_markup():
     data = pd.DataFrame(rows).to_csv(index=False).encode()
     at = page("upload.py").run()
     at.file_uploader[0].set_value(('<b>x</b><img src=x onerror="alert(1)">.csv', data, "text/csv")).run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     at.radio[0].set_value("global").run()
     at.multiselect[0].set_value(["position", "vertical"]).run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     _no_markup(at)
     log = at.session_state["log"]
     ig = page("identifiability.py")
@@ -331,14 +336,14 @@ def test_hostile_sweep_values_are_escaped_on_compare(text):
     at.sidebar.selectbox[1].select("click noise ε").run()
     at.sidebar.text_input[0].input(text).run()
     at.button[0].click().run()
-    assert not at.exception and at.error
+    assert no_crash(at) and at.error
     _no_markup(at)
 
 
 def test_heatmaps_and_home_render_without_user_markup():
     for name in ("home.py", "heatmaps.py"):
         at = page(name).run()
-        assert not at.exception and not at.error
+        assert no_crash(at) and not at.error
         _no_markup(at)
 
 
@@ -347,7 +352,7 @@ def test_simulate_page_refuses_logs_beyond_its_row_limit(data_dir):
     at.query_params["sessions"] = "1000000"
     at.query_params["dataset"] = "mq2008"                     # lists of up to 121 documents
     at.run()
-    assert not at.exception and at.error and "exceed the app's limit" in at.error[0].value
+    assert no_crash(at) and at.error and "exceed the app's limit" in at.error[0].value
 
 
 def test_grid_refuses_an_impossible_cell_before_running_and_keeps_finished_runs(monkeypatch):

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from ultr_core.errors import ConfigError
 from ultr_core.logspec import LogSpec
 from ultr_core.playground import METHODS, PRESETS, PlaygroundSettings, verdict
+from apphelp import no_crash
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,11 +66,11 @@ def _finish(at):
 
 def test_playground_starts_by_itself_and_shows_all_four_tiles():
     at = page().run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     job = at.session_state["pg_job"]
     assert job.status in ("running", "done")                        # no button: it starts on its own
     at = _finish(at)
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     assert list(job.result) == ["Naive", "Oracle", "DLA", "LBD"]
     assert job.result["Oracle"]["metrics"]["ndcg@3"] > job.result["Naive"]["metrics"]["ndcg@3"]
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -101,7 +102,7 @@ def test_moving_a_knob_restarts_training_on_the_new_log():
 def test_preset_sets_its_knobs_and_tells_its_story():
     at = page().run()
     at.selectbox(key="pg_preset").select("two components: relevance lost").run()
-    assert not at.exception
+    assert no_crash(at)
     assert at.slider(key="pg_shuffle").value == 0.3 and at.select_slider(key="pg_blocks").value == 2
     assert any("Thm. 1" in c.value for c in at.caption)
     at = _finish(at)
@@ -113,7 +114,7 @@ def test_link_restores_preset_and_explicit_knobs_and_clamps_bad_values():
     at.query_params.update({"preset": "position bias breaks Naive", "noise": "0.2", "steps": "100",
                             "seed": "-4", "methods": "DLA,Nonsense"})
     at.run()
-    assert not at.exception and not at.error
+    assert no_crash(at) and not at.error
     assert at.slider(key="pg_eta").value == 2.0                     # from the preset
     assert at.slider(key="pg_noise").value == 0.2                   # the link's own value wins
     assert at.select_slider(key="pg_steps").value == 100
@@ -126,7 +127,7 @@ def test_link_restores_preset_and_explicit_knobs_and_clamps_bad_values():
 def test_cld_without_a_cut_is_refused_in_the_page_and_the_knobs_stay():
     at = page().run()
     at.multiselect(key="pg_methods").set_value(["CLD"]).run()
-    assert not at.exception
+    assert no_crash(at)
     assert at.error and "CLD models top-k selection" in at.error[0].value
     assert at.slider(key="pg_eta").value == 1.0                       # the knobs are still there
     at.select_slider(key="pg_topk").set_value(3).run()

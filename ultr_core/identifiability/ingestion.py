@@ -147,8 +147,13 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads):
         con = connect(memory_limit, tmp, threads)
         try:
             state = register_normalised(con, source, fmt, name)
-            available = [r[0] for r in con.execute("DESCRIBE norm").fetchall()]
-            sel = _select_list(available, columns, keys + ["click"], name)
+            types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE norm").fetchall()}
+            sel = _select_list(list(types), columns, keys + ["click"], name)
+            nested = [c for c in dict.fromkeys(sel.values()) if "[" in types[c]
+                      or types[c].upper().startswith(("STRUCT", "MAP", "UNION", "LIST"))]
+            if nested:
+                raise DataFormatError(name, f"column {nested[0]!r} holds {types[nested[0]]} values (lists or "
+                                            "records); each row needs one plain value there")
             shown = f"WHERE try_cast({q(sel['shown'])} AS BOOLEAN)" if "shown" in sel else ""
             group = ", ".join(f"{q(sel[k])} AS {q(k)}" for k in keys)
             clk = f"try_cast({q(sel['click'])} AS DOUBLE)"

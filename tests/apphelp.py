@@ -1,0 +1,11 @@
+"""Shared AppTest checks."""
+
+#: what the pages' error boundary (pages/_common.py) shows instead of a traceback
+CRASH_MESSAGES = ("Something went wrong on this page", "This needs more memory than the server has")
+
+
+def no_crash(at) -> bool:
+    """No uncaught exception and no error-boundary message: the boundary turns exceptions into an
+    in-page ``st.error``, which ``at.exception`` alone does not see.  Messages about the user's
+    input ("Please check the input — …") are allowed: tests that expect them assert them."""
+    return not at.exception and not any(m in e.value for e in at.error for m in CRASH_MESSAGES)
