@@ -195,7 +195,7 @@ def paper_sweep(figure, seeds, jobs, t0):
         by = {m: x.sort_values("seed")["ndcg@1"].to_numpy() for m, x in g.groupby("method")}
         for other in [m for m in ("CLD (γ = 0)", *methods) if m != "CLD"]:
             t = paired_test(by["CLD (γ tuned)"], by[other])
-            pairs.append({**dict(zip(by_cols, at if isinstance(at, tuple) else (at,))),
+            pairs.append({**{c: f"{v:g}" for c, v in zip(by_cols, at if isinstance(at, tuple) else (at,))},
                           "comparison": f"CLD (γ tuned) − {other}", "mean diff nDCG@1": f"{t['mean_diff']:+.4f}",
                           "p (paired t)": f"{t['p']:.3f}"})
     md = (f"# CLD {what} — under the paper's protocol, synthetic, {len(seeds)} seeds\n\n"

@@ -136,6 +136,21 @@ def table(df: pd.DataFrame, by, cols) -> str:
     return "\n".join(lines)
 
 
+def interval_table(df: pd.DataFrame, by: list, metrics: list, last: tuple) -> str:
+    """A Markdown table of mean [90 % t-interval] per group of ``by`` (click MSE in scientific
+    notation) with a last column ``last`` = (title, function of the group's rows → text)."""
+    from ultr_core.stats import summarise
+    summ = summarise(df, by, metrics)
+    lines = ["| " + " | ".join(by + metrics + [last[0]]) + " |", "|" + "---|" * (len(by) + len(metrics) + 1)]
+    for _, row in summ.iterrows():
+        g = df[np.logical_and.reduce([df[c] == row[c] for c in by])]
+        lines.append("| " + " | ".join(str(row[c]) for c in by) + " | "
+                     + " | ".join(f"{row[m]:.4f} [{row[m + '_lo']:.4f}, {row[m + '_hi']:.4f}]" if m != "click_mse"
+                                  else f"{row[m]:.2e}" for m in metrics)
+                     + f" | {last[1](g)} |")
+    return "\n".join(lines)
+
+
 def paper_table1(seeds, all_methods: bool = False) -> None:
     """Table 1 / Fig. 3b / Table 6 on the paper's fully synthetic data (App. C.1): No debias and
     DLA (random and ones initialisation), each plain, + node merging, + node intervention, fitted
@@ -143,7 +158,6 @@ def paper_table1(seeds, all_methods: bool = False) -> None:
     import time
 
     from ultr_core.identifiability.repairs import fit_repaired
-    from ultr_core.stats import summarise
     from ultr_core.synthetic import binomial_ctr_table, make_paper_identifiability_data
     t0, rows = time.time(), []
     for K in (1, 2, 3, 4):
@@ -173,14 +187,8 @@ def paper_table1(seeds, all_methods: bool = False) -> None:
     suffix = "_all" if all_methods else ""
     df.to_csv(OUT / f"identifiability_table1{suffix}.csv", index=False)
     metrics = ["mcc", "ndcg@5", "ndcg@10", "click_mse"]
-    summ = summarise(df, ["K", "method", "repair"], metrics)
-    lines = ["| K | method | repair | " + " | ".join(metrics) + " | converged |", "|" + "---|" * (len(metrics) + 4)]
-    for _, row in summ.iterrows():
-        g = df[(df.K == row.K) & (df.method == row.method) & (df.repair == row.repair)]
-        lines.append(f"| {row.K} | {row.method} | {row.repair} | "
-                     + " | ".join(f"{row[m]:.4f} [{row[m + '_lo']:.4f}, {row[m + '_hi']:.4f}]" if m != "click_mse"
-                                  else f"{row[m]:.2e}" for m in metrics)
-                     + f" | {int(g.converged.sum())}/{len(g)} (≤ {int(g.iterations.max()):,} it.) |")
+    lines = [interval_table(df, ["K", "method", "repair"], metrics,
+                            ("converged", lambda g: f"{int(g.converged.sum())}/{len(g)} (≤ {int(g.iterations.max()):,} it.)"))]
     worst = df[(df.method == "DLA") & (df.repair == "intervene") & (df.K > 1)]["mcc"].min()
     md = (f"# Identifiability Matters, Table 1 / Fig. 3b / Table 6 on the paper's fully synthetic data "
           f"({len(seeds)} seeds)\n\n"
@@ -313,7 +321,6 @@ def paper_table2(seeds) -> None:
 
     from ultr_core.identifiability.repairs import fit_repaired
     from ultr_core.identifiability.semisynthetic import contextual_study_data
-    from ultr_core.stats import summarise
     t0, rows, graphs = time.time(), [], []
     for name, spec in (("Yahoo! sample", f"yahoo:{YAHOO}"), ("MQ2008 fold 1", f"mq2008:{MQ}")):
         ds = load_dataset(spec, seed=0)
@@ -337,15 +344,8 @@ def paper_table2(seeds) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     df.to_csv(OUT / "identifiability_table2.csv", index=False)
     metrics = ["mcc", "ndcg@5", "ndcg@10", "click_mse", "test_ndcg@5", "test_ndcg@10"]
-    summ = summarise(df, ["dataset", "setting", "method"], metrics)
-    lines = ["| dataset | setting | method | " + " | ".join(metrics) + " | ô parameters |",
-             "|" + "---|" * (len(metrics) + 4)]
-    for _, row in summ.iterrows():
-        g = df[(df.dataset == row.dataset) & (df.setting == row.setting) & (df.method == row.method)]
-        lines.append(f"| {row.dataset} | {row.setting} | {row.method} | "
-                     + " | ".join(f"{row[m]:.4f} [{row[m + '_lo']:.4f}, {row[m + '_hi']:.4f}]" if m != "click_mse"
-                                  else f"{row[m]:.2e}" for m in metrics)
-                     + f" | {int(g.observation_parameters.median()):,} |")
+    lines = [interval_table(df, ["dataset", "setting", "method"], metrics,
+                            ("ô parameters (median)", lambda g: f"{int(g.observation_parameters.median()):,}"))]
     gr = pd.DataFrame(graphs).groupby(["dataset", "setting"], sort=False).mean(numeric_only=True).drop(columns="seed")
     md = (f"# Identifiability Matters, Table 2 / Table 6 on our samples ({len(seeds)} seeds)\n\n"
           "Semi-synthetic as §5.2 and App. C (`ultr_core.identifiability.semisynthetic`): the top 10 of a "
