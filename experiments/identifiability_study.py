@@ -348,7 +348,9 @@ def paper_table2(seeds) -> None:
     metrics = ["mcc", "ndcg@5", "ndcg@10", "click_mse", "test_ndcg@5", "test_ndcg@10"]
     lines = [interval_table(df, ["dataset", "setting", "method"], metrics,
                             ("ô parameters (median)", lambda g: f"{int(g.observation_parameters.median()):,}"))]
-    gr = pd.DataFrame(graphs).groupby(["dataset", "setting"], sort=False).mean(numeric_only=True).drop(columns="seed")
+    pd.DataFrame(graphs).to_csv(OUT / "identifiability_table2_graphs.csv", index=False)
+    gr = (pd.DataFrame(graphs).groupby(["dataset", "setting"], sort=False).mean(numeric_only=True)
+          .drop(columns="seed").map(lambda v: f"{v:,.1f}"))
     md = (f"# Identifiability Matters, Table 2 / Table 6 on our samples ({len(seeds)} seeds)\n\n"
           "Semi-synthetic as §5.2 and App. C (`ultr_core.identifiability.semisynthetic`): the top 10 of a "
           "linear pairwise logging ranker fitted on 1 % of the labelled training queries; a random context type "
@@ -360,10 +362,10 @@ def paper_table2(seeds) -> None:
           "starts all observations at 1.0 (the paper's Table 2), DLA_R uniform (Table 6).  Node merging: a "
           "minimum spanning tree over components with the paper's bias features (context vector, 10·position).  "
           "Test: a gradient-boosted regressor (500 trees, lr 0.1, ≤ 255 leaves, ≥ 100 rows per leaf) on the "
-          "features with target ctr/ô, scored on the test split (first setting only; nan elsewhere).  Train metrics on the displayed lists; MCC = "
+          "features with target ctr/ô, scored on the test split (first setting only; — elsewhere).  Train metrics on the displayed lists; MCC = "
           "Pearson correlation of r̂ with the true r per document.  Mean [90 % t-interval] over seeds.\n\n"
           + "\n".join(lines)
-          + "\n\n## Graph characteristics (Table 4 analogue; mean over seeds)\n\n" + frame_md(gr.round(1))
+          + "\n\n## Graph characteristics (Table 4 analogue; mean over seeds)\n\n" + frame_md(gr)
           + f"\n\nRe-run: `python experiments/identifiability_study.py --table2 --seeds {len(seeds)}` "
           f"({time.time() - t0:.0f} s here).\n")
     (ROOT / "docs" / "identifiability_table2.md").write_text(md)
