@@ -344,13 +344,16 @@ PRESET_SWEEPS = {
     "CLD Fig. 4: cut-off k": dict(
         base={k: v for k, v in _CLD_BASE.items() if k != "click.topk"} | {"click.eta": 1.0},
         methods=["naive", "ips", "heckman", "cld"], sweep="click.topk", values=[2, 3, 5, 10, 15]),
-    "CLD Fig. 5: position-bias severity η (top-5)": dict(
+    "CLD Fig. 4 (right): position-bias severity η (top-5)": dict(
         base=_CLD_BASE, methods=["naive", "ips", "heckman", "cld"],
         sweep="click.eta", values=[0.0, 0.5, 1.0, 1.5, 2.0]),
+    "CLD Fig. 5: click sessions (top-5, η = 1)": dict(
+        base={**_CLD_BASE, "click.eta": 1.0}, methods=["naive", "ips", "heckman", "cld"],
+        sweep="n_sessions", values=[2_000, 5_000, 20_000, 50_000]),
     "CLD Fig. 6: click noise ε (top-5, η = 1)": dict(
         base={**_CLD_BASE, "click.eta": 1.0},
         methods=["naive", "ips", "heckman", "cld"], sweep="click.noise", values=[0.0, 0.1, 0.2, 0.3, 0.5]),
-    "CLD Fig. 7: misspecified propensity (true η = 1, k = 5)": dict(
-        base=_CLD_BASE, methods=["ips", "cld"], sweep="train.ips_eta,train.cld_rho_eta",
+    "CLD Fig. 7: misspecified propensity (true η = 1, k = 3)": dict(
+        base={**_CLD_BASE, "click.topk": 3}, methods=["ips", "rankagg", "cld"], sweep="train.ips_eta,train.cld_rho_eta",
         values=[0.0, 0.5, 1.0, 1.5, 2.0]),
 }
