@@ -159,10 +159,11 @@ PAPER_SWEEPS = {
 }
 
 
-def paper_sweep(figure, seeds, jobs, t0):
-    """CLD Figs. 4–7 under the Table 2 protocol on the 24-candidate synthetic data (η = 1, ε = 0.1
-    unless swept): the methods of :data:`PAPER_SWEEPS`, CLD with γ tuned per seed on validation beside
-    γ = 0, and paired differences CLD (γ tuned) − each other method at every swept value."""
+def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic"):
+    """CLD Figs. 4–7 under the Table 2 protocol (η = 1, ε = 0.1 unless swept) on ``dataset`` — a key of
+    :data:`TABLE2_DATA`, by default the 24-candidate synthetic data: the methods of :data:`PAPER_SWEEPS`,
+    CLD with γ tuned per seed on validation beside γ = 0, and paired differences CLD (γ tuned) − each
+    other method at every swept value.  Real data write ``cld_study_<figure>_<dataset>.md``."""
     from ultr_core.experiment import tuned_per_seed
     from ultr_core.stats import paired_test
     from _common import frame_md
@@ -176,8 +177,8 @@ def paper_sweep(figure, seeds, jobs, t0):
     for label, changes, grid in [v for v in VARIANTS if v[0] in methods]:
         click = ClickModelConfig(convention="reciprocal", eta=1.0, noise=0.1, relevance="binary",
                                  **({"topk": topk} if isinstance(topk, int) else {}))
-        base = ExperimentSpec(dataset=TABLE2_DATA["synthetic"][0], click=click, n_sessions=20_000,
-                              train=TrainConfig(steps=600, **changes))
+        spec, n_sessions = TABLE2_DATA[dataset]
+        base = ExperimentSpec(dataset=spec, click=click, n_sessions=n_sessions, train=TrainConfig(steps=600, **changes))
         df = run_grid(base, {**grid_k, key: values, **grid}, seeds, n_jobs=jobs, cache_dir=cache)
         frames.append(df.assign(method=label))
         print(f"{figure} {label}: {time.time() - t0:.0f} s", flush=True)
@@ -198,21 +199,26 @@ def paper_sweep(figure, seeds, jobs, t0):
             pairs.append({**{c: f"{v:g}" for c, v in zip(by_cols, at if isinstance(at, tuple) else (at,))},
                           "comparison": f"CLD (γ tuned) − {other}", "mean diff nDCG@1": f"{t['mean_diff']:+.4f}",
                           "p (paired t)": f"{t['p']:.3f}"})
-    md = (f"# CLD {what} — under the paper's protocol, synthetic, {len(seeds)} seeds\n\n"
-          "As `cld_study_table2.md` (binarised relevance, 500 queries × 24 candidates, o_p = (1/p)^η, η = 1 and "
-          "ε = 0.1 unless swept, 20,000 sessions unless swept, the paper's rankers and optimiser, γ tuned per "
+    data_txt = {"synthetic": "synthetic, 500 queries × 24 candidates, 20,000 sessions",
+                "mq2008": "MQ2008 fold 1, 50,000 sessions", "yahoo": "the 251-query Yahoo! sample, 50,000 sessions"}
+    name = figure if dataset == "synthetic" else f"{figure}_{dataset}"
+    md = (f"# CLD {what} — under the paper's protocol, {dataset}, {len(seeds)} seeds\n\n"
+          f"As `cld_study_table2.md` ({data_txt[dataset]} unless swept; binarised relevance, o_p = (1/p)^η, η = 1 "
+          "and ε = 0.1 unless swept, the paper's rankers and optimiser, γ tuned per "
           "seed on validation over {0.05, …, 0.30} beside γ = 0).  Mean [90 % t-interval] on the test split.\n\n"
           + table(s, by_cols + ["method"], metrics)
           + "\n\n## Paired differences over seeds (nDCG@1)\n\n" + frame_md(pd.DataFrame(pairs), index=False)
-          + f"\n\nRe-run: `python experiments/cld_study.py --figure {figure}` ({time.time() - t0:.0f} s here).")
+          + f"\n\nRe-run: `python experiments/cld_study.py --figure {figure}"
+          + ("" if dataset == "synthetic" else f" --datasets {dataset} --seeds {len(seeds)}")
+          + f"` ({time.time() - t0:.0f} s here).")
     figs = {}
     for k in (grid_k.get("click.topk") or [None]):
         part = s if k is None else s[s["click.topk"] == k]
         suffix = "" if k is None else f"_k{k}"
-        figs[f"cld_{figure}{suffix}.png"] = sweep_figure(part, xtitle, "ndcg@1", by="method",
-                                                        title=f"nDCG@1 vs {xtitle} (paper protocol"
-                                                              + ("" if k is None else f", k = {k}") + ")")
-    _save("cld", figure, df, md, figs)
+        figs[f"cld_{name}{suffix}.png"] = sweep_figure(part, xtitle, "ndcg@1", by="method",
+                                                      title=f"nDCG@1 vs {xtitle} ({dataset}, paper protocol"
+                                                            + ("" if k is None else f", k = {k}") + ")")
+    _save("cld", name, df, md, figs)
 
 
 LR_GRID = [2e-4, 5e-4, 1e-3, 2e-3, 5e-3]                # the paper's learning-rate grid (§6)
@@ -279,20 +285,21 @@ def paper_lr_tuning(seeds, jobs, t0):
     _save("cld", "lr_tuning", df, md, {})
 
 
-def run(figure, seeds, jobs, datasets=("synthetic", "mq2008", "yahoo"), real_seeds=None):
+def run(figure, seeds, jobs, datasets=None, real_seeds=None):
     t0 = time.time()
     seeds = list(seeds)
     click = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0, noise=0.1)
     base = ExperimentSpec(click=click, n_sessions=20_000, train=TrainConfig(steps=600))
     metrics = ["ndcg@1", "ndcg@3", "map"]
     if figure == "table2":
-        paper_table2(seeds, jobs, t0, datasets, real_seeds)
+        paper_table2(seeds, jobs, t0, datasets or ("synthetic", "mq2008", "yahoo"), real_seeds)
         return
     if figure == "lr_tuning":
         paper_lr_tuning(seeds, jobs, t0)
         return
     if figure in PAPER_SWEEPS:
-        paper_sweep(figure, seeds, jobs, t0)
+        for dataset in datasets or ("synthetic",):
+            paper_sweep(figure, seeds, jobs, time.time(), dataset)
         return
     sweeps = {
         # the synthetic default has 10 candidates per query: k = 10 would select everything
@@ -345,14 +352,14 @@ def main():
                                                           "sessions", "misspec", "all"])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--datasets", default="synthetic,mq2008,yahoo", help="Table 2: comma-separated of "
-                                                                      "synthetic, mq2008, yahoo")
+    ap.add_argument("--datasets", default=None, help="comma-separated of synthetic, mq2008, yahoo (Table 2: all "
+                                                    "three by default; the *_paper sweeps: synthetic)")
     ap.add_argument("--real-seeds", type=int, default=None, help="Table 2: seeds on MQ2008 and the Yahoo! sample "
                                                                      "(default: --seeds)")
     a = ap.parse_args()
     for f in (["table2", "lr_tuning", *PAPER_SWEEPS, "k", "k_mq2008", "eta", "noise", "sessions", "misspec"] if a.figure == "all"
               else [a.figure]):
-        run(f, list(range(a.seeds)), a.jobs, a.datasets.split(","),
+        run(f, list(range(a.seeds)), a.jobs, a.datasets.split(",") if a.datasets else None,
             None if a.real_seeds is None else list(range(a.real_seeds)))
 
 

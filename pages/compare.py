@@ -7,7 +7,8 @@ from ultr_core.text import escape_markdown
 from ultr_core.algorithms import ALGORITHMS
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
-from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, check_cells, expand_grid, grid_job
+from ultr_core.experiment import ExperimentSpec, check_cells, expand_grid, grid_job
+from ultr_core.presets import PRESET_SWEEPS
 from ultr_core.figures import interval_bar_figure, sweep_figure
 from ultr_core.jobs import Job
 from ultr_core.stats import summarise

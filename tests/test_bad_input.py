@@ -372,9 +372,10 @@ def test_grid_refuses_an_impossible_cell_before_running_and_keeps_finished_runs(
     assert len(df) == 3 and df["error"].notna().sum() == 1 and df["ndcg@10"].notna().sum() == 2
 
 
-@pytest.mark.parametrize("name", __import__("ultr_core.experiment", fromlist=["x"]).PRESET_SWEEPS)
+@pytest.mark.parametrize("name", __import__("ultr_core.presets", fromlist=["x"]).PRESET_SWEEPS)
 def test_every_compare_preset_is_valid(name):
-    from ultr_core.experiment import PRESET_SWEEPS, ExperimentSpec, check_cells, expand_grid
+    from ultr_core.experiment import ExperimentSpec, check_cells, expand_grid
+    from ultr_core.presets import PRESET_SWEEPS
     p = PRESET_SWEEPS[name]
     base = ExperimentSpec()
     for k, v in p["base"].items():
