@@ -102,7 +102,8 @@ def score_on_test(doc_features: np.ndarray, documents: np.ndarray, ctr: np.ndarr
                   test: RankingData, seed: int = 0, ks=(5, 10)) -> dict:
     """Test-set nDCG of a ranker trained as the paper does (App. C.3): a gradient-boosted regressor
     (500 trees, learning rate 0.1, at most 255 leaves, ≥ 100 rows per leaf — LightGBM's
-    ``min_sum_hessian_in_leaf=100`` for squared error) on the features of every displayed
+    ``min_sum_hessian_in_leaf=100`` for squared error; half the rows when there are fewer than 200)
+    on the features of every displayed
     (document, factor) row with target ctr / (ô + 10⁻⁵)."""
     from sklearn.ensemble import HistGradientBoostingRegressor
     target = np.asarray(ctr, np.float64) / (np.asarray(observation, np.float64) + 1e-5)
