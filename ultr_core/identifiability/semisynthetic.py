@@ -85,7 +85,7 @@ def contextual_study_data(dataset: LTRDataset, n_contexts: int = 5_000, impressi
     r = relevance_probability(train.labels[shown], max(dataset.max_label, 1), noise)
     clicks = rng.binomial(int(impressions), r * o)
     X = train.features[shown][:, :identity_features]
-    uniq, doc = np.unique(X, axis=0, return_inverse=True)
+    _, doc = np.unique(X, axis=0, return_inverse=True)
     doc = doc.ravel().astype(np.int64)
     frame = pd.DataFrame({"doc_id": doc, "context": ctx.astype(np.int64), "position": (p_of + 1).astype(np.int16),
                           "impressions": np.full(len(doc), int(impressions), np.int64),
