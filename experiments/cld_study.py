@@ -25,11 +25,19 @@ from ultr_core.experiment import ExperimentSpec, run_grid  # noqa: E402
 from ultr_core.figures import sweep_figure  # noqa: E402
 from ultr_core.simulation import ClickModelConfig  # noqa: E402
 from _common import save as _save, table  # noqa: E402
-from ultr_core.stats import summarise  # noqa: E402
+from ultr_core.stats import paired_differences, summarise  # noqa: E402
 
 MQ = ROOT.parent / "shared" / "data" / "mq2008"
 LINEAR = {"cld", "heckman"}
 ALL = ["naive", "ips", "heckman", "rankagg", "cld", "cld_pair", "oracle"]
+
+
+def _pair_table(pairs: pd.DataFrame, fmt: dict | None = None) -> pd.DataFrame:
+    """:func:`~ultr_core.stats.paired_differences` (nDCG@1) as printed in the study tables."""
+    out = pairs.drop(columns="n").assign(mean_diff=pairs.mean_diff.map("{:+.4f}".format), p=pairs.p.map("{:.3f}".format))
+    for c, f in (fmt or {}).items():
+        out[c] = out[c].map(f.format)
+    return out.rename(columns={"mean_diff": "mean diff nDCG@1", "p": "p (paired t)"})
 
 
 def grid_methods(base: ExperimentSpec, grid: dict, methods, seeds, jobs) -> pd.DataFrame:
@@ -71,7 +79,6 @@ def paper_table2(seeds, jobs, t0, datasets, real_seeds=None):
     it), top-5 of long candidate lists, 10 % click noise, η ∈ {0.1, 1}; γ tuned per seed on
     validation over [0.05, 0.30] beside the γ = 0 ablation; paired differences CLD − baselines."""
     from ultr_core.experiment import tuned_per_seed
-    from ultr_core.stats import paired_test
     metrics = ["ndcg@1", "ndcg@3", "map"]
     cache = ROOT.parent / ".cache_cld_table2"                 # resumable; outside the repository
     frames = []
@@ -108,14 +115,9 @@ def paper_table2(seeds, jobs, t0, datasets, real_seeds=None):
     df = df.sort_values(["dataset", "eta", "method"], key=lambda c: c.map(order) if c.name == "method" else c)
     s = summarise(df, ["dataset", "eta", "method"], metrics)
     # does the selection term matter? paired over seeds: tuned γ − γ = 0, and CLD vs each baseline
-    pairs = []
-    for (name, eta), g in df.groupby(["dataset", "eta"], sort=False):
-        by = {m: x.sort_values("seed")["ndcg@1"].to_numpy() for m, x in g.groupby("method")}
-        ref = by["CLD (γ tuned on validation)"]
-        for other in ("CLD (γ = 0, no selection coupling)", "IPS", "Heckman_rank", "RankAgg", "Naive"):
-            t = paired_test(ref, by[other])
-            pairs.append({"dataset": name, "eta": eta, "comparison": f"CLD (γ tuned) − {other}",
-                          "mean diff nDCG@1": f"{t['mean_diff']:+.4f}", "p (paired t)": f"{t['p']:.3f}"})
+    pairs = _pair_table(paired_differences(
+        df, "CLD (γ tuned on validation)", ("CLD (γ = 0, no selection coupling)", "IPS", "Heckman_rank", "RankAgg",
+                                            "Naive"), by=["dataset", "eta"], ref_label="CLD (γ tuned)"))
     chosen = (df[df.method == "CLD (γ tuned on validation)"].groupby(["dataset", "eta"])["train.cld_gamma"]
               .apply(lambda x: ", ".join(f"{v:.2f}" for v in x)).reset_index())
     from _common import frame_md
@@ -165,7 +167,6 @@ def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic"):
     CLD with γ tuned per seed on validation beside γ = 0, and paired differences CLD (γ tuned) − each
     other method at every swept value.  Real data write ``cld_study_<figure>_<dataset>.md``."""
     from ultr_core.experiment import tuned_per_seed
-    from ultr_core.stats import paired_test
     from _common import frame_md
     key, values, fixed, methods, xtitle, what = PAPER_SWEEPS[figure]
     metrics = ["ndcg@1", "ndcg@3", "map"]
@@ -191,14 +192,9 @@ def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic"):
     df = df.rename(columns={key: xtitle})
     by_cols = [xtitle if c == key else c for c in by_cols]
     s = summarise(df, by_cols + ["method"], metrics)
-    pairs = []
-    for at, g in df.groupby(by_cols):
-        by = {m: x.sort_values("seed")["ndcg@1"].to_numpy() for m, x in g.groupby("method")}
-        for other in [m for m in ("CLD (γ = 0)", *methods) if m != "CLD"]:
-            t = paired_test(by["CLD (γ tuned)"], by[other])
-            pairs.append({**{c: f"{v:g}" for c, v in zip(by_cols, at if isinstance(at, tuple) else (at,))},
-                          "comparison": f"CLD (γ tuned) − {other}", "mean diff nDCG@1": f"{t['mean_diff']:+.4f}",
-                          "p (paired t)": f"{t['p']:.3f}"})
+    pairs = _pair_table(paired_differences(df.sort_values(by_cols), "CLD (γ tuned)",
+                                           [m for m in ("CLD (γ = 0)", *methods) if m != "CLD"], by=by_cols),
+                        fmt={c: "{:g}" for c in by_cols})
     data_txt = {"synthetic": "synthetic, 500 queries × 24 candidates, 20,000 sessions",
                 "mq2008": "MQ2008 fold 1, 50,000 sessions", "yahoo": "the 251-query Yahoo! sample, 50,000 sessions"}
     name = figure if dataset == "synthetic" else f"{figure}_{dataset}"
@@ -229,7 +225,6 @@ def paper_lr_tuning(seeds, jobs, t0):
     setting, η = 1): every method over :data:`LR_GRID` (CLD jointly with γ, and with γ = 0 as its
     ablation), beside the fixed preset learning rates used for Table 2 and Figs. 4–7."""
     from ultr_core.experiment import tuned_per_seed
-    from ultr_core.stats import paired_test
     from _common import frame_md
     metrics = ["ndcg@1", "ndcg@3", "map"]
     cache = ROOT.parent / ".cache_cld_table2"
@@ -258,19 +253,13 @@ def paper_lr_tuning(seeds, jobs, t0):
     s = summarise(df, ["method", "lr"], metrics)
     chosen = (df[df.lr != "preset"].groupby("method")["train.lr"]
               .apply(lambda x: ", ".join(f"{v:g}" for v in x)).reset_index().rename(columns={"train.lr": "lr per seed"}))
-    tuned = df[df.lr != "preset"]
-    by = {m: x.sort_values("seed")["ndcg@1"].to_numpy() for m, x in tuned.groupby("method")}
-    pairs = []
-    for other in ("CLD (γ = 0)", "Naive", "IPS", "Heckman_rank", "RankAgg", "CLD_pair (mixed pairs random)"):
-        t = paired_test(by["CLD (γ tuned)"], by[other])
-        pairs.append({"comparison (all tuned)": f"CLD (γ tuned) − {other}",
-                      "mean diff nDCG@1": f"{t['mean_diff']:+.4f}", "p (paired t)": f"{t['p']:.3f}"})
-    gain = []
-    for m, x in df.groupby("method"):
-        a = x[x.lr == "tuned on validation"].sort_values("seed")["ndcg@1"].to_numpy()
-        b = x[x.lr == "preset"].sort_values("seed")["ndcg@1"].to_numpy()
-        t = paired_test(a, b)
-        gain.append({"method": m, "tuned − preset nDCG@1": f"{t['mean_diff']:+.4f}", "p (paired t)": f"{t['p']:.3f}"})
+    pairs = _pair_table(paired_differences(
+        df[df.lr != "preset"], "CLD (γ tuned)", ("CLD (γ = 0)", "Naive", "IPS", "Heckman_rank", "RankAgg",
+                                                 "CLD_pair (mixed pairs random)"))).rename(
+        columns={"comparison": "comparison (all tuned)"})
+    gain = _pair_table(paired_differences(df.sort_values("method"), "tuned on validation", ["preset"], by="method",
+                                          method_col="lr")).drop(columns="comparison").rename(
+        columns={"mean diff nDCG@1": "tuned − preset nDCG@1"})
     md = (f"# CLD Table 2 (synthetic, η = 1) with the paper's learning-rate grid tuned per method, {len(seeds)} seeds\n\n"
           "As `cld_study_table2.md` (binarised relevance, 500 queries × 24 candidates, top-5, ε = 0.1, the paper's "
           "rankers, Xavier, L2 10⁻³) with lr ∈ {2e-4, 5e-4, 1e-3, 2e-3, 5e-3} (CLD §6) chosen per method and seed on "

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["mean_ci", "summarise", "paired_test"]
+__all__ = ["mean_ci", "summarise", "paired_test", "paired_differences"]
 
 
 def mean_ci(values, level: float = 0.9) -> tuple[float, float, float]:
@@ -43,3 +43,39 @@ def paired_test(a, b) -> dict:
         return {"mean_diff": float(d.mean()) if len(d) else float("nan"), "t": float("nan"), "p": float("nan")}
     t, p = stats.ttest_rel(a, b)
     return {"mean_diff": float(d.mean()), "t": float(t), "p": float(p)}
+
+
+def paired_differences(df: pd.DataFrame, ref: str, others, by=(), metric: str = "ndcg@1",
+                       method_col: str = "method", seed_col: str = "seed", ref_label: str | None = None) -> pd.DataFrame:
+    """Paired t-tests ``ref − other`` for each of ``others`` within every group of ``by``.
+
+    Rows of two methods are paired on ``seed_col`` (seeds present for both only), so a missing
+    or reordered seed never pairs unlike runs.  One row per (group, other): the ``by`` values,
+    ``comparison`` ("ref − other", ``ref_label`` in place of ``ref`` when given), ``mean_diff``,
+    ``p`` (two-sided, NaN when the differences are constant or fewer than two) and ``n`` (pairs).  Groups without ``ref`` are skipped; an
+    ``other`` missing from a group raises ``KeyError`` naming it, two rows of one method and seed
+    in a group ``ValueError``.
+
+    >>> df = pd.DataFrame({"method": ["A", "A", "A", "B", "B"], "seed": [0, 1, 2, 1, 0],
+    ...                    "ndcg@1": [0.5, 0.6, 0.7, 0.5, 0.2]})
+    >>> r = paired_differences(df, "A", ["B"])       # seeds 0 and 1: differences 0.3 and 0.1
+    >>> r[["comparison", "n"]].values.tolist(), round(float(r["mean_diff"][0]), 4)
+    ([['A − B', 2]], 0.2)
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    rows = []
+    for key, g in (df.groupby(by, sort=False) if by else [((), df)]):
+        key = key if isinstance(key, tuple) else (key,)
+        if g.duplicated([seed_col, method_col]).any():
+            raise ValueError(f"two rows of one {method_col} and {seed_col} in group {dict(zip(by, key))}")
+        wide = g.pivot_table(index=seed_col, columns=method_col, values=metric, aggfunc="first")
+        if ref not in wide:
+            continue
+        for other in others:
+            if other not in wide:
+                raise KeyError(f"method {other!r} has no rows in group {dict(zip(by, key))}")
+            pair = wide[[ref, other]].dropna()
+            t = paired_test(pair[ref], pair[other])
+            rows.append({**dict(zip(by, key)), "comparison": f"{ref_label or ref} − {other}", "mean_diff": t["mean_diff"],
+                         "p": t["p"], "n": len(pair)})
+    return pd.DataFrame(rows)
