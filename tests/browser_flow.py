@@ -186,7 +186,7 @@ def run_playground(url: str, shot: Path | None = None) -> dict:
         t0 = time.time()
         page.goto(url)
         curves = page.locator(".js-plotly-plot").nth(1)
-        curves.locator(".scatterlayer .trace").first.wait_for(timeout=60_000)
+        curves.locator(".scatterlayer .trace").first.wait_for(timeout=120_000)     # waits are hang guards
         seen["first_curve_s"] = time.time() - t0
         table = page.locator('[data-testid="stDataFrame"]')
         table.first.wait_for(timeout=90_000)
@@ -203,7 +203,7 @@ def run_playground(url: str, shot: Path | None = None) -> dict:
         for _ in range(4):
             eta.press("ArrowRight")
             page.wait_for_timeout(300)
-        page.get_by_text("training — step").first.wait_for(timeout=30_000)
+        page.get_by_text("training — step").first.wait_for(timeout=60_000)
         seen["restart_s"] = time.time() - t1
         table.first.wait_for(timeout=90_000)
         seen["rerun_s"] = time.time() - t1
