@@ -372,6 +372,121 @@ def paper_table2(seeds) -> None:
     print(md)
 
 
+def _official_merge_rounds(X: np.ndarray, Z: np.ndarray, component: np.ndarray):
+    """The merge rounds of the official ``simulate_context_and_node_merging.py`` (lines 70–135), as
+    we read them: grow the largest component; each round, every remaining component's factor nearest
+    to the grown part (Euclidean on the bias features ``X``) with its nearest factor there; the round
+    merges the component whose pair is closest in context vector ``Z`` (first minimum).  Returns the
+    chosen (src → dst) map and the map line 128 writes: it indexes with the loop variables
+    ``min_src_node`` / ``min_dst_node``, which after the loop hold the round's **last** component's
+    pair, not the chosen one.  Components are ordered by size (ties by id; the script keeps igraph's
+    order).  One KD-tree query over all remaining factors per round."""
+    from scipy.spatial import cKDTree
+    sizes = np.bincount(component)
+    order = np.lexsort((np.arange(len(sizes)), -sizes))            # largest first
+    grown = list(np.flatnonzero(component == order[0]))
+    rest = list(order[1:])
+    chosen, written = {}, {}
+    while rest:
+        members = [np.flatnonzero(component == c) for c in rest]
+        nodes = np.concatenate(members)
+        starts = np.cumsum([0] + [len(m) for m in members[:-1]])
+        d, j = cKDTree(X[grown]).query(X[nodes], k=1)
+        pick = [st + int(np.argmin(d[st:st + len(m)])) for st, m in zip(starts, members)]
+        src = nodes[pick]
+        dst = np.asarray(grown)[j[pick]]
+        cost = np.linalg.norm(Z[src] - Z[dst], axis=1)
+        w = int(np.argmin(cost))
+        chosen[int(src[w])] = int(dst[w])
+        written[int(src[-1])] = int(dst[-1])
+        grown.extend(members[w])
+        del rest[w]
+    return chosen, written
+
+
+def official_merging_check(seeds) -> None:
+    """How many factors the official node-merging script re-maps on the Table 2 data, and how many
+    components the graph the DLA then sees has: ours (transitive union–find), the official one-level
+    re-map of the chosen pairs, and the map as the script writes it (:func:`_official_merge_rounds`)."""
+    import time
+
+    from _common import frame_md
+
+    from ultr_core.identifiability.merging import bias_feature_vectors, plan_merges
+    from ultr_core.identifiability.repairs import fit_repaired
+    from ultr_core.identifiability.semisynthetic import contextual_study_data
+    t0, rows, fits = time.time(), [], []
+    for name, spec in (("Yahoo! sample", f"yahoo:{YAHOO}"), ("MQ2008 fold 1", f"mq2008:{MQ}")):
+        ds = load_dataset(spec, seed=0)
+        for seed in seeds:
+            data = contextual_study_data(ds, n_contexts=5_000, seed=seed)
+            g = IdentifiabilityGraph.from_counts(data.table)
+            X = bias_feature_vectors(g, data.context_vectors)
+            Z = np.asarray(data.context_vectors)[g.factors["context"].to_numpy(np.int64)]
+            chosen, written = _official_merge_rounds(X, Z, g.component)
+
+            def labels(remap):
+                lab = np.arange(g.n_factors)
+                lab[list(remap)] = list(remap.values())
+                return lab
+            ours = plan_merges(g, X).merged_graph().n_components
+            rows.append({"dataset": name, "seed": seed, "components": g.n_components,
+                         "merges (rounds)": len(chosen), "ours: components after": ours,
+                         "one-level re-map of the chosen pairs: components after":
+                             g.with_factor_groups(labels(chosen)).n_components,
+                         "chosen targets that are re-mapped themselves": sum(d in chosen for d in chosen.values()),
+                         "map as written (line 128): entries": len(written),
+                         "map as written: components after": g.with_factor_groups(labels(written)).n_components})
+            for label, kw in [("No debias", dict(method="no_debias")), ("DLA_I", dict(method="dla_ls", init="ones")),
+                              ("DLA_I + merging (ours)", dict(method="dla_ls", init="ones", repair="merge")),
+                              ("DLA_I + merging (one-level map)", dict(method="dla_ls", init="ones", repair="merge",
+                                                                      factor_groups=labels(chosen))),
+                              ("DLA_I + merging (map as written)", dict(method="dla_ls", init="ones", repair="merge",
+                                                                       factor_groups=labels(written)))]:
+                out = fit_repaired(data.table, data.true_relevance, None, data.lists, seed=seed,
+                                   context_vectors=data.context_vectors, test=(data.doc_features, data.test), **kw)
+                fits.append({"dataset": name, "method": label, "seed": seed,
+                             **{k: v for k, v in out.items() if k != "observation"}})
+            print(f"{name} seed {seed}: {time.time() - t0:.0f} s", flush=True)
+    df, fd = pd.DataFrame(rows), pd.DataFrame(fits)
+    OUT.mkdir(parents=True, exist_ok=True)
+    df.to_csv(OUT / "identifiability_official_merging.csv", index=False)
+    fd.to_csv(OUT / "identifiability_official_merging_fits.csv", index=False)
+    from ultr_core.stats import paired_differences
+    paired = paired_differences(fd, "No debias", [m for m in fd.method.unique() if m != "No debias"], by="dataset",
+                                metric="mcc")
+    paired = paired.assign(comparison=paired.comparison.str.replace(r"^No debias − (.*)$", r"\1 − No debias",
+                                                                    regex=True),
+                           mean_diff=(-paired.mean_diff).map("{:+.4f}".format), p=paired.p.map("{:.3f}".format))
+    fit_md = interval_table(fd, ["dataset", "method"], ["mcc", "ndcg@10", "click_mse", "test_ndcg@10"],
+                            ("components after (median)", lambda g: f"{int(g.components_after.median()):,}"))
+    md = ("# Node merging as the official script does it, on our Table 2 data\n\n"
+          "The data of `identifiability_table2.md` (5,000 contexts, documents = all features).  The official "
+          "`simulate_context_and_node_merging.py` grows the largest component one component per round and "
+          "stores a map factor → factor that `test_semi_synthetic.py` applies to each row's bias id one level "
+          "deep (`merging_dict.get(repr, repr)`, line 95).  Three readings of it, counted here:\n\n"
+          "- **ours**: the same merges as a minimum spanning tree, merged factors share one parameter "
+          "transitively (union–find) — always one component;\n"
+          "- **one-level re-map of the chosen pairs** (what the script intends): a chosen target that was "
+          "itself re-mapped in an earlier round no longer carries its old id, so the merged component hangs on "
+          "an id nobody else uses;\n"
+          "- **map as written**: line 128 indexes with `min_src_node` / `min_dst_node`, the loop variables of "
+          "the scan over all components (line 119), which after the scan hold the *last* component's pair; the "
+          "chosen edge goes only into `edges` (line 129), which the identifiability print uses but the "
+          "training does not.  Entries are overwritten until the last component is itself chosen.\n\n"
+          "Component order: by size, ties by our component id (the script keeps igraph's order, so which "
+          "component is last differs; the count of entries is of the same kind).\n\n"
+          + frame_md(df, index=False)
+          + "\n\n## DLA_I under each reading (as `identifiability_table2.md`; mean [90 % t-interval] over seeds)\n\n"
+          + fit_md + "\n\nPaired over seeds (MCC):\n\n"
+          + frame_md(paired.drop(columns="n").rename(columns={"mean_diff": "mean diff MCC", "p": "p (paired t)"}),
+                     index=False)
+          + f"\n\nRe-run: `python experiments/identifiability_study.py --official-merging --seeds {len(seeds)}` "
+          f"({time.time() - t0:.0f} s here).\n")
+    (ROOT / "docs" / "identifiability_official_merging.md").write_text(md)
+    print(md)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--table1", action="store_true", help="Table 1 / Fig. 3b / Table 6 on the paper's own data")
@@ -379,6 +494,8 @@ def main():
     ap.add_argument("--fig7", action="store_true", help="Fig. 7c/d: features removed until the IG connects")
     ap.add_argument("--table2", action="store_true", help="Table 2 / Table 6: 5,000 contexts on MQ2008 and the "
                                                           "Yahoo! sample, node merging")
+    ap.add_argument("--official-merging", action="store_true", help="what the official node-merging script "
+                    "re-maps on the Table 2 data (three readings; components after each)")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--all-methods", action="store_true", help="with --table1: add Regression-EM and Two-Tower "
                                                                 "(their official updates; ≈ 1 min per K and seed)")
@@ -393,6 +510,9 @@ def main():
         return
     if a.table2:
         paper_table2(list(range(a.seeds)))
+        return
+    if a.official_merging:
+        official_merging_check(list(range(a.seeds)))
         return
     if a.fig7:
         import time

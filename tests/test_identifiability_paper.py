@@ -7,6 +7,7 @@ import pytest
 from ultr_core.embedding import fit_counts
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability import IdentifiabilityGraph
+from ultr_core.identifiability.merging import plan_merges
 from ultr_core.identifiability.repairs import fit_repaired
 from ultr_core.simulation import EYE_TRACKING
 from ultr_core.synthetic import (PAPER_BLOCKS, PAPER_LABEL_SHARES, binomial_ctr_table,
@@ -196,6 +197,24 @@ def test_fig4b_merging_nearer_positions_recovers_more():
     with pytest.raises(ConfigError, match="merge_positions"):
         fit_repaired(table, r, o, data, repair="merge", merge_positions=[(4, 11)])
 
+
+
+def test_explicit_factor_groups_are_a_merge():
+    """``factor_groups`` (another implementation's merge map) fits one parameter per label: the planned
+    merge's own groups give the planned result, one label for all factors gives No debias."""
+    data = make_paper_identifiability_data(2, seed=0)
+    table, r, o = binomial_ctr_table(data, seed=0)
+    g = IdentifiabilityGraph.from_counts(table)
+    planned = fit_repaired(table, r, o, data, repair="merge")
+    same = fit_repaired(table, r, o, data, repair="merge", factor_groups=plan_merges(g).factor_groups() * 7 + 3)
+    assert same["mcc"] == pytest.approx(planned["mcc"], abs=1e-12) and same["components_after"] == 1
+    one = fit_repaired(table, r, o, data, repair="merge", factor_groups=np.full(g.n_factors, "x"))
+    assert one["mcc"] == pytest.approx(fit_repaired(table, r, o, data, method="no_debias")["mcc"], abs=1e-12)
+    assert one["observation_parameters"] == 1
+    with pytest.raises(ConfigError, match="one label per factor"):
+        fit_repaired(table, r, o, data, repair="merge", factor_groups=[0, 1])
+    with pytest.raises(ConfigError, match="factor_groups"):
+        fit_repaired(table, r, o, data, factor_groups=np.zeros(g.n_factors))
 
 def test_fig4a_random_cost_interventions_are_worse_than_min_cost():
     data = make_paper_identifiability_data(2, seed=0)

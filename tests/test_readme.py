@@ -52,3 +52,18 @@ def test_cli_help_shows_defaults_and_set_keys():
     r = subprocess.run([sys.executable, "-m", "ultr_core", "train", "--help"], cwd=ROOT, capture_output=True,
                        text=True)
     assert r.returncode == 0 and "(default: 20000)" in r.stdout and "lbd_lambda" in r.stdout
+
+
+def test_readme_study_commands_name_existing_scripts_and_flags():
+    """Every `python experiments/….py --flag` README lists is a script that accepts that flag."""
+    cmds = re.findall(r"`python (experiments/\w+\.py)([^`]*)`", README)
+    assert len(cmds) >= 10
+    flags: dict[str, set] = {}
+    for script, rest in cmds:
+        flags.setdefault(script, set()).update(re.findall(r"--[a-z][a-z0-9-]*", rest))
+    for script, wanted in flags.items():
+        assert (ROOT / script).exists(), script
+        r = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        missing = [f for f in wanted if not re.search(re.escape(f) + r"(?![a-z0-9-])", r.stdout)]
+        assert not missing, f"{script} does not accept {missing}"

@@ -40,7 +40,7 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
                  method: str = "dla", repair: str = "none", init: str = "random", seed: int = 0,
                  tol: float = 1e-9, max_iter: int | None = None, impressions: int = 1_000_000,
                  random_intervention: bool = False, merge_positions=None, context_vectors=None,
-                 test=None) -> dict:
+                 test=None, factor_groups=None) -> dict:
     """Fit ``method`` (an embedding method, or ``no_debias``: one observation parameter shared
     by every factor) on ``table`` (documents × positions, with impressions and clicks) after
     ``repair`` and return its scores: MCC of r̂ against ``true_relevance`` (indexed by
@@ -53,6 +53,9 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
       positions instead of the planned pairs (Fig. 4b's strategies).  With a ``context`` bias
       column and ``context_vectors``, the merge distance is over the paper's bias features
       (context vector, 10·position; App. C.3), else contexts are one-hot coded.
+      ``factor_groups`` (one label per factor of ``IdentifiabilityGraph.from_counts(table)``,
+      in its factor order) gives the observation parameters directly instead — e.g. another
+      implementation's merge map.
     * ``intervene`` — r̂, ô from a fit after node merging (App. C.3), the minimum-cost swaps
       (``random_intervention``: the paper's random ablation), each shown at its target position
       for ``impressions`` impressions with Binomial(impressions, r·o_target) clicks; then a
@@ -70,7 +73,16 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
     g = IdentifiabilityGraph.from_counts(table)
     out = {"components": g.n_components}
     groups = None
-    if repair in ("merge", "intervene"):
+    if factor_groups is not None:
+        if repair != "merge" or merge_positions is not None:
+            raise ConfigError("factor_groups", "is a merge of its own: use it with repair='merge' and no "
+                                               "merge_positions")
+        labels = np.asarray(factor_groups)
+        if labels.shape != (g.n_factors,):
+            raise ConfigError("factor_groups", f"needs one label per factor ({g.n_factors}), got shape "
+                                               f"{labels.shape}")
+        groups = np.unique(labels, return_inverse=True)[1].astype(np.int64)
+    elif repair in ("merge", "intervene"):
         if merge_positions is not None and repair == "merge":
             pos = g.factors["position"].tolist()
             missing = [p for ab in merge_positions for p in ab if p not in pos]
