@@ -7,7 +7,7 @@ on this 2-core machine in brackets):
 * ~300 MB CSV (16.6 M rows): components (< 10 s);
 * Yandex relevance-prediction text: lines per second (≥ 1 M/s), parse + aggregate + graph.
 
-    python benchmarks/bench_ingestion.py [--skip-100m] [--yandex-sessions 4000000]
+    python benchmarks/bench_ingestion.py [--skip-100m] [--yandex-only] [--yandex-sessions 4000000]
 
 The logs are generated here in a temporary directory (never committed) from
 ultr_core.synthetic.make_contextual_log: 1 M sessions × 10 positions; the 100 M-row log
@@ -62,60 +62,70 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--skip-100m", action="store_true", help="skip the 100 M-row log (≈ 2 minutes to write)")
     ap.add_argument("--yandex-sessions", type=int, default=4_000_000, help="sessions of the Yandex text log (≈ 2.5 lines each)")
+    ap.add_argument("--yandex-only", action="store_true", help="only the Yandex text log")
     a = ap.parse_args()
-    log = make_contextual_log(n_sessions=1_000_000, n_contexts=5_000, seed=0)
-    frame = log.frame[COLS]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        p10 = tmp / "log10m.parquet"
-        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), p10)
-        print(f"10 M rows: {p10.stat().st_size / 2**20:.0f} MB Parquet")
-        base = ["ig", "--bias", "context,position", "--document", "global", "--estimate", "none", "--json"]
-        wall, rss, rep = run_cli([base[0], str(p10)] + base[1:])
-        print(f"  components: {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — {rep['n_nodes']:,} factors, "
+        if not a.yandex_only:
+            columnar(tmp, a.skip_100m)
+        yandex(tmp, a.yandex_sessions)
+
+
+def columnar(tmp: Path, skip_100m: bool) -> None:
+    """Parquet (10 M, 100 M rows) and CSV (16.6 M rows) logs through the ``ig`` CLI."""
+    log = make_contextual_log(n_sessions=1_000_000, n_contexts=5_000, seed=0)
+    frame = log.frame[COLS]
+    p10 = tmp / "log10m.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), p10)
+    print(f"10 M rows: {p10.stat().st_size / 2**20:.0f} MB Parquet")
+    base = ["ig", "--bias", "context,position", "--document", "global", "--estimate", "none", "--json"]
+    wall, rss, rep = run_cli([base[0], str(p10)] + base[1:])
+    print(f"  components: {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — {rep['n_nodes']:,} factors, "
+          f"{rep['n_components']:,} components")
+    wall, rss, rep = run_cli([base[0], str(p10)] + base[1:] + ["--merge"])
+    print(f"  merged:     {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — {rep['n_merges']:,} merges → "
+          f"{rep['n_components_after_merge']} component")
+
+    csv = tmp / "log.csv"
+    rng = np.random.default_rng(1)
+    extra = frame.iloc[: 6_600_000].assign(click=rng.permutation(frame["click"].to_numpy()[: 6_600_000]))
+    with pcsv.CSVWriter(csv, pa.Table.from_pandas(frame.iloc[:1], preserve_index=False).schema) as w:
+        for part in (frame, extra):
+            w.write_table(pa.Table.from_pandas(part, preserve_index=False))
+    n_csv = len(frame) + len(extra)
+    wall, rss, rep = run_cli(["ig", str(csv)] + base[1:])
+    print(f"CSV {csv.stat().st_size / 2**20:.0f} MB ({n_csv / 1e6:.1f} M rows): components {wall:5.2f} s wall, "
+          f"peak RSS {rss:5.0f} MB — {rep['n_components']:,} components")
+
+    if not skip_100m:
+        p100 = tmp / "log100m.parquet"
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        with pq.ParquetWriter(p100, table.schema) as w:
+            clicks = frame["click"].to_numpy()
+            for i in range(10):
+                c = pa.array(np.random.default_rng(10 + i).permutation(clicks))
+                w.write_table(table.set_column(3, "click", c))
+        print(f"100 M rows: {p100.stat().st_size / 2**20:.0f} MB Parquet")
+        wall, rss, rep = run_cli([base[0], str(p100)] + base[1:])
+        print(f"  components: {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — {rep['n_rows']:,} rows, "
               f"{rep['n_components']:,} components")
-        wall, rss, rep = run_cli([base[0], str(p10)] + base[1:] + ["--merge"])
-        print(f"  merged:     {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — {rep['n_merges']:,} merges → "
-              f"{rep['n_components_after_merge']} component")
 
-        csv = tmp / "log.csv"
-        rng = np.random.default_rng(1)
-        extra = frame.iloc[: 6_600_000].assign(click=rng.permutation(frame["click"].to_numpy()[: 6_600_000]))
-        with pcsv.CSVWriter(csv, pa.Table.from_pandas(frame.iloc[:1], preserve_index=False).schema) as w:
-            for part in (frame, extra):
-                w.write_table(pa.Table.from_pandas(part, preserve_index=False))
-        n_csv = len(frame) + len(extra)
-        wall, rss, rep = run_cli(["ig", str(csv)] + base[1:])
-        print(f"CSV {csv.stat().st_size / 2**20:.0f} MB ({n_csv / 1e6:.1f} M rows): components {wall:5.2f} s wall, "
-              f"peak RSS {rss:5.0f} MB — {rep['n_components']:,} components")
 
-        if not a.skip_100m:
-            p100 = tmp / "log100m.parquet"
-            table = pa.Table.from_pandas(frame, preserve_index=False)
-            with pq.ParquetWriter(p100, table.schema) as w:
-                clicks = frame["click"].to_numpy()
-                for i in range(10):
-                    c = pa.array(np.random.default_rng(10 + i).permutation(clicks))
-                    w.write_table(table.set_column(3, "click", c))
-            print(f"100 M rows: {p100.stat().st_size / 2**20:.0f} MB Parquet")
-            wall, rss, rep = run_cli([base[0], str(p100)] + base[1:])
-            print(f"  components: {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — {rep['n_rows']:,} rows, "
-                  f"{rep['n_components']:,} components")
-        del log, frame
-
-        y = tmp / "yandex_log"
-        n_lines = yandex_text(y, a.yandex_sessions)
-        print(f"Yandex text: {n_lines / 1e6:.2f} M lines, {y.stat().st_size / 2**20:.0f} MB")
-        wall, rss, rep = run_cli(["ig", str(y), "--estimate", "none", "--json"])
-        print(f"  ig (parse, aggregate, graph): {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — "
-              f"{n_lines / wall / 1e6:.2f} M lines/s")
-        from ultr_core.logformats import connect, register_normalised
-        con = connect()
-        t0 = time.perf_counter()
-        register_normalised(con, y, "yandex")
-        n = con.execute("SELECT count(*) FROM norm").fetchall()[0][0]
-        t = time.perf_counter() - t0
-        print(f"  parse only (in process, {n:,} impressions): {t:5.2f} s — {n_lines / t / 1e6:.2f} M lines/s")
+def yandex(tmp: Path, n_sessions: int) -> None:
+    """The Yandex relevance-prediction text log: ``ig`` end to end, then parsing alone in process."""
+    y = tmp / "yandex_log"
+    n_lines = yandex_text(y, n_sessions)
+    print(f"Yandex text: {n_lines / 1e6:.2f} M lines, {y.stat().st_size / 2**20:.0f} MB")
+    wall, rss, rep = run_cli(["ig", str(y), "--estimate", "none", "--json"])
+    print(f"  ig (parse, aggregate, graph): {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — "
+          f"{n_lines / wall / 1e6:.2f} M lines/s")
+    from ultr_core.logformats import connect, register_normalised
+    con = connect()
+    t0 = time.perf_counter()
+    register_normalised(con, y, "yandex")
+    n = con.execute("SELECT count(*) FROM norm").fetchall()[0][0]
+    t = time.perf_counter() - t0
+    print(f"  parse only (in process, {n:,} impressions): {t:5.2f} s — {n_lines / t / 1e6:.2f} M lines/s")
 
 
 if __name__ == "__main__":

@@ -439,11 +439,20 @@ def _yandex_rich_text(n_sessions=400, seed=1):
     return "\n".join(out) + "\n"
 
 
-def test_yandex_vectorised_click_matching_equals_the_sql_reader_on_messy_sessions(tmp_path):
+@pytest.mark.parametrize("bucket_rows", [None, 7])
+def test_yandex_vectorised_click_matching_equals_the_sql_reader_on_messy_sessions(tmp_path, monkeypatch, bucket_rows):
     """The file path matches clicks with a binary search plus a SQL fallback; the upload path
-    (bytes) with one SQL as-of rule: same impressions, clicks, notes and counts."""
+    (bytes) with one SQL as-of rule: same impressions, clicks, notes and counts — also when the
+    sessions are matched in many buckets (7 query rows each: ≈ 110 buckets, interleaved sessions
+    in different buckets)."""
+    import ultr_core.logformats as lf
     from ultr_core.identifiability.ingestion import CountTable, ingest
     from ultr_core.logformats import read_normalised
+    calls = []
+    if bucket_rows:
+        monkeypatch.setattr(lf, "MATCH_BUCKET_ROWS", bucket_rows)
+        real = lf._match_bucket
+        monkeypatch.setattr(lf, "_match_bucket", lambda *a: calls.append(a[-1]) or real(*a))
     text = _yandex_rich_text()
     path = tmp_path / "rich.txt"
     path.write_text(text)
@@ -452,6 +461,8 @@ def test_yandex_vectorised_click_matching_equals_the_sql_reader_on_messy_session
     pd.testing.assert_frame_equal(fast.reset_index(drop=True), slow.reset_index(drop=True), check_dtype=False)
     assert notes_fast == notes_slow
     assert any("ignored" in n for n in notes_fast) and any("repeated" in n for n in notes_fast)
+    assert len(calls) == (0 if bucket_rows is None else -(-sum(ln.split("\t")[2] == "Q" for ln in text.splitlines())
+                                                          // bucket_rows))
     # counts read by ingestion (pages counted before unpivoting) = counts of the row-level log
     table = ingest(str(path), "yandex")
     ref = slow.groupby(["query_id", "doc_id", "position"]).agg(impressions=("click", "size"),

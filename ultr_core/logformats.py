@@ -354,21 +354,49 @@ def _yandex_typed(con, name: str, n: int) -> dict:
     return repairs | {"counts": "counts"}
 
 
+#: query rows per bucket of sessions in :func:`_match_clicks` (bounds the arrays it holds: ≈ 100 bytes a row)
+MATCH_BUCKET_ROWS = 2_000_000
+
+
 def _match_clicks(con, name: str, n: int) -> dict:
     """Table ``hitpos(session_id, doc_id, query_id, position)``: the clicked impressions of the
     typed log ``yb``.  A click belongs to the latest query row at or before its line in the same
     session that shows the URL (at every position showing it); repeated clicks on one impression
-    count once.  Vectorised: most clicks follow their query row, so the file's latest query row
-    before each click (a binary search over line numbers) is tried first; the rest — a click on
-    an earlier page of the session, interleaved sessions — go through a general join in SQL.
+    count once.  Vectorised: most clicks follow their query row, so the latest query row before
+    each click (a binary search over line numbers) is tried first; the rest — a click on an
+    earlier page of the session, interleaved sessions — go through a general join in SQL.
+    Sessions are taken in buckets (session id modulo B, B = query rows / :data:`MATCH_BUCKET_ROWS`)
+    so the arrays held at once stay bounded however long the file is; a bucket holds whole
+    sessions, so the latest query row of the bucket before a click, when of the click's session,
+    is that session's latest one — the same match as over the whole file.
     Returns the repair counts (orphan and repeated clicks)."""
     none = -(2 ** 63)                                        # no URL in this column
     urls = [f"c{i}" for i in range(6, n + 1)]
+    n_q = _scalar(con, "SELECT count(*) FROM yb WHERE trim(c3) = 'Q'") or 0
+    buckets = max(1, -(-n_q // MATCH_BUCKET_ROWS))
+    _run(con, "CREATE OR REPLACE TEMP TABLE hitraw (session_id BIGINT, doc_id BIGINT, query_id BIGINT, "
+              "position BIGINT)", name)
+    matched = total = 0
+    for b in range(buckets):
+        where = "" if buckets == 1 else f" AND ((c1 % {buckets}) + {buckets}) % {buckets} = {b}"
+        m, t = _match_bucket(con, name, urls, none, where)
+        matched, total = matched + m, total + t
+    _run(con, "CREATE OR REPLACE TEMP TABLE hitpos AS SELECT DISTINCT * FROM hitraw", name)
+    _run(con, "DROP TABLE hitraw", name)
+    distinct = _scalar(con, "SELECT count(*) FROM (SELECT DISTINCT session_id, doc_id FROM hitpos)")
+    return {"orphan_clicks": total - matched, "repeated_clicks": matched - distinct}
+
+
+def _match_bucket(con, name: str, urls: list, none: int, where: str) -> tuple[int, int]:
+    """:func:`_match_clicks` for the sessions that ``where`` selects: appends their clicked
+    impressions to table ``hitraw``; returns (clicks matched, clicks)."""
     qa = con.execute("SELECT rowid + 1 AS ln, c1 AS s, c4 AS query_id, " + ", ".join(
-        f"coalesce({u}, {none}) AS {u}" for u in urls) + " FROM yb WHERE trim(c3) = 'Q'").fetchnumpy()
-    ca = con.execute("SELECT rowid + 1 AS ln, c1 AS s, c4 AS doc_id FROM yb WHERE trim(c3) = 'C'").fetchnumpy()
+        f"coalesce({u}, {none}) AS {u}" for u in urls) + f" FROM yb WHERE trim(c3) = 'Q'{where}").fetchnumpy()
+    ca = con.execute(f"SELECT rowid + 1 AS ln, c1 AS s, c4 AS doc_id FROM yb WHERE trim(c3) = 'C'{where}").fetchnumpy()
     qa = {k: np.asarray(v) for k, v in qa.items()}
     c_ln, c_s, c_doc = (np.asarray(ca[k]) for k in ("ln", "s", "doc_id"))
+    if not len(c_ln):
+        return 0, 0
     if np.any(np.diff(qa["ln"]) <= 0) or np.any(np.diff(c_ln) <= 0):   # scans keep file order; be sure
         oq, oc = np.argsort(qa["ln"], kind="stable"), np.argsort(c_ln, kind="stable")
         qa = {k: v[oq] for k, v in qa.items()}
@@ -383,16 +411,16 @@ def _match_clicks(con, name: str, n: int) -> dict:
             out_p.append(np.full(len(hit), p, np.int64))
         return np.concatenate(out_c), np.concatenate(out_p)
 
-    qi = np.searchsorted(qa["ln"], c_ln, side="right") - 1  # the file's latest query row before each click
+    qi = np.searchsorted(qa["ln"], c_ln, side="right") - 1  # the bucket's latest query row before each click
     ok = qi >= 0
     qi = np.maximum(qi, 0)
-    ok &= qa["s"][qi] == c_s
+    ok &= qa["s"][qi] == c_s if len(qa["ln"]) else False
     cand = np.flatnonzero(ok)
     ci, pos = positions(qi[cand], cand)
     found = np.zeros(len(c_ln), bool)
     found[ci] = True
     rest = np.flatnonzero(~found)
-    if len(rest):           # the general rule for the others: latest query row of the session showing the URL
+    if len(rest) and len(qa["ln"]):   # the general rule for the others: latest query row of the session showing the URL
         con.register("clk_rest", pd.DataFrame({"i": rest, "ln": c_ln[rest], "s": c_s[rest], "doc_id": c_doc[rest]}))
         m = con.execute(f"""SELECT c.i, max(q.ln) AS qln FROM clk_rest c JOIN q ON c.s = q.s AND q.ln <= c.ln
             AND list_contains([{', '.join(urls)}], c.doc_id) GROUP BY c.i""").fetchnumpy()
@@ -405,11 +433,9 @@ def _match_clicks(con, name: str, n: int) -> dict:
             found[ri] = True
     con.register("hitraw_df", pd.DataFrame({"session_id": qa["ln"][qi[ci]], "doc_id": c_doc[ci],
                                             "query_id": qa["query_id"][qi[ci]], "position": pos}))
-    _run(con, "CREATE OR REPLACE TEMP TABLE hitpos AS SELECT DISTINCT * FROM hitraw_df", name)
+    _run(con, "INSERT INTO hitraw SELECT * FROM hitraw_df", name)
     con.unregister("hitraw_df")
-    matched = int(found.sum())                               # repeated: matched − distinct (row, URL)
-    distinct = _scalar(con, "SELECT count(*) FROM (SELECT DISTINCT session_id, doc_id FROM hitpos)")
-    return {"orphan_clicks": len(c_ln) - matched, "repeated_clicks": matched - distinct}
+    return int(found.sum()), len(c_ln)
 
 
 def _yandex(con, name: str) -> dict:
