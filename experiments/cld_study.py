@@ -133,7 +133,7 @@ def paper_table2(seeds, jobs, t0, datasets, real_seeds=None):
           "the old variant beside it. Oracle is trained on labels (the same at both η).\n\n"
           "Mean [90 % t-interval] on the test split.\n\n" + table(s, ["dataset", "eta", "method"], metrics)
           + "\n\n## Does the selection term matter? Paired differences over seeds (nDCG@1)\n\n"
-          + frame_md(pd.DataFrame(pairs), index=False)
+          + frame_md(pairs, index=False)
           + "\n\nγ chosen on validation per seed:\n\n" + frame_md(chosen, index=False)
           + f"\n\nRe-run: `python experiments/cld_study.py --figure table2` ({time.time() - t0:.0f} s here).")
     _save("cld", "table2", df, md, {})
@@ -203,7 +203,7 @@ def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic"):
           "and ε = 0.1 unless swept, the paper's rankers and optimiser, γ tuned per "
           "seed on validation over {0.05, …, 0.30} beside γ = 0).  Mean [90 % t-interval] on the test split.\n\n"
           + table(s, by_cols + ["method"], metrics)
-          + "\n\n## Paired differences over seeds (nDCG@1)\n\n" + frame_md(pd.DataFrame(pairs), index=False)
+          + "\n\n## Paired differences over seeds (nDCG@1)\n\n" + frame_md(pairs, index=False)
           + f"\n\nRe-run: `python experiments/cld_study.py --figure {figure}"
           + ("" if dataset == "synthetic" else f" --datasets {dataset} --seeds {len(seeds)}")
           + f"` ({time.time() - t0:.0f} s here).")
@@ -267,8 +267,8 @@ def paper_lr_tuning(seeds, jobs, t0):
           "Figs. 4–7 (10⁻³ for the DNNs, 5·10⁻³ for linear CLD / Heckman_rank).  Mean [90 % t-interval] on "
           "the test split.\n\n" + table(s, ["method", "lr"], metrics)
           + "\n\n## Does tuning the learning rate change the result? (paired over seeds)\n\n"
-          + frame_md(pd.DataFrame(gain), index=False)
-          + "\n\n## CLD against the others, everything tuned (nDCG@1)\n\n" + frame_md(pd.DataFrame(pairs), index=False)
+          + frame_md(gain, index=False)
+          + "\n\n## CLD against the others, everything tuned (nDCG@1)\n\n" + frame_md(pairs, index=False)
           + "\n\nlr chosen on validation:\n\n" + frame_md(chosen, index=False)
           + f"\n\nRe-run: `python experiments/cld_study.py --figure lr_tuning` ({time.time() - t0:.0f} s here).")
     _save("cld", "lr_tuning", df, md, {})

@@ -404,6 +404,13 @@ def _official_merge_rounds(X: np.ndarray, Z: np.ndarray, component: np.ndarray):
     return chosen, written
 
 
+def _remapped(n_factors: int, remap: dict) -> np.ndarray:
+    """Observation-parameter label of every factor after a one-level map factor → factor."""
+    lab = np.arange(n_factors)
+    lab[list(remap)] = list(remap.values())
+    return lab
+
+
 def official_merging_check(seeds) -> None:
     """How many factors the official node-merging script re-maps on the Table 2 data, and how many
     components the graph the DLA then sees has: ours (transitive union–find), the official one-level
@@ -415,6 +422,7 @@ def official_merging_check(seeds) -> None:
     from ultr_core.identifiability.merging import bias_feature_vectors, plan_merges
     from ultr_core.identifiability.repairs import fit_repaired
     from ultr_core.identifiability.semisynthetic import contextual_study_data
+    from ultr_core.stats import paired_differences
     t0, rows, fits = time.time(), [], []
     for name, spec in (("Yahoo! sample", f"yahoo:{YAHOO}"), ("MQ2008 fold 1", f"mq2008:{MQ}")):
         ds = load_dataset(spec, seed=0)
@@ -424,25 +432,21 @@ def official_merging_check(seeds) -> None:
             X = bias_feature_vectors(g, data.context_vectors)
             Z = np.asarray(data.context_vectors)[g.factors["context"].to_numpy(np.int64)]
             chosen, written = _official_merge_rounds(X, Z, g.component)
-
-            def labels(remap):
-                lab = np.arange(g.n_factors)
-                lab[list(remap)] = list(remap.values())
-                return lab
+            one_level, as_written = _remapped(g.n_factors, chosen), _remapped(g.n_factors, written)
             ours = plan_merges(g, X).merged_graph().n_components
             rows.append({"dataset": name, "seed": seed, "components": g.n_components,
                          "merges (rounds)": len(chosen), "ours: components after": ours,
                          "one-level re-map of the chosen pairs: components after":
-                             g.with_factor_groups(labels(chosen)).n_components,
+                             g.with_factor_groups(one_level).n_components,
                          "chosen targets that are re-mapped themselves": sum(d in chosen for d in chosen.values()),
                          "map as written (line 128): entries": len(written),
-                         "map as written: components after": g.with_factor_groups(labels(written)).n_components})
+                         "map as written: components after": g.with_factor_groups(as_written).n_components})
             for label, kw in [("No debias", dict(method="no_debias")), ("DLA_I", dict(method="dla_ls", init="ones")),
                               ("DLA_I + merging (ours)", dict(method="dla_ls", init="ones", repair="merge")),
                               ("DLA_I + merging (one-level map)", dict(method="dla_ls", init="ones", repair="merge",
-                                                                      factor_groups=labels(chosen))),
+                                                                      factor_groups=one_level)),
                               ("DLA_I + merging (map as written)", dict(method="dla_ls", init="ones", repair="merge",
-                                                                       factor_groups=labels(written)))]:
+                                                                       factor_groups=as_written))]:
                 out = fit_repaired(data.table, data.true_relevance, None, data.lists, seed=seed,
                                    context_vectors=data.context_vectors, test=(data.doc_features, data.test), **kw)
                 fits.append({"dataset": name, "method": label, "seed": seed,
@@ -452,12 +456,11 @@ def official_merging_check(seeds) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     df.to_csv(OUT / "identifiability_official_merging.csv", index=False)
     fd.to_csv(OUT / "identifiability_official_merging_fits.csv", index=False)
-    from ultr_core.stats import paired_differences
-    paired = paired_differences(fd, "No debias", [m for m in fd.method.unique() if m != "No debias"], by="dataset",
-                                metric="mcc")
-    paired = paired.assign(comparison=paired.comparison.str.replace(r"^No debias − (.*)$", r"\1 − No debias",
-                                                                    regex=True),
-                           mean_diff=(-paired.mean_diff).map("{:+.4f}".format), p=paired.p.map("{:.3f}".format))
+    datasets = {d: i for i, d in enumerate(fd.dataset.unique())}
+    paired = pd.concat([paired_differences(fd, m, ["No debias"], by="dataset", metric="mcc")
+                        for m in fd.method.unique() if m != "No debias"], ignore_index=True)
+    paired = paired.sort_values("dataset", key=lambda c: c.map(datasets), kind="stable").assign(
+        mean_diff=paired.mean_diff.map("{:+.4f}".format), p=paired.p.map("{:.3f}".format))
     fit_md = interval_table(fd, ["dataset", "method"], ["mcc", "ndcg@10", "click_mse", "test_ndcg@10"],
                             ("components after (median)", lambda g: f"{int(g.components_after.median()):,}"))
     md = ("# Node merging as the official script does it, on our Table 2 data\n\n"

@@ -198,7 +198,6 @@ def test_fig4b_merging_nearer_positions_recovers_more():
         fit_repaired(table, r, o, data, repair="merge", merge_positions=[(4, 11)])
 
 
-
 def test_explicit_factor_groups_are_a_merge():
     """``factor_groups`` (another implementation's merge map) fits one parameter per label: the planned
     merge's own groups give the planned result, one label for all factors gives No debias."""
@@ -215,6 +214,7 @@ def test_explicit_factor_groups_are_a_merge():
         fit_repaired(table, r, o, data, repair="merge", factor_groups=[0, 1])
     with pytest.raises(ConfigError, match="factor_groups"):
         fit_repaired(table, r, o, data, factor_groups=np.zeros(g.n_factors))
+
 
 def test_fig4a_random_cost_interventions_are_worse_than_min_cost():
     data = make_paper_identifiability_data(2, seed=0)

@@ -395,8 +395,8 @@ def _match_bucket(con, name: str, urls: list, none: int, where: str) -> tuple[in
     ca = con.execute(f"SELECT rowid + 1 AS ln, c1 AS s, c4 AS doc_id FROM yb WHERE trim(c3) = 'C'{where}").fetchnumpy()
     qa = {k: np.asarray(v) for k, v in qa.items()}
     c_ln, c_s, c_doc = (np.asarray(ca[k]) for k in ("ln", "s", "doc_id"))
-    if not len(c_ln):
-        return 0, 0
+    if not len(c_ln) or not len(qa["ln"]):                  # no clicks, or none can match
+        return 0, len(c_ln)
     if np.any(np.diff(qa["ln"]) <= 0) or np.any(np.diff(c_ln) <= 0):   # scans keep file order; be sure
         oq, oc = np.argsort(qa["ln"], kind="stable"), np.argsort(c_ln, kind="stable")
         qa = {k: v[oq] for k, v in qa.items()}
@@ -414,13 +414,13 @@ def _match_bucket(con, name: str, urls: list, none: int, where: str) -> tuple[in
     qi = np.searchsorted(qa["ln"], c_ln, side="right") - 1  # the bucket's latest query row before each click
     ok = qi >= 0
     qi = np.maximum(qi, 0)
-    ok &= qa["s"][qi] == c_s if len(qa["ln"]) else False
+    ok &= qa["s"][qi] == c_s
     cand = np.flatnonzero(ok)
     ci, pos = positions(qi[cand], cand)
     found = np.zeros(len(c_ln), bool)
     found[ci] = True
     rest = np.flatnonzero(~found)
-    if len(rest) and len(qa["ln"]):   # the general rule for the others: latest query row of the session showing the URL
+    if len(rest):           # the general rule for the others: latest query row of the session showing the URL
         con.register("clk_rest", pd.DataFrame({"i": rest, "ln": c_ln[rest], "s": c_s[rest], "doc_id": c_doc[rest]}))
         m = con.execute(f"""SELECT c.i, max(q.ln) AS qln FROM clk_rest c JOIN q ON c.s = q.s AND q.ln <= c.ln
             AND list_contains([{', '.join(urls)}], c.doc_id) GROUP BY c.i""").fetchnumpy()

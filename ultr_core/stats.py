@@ -52,9 +52,9 @@ def paired_differences(df: pd.DataFrame, ref: str, others, by=(), metric: str = 
     Rows of two methods are paired on ``seed_col`` (seeds present for both only), so a missing
     or reordered seed never pairs unlike runs.  One row per (group, other): the ``by`` values,
     ``comparison`` ("ref − other", ``ref_label`` in place of ``ref`` when given), ``mean_diff``,
-    ``p`` (two-sided, NaN when the differences are constant or fewer than two) and ``n`` (pairs).  Groups without ``ref`` are skipped; an
-    ``other`` missing from a group raises ``KeyError`` naming it, two rows of one method and seed
-    in a group ``ValueError``.
+    ``p`` (two-sided, NaN when the differences are constant or fewer than two) and ``n`` (pairs).
+    Groups without ``ref`` are skipped; an ``other`` missing from a group raises ``KeyError``
+    naming it, two rows of one method and seed in a group ``ValueError``.
 
     >>> df = pd.DataFrame({"method": ["A", "A", "A", "B", "B"], "seed": [0, 1, 2, 1, 0],
     ...                    "ndcg@1": [0.5, 0.6, 0.7, 0.5, 0.2]})
@@ -76,6 +76,6 @@ def paired_differences(df: pd.DataFrame, ref: str, others, by=(), metric: str = 
                 raise KeyError(f"method {other!r} has no rows in group {dict(zip(by, key))}")
             pair = wide[[ref, other]].dropna()
             t = paired_test(pair[ref], pair[other])
-            rows.append({**dict(zip(by, key)), "comparison": f"{ref_label or ref} − {other}", "mean_diff": t["mean_diff"],
-                         "p": t["p"], "n": len(pair)})
+            rows.append({**dict(zip(by, key)), "comparison": f"{ref_label or ref} − {other}",
+                         "mean_diff": t["mean_diff"], "p": t["p"], "n": len(pair)})
     return pd.DataFrame(rows)
