@@ -27,6 +27,16 @@ Uncertainty: a **document bootstrap** — documents are resampled with replaceme
 weights, the standard streaming approximation), the estimator is re-run, and the
 ``alpha/2`` and ``1 − alpha/2`` percentiles are reported per factor.
 
+**Vectorised and bounded.**  Components are independent problems (a document lies in exactly one),
+so every estimated component and every bootstrap resample is solved at once: the factors of the
+chosen components are stacked into one index, the resamples are the rows of a Poisson weight
+matrix, intervention-set sums are one sparse product ``W @ M`` per chunk of resamples, AllPairs is
+one L-BFGS over the stacked (separable) problems and EM one batched iteration — no Python loop runs
+per component, resample or document.  **The work rule** (printed in the notes): single-factor
+components are skipped up front (nothing to compare); the components with ≥ 2 factors are taken
+largest first, at most ``max_components`` of them and at most ``max_factors`` factors in all (the
+largest one is always estimated, capped to ``max_factors`` would be refused: it is taken whole).
+
 >>> import pandas as pd
 >>> from ultr_core.identifiability import IdentifiabilityGraph
 >>> from ultr_core.identifiability.ingestion import CountTable
@@ -39,14 +49,15 @@ weights, the standard streaming approximation), the estimator is re-run, and the
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
-from scipy.special import expit
+from scipy import sparse
 
 from ..errors import ConfigError
+from .coding import tuple_labels
 from .graph import IdentifiabilityGraph
 
 __all__ = ["ESTIMATORS", "estimate_bias", "BiasEstimate", "intervention_sets"]
@@ -71,20 +82,27 @@ class BiasEstimate:
                 for r in self.table.to_dict("records")]
 
 
+MAX_ESTIMATED_FACTORS = 5_000
+MAX_EM_ITER = 5_000
+#: EM steps of each bootstrap refit (they start from the full-data fit); the notes state it
+MAX_BOOTSTRAP_EM_ITER = 300
+_CHUNK_CELLS = 8_000_000           # resample rows × columns held at once (float64: 64 MB per array)
+
+
 # --------------------------------------------------------------------------- intervention sets
 def intervention_sets(doc: np.ndarray, fac: np.ndarray, max_pairs: int = MAX_INTERVENTION_PAIRS):
     """All ordered pairs (i, j), i ≠ j, of (document, factor) rows that share a document:
     the rows behind Agarwal et al.'s intervention sets.  Vectorised by document degree."""
     order = np.argsort(doc, kind="stable")
     d = doc[order]
-    starts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]])
+    starts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]]) if len(d) else np.zeros(0, np.int64)
     deg = np.diff(np.r_[starts, len(d)])
     total = int((deg * (deg - 1)).sum())
     if total > max_pairs:
         raise ConfigError("estimation", f"{total:,} intervention pairs exceed the cap {max_pairs:,}; "
                                         "estimate on a coarser bias factor (e.g. position alone)")
     a_out, b_out = [], []
-    for m in np.unique(deg[deg > 1]):
+    for m in np.unique(deg[deg > 1]):            # one block per document degree (a handful), not per document
         s = starts[deg == m]
         block = order[s[:, None] + np.arange(m)[None, :]]
         i, j = np.nonzero(~np.eye(m, dtype=bool))
@@ -95,106 +113,212 @@ def intervention_sets(doc: np.ndarray, fac: np.ndarray, max_pairs: int = MAX_INT
     return np.concatenate(a_out), np.concatenate(b_out)
 
 
-# --------------------------------------------------------------------------- estimators
-class _PairStats:
-    """Intervention-set sums of one component as sparse ordered pairs of local factor indices
-    (i, j): ``C[k]`` = Σ_d w_d ĉ_{d,i} over documents shown at both i and j, ``N[k]`` = Σ_d w_d.
-    Only pairs that occur are stored (never an m × m matrix)."""
+# --------------------------------------------------------------------------- the stacked problem
+@dataclass
+class _Stack:
+    """The chosen components' factors in one index ("slots", curve order inside each component)
+    and their (document, factor) rows with local document codes."""
 
-    def __init__(self, li, lj, ctr_i, docs, m):
-        self.m = m
-        key = li * m + lj
-        self.keys, self.inv = np.unique(key, return_inverse=True)
-        self.ctr, self.docs = ctr_i, docs
+    slots: np.ndarray          # graph factor of each slot
+    seg: np.ndarray            # component rank (0…k−1) of each slot
+    start: np.ndarray          # first slot of each slot's component (its reference factor)
+    doc: np.ndarray            # rows: local document code …
+    slot: np.ndarray           # … slot …
+    n: np.ndarray              # … impressions and clicks
+    c: np.ndarray
+    n_docs: int
 
-    def sums(self, w_doc):
-        w = w_doc[self.docs]
-        return (np.bincount(self.inv, w * self.ctr, len(self.keys)),
-                np.bincount(self.inv, w, len(self.keys)))
-
-    def lookup(self, i, j, values):
-        """values[(i, j)] for arrays i, j (NaN where the pair does not occur)."""
-        k = np.asarray(i) * self.m + np.asarray(j)
-        if len(self.keys) == 0:
-            return np.full(np.shape(k), np.nan)
-        pos = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
-        return np.where(self.keys[pos] == k, values[pos], np.nan)
+    @property
+    def F(self) -> int:
+        return len(self.slots)
 
 
-def _pivot(P: _PairStats, C):
-    """o(t)/o(ref) with the reference at local index 0."""
-    t = np.arange(1, P.m)
-    with np.errstate(all="ignore"):
-        ratio = P.lookup(t, 0, C) / P.lookup(0, t, C)
-    ratio[~np.isfinite(ratio)] = np.nan
-    return np.r_[1.0, ratio]
+def _choose(graph: IdentifiabilityGraph, max_components: int, max_factors: int):
+    """Components to estimate (largest first) and the notes that state the rule."""
+    sizes = np.asarray(graph.sizes)
+    multi = np.flatnonzero(sizes >= 2)                   # components are numbered by decreasing size
+    notes = []
+    if graph.n_components > 1:
+        notes.append(f"the graph has {graph.n_components:,} components: each curve is normalised within its "
+                     "component; ratios between components are not identifiable and are not estimated")
+    single = graph.n_components - len(multi)
+    if single:
+        notes.append(f"{single:,} component(s) hold a single factor: nothing to compare it with (skipped)")
+    fits = np.cumsum(sizes[multi]) <= max_factors
+    fits[:1] = True
+    chosen = multi[:max_components][fits[:max_components]]
+    if len(chosen) < len(multi):
+        notes.append(f"curves for the {len(chosen):,} largest of {len(multi):,} components with ≥ 2 factors "
+                     f"(rule: largest first, at most {max_components} components and {max_factors:,} factors)")
+    return chosen, notes
 
 
-def _chain(P: _PairStats, C):
-    """Products of ratios between neighbours (local order = curve order)."""
-    a, b = np.arange(P.m - 1), np.arange(1, P.m)
-    with np.errstate(all="ignore"):
-        step = P.lookup(b, a, C) / P.lookup(a, b, C)
-    step[~np.isfinite(step)] = np.nan
-    return np.r_[1.0, np.cumprod(step)]
+def _stack(graph: IdentifiabilityGraph, chosen: np.ndarray) -> _Stack:
+    rank = np.full(graph.n_components, -1, np.int64)
+    rank[chosen] = np.arange(len(chosen))
+    fac_rank = rank[graph.component]
+    facs = np.flatnonzero(fac_rank >= 0)
+    f = graph.factors.iloc[facs]
+    if "position" in f:                                  # curve order: position, then the other columns
+        others = [c for c in f.columns if c != "position"]
+        keys = [f[c].astype(str).to_numpy() for c in reversed(others)] + [f["position"].to_numpy(np.float64)]
+    else:                                                # else by decreasing impressions
+        keys = [-np.bincount(graph.fac, graph.impressions, graph.n_factors)[facs]]
+    slots = facs[np.lexsort(keys + [fac_rank[facs]])]    # lexsort is stable: ties keep factor order
+    seg = fac_rank[slots]
+    first = np.r_[True, seg[1:] != seg[:-1]]
+    start = np.maximum.accumulate(np.where(first, np.arange(len(slots)), 0))
+    slot_of = np.full(graph.n_factors, -1, np.int64)
+    slot_of[slots] = np.arange(len(slots))
+    rows = slot_of[graph.fac] >= 0
+    doc, uniq = pd.factorize(graph.doc[rows])
+    return _Stack(slots, seg, start, np.asarray(doc, np.int64), slot_of[graph.fac[rows]],
+                  graph.impressions[rows].astype(np.float64), graph.clicks[rows].astype(np.float64), len(uniq))
 
 
-def _all_pairs(P: _PairStats, C, N, init=None):
-    """Weighted cross-entropy over all ordered pairs (t, t′) that occur:
-    −Σ Ĉ_t log(o_t ρ_tt′) + Ĉ¬_t log(1 − o_t ρ_tt′), o = σ(a), ρ = σ(b) symmetric."""
-    m = P.m
-    i, j = P.keys // m, P.keys % m
-    lo, hi = np.minimum(i, j), np.maximum(i, j)
-    pair_key, pair = np.unique(lo * m + hi, return_inverse=True)
-    n_pairs = len(pair_key)
-    if n_pairs == 0:
-        return np.r_[1.0, np.full(m - 1, np.nan)]
-    c = C
-    nc = np.maximum(N - C, 0)
+def _weights(rng, n_boot: int, n_docs: int, width: int):
+    """Row blocks of the Poisson(1) bootstrap weight matrix (``n_boot`` × ``n_docs``), in chunks
+    that keep chunk × ``width`` cells bounded; the same draws whatever the chunking."""
+    step = max(1, min(n_boot, _CHUNK_CELLS // max(width, 1)))
+    for b0 in range(0, n_boot, step):
+        yield rng.poisson(1.0, (min(step, n_boot - b0), n_docs)).astype(np.float64)
 
-    def f(theta):
-        a, b = theta[:m], theta[m:]
-        sa, sb = expit(a), expit(b)
-        q = np.clip(sa[i] * sb[pair], 1e-12, 1 - 1e-12)
-        loss = -(c * np.log(q) + nc * np.log1p(-q)).sum()
-        dq = -(c / q - nc / (1 - q))
-        ga = np.bincount(i, dq * sb[pair] * sa[i] * (1 - sa[i]), m)
-        gb = np.bincount(pair, dq * sa[i] * sb[pair] * (1 - sb[pair]), n_pairs)
-        return loss, np.r_[ga, gb]
 
-    x0 = np.r_[np.zeros(m) if init is None else init, np.zeros(n_pairs)]
-    res = minimize(f, x0, jac=True, method="L-BFGS-B", bounds=[(-30, 30)] * len(x0), options={"maxiter": 2000})
-    o = expit(res.x[:m])
-    reached = np.zeros(m, bool)
-    reached[i] = True
-    reached[0] = True
-    if not o[0] > 1e-9:              # no clicks at the reference factor: nothing to normalise by
-        return np.full(m, np.nan)
-    out = o / o[0]
-    out[~reached] = np.nan
+def _pair_sums(S: _Stack):
+    """Ordered slot pairs (i, j) that share a document and the sparse maps document → pair
+    (ĉ_{d,i} and 1): ``W @ Mc`` and ``W @ Mn`` are the intervention-set sums C, N per resample."""
+    ia, ib = intervention_sets(S.doc, S.slot)
+    ctr = np.divide(S.c, S.n, out=np.zeros_like(S.c), where=S.n > 0)
+    keys, kinv = np.unique(S.slot[ia] * S.F + S.slot[ib], return_inverse=True)
+    shape = (S.n_docs, len(keys))
+    Mc = sparse.csc_matrix((ctr[ia], (S.doc[ia], kinv)), shape=shape)
+    Mn = sparse.csc_matrix((np.ones(len(ia)), (S.doc[ia], kinv)), shape=shape)
+    return keys, Mc, Mn
+
+
+def _lookup(keys: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Column of each key ``k`` among the sorted ``keys`` (−1 where absent)."""
+    if len(keys) == 0:
+        return np.full(np.shape(k), -1)
+    pos = np.minimum(np.searchsorted(keys, k), len(keys) - 1)
+    return np.where(keys[pos] == k, pos, -1)
+
+
+def _take(C: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """C[:, col] with NaN where col = −1."""
+    out = C[:, np.maximum(col, 0)]
+    out[:, col < 0] = np.nan
     return out
 
 
-def _em(doc, fac, n, c, n_d, n_f, tol=1e-6, max_iter=5000, init=None):
-    """PBM r(d)·o(t) by EM on (doc, factor) counts; returns (o per factor, r per doc, iterations)."""
-    from ..embedding import fit_counts
-    res = fit_counts(doc, fac, n, c, n_d, n_f, "em", n_iter=max_iter, tol=tol, seed=0,
-                     init=init)
-    return res.observation, res.relevance, res.iterations
+def _ratios(S: _Stack, keys, C, method):
+    """pivot_one / adjacent_chain curves for every row of C (resamples × pair keys)."""
+    s = np.arange(S.F)
+    with np.errstate(all="ignore"):
+        if method == "pivot_one":
+            ref = S.start
+            out = _take(C, _lookup(keys, s * S.F + ref)) / _take(C, _lookup(keys, ref * S.F + s))
+            out[:, s == ref] = 1.0
+            out[~np.isfinite(out)] = np.nan
+            return out
+        prev = np.maximum(s - 1, 0)
+        step = _take(C, _lookup(keys, s * S.F + prev)) / _take(C, _lookup(keys, prev * S.F + s))
+        step[~np.isfinite(step)] = np.nan
+        step[:, s == S.start] = 1.0
+    # products of the steps inside each component: log-sums restarted at the component start,
+    # with NaN and zero steps counted so that they propagate forward within their component only
+    def seg_cumsum(x):
+        cs = np.cumsum(x, axis=1)
+        return cs - (cs - x)[:, S.start]
+    nan = seg_cumsum(np.isnan(step).astype(np.float64))
+    zero = seg_cumsum((step == 0).astype(np.float64))
+    with np.errstate(all="ignore"):
+        logs = seg_cumsum(np.where(np.isnan(step) | (step == 0), 0.0, np.log(np.abs(step))))
+    out = np.exp(logs)
+    out[zero > 0] = 0.0
+    out[nan > 0] = np.nan
+    return out
 
 
-# --------------------------------------------------------------------------- per component
-def _order(graph: IdentifiabilityGraph, members: np.ndarray) -> np.ndarray:
-    """Members in curve order: by position (then the other columns) when there is one, else by
-    decreasing impressions."""
-    f = graph.factors.iloc[members]
-    if "position" in f:
-        others = [c for c in f.columns if c != "position"]
-        return members[np.lexsort([f[c].astype(str).to_numpy() for c in reversed(others)]
-                                  + [f["position"].to_numpy()])] if others else \
-            members[np.argsort(f["position"].to_numpy(), kind="stable")]
-    imp = np.bincount(graph.fac, graph.impressions, graph.n_factors)[members]
-    return members[np.argsort(-imp, kind="stable")]
+def _pbm_em(doc, slot, n_docs: int, F: int, n, c, tol: float, max_iter: int, init=None, seed: int = 0):
+    """A position-based model r(d)·o(t) fitted by EM to binomial counts, for every row of the
+    matrices ``n``, ``c`` (resamples × (doc, slot) rows) at once: the standard update
+    (Regression-EM's E-step without the regression), until the largest change is below ``tol``.
+    Returns (o, r) as matrices."""
+    R, m = n.shape[0], len(doc)
+    Sd = sparse.csr_matrix((np.ones(m), (np.arange(m), doc)), shape=(m, n_docs))
+    Sf = sparse.csr_matrix((np.ones(m), (np.arange(m), slot)), shape=(m, F))
+
+    def agg(M, X):
+        return np.asarray((M.T @ X.T).T)
+    nd, nf = agg(Sd, n), agg(Sf, n)
+    if init is None:
+        rng = np.random.default_rng(seed)
+        r, o = np.tile(rng.uniform(0, 1, n_docs), (R, 1)), np.tile(rng.uniform(0, 1, F), (R, 1))
+    else:
+        r, o = np.tile(init[0], (R, 1)), np.tile(init[1], (R, 1))
+    def step(r, o):
+        og, rd = o[:, slot], r[:, doc]
+        miss = (n - c) / (1 - np.clip(og * rd, 0, 1 - 1e-9))
+        return (np.clip(np.divide(agg(Sd, c + miss * (1 - og) * rd), nd, out=np.zeros_like(nd), where=nd > 0), 0, 1),
+                np.clip(np.divide(agg(Sf, c + miss * og * (1 - rd)), nf, out=np.zeros_like(nf), where=nf > 0), 0, 1))
+
+    # SQUAREM (Varadhan & Roland 2008, scheme S3) per row: two EM steps give r = Δ1 and v = Δ2 − Δ1,
+    # the extrapolation x − 2αr + α²v with α = −‖r‖/‖v‖ ≤ −1 is projected onto [0, 1] and followed by
+    # one EM step (the same fixed point as plain EM, typically far fewer updates)
+    for _ in range(max(max_iter // 3, 1)):
+        r1, o1 = step(r, o)
+        r2, o2 = step(r1, o1)
+        dr, do = r1 - r, o1 - o
+        vr, vo = r2 - 2 * r1 + r, o2 - 2 * o1 + o
+        nr = np.sqrt((dr ** 2).sum(1) + (do ** 2).sum(1))
+        nv = np.sqrt((vr ** 2).sum(1) + (vo ** 2).sum(1))
+        alpha = np.minimum(-np.divide(nr, nv, out=np.ones_like(nr), where=nv > 0), -1.0)[:, None]
+        r_new, o_new = step(np.clip(r - 2 * alpha * dr + alpha ** 2 * vr, 0, 1),
+                            np.clip(o - 2 * alpha * do + alpha ** 2 * vo, 0, 1))
+        change = np.abs(o_new - o).max(initial=0)      # the curve is what is reported
+        r, o = r_new, o_new
+        if change < tol:
+            break
+    return o, r
+
+
+def _normalise(S: _Stack, o: np.ndarray, reached=None) -> np.ndarray:
+    """Curves divided by their component's reference factor (NaN where it has no clicks)."""
+    ref = o[:, S.start]
+    with np.errstate(all="ignore"):
+        out = np.where(ref > 1e-9, o / ref, np.nan)
+    if reached is not None:
+        out[:, ~reached] = np.nan
+    return out
+
+
+def _curves(S: _Stack, method: str, W: np.ndarray, tol: float, init=None, pairs=None,
+            max_iter: int = MAX_EM_ITER):
+    """Normalised curves (rows of W × slots) and the fit that starts the bootstrap fits.
+
+    * ``em``: the PBM on the (document, factor) counts, reweighted by W;
+    * ``all_pairs``: Agarwal et al.'s AllPairs likelihood −Σ Ĉ_t log(o_t ρ_tt′) + Ĉ¬_t log(1 − o_t ρ_tt′)
+      with a symmetric ρ per unordered pair is a PBM in which the pair plays the document and the
+      ordered pair's intervention-set sums play the clicks Ĉ and non-clicks Ĉ¬ = N − Ĉ: fitted by
+      the same EM (monotone in the likelihood; one batched update for all components and resamples);
+    * ``pivot_one`` / ``adjacent_chain``: ratios of intervention-set sums.
+    """
+    if method == "em":
+        o, r = _pbm_em(S.doc, S.slot, S.n_docs, S.F, W[:, S.doc] * S.n, W[:, S.doc] * S.c, tol, max_iter, init)
+        return _normalise(S, o), (r[0], o[0])
+    keys, Mc, Mn = pairs
+    C = np.asarray((Mc.T @ W.T).T)
+    if method in ("pivot_one", "adjacent_chain"):
+        return _ratios(S, keys, C, method), None
+    N = np.asarray((Mn.T @ W.T).T)
+    i, j = keys // S.F, keys % S.F
+    pair_key, pair = np.unique(np.minimum(i, j) * S.F + np.maximum(i, j), return_inverse=True)
+    o, rho = _pbm_em(pair, i, len(pair_key), S.F, N, C, tol, max_iter, init)
+    reached = np.zeros(S.F, bool)
+    reached[i] = True
+    reached[S.start] = True
+    return _normalise(S, o, reached), (rho[0], o[0])
 
 
 def estimate_bias(graph: IdentifiabilityGraph, method: str = "all_pairs", n_bootstrap: int = 100,
@@ -205,10 +329,14 @@ def estimate_bias(graph: IdentifiabilityGraph, method: str = "all_pairs", n_boot
     return estimate_bias_full(graph, method, n_bootstrap, alpha, seed, max_components, tol).table
 
 
+_COLUMNS = ["component", "factor", "label", "position", "estimate", "lower", "upper", "impressions"]
+
+
 def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n_bootstrap: int = 100,
                        alpha: float = 0.1, seed: int = 0, max_components: int = 10,
-                       tol: float = 1e-6) -> BiasEstimate:
-    """As :func:`estimate_bias`, returning the :class:`BiasEstimate` with its notes."""
+                       tol: float = 1e-6, max_factors: int = MAX_ESTIMATED_FACTORS) -> BiasEstimate:
+    """As :func:`estimate_bias`, returning the :class:`BiasEstimate` with its notes (and the work
+    rule of the module docstring)."""
     if method not in ESTIMATORS:
         raise ConfigError("method", f"unknown estimator {method!r}; use one of {', '.join(ESTIMATORS)}")
     if graph.impressions is None:
@@ -218,83 +346,36 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
         raise ConfigError("alpha", f"{alpha} is not in (0, 1)")
     if n_bootstrap < 0 or n_bootstrap > 10_000:
         raise ConfigError("n_bootstrap", f"{n_bootstrap} is not in 0…10000")
-    n_f, n_d = graph.n_factors, graph.n_documents
-    doc, fac = graph.doc, graph.fac
-    n = graph.impressions.astype(np.float64)
-    c = graph.clicks.astype(np.float64)
-    ctr = np.divide(c, n, out=np.zeros_like(c), where=n > 0)
-    notes = []
-    multi = [k for k in range(graph.n_components) if graph.sizes[k] >= 2]
-    if graph.n_components > 1:
-        notes.append(f"the graph has {graph.n_components:,} components: each curve is normalised within its "
-                     "component; ratios between components are not identifiable and are not estimated")
-    if len(multi) > max_components:
-        notes.append(f"curves for the {max_components} largest of {len(multi):,} components with ≥ 2 factors")
-        multi = multi[:max_components]
-    single = graph.n_components - len([k for k in range(graph.n_components) if graph.sizes[k] >= 2])
-    if single:
-        notes.append(f"{single:,} component(s) hold a single factor: nothing to compare it with")
-    if method in ("pivot_one", "adjacent_chain", "all_pairs"):
-        ia, ib = intervention_sets(doc, fac)
+    chosen, notes = _choose(graph, max_components, max_factors)
+    if len(chosen) == 0:
+        return BiasEstimate(pd.DataFrame(columns=_COLUMNS), method, n_bootstrap, alpha, notes)
+    S = _stack(graph, chosen)
+    pairs = _pair_sums(S) if method != "em" else None
+    width = max(len(S.doc), pairs[0].size if pairs else 0, S.n_docs)
+    est, init = _curves(S, method, np.ones((1, S.n_docs)), tol, pairs=pairs)
+    est = est[0]
     rng = np.random.default_rng(seed)
-    rows = []
-    local = np.full(n_f, -1, np.int64)
-    for k in multi:
-        members = _order(graph, np.flatnonzero(graph.component == k))
-        local[:] = -1
-        local[members] = np.arange(len(members))
-        if method != "em":
-            inside = local[fac[ia]] >= 0           # both ends share a document: same component
-            P = _PairStats(local[fac[ia[inside]]], local[fac[ib[inside]]], ctr[ia[inside]], doc[ia[inside]],
-                           len(members))
-
-        def run(w_doc, init=None):
-            if method == "em":
-                inside = local[fac] >= 0
-                o, r, _ = _em(doc[inside], fac[inside], n[inside] * w_doc[doc[inside]],
-                              c[inside] * w_doc[doc[inside]], n_d, n_f, tol, init=init)
-                em_state["init"] = (r, o)
-                ref = o[members[0]]
-                return o[members] / ref if ref > 0 else np.full(len(members), np.nan)
-            C, N = P.sums(w_doc)
-            if method == "pivot_one":
-                return _pivot(P, C)
-            if method == "adjacent_chain":
-                return _chain(P, C)
-            return _all_pairs(P, C, N, init)
-
-        em_state: dict = {}
-        est = run(np.ones(n_d))
-        boots = []
-        if method == "all_pairs":             # bootstrap fits start from the full-data curve, scaled into
-            q = np.clip(0.5 * est / np.nanmax(est), 1e-3, 1 - 1e-3) if np.isfinite(est).any() else None
-            init = None if q is None else np.log(q / (1 - q))    # (0, 1): a saturated start has no gradient
-            if init is not None:
-                init[~np.isfinite(init)] = 0.0
-        else:
-            init = em_state.get("init")       # EM bootstrap fits start from the full-data fit
-        for _ in range(n_bootstrap):
-            boots.append(run(rng.poisson(1.0, n_d).astype(np.float64), init))
-        if boots:
-            B = np.vstack(boots)
-            with np.errstate(all="ignore"):
-                lo = np.nanpercentile(B, 100 * alpha / 2, axis=0) if np.isfinite(B).any() else np.full(len(est), np.nan)
-                hi = np.nanpercentile(B, 100 * (1 - alpha / 2), axis=0) if np.isfinite(B).any() else \
-                    np.full(len(est), np.nan)
-        else:
-            lo = hi = np.full(len(est), np.nan)
-        imp = np.bincount(fac, n, n_f)[members]
-        labels = np.asarray(graph.factor_labels(), dtype=object)[members]
-        for i, t in enumerate(members):
-            rows.append({"component": int(k), "factor": int(t), "label": labels[i],
-                         "position": (int(graph.factors["position"].iloc[t]) if "position" in graph.factors
-                                      and pd.notna(graph.factors["position"].iloc[t]) else None),
-                         "estimate": float(est[i]), "lower": float(lo[i]), "upper": float(hi[i]),
-                         "impressions": int(imp[i])})
-        if np.isnan(est).any():
-            notes.append(f"component {k}: {int(np.isnan(est).sum())} factor(s) share no document with the "
-                         f"{'reference' if method == 'pivot_one' else 'neighbouring'} factor: not estimated "
-                         f"by {method}")
-    table = pd.DataFrame(rows, columns=["component", "factor", "label", "position", "estimate", "lower", "upper",
-                                        "impressions"])
+    boots = [_curves(S, method, W, tol, init, pairs, MAX_BOOTSTRAP_EM_ITER)[0]
+             for W in _weights(rng, n_bootstrap, S.n_docs, width)]
+    if boots and method in ("em", "all_pairs"):
+        notes.append(f"bootstrap refits start from the full-data fit and run at most {MAX_BOOTSTRAP_EM_ITER} EM steps "
+                     "(SQUAREM-accelerated)")
+    if boots:
+        B = np.vstack(boots)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)          # all-NaN columns give NaN bounds
+            lo, hi = np.nanpercentile(B, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=0)
+    else:
+        lo = hi = np.full(S.F, np.nan)
+    f = graph.factors.iloc[S.slots]
+    pos = (pd.to_numeric(f["position"], errors="coerce").astype("Int64").astype(object).where(f["position"].notna(), None)
+           if "position" in f else [None] * S.F)
+    table = pd.DataFrame({"component": chosen[S.seg].astype(int), "factor": S.slots.astype(int),
+                          "label": tuple_labels(f), "position": list(pos), "estimate": est.astype(float),
+                          "lower": np.asarray(lo, float), "upper": np.asarray(hi, float),
+                          "impressions": np.bincount(S.slot, S.n, S.F).astype(np.int64)}, columns=_COLUMNS)
+    missing = np.bincount(S.seg, np.isnan(est), len(chosen)).astype(int)
+    for k in np.flatnonzero(missing):        # one note per component with a gap (at most max_components)
+        notes.append(f"component {int(chosen[k])}: {missing[k]} factor(s) share no document with the "
+                     f"{'reference' if method == 'pivot_one' else 'neighbouring'} factor: not estimated by {method}")
     return BiasEstimate(table, method, n_bootstrap, alpha, notes)
