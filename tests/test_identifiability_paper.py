@@ -158,7 +158,9 @@ def test_ig_fit_cli_on_an_ultra_directory_and_a_labelled_log(tmp_path, capsys):
     from ultr_core.dataset import LTRDataset, RankingData
     from ultr_core.loaders import save_ultra
     d = make_paper_identifiability_data(1, n_queries=120, docs_per_position=100, shared_per_edge=10, seed=0)
-    one = RankingData(np.ones((d.n_rows, 1), np.float32), d.qids, d.labels, np.array([f"d{i}" for i in d.doc_ids]))
+    # one-hot documents as the official data: a document is its feature vector (rows repeat it)
+    one = RankingData(np.eye(int(d.doc_ids.max()) + 1, dtype=np.float32)[d.doc_ids], d.qids, d.labels,
+                      np.arange(d.n_rows).astype(str))
     save_ultra(LTRDataset("paper1", one, one, one), tmp_path / "ultra")
     rc, out, _ = _cli(["ig-fit", str(tmp_path / "ultra"), "--json"], capsys)
     rep = json.loads(out)

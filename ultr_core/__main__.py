@@ -158,8 +158,10 @@ def main(argv=None) -> int:
     ig.add_argument("--format", choices=["csv", "tsv", "parquet", "ultra", "yandex", "yandex2013", "baidu"],
                     help="file format (default: from the extension, else sniffed from the content)")
     ig.add_argument("--bias", default="position", help="comma-separated bias-factor columns")
-    ig.add_argument("--document", choices=["query", "global"], default="query",
-                    help="a document is the (query_id, doc_id) pair ('query', default) or doc_id alone ('global')")
+    ig.add_argument("--document", choices=["auto", "query", "global"], default="auto",
+                    help="a document is the (query_id, doc_id) pair ('query') or doc_id alone ('global'); 'auto': "
+                         "'global' for ULTRA folders (a document is a feature vector, as the official check), "
+                         "'query' for click logs. The report says when the other key changes the verdict")
     ig.add_argument("--doc-columns", help="comma-separated feature columns that identify a document instead")
     ig.add_argument("--column", action="append", metavar="FILE_COLUMN=NAME",
                     help="map a file column onto query_id, doc_id, position, click or shown (repeatable)")

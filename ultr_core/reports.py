@@ -15,7 +15,7 @@ from .identifiability.estimation import estimate_bias_full
 from .identifiability.ingestion import CountTable
 from .metrics import mcc, ndcg
 
-__all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "identifiability_report",
+__all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "alternative_verdict", "identifiability_report",
            "format_report", "compare_repairs", "components_sweep"]
 
 
@@ -49,6 +49,9 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
     out = g.statistics()
     out["n_clicks"] = int(g.clicks.sum())
     out["document_columns"] = list(table.document)
+    out["document_key"] = table.document_key
+    if table.alternative:
+        out["alternative_document"] = alternative_verdict(table, g)
     meta = log.meta if is_log else {}
     if context_vectors is None and "context" in g.bias_columns and meta.get("context_vectors"):
         context_vectors = np.asarray(meta["context_vectors"])     # simulated logs carry them
@@ -96,6 +99,27 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
         out["position_bias"] = {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha,
                                 "notes": est.notes, "curves": est.to_records()}
     return IdentifiabilityAnalysis(g, out, plan, ip)
+
+
+_KEY_TEXT = {"query": "the (query, document) pair", "global": "the document id alone (across queries)"}
+
+
+def alternative_verdict(table: CountTable, graph: IdentifiabilityGraph | None = None) -> dict:
+    """Components under the table's other document key (same reduced table, one more sparse
+    components pass): ``{"document", "flag", "n_components", "n_documents", "identifiable",
+    "changes_verdict", "message"}``."""
+    alt = table.with_document(table.alternative)
+    g_alt = IdentifiabilityGraph.from_counts(alt)
+    g = graph if graph is not None else IdentifiabilityGraph.from_counts(table)
+    key = alt.document_key
+    changes = g_alt.identifiable != g.identifiable
+    msg = (f"with a document = {_KEY_TEXT.get(table.document_key, 'the given columns')} the graph has "
+           f"{g.n_components:,} component(s); with {_KEY_TEXT.get(key, key)} it has {g_alt.n_components:,} "
+           f"({'identifiable' if g_alt.identifiable else 'not identifiable'}) — use --document {key} if that is "
+           "what a document is in this log")
+    return {"document": key, "flag": f"--document {key}", "n_components": g_alt.n_components,
+            "n_documents": g_alt.n_documents, "identifiable": g_alt.identifiable, "changes_verdict": changes,
+            "message": msg}
 
 
 def _plain(v):
@@ -162,6 +186,9 @@ def format_report(rep: dict) -> str:
         if rep["identifiable"] else
         "  ✘ NOT IDENTIFIABLE: the graph is disconnected; relevance cannot be compared across components.",
     ]
+    alt = rep.get("alternative_document")
+    if alt and alt["changes_verdict"]:
+        lines.append(f"  note: the verdict depends on what a document is: {alt['message']}")
     if "merges" in rep:
         lines.append(f"Node merging ({rep['merge_features']}): {rep['n_merges']} merge(s), total cost "
                      f"{_num(rep['merge_total_cost'])} → {rep['n_components_after_merge']} component(s)")

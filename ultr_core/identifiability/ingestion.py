@@ -13,15 +13,18 @@ the position-bias estimators all work on this table, which is far smaller than t
   group-by, computed on a distributed scheduler (``scheduler="tcp://…"``) or, without one,
   on Dask's local threads — for logs that outgrow one machine.
 
-Documents are keyed by **(query_id, doc_id)** by default (relevance belongs to a
-query–document pair), by ``doc_id`` alone with ``document="global"``, or by feature columns
-with ``doc_columns``.  Bias-factor values that are missing form their own level
+Documents are keyed by the format's default (``document="auto"``): **(query_id, doc_id)** for
+click logs (relevance belongs to a query–document pair), the **feature vector** for ULTRA folders
+(:func:`ultr_core.userlogs.ultra_frame`); ``"query"`` / ``"global"`` (``doc_id`` alone) choose
+explicitly, ``doc_columns`` keys by feature columns.  The table keeps both ``query_id`` and
+``doc_id`` (its ``alternative`` names the other key), so the verdict under the other key is
+computed from the same reduced table (:func:`ultr_core.reports.analyse_identifiability`).  Bias-factor values that are missing form their own level
 (:mod:`.coding`); missing document or query ids are rejected with the offending key.
 """
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -58,6 +61,16 @@ class CountTable:
     bias: tuple
     source: str = "log"
     notes: tuple = field(default=())
+    alternative: tuple = field(default=())     # the other document key the frame can be grouped by
+
+    @property
+    def document_key(self) -> str:
+        """``"query"`` for (query_id, doc_id), ``"global"`` for doc_id alone, else ``"columns"``."""
+        return {("query_id", "doc_id"): "query", ("doc_id",): "global"}.get(tuple(self.document), "columns")
+
+    def with_document(self, document: tuple) -> "CountTable":
+        """The same counts keyed by other document columns of the frame."""
+        return replace(self, document=tuple(document), alternative=tuple(self.document))
 
     @property
     def n_rows(self) -> int:
@@ -219,43 +232,75 @@ def _dask_counts(source, fmt, name, columns, keys, scheduler):
     return out, []
 
 
+def _both_keys(doc: list[str]) -> tuple[list[str], tuple]:
+    """Group keys that hold both document keys, and the alternative to ``doc``."""
+    if doc == ["query_id", "doc_id"]:
+        return doc, ("doc_id",)
+    if doc == ["doc_id"]:
+        return ["query_id", "doc_id"], ("query_id", "doc_id")
+    return doc, ()
+
+
 def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | None = None,
-           document: str = "query", doc_columns=None, engine: str = "duckdb", scheduler: str | None = None,
+           document: str = "auto", doc_columns=None, engine: str = "duckdb", scheduler: str | None = None,
            memory_limit: str | None = "2GB", threads: int | None = None, name: str | None = None) -> CountTable:
     """Reduce a click log to a :class:`CountTable` without loading it into memory.
 
     ``source`` is a path, a glob of paths (``logs/*.csv.gz``) or bytes (an upload);
     ``fmt`` one of csv, tsv, parquet, yandex, yandex2013, baidu, ultra (inferred from the
     name or the content when omitted); ``columns`` renames source columns onto
-    ``query_id``/``doc_id``/``position``/``click``/``shown``; ``bias`` the bias-factor columns.
+    ``query_id``/``doc_id``/``position``/``click``/``shown``; ``bias`` the bias-factor columns;
+    ``document`` ``"auto"`` (the format's default key), ``"query"`` or ``"global"``.
 
     >>> import io, pandas as pd
     >>> csv = b"query_id,doc_id,position,click\\nq1,a,1,1\\nq1,b,2,0\\nq2,a,1,0\\n"
     >>> t = ingest(csv, "csv", name="demo.csv")
+    >>> t.document, t.alternative
+    (('query_id', 'doc_id'), ('doc_id',))
     >>> t.frame.sort_values(["query_id", "doc_id"])[["query_id", "doc_id", "position", "impressions", "clicks"]].values.tolist()
     [['q1', 'a', 1, 1, 1], ['q1', 'b', 2, 1, 0], ['q2', 'a', 1, 1, 0]]
     """
     from ..logformats import infer_format
+    from ..userlogs import DOCUMENT_KEYS, default_document
     name = name or str(source)
     bias = [bias] if isinstance(bias, str) else list(bias)
     if not bias:
         raise ConfigError("bias", "name at least one bias-factor column (e.g. position)")
     if engine not in ENGINES:
         raise ConfigError("engine", f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
-    doc = document_columns(document, doc_columns)
+    if document not in DOCUMENT_KEYS:
+        raise ConfigError("document", f"{document!r} is not a document key: use {', '.join(DOCUMENT_KEYS)}")
     fmt = (fmt or infer_format(source, name)).lower()
+    doc = document_columns(default_document(fmt) if document == "auto" else document, doc_columns)
+    group_doc, alternative = _both_keys(doc)
     if fmt == "ultra":
-        from ..userlogs import read_user_log
-        log, notes = read_user_log(source, "ultra", name=name, document=document)
-        return CountTable.from_log(log, bias, ("doc_id",), name, notes)
-    keys = list(dict.fromkeys(doc + bias + ["position"]))
-    if engine == "dask":
-        agg, notes = _dask_counts(source, fmt, name, columns, keys, scheduler)
-    else:
-        agg, notes = _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads)
+        from pathlib import Path
+
+        from ..userlogs import ultra_frame
+        if isinstance(source, (bytes, bytearray, memoryview)) or not Path(str(source)).is_dir():
+            raise DataFormatError(name, "an ULTRA dataset is a folder (train/train.init_list, train.feature)")
+        other = [b for b in bias if b != "position"]
+        if other:
+            raise ConfigError("bias", f"an ULTRA folder has no column {other[0]!r}; its bias factor is the position")
+        frame, notes = ultra_frame(Path(str(source)), name)
+        g = frame.groupby(list(dict.fromkeys(group_doc + ["position"])), sort=True)
+        agg = g.size().rename("impressions").to_frame()
+        agg["clicks"] = g["click"].sum().astype(np.int64)
+        return CountTable(agg.reset_index(), tuple(doc), ("position",), name, tuple(notes), alternative)
+    keys = list(dict.fromkeys(group_doc + bias + ["position"]))
+    count = (lambda k: _dask_counts(source, fmt, name, columns, k, scheduler)) if engine == "dask" else \
+        (lambda k: _duckdb_counts(source, fmt, name, columns, k, memory_limit, threads))
+    try:
+        agg, notes = count(keys)
+    except DataFormatError as e:          # a log without query ids keyed by doc_id alone: no alternative
+        if group_doc == doc or "query_id" not in e.problem or not e.problem.startswith("missing column"):
+            raise
+        group_doc, alternative = doc, ()
+        keys = list(dict.fromkeys(group_doc + bias + ["position"]))
+        agg, notes = count(keys)
     if len(agg) == 0:
         raise DataFormatError(name, "the log is empty (no shown rows)")
-    agg = _validate(agg, doc, name)
+    agg = _validate(agg, group_doc, name)
     if engine == "dask":                                 # DuckDB returns the rows sorted already
         agg = agg.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
-    return CountTable(agg, tuple(doc), tuple(bias), name, tuple(notes))
+    return CountTable(agg, tuple(doc), tuple(bias), name, tuple(notes), alternative)

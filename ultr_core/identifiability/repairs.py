@@ -133,14 +133,14 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
     return out
 
 
-def fit_source(path: str, seed: int = 0, impressions: int = 1_000_000):
+def fit_source(path: str, seed: int = 0, impressions: int = 1_000_000, name: str | None = None):
     """(table, true r per document, true o per position, ranked lists or None) for ``ig-fit``:
 
     * ``paper:K`` — the paper's fully synthetic data with K components
       (:func:`~ultr_core.synthetic.make_paper_identifiability_data`), clicks as
       :func:`~ultr_core.synthetic.binomial_ctr_table`;
-    * an ULTRA directory — its train split (documents = its doc ids), clicks simulated from the
-      labels the same way;
+    * an ULTRA directory — its ``train/`` split only (a document is a distinct feature vector, as the
+      official check; :func:`~ultr_core.userlogs.ultra_frame`), clicks simulated from the labels the same way;
     * a click log (CSV/Parquet) with a ``label`` column — its own clicks; the truth is
       r = 0.1 + 0.9·(2^y − 1)/(2^ymax − 1) of the labels, o unknown.
     """
@@ -163,10 +163,10 @@ def fit_source(path: str, seed: int = 0, impressions: int = 1_000_000):
         return table, r, o, data
     p = Path(text)
     if p.is_dir():
-        from ..loaders import load_ultra
-        train = load_ultra(p).train
-        codes = pd.factorize(pd.Series(train.doc_ids if train.doc_ids is not None else np.arange(train.n_rows)))[0]
-        data = RankingData(np.zeros((train.n_rows, 0), np.float32), train.qids, train.labels, codes.astype(np.int64))
+        from ..userlogs import ultra_frame
+        df, _ = ultra_frame(p, name or p.name, labels=True)     # train/ only; a document is a feature vector
+        data = RankingData(np.zeros((len(df), 0), np.float32), df["session_id"].to_numpy(np.int64),
+                           df["label"].to_numpy(np.int64), df["doc_id"].to_numpy(np.int64))
         table, r, o = binomial_ctr_table(data, impressions=impressions, seed=seed)
         return table, r, o, data
     log = ClickLog.load(p)

@@ -1,0 +1,163 @@
+"""Identifiability on data laid out as other people lay it out: ULTRA folders with ``train/`` only,
+documents shared across queries and keyed by their feature vector (the layout of the identifiability
+paper's published ``dataset_fully_simulation`` folders, built here the same way), the verdict under the
+other document key, and the vectorised position-bias estimators against per-component fits."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ultr_core.identifiability import IdentifiabilityGraph
+from ultr_core.identifiability.estimation import ESTIMATORS, estimate_bias_full
+from ultr_core.identifiability.ingestion import CountTable, ingest
+from ultr_core.reports import identifiability_report
+from ultr_core.synthetic import make_paper_identifiability_data
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_official_layout(folder: Path, k: int, seed: int = 0, n_queries: int = 150, per_position: int = 120,
+                          shared: int = 12, duplicate_rows: int = 0) -> Path:
+    """An ULTRA folder as the official data: settings.json and train/ only; one one-hot feature row
+    per document (ids 0…n−1), init_list lines ``qid row row …`` pointing at them from many queries,
+    labels aligned by line.  ``duplicate_rows`` appends copies of the first rows' vectors and points
+    the first query at them (the same documents under other row numbers)."""
+    d = make_paper_identifiability_data(k, n_queries=n_queries, docs_per_position=per_position,
+                                        shared_per_edge=shared, seed=seed)
+    n_docs = 10 * per_position
+    (folder / "train").mkdir(parents=True)
+    (folder / "settings.json").write_text(json.dumps({"feature_size": n_docs, "rank_cutoff": 10, "max_label": 5}))
+    rows = [f"{i} {i}:1" for i in range(n_docs)] + [f"{n_docs + j} {j}:1.0" for j in range(duplicate_rows)]
+    (folder / "train" / "train.feature").write_text("\n".join(rows) + "\n")
+    grid = d.doc_ids.reshape(n_queries, 10).copy()
+    labels = d.labels.reshape(n_queries, 10)
+    if duplicate_rows:
+        hit = np.isin(grid[0], np.arange(duplicate_rows))
+        grid[0, hit] = grid[0, hit] + n_docs                 # same vectors, other rows
+    (folder / "train" / "train.init_list").write_text(
+        "".join(f"{q} " + " ".join(map(str, grid[q])) + "\n" for q in range(n_queries)))
+    (folder / "train" / "train.labels").write_text(
+        "".join(f"{q} " + " ".join(map(str, labels[q])) + "\n" for q in range(n_queries)))
+    return folder
+
+
+def _cli(args, capsys):
+    from ultr_core.__main__ import main
+    rc = main(args)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_ig_with_no_flags_counts_the_official_layouts_components(tmp_path, capsys, k):
+    folder = write_official_layout(tmp_path / f"K={k}", k)
+    rc, out, err = _cli(["ig", str(folder), "--json"], capsys)
+    rep = json.loads(out)
+    assert rc == 0, err
+    assert rep["n_components"] == k and rep["identifiable"] == (k == 1)
+    assert rep["document_key"] == "global" and rep["n_documents"] == 10 * 120
+    alt = rep["alternative_document"]          # (query, document) pairs: no document links two positions
+    assert alt["document"] == "query" and alt["n_components"] == 10 and alt["flag"] == "--document query"
+    assert alt["changes_verdict"] == (k == 1)
+
+
+def test_the_text_report_names_the_other_key_when_it_changes_the_verdict(tmp_path, capsys):
+    folder = write_official_layout(tmp_path / "K=1", 1)
+    rc, out, _ = _cli(["ig", str(folder), "--estimate", "none"], capsys)
+    assert rc == 0 and "IDENTIFIABLE: the graph is connected" in out
+    assert "use --document query" in out and "it has 10 (not identifiable)" in out
+    rc, out, _ = _cli(["ig", str(folder), "--estimate", "none", "--document", "query"], capsys)
+    assert rc == 0 and "NOT IDENTIFIABLE" in out and "use --document global" in out
+
+
+def test_identical_feature_vectors_are_one_document(tmp_path):
+    plain = ingest(str(write_official_layout(tmp_path / "a", 2)))
+    dup = ingest(str(write_official_layout(tmp_path / "b", 2, duplicate_rows=40)))
+    assert dup.frame["doc_id"].nunique() == plain.frame["doc_id"].nunique() == 1200
+    assert any("repeat an earlier row's vector" in n for n in dup.notes)
+    g_plain, g_dup = IdentifiabilityGraph.from_counts(plain), IdentifiabilityGraph.from_counts(dup)
+    assert g_plain.n_components == g_dup.n_components == 2
+
+
+def test_ig_fit_runs_on_a_train_only_folder(tmp_path, capsys):
+    one = write_official_layout(tmp_path / "K=1", 1)
+    rc, out, err = _cli(["ig-fit", str(one), "--json"], capsys)
+    rep = json.loads(out)
+    assert rc == 0, err
+    assert rep["n_components"] == 1 and rep["mcc"] > 0.99
+    two = write_official_layout(tmp_path / "K=2", 2)
+    rc, out, _ = _cli(["ig-fit", str(two), "--repair", "intervene", "--json"], capsys)
+    rep = json.loads(out)
+    assert rep["n_components"] == 2 and rep["n_components_after_repair"] == 1 and rep["mcc"] > 0.99
+
+
+def test_ultra_errors_name_the_folder_not_the_server_path(tmp_path, capsys):
+    folder = write_official_layout(tmp_path / "K=1", 1)
+    (folder / "train" / "train.init_list").write_text("0 1 2 x\n")
+    rc, _, err = _cli(["ig", str(folder)], capsys)
+    assert rc == 2 and "document indexes must be whole numbers" in err and "line 1" in err
+    from ultr_core.identifiability.repairs import fit_source
+    (folder / "train" / "train.init_list").write_text("0 1 2 3\n")
+    (folder / "train" / "train.labels").unlink()
+    with pytest.raises(Exception, match=r"^K=1/train/train.labels: file not found") as e:
+        fit_source(str(folder), name="K=1")
+    assert str(tmp_path) not in str(e.value)
+
+
+def test_csv_report_offers_the_global_key_when_it_connects_the_graph():
+    # every query shows its two documents at fixed positions; the doc ids recur across queries at
+    # different positions: by (query, doc) nothing links positions, by doc id alone everything does
+    rows = [(f"q{q}", f"d{(q + p) % 3}", p, int((q + p) % 2)) for q in range(6) for p in (1, 2, 3)]
+    df = pd.DataFrame(rows, columns=["query_id", "doc_id", "position", "click"])
+    table = ingest(df.to_csv(index=False).encode(), "csv", name="demo.csv")
+    rep = identifiability_report(table)
+    assert rep["document_key"] == "query" and rep["n_components"] == 3
+    alt = rep["alternative_document"]
+    assert alt["document"] == "global" and alt["n_components"] == 1 and alt["changes_verdict"]
+    # a log without query ids keyed by doc id alone: no alternative, no error
+    table = ingest(df.drop(columns="query_id").to_csv(index=False).encode(), "csv", name="d.csv", document="global")
+    assert table.alternative == () and "alternative_document" not in identifiability_report(table)
+
+
+# --------------------------------------------------------------------------- vectorised estimators
+def _two_component_log(seed=0, n_sessions=3000):
+    """Positions 1–4 and 5–8 never share a document (two components), documents move inside each."""
+    rng = np.random.default_rng(seed)
+    n_q, n_d = 30, 8
+    r = rng.uniform(0.05, 0.9, (n_q, n_d))
+    q = rng.integers(0, n_q, n_sessions)
+    perm = np.concatenate([np.argsort(rng.random((n_sessions, 4)), 1), 4 + np.argsort(rng.random((n_sessions, 4)), 1)],
+                          axis=1)
+    qq, dd = np.repeat(q, n_d), perm.ravel()
+    pos = np.tile(np.arange(1, n_d + 1), n_sessions)
+    o = (1 / np.arange(1, n_d + 1)) ** 0.8
+    click = (rng.random(len(qq)) < r[qq, dd] * o[pos - 1]).astype(int)
+    return pd.DataFrame({"query_id": qq, "doc_id": dd, "position": pos, "click": click})
+
+
+@pytest.mark.parametrize("method", ESTIMATORS)
+def test_stacked_components_equal_each_component_estimated_alone(method):
+    df = _two_component_log()
+    table = CountTable.from_log(df, ["position"], ["query_id", "doc_id"])
+    g = IdentifiabilityGraph.from_counts(table)
+    assert g.n_components == 2
+    both = estimate_bias_full(g, method, n_bootstrap=0, tol=1e-12).table.set_index("position")["estimate"]
+    for half in (df[df["position"] <= 4], df[df["position"] > 4]):
+        alone = IdentifiabilityGraph.from_counts(CountTable.from_log(half, ["position"], ["query_id", "doc_id"]))
+        one = estimate_bias_full(alone, method, n_bootstrap=0, tol=1e-12).table.set_index("position")["estimate"]
+        np.testing.assert_allclose(both.loc[one.index].to_numpy(), one.to_numpy(), rtol=1e-6, atol=1e-8)
+    assert both.loc[1] == both.loc[5] == 1.0          # each component normalised at its own first position
+
+
+def test_the_work_rule_is_applied_and_stated():
+    df = _two_component_log()
+    g = IdentifiabilityGraph.from_counts(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]))
+    est = estimate_bias_full(g, "pivot_one", n_bootstrap=5, max_components=1)
+    assert set(est.table["component"]) == {0}
+    assert any("largest first, at most 1 components" in n for n in est.notes)
+    est = estimate_bias_full(g, "all_pairs", n_bootstrap=5)
+    assert set(est.table["component"]) == {0, 1} and any("at most 300 EM steps" in n for n in est.notes)
