@@ -161,3 +161,98 @@ def test_the_work_rule_is_applied_and_stated():
     assert any("largest first, at most 1 components" in n for n in est.notes)
     est = estimate_bias_full(g, "all_pairs", n_bootstrap=5)
     assert set(est.table["component"]) == {0, 1} and any("at most 300 EM steps" in n for n in est.notes)
+
+
+# --------------------------------------------------------------------------- other people's formats
+def _pyclick_text():
+    """Sessions in PyClick's sample format (examples/data of markovi/PyClick): several per line,
+    spaces around the click commas, an empty click list, a click on a URL the session did not show,
+    a repeated click."""
+    return ("q1\ta,b,c : b , a; q1\ta,b,c :; q2\tc,d,e : z  ;  q1\tb,a,c : b , b\n"
+            "q2\td,c,e : c;\n")
+
+
+def _pyclick_reference(text):
+    """PyClick's own rule (examples/WscdExample.py), written here with loops: a shown URL is
+    clicked when it is in the session's click list."""
+    rows = []
+    for line in text.split("\n"):
+        for s in line.split(";"):
+            if not s.strip():
+                continue
+            q, rest = s.strip().split("\t", 1)
+            docs, clk = rest.split(":", 1)
+            clk = [c.strip() for c in clk.split(",")]
+            rows += [(q, d.strip(), p, int(d.strip() in clk)) for p, d in enumerate(docs.strip().split(","), 1)]
+    return rows
+
+
+def test_pyclick_sessions_are_sniffed_and_read_as_pyclick_does():
+    from ultr_core.logformats import sniff_format
+    from ultr_core.userlogs import read_user_log
+    text = _pyclick_text()
+    assert sniff_format(text.encode(), "trainSample") == "pyclick"
+    log, notes = read_user_log(text.encode(), name="trainSample")
+    f = log.frame
+    got = list(zip(f["query_key"], f["doc_key"], f["position"].astype(int), f["click"].astype(int)))
+    assert got == _pyclick_reference(text)
+    assert any("ignored 1 click" in n for n in notes) and any("repeated click" in n for n in notes)
+    rep = identifiability_report(ingest(text.encode(), name="trainSample"))
+    assert rep["n_rows"] == 15 and rep["n_clicks"] == 4
+
+
+def test_pyclick_structural_errors_name_the_line():
+    from ultr_core.errors import DataFormatError
+    from ultr_core.userlogs import read_user_log
+    with pytest.raises(DataFormatError, match="a tab, then a colon") as e:
+        read_user_log(b"q1\ta,b : a;\nq2 a,b : a;\n", "pyclick", name="s")
+    assert e.value.line == 2
+    with pytest.raises(DataFormatError, match="empty URL") as e:
+        read_user_log(b"q1\ta,,b : a;\n", "pyclick", name="s")
+    assert e.value.line == 1
+
+
+def test_a_file_no_reader_accepts_gets_one_message_with_the_accepted_formats(tmp_path, capsys):
+    from ultr_core.errors import DataFormatError
+    from ultr_core.userlogs import read_user_log
+    junk = b"<html>\x01 not a log at all " + b"x" * 200 + b"\n"
+    with pytest.raises(DataFormatError) as e:
+        read_user_log(junk, name="upload")
+    msg = str(e.value)
+    assert "not a log format this reader knows" in msg and "PyClick sessions" in msg and "Baidu-ULTR" in msg
+    assert "<html>· not a log" in msg and "x" * 61 not in msg          # escaped, cut short
+    (tmp_path / "junk").write_bytes(junk)
+    rc, _, err = _cli(["ig", str(tmp_path / "junk")], capsys)
+    assert rc == 2 and "not a log format this reader knows" in err
+    (tmp_path / "named.csv").write_bytes(junk)                 # the name says CSV: the CSV problem is reported
+    rc, _, err = _cli(["ig", str(tmp_path / "named.csv")], capsys)
+    assert rc == 2 and "not a log format this reader knows" not in err
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_duplicate_column_names_are_refused_with_the_name(tmp_path, fmt, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ultr_core.errors import DataFormatError
+    from ultr_core.userlogs import read_user_log
+    path = tmp_path / f"log.{fmt}"
+    if fmt == "csv":
+        path.write_text("query_id,doc_id,position,click,position\nq,a,1,0,2\n")
+    else:
+        pq.write_table(pa.table([["q"], ["a"], [1], [0], [2]],
+                                names=["query_id", "doc_id", "position", "click", "position"]), path)
+    with pytest.raises(DataFormatError, match=r"column 'position' appears twice in the header \(columns 3 and 5\)"):
+        read_user_log(path.read_bytes(), fmt, name=path.name)
+    rc, _, err = _cli(["ig", str(path)], capsys)
+    assert rc == 2 and "appears twice" in err
+
+
+def test_baidu_and_yandex_structural_errors_name_the_line_and_the_field_count(tmp_path, capsys):
+    cases = [("baidu", "q1\tx\ty\n1\t2\t3\n", "line 1", "at most 3 tab-separated field(s)"),
+             ("baidu", "q1\n1\t2\t3\t4\n", "line 2", "4 tab-separated fields"),
+             ("yandex", "1\t0\tQ\t5\t213\t7\n1\t0\tQ\t5\n", "line 2", "this line has 4 non-empty")]
+    for fmt, text, line, words in cases:
+        (tmp_path / "f").write_text(text)
+        rc, _, err = _cli(["ig", str(tmp_path / "f"), "--format", fmt], capsys)
+        assert rc == 2 and line in err and words in err, err

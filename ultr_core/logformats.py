@@ -34,6 +34,11 @@ Text formats (:data:`TEXT_FORMATS`):
   columns (:data:`BAIDU_COLUMNS`): display features usable as bias factors, e.g.
   ``--bias position,multimedia_type``.
 
+* ``pyclick`` — the session text of PyClick's samples (its Yandex WSCD examples, ``examples/data``):
+  ``query<TAB>url,url,… : clicked,clicked,…;`` — sessions end with ``;`` and several may share a
+  line; a URL is clicked when it is in the session's click list (PyClick's own parser does the same);
+  a click on a URL the session did not show is ignored (counted in the notes).
+
 Tabular formats: ``csv`` / ``tsv`` (header row; DuckDB's sniffer for types) and ``parquet``.
 
 :func:`sniff_format` recognises all of these from the content when the name says nothing.
@@ -52,14 +57,20 @@ import pyarrow.csv as pcsv
 
 from .errors import DataFormatError
 
-__all__ = ["TEXT_FORMATS", "TABULAR_FORMATS", "sniff_format", "connect", "register_normalised",
+__all__ = ["TEXT_FORMATS", "TABULAR_FORMATS", "ACCEPTED", "unknown_format", "format_from_name", "duplicate_header", "sniff_format", "connect", "register_normalised",
            "read_normalised", "BAIDU_COLUMNS", "expand_paths"]
 
-TEXT_FORMATS = ("yandex", "yandex2013", "baidu")
+TEXT_FORMATS = ("yandex", "yandex2013", "baidu", "pyclick")
 TABULAR_FORMATS = ("csv", "tsv", "parquet")
 #: Baidu-ULTR document-line fields (1-based, as SQL indexes lists) kept as DOUBLE columns (missing → NULL)
 BAIDU_COLUMNS = {"multimedia_type": 5, "serp_height": 10, "displayed_time": 11, "displayed_count": 14,
                  "slipoff_count_after_click": 16, "dwelling_time": 17}
+_PYCLICK = __import__("re").compile(r"^[^\t]+\t[^\t:;]+:[^\t:]*(;|$)")
+#: what a reader accepts, for the message on a file that no reader accepts
+ACCEPTED = ("CSV/TSV with a header row (query_id, doc_id, position, click …)", "Parquet",
+            "Yandex relevance prediction (SessionID TimePassed Q|C …)", "Yandex WSCD 2013 (SessionID M Day USERID …)",
+            "Baidu-ULTR sessions (qid line, 32-field document lines)", "PyClick sessions (query<TAB>url,url,… : clicked,…;)",
+            "an ULTRA folder (train/train.init_list, train.feature)")
 _SEP = "\x1f"            # a delimiter no log line contains: each line is read as one value
 
 
@@ -142,19 +153,27 @@ def sniff_format(source, name: str | None = None) -> str:
         return "yandex"
     if len(lines) > 1 and len(f) <= 3 and len(lines[1].split("\t")) >= 28:
         return "baidu"
+    if _PYCLICK.match(lines[0]):
+        return "pyclick"
     return "tsv" if lines[0].count("\t") > lines[0].count(",") else "csv"
 
 
 def infer_format(source, name: str | None = None) -> str:
     """Format from the extension when it is telling (``.csv``, ``.tsv``, ``.parquet``, with an
     optional ``.gz``), else from the content (:func:`sniff_format`)."""
-    s = str(name or source).lower()
+    return format_from_name(name or source) or sniff_format(source, name)
+
+
+def format_from_name(name) -> str | None:
+    """The format a file name's extension tells (``.csv``, ``.tsv``, ``.parquet``, ``.pq``, with an
+    optional ``.gz``), or None."""
+    s = str(name).lower()
     if s.endswith(".gz"):
         s = s[:-3]
     for ext, fmt in ((".csv", "csv"), (".tsv", "tsv"), (".parquet", "parquet"), (".pq", "parquet")):
         if s.endswith(ext):
             return fmt
-    return sniff_format(source, name)
+    return None
 
 
 # --------------------------------------------------------------------------- DuckDB
@@ -452,14 +471,13 @@ def _yandex_from(con, name: str, table: str) -> dict:
     fields ``f1 … fN`` ('' where a line is shorter) and line numbers ``ln``."""
     src = table
     n = _scalar(con, f"SELECT max(nf) FROM {src}") or 6
-    _check(con, name, [
-        (f"SELECT min(ln) FROM {src} WHERE f3 NOT IN ('Q', 'C')",
-         "record type is neither Q nor C (expected tab-separated SessionID TimePassed Q|C …)"),
-        (f"SELECT min(ln) FROM {src} WHERE f3 = 'Q' AND (f4 = '' OR f6 = '')",
-         "query row needs SessionID TimePassed Q QueryID RegionID URL1 … URLn"),
-        (f"SELECT min(ln) FROM {src} WHERE f3 = 'C' AND f4 = ''",
-         "click row needs SessionID TimePassed C URLID"),
-    ])
+    try:
+        _yandex_checks(con, name, src)
+    except DataFormatError as e:            # say how many fields the offending line has
+        width = _scalar(con, f"SELECT {' + '.join(f'(f{i} <> {chr(39)}{chr(39)})::INTEGER' for i in range(1, n + 1))} "
+                             f"FROM {src} WHERE ln = ?", [e.line])
+        raise DataFormatError(name, f"{e.problem} (this line has {width} non-empty tab-separated field(s))",
+                              e.line) from None
     for num in (True, False):        # whole-number ids compare much faster as BIGINT; else text
         cast = (lambda e: f"try_cast({e} AS BIGINT)") if num else (lambda e: e)
         union = " UNION ALL ".join(
@@ -477,6 +495,17 @@ def _yandex_from(con, name: str, table: str) -> dict:
         JOIN imp i ON c.s = i.s AND c.doc_id = i.doc_id AND i.session_id <= c.ln GROUP BY c.ln, c.doc_id)
         GROUP BY ALL""", name)
     return _impressions_view(con, name)
+
+
+def _yandex_checks(con, name: str, src: str) -> None:
+    _check(con, name, [
+        (f"SELECT min(ln) FROM {src} WHERE f3 NOT IN ('Q', 'C')",
+         "record type is neither Q nor C (expected tab-separated SessionID TimePassed Q|C …)"),
+        (f"SELECT min(ln) FROM {src} WHERE f3 = 'Q' AND (f4 = '' OR f6 = '')",
+         "query row needs SessionID TimePassed Q QueryID RegionID URL1 … URLn"),
+        (f"SELECT min(ln) FROM {src} WHERE f3 = 'C' AND f4 = ''",
+         "click row needs SessionID TimePassed C URLID"),
+    ])
 
 
 def _yandex2013(con, name: str) -> dict:
@@ -511,6 +540,16 @@ def _baidu(con, name: str) -> dict:
             {_NF} >= 6 AS is_doc,
             max(CASE WHEN {_NF} < 6 THEN ln END) OVER (ORDER BY ln ROWS UNBOUNDED PRECEDING) AS session_id
         FROM l""", name)
+    n_doc = _scalar(con, "SELECT count(*) FILTER (WHERE is_doc) FROM b")
+    first, width = (con.execute(f"SELECT ln, {_NF} FROM l ORDER BY ln LIMIT 1").fetchall() or [(None, 0)])[0]
+    odd = con.execute(f"SELECT ln, {_NF} FROM l WHERE {_NF} BETWEEN 4 AND 5 ORDER BY ln LIMIT 1").fetchall()
+    if odd:
+        raise DataFormatError(name, f"{odd[0][1]} tab-separated fields: a Baidu-ULTR query line has 1–3 (qid query "
+                                    "reformulation), a document line 32 (pos url_md5 … click …)", int(odd[0][0]))
+    if not n_doc:
+        raise DataFormatError(name, f"no document line: every line has at most {width} tab-separated field(s); a "
+                                    "Baidu-ULTR document line has 32 (pos url_md5 title abstract multimedia_type click …)",
+                              first)
     _check(con, name, [
         ("SELECT min(ln) FROM b WHERE is_doc AND session_id IS NULL", "a document line comes before any query line"),
         ("SELECT min(ln) FROM b WHERE is_doc AND try_cast(f[1] AS BIGINT) IS NULL",
@@ -525,6 +564,69 @@ def _baidu(con, name: str) -> dict:
                d.f[6]::TINYINT AS click, {extras}
         FROM b d JOIN b q ON q.ln = d.session_id WHERE d.is_doc""", name)
     return {}
+
+
+def _pyclick(con, name: str) -> dict:
+    """PyClick session text (see the module docstring): sessions split at ``;``, then at the first
+    tab (query) and the first ``:`` (shown URLs | clicked URLs)."""
+    _run(con, """CREATE OR REPLACE TEMP TABLE ps AS SELECT ln, k, trim(s) AS s FROM (
+            SELECT ln, unnest(string_split(line, ';')) AS s, generate_subscripts(string_split(line, ';'), 1) AS k
+            FROM raw WHERE line IS NOT NULL) WHERE trim(s) <> ''""", name)
+    _check(con, name, [
+        ("SELECT min(ln) FROM ps WHERE strpos(s, chr(9)) = 0 OR strpos(s[strpos(s, chr(9)) + 1:], ':') = 0",
+         "a PyClick session needs query<TAB>url,url,… : clicked,… (a tab, then a colon)"),
+        ("SELECT min(ln) FROM ps WHERE trim(split_part(s, chr(9), 1)) = ''", "the query of a session is empty"),
+        ("SELECT min(ln) FROM ps WHERE len(list_filter(string_split(split_part(s[strpos(s, chr(9)) + 1:], ':', 1), ','),"
+         " lambda x: trim(x) = '')) > 0", "an empty URL in a session's list (two commas, or a comma at an end)"),
+    ])
+    _run(con, """CREATE OR REPLACE TEMP TABLE pz AS SELECT row_number() OVER (ORDER BY ln, k) AS session_id,
+            trim(split_part(s, chr(9), 1)) AS query_id,
+            list_transform(string_split(split_part(s[strpos(s, chr(9)) + 1:], ':', 1), ','), lambda x: trim(x)) AS docs,
+            list_filter(list_transform(string_split(s[strpos(s, chr(9)) + 1:][strpos(s[strpos(s, chr(9)) + 1:], ':') + 1:],
+                                                    ','), lambda x: trim(x)), lambda x: x <> '') AS clicks
+        FROM ps""", name)
+    _run(con, """CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, query_id, unnest(docs) AS doc_id,
+            generate_subscripts(docs, 1)::INTEGER AS position FROM pz""", name)
+    _run(con, "CREATE OR REPLACE TEMP TABLE clk AS SELECT session_id, unnest(clicks) AS doc_id FROM pz", name)
+    _run(con, """CREATE OR REPLACE TEMP TABLE hit AS SELECT c.session_id, c.doc_id, count(*) AS n FROM clk c
+        JOIN (SELECT DISTINCT session_id, doc_id FROM imp) i USING (session_id, doc_id) GROUP BY ALL""", name)
+    return _impressions_view(con, name)
+
+
+def duplicate_header(source, fmt: str, name: str) -> None:
+    """Refuse a CSV/TSV/Parquet source whose header names a column twice (one would silently win)."""
+    if fmt == "parquet":
+        try:
+            import pyarrow.parquet as pq
+            names = pq.read_schema(pa.BufferReader(bytes(source)) if _is_bytes(source)
+                                   else expand_paths(source, name)[0]).names
+        except Exception:         # noqa: BLE001 — an unreadable file is reported by the reader itself
+            return
+    else:
+        import csv
+        text = _head(source, name).decode("utf-8", errors="replace").lstrip("\ufeff")
+        first = next((ln for ln in text.splitlines() if ln.strip()), "")
+        names = next(csv.reader([first], delimiter="\t" if fmt == "tsv" else ","), [])
+    seen: dict = {}
+    for i, n in enumerate(names, 1):
+        key = str(n).strip()
+        if key in seen:
+            raise DataFormatError(name, f"column {key[:40]!r} appears twice in the header (columns {seen[key]} and "
+                                        f"{i}); rename one of them")
+        seen[key] = i
+
+
+def unknown_format(source, name: str, problem: str = "") -> DataFormatError:
+    """The error for a file that no reader accepts: the formats accepted and how its first line
+    starts (printable characters only, cut short)."""
+    try:
+        text = _head(source, name, 4096).decode("utf-8", errors="replace").lstrip("\ufeff")
+    except DataFormatError:
+        text = ""
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    shown = "".join(ch if ch.isprintable() else "·" for ch in first[:60]) + ("…" if len(first) > 60 else "")
+    return DataFormatError(name, f"not a log format this reader knows{' (' + problem + ')' if problem else ''}; its "
+                                 f"first line starts {shown!r}. Accepted: " + "; ".join(ACCEPTED))
 
 
 def _tabular(con, source, fmt: str, name: str) -> dict:
@@ -568,6 +670,7 @@ def register_normalised(con, source, fmt: str, name: str | None = None) -> dict:
     repair counts (``orphan_clicks``, ``repeated_clicks``) for :func:`repair_notes`."""
     name = name or str(source)
     if fmt in TABULAR_FORMATS:
+        duplicate_header(source, fmt, name)
         return _tabular(con, source, fmt, name)
     if fmt not in TEXT_FORMATS:
         raise DataFormatError(name, f"unknown format {fmt!r}; use one of {', '.join(TABULAR_FORMATS + TEXT_FORMATS)}")
@@ -579,7 +682,7 @@ def register_normalised(con, source, fmt: str, name: str | None = None) -> dict:
         except DataFormatError:
             pass                     # it skips blank lines: re-read line by line so the message names the file's line
     _register_lines(con, source, name)
-    return {"yandex": _yandex, "yandex2013": _yandex2013, "baidu": _baidu}[fmt](con, name)
+    return {"yandex": _yandex, "yandex2013": _yandex2013, "baidu": _baidu, "pyclick": _pyclick}[fmt](con, name)
 
 
 def repair_notes(state: dict) -> list[str]:

@@ -51,7 +51,7 @@ _ALIASES = {"query_id": ("query_id", "qid", "query", "queryid"), "doc_id": ("doc
             "position": ("position", "pos", "rank"), "click": ("click", "clicked", "clicks"),
             "session_id": ("session_id", "session", "sessionid", "sid"), "shown": ("shown",)}
 
-FORMATS = ("csv", "tsv", "parquet", "ultra", "yandex", "yandex2013", "baidu")
+FORMATS = ("csv", "tsv", "parquet", "ultra", "yandex", "yandex2013", "baidu", "pyclick")
 MAX_ROWS = 50_000_000
 
 
@@ -87,10 +87,14 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
         source = source.read()
     if isinstance(source, (bytes, bytearray, memoryview)) and len(source) == 0:
         raise DataFormatError(name, "the file is empty")
+    from .logformats import duplicate_header, format_from_name, unknown_format
+    sniffed = fmt is None and format_from_name(name) is None
     fmt = (fmt or infer_format(source, name)).lower()
     if fmt not in FORMATS:
         raise DataFormatError(name, f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     document = default_document(fmt) if document == "auto" else document
+    if fmt in ("csv", "tsv", "parquet"):
+        duplicate_header(source, fmt, name)
     if fmt in TEXT_FORMATS:
         df, notes = read_normalised(source, fmt, name)
         log, more = frame_to_log(df, name, columns, doc_columns, document)
@@ -113,10 +117,14 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
                              encoding="utf-8-sig")
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError,
             EOFError) as e:
+        if sniffed:               # nothing told us this was CSV: say what is accepted instead of a parser's words
+            raise unknown_format(source, name) from None
         raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
             from None
     except Exception as e:        # noqa: BLE001 — pyarrow raises several types for a broken Parquet file
         raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0][:200]}") from None
+    if sniffed and len(df.columns) < 3 and not columns:
+        raise unknown_format(source, name, f"read as {fmt}, it has {len(df.columns)} column(s)")
     return frame_to_log(df, name, columns, doc_columns, document)
 
 

@@ -270,6 +270,8 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
         raise ConfigError("engine", f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
     if document not in DOCUMENT_KEYS:
         raise ConfigError("document", f"{document!r} is not a document key: use {', '.join(DOCUMENT_KEYS)}")
+    from ..logformats import format_from_name, unknown_format
+    sniffed = fmt is None and format_from_name(name) is None
     fmt = (fmt or infer_format(source, name)).lower()
     doc = document_columns(default_document(fmt) if document == "auto" else document, doc_columns)
     group_doc, alternative = _both_keys(doc)
@@ -293,6 +295,9 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
     try:
         agg, notes = count(keys)
     except DataFormatError as e:          # a log without query ids keyed by doc_id alone: no alternative
+        if sniffed and fmt in ("csv", "tsv") and (e.problem.startswith("cannot read") or
+                                                  (e.problem.startswith("missing column") and not columns)):
+            raise unknown_format(source, name) from None   # nothing said CSV: list what is accepted
         if group_doc == doc or "query_id" not in e.problem or not e.problem.startswith("missing column"):
             raise
         group_doc, alternative = doc, ()
