@@ -31,6 +31,17 @@ def _prob(n, x, contexts, positions, trials, seed):
 
 
 
+def _describe(source: str, key, builtin: str, current: str) -> str:
+    """Which log the page shows, in words (an upload by its file name)."""
+    if source == builtin:
+        return f"built-in fully synthetic data (K = {key[1]}, {key[2]:,} sessions, seed {key[3]})"
+    if source == current and isinstance(key, tuple) and key and key[0] == "upload":
+        return f"your uploaded log “{key[1][0]}” (from the Upload page)"
+    if source == current and isinstance(key, tuple) and key and key[0] == "simulation":
+        return "the log simulated on the Simulate page"
+    return "the log this link names" if source != current else "the current log"
+
+
 def main():
     st.title("Identifiability explorer")
     st.caption("Chen et al., *Identifiability Matters* (ICML 2024): relevance is recoverable up to scale **iff** "
@@ -38,14 +49,19 @@ def main():
                "two factors are linked when one document was shown with both.")
 
     linked = linked_log()
+    lost_log = False
     with st.sidebar:
         st.header("Log")
         builtin, current, from_link = "built-in: fully synthetic", "current log (Simulate / Upload page)", "the log this link names"
         options = [builtin] + ([from_link] if linked is not None else []) + ([current] if "log" in st.session_state else [])
-        want = {"builtin": builtin, "current": current, "link": from_link}.get(
-            qp("source", "link" if linked is not None else "builtin", options=("builtin", "current", "link")), builtin)
+        has_current = "log" in st.session_state
+        asked = qp("source", "link" if linked is not None else "current" if has_current else "builtin",
+                   options=("builtin", "current", "link"))
+        want = {"builtin": builtin, "current": current, "link": from_link}.get(asked, builtin)
         if want == current and current not in options and linked is not None:
             want = from_link                  # a shared link to a simulated log, opened in a new session
+        elif want == current and not has_current:
+            lost_log = True                   # e.g. an upload from another session: it cannot be rebuilt from a link
         source = st.radio("source", options, options.index(want) if want in options else 0,
                           help="fully synthetic one-hot data with K components (a teaching version of the paper's "
                                "App. C.1 data: dense position blocks, uniform labels — the presets below use the "
@@ -85,6 +101,11 @@ def main():
         teach = st.toggle("teaching mode: predict before you see", qp("teach", 0, int, 0, 1) == 1,
                           help="hide the verdict until you have guessed")
     url_notices()
+    if lost_log:
+        st.warning("This link names the current log of another session (an upload, or a log without a "
+                   "reproducible spec): it cannot be rebuilt here, so the page shows the built-in fully synthetic "
+                   "data instead. Upload the file on the Upload page to see its graph.")
+    st.caption("Showing: " + escape_markdown(_describe(source, key, builtin, current)))
     st.query_params.clear()
     st.query_params.update({k: str(v) for k, v in params.items()})
     st.query_params.update({"bias": ",".join(bias), "teach": str(int(teach))})

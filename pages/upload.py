@@ -10,19 +10,33 @@ from ultr_core.figures import bias_curves_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability.ingestion import ingest
 from ultr_core.logformats import BAIDU_COLUMNS
-from ultr_core.userlogs import TARGETS, guess_mapping, infer_format, peek_columns, read_user_log
+from ultr_core.userlogs import TARGETS, default_document, guess_mapping, infer_format, peek_columns, read_user_log
 from pages._common import cached_analysis, memo, run_page
 
-FORMATS = ["csv", "tsv", "parquet", "yandex", "yandex2013", "baidu"]
-TEXT = {"yandex", "yandex2013", "baidu"}
+FORMATS = ["csv", "tsv", "parquet", "yandex", "yandex2013", "baidu", "pyclick", "ultra"]
+TEXT = {"yandex", "yandex2013", "baidu", "pyclick", "ultra"}
 #: columns of the normalised view of each text format (ultr_core.logformats)
 TEXT_COLUMNS = {"yandex": ("session_id", "query_id", "doc_id", "position", "click"),
                 "yandex2013": ("session_id", "query_id", "doc_id", "position", "click", "domain"),
-                "baidu": ("session_id", "query_id", "doc_id", "position", "click", *BAIDU_COLUMNS)}
+                "baidu": ("session_id", "query_id", "doc_id", "position", "click", *BAIDU_COLUMNS),
+                "pyclick": ("session_id", "query_id", "doc_id", "position", "click"),
+                "ultra": ("session_id", "query_id", "doc_id", "position", "click")}
+FORMAT_NAMES = {"csv": "CSV", "tsv": "TSV", "parquet": "Parquet", "yandex": "Yandex relevance prediction (2011)",
+                "yandex2013": "Yandex WSCD 2013", "baidu": "Baidu-ULTR sessions", "pyclick": "PyClick sessions",
+                "ultra": "ULTRA folder (zip / tar.gz)"}
+DOCUMENT_LABELS = {"auto": "the format's default", "query": "the (query, document id) pair",
+                   "global": "the document id alone"}
 #: an upload (≤ 200 MB) is reduced by DuckDB within this memory limit
 DUCKDB_MEMORY = "1GB"
 #: logs up to this many impressions are also kept whole as the current log for the other pages
 CURRENT_LOG_MAX_ROWS = 2_000_000
+
+
+def _document_label(key: str, fmt: str) -> str:
+    """In an ULTRA folder the document id is the feature vector (rows with equal features are one)."""
+    if fmt == "ultra":
+        return {"global": "the feature vector", "query": "the (query, feature vector) pair"}[key]
+    return DOCUMENT_LABELS[key]
 
 
 def _read(name: str, digest: str, data: bytes, fmt: str, columns: tuple, doc_columns: tuple, document: str):
@@ -52,11 +66,15 @@ def main():
     - **Yandex personalized-search log (WSCD 2013)**: `M`, `Q`/`T` and `C` records; each URL's domain becomes a column.
     - **Baidu-ULTR raw sessions**: query lines and 32-field document lines; display features
       (`multimedia_type`, `serp_height`, `displayed_time`, …) become columns usable as bias factors.
+    - **PyClick sessions** (the Yandex WSCD samples of PyClick): `query<TAB>url,url,… : clicked,…;`.
+    - **ULTRA folders** as one `.zip` or `.tar.gz` (`train/train.init_list`, `train/train.feature`, optional
+      `train.clicks`, `train.labels`; `valid/` and `test/` are not needed) — e.g. the identifiability paper's
+      `dataset_fully_simulation/K=2` folder zipped.
     - gzip-compressed files of any of these; the format is read from the content when the name says nothing.
-    - A **document** is the pair (query, document id) — relevance belongs to a query–document pair — unless you
-      choose a global document id below.
-    - ULTRA directories are folders: use `python -m ultr_core ig PATH --format ultra`; logs larger than an upload:
-      `python -m ultr_core ig 'logs/*.csv.gz'` (streams with DuckDB).
+    - A **document** is, by default, the pair (query, document id) in a click log — relevance belongs to a
+      query–document pair — and the feature vector in an ULTRA folder (as the paper's own check); the report says
+      when the other choice would change the verdict.
+    - Logs larger than an upload: `python -m ultr_core ig 'logs/*.csv.gz'` (streams with DuckDB).
     """)
 
     up = st.file_uploader("click log", type=None,
@@ -74,11 +92,15 @@ def main():
         st.error(escape_markdown(e))
         st.stop()
     fmt = st.selectbox("format", FORMATS, index=FORMATS.index(fmt_guess) if fmt_guess in FORMATS else 0,
+                       format_func=FORMAT_NAMES.get,
                        help="from the file name when it is telling, else sniffed from the content; change it if wrong")
-    document = st.radio("a document is …", ["query", "global"], horizontal=True,
-                        format_func={"query": "the (query, document id) pair", "global": "the document id alone"}.get,
-                        help="relevance belongs to a query–document pair; choose 'alone' only when the same id means "
-                             "the same document under every query (e.g. one-hot ids)")
+    document = st.radio("a document is …", ["auto", "query", "global"], horizontal=True,
+                        format_func=lambda d: DOCUMENT_LABELS[d] + (
+                            f" ({_document_label(default_document(fmt), fmt)})" if d == "auto" else "")
+                        if d == "auto" else _document_label(d, fmt),
+                        help="relevance belongs to a query–document pair in a click log; in an ULTRA folder a "
+                             "document is a feature vector shown by any query (the paper's own check). Choose "
+                             "'alone' only when the same id means the same document under every query")
     columns, doc_columns = None, None
     if fmt not in TEXT:
         try:
@@ -157,6 +179,10 @@ def main():
     c[1].metric("components", f"{rep['n_components']:,}")
     c[2].metric("largest component", f"{rep['largest_share']:.0%}")
     c[3].metric("identifiable", "yes" if rep["identifiable"] else "no")
+    alt = rep.get("alternative_document")
+    if alt and alt["changes_verdict"]:
+        st.info("The verdict depends on what a document is: " + escape_markdown(alt["message"].replace(
+            f"use {alt['flag']}", "choose the other option above")))
     st.code(format_report(rep), language=None)
     st.dataframe(an.graph.components_table(), hide_index=True, height=220)
     pb = rep.get("position_bias")

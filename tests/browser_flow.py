@@ -309,3 +309,27 @@ def run_compare_and_upload(url: str, csv_path: Path) -> dict:
         seen["identifiable"] = page.locator('[data-testid="stMetricValue"]').nth(3).inner_text()
         _no_error(page)
     return seen
+
+
+def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None = None) -> dict:
+    """Upload a log, then open the Identifiability page by its navigation link (clicks, no injected
+    state): the page must show the uploaded log — named — and its verdict, not the built-in data."""
+    seen = {}
+    with browser_page() as page:
+        open_home(page, url)
+        page.get_by_role("link", name="Upload a log").click()
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(log_path))
+        page.get_by_text("Download the report (JSON)").wait_for(timeout=60_000)
+        seen["upload_components"] = page.locator('[data-testid="stMetricValue"]').nth(1).inner_text()
+        _no_error(page)
+        page.get_by_role("link", name="Identifiability").click()
+        page.get_by_text("Showing: your uploaded log").wait_for(timeout=60_000)
+        seen["caption"] = page.get_by_text("Showing:").first.inner_text()
+        page.locator('[data-testid="stMetricValue"]').nth(1).wait_for(timeout=60_000)
+        seen["graph_components"] = page.locator('[data-testid="stMetricValue"]').nth(1).inner_text()
+        seen["source"] = page.locator('[data-testid="stSidebar"] input[type="radio"]:checked').first.evaluate(
+            "e => e.closest('label').innerText")
+        _no_error(page)
+        if shot:
+            page.screenshot(path=str(shot), full_page=False)
+    return seen

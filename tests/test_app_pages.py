@@ -487,3 +487,61 @@ def test_train_hyper_parameters_round_trip_through_the_url():
     assert at.sidebar.radio[1].value == "online" and not at.sidebar.checkbox[2].value
     assert at.sidebar.slider[2].value == 1.5 and at.sidebar.slider[3].value == 0.2
     assert at.query_params["penalty"] in (["paper"], "paper") and at.query_params["lam"] in (["10.0"], "10.0")
+
+
+def _zipped_official_layout(tmp_path, k):
+    """An ULTRA folder laid out as the identifiability paper's published data, zipped as a user would."""
+    import io
+    import zipfile
+    from test_official_layout import write_official_layout
+    folder = write_official_layout(tmp_path / f"K={k}", k)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                z.write(f, f"K={k}/" + f.relative_to(folder).as_posix())
+    return buf.getvalue()
+
+
+def test_upload_reads_a_zipped_ultra_folder_by_feature_vector(tmp_path):
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("K=1.zip", _zipped_official_layout(tmp_path, 1), "application/zip")).run()
+    assert no_crash(at) and not at.error
+    assert at.selectbox[0].value == "ultra"                  # sniffed from the archive
+    assert [m for m in at.metric if m.label == "components"][0].value == "1"
+    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
+    assert any("verdict depends on what a document is" in i.value for i in at.info)
+    at.radio[0].set_value("query").run()                     # (query, document): nothing links two positions
+    assert [m for m in at.metric if m.label == "components"][0].value == "10"
+    assert at.session_state["log_key"][0] == "upload"
+
+
+def test_upload_reads_a_pyclick_log():
+    text = b"q1\ta,b,c : b , a; q1\tb,a,c :; q1\tc,a,b : c;\n" * 20
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("trainSample", text, "application/octet-stream")).run()
+    assert no_crash(at) and not at.error
+    assert at.selectbox[0].value == "pyclick"
+    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
+
+
+def test_identifiability_opens_on_the_uploaded_log_and_names_it():
+    up = page("upload.py").run()
+    up.file_uploader[0].set_value(("my <log>.csv", CSV, "text/csv")).run()
+    at = page("identifiability.py")
+    for k in ("log", "log_key"):                            # what the Upload page hands over in one session
+        at.session_state[k] = up.session_state[k]
+    at.run()
+    assert no_crash(at)
+    assert at.sidebar.radio[0].value.startswith("current log")
+    assert any("your uploaded log “my &lt;log&gt;.csv”" in c.value for c in at.caption)
+    assert at.metric[1].value == "4"                           # the upload's (query, url) graph, not the built-in
+
+
+def test_a_link_to_another_sessions_upload_says_what_it_shows():
+    at = page("identifiability.py")
+    at.query_params["source"] = "current"
+    at.run()
+    assert no_crash(at)
+    assert at.warning and "cannot be rebuilt here" in at.warning[0].value
+    assert any("built-in fully synthetic data" in c.value for c in at.caption)

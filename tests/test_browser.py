@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from browser_flow import (CHROMIUM, run_cold_deep_link, run_compare_and_upload, run_heatmap_click, run_hostile_flow,
-                          run_interactive_graph, run_main_flow, run_playground, serve_app)
+                          run_interactive_graph, run_main_flow, run_playground, run_upload_then_identifiability, serve_app)
 
 
 @pytest.fixture
@@ -84,3 +84,18 @@ def test_compare_and_upload_main_flows_in_chromium(app_url, tmp_path):
     seen = run_compare_and_upload(app_url, csv)
     assert seen["compare_charts"] >= 1 and seen["upload_charts"] >= 1, seen
     assert seen["identifiable"] == "yes", seen
+
+
+@pytest.mark.slow
+def test_upload_then_identifiability_shows_the_uploaded_log(app_url, tmp_path):
+    rows = ["qid,url,pos,clicked"]          # positions {1,2} and {3,4} never share a document: 2 components
+    for s in range(40):
+        a, b = (f"a{s % 4}", f"b{s % 4}") if s % 2 else (f"b{s % 4}", f"a{s % 4}")
+        rows += [f"q{s % 4},{a},1,{s % 3 == 0:d}", f"q{s % 4},{b},2,0",
+                 f"q{s % 4},c{s % 4},3,1", f"q{s % 4},d{s % 4},4,0"]
+    log = tmp_path / "my_clicks.csv"
+    log.write_text("\n".join(rows) + "\n")
+    seen = run_upload_then_identifiability(app_url, log)
+    assert "my_clicks.csv" in seen["caption"], seen
+    assert seen["source"].startswith("current log"), seen
+    assert seen["graph_components"] == seen["upload_components"] != "", seen

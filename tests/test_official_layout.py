@@ -256,3 +256,42 @@ def test_baidu_and_yandex_structural_errors_name_the_line_and_the_field_count(tm
         (tmp_path / "f").write_text(text)
         rc, _, err = _cli(["ig", str(tmp_path / "f"), "--format", fmt], capsys)
         assert rc == 2 and line in err and words in err, err
+
+
+def test_train_only_folders_are_not_offered_for_simulation_and_errors_name_the_dataset(tmp_path, monkeypatch):
+    from ultr_core.dataroots import available_datasets, dataset_spec
+    from ultr_core.errors import DataFormatError
+    from ultr_core.sources import load_dataset
+    write_official_layout(tmp_path / "K=2", 2)                      # train/ only
+    broken = tmp_path / "broken"
+    for split in ("train", "valid", "test"):
+        (broken / split).mkdir(parents=True)
+    (broken / "settings.json").write_text('{"feature_size": 3}')
+    monkeypatch.setenv("ULTR_DATA_DIR", str(tmp_path))
+    found = available_datasets()
+    assert "K=2" not in found and found["broken"][0] == "ultra"
+    with pytest.raises(DataFormatError) as e:
+        load_dataset(dataset_spec("broken"))
+    assert str(e.value).startswith("broken/train/") and str(tmp_path) not in str(e.value)
+
+
+def test_archives_are_read_safely(tmp_path):
+    import io
+    import tarfile
+    import zipfile
+
+    from ultr_core.archives import ultra_folder
+    from ultr_core.errors import DataFormatError
+    folder = write_official_layout(tmp_path / "K=3", 3)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        t.add(folder, arcname="K=3")
+    table = ingest(buf.getvalue(), name="K=3.tar.gz")
+    assert IdentifiabilityGraph.from_counts(table).n_components == 3
+    evil = io.BytesIO()
+    with zipfile.ZipFile(evil, "w") as z:
+        z.writestr("../train/train.init_list", "0 0 1\n")        # a path outside the folder is never used
+        z.writestr("notes.txt", "hello")
+    with pytest.raises(DataFormatError, match="holds no train/train.init_list"):
+        with ultra_folder(evil.getvalue(), "evil.zip"):
+            pass

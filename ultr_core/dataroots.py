@@ -9,8 +9,16 @@ kind       layout                                      spec for :func:`load_data
 =========  ==========================================  ==========================
 mq2008     ``S1.txt`` … ``S5.txt`` (LETOR 4.0 folds)    ``mq2008:PATH[:FOLD]``
 yahoo      ``rank.train`` + ``rank.train.query``        ``yahoo:PATH``
-ultra      ``settings.json`` + ``train/``               ``ultra:PATH``
+ultra      ``settings.json`` + ``train/``, ``valid/``,    ``ultra:PATH``
+           ``test/``
 =========  ==========================================  ==========================
+
+A folder with ``train/`` alone (the identifiability paper's published folders) is not offered here:
+simulation and training need all three splits; its identifiability is read by ``python -m ultr_core ig
+FOLDER`` or by uploading it zipped on the Upload page.
+
+Errors of a dataset offered by name never show the server's path: :func:`public_error` writes the
+folder as the dataset's name.
 
 A dataset's **name** is ``root-folder-name`` (e.g. ``mq2008``, ``yahoo_sample``); a name that
 occurs in two roots keeps the first.  The command line keeps taking paths (it runs as the user).
@@ -25,7 +33,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-__all__ = ["data_roots", "available_datasets", "dataset_spec", "BUILTIN"]
+__all__ = ["data_roots", "available_datasets", "dataset_spec", "public_error", "BUILTIN"]
 
 #: datasets the library makes itself (always available)
 BUILTIN = ("synthetic", "ig")
@@ -53,7 +61,7 @@ def _kind(folder: Path) -> str | None:
         return "mq2008"
     if (folder / "rank.train").is_file() and (folder / "rank.train.query").is_file():
         return "yahoo"
-    if (folder / "settings.json").is_file() and (folder / "train").is_dir():
+    if (folder / "settings.json").is_file() and all((folder / s).is_dir() for s in ("train", "valid", "test")):
         return "ultra"
     return None
 
@@ -81,3 +89,18 @@ def dataset_spec(name: str, fold: int = 1) -> str:
         raise ConfigError("dataset", f"no dataset named {str(name)[:40]!r} in the data roots; available: {offered}")
     kind, folder = ds[name]
     return f"{kind}:{folder}:{int(fold)}" if kind == "mq2008" else f"{kind}:{folder}"
+
+
+def public_error(e):
+    """``e`` (a :class:`~ultr_core.errors.DataFormatError`) with a data-root folder in its source
+    written as the dataset's name (``K=2/valid/valid.feature``), never the server's path."""
+    from .errors import DataFormatError
+    src = str(e.source)
+    for name, (_, folder) in available_datasets().items():
+        for prefix in (str(folder), str(folder.resolve())):
+            if src.startswith(prefix):
+                return DataFormatError(name + src[len(prefix):], e.problem, e.line)
+    for root in data_roots():
+        if src.startswith(str(root)):
+            return DataFormatError(src[len(str(root)):].lstrip("/\\") or "dataset", e.problem, e.line)
+    return e

@@ -135,6 +135,10 @@ def sniff_format(source, name: str | None = None) -> str:
     name = name or str(source)
     if not _is_bytes(source) and not any(ch in str(source) for ch in "*?[") and Path(source).is_dir():
         return "ultra"
+    if _is_bytes(source):
+        from .archives import is_archive
+        if is_archive(bytes(source[:1 << 20])):
+            return "ultra"                  # an ULTRA folder sent as a zip / tar(.gz) archive
     data = _head(source, name)
     if data[:4] == b"PAR1":
         return "parquet"

@@ -22,7 +22,17 @@ __all__ = ["load_dataset"]
 
 
 def load_dataset(spec: str, seed: int = 0) -> LTRDataset:
-    """Build or read the dataset a spec string names (see the module table)."""
+    """Build or read the dataset a spec string names (see the module table).  A file problem in a
+    data-root dataset names the dataset, not the server's folder (:func:`~ultr_core.dataroots.public_error`)."""
+    from .dataroots import public_error
+    from .errors import DataFormatError
+    try:
+        return _load(spec, seed)
+    except DataFormatError as e:
+        raise public_error(e) from None
+
+
+def _load(spec: str, seed: int = 0) -> LTRDataset:
     from . import loaders, synthetic
     kind, _, rest = str(spec).partition(":")
     kind = kind.strip().lower()

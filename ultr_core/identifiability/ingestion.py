@@ -279,12 +279,18 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
         from pathlib import Path
 
         from ..userlogs import ultra_frame
-        if isinstance(source, (bytes, bytearray, memoryview)) or not Path(str(source)).is_dir():
-            raise DataFormatError(name, "an ULTRA dataset is a folder (train/train.init_list, train.feature)")
         other = [b for b in bias if b != "position"]
         if other:
             raise ConfigError("bias", f"an ULTRA folder has no column {other[0]!r}; its bias factor is the position")
-        frame, notes = ultra_frame(Path(str(source)), name)
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            from ..archives import ultra_folder
+            with ultra_folder(bytes(source), name) as root:         # an upload: the folder as an archive
+                frame, notes = ultra_frame(root, name)
+        elif Path(str(source)).is_dir():
+            frame, notes = ultra_frame(Path(str(source)), name)
+        else:
+            raise DataFormatError(name, "an ULTRA dataset is a folder (train/train.init_list, train.feature) or a "
+                                        "zip / tar.gz of one")
         g = frame.groupby(list(dict.fromkeys(group_doc + ["position"])), sort=True)
         agg = g.size().rename("impressions").to_frame()
         agg["clicks"] = g["click"].sum().astype(np.int64)

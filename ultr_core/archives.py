@@ -1,0 +1,99 @@
+"""ULTRA folders sent as one file: a ``.zip`` or ``.tar(.gz)`` archive read safely into a
+temporary folder (uploads cannot send folders).
+
+Only the files an ULTRA reader uses are extracted (``settings.json`` and ``train/train.init_list``,
+``train.feature``, ``train.clicks``, ``train.labels``, found at any depth under one common prefix);
+links, absolute paths and ``..`` are never followed or written, and the uncompressed size is capped.
+
+>>> import io, zipfile
+>>> buf = io.BytesIO()
+>>> with zipfile.ZipFile(buf, "w") as z:
+...     z.writestr("K=1/train/train.init_list", "0 0 1\\n")
+>>> is_archive(buf.getvalue())
+True
+>>> with ultra_folder(buf.getvalue(), "K1.zip") as root:
+...     sorted(p.name for p in (root / "train").iterdir())
+['train.init_list']
+"""
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from .errors import DataFormatError
+
+__all__ = ["is_archive", "ultra_folder", "MAX_UNPACKED_BYTES", "ULTRA_FILES"]
+
+MAX_UNPACKED_BYTES = 1 << 30
+ULTRA_FILES = ("train/train.init_list", "train/train.feature", "train/train.clicks", "train/train.labels",
+               "settings.json")
+
+
+def _tar_bytes(data: bytes) -> bytes | None:
+    if data[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
+                head = g.read(512)
+        except (OSError, EOFError):
+            return None
+        return head if head[257:262] == b"ustar" else None
+    return data[:512] if data[257:262] == b"ustar" else None
+
+
+def is_archive(data) -> bool:
+    """Whether bytes hold a zip or (gzipped) tar archive."""
+    data = bytes(data[:1 << 16]) if not isinstance(data, bytes) else data
+    return data[:4] == b"PK\x03\x04" or _tar_bytes(data[:1 << 16] if data[:2] != b"\x1f\x8b" else data) is not None
+
+
+def _members(data: bytes, name: str):
+    """(posix path, size, reader) of the regular files in the archive."""
+    if data[:4] == b"PK\x03\x04":
+        try:
+            z = zipfile.ZipFile(io.BytesIO(data))
+        except zipfile.BadZipFile as e:
+            raise DataFormatError(name, f"not a readable zip archive ({e})") from None
+        return [(i.filename, i.file_size, (lambda i=i: z.read(i))) for i in z.infolist() if not i.is_dir()]
+    try:
+        t = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise DataFormatError(name, f"not a readable tar archive ({e})") from None
+    return [(m.name, m.size, (lambda m=m: t.extractfile(m).read())) for m in t.getmembers() if m.isfile()]
+
+
+@contextlib.contextmanager
+def ultra_folder(data: bytes, name: str):
+    """A temporary ULTRA folder holding the archive's ULTRA files (removed on exit)."""
+    found = {}
+    for path, size, read in _members(bytes(data), name):
+        p = PurePosixPath(path.replace("\\", "/"))
+        if p.is_absolute() or ".." in p.parts:
+            continue
+        for want in ULTRA_FILES:
+            n = len(PurePosixPath(want).parts)
+            if p.parts[-n:] == PurePosixPath(want).parts:
+                prefix = PurePosixPath(*p.parts[:-n]) if len(p.parts) > n else PurePosixPath(".")
+                found.setdefault(prefix, {})[want] = (size, read)
+    roots = [k for k, v in found.items() if "train/train.init_list" in v]
+    if not roots:
+        raise DataFormatError(name, "the archive holds no train/train.init_list: an ULTRA folder needs it "
+                                    "(with train.feature to key documents by feature vector)")
+    if len(roots) > 1:
+        raise DataFormatError(name, f"the archive holds {len(roots)} ULTRA folders "
+                                    f"({', '.join(sorted(str(r) for r in roots))[:120]}); upload one at a time")
+    files = found[roots[0]]
+    total = sum(size for size, _ in files.values())
+    if total > MAX_UNPACKED_BYTES:
+        raise DataFormatError(name, f"the ULTRA files unpack to {total / 2**20:,.0f} MB; the limit is "
+                                    f"{MAX_UNPACKED_BYTES / 2**20:,.0f} MB")
+    with tempfile.TemporaryDirectory(prefix="ultr_ultra_") as tmp:
+        root = Path(tmp)
+        (root / "train").mkdir()
+        for want, (_, read) in files.items():
+            (root / want).write_bytes(read())
+        yield root
