@@ -108,18 +108,16 @@ def alternative_verdict(table: CountTable, graph: IdentifiabilityGraph | None = 
     """Components under the table's other document key (same reduced table, one more sparse
     components pass): ``{"document", "flag", "n_components", "n_documents", "identifiable",
     "changes_verdict", "message"}``."""
-    alt = table.with_document(table.alternative)
-    g_alt = IdentifiabilityGraph.from_counts(alt)
     g = graph if graph is not None else IdentifiabilityGraph.from_counts(table)
-    key = alt.document_key
-    changes = g_alt.identifiable != g.identifiable
+    n_alt, docs_alt = g.components_under(table.frame, table.alternative)
+    key = table.with_document(table.alternative).document_key
+    changes = (n_alt == 1) != g.identifiable
     msg = (f"with a document = {_KEY_TEXT.get(table.document_key, 'the given columns')} the graph has "
-           f"{g.n_components:,} component(s); with {_KEY_TEXT.get(key, key)} it has {g_alt.n_components:,} "
-           f"({'identifiable' if g_alt.identifiable else 'not identifiable'}) — use --document {key} if that is "
+           f"{g.n_components:,} component(s); with {_KEY_TEXT.get(key, key)} it has {n_alt:,} "
+           f"({'identifiable' if n_alt == 1 else 'not identifiable'}) — use --document {key} if that is "
            "what a document is in this log")
-    return {"document": key, "flag": f"--document {key}", "n_components": g_alt.n_components,
-            "n_documents": g_alt.n_documents, "identifiable": g_alt.identifiable, "changes_verdict": changes,
-            "message": msg}
+    return {"document": key, "flag": f"--document {key}", "n_components": n_alt, "n_documents": docs_alt,
+            "identifiable": n_alt == 1, "changes_verdict": changes, "message": msg}
 
 
 def _plain(v):

@@ -186,14 +186,17 @@ def _weights(rng, n_boot: int, n_docs: int, width: int):
 
 def _pair_sums(S: _Stack):
     """Ordered slot pairs (i, j) that share a document and the sparse maps document → pair
-    (ĉ_{d,i} and 1): ``W @ Mc`` and ``W @ Mn`` are the intervention-set sums C, N per resample."""
+    (ĉ_{d,i} and 1): ``W @ Mc`` and ``W @ Mn`` are the intervention-set sums C, N per resample.
+    Only documents shown at two factors or more enter an intervention set, so the maps (and the
+    bootstrap weights) have one row per such document; returns (keys, Mc, Mn, documents)."""
     ia, ib = intervention_sets(S.doc, S.slot)
     ctr = np.divide(S.c, S.n, out=np.zeros_like(S.c), where=S.n > 0)
     keys, kinv = np.unique(S.slot[ia] * S.F + S.slot[ib], return_inverse=True)
-    shape = (S.n_docs, len(keys))
-    Mc = sparse.csc_matrix((ctr[ia], (S.doc[ia], kinv)), shape=shape)
-    Mn = sparse.csc_matrix((np.ones(len(ia)), (S.doc[ia], kinv)), shape=shape)
-    return keys, Mc, Mn
+    docs, dinv = np.unique(S.doc[ia], return_inverse=True)
+    shape = (len(docs), len(keys))
+    Mc = sparse.csc_matrix((ctr[ia], (dinv, kinv)), shape=shape)
+    Mn = sparse.csc_matrix((np.ones(len(ia)), (dinv, kinv)), shape=shape)
+    return keys, Mc, Mn, len(docs)
 
 
 def _lookup(keys: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -307,7 +310,7 @@ def _curves(S: _Stack, method: str, W: np.ndarray, tol: float, init=None, pairs=
     if method == "em":
         o, r = _pbm_em(S.doc, S.slot, S.n_docs, S.F, W[:, S.doc] * S.n, W[:, S.doc] * S.c, tol, max_iter, init)
         return _normalise(S, o), (r[0], o[0])
-    keys, Mc, Mn = pairs
+    keys, Mc, Mn, _ = pairs
     C = np.asarray((Mc.T @ W.T).T)
     if method in ("pivot_one", "adjacent_chain"):
         return _ratios(S, keys, C, method), None
@@ -351,12 +354,13 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
         return BiasEstimate(pd.DataFrame(columns=_COLUMNS), method, n_bootstrap, alpha, notes)
     S = _stack(graph, chosen)
     pairs = _pair_sums(S) if method != "em" else None
-    width = max(len(S.doc), pairs[0].size if pairs else 0, S.n_docs)
-    est, init = _curves(S, method, np.ones((1, S.n_docs)), tol, pairs=pairs)
+    n_w = pairs[3] if pairs else S.n_docs            # documents whose weights can change an estimate
+    width = max(len(S.doc), pairs[0].size if pairs else 0, n_w)
+    est, init = _curves(S, method, np.ones((1, n_w)), tol, pairs=pairs)
     est = est[0]
     rng = np.random.default_rng(seed)
     boots = [_curves(S, method, W, tol, init, pairs, MAX_BOOTSTRAP_EM_ITER)[0]
-             for W in _weights(rng, n_bootstrap, S.n_docs, width)]
+             for W in _weights(rng, n_bootstrap, n_w, width)]
     if boots and method in ("em", "all_pairs"):
         notes.append(f"bootstrap refits start from the full-data fit and run at most {MAX_BOOTSTRAP_EM_ITER} EM steps "
                      "(SQUAREM-accelerated)")

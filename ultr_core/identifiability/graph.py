@@ -112,6 +112,7 @@ class IdentifiabilityGraph:
     document_keys: pd.DataFrame | None = field(default=None, repr=False)  # document columns' values per code
     impressions: np.ndarray | None = field(default=None, repr=False)  # per (doc, fac) pair, from counts
     clicks: np.ndarray | None = field(default=None, repr=False)
+    row_pair: np.ndarray | None = field(default=None, repr=False)     # pair of each count-table row
 
     # ---------------------------------------------------------------- build
     @classmethod
@@ -154,7 +155,17 @@ class IdentifiabilityGraph:
         clk = np.bincount(inv, frame["clicks"].to_numpy(np.float64), len(d)).astype(np.int64)
         comp, sizes = _relabel_by_size(_components(d, f, n_d, n_f))
         return cls(tuple(table.bias), fkeys.reset_index(drop=True), d, f, int(imp.sum()), int(n_d), comp, sizes,
-                   dkeys.reset_index(drop=True), imp, clk)
+                   dkeys.reset_index(drop=True), imp, clk, inv)
+
+    def components_under(self, frame: pd.DataFrame, document) -> tuple[int, int]:
+        """(components, documents) of the IG of the count table ``frame`` this graph was built
+        from (:meth:`from_counts`) with documents keyed by other columns — the factor codes are
+        reused, only the document key is coded again."""
+        if self.row_pair is None or len(frame) != len(self.row_pair):
+            raise ConfigError("frame", "components_under needs the count table this graph was built from")
+        dcode, dkeys = factor_codes(frame, list(document))
+        d, f, _ = _distinct_pairs(dcode, self.fac[self.row_pair], len(dkeys), self.n_factors)
+        return len(np.unique(_components(d, f, len(dkeys), self.n_factors))), len(dkeys)
 
     # ---------------------------------------------------------------- views
     @cached_property
