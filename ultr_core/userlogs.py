@@ -41,8 +41,8 @@ from .errors import DataFormatError, show
 from .identifiability.coding import factor_codes
 from .logformats import is_gzip
 
-__all__ = ["read_user_log", "infer_format", "default_document", "DOCUMENT_KEYS", "ultra_frame", "peek_columns", "guess_mapping", "FORMATS", "MAX_ROWS",
-           "TARGETS"]
+__all__ = ["read_user_log", "infer_format", "default_document", "DOCUMENT_KEYS", "ultra_frame", "peek_columns",
+           "guess_mapping", "FORMATS", "MAX_ROWS", "TARGETS"]
 
 #: the schema columns a user's columns can be mapped onto (session_id and shown are optional)
 TARGETS = ("query_id", "doc_id", "position", "click", "session_id", "shown")
@@ -62,7 +62,7 @@ DOCUMENT_KEYS = ("auto", "query", "global")
 def default_document(fmt: str) -> str:
     """The document key a format means by default: ``"global"`` for ULTRA folders (a document is
     a feature vector, shown by any query — the official identifiability check), ``"query"`` — the
-    (query, doc_id) pair — for click logs (CSV/TSV/Parquet, Yandex, Baidu), where the same URL
+    (query, doc_id) pair — for click logs (CSV/TSV/Parquet, Yandex, Baidu, PyClick), where the same URL
     under two queries has two relevances."""
     return "global" if fmt == "ultra" else "query"
 
@@ -81,13 +81,12 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
     """Read a user's click log.  ``source`` is a path or a bytes buffer (uploads); ``name``
     is used in messages (defaults to the path); ``document`` ``"auto"`` is the format's default
     key (:func:`default_document`).  Returns ``(ClickLog, notes)``."""
-    from .logformats import TEXT_FORMATS, read_normalised
+    from .logformats import TEXT_FORMATS, duplicate_header, format_from_name, read_normalised, unknown_format
     name = name or str(source)
     if isinstance(source, io.IOBase):
         source = source.read()
     if isinstance(source, (bytes, bytearray, memoryview)) and len(source) == 0:
         raise DataFormatError(name, "the file is empty")
-    from .logformats import duplicate_header, format_from_name, unknown_format
     sniffed = fmt is None and format_from_name(name) is None
     fmt = (fmt or infer_format(source, name)).lower()
     if fmt not in FORMATS:

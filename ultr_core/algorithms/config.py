@@ -74,6 +74,8 @@ class TrainConfig:
     vec_freeze: int = 100              #: Vectorization: steps before the observation vectors train (official: 500 of 10,000)
     cld_gamma: float = 0.15            #: CLD: correlation γ ∈ [0.05, 0.30] of the Tobit model
     cld_rho_eta: float | None = None   #: CLD: assumed η of the propensity ρ (None: the log's click model)
+    cld_form: str = "paper_text"       #: CLD pointwise: "paper_text" (eq. 10: per-candidate ĉ/ρ, probit) or "official"
+    #                                     (github hyz20/CLD TobitLoss: per-(session, candidate) rows, logistic link)
     pair_orientation: str = "random"   #: CLD_pair: mixed (selected, unselected) pairs in "random" order or "selected_first"
     heckman: str = "ovaisi"            #: Heckman_rank: "ovaisi" (probit stage 2, rank by xᵀβ) or "ls_mills" (our old variant)
 
@@ -106,6 +108,7 @@ class TrainConfig:
         if self.clicks not in ("log", "online"):
             raise ConfigError("clicks", f"must be 'log' or 'online', got {self.clicks!r}")
         for name, options in (("init", ("default", "xavier")), ("pair_orientation", ("random", "selected_first")),
+                              ("cld_form", ("paper_text", "official")),
                               ("heckman", ("ovaisi", "ls_mills"))):
             if getattr(self, name) not in options:
                 raise ConfigError(name, f"must be one of {', '.join(options)}, got {getattr(self, name)!r}")

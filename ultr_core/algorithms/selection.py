@@ -7,7 +7,9 @@ the cut-off, and for selected pairs the propensity-re-weighted click signal
 probability of its position k.  As the CLD paper does (§6), ρ is treated as known: the log's
 own click model, or an assumed severity η′ (``cld_rho_eta``; RQ4's misspecification).
 
-No public code of CLD exists; the derivation choices are documented on each class.
+The official code (github hyz20/CLD, commit f1227bd) was found after this module was written; its
+pointwise loss is available as ``cld_form="official"`` (:class:`CLD`, :func:`session_rows`); the other
+derivation choices are documented on each class and in docs/conventions.md.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from .data import SessionData
 from .models import ranker
 from .loop import FitResult, train_loop
 
-__all__ = ["fit_selection", "candidate_table"]
+__all__ = ["fit_selection", "candidate_table", "session_rows", "cld_loss"]
 
 
 @dataclass
@@ -66,6 +68,44 @@ def candidate_table(data: SessionData, rho: np.ndarray) -> CandidateTable:
     return CandidateTable(uniq, query, sel, position, c, target.astype(np.float32), n)
 
 
+def session_rows(data: SessionData, rho: np.ndarray):
+    """One row per (session, candidate), as the official CLD code trains (``train_alg/ips_tobit.py``:
+    a row of ``Train_log`` per session and candidate): (split row, selected s, target w·c) with
+    w = 1/ρ_position the propensity weight and c the session's click (0 for unselected rows)."""
+    m = data.candidate
+    pos = np.nonzero(m)[1] + 1
+    shown = data.shown[m].astype(bool)
+    w = 1.0 / np.maximum(rho[np.minimum(pos, len(rho)) - 1], 1e-6)
+    target = np.where(shown, data.clicks[m] * w, 0.0).astype(np.float32)
+    return data.rows[m], shown, target
+
+
+def cld_loss(xb, xw, selected, target, gamma: float, form: str = "paper_text"):
+    """The negative log-likelihood of pointwise CLD (mean over rows), with f_β = ``xb``, f_ω = ``xw``
+    and r = target − f_β:
+
+    * ``paper_text`` (eq. 10 as printed): s·[r² − log Φ((f_ω + γ r)/√(1−γ²))] + (1−s)·[− log Φ(−f_ω)];
+    * ``official`` (hyz20/CLD ``models/loss_func.py`` TobitLoss): the same with the **logistic** link,
+      s·[r² − log σ((f_ω + ρ r)/√(1−ρ²))] + (1−s)·[− log σ(−f_ω)] (the code writes −log(1 − σ(f_ω) + 10⁻⁸);
+      log σ(−f_ω) is the same without the ε, stable in the tails).
+
+    >>> import torch
+    >>> l = cld_loss(torch.tensor([0.5, 0.0]), torch.tensor([0.2, -1.0]), torch.tensor([True, False]),
+    ...              torch.tensor([1.5, 0.0]), 0.5, "official")
+    >>> round(float(l), 4)        # r = 1: ((1 − log σ((0.2 + 0.5·1)/√0.75)) + (−log σ(1))) / 2
+    0.8409
+    """
+    resid = target - xb
+    scale = float(np.sqrt(1 - gamma * gamma))
+    if form == "official":
+        sel = resid ** 2 - F.logsigmoid((xw + gamma * resid) / scale)
+        unsel = -F.logsigmoid(-xw)
+    else:
+        sel = resid ** 2 - torch.special.log_ndtr((xw + gamma * resid) / scale)
+        unsel = -torch.special.log_ndtr(-xw)
+    return torch.where(selected, sel, unsel).mean()
+
+
 def _rho(config: TrainConfig, context: dict, n: int) -> np.ndarray:
     cm = context.get("click_model", {})
     eta = config.cld_rho_eta if config.cld_rho_eta is not None else cm.get("eta", 1.0)
@@ -86,19 +126,14 @@ class CLD(nn.Module):
         self.beta = ranker(config, n_features)
         self.omega = nn.Linear(n_features, 1)
         self.gamma = config.cld_gamma
+        self.form = config.cld_form
 
     def score(self, X):
         return self.beta(X).squeeze(-1)
 
     def loss(self, b):
-        X, s, y = b["X"], b["selected"], b["target"]
-        xb, xw = self.score(X), self.omega(X).squeeze(-1)
-        g = self.gamma
-        resid = y - xb
-        sel_ll = -resid ** 2 + torch.special.log_ndtr((xw + g * resid) / np.sqrt(1 - g * g))
-        unsel_ll = torch.special.log_ndtr(-xw)
-        ll = torch.where(s, sel_ll, unsel_ll)
-        l = -ll.mean()
+        X = b["X"]
+        l = cld_loss(self.score(X), self.omega(X).squeeze(-1), b["selected"], b["target"], self.gamma, self.form)
         return l, {"loss": float(l.detach())}
 
     def observation(self):
@@ -304,12 +339,14 @@ def fit_selection(log, dataset, split: RankingData, data: SessionData, config: T
         return res
     if config.algorithm == "cld":
         learner = CLD(config, split.n_features)
-        n = len(tab.rows)
-        sel_t, tgt_t = torch.from_numpy(tab.selected), torch.from_numpy(tab.target)
+        rows, sel, tgt = ((tab.rows, tab.selected, tab.target) if config.cld_form == "paper_text"
+                          else session_rows(data, rho))       # official: one row per (session, candidate)
+        n = len(rows)
+        sel_t, tgt_t = torch.from_numpy(sel), torch.from_numpy(tgt)
 
         def next_batch():
             idx = rng.integers(0, n, size=min(config.batch_size * 4, n))
-            return {"X": X_all[torch.from_numpy(tab.rows[idx])], "selected": sel_t[idx], "target": tgt_t[idx]}
+            return {"X": X_all[torch.from_numpy(rows[idx])], "selected": sel_t[idx], "target": tgt_t[idx]}
     else:
         learner = CLDPair(config, split.n_features)
         i, j = _pairs(tab, rng, orientation=config.pair_orientation)
