@@ -141,6 +141,10 @@ def main():
         else:
             st.warning(f"Not identifiable — the IG has {rep['n_components']:,} components. Relevance can only be "
                      "compared inside a component; merging or intervention below reconnects it.")
+        alt = rep.get("alternative_document")
+        if alt and alt["changes_verdict"]:
+            st.info("The verdict depends on what a document is: " + escape_markdown(alt["message"].replace(
+                f"use {alt['flag']}", "choose the other key on the Upload page")))
     c = st.columns(4)
     c[0].metric("bias factors (nodes)", f"{rep['n_nodes']:,}")
     c[1].metric("components", f"{rep['n_components']:,}" if reveal else "?")

@@ -545,3 +545,19 @@ def test_a_link_to_another_sessions_upload_says_what_it_shows():
     assert no_crash(at)
     assert at.warning and "cannot be rebuilt here" in at.warning[0].value
     assert any("built-in fully synthetic data" in c.value for c in at.caption)
+
+
+def test_identifiability_says_when_the_uploads_other_document_key_changes_the_verdict():
+    # url b and e recur across queries: by (query, url) 4 components, by url alone 2 — no change of
+    # verdict; a log where the global key connects everything: the page says so
+    rows = [f"q{q},d{(q + p) % 3},{p},{(q + p) % 2}" for q in range(6) for p in (1, 2, 3)]
+    data = ("qid,url,pos,clicked\n" + "\n".join(rows) + "\n").encode()
+    up = page("upload.py").run()
+    up.file_uploader[0].set_value(("shared.csv", data, "text/csv")).run()
+    at = page("identifiability.py")
+    for k in ("log", "log_key"):
+        at.session_state[k] = up.session_state[k]
+    at.run()
+    assert no_crash(at)
+    assert at.metric[1].value == "3"
+    assert any("verdict depends on what a document is" in i.value and "it has 1" in i.value for i in at.info)

@@ -228,7 +228,7 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
         notes.append(f"dropped {int(dup.sum()):,} duplicate row(s) (same session and position)")
         out = out[~dup]
     try:
-        log = ClickLog._from_frame(out, {"source": name}, name)
+        log = ClickLog._from_frame(out, {"source": name, "document": "columns" if doc_columns else document}, name)
     except DataFormatError:
         raise
     return log, notes

@@ -62,15 +62,18 @@ class CountTable:
     source: str = "log"
     notes: tuple = field(default=())
     alternative: tuple = field(default=())     # the other document key the frame can be grouped by
+    keys: tuple = field(default=())            # (name of document, name of alternative) when not implied
 
     @property
     def document_key(self) -> str:
         """``"query"`` for (query_id, doc_id), ``"global"`` for doc_id alone, else ``"columns"``."""
+        if self.keys:
+            return self.keys[0]
         return {("query_id", "doc_id"): "query", ("doc_id",): "global"}.get(tuple(self.document), "columns")
 
     def with_document(self, document: tuple) -> "CountTable":
         """The same counts keyed by other document columns of the frame."""
-        return replace(self, document=tuple(document), alternative=tuple(self.document))
+        return replace(self, document=tuple(document), alternative=tuple(self.document), keys=self.keys[::-1])
 
     @property
     def n_rows(self) -> int:
@@ -101,11 +104,17 @@ class CountTable:
             frame = frame[frame["shown"].to_numpy(bool)]
         if len(frame) == 0:
             raise ConfigError("log", "the log has no shown rows: nothing to build a graph from")
-        keys = list(dict.fromkeys(document + bias))
+        # a user's log (read by ultr_core.userlogs) says which key its doc_id codes: keep the other too
+        kind = log.meta.get("document") if isinstance(log, ClickLog) else None
+        alt, names = (), ()
+        if document == ["doc_id"] and kind in ("query", "global") and {"query_id", "doc_key"} <= set(frame.columns):
+            alt = ("doc_key",) if kind == "query" else ("query_id", "doc_id")
+            names = (kind, "global" if kind == "query" else "query")
+        keys = list(dict.fromkeys(document + list(alt) + bias))
         g = frame.groupby(keys, dropna=False, sort=True, observed=True)
         out = g.size().rename("impressions").to_frame()
         out["clicks"] = g["click"].sum().astype(np.int64)
-        return cls(out.reset_index(), tuple(document), tuple(bias), source, tuple(notes))
+        return cls(out.reset_index(), tuple(document), tuple(bias), source, tuple(notes), alt, names)
 
 
 # --------------------------------------------------------------------------- ingestion
