@@ -10,6 +10,7 @@ from ultr_core.figures import bias_curves_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability.ingestion import ingest
 from ultr_core.logformats import BAIDU_COLUMNS
+from ultr_core.archives import ultra_files_or_one
 from ultr_core.userlogs import TARGETS, default_document, guess_mapping, infer_format, peek_columns, read_user_log
 from pages._common import cached_analysis, memo, run_page
 
@@ -67,8 +68,8 @@ def main():
     - **Baidu-ULTR raw sessions**: query lines and 32-field document lines; display features
       (`multimedia_type`, `serp_height`, `displayed_time`, …) become columns usable as bias factors.
     - **PyClick sessions** (the Yandex WSCD samples of PyClick): `query<TAB>url,url,… : clicked,…;`.
-    - **ULTRA folders** as one `.zip` or `.tar.gz` (`train/train.init_list`, `train/train.feature`, optional
-      `train.clicks`, `train.labels`; `valid/` and `test/` are not needed) — e.g. the identifiability paper's
+    - **ULTRA folders** as one `.zip` or `.tar.gz`, or their files dropped together (`train/train.init_list`,
+      `train/train.feature`, optional `train.clicks`, `train.labels`; `valid/` and `test/` are not needed) — e.g. the identifiability paper's
       `dataset_fully_simulation/K=2` folder zipped.
     - gzip-compressed files of any of these; the format is read from the content when the name says nothing.
     - A **document** is, by default, the pair (query, document id) in a click log — relevance belongs to a
@@ -77,17 +78,21 @@ def main():
     - Logs larger than an upload: `python -m ultr_core ig 'logs/*.csv.gz'` (streams with DuckDB).
     """)
 
-    up = st.file_uploader("click log", type=None,
-                          help="any file name (the format is sniffed from the content); size limit set in "
-                               ".streamlit/config.toml (server.maxUploadSize)")
-    if up is None:
+    ups = st.file_uploader("click log", type=None, accept_multiple_files=True,
+                           help="one log file (any name: the format is sniffed from the content), or the files of an "
+                                "ULTRA folder dropped together (train.init_list, train.feature, …); size limit set "
+                                "in .streamlit/config.toml (server.maxUploadSize)")
+    if not ups:
         st.info("Drop a file to start. No file? The Simulate page makes one you can download and upload here.")
         st.stop()
-
-    data = up.getvalue()
+    try:
+        name, data = ultra_files_or_one([(u.name, u.getvalue()) for u in ups])
+    except DataFormatError as e:
+        st.error(escape_markdown(e))
+        st.stop()
     digest = hashlib.sha256(data).hexdigest()
     try:
-        fmt_guess = infer_format(data, up.name)
+        fmt_guess = infer_format(data, name)
     except DataFormatError as e:
         st.error(escape_markdown(e))
         st.stop()
@@ -104,7 +109,7 @@ def main():
     columns, doc_columns = None, None
     if fmt not in TEXT:
         try:
-            cols = peek_columns(data, fmt, up.name)
+            cols = peek_columns(data, fmt, name)
         except DataFormatError as e:
             st.error(escape_markdown(e))
             st.stop()
@@ -146,13 +151,13 @@ def main():
                                           "em": "position-based model fitted by EM"}.get,
                              help="observation is estimated inside each connected component of the IG, normalised "
                                   "there; 90 % intervals from 100 document-bootstrap resamples")
-    read_key = (up.name, digest, fmt, mapping, doc_cols, document)
+    read_key = (name, digest, fmt, mapping, doc_cols, document)
     try:
         with st.spinner("Reading the log (DuckDB, out of core) …"):
             table = memo(("counts", read_key, tuple(bias)),
                          lambda: ingest(data, fmt, bias=bias, columns=dict(mapping) or None, document=document,
                                         doc_columns=list(doc_cols) or None, memory_limit=DUCKDB_MEMORY,
-                                        name=up.name))
+                                        name=name))
     except (DataFormatError, ConfigError) as e:
         st.error(f"We could not read the log — {escape_markdown(e)}")
         st.stop()
@@ -168,7 +173,7 @@ def main():
     rep = an.report
     if table.n_rows <= CURRENT_LOG_MAX_ROWS:         # small enough to keep whole for the other pages
         try:
-            log, _ = _read(up.name, digest, data, fmt, mapping, doc_cols, document)
+            log, _ = _read(name, digest, data, fmt, mapping, doc_cols, document)
             st.session_state["log"] = log
             st.session_state["log_key"] = ("upload", read_key)
             st.session_state.pop("log_spec", None)          # an upload cannot be rebuilt from a link

@@ -561,3 +561,16 @@ def test_identifiability_says_when_the_uploads_other_document_key_changes_the_ve
     assert no_crash(at)
     assert at.metric[1].value == "3"
     assert any("verdict depends on what a document is" in i.value and "it has 1" in i.value for i in at.info)
+
+
+def test_upload_reads_an_ultra_folders_files_dropped_together(tmp_path):
+    from test_official_layout import write_official_layout
+    folder = write_official_layout(tmp_path / "K=2", 2)
+    files = [(f.name, f.read_bytes(), "application/octet-stream") for f in sorted((folder / "train").iterdir())]
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(files).run()
+    assert no_crash(at) and not at.error
+    assert at.selectbox[0].value == "ultra"
+    assert [m for m in at.metric if m.label == "components"][0].value == "2"
+    at.file_uploader[0].set_value([("a.csv", CSV, "text/csv"), ("b.csv", CSV, "text/csv")]).run()
+    assert no_crash(at) and at.error and "upload one log at a time" in at.error[0].value

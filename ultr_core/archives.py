@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 
 from .errors import DataFormatError
 
-__all__ = ["is_archive", "ultra_folder", "MAX_UNPACKED_BYTES", "ULTRA_FILES"]
+__all__ = ["is_archive", "ultra_folder", "ultra_files_or_one", "MAX_UNPACKED_BYTES", "ULTRA_FILES"]
 
 MAX_UNPACKED_BYTES = 1 << 30
 ULTRA_FILES = ("train/train.init_list", "train/train.feature", "train/train.clicks", "train/train.labels",
@@ -97,3 +97,29 @@ def ultra_folder(data: bytes, name: str):
         for want, (_, read) in files.items():
             (root / want).write_bytes(read())
         yield root
+
+
+def ultra_files_or_one(files: list[tuple[str, bytes]]) -> tuple[str, bytes]:
+    """(name, bytes) of one upload: a single file as it is, or the files of an ULTRA folder dropped
+    together (``train.init_list``, ``train.feature``, optional ``train.clicks``, ``train.labels``,
+    ``settings.json``) packed as an in-memory zip of that folder (read by :func:`ultra_folder`).
+
+    >>> name, data = ultra_files_or_one([("train.init_list", b"0 0 1\\n"), ("train.feature", b"0 0:1\\n1 1:1\\n")])
+    >>> name, is_archive(data)
+    ('ULTRA folder (train.feature, train.init_list)', True)
+    """
+    if len(files) == 1:
+        return files[0]
+    allowed = {PurePosixPath(f).name: f for f in ULTRA_FILES}
+    names = [PurePosixPath(str(n).replace("\\", "/")).name for n, _ in files]
+    wrong = [n for n in names if n not in allowed]
+    if wrong or len(set(names)) < len(names) or "train.init_list" not in names:
+        shown = ", ".join(sorted(set(names)))[:120]
+        raise DataFormatError("upload", f"{len(files)} files ({shown}): upload one log at a time, or the files of one "
+                                        "ULTRA folder together (train.init_list, train.feature, optional train.clicks, "
+                                        "train.labels, settings.json)")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for n, (_, data) in zip(names, files):
+            z.writestr(allowed[n], data)
+    return f"ULTRA folder ({', '.join(sorted(names))})", buf.getvalue()
