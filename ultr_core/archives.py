@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 
 from .errors import DataFormatError
 
-__all__ = ["is_archive", "ultra_folder", "ultra_files_or_one", "MAX_UNPACKED_BYTES", "ULTRA_FILES"]
+__all__ = ["is_archive", "ultra_folder", "ultra_root", "ultra_files_or_one", "MAX_UNPACKED_BYTES", "ULTRA_FILES"]
 
 MAX_UNPACKED_BYTES = 1 << 30
 ULTRA_FILES = ("train/train.init_list", "train/train.feature", "train/train.clicks", "train/train.labels",
@@ -123,3 +123,18 @@ def ultra_files_or_one(files: list[tuple[str, bytes]]) -> tuple[str, bytes]:
         for n, (_, data) in zip(names, files):
             z.writestr(allowed[n], data)
     return f"ULTRA folder ({', '.join(sorted(names))})", buf.getvalue()
+
+
+@contextlib.contextmanager
+def ultra_root(source, name: str):
+    """The folder of an ULTRA source: a path to a folder as it is, bytes (an upload) as the
+    temporary folder of :func:`ultra_folder`."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        with ultra_folder(bytes(source), name) as root:
+            yield root
+        return
+    root = Path(str(source))
+    if not root.is_dir():
+        raise DataFormatError(name, "an ULTRA dataset is a folder (train/train.init_list, train.feature) or a "
+                                    "zip / tar.gz of one")
+    yield root

@@ -99,11 +99,9 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
         log, more = frame_to_log(df, name, columns, doc_columns, document)
         return log, notes + more
     if fmt == "ultra":
-        if isinstance(source, (bytes, bytearray, memoryview)):
-            from .archives import ultra_folder
-            with ultra_folder(bytes(source), name) as root:
-                return _read_ultra_clicks(root, name, document)
-        return _read_ultra_clicks(Path(source), name, document)
+        from .archives import ultra_root
+        with ultra_root(source, name) as root:
+            return _read_ultra_clicks(root, name, document)
     buf = io.BytesIO(bytes(source)) if isinstance(source, (bytes, bytearray, memoryview)) else source
     try:
         if fmt == "parquet":

@@ -18,7 +18,8 @@ click logs (relevance belongs to a query–document pair), the **feature vector*
 (:func:`ultr_core.userlogs.ultra_frame`); ``"query"`` / ``"global"`` (``doc_id`` alone) choose
 explicitly, ``doc_columns`` keys by feature columns.  The table keeps both ``query_id`` and
 ``doc_id`` (its ``alternative`` names the other key), so the verdict under the other key is
-computed from the same reduced table (:func:`ultr_core.reports.analyse_identifiability`).  Bias-factor values that are missing form their own level
+computed from the same reduced table (:func:`ultr_core.reports.analyse_identifiability`).
+Bias-factor values that are missing form their own level
 (:mod:`.coding`); missing document or query ids are rejected with the offending key.
 """
 from __future__ import annotations
@@ -285,21 +286,13 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
     doc = document_columns(default_document(fmt) if document == "auto" else document, doc_columns)
     group_doc, alternative = _both_keys(doc)
     if fmt == "ultra":
-        from pathlib import Path
-
+        from ..archives import ultra_root
         from ..userlogs import ultra_frame
         other = [b for b in bias if b != "position"]
         if other:
             raise ConfigError("bias", f"an ULTRA folder has no column {other[0]!r}; its bias factor is the position")
-        if isinstance(source, (bytes, bytearray, memoryview)):
-            from ..archives import ultra_folder
-            with ultra_folder(bytes(source), name) as root:         # an upload: the folder as an archive
-                frame, notes = ultra_frame(root, name)
-        elif Path(str(source)).is_dir():
-            frame, notes = ultra_frame(Path(str(source)), name)
-        else:
-            raise DataFormatError(name, "an ULTRA dataset is a folder (train/train.init_list, train.feature) or a "
-                                        "zip / tar.gz of one")
+        with ultra_root(source, name) as root:             # a folder, or an upload's archive of one
+            frame, notes = ultra_frame(root, name)
         g = frame.groupby(list(dict.fromkeys(group_doc + ["position"])), sort=True)
         agg = g.size().rename("impressions").to_frame()
         agg["clicks"] = g["click"].sum().astype(np.int64)
