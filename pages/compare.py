@@ -26,7 +26,7 @@ CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "compare")
 def main():
     st.title("Compare methods")
     st.caption("Methods × seeds on one setting, or a sweep over one parameter; mean with a 90 % t-interval across seeds. "
-               f"Finished cells are cached under `{CACHE}/` and re-used.")
+               "Finished cells are kept in the server's result cache and re-used.")
 
     with st.sidebar:
         presets = ["custom"] + list(PRESET_SWEEPS)

@@ -64,7 +64,7 @@ def main():
     st.query_params.update({"grid": "paper" if paper else "quick", "levels": ",".join(f"{v:g}" for v in levels),
                             "seeds": str(seeds), "sessions": str(sessions), "steps": str(steps), "model": model})
     n_runs = len(levels) * len(LAMBDAS) * len(TS) * seeds
-    st.write(f"{n_runs} runs ({len(levels)} coupling levels × 3 λ × 4 t × {seeds} seed(s)); cached under `{CACHE}/`.")
+    st.write(f"{n_runs} runs ({len(levels)} coupling levels × 3 λ × 4 t × {seeds} seed(s)); kept in the server's result cache.")
 
     def start():
         base = ExperimentSpec(n_sessions=sessions, train=TrainConfig(algorithm="lbd", steps=steps, model=model))

@@ -65,3 +65,18 @@ def test_mcc_and_errors():
     assert observation_curve_error([1, 0.6], [1, 0.5]) == pytest.approx(0.1)
     with pytest.raises(ValueError):
         ndcg(np.array([np.nan]), np.array([1]), np.array([0, 1]))
+
+
+def test_interval_bars_start_at_zero_and_intervals_stay_in_the_metrics_range():
+    import pandas as pd
+
+    from ultr_core.figures import clip_interval, interval_bar_figure, metric_range
+    summ = pd.DataFrame({"algorithm": ["DLA", "Naive"], "ndcg@10": [0.93, 0.944],
+                         "ndcg@10_lo": [0.90, 0.91], "ndcg@10_hi": [0.96, 1.02]})
+    fig = interval_bar_figure(summ, "algorithm", "ndcg@10", "t")
+    lo, hi = fig.layout.yaxis.range
+    assert lo == 0 and 1.0 < hi < 1.2                     # bars from 0: a 0.014 gap is not magnified
+    bar = fig.data[0]
+    assert bar.y[1] + bar.error_y.array[1] == pytest.approx(1.0)      # 1.02 clipped to nDCG's bound
+    assert metric_range("mcc") == (-1.0, 1.0) and metric_range("arp") is None
+    np.testing.assert_allclose(clip_interval("mcc", [-1.3, 0.2], [0.5, 1.1]), [[-1.0, 0.2], [0.5, 1.0]])

@@ -14,7 +14,7 @@ from .text import escape_html
 
 __all__ = ["METHOD_COLORS", "method_color", "ctr_by_position_figure", "clicks_per_rank_figure",
            "observation_curve_figure", "identifiability_graph_figure", "component_sizes_figure",
-           "probability_figure", "interval_bar_figure", "sweep_figure", "heatmap_figure", "figure_png",
+           "probability_figure", "interval_bar_figure", "metric_range", "clip_interval", "sweep_figure", "heatmap_figure", "figure_png",
            "training_curves_figure", "bias_curves_figure", "label", "LABELS", "identifiability_graph_html",
            "compact"]
 
@@ -48,11 +48,23 @@ def label(name: str) -> str:
     return LABELS.get(str(name), str(name))
 
 
-def _zoom(values_lo, values_hi, pad: float = 0.15):
-    """A y-range around the data (bars need not start at 0 to show differences)."""
-    lo, hi = float(np.nanmin(values_lo)), float(np.nanmax(values_hi))
-    span = max(hi - lo, 1e-6)
-    return [lo - pad * span, hi + pad * span]
+def metric_range(metric: str) -> tuple[float, float] | None:
+    """The values a metric can take (nDCG, MAP, precision, CTR: [0, 1]; MCC, a correlation: [−1, 1]),
+    or None when unbounded (ARP, losses, click MSE has no upper bound worth drawing)."""
+    m = str(metric).lower()
+    if m.startswith(("ndcg", "map", "precision", "p@", "ctr", "identifiable")):
+        return (0.0, 1.0)
+    if m.startswith(("mcc", "pearson", "spearman", "kendall")):
+        return (-1.0, 1.0)
+    return None
+
+
+def clip_interval(metric: str, lo, hi):
+    """Interval ends clipped to the metric's range (a t-interval of a bounded metric can cross the
+    bound; the figure must not draw nDCG 1.02)."""
+    r = metric_range(metric)
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    return (lo, hi) if r is None else (np.clip(lo, *r), np.clip(hi, *r))
 
 
 def compact(fig: go.Figure, height: int = 230, title_size: int = 14, font_size: int = 10) -> go.Figure:
@@ -252,9 +264,13 @@ def probability_figure(df: pd.DataFrame, x: str = "n_factors") -> go.Figure:
 
 
 def interval_bar_figure(summary: pd.DataFrame, by: str, metric: str, title: str) -> go.Figure:
-    """Means with t-interval error bars (columns metric, metric_lo, metric_hi from stats.summarise)."""
-    err_hi = (summary[f"{metric}_hi"] - summary[metric]).fillna(0)
-    err_lo = (summary[metric] - summary[f"{metric}_lo"]).fillna(0)
+    """Means with t-interval error bars (columns metric, metric_lo, metric_hi from stats.summarise),
+    clipped to the metric's range; bars start at 0 (a bar's length is its value — a zoomed axis
+    would make a 0.014 gap look ten times taller), the values are printed on the bars."""
+    lo_c, hi_c = clip_interval(metric, summary[f"{metric}_lo"], summary[f"{metric}_hi"])
+    mean = summary[metric].to_numpy(float)
+    err_hi = pd.Series(hi_c - mean).fillna(0).clip(lower=0)
+    err_lo = pd.Series(mean - lo_c).fillna(0).clip(lower=0)
     colors = [method_color(str(v)) if str(v) in METHOD_COLORS else PALETTE[i % 10]
               for i, v in enumerate(summary[by])]
     fig = go.Figure(go.Bar(x=summary[by].astype(str), y=summary[metric], marker_color=colors,
@@ -262,10 +278,10 @@ def interval_bar_figure(summary: pd.DataFrame, by: str, metric: str, title: str)
                            text=[f"{v:.3f}" for v in summary[metric]], textposition="outside",
                            hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
     fig = _layout(fig, title, label(by), label(metric))
-    lo = (summary[metric] - err_lo).to_numpy(float)
-    hi = (summary[metric] + err_hi).to_numpy(float)
-    if np.isfinite(lo).any():
-        fig.update_yaxes(range=_zoom(lo, hi, 0.25))             # zoomed to the data: the axis does not start at 0
+    ends = np.r_[mean - err_lo.to_numpy(), mean + err_hi.to_numpy(), 0.0]
+    bottom, top = float(np.nanmin(ends)), float(np.nanmax(ends))
+    pad = 0.12 * max(top - bottom, 1e-6)                           # room for the printed values
+    fig.update_yaxes(range=[bottom - (pad if bottom < 0 else 0.0), top + pad], zeroline=True)
     return fig
 
 
@@ -278,7 +294,8 @@ def sweep_figure(summary: pd.DataFrame, x: str, metric: str, by: str = "algorith
         g = g.sort_values(x)
         color = method_color(str(name)) if str(name) in METHOD_COLORS else PALETTE[i % 10]
         if g[f"{metric}_lo"].notna().any():
-            fig.add_scatter(x=np.r_[g[x], g[x][::-1]], y=np.r_[g[f"{metric}_hi"], g[f"{metric}_lo"][::-1]],
+            lo, hi = clip_interval(metric, g[f"{metric}_lo"], g[f"{metric}_hi"])
+            fig.add_scatter(x=np.r_[g[x], g[x][::-1]], y=np.r_[hi, lo[::-1]],
                             fill="toself", fillcolor=color, opacity=0.15, line=dict(width=0), hoverinfo="skip",
                             showlegend=False, legendgroup=str(name))
         fig.add_scatter(x=g[x], y=g[metric], mode="lines+markers", name=str(name), line=dict(color=color),
