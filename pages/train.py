@@ -142,11 +142,15 @@ def main():
         if job.error:
             st.error(f"Training failed — {escape_markdown(job.error)}")
         elif not job.running and job.result:
-            rows = [{"algorithm": k, **v["metrics"], "steps": v["steps"]} for k, v in job.result.items()]
+            rows = [{"algorithm": k, **{m: x for m, x in v["metrics"].items() if m != "mcc"}, "steps": v["steps"]}
+                    for k, v in job.result.items()]
             st.subheader("Test metrics")
-            st.dataframe(pd.DataFrame(rows).round(4), hide_index=True)
-            st.caption(f"Seed {seed}; nDCG@k excludes queries without a relevant document; MCC = Pearson correlation of "
-                       "scores with the true relevance probability.")
+            st.dataframe(pd.DataFrame(rows).rename(columns={"spearman_within_query": "Spearman (within query)"}).round(4),
+                         hide_index=True)
+            st.caption(f"Seed {seed}; nDCG@k excludes queries without a relevant document; Spearman (within query) = "
+                       "rank correlation of the scores with the true relevance inside each query, pooled over queries. "
+                       "MCC (a Pearson correlation of raw scores) is not shown here: listwise scores are fixed only up "
+                       "to a shift per query and on a log scale, so it is not defined for them.")
 
 
     live("train_job", show)

@@ -80,3 +80,18 @@ def test_interval_bars_start_at_zero_and_intervals_stay_in_the_metrics_range():
     assert bar.y[1] + bar.error_y.array[1] == pytest.approx(1.0)      # 1.02 clipped to nDCG's bound
     assert metric_range("mcc") == (-1.0, 1.0) and metric_range("arp") is None
     np.testing.assert_allclose(clip_interval("mcc", [-1.3, 0.2], [0.5, 1.1]), [[-1.0, 0.2], [0.5, 1.0]])
+
+
+def test_spearman_within_query_depends_only_on_the_order_inside_queries():
+    from scipy.stats import spearmanr
+
+    from ultr_core.metrics import spearman_within_query
+    rng = np.random.default_rng(0)
+    offsets = np.arange(0, 101, 10)
+    r = rng.uniform(0.1, 1.0, 100)
+    scores = np.log(r) * 3 + np.repeat(rng.normal(0, 5, 10), 10)   # a perfect ranker: log scale, shifted per query
+    assert spearman_within_query(scores, r, offsets) == pytest.approx(1.0)
+    assert mcc(scores, r) < 0.5                                     # the pooled Pearson calls it poor
+    # one query: the ordinary Spearman (scipy, ties averaged)
+    s1, r1 = rng.normal(size=12), rng.integers(0, 3, 12).astype(float)
+    assert spearman_within_query(s1, r1, [0, 12]) == pytest.approx(spearmanr(s1, r1).statistic)

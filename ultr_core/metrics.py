@@ -106,6 +106,32 @@ def mcc(predicted, true) -> float:
     return float((a * b).sum() / den) if den > 0 else float("nan")
 
 
+def spearman_within_query(predicted, true, offsets) -> float:
+    """Spearman's rank correlation of predicted scores and true relevance **within queries**:
+    both are ranked inside each query (ties averaged), centred per query, and correlated over all
+    rows (a pooled within-query Spearman).  Ranking scores from listwise losses are fixed only up to
+    a shift per query and live on a log scale, so a Pearson correlation of raw scores (:func:`mcc`)
+    is not defined for them (an Oracle ranker could score the lowest); this one depends only on the
+    order inside each query — what a ranker is for.
+
+    >>> round(spearman_within_query([1.0, 2.0, 11.0, 30.0], [0.1, 0.5, 0.1, 0.5], [0, 2, 4]), 6)
+    1.0
+    """
+    import pandas as pd
+    a, b = np.asarray(predicted, np.float64), np.asarray(true, np.float64)
+    offsets = np.asarray(offsets)
+    if a.shape != b.shape or a.size < 2 or offsets[-1] != a.size:
+        raise ValueError("spearman_within_query needs two equal-length arrays and offsets that end at their length")
+    sizes = np.diff(offsets)
+    q = np.repeat(np.arange(len(sizes)), sizes)
+    frame = pd.DataFrame({"q": q, "a": a, "b": b})
+    ranks = frame.groupby("q")[["a", "b"]].rank(method="average")
+    centred = ranks - ranks.groupby(frame["q"]).transform("mean")
+    x, y = centred["a"].to_numpy(), centred["b"].to_numpy()
+    den = np.sqrt((x * x).sum() * (y * y).sum())
+    return float((x * y).sum() / den) if den > 0 else float("nan")
+
+
 def click_mse(predicted, true) -> float:
     """Mean squared error between predicted and true click probabilities."""
     a, b = np.asarray(predicted, np.float64), np.asarray(true, np.float64)

@@ -14,7 +14,7 @@ import torch
 from ..clicklog import ClickLog
 from ..dataset import LTRDataset, RankingData
 from ..errors import ConfigError
-from ..metrics import evaluate_ranking, mcc
+from ..metrics import evaluate_ranking, mcc, spearman_within_query
 from ..simulation import binary_threshold, relevance_probability
 from .config import TrainConfig
 from .data import session_data
@@ -132,12 +132,17 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
 def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: int | None = None,
              binary: bool = False) -> dict:
     """Test metrics of a fitted ranker: nDCG@1/3/5/10, MAP, ARP and, when ``noise`` is given,
-    MCC = Pearson correlation of scores with the true relevance probability r(y).  With
+    MCC = Pearson correlation of scores with the true relevance probability r(y) (``mcc``: defined for
+    calibrated scores, e.g. the embedding models; not for listwise scores, fixed only up to a shift per
+    query and on a log scale) and ``spearman_within_query`` (rank correlation inside queries: defined for
+    any ranker).  With
     ``binary`` (a log simulated with binarised relevance) MAP and ARP count grades from
     :func:`~ultr_core.simulation.binary_threshold` as relevant and r(y) is the binarised one."""
     scores = result.predict(data.features, data.offsets)
     top = max_label or max(data.max_label, 1)
     out = evaluate_ranking(scores, data, threshold=binary_threshold(top) if binary else 1)
     if noise is not None:
-        out["mcc"] = mcc(scores, relevance_probability(data.labels, top, noise, binary))
+        r = relevance_probability(data.labels, top, noise, binary)
+        out["mcc"] = mcc(scores, r)
+        out["spearman_within_query"] = spearman_within_query(scores, r, data.offsets)
     return out
