@@ -34,7 +34,10 @@ CURRENT_LOG_MAX_ROWS = 2_000_000
 
 
 def _document_label(key: str, fmt: str) -> str:
-    """In an ULTRA folder the document id is the feature vector (rows with equal features are one)."""
+    """What a document key means for ``fmt`` (in an ULTRA folder the document id is the feature
+    vector); ``auto`` names the format's default."""
+    if key == "auto":
+        return f"{DOCUMENT_LABELS['auto']} ({_document_label(default_document(fmt), fmt)})"
     if fmt == "ultra":
         return {"global": "the feature vector", "query": "the (query, feature vector) pair"}[key]
     return DOCUMENT_LABELS[key]
@@ -100,9 +103,7 @@ def main():
                        format_func=FORMAT_NAMES.get,
                        help="from the file name when it is telling, else sniffed from the content; change it if wrong")
     document = st.radio("a document is …", ["auto", "query", "global"], horizontal=True,
-                        format_func=lambda d: DOCUMENT_LABELS[d] + (
-                            f" ({_document_label(default_document(fmt), fmt)})" if d == "auto" else "")
-                        if d == "auto" else _document_label(d, fmt),
+                        format_func=lambda d: _document_label(d, fmt),
                         help="relevance belongs to a query–document pair in a click log; in an ULTRA folder a "
                              "document is a feature vector shown by any query (the paper's own check). Choose "
                              "'alone' only when the same id means the same document under every query")

@@ -47,8 +47,8 @@ def _tar_bytes(data: bytes) -> bytes | None:
 
 def is_archive(data) -> bool:
     """Whether bytes hold a zip or (gzipped) tar archive."""
-    data = bytes(data[:1 << 16]) if not isinstance(data, bytes) else data
-    return data[:4] == b"PK\x03\x04" or _tar_bytes(data[:1 << 16] if data[:2] != b"\x1f\x8b" else data) is not None
+    data = bytes(data[:1 << 16])
+    return data[:4] == b"PK\x03\x04" or _tar_bytes(data) is not None
 
 
 def _members(data: bytes, name: str):

@@ -478,8 +478,8 @@ def _yandex_from(con, name: str, table: str) -> dict:
     try:
         _yandex_checks(con, name, src)
     except DataFormatError as e:            # say how many fields the offending line has
-        width = _scalar(con, f"SELECT {' + '.join(f'(f{i} <> {chr(39)}{chr(39)})::INTEGER' for i in range(1, n + 1))} "
-                             f"FROM {src} WHERE ln = ?", [e.line])
+        filled = " + ".join(f"(f{i} <> '')::INTEGER" for i in range(1, n + 1))
+        width = _scalar(con, f"SELECT {filled} FROM {src} WHERE ln = ?", [e.line])
         raise DataFormatError(name, f"{e.problem} (this line has {width} non-empty tab-separated field(s))",
                               e.line) from None
     for num in (True, False):        # whole-number ids compare much faster as BIGINT; else text

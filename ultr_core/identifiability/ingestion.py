@@ -293,10 +293,8 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
             raise ConfigError("bias", f"an ULTRA folder has no column {other[0]!r}; its bias factor is the position")
         with ultra_root(source, name) as root:             # a folder, or an upload's archive of one
             frame, notes = ultra_frame(root, name)
-        g = frame.groupby(list(dict.fromkeys(group_doc + ["position"])), sort=True)
-        agg = g.size().rename("impressions").to_frame()
-        agg["clicks"] = g["click"].sum().astype(np.int64)
-        return CountTable(agg.reset_index(), tuple(doc), ("position",), name, tuple(notes), alternative)
+        table = CountTable.from_log(frame, ["position"], group_doc, name, notes)
+        return replace(table, document=tuple(doc), alternative=alternative)
     keys = list(dict.fromkeys(group_doc + bias + ["position"]))
     count = (lambda k: _dask_counts(source, fmt, name, columns, k, scheduler)) if engine == "dask" else \
         (lambda k: _duckdb_counts(source, fmt, name, columns, k, memory_limit, threads))
