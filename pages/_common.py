@@ -3,9 +3,11 @@ the shared byte-budget cache, background-job buttons and the polling fragment.  
 only — every computation stays in ultr_core."""
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
+import threading
 import uuid
 
 import streamlit as st
@@ -13,6 +15,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
 
 from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.jobpool import JobLimitError, JobPool
 from ultr_core.lrucache import ByteLRU
 from ultr_core.reports import analyse_identifiability
 from ultr_core.text import escape_markdown
@@ -20,6 +23,10 @@ from ultr_core.text import escape_markdown
 LOG = logging.getLogger("ultr_explorer")
 #: memory all sessions together may pin in cached datasets, logs and analyses
 CACHE_BYTES = int(os.environ.get("ULTR_APP_CACHE_BYTES", 1_500 * 2 ** 20))
+#: trainings, grids and sweeps that run at once for all sessions together (default: the cores)
+WORKERS = int(os.environ.get("ULTR_APP_WORKERS", os.cpu_count() or 1))
+#: unfinished jobs one session may hold
+JOBS_PER_SESSION = int(os.environ.get("ULTR_APP_JOBS_PER_SESSION", 3))
 
 
 def run_page(body) -> None:
@@ -33,6 +40,8 @@ def run_page(body) -> None:
         # st.navigation, which resolves the same URL to this page.
         PagesManager.uses_pages_directory = False
         st.rerun()
+    if not _warmed and _session_alive(session_id()):    # a real server started without scripts/serve.py
+        threading.Thread(target=warm_server, daemon=True, name="ultr-warm").start()
     guarded(body)
 
 
@@ -57,10 +66,81 @@ def guarded(body) -> None:
                  "setting or reload. The details are in the server log under this id.")
 
 
-@st.cache_resource
+@functools.cache
 def shared_cache() -> ByteLRU:
     """One LRU cache for the process, bounded by :data:`CACHE_BYTES`, keyed by content."""
     return ByteLRU(CACHE_BYTES)
+
+
+_seen_sessions: set = set()
+
+
+def _session_alive(session) -> bool | None:
+    """Whether a browser session is still connected: True while the server lists it, False once a
+    session it listed has gone (tab closed), None when unknown (no server; AppTest's sessions are
+    never listed) — such subscribers are never reaped."""
+    from streamlit.runtime import Runtime
+    if session is None or not Runtime.exists():
+        return None
+    if Runtime.instance().is_active_session(session):
+        _seen_sessions.add(session)
+        return True
+    return False if session in _seen_sessions else None
+
+
+@functools.cache
+def job_pool() -> JobPool:
+    """The server's one job pool (:mod:`ultr_core.jobpool`): :data:`WORKERS` worker processes,
+    warmed with the default playground log; jobs of closed tabs stop within seconds."""
+    from ultr_core.playground import warm_worker
+    return JobPool(workers=WORKERS, per_session=JOBS_PER_SESSION, alive=_session_alive, initializer=warm_worker)
+
+
+def session_id() -> str | None:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else None
+
+
+def submit_job(key, fn, *args, **kwargs):
+    """Queue ``fn`` in the job pool for this session (or join the identical run under ``key``);
+    None after a message when the session already holds its share of jobs."""
+    try:
+        return job_pool().submit(key, fn, *args, session=session_id(), **kwargs)
+    except JobLimitError as e:
+        st.warning(f"Not started: {e}.")
+        return None
+
+
+def release_job(job) -> None:
+    """This session no longer wants ``job`` (it stops unless another session shares it)."""
+    if job is not None:
+        job_pool().release(job, session_id())
+
+
+_warm_lock = threading.Lock()
+_warmed: list = []
+
+
+def warm_server() -> None:
+    """What a first visit would otherwise wait for, done once per process: start the job pool
+    (its workers import torch and simulate the default log), queue the default Playground run
+    (shared with every visitor who opens the default URL), and build the default log, its view and
+    one figure here (plotly's import).  Called by ``scripts/serve.py`` before the server accepts
+    connections, and by the first page run otherwise."""
+    with _warm_lock:
+        if _warmed:
+            return
+        _warmed.append(True)
+    from ultr_core.figures import ctr_by_position_figure
+    from ultr_core.playground import PlaygroundSettings, log_view
+    settings = PlaygroundSettings()
+    key, fn, args, kwargs = settings.job()
+    job_pool().submit(key, fn, *args, **kwargs)
+    spec = settings.log_spec()
+    ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
+    view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
+    ctr_by_position_figure(view["ctr"], view["observation"]).to_json()
 
 
 def memo(key: tuple, compute):
@@ -162,11 +242,24 @@ def job_buttons(key: str, start_label: str, start, disabled: bool = False) -> No
             st.session_state[key] = new
     job = st.session_state.get(key)
     if c2.button("■ Stop", disabled=job is None or not job.running, key=f"{key}_stop"):   # unique per job
-        job.stop()
+        release_job(job)
+
+
+def queue_note(job) -> bool:
+    """Show a queued job's place in the server's queue; True while it waits."""
+    if job is None or not getattr(job, "queued", False):
+        return False
+    pos = job.position
+    st.info(f"Queued — position {pos} of {job_pool().stats()['queued']}: {WORKERS} job"
+            f"{'s run' if WORKERS > 1 else ' runs'} at a time for everyone on this server "
+            f"(waiting {job.waited:.0f} s).", icon=":material/hourglass_top:")
+    return True
 
 
 def job_progress(job, unit: str = "runs") -> None:
-    """A progress bar from a grid job's latest {"done", "total"} record."""
+    """A progress bar from a grid job's latest {"done", "total"} record (or its queue place)."""
+    if queue_note(job):
+        return
     recs = [r for r in job.records if "done" in r]
     done, total = (recs[-1]["done"], recs[-1]["total"]) if recs else (0, 1)
     st.progress(done / max(total, 1), text=f"{job.status}: {done} of {total} {unit} ({job.elapsed:.0f} s)")
@@ -197,6 +290,8 @@ def live(key: str, body) -> None:
 
     def fragment():
         current = st.session_state.get(key)
+        if current is not None and hasattr(current, "subscribers"):
+            job_pool().touch(current, session_id())
         guarded(lambda: body(current))
         if current is not None and not current.running and st.session_state.get(flag):
             st.session_state[flag] = False

@@ -10,9 +10,8 @@ from ultr_core.errors import ConfigError
 from ultr_core.experiment import ExperimentSpec, check_cells, expand_grid, grid_job
 from ultr_core.presets import PRESET_SWEEPS
 from ultr_core.figures import interval_bar_figure, sweep_figure
-from ultr_core.jobs import Job
 from ultr_core.stats import summarise
-from pages._common import finished_result, finished_runs, job_buttons, live, qp, run_page, url_notices
+from pages._common import finished_result, finished_runs, job_buttons, live, qp, run_page, submit_job, url_notices
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
@@ -90,7 +89,8 @@ def main():
             st.error(f"Check the settings — {escape_markdown(e)}")
             return None
         st.session_state["compare_key"] = key
-        return Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE).start()
+        return submit_job(("grid", repr(base), repr(grid), seeds), grid_job, base, grid, list(range(seeds)), n_jobs=1,
+                          cache_dir=CACHE)
 
 
     job_buttons("compare_job", "▶ Run", start, disabled=not methods)

@@ -7,9 +7,8 @@ from ultr_core.text import escape_markdown
 from ultr_core.algorithms import TrainConfig
 from ultr_core.experiment import ExperimentSpec, best_cells, grid_job
 from ultr_core.figures import figure_png, heatmap_figure, training_curves_figure
-from ultr_core.jobs import Job
 from pages._common import (finished_runs, job_buttons, job_progress, live, partial_runs, qp, run_page,
-                           url_notices)
+                           submit_job, url_notices)
 
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "heatmaps")
 LAMBDAS, TS = [1.0, 100.0, 10000.0], [0.1, 0.2, 0.3, 0.4]
@@ -69,7 +68,8 @@ def main():
     def start():
         base = ExperimentSpec(n_sessions=sessions, train=TrainConfig(algorithm="lbd", steps=steps, model=model))
         grid = {"click.coupling": levels, "train.lbd_lambda": LAMBDAS, "train.lbd_t": TS}
-        return Job(grid_job, base, grid, list(range(seeds)), cache_dir=CACHE, keep_history=True).start()
+        return submit_job(("grid", repr(base), repr(grid), seeds, "history"), grid_job, base, grid, list(range(seeds)),
+                          n_jobs=1, cache_dir=CACHE, keep_history=True)
 
 
     job_buttons("heat_job", "▶ Run grid", start, disabled=not levels)
@@ -77,7 +77,7 @@ def main():
 
     def show(job):
         if job is None:
-            st.caption("Press Run: the grid runs in the background (2 processes); cells fill in as their runs finish.")
+            st.caption("Press Run: the grid runs in the background in one of the server’s shared worker processes; cells fill in as their runs finish.")
             return
         job_progress(job)
         if job.error:

@@ -6,10 +6,9 @@ from ultr_core.figures import (bias_curves_figure, component_sizes_figure, ident
                                probability_figure)
 from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability import probability_table
-from ultr_core.jobs import Job
 from ultr_core.reports import compare_repairs, components_sweep, repairs_sweep
 from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live, log_digest, memo, qp,
-                           run_page, url_notices)
+                           run_page, submit_job, url_notices)
 from ultr_core.simulation import ClickModelConfig
 from ultr_core.sources import simulate_log
 from ultr_core.stats import summarise
@@ -239,7 +238,7 @@ def main():
     st.caption("The paper's own fully synthetic data (App. C.1: its K = 1…4 layouts, 10⁶ impressions per row), "
                "embedding DLA fitted to convergence with its official update, 3 seeds (≈ 5 s). "
                "Predict first: for which K will DLA recover the relevance (MCC ≈ 1)?")
-    job_buttons("k_sweep_job", "▶ Run the K sweep", lambda: Job(components_sweep).start())
+    job_buttons("k_sweep_job", "▶ Run the K sweep", lambda: submit_job(("k_sweep",), components_sweep))
 
 
     def show_sweep(job):
@@ -261,7 +260,7 @@ def main():
                "of the planned neighbours 4 & 5 against the farther 3 & 5 and 2 & 5 (the paper writes them 0-based: "
                "3 & 4, 2 & 4, 1 & 4), and node intervention with minimum-cost against random-cost swaps. "
                "Predict first: which merge recovers most?")
-    job_buttons("repairs_sweep_job", "▶ Run the repairs", lambda: Job(repairs_sweep).start())
+    job_buttons("repairs_sweep_job", "▶ Run the repairs", lambda: submit_job(("repairs_sweep",), repairs_sweep))
 
 
     def show_repairs(job):

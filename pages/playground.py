@@ -5,13 +5,12 @@ import streamlit as st
 
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.dataroots import available_datasets
-from ultr_core.experiment import live_observation_curves, steps_done, train_many
+from ultr_core.experiment import live_observation_curves, steps_done
 from ultr_core.figures import (compact, ctr_by_position_figure, observation_curve_figure,
                                training_curves_figure)
-from ultr_core.jobs import Job
 from ultr_core.playground import PRESETS, PlaygroundSettings, algorithm_names, log_view
 from ultr_core.text import escape_markdown
-from pages._common import live, memo, qp, run_page, url_notices
+from pages._common import live, memo, qp, queue_note, release_job, run_page, submit_job, url_notices
 
 # Static page styling (no user content): a tighter page so the knobs and four charts fit 1280×720.
 CSS = """<style>
@@ -146,11 +145,9 @@ def main():
         with st.spinner("Simulating clicks …"):
             ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
         if st.session_state.get("pg_running_settings") != settings:      # a knob moved: restart
-            old = st.session_state.get("pg_job")
-            if old is not None:
-                old.stop()
-            st.session_state["pg_job"] = Job(train_many, log, ds, settings.train_configs(),
-                                              noise=settings.noise).start()
+            release_job(st.session_state.get("pg_job"))   # stops it unless another visitor shares it
+            key, fn, args, kwargs = settings.job()
+            st.session_state["pg_job"] = submit_job(key, fn, *args, **kwargs)
             st.session_state["pg_running_settings"] = settings
         view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
         ctr_fig = tile(ctr_by_position_figure(view["ctr"], view["observation"]))
@@ -177,6 +174,8 @@ def main():
                     return
                 if job.error:
                     st.error(f"Training failed — {escape_markdown(job.error)}")
+                elif queue_note(job):
+                    pass
                 elif job.running:
                     total = settings.steps * len(settings.train_configs())
                     done = steps_done(recs)

@@ -7,10 +7,10 @@ from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
 from ultr_core.logspec import LogSpec
-from ultr_core.experiment import live_observation_curves, steps_done, train_many
+from ultr_core.experiment import live_observation_curves, steps_done, train_many, train_spec
 from ultr_core.figures import observation_curve_figure, training_curves_figure
-from ultr_core.jobs import Job
-from pages._common import job_buttons, linked_log, session_log_spec, live, memo, qp, run_page, url_notices
+from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
+                           submit_job, url_notices)
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 TRAINABLE = list(ALGORITHMS.values())
@@ -111,7 +111,9 @@ def main():
             st.error(f"Check the settings: {escape_markdown(e)}")
             return None
         st.session_state["train_total"] = steps * len(configs)
-        return Job(train_many, log, ds, configs, noise=noise).start()
+        if link_spec:          # a reproducible log: only its spec travels, identical runs are shared
+            return submit_job(("train", link_spec, repr(configs), noise), train_spec, link_spec, configs, noise=noise)
+        return submit_job(None, train_many, log, ds, configs, noise=noise)
 
 
     job_buttons("train_job", "▶ Start training", start, disabled=not chosen)
@@ -122,6 +124,8 @@ def main():
     def show(job):
         if job is None:
             st.caption("Press Start: loss, validation nDCG@10 and the estimated observation curve appear here live.")
+            return
+        if queue_note(job):
             return
         recs = job.records
         total = st.session_state.get("train_total", 1)

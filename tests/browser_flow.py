@@ -27,7 +27,7 @@ def free_port() -> int:
 def serve_app(timeout: float = 60):
     port = free_port()
     env = {**os.environ, "ULTR_CACHE_DIR": os.environ.get("ULTR_CACHE_DIR", str(ROOT / ".ultr_cache"))}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+    proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--server.port", str(port),
                              "--server.address", "127.0.0.1", "--server.headless", "true"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

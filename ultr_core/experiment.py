@@ -9,6 +9,7 @@ written as JSON under the hash of its spec, and a re-run resumes from the cache.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from dataclasses import asdict, dataclass, field, replace
@@ -21,7 +22,7 @@ from .errors import ConfigError
 from .simulation import ClickModelConfig
 from .sources import simulate_log
 
-__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many", "grid_job",
+__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many", "train_spec", "simulated", "grid_job",
            "best_cells", "tuned_per_seed", "live_observation_curves", "steps_done"]
 
 
@@ -292,6 +293,22 @@ def train_many(log, dataset, configs, report=None, stop=None, noise: float | Non
                          "observation": None if obs is None else [float(x) for x in obs], "stopped": res.stopped,
                          "steps": res.history[-1]["step"] if res.history else 0}
     return results
+
+
+@functools.lru_cache(maxsize=4)
+def simulated(spec: str):
+    """``LogSpec.parse(spec).simulate()`` once per process for the last few specs (a pooled
+    worker trains several runs on the same log; the spec string is the log's content key)."""
+    from .logspec import LogSpec
+    return LogSpec.parse(spec).simulate()
+
+
+def train_spec(spec: str, configs, report=None, stop=None, noise: float | None = 0.1) -> dict:
+    """:func:`train_many` on the log a :class:`~ultr_core.logspec.LogSpec` string describes — the
+    Playground's pooled job: only the short spec travels to the worker, which simulates the log
+    itself (deterministic: the same rows the page shows)."""
+    ds, _, log = simulated(spec)
+    return train_many(log, ds, configs, report=report, stop=stop, noise=noise)
 
 
 def steps_done(records: list[dict]) -> int:

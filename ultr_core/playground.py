@@ -29,7 +29,8 @@ from .errors import ConfigError
 from .logspec import LogSpec
 from .simulation import ClickModelConfig
 
-__all__ = ["PlaygroundSettings", "Preset", "PRESETS", "METHODS", "verdict", "log_view", "algorithm_names"]
+__all__ = ["PlaygroundSettings", "Preset", "PRESETS", "METHODS", "verdict", "log_view", "algorithm_names",
+           "warm_worker"]
 
 #: the methods a playground run may train besides its Naive and Oracle references
 METHODS = ("dla", "lbd", "ips", "regression_em", "pair_debias", "vectorization", "cld")
@@ -85,6 +86,19 @@ class PlaygroundSettings:
         return [TrainConfig(algorithm=a, steps=self.steps, lr=self.lr, seed=self.seed,
                             eval_every=max(10, self.steps // 30)) for a in names]
 
+    def job(self) -> tuple:
+        """``(key, fn, args, kwargs)`` of this setting's training run for
+        :meth:`ultr_core.jobpool.JobPool.submit`: the key is the run's content (log spec, every
+        configuration, click noise), so identical settings share one run across visitors.
+
+        >>> key, fn, args, kw = PlaygroundSettings().job()
+        >>> key[:2], fn.__name__, args[0]
+        (('playground', 'synthetic:300/shuffle=0.1/sessions=10000/seed=0'), 'train_spec', 'synthetic:300/shuffle=0.1/sessions=10000/seed=0')
+        """
+        from .experiment import train_spec
+        spec, configs = self.log_spec().to_string(), self.train_configs()
+        return ("playground", spec, repr(configs), self.noise), train_spec, (spec, configs), {"noise": self.noise}
+
     def with_(self, **changes) -> "PlaygroundSettings":
         return replace(self, **changes)
 
@@ -122,6 +136,17 @@ PRESETS = [
            "compare the blocks (a feature-based ranker may still bridge them through its features).",
            "Chen et al., ICML 2024, Thm. 1"),
 ]
+
+
+def warm_worker() -> None:
+    """Run in every pooled worker as it starts: import the training stack, simulate the default
+    playground log (cached per process) and take a few optimiser steps, so that a first visit
+    does not pay for imports, simulation or torch's first-call set-up."""
+    from .algorithms import fit
+    from .experiment import simulated
+    s = PlaygroundSettings()
+    ds, _, log = simulated(s.log_spec().to_string())
+    fit(log, ds, replace(s.train_configs()[2], steps=3, eval_every=3))
 
 
 def log_view(log, simulator) -> dict:

@@ -1,0 +1,25 @@
+"""Start ULTR Explorer warm: ``python scripts/serve.py [streamlit options]``.
+
+The same server as ``streamlit run app.py`` (same options), but before it accepts the first
+connection it starts the job pool (worker processes that import torch and simulate the default
+log), queues the default Playground run and builds the default log and figure — so that the first
+visitor does not wait for imports and training (see pages/_common.py: warm_server).
+"""
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT))
+    from pages._common import warm_server
+    threading.Thread(target=warm_server, daemon=True, name="ultr-warm").start()
+    from streamlit.web import cli
+    sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]
+    return cli.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""The server-wide job pool: bounded, queued in order, shared by key, capped per session, stopped
+when its sessions are gone, and robust to a worker that ignores a stop."""
+import os
+import time
+
+import pytest
+
+from ultr_core.jobpool import JobLimitError, JobPool
+
+
+def sleeper(seconds, tag="", report=None, stop=None):
+    """Report the worker's pid, then sleep in small steps until done or stopped."""
+    report({"pid": os.getpid(), "tag": tag, "t": time.time()})
+    end = time.time() + seconds
+    while time.time() < end:
+        if stop.is_set():
+            return "stopped"
+        time.sleep(0.02)
+    return tag
+
+
+def stubborn(seconds, report=None, stop=None):
+    """Ignores its stop flag."""
+    report({"pid": os.getpid()})
+    time.sleep(seconds)
+    return "finished anyway"
+
+
+def broken(report=None, stop=None):
+    raise ValueError("bad knob")
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = JobPool(workers=2, per_session=2, idle_s=0.5, hard_stop_s=1.5)
+    yield p
+    p.shutdown()
+
+
+def _wait(cond, timeout=30.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_at_most_workers_run_and_the_rest_queue_in_order(pool):
+    assert _wait(lambda: pool.stats()["running"] == 0)
+    jobs = [pool.submit(None, sleeper, 0.6, tag=str(i)) for i in range(5)]
+    time.sleep(0.1)
+    assert sum(j.status == "running" for j in jobs) == 2
+    assert [j.position for j in jobs] == [0, 0, 1, 2, 3]
+    assert [j.status for j in jobs[2:]] == ["queued"] * 3 and jobs[4].elapsed == 0.0
+    assert all(j.join(30) for j in jobs)
+    assert [j.result for j in jobs] == ["0", "1", "2", "3", "4"]
+    starts = sorted((j.started_at, j) for j in jobs)
+    assert [j.result for _, j in starts] == ["0", "1", "2", "3", "4"]          # first in, first out
+    # never more than two at once: each start happens after an earlier job finished
+    finishes = sorted(j.finished_at for j in jobs)
+    assert starts[2][0] >= finishes[0] - 0.01 and starts[4][0] >= finishes[2] - 0.01
+    assert pool.stats()["running"] == 0 and pool.stats()["queued"] == 0
+
+
+def test_identical_keys_are_run_once_and_shared(pool):
+    a = pool.submit(("same", 1), sleeper, 0.3, tag="shared", session="s1")
+    b = pool.submit(("same", 1), sleeper, 0.3, tag="shared", session="s2")
+    assert a is b and set(a.subscribers) == {"s1", "s2"}
+    assert a.join(30) and a.result == "shared" and len(a.records) == 1
+    c = pool.submit(("same", 1), sleeper, 0.3, tag="shared", session="s3")      # finished results are kept
+    assert c is a and c.status == "done"
+    d = pool.submit(("other", 1), sleeper, 0.05, tag="other")
+    assert d is not a and d.join(30) and d.result == "other"
+
+
+def test_failed_jobs_report_their_error_and_are_not_shared(pool):
+    a = pool.submit(("broken",), broken)
+    assert a.join(30) and a.status == "failed" and a.error == "ValueError: bad knob"
+    assert pool.submit(("broken",), broken) is not a
+
+
+def test_a_session_may_hold_only_its_cap(pool):
+    a = pool.submit(None, sleeper, 5, session="greedy")
+    b = pool.submit(None, sleeper, 5, session="greedy")
+    with pytest.raises(JobLimitError, match="limit is 2"):
+        pool.submit(None, sleeper, 5, session="greedy")
+    other = pool.submit(None, sleeper, 0.05, session="modest")               # others are not affected
+    pool.release(a, "greedy")
+    assert a.join(10) and a.status == "stopped"
+    c = pool.submit(None, sleeper, 0.05, session="greedy")                    # a freed slot can be used
+    pool.release(b, "greedy")
+    assert all(j.join(30) for j in (b, c, other)) and c.result == "" and b.status == "stopped"
+
+
+def test_release_stops_only_when_nobody_else_watches(pool):
+    job = pool.submit(("watched",), sleeper, 1.0, session="a")
+    pool.submit(("watched",), sleeper, 1.0, session="b")
+    pool.release(job, "a")
+    time.sleep(0.2)
+    assert job.status == "running"
+    pool.release(job, "b")
+    assert job.join(10) and job.status == "stopped"
+    assert pool.submit(("watched",), sleeper, 0.05, session="a") is not job  # a stopped job is not reused
+
+
+def test_a_queued_job_that_is_released_never_runs(pool):
+    assert _wait(lambda: pool.stats()["running"] == 0)
+    blockers = [pool.submit(None, sleeper, 0.8) for _ in range(2)]
+    queued = pool.submit(None, sleeper, 0.05, tag="never", session="leaver")
+    assert queued.status == "queued" and queued.position == 1
+    pool.release(queued, "leaver")
+    assert queued.join(1) and queued.status == "stopped" and queued.records == [] and queued.started_at is None
+    assert all(b.join(30) for b in blockers)
+
+
+def test_jobs_of_sessions_that_are_gone_are_stopped():
+    live = {"open-tab"}
+    p = JobPool(workers=1, idle_s=0.5, alive=lambda s: s in live)
+    try:
+        job = p.submit(None, sleeper, 30, session="closed-tab")
+        kept = p.submit(None, sleeper, 0.5, session="open-tab")   # queued behind it, its session is open
+        assert _wait(lambda: job.status == "running")
+        assert job.join(5) and job.status == "stopped"            # nobody polled it for idle_s, tab gone
+        assert kept.join(10) and kept.status == "done"            # queued job of a live session ran
+    finally:
+        p.shutdown()
+
+
+def test_a_worker_that_ignores_stop_is_replaced(pool):
+    job = pool.submit(None, stubborn, 60)
+    assert _wait(lambda: len(job.records) == 1)
+    pid = job.records[0]["pid"]
+    job.stop()
+    assert job.join(10) and job.status == "stopped"
+    after = pool.submit(None, sleeper, 0.05, tag="after")
+    assert after.join(30) and after.result == "after"
+    assert _wait(lambda: all(w.proc.is_alive() for w in pool._pool))
+    assert not any(w.proc.pid == pid and w.proc.is_alive() for w in pool._pool)
