@@ -3,6 +3,7 @@ the shared byte-budget cache, background-job buttons and the polling fragment.  
 only — every computation stays in ultr_core."""
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import math
@@ -26,7 +27,7 @@ CACHE_BYTES = int(os.environ.get("ULTR_APP_CACHE_BYTES", 1_500 * 2 ** 20))
 #: trainings, grids and sweeps that run at once for all sessions together (default: the cores)
 WORKERS = int(os.environ.get("ULTR_APP_WORKERS", os.cpu_count() or 1))
 #: unfinished jobs one session may hold
-JOBS_PER_SESSION = int(os.environ.get("ULTR_APP_JOBS_PER_SESSION", 3))
+JOBS_PER_SESSION = int(os.environ.get("ULTR_APP_JOBS_PER_SESSION", 8))
 
 
 def run_page(body) -> None:
@@ -112,6 +113,16 @@ def submit_job(key, fn, *args, **kwargs):
         return None
 
 
+def submit_jobs(items):
+    """:func:`submit_job` for several ``(key, fn, args, kwargs)`` read as one
+    :class:`~ultr_core.jobpool.JobGroup` (they run side by side on the pool's workers)."""
+    try:
+        return job_pool().submit_many(items, session=session_id())
+    except JobLimitError as e:
+        st.warning(f"Not started: {e}.")
+        return None
+
+
 def release_job(job) -> None:
     """This session no longer wants ``job`` (it stops unless another session shares it)."""
     if job is not None:
@@ -135,8 +146,7 @@ def warm_server() -> None:
     from ultr_core.figures import ctr_by_position_figure
     from ultr_core.playground import PlaygroundSettings, log_view
     settings = PlaygroundSettings()
-    key, fn, args, kwargs = settings.job()
-    job_pool().submit(key, fn, *args, **kwargs)
+    job_pool().submit_many(settings.jobs())
     spec = settings.log_spec()
     ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
     view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
@@ -280,9 +290,39 @@ def finished_result(job, what: str):
     return job.result
 
 
+_figures: collections.OrderedDict = collections.OrderedDict()
+_figures_lock = threading.Lock()
+
+
+def job_figure(job, kind: str, build, n_records: int):
+    """A live figure of ``job`` built once per (job, number of records, ``kind``) for every session
+    and refresh that asks (building a plotly figure costs ≈ 40 ms of the server's one interpreter;
+    thirty visitors polling the same shared run need it once).  The last 256 are kept."""
+    ids = tuple(j.id for j in getattr(job, "jobs", [job])) if job is not None else ()
+    key = (ids, n_records, kind)
+    with _figures_lock:
+        if key in _figures:
+            _figures.move_to_end(key)
+            return _figures[key]
+    fig = build()
+    with _figures_lock:
+        _figures[key] = fig
+        while len(_figures) > 256:
+            _figures.popitem(last=False)
+    return fig
+
+
+def poll_interval() -> float:
+    """Seconds between a live view's refreshes: 1 s, slower when many sessions watch jobs at once
+    (every refresh rebuilds the page's live figures on the server)."""
+    watchers = job_pool().stats()["watchers"]
+    return 1.0 if watchers <= 2 else min(5.0, watchers / 2)
+
+
 def live(key: str, body) -> None:
-    """Render ``body(job)`` in a fragment that re-runs every second while the job runs, and
-    trigger one full rerun when it ends so that the rest of the page sees the result."""
+    """Render ``body(job)`` in a fragment that re-runs every :func:`poll_interval` seconds while the
+    job runs, and trigger one full rerun when it ends so that the rest of the page sees the result.
+    A page may call it in several containers (only what changes is redrawn)."""
     job = st.session_state.get(key)
     running = job is not None and job.running
     flag = f"{key}__polling"
@@ -290,14 +330,14 @@ def live(key: str, body) -> None:
 
     def fragment():
         current = st.session_state.get(key)
-        if current is not None and hasattr(current, "subscribers"):
+        if current is not None and (hasattr(current, "subscribers") or hasattr(current, "jobs")):
             job_pool().touch(current, session_id())
         guarded(lambda: body(current))
         if current is not None and not current.running and st.session_state.get(flag):
             st.session_state[flag] = False
             st.rerun()
 
-    st.fragment(fragment, run_every=1.0 if running else None)()
+    st.fragment(fragment, run_every=poll_interval() if running else None)()
 
 
 def partial_runs(job):

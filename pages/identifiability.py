@@ -216,8 +216,11 @@ def main():
 
         if log.has_truth:
             st.subheader("Before / after: embedding DLA with and without repair")
-            if st.button("Train DLA (3 seeds)", help="embedding DLA (closed-form alternating updates) without repair, "
-                                                     "after node merging and after node intervention"):
+            if st.button("Train DLA (3 bootstrap replicates)",
+                         help="embedding DLA (closed-form alternating updates) without repair, after node "
+                              "merging and after node intervention, each on 3 bootstrap replicates of the log's "
+                              "sessions (DLA to convergence is deterministic: replicates show the data's "
+                              "uncertainty)"):
                 table, curves = compare_repairs(log, an, *(lists if lists else (None, None, None)))
                 st.session_state["repairs"] = (key, tuple(bias), table, curves)
             if st.session_state.get("repairs", (None,))[0] == key and st.session_state["repairs"][1] == tuple(bias):
@@ -226,7 +229,7 @@ def main():
                 summ = summarise(table, "strategy", metrics)
                 cols = st.columns(len(metrics))
                 for col, m in zip(cols, metrics):
-                    col.plotly_chart(interval_bar_figure(summ, "strategy", m, f"{m} (mean, 90 % t-interval, 3 seeds)"),
+                    col.plotly_chart(interval_bar_figure(summ, "strategy", m, f"{m} (mean, 90 % t-interval, 3 replicates)"),
                                      key=f"rep_{m}")
                 if list(bias) == ["position"]:
                     truth = log.true_observation_curve()

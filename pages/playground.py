@@ -10,7 +10,7 @@ from ultr_core.figures import (compact, ctr_by_position_figure, observation_curv
                                training_curves_figure)
 from ultr_core.playground import PRESETS, PlaygroundSettings, algorithm_names, log_view
 from ultr_core.text import escape_markdown
-from pages._common import live, memo, qp, queue_note, release_job, run_page, submit_job, url_notices
+from pages._common import job_figure, live, memo, qp, queue_note, release_job, run_page, submit_jobs, url_notices
 
 # Static page styling (no user content): a tighter page so the knobs and four charts fit 1280×720.
 CSS = """<style>
@@ -47,10 +47,8 @@ def _apply_preset(keep=()) -> None:
     c = preset.changes
     values = {"eta": c["eta"], "noise": c["noise"], "topk": "all" if c["topk"] is None else c["topk"],
               "coupling": c["coupling"], "contexts": c["contexts"], "shuffle": c["shuffle"], "blocks": c["blocks"],
-              "methods": [ALGORITHMS[m] for m in c["methods"]]}
-    if preset.prefer_dataset:
-        values["dataset"] = (preset.prefer_dataset if preset.prefer_dataset in st.session_state.get("pg_datasets", ())
-                             else "synthetic")
+              "methods": [ALGORITHMS[m] for m in c["methods"]],
+              "dataset": "synthetic" if c["dataset"] == D.dataset else c["dataset"]}   # every preset sets its data
     st.session_state.update({f"pg_{k}": v for k, v in values.items() if k not in keep})
 
 
@@ -140,55 +138,69 @@ def main():
         url_notices()
         if preset is not None:
             changed = any(getattr(settings, k) != v for k, v in preset.changes.items())
+            checked = "; ".join(c.text for c in preset.claims)
             st.caption(f"**{preset.name}**{' (knobs moved since)' if changed else ''} — {preset.story} "
-                       f"*{preset.cite}*")
+                       f"*{preset.cite}*. Checked over seeds 0–4 with 90 % paired intervals: {checked} "
+                       "(one seed below can differ; docs/playground_presets.md).")
         with st.spinner("Simulating clicks …"):
             ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
         if st.session_state.get("pg_running_settings") != settings:      # a knob moved: restart
             release_job(st.session_state.get("pg_job"))   # stops it unless another visitor shares it
-            key, fn, args, kwargs = settings.job()
-            st.session_state["pg_job"] = submit_job(key, fn, *args, **kwargs)
+            st.session_state["pg_job"] = submit_jobs(settings.jobs())        # one pooled job per method
             st.session_state["pg_running_settings"] = settings
         view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
-        ctr_fig = tile(ctr_by_position_figure(view["ctr"], view["observation"]))
+        ctr_fig = job_figure(None, ("pg-ctr", spec.to_string(), present),
+                             lambda: tile(ctr_by_position_figure(view["ctr"], view["observation"])), 0)
         ig = view["verdict"]
         refs = ("Naive", "Oracle")
 
-        def show(job):
-            top_l, top_r = st.columns(2)
-            bot_l, bot_r = st.columns(2)
-            top_l.plotly_chart(ctr_fig, key="pg_ctr")
-            recs = job.records if job is not None else []
-            curves = tile(training_curves_figure(recs, "valid_ndcg@3", "validation nDCG@3 (live)", references=refs))
-            top_r.plotly_chart(curves, key="pg_curves")
-            obs = live_observation_curves(recs, view["truth"])
-            if obs:
-                bot_l.plotly_chart(tile(observation_curve_figure(obs)), key="pg_obs")
-            with bot_r:
-                (st.success if ig["identifiable"] else st.warning)(
-                    f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}** over "
-                    f"{ig['factors']} — {ig['short']}.")
-                if ig["hint"]:
-                    st.caption(ig["hint"])
-                if job is None:
-                    return
-                if job.error:
-                    st.error(f"Training failed — {escape_markdown(job.error)}")
-                elif queue_note(job):
-                    pass
-                elif job.running:
-                    total = settings.steps * len(settings.train_configs())
-                    done = steps_done(recs)
-                    st.progress(min(done / total, 1.0), text=f"training — step {done:,} of {total:,} "
-                                                              f"({job.elapsed:.0f} s)")
-                elif job.result:
-                    rows = [{"method": k, "test nDCG@3": v["metrics"]["ndcg@3"],
-                             "test nDCG@10": v["metrics"]["ndcg@10"]} for k, v in job.result.items()]
-                    st.dataframe(pd.DataFrame(rows).round(3), hide_index=True)
-                    st.caption(f"Test set, one seed ({settings.seed}): differences under ≈ 0.02 are seed noise — "
-                               "Compare gives intervals.")
+        top_l, top_r = st.columns(2)
+        bot_l, bot_r = st.columns(2)
+        top_l.plotly_chart(ctr_fig, key="pg_ctr")          # fixed for this log: drawn once, not polled
 
-        live("pg_job", show)
+        def show_curves(job):                              # the live parts, each its own small fragment
+            recs = job.records if job is not None else []
+            fig = job_figure(job, f"pg-curves-{present}", lambda: tile(training_curves_figure(
+                recs, "valid_ndcg@3", "validation nDCG@3 (live)", references=refs)), len(recs))
+            st.plotly_chart(fig, key="pg_curves")
+
+        def show_observation(job):
+            recs = job.records if job is not None else []
+            obs = live_observation_curves(recs, view["truth"])
+            if len(obs) > 1:                               # an estimate beside the truth
+                st.plotly_chart(job_figure(job, f"pg-obs-{present}", lambda: tile(observation_curve_figure(obs)),
+                                           len(recs)), key="pg_obs")
+
+        def show_status(job):
+            if job is None:
+                return
+            if job.error:
+                st.error(f"Training failed — {escape_markdown(job.error)}")
+            elif queue_note(job):
+                pass
+            elif job.running:
+                total = settings.steps * len(settings.train_configs())
+                done = steps_done(job.records)
+                st.progress(min(done / total, 1.0), text=f"training — step {done:,} of {total:,} "
+                                                          f"({job.elapsed:.0f} s)")
+            elif job.result:
+                rows = [{"method": k, "test nDCG@3": v["metrics"]["ndcg@3"],
+                         "test nDCG@10": v["metrics"]["ndcg@10"]} for k, v in job.result.items()]
+                st.dataframe(pd.DataFrame(rows).round(3), hide_index=True)
+                st.caption(f"Test set, one seed ({settings.seed}): differences under ≈ 0.02 are seed noise — "
+                           "Compare gives intervals.")
+
+        with top_r:
+            live("pg_job", show_curves)
+        with bot_l:
+            live("pg_job", show_observation)
+        with bot_r:
+            (st.success if ig["identifiable"] else st.warning)(
+                f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}** over "
+                f"{ig['factors']} — {ig['short']}.")
+            if ig["hint"]:
+                st.caption(ig["hint"])
+            live("pg_job", show_status)
 
 
 run_page(main)

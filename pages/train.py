@@ -7,10 +7,10 @@ from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
 from ultr_core.logspec import LogSpec
-from ultr_core.experiment import live_observation_curves, steps_done, train_many, train_spec
+from ultr_core.experiment import live_observation_curves, steps_done, train_jobs
 from ultr_core.figures import observation_curve_figure, training_curves_figure
 from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
-                           submit_job, url_notices)
+                           submit_jobs, url_notices)
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 TRAINABLE = list(ALGORITHMS.values())
@@ -111,9 +111,8 @@ def main():
             st.error(f"Check the settings: {escape_markdown(e)}")
             return None
         st.session_state["train_total"] = steps * len(configs)
-        if link_spec:          # a reproducible log: only its spec travels, identical runs are shared
-            return submit_job(("train", link_spec, repr(configs), noise), train_spec, link_spec, configs, noise=noise)
-        return submit_job(None, train_many, log, ds, configs, noise=noise)
+        # one pooled job per method; a reproducible log travels as its spec and identical runs are shared
+        return submit_jobs(train_jobs(configs, noise, spec=link_spec, log=log, dataset=ds))
 
 
     job_buttons("train_job", "▶ Start training", start, disabled=not chosen)

@@ -94,7 +94,7 @@ def test_moving_a_knob_restarts_training_on_the_new_log():
     assert second is not first
     assert first.join(30) and first.status in ("stopped", "done")
     at = _finish(at)
-    assert "eta=2.0" in second._args[0]                             # the worker simulates this spec
+    assert all("eta=2.0" in j._args[0] for j in second.jobs)                             # the worker simulates this spec
     at.run()                                                        # a rerun without a change does not restart
     assert at.session_state["pg_job"] is second
 

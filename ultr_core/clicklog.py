@@ -148,6 +148,32 @@ class ClickLog:
         df = self.shown()
         return df.groupby("position")["true_observation"].mean().to_numpy()
 
+    def resample_sessions(self, seed: int) -> "ClickLog":
+        """A bootstrap replicate: as many sessions as the log has, drawn with replacement (whole
+        sessions, rows in their order), renumbered 0, 1, …  Seeds that are promised to vary a
+        result vary the data this way.
+
+        >>> import pandas as pd
+        >>> log = ClickLog(pd.DataFrame({"session_id": [5, 5, 9], "query_id": [1, 1, 2], "doc_id": [1, 2, 3],
+        ...                              "position": [1, 2, 1], "shown": True, "click": [1, 0, 0]}))
+        >>> b = log.resample_sessions(seed=1)
+        >>> b.n_sessions, sorted(b.frame.groupby("session_id").size().tolist()) in ([1, 2], [2, 2], [1, 1])
+        (2, True)
+        """
+        f = self.frame
+        sid = f["session_id"].to_numpy()
+        order = np.argsort(sid, kind="stable")
+        s = sid[order]
+        starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+        lens = np.diff(np.r_[starts, len(s)])
+        pick = np.random.default_rng(seed).integers(0, len(starts), len(starts))
+        n = lens[pick]
+        offset = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
+        rows = order[np.repeat(starts[pick], n) + offset]
+        out = f.iloc[rows].reset_index(drop=True)
+        out["session_id"] = np.repeat(np.arange(len(pick), dtype=f["session_id"].dtype), n)
+        return ClickLog._trusted(out, self.meta)
+
     def sample(self, n: int = 50, seed: int = 0) -> pd.DataFrame:
         n = min(n, len(self.frame))
         return self.frame.sample(n=n, random_state=seed).sort_values(["session_id", "position"])

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .algorithms import TrainConfig, evaluate, fit
+from .algorithms import TrainConfig
 from .errors import ConfigError
 from .simulation import ClickModelConfig
 from .sources import simulate_log
 
-__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many", "train_spec", "simulated", "grid_job",
+__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many", "train_spec", "train_jobs", "simulated", "grid_job",
            "best_cells", "tuned_per_seed", "live_observation_curves", "steps_done"]
 
 
@@ -77,6 +77,7 @@ def run_experiment(spec: ExperimentSpec, on_step=None, stop=None, data=None) -> 
     ds, sim, log = data if data is not None else simulate_log(spec.dataset, spec.click, spec.n_sessions,
                                                                spec.seed, spec.data_seed)
     train = spec.train if spec.train.seed == spec.seed else replace(spec.train, seed=spec.seed)
+    from .algorithms import evaluate, fit           # torch loads here, not when a page imports this module
     result = fit(log, ds, train, on_step=on_step, stop=stop)
     metrics = evaluate(result, ds.test, noise=spec.click.noise, max_label=ds.max_label,
                        binary=spec.click.relevance == "binary")
@@ -279,6 +280,7 @@ def grid_job(base: ExperimentSpec, grid: dict, seeds, report=None, stop=None, n_
 def train_many(log, dataset, configs, report=None, stop=None, noise: float | None = 0.1) -> dict:
     """Fit several configurations one after another on one log (the Train page's job).
     ``report`` receives every history record tagged with its algorithm's display name."""
+    from .algorithms import evaluate, fit
     results = {}
     for cfg in configs:
         if stop is not None and stop.is_set():
@@ -301,6 +303,24 @@ def simulated(spec: str):
     worker trains several runs on the same log; the spec string is the log's content key)."""
     from .logspec import LogSpec
     return LogSpec.parse(spec).simulate()
+
+
+def train_jobs(configs, noise: float | None, spec: str | None = None, log=None, dataset=None) -> list[tuple]:
+    """One pooled job per configuration, as ``(key, fn, args, kwargs)`` for
+    :meth:`ultr_core.jobpool.JobPool.submit`: the methods of one request train side by side on
+    the pool's workers, and a run (log spec, configuration, noise) already made for anyone — a
+    Naive or Oracle reference, a method kept when another is added — is shared, not repeated.
+    A log without a spec (an upload) travels itself and is never shared (key None).
+
+    >>> jobs = train_jobs([TrainConfig("naive"), TrainConfig("dla")], 0.1, spec="synthetic:50")
+    >>> [(k[0], k[1], fn.__name__, args[0]) for k, fn, args, kw in jobs]
+    [('train', 'synthetic:50', 'train_spec', 'synthetic:50'), ('train', 'synthetic:50', 'train_spec', 'synthetic:50')]
+    >>> jobs[0][0] == train_jobs([TrainConfig("naive")], 0.1, spec="synthetic:50")[0][0]
+    True
+    """
+    if spec is not None:
+        return [(("train", spec, repr(c), noise), train_spec, (spec, [c]), {"noise": noise}) for c in configs]
+    return [(None, train_many, (log, dataset, [c]), {"noise": noise}) for c in configs]
 
 
 def train_spec(spec: str, configs, report=None, stop=None, noise: float | None = 0.1) -> dict:

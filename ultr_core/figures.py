@@ -365,12 +365,23 @@ def figure_png(fig: go.Figure, width: int = 1100, height: int | None = None) -> 
 
 
 def training_curves_figure(records: list[dict], key: str = "loss", title: str | None = None,
-                           references: tuple = ()) -> go.Figure:
+                           references: tuple = (), empty: str = "waiting for the first evaluation …") -> go.Figure:
     """One line per algorithm of ``key`` against the training step (records carry 'algorithm').
     Algorithms named in ``references`` (e.g. Naive and Oracle as bounds) are drawn dashed, without
-    markers, and labelled "(reference)"."""
+    markers, and labelled "(reference)".  Before the first record: no axes, only ``empty``.
+
+    >>> fig = training_curves_figure([])
+    >>> fig.layout.xaxis.visible, fig.layout.annotations[0].text
+    (False, 'waiting for the first evaluation …')
+    """
     fig = go.Figure()
     df = pd.DataFrame([r for r in records if key in r])
+    if not len(df):
+        fig = _layout(fig, title or label(key), "step", label(key))
+        fig.update_xaxes(visible=False).update_yaxes(visible=False)
+        fig.add_annotation(text=escape_html(empty), showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper",
+                           font=dict(color="#777"))
+        return fig
     if len(df):
         for name, g in df.groupby("algorithm", sort=False):
             ref = str(name) in references

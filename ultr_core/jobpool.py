@@ -40,7 +40,7 @@ import time
 import traceback
 import types
 
-__all__ = ["JobPool", "PoolJob", "JobLimitError"]
+__all__ = ["JobPool", "PoolJob", "JobGroup", "JobLimitError"]
 
 LOG = logging.getLogger("ultr_explorer.jobpool")
 
@@ -194,6 +194,80 @@ def _plain_main():
                 sys.modules["__main__"] = real
 
 
+class JobGroup:
+    """Several pooled jobs read as one (a request whose parts run side by side): records in job
+    order, results merged (``dict`` results), running while any part runs, queued while none has
+    started, the first error.
+
+    >>> pool = JobPool(workers=2)
+    >>> g = pool.submit_many([(("a",), _square, (2,), {}), (("b",), _square, (3,), {})])
+    >>> g.join(60), g.status, g.records, [j.result for j in g.jobs]
+    (True, 'done', [{'x': 2}, {'x': 3}], [4, 9])
+    >>> pool.shutdown()
+    """
+
+    def __init__(self, jobs: list):
+        self.jobs = list(jobs)
+
+    @property
+    def records(self) -> list:
+        return [r for j in self.jobs for r in j.records]
+
+    @property
+    def result(self):
+        parts = [j.result for j in self.jobs if j.result is not None]
+        if parts and all(isinstance(p, dict) for p in parts):
+            return {k: v for p in parts for k, v in p.items()}
+        return parts or None
+
+    @property
+    def running(self) -> bool:
+        return any(j.running for j in self.jobs)
+
+    @property
+    def queued(self) -> bool:
+        return all(j.queued for j in self.jobs)
+
+    @property
+    def error(self):
+        return next((j.error for j in self.jobs if j.error), None)
+
+    @property
+    def status(self) -> str:
+        states = {j.status for j in self.jobs}
+        if "failed" in states:
+            return "failed"
+        if states == {"queued"}:
+            return "queued"
+        if self.running:
+            return "stopping" if "stopping" in states else "running"
+        return "stopped" if "stopped" in states else "done"
+
+    @property
+    def position(self) -> int:
+        return min((j.position for j in self.jobs if j.position), default=0)
+
+    @property
+    def waited(self) -> float:
+        return max(j.waited for j in self.jobs) if self.queued else min(j.waited for j in self.jobs)
+
+    @property
+    def elapsed(self) -> float:
+        started = [j.started_at for j in self.jobs if j.started_at is not None]
+        if not started:
+            return 0.0
+        end = time.time() if self.running else max(j.finished_at or 0 for j in self.jobs)
+        return end - min(started)
+
+    def stop(self) -> None:
+        for j in self.jobs:
+            j.stop()
+
+    def join(self, timeout: float | None = None) -> bool:
+        end = None if timeout is None else time.time() + timeout
+        return all(j.join(None if end is None else max(0.0, end - time.time())) for j in self.jobs)
+
+
 class _Worker:
     def __init__(self, ctx, outq, initializer):
         self.flag = ctx.Value("b", 0, lock=False)
@@ -209,7 +283,7 @@ class JobPool:
     """See the module docstring.  ``alive(session) -> bool | None`` tells whether a session is
     still connected (None: unknown — such subscribers are never reaped)."""
 
-    def __init__(self, workers: int | None = None, per_session: int = 3, idle_s: float = 5.0,
+    def __init__(self, workers: int | None = None, per_session: int = 8, idle_s: float = 5.0,
                  hard_stop_s: float = 8.0, keep_done: int = 64, alive=None, initializer=None):
         self.workers = int(workers or os.cpu_count() or 1)
         if self.workers < 1 or per_session < 1:
@@ -226,6 +300,7 @@ class JobPool:
         self._by_key: dict = {}                             # key → unfinished or kept finished job
         self._done_keys: collections.OrderedDict = collections.OrderedDict()
         self._closed = threading.Event()
+        self._watchers: dict = {}                           # session → time of its last touch
         self._pool = [_Worker(self._ctx, self._outq, initializer) for _ in range(self.workers)]
         threading.Thread(target=self._collect, daemon=True, name="ultr-pool-collect").start()
         threading.Thread(target=self._reap, daemon=True, name="ultr-pool-reap").start()
@@ -254,18 +329,37 @@ class JobPool:
             self._dispatch()
             return job
 
-    def touch(self, job: PoolJob, session=None) -> None:
-        """``session`` is still watching ``job``."""
+    def submit_many(self, items, session=None) -> JobGroup:
+        """:meth:`submit` each ``(key, fn, args, kwargs)`` of ``items`` (all or none: the parts
+        already queued are released when one hits the session's cap) as one :class:`JobGroup`."""
+        jobs: list = []
         with self._lock:
-            if session in job.subscribers:
-                job.subscribers[session] = time.time()
+            try:
+                for key, fn, args, kwargs in items:
+                    jobs.append(self.submit(key, fn, *args, session=session, **kwargs))
+            except JobLimitError:
+                for j in jobs:
+                    self.release(j, session)
+                raise
+        return JobGroup(jobs)
 
-    def release(self, job: PoolJob, session=None) -> None:
-        """``session`` no longer wants ``job``; it is stopped when nobody else does."""
+    def touch(self, job, session=None) -> None:
+        """``session`` is still watching ``job`` (a :class:`PoolJob` or :class:`JobGroup`)."""
+        now = time.time()
         with self._lock:
-            job.subscribers.pop(session, None)
-            if job.running and not job.subscribers:
-                self._cancel(job)
+            self._watchers[session] = now
+            for j in getattr(job, "jobs", [job]):
+                if session in j.subscribers:
+                    j.subscribers[session] = now
+
+    def release(self, job, session=None) -> None:
+        """``session`` no longer wants ``job`` (or a group's jobs); each is stopped when nobody
+        else wants it."""
+        with self._lock:
+            for j in getattr(job, "jobs", [job]):
+                j.subscribers.pop(session, None)
+                if j.running and not j.subscribers:
+                    self._cancel(j)
 
     def position(self, job: PoolJob) -> int:
         with self._lock:
@@ -275,10 +369,15 @@ class JobPool:
                 return 0
 
     def stats(self) -> dict:
-        """Running and queued jobs, workers and kept results (for the page footer and tests)."""
+        """Running and queued jobs, workers, kept results and ``watchers`` — sessions that polled
+        a job in the last 3 s (pages slow their polling when many watch)."""
+        now = time.time()
         with self._lock:
+            for s, t in list(self._watchers.items()):
+                if now - t > 3.0:
+                    del self._watchers[s]
             return {"workers": self.workers, "running": sum(w.job is not None for w in self._pool),
-                    "queued": len(self._pending), "kept": len(self._done_keys)}
+                    "queued": len(self._pending), "kept": len(self._done_keys), "watchers": len(self._watchers)}
 
     def shutdown(self) -> None:
         self._closed.set()

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import pandas as pd
+
 from .algorithms import TrainConfig
 from .algorithms.config import ALGORITHMS
 from .errors import ConfigError
 from .logspec import LogSpec
 from .simulation import ClickModelConfig
 
-__all__ = ["PlaygroundSettings", "Preset", "PRESETS", "METHODS", "verdict", "log_view", "algorithm_names",
+__all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "preset_runs", "check_claims", "METHODS", "verdict", "log_view", "algorithm_names",
            "warm_worker"]
 
 #: the methods a playground run may train besides its Naive and Oracle references
@@ -86,56 +88,116 @@ class PlaygroundSettings:
         return [TrainConfig(algorithm=a, steps=self.steps, lr=self.lr, seed=self.seed,
                             eval_every=max(10, self.steps // 30)) for a in names]
 
-    def job(self) -> tuple:
-        """``(key, fn, args, kwargs)`` of this setting's training run for
-        :meth:`ultr_core.jobpool.JobPool.submit`: the key is the run's content (log spec, every
-        configuration, click noise), so identical settings share one run across visitors.
+    def jobs(self) -> list[tuple]:
+        """This setting's training runs as ``(key, fn, args, kwargs)`` for
+        :meth:`ultr_core.jobpool.JobPool.submit_many`, one per method
+        (:func:`~ultr_core.experiment.train_jobs`): the key is the run's content (log spec,
+        configuration, click noise), so identical runs are shared across visitors and settings.
 
-        >>> key, fn, args, kw = PlaygroundSettings().job()
-        >>> key[:2], fn.__name__, args[0]
-        (('playground', 'synthetic:300/shuffle=0.1/sessions=10000/seed=0'), 'train_spec', 'synthetic:300/shuffle=0.1/sessions=10000/seed=0')
+        >>> [(k[1], fn.__name__) for k, fn, args, kw in PlaygroundSettings(methods=("dla",)).jobs()]
+        [('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec'), ('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec'), ('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec')]
         """
-        from .experiment import train_spec
-        spec, configs = self.log_spec().to_string(), self.train_configs()
-        return ("playground", spec, repr(configs), self.noise), train_spec, (spec, configs), {"noise": self.noise}
+        from .experiment import train_jobs
+        return train_jobs(self.train_configs(), self.noise, spec=self.log_spec().to_string())
 
     def with_(self, **changes) -> "PlaygroundSettings":
         return replace(self, **changes)
 
 
 @dataclass(frozen=True)
+class Claim:
+    """What a preset's sentence promises, as a check over seeds: ``better`` − ``worse`` on the test
+    ``metric``, paired by seed, has a mean above ``margin`` and a 90 % t-interval above 0.
+
+    >>> Claim("DLA", "Naive", margin=0.02).text
+    'DLA − Naive > 0.02 on nDCG@3'
+    """
+
+    better: str
+    worse: str
+    metric: str = "ndcg@3"
+    margin: float = 0.0
+
+    @property
+    def text(self) -> str:
+        return f"{self.better} − {self.worse} > {self.margin:g} on nDCG@{self.metric.split('@')[1]}"
+
+
+@dataclass(frozen=True)
 class Preset:
-    """A story: the knobs it sets, one sentence that tells what to watch, and its source."""
+    """A story: the knobs it sets (every knob the story depends on, the data included), one
+    sentence that tells what to watch, its source, and the :class:`Claim` s that sentence makes —
+    checked over seeds 0–4 by ``tests/test_playground_presets.py`` and
+    ``experiments/playground_presets.py``."""
 
     name: str
     changes: dict = field(default_factory=dict)
     story: str = ""
     cite: str = ""
-    prefer_dataset: str | None = None   #: used when the data root has it (else the synthetic default)
+    claims: tuple = ()
+
+    def settings(self, seed: int = 0, **overrides) -> PlaygroundSettings:
+        """The playground settings this preset sets (the remaining knobs at their defaults)."""
+        return PlaygroundSettings(**{**self.changes, "seed": seed, **overrides})
 
 
+_BASE = dict(dataset="synthetic:300", eta=1.0, noise=0.1, topk=None, coupling=0.0, contexts=0, shuffle=0.1, blocks=1)
 PRESETS = [
-    Preset("position bias breaks Naive", dict(eta=2.0, noise=0.1, topk=None, coupling=0.0, contexts=0, shuffle=0.1,
-                                              blocks=1, methods=("dla",)),
+    Preset("position bias breaks Naive", {**_BASE, "eta": 2.0, "methods": ("dla",)},
            "η = 2: users rarely look below rank 3, so raw clicks (Naive) reward what the old ranker put on top; "
            "DLA estimates the observation curve and divides it out.",
-           "Joachims et al., WSDM 2017; Ai et al., SIGIR 2018"),
-    Preset("coupling breaks DLA, LBD holds", dict(eta=1.0, noise=0.1, topk=10, coupling=0.6, contexts=0, shuffle=0.1,
-                                                  blocks=1, methods=("dla", "lbd")),
+           "Joachims et al., WSDM 2017; Ai et al., SIGIR 2018",
+           claims=(Claim("DLA", "Naive", margin=0.02),)),
+    Preset("coupling breaks DLA, LBD holds", {**_BASE, "topk": 10, "coupling": 0.6, "methods": ("dla", "lbd")},
            "η_c = 0.6: observation depends on the document itself; DLA's position-only correction explains "
            "relevance away and can fall below Naive, LBD keeps the two apart.",
-           "Chen et al., LBD, NeurIPS 2022, Fig. 3a", prefer_dataset="yahoo_sample"),
-    Preset("top-k cut hides relevance", dict(eta=1.0, noise=0.1, topk=3, coupling=0.0, contexts=0, shuffle=0.0,
-                                             blocks=1, methods=("dla", "cld")),
+           "Chen et al., LBD, NeurIPS 2022, Fig. 3a",
+           claims=(Claim("LBD", "DLA"), Claim("Naive", "DLA"))),
+    Preset("top-k cut hides relevance", {**_BASE, "topk": 3, "shuffle": 0.0, "methods": ("dla", "cld")},
            "Only the top 3 of 10 candidates are shown: documents below the cut never get a click, so every "
            "click-trained method stays well below Oracle.",
-           "CLD, Table 2 and Fig. 4"),
-    Preset("two components: relevance lost", dict(eta=1.0, noise=0.1, topk=None, coupling=0.0, contexts=0,
-                                                  shuffle=0.3, blocks=2, methods=("dla",)),
+           "CLD, Table 2 and Fig. 4",
+           claims=(Claim("Oracle", "DLA", margin=0.02), Claim("Oracle", "CLD", margin=0.02))),
+    Preset("two components: relevance lost", {**_BASE, "shuffle": 0.3, "blocks": 2, "methods": ("dla",)},
            "Shuffling only within positions 1–5 and 6–10 splits the identifiability graph in two: clicks cannot "
            "compare the blocks (a feature-based ranker may still bridge them through its features).",
-           "Chen et al., ICML 2024, Thm. 1"),
+           "Chen et al., ICML 2024, Thm. 1",
+           claims=(Claim("Oracle", "DLA", margin=0.01),)),
 ]
+
+
+def preset_runs(preset: Preset, seeds=range(5), **overrides) -> pd.DataFrame:
+    """The preset's runs over ``seeds`` (a fresh log and initialisation per seed), one after
+    another: one row per (seed, method) with test nDCG@3 and nDCG@10."""
+    from .experiment import train_spec
+    rows = []
+    for seed in seeds:
+        s = preset.settings(seed, **overrides)
+        res = train_spec(s.log_spec().to_string(), s.train_configs(), noise=s.noise)
+        rows += [{"seed": seed, "method": m, "ndcg@3": v["metrics"]["ndcg@3"], "ndcg@10": v["metrics"]["ndcg@10"]}
+                 for m, v in res.items()]
+    return pd.DataFrame(rows)
+
+
+def check_claims(runs: pd.DataFrame, claims) -> pd.DataFrame:
+    """Each claim against ``runs`` (:func:`preset_runs`): the paired mean difference over seeds,
+    its 90 % t-interval and whether the claim holds (mean > margin and interval above 0).
+
+    >>> runs = pd.DataFrame({"seed": [0, 1, 2] * 2, "method": ["A"] * 3 + ["B"] * 3,
+    ...                      "ndcg@3": [0.80, 0.82, 0.81, 0.70, 0.71, 0.73]})
+    >>> r = check_claims(runs, [Claim("A", "B", margin=0.05)]).iloc[0]
+    >>> round(float(r["mean_diff"]), 3), bool(r["holds"])
+    (0.097, True)
+    """
+    from .stats import mean_ci
+    rows = []
+    for c in claims:
+        wide = runs.pivot_table(index="seed", columns="method", values=c.metric, aggfunc="first")
+        d = (wide[c.better] - wide[c.worse]).dropna()
+        m, lo, hi = mean_ci(d)
+        rows.append({"claim": c.text, "mean_diff": m, "lo": lo, "hi": hi, "n": len(d),
+                     "holds": bool(m > c.margin and lo > 0)})
+    return pd.DataFrame(rows)
 
 
 def warm_worker() -> None:

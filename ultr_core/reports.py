@@ -135,23 +135,28 @@ def identifiability_report(log, bias=None, merge: bool = False, intervene: bool 
 
 def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=None, offsets=None,
                     doc_of_row=None, seeds=(0, 1, 2), impressions: int = 2000) -> tuple[pd.DataFrame, dict]:
-    """Embedding DLA without repair, after node merging and after node intervention, over
-    ``seeds`` (different random initialisations).  Returns a tidy table (strategy, seed, mcc,
-    ndcg@10 when ``labels``/``offsets``/``doc_of_row`` describe the ranked lists) and the mean
-    normalised observation curve per strategy (per factor, seed 0)."""
+    """Embedding DLA without repair, after node merging and after node intervention, once per
+    seed on a **bootstrap replicate** of the log (:meth:`ClickLog.resample_sessions`; the
+    intervention's fresh clicks and the initialisation use the same seed) — DLA fitted to
+    convergence is deterministic, so seeds that only changed its initialisation would repeat one
+    number.  Returns a tidy table (strategy, seed, mcc, ndcg@10 when ``labels``/``offsets``/
+    ``doc_of_row`` describe the ranked lists) and the normalised observation curve per strategy
+    (per factor, first seed)."""
     if not log.has_truth:
         raise ValueError("comparing repairs needs a simulated log (true relevance)")
     g = analysis.graph
     truth = log.frame.groupby("doc_id")["true_relevance"].first()
     rows, curves = [], {}
-    strategies = [("none", log, None)]
-    if analysis.merge_plan is not None:
-        strategies.append(("node merging", log, analysis.merge_plan.factor_groups()))
-    if analysis.intervention_plan is not None:
-        strategies.append(("node intervention", analysis.intervention_plan.apply(log, impressions), None))
     bias = list(g.bias_columns)
-    for name, lg, groups in strategies:
-        for seed in seeds:
+    for seed in seeds:
+        replicate = log.resample_sessions(seed)
+        strategies = [("none", replicate, None)]
+        if analysis.merge_plan is not None:
+            strategies.append(("node merging", replicate, analysis.merge_plan.factor_groups()))
+        if analysis.intervention_plan is not None:
+            strategies.append(("node intervention", analysis.intervention_plan.apply(replicate, impressions, seed=seed),
+                               None))
+        for name, lg, groups in strategies:
             fit = fit_embedding(lg, "dla", bias=bias, groups=groups,
                                 factors=g.factors if groups is not None else None, seed=seed)
             rec = {"strategy": name, "seed": seed,
@@ -163,7 +168,10 @@ def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=Non
             if seed == seeds[0]:
                 o = fit.observation[groups] if groups is not None else fit.observation
                 curves[name] = o
-    return pd.DataFrame(rows), curves
+    order = {"none": 0, "node merging": 1, "node intervention": 2}
+    table = pd.DataFrame(rows).sort_values(["strategy", "seed"], key=lambda c: c.map(order) if c.name == "strategy"
+                                           else c, kind="stable").reset_index(drop=True)
+    return table, curves
 
 
 def _num(x: float) -> str:

@@ -1,0 +1,212 @@
+"""The classroom in a real browser: a freshly started server (``scripts/serve.py``, the README's
+command) visited by headless chromium contexts, one Streamlit session each.
+
+Scenarios (all by default, or ``--only cold,crowd,mixed``):
+
+* **cold** — one visitor opens the default Playground URL as soon as the server answers its health
+  check: seconds to the first chart and to the result table; then a second visitor (warm server);
+  then that visitor moves the η slider (keyboard) and we time the first new training point.
+* **crowd** — ``--crowd`` visitors (30) open the default URL at the same moment.
+* **mixed** — ``--mixed`` visitors (8) open the Playground with 8 different seeds at once (8
+  different runs): when each sees its queue position or progress, its first chart and its table;
+  compared with the same 8 runs trained one after another in one process.
+* after each scenario the contexts close and we time how long the server's process tree takes to
+  return to idle (CPU < 10 % of one core over 1 s).  RSS = server plus worker processes.
+
+    python benchmarks/load_playground.py [--crowd 30] [--mixed 8] [--only cold,crowd,mixed]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+from browser_flow import ARGS, CHROMIUM, free_port  # noqa: E402
+
+CHART = '[data-testid="stPlotlyChart"]'
+TABLE = '[data-testid="stDataFrame"]'
+
+
+def tree(pid: int) -> list:
+    p = psutil.Process(pid)
+    return [p, *p.children(recursive=True)]
+
+
+def rss_mb(pid: int) -> float:
+    return sum(p.memory_info().rss for p in tree(pid)) / 2 ** 20
+
+
+def cpu_percent(pid: int, interval: float = 1.0) -> float:
+    """CPU of the server's process tree over ``interval`` seconds (100 = one core)."""
+    procs = tree(pid)
+    for p in procs:
+        p.cpu_percent(None)
+    time.sleep(interval)
+    total = 0.0
+    for p in procs:
+        try:
+            total += p.cpu_percent(None)
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def cpu_seconds(pid: int | None = None) -> dict:
+    """CPU seconds used so far by the server's process tree and by all chromium processes (the
+    simulated visitors run on the same two cores as the server)."""
+    out = {"server": 0.0, "browsers": 0.0}
+    server = {p.pid for p in tree(pid)} if pid else set()
+    for p in psutil.process_iter(["name"]):
+        try:
+            t = p.cpu_times()
+            if p.pid in server:
+                out["server"] += t.user + t.system
+            elif "chrom" in (p.info["name"] or ""):
+                out["browsers"] += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def seconds_to_idle(pid: int, limit: float = 60.0) -> float:
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        if cpu_percent(pid) < 10:
+            return time.time() - t0
+    return float("inf")
+
+
+async def visit(browser, url: str, out: dict, size=(1280, 720), move_knob: bool = False):
+    ctx = await browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = await ctx.new_page()
+    t0 = time.time()
+    try:
+        await page.goto(url, timeout=600_000)
+        q = page.get_by_text("Queued — position").or_(page.get_by_text("training — step")).or_(page.locator(TABLE))
+        await q.first.wait_for(timeout=600_000)
+        out["status_s"] = time.time() - t0
+        await page.locator(CHART).first.wait_for(timeout=600_000)
+        out["chart_s"] = time.time() - t0
+        await page.locator(TABLE).first.wait_for(timeout=600_000)
+        out["table_s"] = time.time() - t0
+        if move_knob:
+            slider = page.get_by_role("slider").first               # position bias η
+            await slider.focus()
+            t1 = time.time()
+            await page.keyboard.press("ArrowRight")
+            await page.get_by_text("training — step").first.wait_for(timeout=60_000)
+            out["knob_restart_s"] = time.time() - t1
+            # first new point: the progress text shows a step > 0
+            await page.wait_for_function(
+                "() => [...document.querySelectorAll('*')].some(e => /training — step [1-9]/.test(e.textContent))",
+                timeout=60_000)
+            out["knob_point_s"] = time.time() - t1
+        if await page.locator('[data-testid="stException"]').count():
+            out["error"] = "an exception is shown"
+    except Exception as e:          # noqa: BLE001 — report, do not stop the other visitors
+        out["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+    finally:
+        await ctx.close()
+
+
+async def crowd(url: str, paths: list[str], **kw) -> list[dict]:
+    from playwright.async_api import async_playwright
+    outs = [{} for _ in paths]
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        await asyncio.gather(*(visit(browser, url + path, o, **kw) for path, o in zip(paths, outs)))
+        await browser.close()
+    return outs
+
+
+def run_crowd(pid: int, url: str, paths: list[str], **kw) -> list[dict]:
+    """:func:`crowd` and the CPU seconds the server and the browsers used meanwhile."""
+    before, t0 = cpu_seconds(pid), time.time()
+    outs = asyncio.run(crowd(url, paths, **kw))
+    after, wall = cpu_seconds(pid), time.time() - t0
+    print(f"  CPU over {wall:.0f} s: server {after['server'] - before['server']:.0f} s, "
+          f"browsers {after['browsers'] - before['browsers']:.0f} s (2 cores = {2 * wall:.0f} s available)")
+    return outs
+
+
+def summary(name: str, outs: list[dict]) -> None:
+    errors = [o["error"] for o in outs if "error" in o]
+    print(f"{name}: {len(outs) - len(errors)} of {len(outs)} visitors finished; errors: {errors[:3] or 'none'}")
+    for key in ("status_s", "chart_s", "table_s", "knob_restart_s", "knob_point_s"):
+        vals = [o[key] for o in outs if key in o]
+        if vals:
+            print(f"  {key:15s} median {statistics.median(vals):6.1f} s   max {max(vals):6.1f} s")
+
+
+def sequential_seconds(seeds: list[int]) -> float:
+    """The same runs as the mixed scenario, one after another in this process (one torch thread,
+    like a pool worker): simulation included."""
+    import torch
+
+    from ultr_core.experiment import train_spec
+    from ultr_core.playground import PlaygroundSettings
+    torch.set_num_threads(1)
+    t0 = time.time()
+    for s in seeds:
+        for _, _, args, kw in PlaygroundSettings(seed=s).jobs():
+            train_spec(*args, **kw)
+    return time.time() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--crowd", type=int, default=30)
+    ap.add_argument("--mixed", type=int, default=8)
+    ap.add_argument("--only", default="cold,crowd,mixed")
+    a = ap.parse_args()
+    only = set(a.only.split(","))
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--server.port", str(port), "--server.address",
+                             "127.0.0.1", "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        t0 = time.time()
+        while True:
+            try:
+                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.2)
+        print(f"server healthy after {time.time() - t0:.1f} s; RSS {rss_mb(proc.pid):.0f} MB")
+        if "cold" in only:
+            summary("cold (first visitor on a fresh server)", run_crowd(proc.pid, url, ["/"]))
+            summary("warm (second visitor)", run_crowd(proc.pid, url, ["/"], move_knob=True))
+            print(f"  idle again {seconds_to_idle(proc.pid):.1f} s after the visitor left; RSS {rss_mb(proc.pid):.0f} MB")
+        if "crowd" in only:
+            peak = rss_mb(proc.pid)
+            outs = run_crowd(proc.pid, url, ["/"] * a.crowd)
+            summary(f"crowd ({a.crowd} visitors, default URL)", outs)
+            print(f"  idle again {seconds_to_idle(proc.pid):.1f} s after they left; RSS {max(peak, rss_mb(proc.pid)):.0f} MB")
+        if "mixed" in only:
+            seeds = list(range(1, a.mixed + 1))
+            t1 = time.time()
+            outs = run_crowd(proc.pid, url, [f"/?seed={s}" for s in seeds])
+            wall = max(o.get("table_s", float("inf")) for o in outs)
+            summary(f"mixed ({a.mixed} visitors, {a.mixed} different seeds)", outs)
+            print(f"  RSS after {rss_mb(proc.pid):.0f} MB; all tables after {wall:.1f} s ({time.time() - t1:.1f} s wall)")
+            print(f"  idle again {seconds_to_idle(proc.pid):.1f} s after they left")
+            seq = sequential_seconds([s + 100 for s in seeds])      # fresh seeds: nothing cached
+            print(f"  the same work one after another: {seq:.1f} s → ratio {wall / seq:.2f} (target ≤ 1.5)")
+    finally:
+        proc.terminate()
+        proc.wait(15)
+
+
+if __name__ == "__main__":
+    main()
