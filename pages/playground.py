@@ -26,6 +26,7 @@ html {font-size: 19px;}
 TOPK = ["all", 1, 2, 3, 5, 8, 10]
 CONTEXTS = [0, 5, 20, 100, 500]
 STEPS = [100, 200, 300, 500, 1000]
+SESSIONS = [5_000, 10_000, 20_000, 50_000, 100_000]
 LRS = [0.003, 0.01, 0.03]
 NAMES = algorithm_names()
 OWN = "(your own settings)"
@@ -48,7 +49,8 @@ def _apply_preset(keep=()) -> None:
     values = {"eta": c["eta"], "noise": c["noise"], "topk": "all" if c["topk"] is None else c["topk"],
               "coupling": c["coupling"], "contexts": c["contexts"], "shuffle": c["shuffle"], "blocks": c["blocks"],
               "methods": [ALGORITHMS[m] for m in c["methods"]],
-              "dataset": "synthetic" if c["dataset"] == D.dataset else c["dataset"]}   # every preset sets its data
+              "dataset": "synthetic" if c["dataset"] == D.dataset else c["dataset"],   # every preset sets its data
+              "sessions": c.get("sessions", D.sessions)}
     st.session_state.update({f"pg_{k}": v for k, v in values.items() if k not in keep})
 
 
@@ -75,6 +77,7 @@ def main():
     _init("pg_blocks", qp("blocks", D.blocks, int, 1, 5))
     _init("pg_methods", [a for a in qp("methods", "DLA,LBD").split(",") if a in NAMES] or ["DLA"])
     _init("pg_steps", qp("steps", D.steps, int, options=STEPS))
+    _init("pg_sessions", qp("sessions", D.sessions, int, options=SESSIONS))
     _init("pg_lr", qp("lr", D.lr, float, options=LRS))
     _init("pg_seed", qp("seed", D.seed, int, 0, 10_000))
     _init("pg_present", qp("present", 0, int, 0, 1) == 1)
@@ -106,8 +109,11 @@ def main():
         st.multiselect("methods (+ Naive, Oracle)", list(NAMES), key="pg_methods",
                        help="trained one after another on the same log with the same seed; Naive (raw clicks) and "
                             "Oracle (true labels) are always trained first as the floor and the ceiling")
-        st.selectbox("data", datasets, key="pg_dataset",
-                     help="synthetic: 300 generated queries (fast); named data sets come from the data roots")
+        a, b = st.columns(2)
+        a.selectbox("data", datasets, key="pg_dataset",
+                    help="synthetic: 300 generated queries (fast); named data sets come from the data roots")
+        b.select_slider("sessions", SESSIONS, key="pg_sessions", format_func=lambda n: f"{n // 1000}k",
+                        help="simulated search sessions in the click log")
         a, b = st.columns([1.3, 1])
         a.select_slider("learning rate", LRS, key="pg_lr", help="Adam step size")
         b.number_input("seed", 0, 10_000, key="pg_seed")
@@ -124,13 +130,14 @@ def main():
         coupling=float(st.session_state["pg_coupling"]), contexts=int(st.session_state["pg_contexts"]),
         shuffle=float(st.session_state["pg_shuffle"]), blocks=int(st.session_state["pg_blocks"]),
         methods=tuple(NAMES[m] for m in st.session_state["pg_methods"]), steps=int(st.session_state["pg_steps"]),
+        sessions=int(st.session_state["pg_sessions"]),
         lr=float(st.session_state["pg_lr"]), seed=int(st.session_state["pg_seed"]))
     preset = next((p for p in PRESETS if p.name == st.session_state["pg_preset"]), None)
     st.query_params.update({
         "preset": st.session_state["pg_preset"], "dataset": st.session_state["pg_dataset"], "eta": str(settings.eta),
         "noise": str(settings.noise), "topk": str(topk), "coupling": str(settings.coupling),
         "contexts": str(settings.contexts), "shuffle": str(settings.shuffle), "blocks": str(settings.blocks),
-        "methods": ",".join(st.session_state["pg_methods"]), "steps": str(settings.steps), "lr": str(settings.lr),
+        "methods": ",".join(st.session_state["pg_methods"]), "steps": str(settings.steps), "sessions": str(settings.sessions), "lr": str(settings.lr),
         "seed": str(settings.seed), "present": str(int(st.session_state["pg_present"]))})
 
     spec = settings.log_spec()

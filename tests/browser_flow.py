@@ -23,6 +23,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class ServerURL(str):
+    """The app's URL, carrying the server's process id (``.pid``) for CPU and memory checks."""
+    pid: int
+
+
 @contextlib.contextmanager
 def serve_app(timeout: float = 60):
     port = free_port()
@@ -41,7 +46,9 @@ def serve_app(timeout: float = 60):
                 time.sleep(0.3)
         else:
             raise RuntimeError("streamlit did not become healthy")
-        yield url
+        served = ServerURL(url)
+        served.pid = proc.pid
+        yield served
     finally:
         proc.terminate()
         try:
@@ -209,6 +216,49 @@ def run_playground(url: str, shot: Path | None = None) -> dict:
         seen["rerun_s"] = time.time() - t1
         seen["url"] = page.url
         seen["exceptions"] = page.locator('[data-testid="stException"]').count()
+    return seen
+
+
+def server_cpu(pid: int, interval: float = 1.0) -> float:
+    """CPU of the server's process tree (its pooled workers included) over ``interval`` seconds;
+    100 = one core busy."""
+    import psutil
+    procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    for p in procs:
+        p.cpu_percent(None)
+    time.sleep(interval)
+    total = 0.0
+    for p in procs:
+        try:
+            total += p.cpu_percent(None)
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def wait_idle(pid: int, limit: float) -> float:
+    """Seconds until the server's tree uses under 10 % of a core over one second (inf after ``limit``)."""
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        if server_cpu(pid) < 10:
+            return time.time() - t0
+    return float("inf")
+
+
+def run_closed_tab(url) -> dict:
+    """Start a long training on Train & watch (DLA, 5,000 steps, no references), see it run, close
+    the tab: the job must stop and the server's CPU return to idle."""
+    seen = {"idle_before_s": wait_idle(url.pid, 120)}             # the warm-up's default run is done
+    with browser_page(1280, 720) as page:
+        page.goto(url + "/train?algorithms=DLA&steps=5000&refs=0")
+        page.get_by_role("button", name="▶ Start training").click(timeout=60_000)
+        page.get_by_text("running — step").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(2_000)
+        seen["busy_cpu"] = server_cpu(url.pid)
+        page.close()
+        t0 = time.time()
+        wait_idle(url.pid, 60)
+        seen["idle_after_close_s"] = time.time() - t0
     return seen
 
 

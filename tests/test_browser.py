@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_flow import (CHROMIUM, run_cold_deep_link, run_compare_and_upload, run_heatmap_click, run_hostile_flow,
+from browser_flow import (CHROMIUM, run_closed_tab, run_cold_deep_link, run_compare_and_upload, run_heatmap_click, run_hostile_flow,
                           run_interactive_graph, run_main_flow, run_playground, run_upload_then_identifiability, serve_app)
 
 
@@ -99,3 +99,12 @@ def test_upload_then_identifiability_shows_the_uploaded_log(app_url, tmp_path):
     assert "my_clicks.csv" in seen["caption"], seen
     assert seen["source"].startswith("current log"), seen
     assert seen["graph_components"] == seen["upload_components"] != "", seen
+
+
+@pytest.mark.slow
+def test_closing_the_tab_stops_its_training_and_frees_the_cpu(app_url):
+    """A 5,000-step training keeps a worker busy; once its only tab closes, the server notices the
+    session is gone (no poll for a few seconds), stops the job, and CPU returns to idle."""
+    seen = run_closed_tab(app_url)
+    assert seen["idle_before_s"] < 120 and seen["busy_cpu"] > 50, seen
+    assert seen["idle_after_close_s"] < 10, seen

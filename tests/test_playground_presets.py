@@ -1,0 +1,23 @@
+"""Each Playground preset's sentence, checked over seeds 0–4 at the preset's own settings (the
+size a class sees): every claim's paired mean difference exceeds its stated margin and its 90 %
+t-interval lies above 0 (``ultr_core.playground.check_claims``)."""
+import pytest
+
+from ultr_core.playground import PRESETS, Claim, check_claims, preset_runs
+
+
+def test_every_preset_states_claims_and_sets_its_data():
+    for p in PRESETS:
+        assert p.claims and all(isinstance(c, Claim) for c in p.claims)
+        assert "dataset" in p.changes                       # a preset never keeps the previous preset's data
+        for c in p.claims:                                  # claims name methods the preset trains
+            trained = {"Naive", "Oracle", *(m.upper() if m != "lbd" else "LBD" for m in p.changes["methods"])}
+            assert {c.better, c.worse} <= trained, (p.name, c.text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", PRESETS, ids=[p.name for p in PRESETS])
+def test_preset_story_holds_over_five_seeds(preset):
+    runs = preset_runs(preset, seeds=range(5))
+    result = check_claims(runs, preset.claims)
+    assert result["holds"].all(), result.to_string()
