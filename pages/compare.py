@@ -10,6 +10,7 @@ from ultr_core.errors import ConfigError
 from ultr_core.experiment import ExperimentSpec, check_cells, expand_grid, grid_job
 from ultr_core.presets import PRESET_SWEEPS
 from ultr_core.figures import interval_bar_figure, sweep_figure
+from ultr_core.playground import score_guess
 from ultr_core.stats import summarise
 from pages._common import finished_result, finished_runs, job_buttons, live, qp, run_page, submit_job, url_notices
 
@@ -117,14 +118,23 @@ def main():
             metric = st.selectbox("metric", metrics, 2)
             naive = summ.loc[summ["algorithm"] == "Naive", metric]
             below = summ[(summ[metric] < naive.iloc[0])]["algorithm"].tolist() if len(naive) else []
-            hidden = bool(below) and st.session_state.get("revealed") != id(job)
-            if hidden:
-                st.warning("Before you look: which methods do you think end up **below** raw clicks (Naive)? "
-                           "The chart and the table appear when you reveal.")
-                if st.button("Reveal"):
-                    st.session_state["revealed"] = id(job)
+            others = [a for a in summ["algorithm"] if a not in ("Naive", "Oracle")]
+            revealed = st.session_state.get("revealed")
+            if others and (revealed is None or revealed[0] != id(job)):
+                st.info(f"Predict before you look: which methods end up **below** raw clicks (Naive) on {metric} "
+                        "(by the mean over seeds)? Record your guess, then reveal.")
+                guess = st.multiselect("my guess: below Naive", others, key="cmp_guess")
+                if st.button("Record my guess and reveal", type="primary"):
+                    st.session_state["revealed"] = (id(job), tuple(guess), metric)
                     st.rerun()
                 return
+            if others:
+                guess = revealed[1]
+                actual = [a for a in below if a in others]
+                r = score_guess(guess, actual, others)
+                (st.success if not r["missed"] and not r["wrong"] else st.warning)(
+                    f"Your guess: {escape_markdown(', '.join(guess) or 'none')} — {escape_markdown(r['text'])} "
+                    f"Below Naive on {metric}: {escape_markdown(', '.join(actual) or 'none')}.")
             st.plotly_chart(interval_bar_figure(summ, "algorithm", metric, f"{metric} (mean, 90 % t-interval, "
                                                                            f"{df['seed'].nunique()} seeds)"),
                             key="cmp_bar")

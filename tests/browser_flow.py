@@ -344,10 +344,10 @@ def run_compare_and_upload(url: str, csv_path: Path) -> dict:
         open_home(page, url)
         page.get_by_role("link", name="Compare").click()
         page.get_by_role("button", name="▶ Run").click(timeout=30_000)
-        done = page.get_by_text("Download runs (CSV)").or_(page.get_by_role("button", name="Reveal"))
+        done = page.get_by_text("Download runs (CSV)").or_(page.get_by_role("button", name="Record my guess and reveal"))
         done.first.wait_for(timeout=300_000)
-        if page.get_by_role("button", name="Reveal").count():          # predict before you see
-            page.get_by_role("button", name="Reveal").click()
+        if page.get_by_role("button", name="Record my guess and reveal").count():   # predict before you see
+            page.get_by_role("button", name="Record my guess and reveal").click()
         page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
         seen["compare_charts"] = page.locator(".js-plotly-plot").count()
         _no_error(page)

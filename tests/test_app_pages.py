@@ -286,7 +286,16 @@ def _run_compare(seeds: int, methods=None, timeout: int = 120):
 def test_compare_default_runs_and_shows_intervals():
     at, df = _run_compare(2)
     assert set(df["algorithm"]) == {"Naive", "DLA", "IPS"} and df["seed"].nunique() == 2
-    assert len(at.dataframe) == 1 and "ndcg@10_lo" in at.dataframe[0].value.columns
+    # predict before you see: no chart or table until a guess is recorded
+    assert len(at.dataframe) == 0 and not at.get("plotly_chart")
+    at.multiselect(key="cmp_guess").set_value(["IPS"]).run()
+    [b for b in at.button if b.label == "Record my guess and reveal"][0].click().run()
+    assert no_crash(at) and len(at.dataframe) == 1 and "ndcg@10_lo" in at.dataframe[0].value.columns
+    verdict = " ".join(m.value for m in [*at.success, *at.warning])
+    assert "Your guess: IPS" in verdict and "of 2 methods right" in verdict
+    means = df.groupby("algorithm")["ndcg@10"].mean()
+    below = [a for a in ("DLA", "IPS") if means[a] < means["Naive"]]
+    assert f"Below Naive on ndcg@10: {', '.join(below) or 'none'}" in verdict
 
 
 def test_compare_runs_vectorization_and_hte():

@@ -31,7 +31,7 @@ from .errors import ConfigError
 from .logspec import LogSpec
 from .simulation import ClickModelConfig
 
-__all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "preset_runs", "check_claims", "METHODS", "verdict", "log_view", "algorithm_names",
+__all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "preset_runs", "check_claims", "score_guess", "METHODS", "verdict", "log_view", "algorithm_names",
            "warm_worker"]
 
 #: the methods a playground run may train besides its Naive and Oracle references
@@ -199,6 +199,27 @@ def check_claims(runs: pd.DataFrame, claims) -> pd.DataFrame:
         rows.append({"claim": c.text, "mean_diff": m, "lo": lo, "hi": hi, "n": len(d),
                      "holds": bool(m > c.margin and lo > 0)})
     return pd.DataFrame(rows)
+
+
+def score_guess(guess, actual, candidates) -> dict:
+    """A prediction ("which methods end up below Naive?") against the result: the methods guessed
+    right, missed, guessed wrongly, and one sentence.
+
+    >>> r = score_guess(["DLA"], ["DLA", "IPS"], ["DLA", "IPS", "LBD"])
+    >>> r["right"], r["missed"], r["wrong"], r["score"]
+    (['DLA', 'LBD'], ['IPS'], [], '2 of 3')
+    """
+    guess, actual = set(guess), set(actual)
+    right = [m for m in candidates if (m in guess) == (m in actual)]
+    missed = [m for m in candidates if m in actual and m not in guess]
+    wrong = [m for m in candidates if m in guess and m not in actual]
+    parts = [f"you called {len(right)} of {len(candidates)} methods right"]
+    if missed:
+        parts.append(f"missed: {', '.join(missed)} (below Naive)")
+    if wrong:
+        parts.append(f"not below Naive after all: {', '.join(wrong)}")
+    return {"right": right, "missed": missed, "wrong": wrong, "score": f"{len(right)} of {len(candidates)}",
+            "text": "; ".join(parts) + "."}
 
 
 def warm_worker() -> None:
