@@ -239,7 +239,8 @@ def main():
     st.divider()
     st.subheader("Preset: K components → recovery (paper Fig. 3a / Table 1)")
     st.caption("The paper's own fully synthetic data (App. C.1: its K = 1…4 layouts, 10⁶ impressions per row), "
-               "embedding DLA fitted to convergence with its official update, 3 seeds (≈ 5 s). "
+               "embedding DLA fitted to convergence with its official update, 3 seeds (≈ 2 s on a free worker, "
+               "measured). "
                "Predict first: for which K will DLA recover the relevance (MCC ≈ 1)?")
     job_buttons("k_sweep_job", "▶ Run the K sweep", lambda: submit_job(("k_sweep",), components_sweep))
 
@@ -259,7 +260,8 @@ def main():
     live("k_sweep_job", show_sweep)
 
     st.subheader("Preset: which repair, and how (paper Table 1 row K = 2, Figs. 4a/4b)")
-    st.caption("The paper's K = 2 data (blocks {1–4}, {5–10}), DLA to convergence, 3 seeds (≈ 30 s): node merging "
+    st.caption("The paper's K = 2 data (blocks {1–4}, {5–10}), DLA to convergence, 3 seeds (≈ 32 s on a free worker, "
+               "measured; longer while other visitors' jobs run): node merging "
                "of the planned neighbours 4 & 5 against the farther 3 & 5 and 2 & 5 (the paper writes them 0-based: "
                "3 & 4, 2 & 4, 1 & 4), and node intervention with minimum-cost against random-cost swaps. "
                "Predict first: which merge recovers most?")

@@ -17,6 +17,18 @@ CSS = """<style>
 div[data-testid="stMainBlockContainer"] {padding: 1.6rem 1.5rem 0.4rem 1.5rem; max-width: none;}
 div[data-testid="stVerticalBlock"] {gap: 0.35rem;}
 div[data-testid="stSlider"] {padding-bottom: 0rem;}
+@media (max-width: 1180px) {          /* a 1024-px projector: narrower sidebar, smaller labels */
+  section[data-testid="stSidebar"] {min-width: 190px !important; max-width: 190px !important;}
+  div[data-testid="stMainBlockContainer"] {padding: 1.6rem 0.8rem 0.2rem 0.8rem;}
+  div[data-testid="stWidgetLabel"] p {font-size: 0.78rem;}
+  div[data-testid="stMarkdownContainer"] h4 {font-size: 1.05rem; padding: 0.2rem 0;}
+}
+@media (max-height: 640px) {          /* a 576-px-high projector: denser knobs */
+  div[data-testid="stVerticalBlock"] {gap: 0.15rem;}
+  div[data-testid="stWidgetLabel"] {min-height: 1rem; margin-bottom: -0.2rem;}
+  div[data-testid="stSlider"] > div {margin-top: -0.3rem;}
+  div[data-testid="stTickBar"], div[data-testid="stSliderTickBarMin"], div[data-testid="stSliderTickBarMax"] {display: none;}
+}
 </style>"""
 PRESENT_CSS = """<style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
@@ -191,10 +203,10 @@ def main():
                 st.progress(min(done / total, 1.0), text=f"training — step {done:,} of {total:,} "
                                                           f"({job.elapsed:.0f} s)")
             elif job.result:
-                rows = [{"method": k, "test nDCG@3": v["metrics"]["ndcg@3"],
-                         "test nDCG@10": v["metrics"]["ndcg@10"]} for k, v in job.result.items()]
+                rows = [{"method": k, "nDCG@3": v["metrics"]["ndcg@3"],
+                         "nDCG@10": v["metrics"]["ndcg@10"]} for k, v in job.result.items()]
                 st.dataframe(pd.DataFrame(rows).round(3), hide_index=True)
-                st.caption(f"Test set, one seed ({settings.seed}): differences under ≈ 0.02 are seed noise — "
+                st.caption(f"Test-set nDCG, one seed ({settings.seed}): differences under ≈ 0.02 are seed noise — "
                            "Compare gives intervals.")
 
         with top_r:

@@ -71,8 +71,8 @@ def compact(fig: go.Figure, height: int = 230, title_size: int = 14, font_size: 
     """``fig`` for a dashboard tile: fixed ``height`` in pixels, small margins and title, the
     legend in one row under the plot (the playground shows four of these on one screen)."""
     fig.update_layout(height=height, margin=dict(l=45, r=10, t=30, b=10), title_font_size=title_size,
-                      legend=dict(orientation="h", yanchor="top", y=-0.3, font_size=font_size, entrywidth=0.5,
-                                  entrywidthmode="fraction"), font_size=font_size)
+                      legend=dict(orientation="h", yanchor="top", y=-0.3, font_size=font_size),
+                      font_size=font_size)     # legend entries sized by their text: none overlap
     fig.update_xaxes(title_standoff=2)
     return fig
 
