@@ -87,7 +87,7 @@ def test_a_session_may_hold_only_its_cap(pool):
         pool.submit(None, sleeper, 5, session="greedy")
     other = pool.submit(None, sleeper, 0.05, session="modest")               # others are not affected
     pool.release(a, "greedy")
-    assert a.join(10) and a.status == "stopped"
+    assert a.join(30) and a.status == "stopped"
     c = pool.submit(None, sleeper, 0.05, session="greedy")                    # a freed slot can be used
     pool.release(b, "greedy")
     assert all(j.join(30) for j in (b, c, other)) and c.result == "" and b.status == "stopped"
@@ -100,7 +100,7 @@ def test_release_stops_only_when_nobody_else_watches(pool):
     time.sleep(0.2)
     assert job.status == "running"
     pool.release(job, "b")
-    assert job.join(10) and job.status == "stopped"
+    assert job.join(30) and job.status == "stopped"
     assert pool.submit(("watched",), sleeper, 0.05, session="a") is not job  # a stopped job is not reused
 
 
@@ -121,8 +121,8 @@ def test_jobs_of_sessions_that_are_gone_are_stopped():
         job = p.submit(None, sleeper, 30, session="closed-tab")
         kept = p.submit(None, sleeper, 0.5, session="open-tab")   # queued behind it, its session is open
         assert _wait(lambda: job.status == "running")
-        assert job.join(5) and job.status == "stopped"            # nobody polled it for idle_s, tab gone
-        assert kept.join(10) and kept.status == "done"            # queued job of a live session ran
+        assert job.join(30) and job.status == "stopped"           # nobody polled it for idle_s, tab gone
+        assert kept.join(30) and kept.status == "done"            # queued job of a live session ran
     finally:
         p.shutdown()
 
@@ -132,7 +132,7 @@ def test_a_worker_that_ignores_stop_is_replaced(pool):
     assert _wait(lambda: len(job.records) == 1)
     pid = job.records[0]["pid"]
     job.stop()
-    assert job.join(10) and job.status == "stopped"
+    assert job.join(30) and job.status == "stopped"
     after = pool.submit(None, sleeper, 0.05, tag="after")
     assert after.join(30) and after.result == "after"
     assert _wait(lambda: all(w.proc.is_alive() for w in pool._pool))
