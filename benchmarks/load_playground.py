@@ -20,10 +20,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import psutil
@@ -31,7 +29,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
-from browser_flow import ARGS, CHROMIUM, free_port  # noqa: E402
+from browser_flow import ARGS, CHROMIUM, serve_app, wait_idle  # noqa: E402
 
 CHART = '[data-testid="stPlotlyChart"]'
 TABLE = '[data-testid="stDataFrame"]'
@@ -46,21 +44,6 @@ def rss_mb(pid: int) -> float:
     return sum(p.memory_info().rss for p in tree(pid)) / 2 ** 20
 
 
-def cpu_percent(pid: int, interval: float = 1.0) -> float:
-    """CPU of the server's process tree over ``interval`` seconds (100 = one core)."""
-    procs = tree(pid)
-    for p in procs:
-        p.cpu_percent(None)
-    time.sleep(interval)
-    total = 0.0
-    for p in procs:
-        try:
-            total += p.cpu_percent(None)
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
 def cpu_seconds(pid: int) -> float:
     """CPU seconds used so far by the server's process tree (its workers included).  The
     simulated visitors' chromium runs on the same two cores and takes the rest."""
@@ -72,14 +55,6 @@ def cpu_seconds(pid: int) -> float:
         except psutil.NoSuchProcess:
             pass
     return total
-
-
-def seconds_to_idle(pid: int, limit: float = 60.0) -> float:
-    t0 = time.time()
-    while time.time() - t0 < limit:
-        if cpu_percent(pid) < 10:
-            return time.time() - t0
-    return float("inf")
 
 
 async def visit(browser, url: str, out: dict, size=(1280, 720), move_knob: bool = False):
@@ -166,42 +141,28 @@ def main():
     ap.add_argument("--only", default="cold,crowd,mixed")
     a = ap.parse_args()
     only = set(a.only.split(","))
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--server.port", str(port), "--server.address",
-                             "127.0.0.1", "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        t0 = time.time()
-        while True:
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.2)
-        print(f"server healthy after {time.time() - t0:.1f} s; RSS {rss_mb(proc.pid):.0f} MB")
+    t0 = time.time()
+    with serve_app() as url:                      # python scripts/serve.py, the README's command
+        print(f"server healthy after {time.time() - t0:.1f} s; RSS {rss_mb(url.pid):.0f} MB")
         if "cold" in only:
-            summary("cold (first visitor on a fresh server)", run_crowd(proc.pid, url, ["/"]))
-            summary("warm (second visitor)", run_crowd(proc.pid, url, ["/"], move_knob=True))
-            print(f"  idle again {seconds_to_idle(proc.pid):.1f} s after the visitor left; RSS {rss_mb(proc.pid):.0f} MB")
+            summary("cold (first visitor on a fresh server)", run_crowd(url.pid, url, ["/"]))
+            summary("warm (second visitor)", run_crowd(url.pid, url, ["/"], move_knob=True))
+            print(f"  idle again {wait_idle(url.pid, 60):.1f} s after the visitor left; RSS {rss_mb(url.pid):.0f} MB")
         if "crowd" in only:
-            peak = rss_mb(proc.pid)
-            outs = run_crowd(proc.pid, url, ["/"] * a.crowd)
+            peak = rss_mb(url.pid)
+            outs = run_crowd(url.pid, url, ["/"] * a.crowd)
             summary(f"crowd ({a.crowd} visitors, default URL)", outs)
-            print(f"  idle again {seconds_to_idle(proc.pid):.1f} s after they left; RSS {max(peak, rss_mb(proc.pid)):.0f} MB")
+            print(f"  idle again {wait_idle(url.pid, 60):.1f} s after they left; RSS {max(peak, rss_mb(url.pid)):.0f} MB")
         if "mixed" in only:
             seeds = list(range(1, a.mixed + 1))
             t1 = time.time()
-            outs = run_crowd(proc.pid, url, [f"/?seed={s}" for s in seeds])
+            outs = run_crowd(url.pid, url, [f"/?seed={s}" for s in seeds])
             wall = max(o.get("table_s", float("inf")) for o in outs)
             summary(f"mixed ({a.mixed} visitors, {a.mixed} different seeds)", outs)
-            print(f"  RSS after {rss_mb(proc.pid):.0f} MB; all tables after {wall:.1f} s ({time.time() - t1:.1f} s wall)")
-            print(f"  idle again {seconds_to_idle(proc.pid):.1f} s after they left")
+            print(f"  RSS after {rss_mb(url.pid):.0f} MB; all tables after {wall:.1f} s ({time.time() - t1:.1f} s wall)")
+            print(f"  idle again {wait_idle(url.pid, 60):.1f} s after they left")
             seq = sequential_seconds([s + 100 for s in seeds])      # fresh seeds: nothing cached
             print(f"  the same work one after another: {seq:.1f} s → ratio {wall / seq:.2f} (target ≤ 1.5)")
-    finally:
-        proc.terminate()
-        proc.wait(15)
 
 
 if __name__ == "__main__":

@@ -106,7 +106,6 @@ def session_id() -> str | None:
 def submit_job(key, fn, *args, **kwargs):
     """Queue ``fn`` in the job pool for this session (or join the identical run under ``key``);
     None after a message when the session already holds its share of jobs."""
-    _session_alive(session_id())
     try:
         return job_pool().submit(key, fn, *args, session=session_id(), **kwargs)
     except JobLimitError as e:
@@ -117,7 +116,6 @@ def submit_job(key, fn, *args, **kwargs):
 def submit_jobs(items):
     """:func:`submit_job` for several ``(key, fn, args, kwargs)`` read as one
     :class:`~ultr_core.jobpool.JobGroup` (they run side by side on the pool's workers)."""
-    _session_alive(session_id())
     try:
         return job_pool().submit_many(items, session=session_id())
     except JobLimitError as e:
@@ -242,7 +240,7 @@ def url_notices() -> None:
 
 
 def job_buttons(key: str, start_label: str, start, disabled: bool = False) -> None:
-    """Start / Stop buttons for the :class:`ultr_core.jobs.Job` kept in ``st.session_state[key]``.
+    """Start / Stop buttons for the pooled job (:mod:`ultr_core.jobpool`) kept in ``st.session_state[key]``.
     ``start()`` returns a started job (or None after showing a message); Stop is drawn after it,
     so it is enabled in the same run that started the job."""
     job = st.session_state.get(key)
@@ -333,9 +331,7 @@ def live(key: str, body) -> None:
     def fragment():
         current = st.session_state.get(key)
         if current is not None and (hasattr(current, "subscribers") or hasattr(current, "jobs")):
-            sid = session_id()
-            _session_alive(sid)                # registers it: once it disconnects, its jobs can be stopped
-            job_pool().touch(current, sid)
+            job_pool().touch(current, session_id())
         guarded(lambda: body(current))
         if current is not None and not current.running and st.session_state.get(flag):
             st.session_state[flag] = False

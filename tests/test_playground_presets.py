@@ -3,6 +3,8 @@ size a class sees): every claim's paired mean difference exceeds its stated marg
 t-interval lies above 0 (``ultr_core.playground.check_claims``)."""
 import pytest
 
+from ultr_core.algorithms.config import ALGORITHMS
+
 from ultr_core.playground import PRESETS, Claim, check_claims, preset_runs
 
 
@@ -11,7 +13,7 @@ def test_every_preset_states_claims_and_sets_its_data():
         assert p.claims and all(isinstance(c, Claim) for c in p.claims)
         assert "dataset" in p.changes                       # a preset never keeps the previous preset's data
         for c in p.claims:                                  # claims name methods the preset trains
-            trained = {"Naive", "Oracle", *(m.upper() if m != "lbd" else "LBD" for m in p.changes["methods"])}
+            trained = {"Naive", "Oracle", *(ALGORITHMS[m] for m in p.changes["methods"])}
             assert {c.better, c.worse} <= trained, (p.name, c.text)
 
 

@@ -10,12 +10,14 @@ sweeps): bounded, queued, shared and stopped when nobody is watching.
 * **Capped per session**: one session may hold at most ``per_session`` unfinished jobs.
 * **Stopped when nobody watches**: a job's subscribers ``touch`` it while they poll; when every
   subscriber has been silent for ``idle_s`` seconds and ``alive(session)`` says its session is
-  gone, the job is stopped (a queued one is dropped).  A worker that ignores a stop for
+  gone, the job is stopped (a queued one is dropped).  ``alive`` is also asked on every submit and
+  touch, while the session is surely there, so a predicate that must see a session before it can
+  call it gone learns it then.  A worker that ignores a stop for
   ``hard_stop_s`` seconds is terminated and replaced.
 
 The job function is called in the worker as ``fn(*args, report=…, stop=…, **kwargs)`` —
-the same contract as :class:`ultr_core.jobs.Job` — and must be picklable (a module-level
-function) with picklable arguments and result.  Nothing here knows about Streamlit.
+``report(record)`` appends a progress record, ``stop.is_set()`` asks whether to end early — and
+must be picklable (a module-level function) with picklable arguments and result.  Nothing here knows about Streamlit.
 
 >>> pool = JobPool(workers=1)
 >>> job = pool.submit(("doc", 2), _square, 7)
@@ -98,8 +100,8 @@ def _worker_main(inq, outq, flag, initializer):          # runs in the worker pr
 
 
 class PoolJob:
-    """A handle on one pooled job; the interface of :class:`ultr_core.jobs.Job` plus
-    :attr:`position` (place in the queue) and :attr:`subscribers`."""
+    """A handle on one pooled job: its progress ``records``, ``status``, ``result`` or ``error``,
+    :attr:`position` (place in the queue) and :attr:`subscribers` (sessions that want it)."""
 
     _ids = itertools.count(1)
 
@@ -310,6 +312,7 @@ class JobPool:
         """Queue ``fn(*args, **kwargs)`` (or join the identical job under ``key``; ``key=None``
         never shares) for ``session``.  Raises :class:`JobLimitError` when the session already
         holds ``per_session`` unfinished jobs."""
+        self._alive(session)
         with self._lock:
             job = self._by_key.get(key) if key is not None else None
             if job is not None and not (job.stop_event.is_set() or job.error):
@@ -346,6 +349,7 @@ class JobPool:
     def touch(self, job, session=None) -> None:
         """``session`` is still watching ``job`` (a :class:`PoolJob` or :class:`JobGroup`)."""
         now = time.time()
+        self._alive(session)
         with self._lock:
             self._watchers[session] = now
             for j in getattr(job, "jobs", [job]):
