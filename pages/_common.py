@@ -103,24 +103,25 @@ def session_id() -> str | None:
     return ctx.session_id if ctx is not None else None
 
 
-def submit_job(key, fn, *args, **kwargs):
-    """Queue ``fn`` in the job pool for this session (or join the identical run under ``key``);
-    None after a message when the session already holds its share of jobs."""
+def _within_cap(submit):
+    """``submit(session)`` for this session; None after a message when the session already holds
+    its share of the pool's jobs."""
     try:
-        return job_pool().submit(key, fn, *args, session=session_id(), **kwargs)
+        return submit(session_id())
     except JobLimitError as e:
         st.warning(f"Not started: {e}.")
         return None
+
+
+def submit_job(key, fn, *args, **kwargs):
+    """Queue ``fn`` in the job pool for this session (or join the identical run under ``key``)."""
+    return _within_cap(lambda s: job_pool().submit(key, fn, *args, session=s, **kwargs))
 
 
 def submit_jobs(items):
-    """:func:`submit_job` for several ``(key, fn, args, kwargs)`` read as one
-    :class:`~ultr_core.jobpool.JobGroup` (they run side by side on the pool's workers)."""
-    try:
-        return job_pool().submit_many(items, session=session_id())
-    except JobLimitError as e:
-        st.warning(f"Not started: {e}.")
-        return None
+    """Several ``(key, fn, args, kwargs)`` read as one :class:`~ultr_core.jobpool.JobGroup` (they
+    run side by side on the pool's workers)."""
+    return _within_cap(lambda s: job_pool().submit_many(items, session=s))
 
 
 def release_job(job) -> None:
