@@ -191,7 +191,7 @@ def test_train_default_dla_runs_in_background_and_reports():
     assert no_crash(at)
     at.button[0].click().run()                      # Start
     job = at.session_state["train_job"]
-    assert job.status in ("running", "done")
+    assert job.status in ("queued", "running", "done")          # queued while the pool's workers are busy
     at = _wait(at, "train_job")
     assert no_crash(at) and not at.error
     assert job.status == "done" and "DLA" in job.result
