@@ -4,7 +4,7 @@ CLI wall time included), and the pair-enumerating construction on a 100,000-sess
     python benchmarks/bench_identifiability.py [--sessions 1000000] [--contexts 5000]
 
 The log: 1,000,000 sessions × 10 positions, 5,000 context types fixed per (query, position),
-documents recurring across queries (see ultr_core.synthetic.make_contextual_log).
+documents recurring across queries (see ultr_core.simulation.synthetic_logs.make_contextual_log).
 """
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ultr_core.clicklog import ClickLog  # noqa: E402
+from ultr_core.logs.clicklog import ClickLog  # noqa: E402
 from ultr_core.identifiability import IdentifiabilityGraph, components_by_edge_enumeration  # noqa: E402
-from ultr_core.synthetic import make_contextual_log  # noqa: E402
+from ultr_core.simulation.synthetic_logs import make_contextual_log  # noqa: E402
 
 
 def run_cli(args: list[str]) -> tuple[float, float, dict]:

@@ -11,7 +11,7 @@ on this 2-core machine in brackets):
     python benchmarks/bench_ingestion.py [--skip-100m] [--yandex-only] [--yandex-sessions 4000000]
 
 The logs are generated here in a temporary directory (never committed) from
-ultr_core.synthetic.make_contextual_log: 1 M sessions × 10 positions; the 100 M-row log
+ultr_core.simulation.synthetic_logs.make_contextual_log: 1 M sessions × 10 positions; the 100 M-row log
 repeats them ten times with fresh clicks.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_identifiability import run_cli  # noqa: E402
-from ultr_core.synthetic import make_contextual_log  # noqa: E402
+from ultr_core.simulation.synthetic_logs import make_contextual_log  # noqa: E402
 
 COLS = ["query_id", "doc_id", "position", "click", "context"]
 
@@ -125,7 +125,8 @@ def yandex(tmp: Path, n_sessions: int) -> None:
     wall, rss, rep = run_cli(["ig", str(y), "--json"])                     # default flags
     print(f"  ig (parse, aggregate, graph): {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — "
           f"{n_lines / wall / 1e6:.2f} M lines/s")
-    from ultr_core.logformats import connect, register_normalised
+    from ultr_core.logs.sql import connect
+    from ultr_core.logs.normalise import register_normalised
     con = connect()
     t0 = time.perf_counter()
     register_normalised(con, y, "yandex")

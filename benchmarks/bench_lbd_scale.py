@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 from ultr_core.algorithms import TrainConfig, fit  # noqa: E402
 from ultr_core.algorithms.config import PAPER_SCALE  # noqa: E402
 from ultr_core.algorithms.training import log_simulator  # noqa: E402
-from ultr_core.simulation import ClickModelConfig  # noqa: E402
-from ultr_core.sources import simulate_log  # noqa: E402
+from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
+from ultr_core.simulation.simulated import simulate_log  # noqa: E402
 
 
 def main():

@@ -14,8 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import measure  # noqa: E402
 
-from ultr_core.simulation import ClickModelConfig, ClickSimulator  # noqa: E402
-from ultr_core.synthetic import make_synthetic_ltr  # noqa: E402
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.simulator import ClickSimulator  # noqa: E402
+from ultr_core.data.synthetic import make_synthetic_ltr  # noqa: E402
 
 
 def main():

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import measure  # noqa: E402
 
 from ultr_core.algorithms import TrainConfig, fit  # noqa: E402
-from ultr_core.sources import simulate_log  # noqa: E402
+from ultr_core.simulation.simulated import simulate_log  # noqa: E402
 
 
 def main():

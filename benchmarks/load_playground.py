@@ -124,8 +124,8 @@ def sequential_seconds(seeds: list[int]) -> float:
     like a pool worker): simulation included."""
     import torch
 
-    from ultr_core.experiment import train_spec
-    from ultr_core.playground import PlaygroundSettings
+    from ultr_core.studies.experiment import train_spec
+    from ultr_core.app.playground import PlaygroundSettings
     torch.set_num_threads(1)
     t0 = time.time()
     for s in seeds:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ultr_core.figures import figure_png
+from ultr_core.app.figures import figure_png
 
 ROOT = Path(__file__).resolve().parents[1]
 RES, FIG = ROOT / "docs" / "results", ROOT / "docs" / "figures"

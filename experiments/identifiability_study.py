@@ -22,13 +22,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments"))
 
-from ultr_core.embedding import fit_embedding  # noqa: E402
+from ultr_core.identifiability.embedding import fit_embedding  # noqa: E402
 from ultr_core.identifiability import (IdentifiabilityGraph, MergePlan, documents_from_features,  # noqa: E402
                                        identifiability_probability, identifiability_probability_mc,
                                        plan_interventions, plan_merges)
-from ultr_core.metrics import mcc, ndcg  # noqa: E402
-from ultr_core.simulation import ClickModelConfig, ClickSimulator  # noqa: E402
-from ultr_core.sources import load_dataset  # noqa: E402
+from ultr_core.evaluation.metrics import mcc, ndcg  # noqa: E402
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.simulator import ClickSimulator  # noqa: E402
+from ultr_core.data.sources import load_dataset  # noqa: E402
 
 OUT = ROOT / "docs" / "results"
 MQ = ROOT.parent / "shared" / "data" / "mq2008"
@@ -140,7 +141,7 @@ def table(df: pd.DataFrame, by, cols) -> str:
 def interval_table(df: pd.DataFrame, by: list, metrics: list, last: tuple) -> str:
     """A Markdown table of mean [90 % t-interval] per group of ``by`` (click MSE in scientific
     notation) with a last column ``last`` = (title, function of the group's rows → text)."""
-    from ultr_core.stats import summarise
+    from ultr_core.evaluation.stats import summarise
     summ = summarise(df, by, metrics)
     lines = ["| " + " | ".join(by + metrics + [last[0]]) + " |", "|" + "---|" * (len(by) + len(metrics) + 1)]
     for _, row in summ.iterrows():
@@ -159,7 +160,8 @@ def paper_table1(seeds, all_methods: bool = False) -> None:
     import time
 
     from ultr_core.identifiability.repairs import fit_repaired
-    from ultr_core.synthetic import binomial_ctr_table, make_paper_identifiability_data
+    from ultr_core.simulation.synthetic_logs import binomial_ctr_table
+    from ultr_core.data.synthetic import make_paper_identifiability_data
     t0, rows = time.time(), []
     for K in (1, 2, 3, 4):
         for seed in seeds:
@@ -225,10 +227,12 @@ def paper_figures(seeds) -> None:
 
     from _common import save as _save, table as _table
 
-    from ultr_core.figures import observation_boxplot_figure, sweep_figure
+    from ultr_core.app.figures import sweep_figure
+    from ultr_core.app.graph_figures import observation_boxplot_figure
     from ultr_core.identifiability.repairs import fit_repaired
-    from ultr_core.stats import summarise
-    from ultr_core.synthetic import binomial_ctr_table, make_paper_identifiability_data
+    from ultr_core.evaluation.stats import summarise
+    from ultr_core.simulation.synthetic_logs import binomial_ctr_table
+    from ultr_core.data.synthetic import make_paper_identifiability_data
     t0, rows, obs = time.time(), [], []
     truth = None
     for K in (1, 2, 3, 4):
@@ -423,7 +427,7 @@ def official_merging_check(seeds) -> None:
     from ultr_core.identifiability.merging import bias_feature_vectors, plan_merges
     from ultr_core.identifiability.repairs import fit_repaired
     from ultr_core.identifiability.semisynthetic import contextual_study_data
-    from ultr_core.stats import paired_differences
+    from ultr_core.evaluation.stats import paired_differences
     t0, rows, fits = time.time(), [], []
     for name, spec in (("Yahoo! sample", f"yahoo:{YAHOO}"), ("MQ2008 fold 1", f"mq2008:{MQ}")):
         ds = load_dataset(spec, seed=0)
@@ -501,9 +505,9 @@ def official_data_table(root: Path, seeds) -> None:
     row, no repair / node intervention) — beside our own generator's data (``paper:K``)."""
     import time
 
-    from ultr_core.identifiability.ingestion import ingest
+    from ultr_core.logs.ingestion import ingest
     from ultr_core.identifiability.repairs import fit_repaired, fit_source
-    from ultr_core.reports import identifiability_report
+    from ultr_core.identifiability.reports import identifiability_report
     t0, rows, comps = time.time(), [], []
     sources = [(f, str(root / f)) for f in OFFICIAL_FOLDERS if (root / f).is_dir()]
     if not sources:

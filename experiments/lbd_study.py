@@ -24,11 +24,11 @@ import pandas as pd  # noqa: E402
 
 from ultr_core.algorithms import TrainConfig  # noqa: E402
 from ultr_core.algorithms.config import lbd_table3  # noqa: E402
-from ultr_core.simulation import ClickModelConfig  # noqa: E402
-from ultr_core.experiment import ExperimentSpec, best_cells, run_grid  # noqa: E402
-from ultr_core.figures import heatmap_figure, sweep_figure  # noqa: E402
+from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
+from ultr_core.studies.experiment import ExperimentSpec, best_cells, run_grid  # noqa: E402
+from ultr_core.app.figures import heatmap_figure, sweep_figure  # noqa: E402
 from _common import frame_md, save as _save, table  # noqa: E402
-from ultr_core.stats import paired_test, summarise  # noqa: E402
+from ultr_core.evaluation.stats import paired_test, summarise  # noqa: E402
 
 COUPLING = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
 SWEEP = [0.0, 0.2, 0.4, 0.6]
@@ -44,7 +44,7 @@ FIG3_DATA = {"fig3": ("synthetic", "synthetic default (lists of 10)", None),
 def paired(df, by: list[str], ref: str, metric: str = "ndcg@10") -> str:
     """Mean paired difference (same seed) of every algorithm against ``ref`` with a 90 % t-interval
     and the number of seeds in which it is above, as a Markdown table."""
-    from ultr_core.stats import mean_ci
+    from ultr_core.evaluation.stats import mean_ci
     lines = ["| " + " | ".join(by) + f" | algorithm | {metric} − {ref} [90 % CI] | seeds above |",
              "|" + "---|" * (len(by) + 3)]
     for keys, g in df.groupby(by):

@@ -18,8 +18,8 @@ sys.path.insert(0, str(ROOT))
 from joblib import Parallel, delayed  # noqa: E402
 
 from experiments._common import frame_md, table  # noqa: E402
-from ultr_core.playground import PRESETS, check_claims, preset_runs  # noqa: E402
-from ultr_core.stats import summarise  # noqa: E402
+from ultr_core.app.playground import PRESETS, check_claims, preset_runs  # noqa: E402
+from ultr_core.evaluation.stats import summarise  # noqa: E402
 
 
 def main():

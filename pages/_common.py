@@ -16,10 +16,10 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
 
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.jobpool import JobLimitError, JobPool
-from ultr_core.lrucache import ByteLRU
-from ultr_core.reports import analyse_identifiability
-from ultr_core.text import escape_markdown
+from ultr_core.app.jobpool import JobLimitError, JobPool
+from ultr_core.app.lrucache import ByteLRU
+from ultr_core.identifiability.reports import analyse_identifiability
+from ultr_core.app.text import escape_markdown
 
 LOG = logging.getLogger("ultr_explorer")
 #: memory all sessions together may pin in cached datasets, logs and analyses
@@ -91,9 +91,9 @@ def _session_alive(session) -> bool | None:
 
 @functools.cache
 def job_pool() -> JobPool:
-    """The server's one job pool (:mod:`ultr_core.jobpool`): :data:`WORKERS` worker processes,
+    """The server's one job pool (:mod:`ultr_core.app.jobpool`): :data:`WORKERS` worker processes,
     warmed with the default playground log; jobs of closed tabs stop within seconds."""
-    from ultr_core.playground import warm_worker
+    from ultr_core.app.playground import warm_worker
     return JobPool(workers=WORKERS, per_session=JOBS_PER_SESSION, alive=_session_alive, initializer=warm_worker)
 
 
@@ -119,7 +119,7 @@ def submit_job(key, fn, *args, **kwargs):
 
 
 def submit_jobs(items):
-    """Several ``(key, fn, args, kwargs)`` read as one :class:`~ultr_core.jobpool.JobGroup` (they
+    """Several ``(key, fn, args, kwargs)`` read as one :class:`~ultr_core.app.jobpool.JobGroup` (they
     run side by side on the pool's workers)."""
     return _within_cap(lambda s: job_pool().submit_many(items, session=s))
 
@@ -144,8 +144,8 @@ def warm_server() -> None:
         if _warmed:
             return
         _warmed.append(True)
-    from ultr_core.figures import ctr_by_position_figure
-    from ultr_core.playground import PlaygroundSettings, log_view
+    from ultr_core.app.figures import ctr_by_position_figure
+    from ultr_core.app.playground import PlaygroundSettings, log_view
     settings = PlaygroundSettings()
     job_pool().submit_many(settings.jobs())
     spec = settings.log_spec()
@@ -213,7 +213,7 @@ def linked_log():
     if "log" not in st.query_params:
         return None
     from ultr_core.errors import ConfigError, DataFormatError
-    from ultr_core.logspec import LogSpec
+    from ultr_core.simulation.logspec import LogSpec
     raw = st.query_params["log"]
     try:
         spec = LogSpec.parse(raw)
@@ -241,7 +241,7 @@ def url_notices() -> None:
 
 
 def job_buttons(key: str, start_label: str, start, disabled: bool = False) -> None:
-    """Start / Stop buttons for the pooled job (:mod:`ultr_core.jobpool`) kept in ``st.session_state[key]``.
+    """Start / Stop buttons for the pooled job (:mod:`ultr_core.app.jobpool`) kept in ``st.session_state[key]``.
     ``start()`` returns a started job (or None after showing a message); Stop is drawn after it,
     so it is enabled in the same run that started the job."""
     job = st.session_state.get(key)
@@ -283,7 +283,7 @@ def finished_result(job, what: str):
         return None
     job_progress(job)
     if job.error:
-        from ultr_core.text import escape_markdown
+        from ultr_core.app.text import escape_markdown
         st.error(f"The {what} failed — {escape_markdown(job.error)}")
         return None
     if job.running or job.result is None or len(job.result) == 0:

@@ -2,16 +2,16 @@ import os
 
 import streamlit as st
 
-from ultr_core.text import escape_markdown
+from ultr_core.app.text import escape_markdown
 
 from ultr_core.algorithms import ALGORITHMS
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
-from ultr_core.experiment import ExperimentSpec, check_cells, expand_grid, grid_job
-from ultr_core.presets import PRESET_SWEEPS
-from ultr_core.figures import interval_bar_figure, sweep_figure
-from ultr_core.playground import score_guess
-from ultr_core.stats import summarise
+from ultr_core.studies.experiment import ExperimentSpec, check_cells, expand_grid, grid_job
+from ultr_core.studies.presets import PRESET_SWEEPS
+from ultr_core.app.figures import interval_bar_figure, sweep_figure
+from ultr_core.app.playground import score_guess
+from ultr_core.evaluation.stats import summarise
 from pages._common import finished_result, finished_runs, job_buttons, live, qp, run_page, submit_job, url_notices
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}

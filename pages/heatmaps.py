@@ -2,11 +2,11 @@ import os
 
 import streamlit as st
 
-from ultr_core.text import escape_markdown
+from ultr_core.app.text import escape_markdown
 
 from ultr_core.algorithms import TrainConfig
-from ultr_core.experiment import ExperimentSpec, best_cells, grid_job
-from ultr_core.figures import figure_png, heatmap_figure, training_curves_figure
+from ultr_core.studies.experiment import ExperimentSpec, best_cells, grid_job
+from ultr_core.app.figures import figure_png, heatmap_figure, training_curves_figure
 from pages._common import (finished_runs, job_buttons, job_progress, live, partial_runs, qp, run_page,
                            submit_job, url_notices)
 

@@ -1,18 +1,17 @@
 import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.figures import (bias_curves_figure, component_sizes_figure, identifiability_graph_figure,
-                               identifiability_graph_html, interval_bar_figure, observation_curve_figure,
-                               probability_figure)
+from ultr_core.app.figures import interval_bar_figure, observation_curve_figure
+from ultr_core.app.graph_figures import bias_curves_figure, component_sizes_figure, identifiability_graph_figure, identifiability_graph_html, probability_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability import probability_table
-from ultr_core.reports import compare_repairs, components_sweep, repairs_sweep
+from ultr_core.identifiability.reports import compare_repairs, components_sweep, repairs_sweep
 from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live, log_digest, memo, qp,
                            run_page, submit_job, url_notices)
-from ultr_core.simulation import ClickModelConfig
-from ultr_core.sources import simulate_log
-from ultr_core.stats import summarise
-from ultr_core.text import escape_markdown
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.simulated import simulate_log
+from ultr_core.evaluation.stats import summarise
+from ultr_core.app.text import escape_markdown
 
 
 def _builtin(k: int, sessions: int, seed: int):

@@ -4,12 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from ultr_core.algorithms.config import ALGORITHMS
-from ultr_core.dataroots import available_datasets
-from ultr_core.experiment import live_observation_curves, steps_done
-from ultr_core.figures import (compact, ctr_by_position_figure, observation_curve_figure,
-                               training_curves_figure)
-from ultr_core.playground import PRESETS, PlaygroundSettings, algorithm_names, log_view
-from ultr_core.text import escape_markdown
+from ultr_core.data.roots import available_datasets
+from ultr_core.studies.experiment import live_observation_curves, steps_done
+from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
+from ultr_core.app.playground import PRESETS, PlaygroundSettings, algorithm_names, log_view
+from ultr_core.app.text import escape_markdown
 from pages._common import job_figure, live, memo, qp, queue_note, release_job, run_page, submit_jobs, url_notices
 
 # Static page styling (no user content): a tighter page so the knobs and four charts fit 1280×720.

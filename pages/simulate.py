@@ -5,13 +5,14 @@ import numpy as np
 import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.figures import clicks_per_rank_figure, ctr_by_position_figure
-from ultr_core.loaders import load_svmlight_upload
-from ultr_core.simulation import ClickModelConfig, ClickSimulator, hidden_relevant
-from ultr_core.dataroots import available_datasets, dataset_spec
-from ultr_core.logspec import LogSpec
-from ultr_core.sources import load_dataset
-from ultr_core.text import escape_markdown
+from ultr_core.app.figures import clicks_per_rank_figure, ctr_by_position_figure
+from ultr_core.data.loaders import load_svmlight_upload
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.simulator import ClickSimulator, hidden_relevant
+from ultr_core.data.roots import available_datasets, dataset_spec
+from ultr_core.simulation.logspec import LogSpec
+from ultr_core.data.sources import load_dataset
+from ultr_core.app.text import escape_markdown
 from pages._common import memo, qp, run_page, url_notices
 
 

@@ -1,14 +1,14 @@
 import pandas as pd
 import streamlit as st
 
-from ultr_core.text import escape_markdown
+from ultr_core.app.text import escape_markdown
 
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
-from ultr_core.logspec import LogSpec
-from ultr_core.experiment import live_observation_curves, steps_done, train_jobs
-from ultr_core.figures import observation_curve_figure, training_curves_figure
+from ultr_core.simulation.logspec import LogSpec
+from ultr_core.studies.experiment import live_observation_curves, steps_done, train_jobs
+from ultr_core.app.figures import observation_curve_figure, training_curves_figure
 from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
                            submit_jobs, url_notices)
 

@@ -4,19 +4,20 @@ import json
 import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.reports import format_report
-from ultr_core.text import escape_markdown
-from ultr_core.figures import bias_curves_figure
+from ultr_core.identifiability.reports import format_report
+from ultr_core.app.text import escape_markdown
+from ultr_core.app.graph_figures import bias_curves_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
-from ultr_core.identifiability.ingestion import ingest
-from ultr_core.logformats import BAIDU_COLUMNS
-from ultr_core.archives import ultra_files_or_one
-from ultr_core.userlogs import TARGETS, default_document, guess_mapping, infer_format, peek_columns, read_user_log
+from ultr_core.logs.ingestion import ingest
+from ultr_core.logs.sessions import BAIDU_COLUMNS
+from ultr_core.data.archives import ultra_files_or_one
+from ultr_core.logs.mapping import TARGETS, default_document, guess_mapping, peek_columns, read_user_log
+from ultr_core.logs.sniff import infer_format
 from pages._common import cached_analysis, memo, run_page
 
 FORMATS = ["csv", "tsv", "parquet", "yandex", "yandex2013", "baidu", "pyclick", "ultra"]
 TEXT = {"yandex", "yandex2013", "baidu", "pyclick", "ultra"}
-#: columns of the normalised view of each text format (ultr_core.logformats)
+#: columns of the normalised view of each text format (ultr_core.logs.normalise)
 TEXT_COLUMNS = {"yandex": ("session_id", "query_id", "doc_id", "position", "click"),
                 "yandex2013": ("session_id", "query_id", "doc_id", "position", "click", "domain"),
                 "baidu": ("session_id", "query_id", "doc_id", "position", "click", *BAIDU_COLUMNS),

@@ -19,7 +19,7 @@ def data_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def synthetic():
-    from ultr_core.synthetic import make_synthetic_ltr
+    from ultr_core.data.synthetic import make_synthetic_ltr
     return make_synthetic_ltr(seed=0)
 
 

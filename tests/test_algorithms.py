@@ -6,12 +6,13 @@ import torch
 
 from ultr_core.algorithms import TrainConfig, evaluate, fit
 from ultr_core.algorithms.data import session_data
-from ultr_core.algorithms.learners import LEARNERS, PairDebias, listwise_softmax
+from ultr_core.algorithms.learners import PairDebias, listwise_softmax
+from ultr_core.algorithms.registry import LEARNERS
 from ultr_core.errors import ConfigError
-from ultr_core.experiment import ExperimentSpec, run_grid
-from ultr_core.metrics import observation_curve_error
-from ultr_core.sources import simulate_log
-from ultr_core.stats import paired_test
+from ultr_core.studies.experiment import ExperimentSpec, run_grid
+from ultr_core.evaluation.metrics import observation_curve_error
+from ultr_core.simulation.simulated import simulate_log
+from ultr_core.evaluation.stats import paired_test
 
 FAST = dict(steps=120, eval_every=40, model="linear", lr=0.05)
 
@@ -180,7 +181,7 @@ def test_dla_weights_are_detached_and_clipped():
 
 
 def test_run_grid_caches_and_resumes(tmp_path, monkeypatch):
-    import ultr_core.experiment as ex
+    import ultr_core.studies.experiment as ex
     base = ExperimentSpec(n_sessions=2000, train=TrainConfig(steps=20, eval_every=10, model="linear"))
     grid = {"train.algorithm": ["naive", "dla"]}
     progress = []
@@ -231,7 +232,7 @@ def test_within_query_spearman_ranks_oracle_first_where_pooled_mcc_ranked_it_las
     """The claim behind Train & watch's 'Spearman (within query)' column (synthetic default, 20,000
     sessions, 300 steps, 3 seeds): Oracle, which ranks best by nDCG@10, is first by within-query
     Spearman in every seed; by the pooled Pearson MCC it was below DLA (0.576 vs 0.771 at seed 0)."""
-    from ultr_core.experiment import ExperimentSpec, run_grid
+    from ultr_core.studies.experiment import ExperimentSpec, run_grid
     df = run_grid(ExperimentSpec(n_sessions=20_000), {"train.algorithm": ["oracle", "dla", "naive"],
                                                       "train.steps": [300]}, seeds=[0, 1, 2], n_jobs=2)
     for _, g in df.groupby("seed"):

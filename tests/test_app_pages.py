@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from apphelp import no_crash
 
-from ultr_core.logspec import LogSpec
+from ultr_core.simulation.logspec import LogSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -262,7 +262,7 @@ def test_simulate_then_train_links_the_simulated_log():
     key, spec = at.session_state["log_spec"]
     assert key == at.session_state["log_key"]
     assert spec.startswith("synthetic:500/") and "eta=0.5" in spec and "sessions=2000" in spec
-    from ultr_core.logspec import LogSpec
+    from ultr_core.simulation.logspec import LogSpec
     ds, _, log = LogSpec.parse(spec).simulate()
     import pandas as pd
     pd.testing.assert_frame_equal(log.frame, at.session_state["log"].frame)     # the link rebuilds the same log
@@ -334,7 +334,7 @@ def test_heatmaps_quick_grid_draws_figure():
 
 def test_heatmap_figure_draws_a_partial_grid():
     import pandas as pd
-    from ultr_core.figures import heatmap_figure
+    from ultr_core.app.figures import heatmap_figure
     rows = [{"click.coupling": 0.0, "train.lbd_lambda": lam, "train.lbd_t": t, "seed": 0, "ndcg@10": 0.9 + lam / 1e5}
             for lam, t in [(1.0, 0.1), (100.0, 0.2)]]                     # 2 of 12 cells finished
     fig = heatmap_figure(pd.DataFrame(rows))

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from ultr_core.__main__ import main
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.loaders import load_svmlight, load_svmlight_upload
+from ultr_core.data.loaders import load_svmlight, load_svmlight_upload
 from apphelp import no_crash
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,23 +140,23 @@ def test_three_query_upload_gives_three_non_empty_splits_and_two_is_refused():
 
 
 def test_empty_split_is_named():
-    from ultr_core.dataset import LTRDataset, RankingData
+    from ultr_core.data.dataset import LTRDataset, RankingData
     d = RankingData(np.zeros((2, 3), np.float32), np.array([1, 1]), np.array([0, 1]))
     with pytest.raises(DataFormatError, match="the test split is empty"):
         LTRDataset("mine", d, d, d.subset_queries(np.array([], np.int64)))
 
 
 def test_dataset_by_unknown_name_lists_what_exists():
-    from ultr_core.dataroots import dataset_spec
+    from ultr_core.data.roots import dataset_spec
     with pytest.raises(ConfigError, match="no dataset named '/etc'"):
         dataset_spec("/etc")
 
 
 # --------------------------------------------------------------------------- result cache
 def test_result_cache_never_trusts_edited_truncated_or_stale_entries(tmp_path, monkeypatch):
-    from ultr_core import resultcache
+    from ultr_core.studies import resultcache
     from ultr_core.algorithms import TrainConfig
-    from ultr_core.experiment import ExperimentSpec, _run_cell
+    from ultr_core.studies.experiment import ExperimentSpec, _run_cell
     spec = ExperimentSpec(n_sessions=500, train=TrainConfig(steps=10, eval_every=5, model="linear"))
     first = _run_cell(spec, tmp_path)
     path = tmp_path / f"{spec.key()}.json"
@@ -176,7 +176,7 @@ def test_result_cache_never_trusts_edited_truncated_or_stale_entries(tmp_path, m
 
 
 def test_result_cache_evicts_least_recently_used_beyond_its_budget(tmp_path):
-    from ultr_core import resultcache
+    from ultr_core.studies import resultcache
     payload = {"metrics": {"m": 1.0}, "observation": None, "true_observation": None, "final_step": 1,
                "history": [{"step": i} for i in range(50)]}
     for i in range(20):
@@ -187,7 +187,7 @@ def test_result_cache_evicts_least_recently_used_beyond_its_budget(tmp_path):
 
 
 def test_byte_lru_keeps_its_budget():
-    from ultr_core.lrucache import ByteLRU
+    from ultr_core.app.lrucache import ByteLRU
     c = ByteLRU(10_000)
     for i in range(10):
         c.get_or_compute(i, lambda: np.zeros(300))                    # 2,400 bytes each
@@ -246,7 +246,7 @@ def test_upload_parquet_with_list_typed_query_id_shows_a_message(tmp_path):
     at.run()
     assert no_crash(at) and at.error and "query\\_id" in at.error[0].value and "lists" in at.error[0].value
     from ultr_core.errors import DataFormatError
-    from ultr_core.identifiability.ingestion import ingest
+    from ultr_core.logs.ingestion import ingest
     with pytest.raises(DataFormatError, match="query_id.*lists or records"):
         ingest(str(tmp_path / "l.parquet"), "parquet")
 
@@ -356,7 +356,7 @@ def test_simulate_page_refuses_logs_beyond_its_row_limit(data_dir):
 
 
 def test_grid_refuses_an_impossible_cell_before_running_and_keeps_finished_runs(monkeypatch):
-    import ultr_core.experiment as ex
+    import ultr_core.studies.experiment as ex
     from ultr_core.algorithms import TrainConfig
     base = ex.ExperimentSpec(n_sessions=500, train=TrainConfig(steps=10, eval_every=5, model="linear"))
     with pytest.raises(ConfigError, match="choose k below 10"):
@@ -372,10 +372,10 @@ def test_grid_refuses_an_impossible_cell_before_running_and_keeps_finished_runs(
     assert len(df) == 3 and df["error"].notna().sum() == 1 and df["ndcg@10"].notna().sum() == 2
 
 
-@pytest.mark.parametrize("name", __import__("ultr_core.presets", fromlist=["x"]).PRESET_SWEEPS)
+@pytest.mark.parametrize("name", __import__("ultr_core.studies.presets", fromlist=["x"]).PRESET_SWEEPS)
 def test_every_compare_preset_is_valid(name):
-    from ultr_core.experiment import ExperimentSpec, check_cells, expand_grid
-    from ultr_core.presets import PRESET_SWEEPS
+    from ultr_core.studies.experiment import ExperimentSpec, check_cells, expand_grid
+    from ultr_core.studies.presets import PRESET_SWEEPS
     p = PRESET_SWEEPS[name]
     base = ExperimentSpec()
     for k, v in p["base"].items():

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from ultr_core.dataset import LTRDataset, RankingData, concat_ranges
-from ultr_core.preprocessing import normalize, query_minmax
-from ultr_core.synthetic import make_identifiability_data, make_synthetic_ltr, position_blocks
+from ultr_core.data.dataset import LTRDataset, RankingData, concat_ranges
+from ultr_core.data.preprocessing import normalize, query_minmax
+from ultr_core.data.synthetic import make_identifiability_data, make_synthetic_ltr, position_blocks
 
 
 def small():

@@ -3,13 +3,14 @@ import threading
 import numpy as np
 import pytest
 
-from ultr_core.dataset import LTRDataset
-from ultr_core.embedding import ctr_table, fit_embedding
+from ultr_core.data.dataset import LTRDataset
+from ultr_core.identifiability.embedding import ctr_table, fit_embedding
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability import IdentifiabilityGraph, plan_merges
-from ultr_core.metrics import mcc
-from ultr_core.simulation import ClickModelConfig, ClickSimulator, EYE_TRACKING
-from ultr_core.synthetic import make_identifiability_data
+from ultr_core.evaluation.metrics import mcc
+from ultr_core.simulation.clickmodel import ClickModelConfig, EYE_TRACKING
+from ultr_core.simulation.simulator import ClickSimulator
+from ultr_core.data.synthetic import make_identifiability_data
 
 
 def small_log(K, seed=0, sessions=200_000):
@@ -30,7 +31,7 @@ def log1():
 
 def test_ctr_table_by_hand():
     import pandas as pd
-    from ultr_core.clicklog import ClickLog
+    from ultr_core.logs.clicklog import ClickLog
     log = ClickLog(pd.DataFrame({"session_id": [0, 1, 2, 3], "query_id": 0, "doc_id": [5, 5, 5, 9],
                                  "position": [1, 1, 2, 1], "shown": True, "click": [1, 0, 1, 1]}))
     d, g, n, c, D, G, ids = ctr_table(log)

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ultr_core.clicklog import ClickLog
+from ultr_core.logs.clicklog import ClickLog
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability import (IdentifiabilityGraph, bias_feature_vectors,
                                        components_by_edge_enumeration, identifiability_probability,
@@ -185,8 +185,9 @@ def test_onehot_merging_matches_brute_force_mst(seed):
 
 
 def test_intervention_apply_connects_and_collects_clicks():
-    from ultr_core.simulation import ClickModelConfig, ClickSimulator
-    from ultr_core.sources import load_dataset
+    from ultr_core.simulation.clickmodel import ClickModelConfig
+    from ultr_core.simulation.simulator import ClickSimulator
+    from ultr_core.data.sources import load_dataset
     ds = load_dataset("ig:2", seed=0)
     log = ClickSimulator(ClickModelConfig(logging="given"), seed=0).fit(ds).simulate(ds.train, 5000)
     g = IdentifiabilityGraph.from_log(log)
@@ -211,8 +212,8 @@ def test_probability_table_falls_with_contexts():
 def test_interactive_graph_html_is_offline_and_carries_no_markup():
     import re
 
-    from ultr_core.figures import identifiability_graph_html
-    from ultr_core.identifiability.ingestion import CountTable
+    from ultr_core.app.graph_figures import identifiability_graph_html
+    from ultr_core.logs.ingestion import CountTable
     frame = pd.DataFrame({"doc": [0, 0, 1, 2], "position": [1, 2, 3, 4],
                           "v": ["<b>x</b>", "</script><script>alert(1)</script>", "a", '<img src=x onerror="y">'],
                           "impressions": 1, "clicks": 0})

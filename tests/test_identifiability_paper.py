@@ -4,14 +4,14 @@ repairs on that data."""
 import numpy as np
 import pytest
 
-from ultr_core.embedding import fit_counts
+from ultr_core.identifiability.embedding import fit_counts
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability import IdentifiabilityGraph
 from ultr_core.identifiability.merging import plan_merges
 from ultr_core.identifiability.repairs import fit_repaired
-from ultr_core.simulation import EYE_TRACKING
-from ultr_core.synthetic import (PAPER_BLOCKS, PAPER_LABEL_SHARES, binomial_ctr_table,
-                                 make_paper_identifiability_data)
+from ultr_core.simulation.clickmodel import EYE_TRACKING
+from ultr_core.data.synthetic import PAPER_BLOCKS, PAPER_LABEL_SHARES, make_paper_identifiability_data
+from ultr_core.simulation.synthetic_logs import binomial_ctr_table
 
 
 @pytest.mark.parametrize("K", [1, 2, 3, 4])
@@ -155,8 +155,8 @@ def test_ig_fit_cli_on_an_ultra_directory_and_a_labelled_log(tmp_path, capsys):
 
     import pandas as pd
 
-    from ultr_core.dataset import LTRDataset, RankingData
-    from ultr_core.loaders import save_ultra
+    from ultr_core.data.dataset import LTRDataset, RankingData
+    from ultr_core.data.loaders import save_ultra
     d = make_paper_identifiability_data(1, n_queries=120, docs_per_position=100, shared_per_edge=10, seed=0)
     # one-hot documents as the official data: a document is its feature vector (rows repeat it)
     one = RankingData(np.eye(int(d.doc_ids.max()) + 1, dtype=np.float32)[d.doc_ids], d.qids, d.labels,
@@ -179,7 +179,7 @@ def test_ig_fit_cli_on_an_ultra_directory_and_a_labelled_log(tmp_path, capsys):
 
 
 def test_iteration_caps_per_method_follow_the_official_code(monkeypatch):
-    import ultr_core.embedding as emb
+    import ultr_core.identifiability.embedding as emb
     assert emb.MAX_ITERS["regression_em"] == 100_000 and emb.MAX_ITERS["dla"] == emb.MAX_ITERS["two_tower"] == 20_000
     data = make_paper_identifiability_data(1, seed=0)
     table, r, o = binomial_ctr_table(data, seed=0)
@@ -228,7 +228,7 @@ def test_fig4a_random_cost_interventions_are_worse_than_min_cost():
 
 
 def test_repairs_sweep_reports_each_strategy_and_refuses_unknown_ones():
-    from ultr_core.reports import repairs_sweep
+    from ultr_core.identifiability.reports import repairs_sweep
     done = []
     df = repairs_sweep(seeds=(0,), strategies=("DLA (disconnected)", "merge 4 & 5 (planned)"), report=done.append)
     m = df.set_index("strategy")["mcc"]

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from ultr_core.jobpool import JobLimitError, JobPool
+from ultr_core.app.jobpool import JobLimitError, JobPool
 
 
 def sleeper(seconds, tag="", report=None, stop=None):

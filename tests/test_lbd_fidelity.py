@@ -7,11 +7,12 @@ import pytest
 import torch
 
 from ultr_core.algorithms import TrainConfig
-from ultr_core.algorithms.learners import LBD
-from ultr_core.dataset import LTRDataset, RankingData
-from ultr_core.hte import oracle_tau
-from ultr_core.simulation import (EYE_TRACKING, ClickModelConfig, ClickSimulator, coupling_direction,
-                                  relevance_probability)
+from ultr_core.algorithms.individual import LBD
+from ultr_core.data.dataset import LTRDataset, RankingData
+from ultr_core.algorithms.hte import oracle_tau
+from ultr_core.simulation.clickmodel import EYE_TRACKING, ClickModelConfig, relevance_probability
+from ultr_core.simulation.simulator import ClickSimulator
+from ultr_core.simulation.policy import coupling_direction
 
 
 def _two_feature_dataset():
@@ -204,8 +205,8 @@ def test_fig3a_on_the_yahoo_sample_dla_below_naive_and_lbd_above_dla(data_dir):
     simulation, λ and t from Table 3), paired over 5 seeds.  Measured when written (nDCG@10):
     DLA − Naive = −0.047, −0.028, +0.005, −0.046, −0.027 and LBD − DLA = +0.023, +0.043, −0.034,
     +0.029, +0.050 (600 steps on a 20,000-session log)."""
-    from ultr_core.experiment import ExperimentSpec, run_experiment
-    from ultr_core.sources import simulate_log
+    from ultr_core.studies.experiment import ExperimentSpec, run_experiment
+    from ultr_core.simulation.simulated import simulate_log
     diffs = {"dla-naive": [], "lbd-dla": []}
     for seed in range(5):
         base = ExperimentSpec(dataset=f"yahoo:{data_dir / 'yahoo_sample'}", click=ClickModelConfig(coupling=0.6, topk=10),
@@ -227,7 +228,7 @@ def test_paper_scale_preset_runs_with_online_clicks(synthetic):
     weights), a few steps: the pieces fit together and the model is the paper's shape."""
     from ultr_core.algorithms import fit
     from ultr_core.algorithms.config import PAPER_SCALE
-    from ultr_core.sources import simulate_log
+    from ultr_core.simulation.simulated import simulate_log
     ds, _, log = simulate_log("synthetic:60", ClickModelConfig(coupling=0.6), 500, seed=0)
     for alg in ("lbd", "dla"):
         cfg = TrainConfig(algorithm=alg, **{**PAPER_SCALE, "steps": 4, "eval_every": 2})

@@ -2,9 +2,8 @@ import numpy as np
 import pytest
 
 from ultr_core.errors import DataFormatError
-from ultr_core.loaders import (load_lightgbm_split, load_mq2008_fold, load_svmlight, load_ultra,
-                               load_yahoo_sample, save_ultra)
-from ultr_core.synthetic import make_synthetic_ltr
+from ultr_core.data.loaders import load_lightgbm_split, load_mq2008_fold, load_svmlight, load_ultra, load_yahoo_sample, save_ultra
+from ultr_core.data.synthetic import make_synthetic_ltr
 
 
 # ----------------------------------------------------------------- real files
@@ -35,7 +34,7 @@ def test_yahoo_sample(data_dir):
 
 def test_mq2008_part_roundtrips_through_ultra(tmp_path, data_dir):
     part = load_svmlight(data_dir / "mq2008" / "S5.txt", 46)
-    from ultr_core.dataset import LTRDataset
+    from ultr_core.data.dataset import LTRDataset
     ds = LTRDataset("s5", part, part, part)
     save_ultra(ds, tmp_path / "u")
     back = load_ultra(tmp_path / "u")
@@ -137,7 +136,7 @@ def test_ultra_settings_errors(tmp_path):
 
 
 def test_svmlight_upload_in_memory(data_dir):
-    from ultr_core.loaders import load_svmlight_upload
+    from ultr_core.data.loaders import load_svmlight_upload
     raw = (data_dir / "mq2008" / "S1.txt").read_bytes()
     ds = load_svmlight_upload("S1.txt", raw)
     assert sum(s.n_queries for s in ds.splits()) == load_svmlight(data_dir / "mq2008" / "S1.txt").n_queries

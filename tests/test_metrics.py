@@ -2,8 +2,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import ndcg_score
 
-from ultr_core.metrics import (arp, average_precision, click_mse, mcc, ndcg,
-                               observation_curve_error)
+from ultr_core.evaluation.metrics import arp, average_precision, click_mse, mcc, ndcg, observation_curve_error
 
 
 def test_ndcg_by_hand():
@@ -70,7 +69,7 @@ def test_mcc_and_errors():
 def test_interval_bars_start_at_zero_and_intervals_stay_in_the_metrics_range():
     import pandas as pd
 
-    from ultr_core.figures import clip_interval, interval_bar_figure, metric_range
+    from ultr_core.app.figures import clip_interval, interval_bar_figure, metric_range
     summ = pd.DataFrame({"algorithm": ["DLA", "Naive"], "ndcg@10": [0.93, 0.944],
                          "ndcg@10_lo": [0.90, 0.91], "ndcg@10_hi": [0.96, 1.02]})
     fig = interval_bar_figure(summ, "algorithm", "ndcg@10", "t")
@@ -85,7 +84,7 @@ def test_interval_bars_start_at_zero_and_intervals_stay_in_the_metrics_range():
 def test_spearman_within_query_depends_only_on_the_order_inside_queries():
     from scipy.stats import spearmanr
 
-    from ultr_core.metrics import spearman_within_query
+    from ultr_core.evaluation.metrics import spearman_within_query
     rng = np.random.default_rng(0)
     offsets = np.arange(0, 101, 10)
     r = rng.uniform(0.1, 1.0, 100)

@@ -13,9 +13,9 @@ import pytest
 
 from ultr_core.identifiability import IdentifiabilityGraph
 from ultr_core.identifiability.estimation import ESTIMATORS, estimate_bias_full
-from ultr_core.identifiability.ingestion import CountTable, ingest
-from ultr_core.reports import identifiability_report
-from ultr_core.synthetic import make_paper_identifiability_data
+from ultr_core.logs.ingestion import CountTable, ingest
+from ultr_core.identifiability.reports import identifiability_report
+from ultr_core.data.synthetic import make_paper_identifiability_data
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -188,8 +188,8 @@ def _pyclick_reference(text):
 
 
 def test_pyclick_sessions_are_sniffed_and_read_as_pyclick_does():
-    from ultr_core.logformats import sniff_format
-    from ultr_core.userlogs import read_user_log
+    from ultr_core.logs.sniff import sniff_format
+    from ultr_core.logs.mapping import read_user_log
     text = _pyclick_text()
     assert sniff_format(text.encode(), "trainSample") == "pyclick"
     log, notes = read_user_log(text.encode(), name="trainSample")
@@ -203,7 +203,7 @@ def test_pyclick_sessions_are_sniffed_and_read_as_pyclick_does():
 
 def test_pyclick_structural_errors_name_the_line():
     from ultr_core.errors import DataFormatError
-    from ultr_core.userlogs import read_user_log
+    from ultr_core.logs.mapping import read_user_log
     with pytest.raises(DataFormatError, match="a tab, then a colon") as e:
         read_user_log(b"q1\ta,b : a;\nq2 a,b : a;\n", "pyclick", name="s")
     assert e.value.line == 2
@@ -214,7 +214,7 @@ def test_pyclick_structural_errors_name_the_line():
 
 def test_a_file_no_reader_accepts_gets_one_message_with_the_accepted_formats(tmp_path, capsys):
     from ultr_core.errors import DataFormatError
-    from ultr_core.userlogs import read_user_log
+    from ultr_core.logs.mapping import read_user_log
     junk = b"<html>\x01 not a log at all " + b"x" * 200 + b"\n"
     with pytest.raises(DataFormatError) as e:
         read_user_log(junk, name="upload")
@@ -235,7 +235,7 @@ def test_duplicate_column_names_are_refused_with_the_name(tmp_path, fmt, capsys)
     import pyarrow.parquet as pq
 
     from ultr_core.errors import DataFormatError
-    from ultr_core.userlogs import read_user_log
+    from ultr_core.logs.mapping import read_user_log
     path = tmp_path / f"log.{fmt}"
     if fmt == "csv":
         path.write_text("query_id,doc_id,position,click,position\nq,a,1,0,2\n")
@@ -259,9 +259,9 @@ def test_baidu_and_yandex_structural_errors_name_the_line_and_the_field_count(tm
 
 
 def test_train_only_folders_are_not_offered_for_simulation_and_errors_name_the_dataset(tmp_path, monkeypatch):
-    from ultr_core.dataroots import available_datasets, dataset_spec
+    from ultr_core.data.roots import available_datasets, dataset_spec
     from ultr_core.errors import DataFormatError
-    from ultr_core.sources import load_dataset
+    from ultr_core.data.sources import load_dataset
     write_official_layout(tmp_path / "K=2", 2)                      # train/ only
     broken = tmp_path / "broken"
     for split in ("train", "valid", "test"):
@@ -280,7 +280,7 @@ def test_archives_are_read_safely(tmp_path):
     import tarfile
     import zipfile
 
-    from ultr_core.archives import ultra_folder
+    from ultr_core.data.archives import ultra_folder
     from ultr_core.errors import DataFormatError
     folder = write_official_layout(tmp_path / "K=3", 3)
     buf = io.BytesIO()

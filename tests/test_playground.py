@@ -6,8 +6,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ultr_core.errors import ConfigError
-from ultr_core.logspec import LogSpec
-from ultr_core.playground import METHODS, PRESETS, PlaygroundSettings, verdict
+from ultr_core.simulation.logspec import LogSpec
+from ultr_core.app.playground import METHODS, PRESETS, PlaygroundSettings, verdict
 from apphelp import no_crash
 
 ROOT = Path(__file__).resolve().parents[1]

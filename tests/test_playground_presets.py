@@ -1,11 +1,11 @@
 """Each Playground preset's sentence, checked over seeds 0–4 at the preset's own settings (the
 size a class sees): every claim's paired mean difference exceeds its stated margin and its 90 %
-t-interval lies above 0 (``ultr_core.playground.check_claims``)."""
+t-interval lies above 0 (``ultr_core.app.playground.check_claims``)."""
 import pytest
 
 from ultr_core.algorithms.config import ALGORITHMS
 
-from ultr_core.playground import PRESETS, Claim, check_claims, preset_runs
+from ultr_core.app.playground import PRESETS, Claim, check_claims, preset_runs
 
 
 def test_every_preset_states_claims_and_sets_its_data():

@@ -15,10 +15,10 @@ from ultr_core.__main__ import main
 from ultr_core.errors import DataFormatError
 from ultr_core.identifiability import IdentifiabilityGraph, factor_codes
 from ultr_core.identifiability.estimation import estimate_bias, estimate_bias_full
-from ultr_core.identifiability.ingestion import CountTable, ingest
-from ultr_core.logformats import sniff_format
-from ultr_core.reports import analyse_identifiability
-from ultr_core.userlogs import read_user_log
+from ultr_core.logs.ingestion import CountTable, ingest
+from ultr_core.logs.sniff import sniff_format
+from ultr_core.identifiability.reports import analyse_identifiability
+from ultr_core.logs.mapping import read_user_log
 
 TWO_ROWS = "query_id,doc_id,position,click,vertical\n1,X,1,1,web\n2,Y,2,0,\n"
 
@@ -401,7 +401,7 @@ def test_yandex_fast_path_equals_the_line_by_line_reader(tmp_path, crlf, pad, gz
     """Files are read by DuckDB's CSV reader, uploads (bytes) line by line: same log."""
     import gzip as _gz
 
-    from ultr_core.logformats import read_normalised
+    from ultr_core.logs.normalise import read_normalised
     text = _yandex_sample_text(crlf=crlf, pad=pad).encode()
     path = tmp_path / ("y.txt.gz" if gz else "y.txt")
     path.write_bytes(_gz.compress(text) if gz else text)
@@ -445,9 +445,9 @@ def test_yandex_vectorised_click_matching_equals_the_sql_reader_on_messy_session
     (bytes) with one SQL as-of rule: same impressions, clicks, notes and counts — also when the
     sessions are matched in many buckets (7 query rows each: ≈ 110 buckets, interleaved sessions
     in different buckets)."""
-    import ultr_core.logformats as lf
-    from ultr_core.identifiability.ingestion import CountTable, ingest
-    from ultr_core.logformats import read_normalised
+    import ultr_core.logs.yandex as lf
+    from ultr_core.logs.ingestion import CountTable, ingest
+    from ultr_core.logs.normalise import read_normalised
     calls = []
     if bucket_rows:
         monkeypatch.setattr(lf, "MATCH_BUCKET_ROWS", bucket_rows)
@@ -477,11 +477,12 @@ def test_yandex_vectorised_click_matching_equals_the_sql_reader_on_messy_session
 
 
 def test_yandex_line_wider_than_sniffed_falls_back(tmp_path, monkeypatch):
-    import ultr_core.logformats as lf
+    import ultr_core.logs.yandex as lf
+    from ultr_core.logs.normalise import read_normalised
     text = _yandex_sample_text(50)
     path = tmp_path / "y.txt"
     path.write_text(text)
-    ref, _ = lf.read_normalised(str(path), "yandex")
+    ref, _ = read_normalised(str(path), "yandex")
     monkeypatch.setattr(lf, "_max_fields", lambda *a, **k: 6)      # as if the head had only short lines
-    df, _ = lf.read_normalised(str(path), "yandex")
+    df, _ = read_normalised(str(path), "yandex")
     pd.testing.assert_frame_equal(df, ref)

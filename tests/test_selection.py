@@ -6,8 +6,8 @@ from ultr_core.algorithms import TrainConfig, evaluate, fit
 from ultr_core.algorithms.data import session_data
 from ultr_core.algorithms.selection import CLD, CLDPair, _pairs, borda, candidate_table
 from ultr_core.errors import ConfigError
-from ultr_core.simulation import ClickModelConfig, position_observation
-from ultr_core.sources import simulate_log
+from ultr_core.simulation.clickmodel import ClickModelConfig, position_observation
+from ultr_core.simulation.simulated import simulate_log
 
 TOP5 = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0)
 
@@ -26,7 +26,7 @@ def test_candidate_table_by_construction(top5):
     assert tab.selected.sum() == 5 * ds.train.n_queries          # top-5 of each query
     assert (tab.position[tab.selected] <= 5).all() and (tab.position[~tab.selected] > 5).all()
     # ĉ/ρ is unbiased for r: its mean per true label is close to r(y)
-    from ultr_core.simulation import relevance_probability
+    from ultr_core.simulation.clickmodel import relevance_probability
     r = relevance_probability(ds.train.labels[tab.rows], 4, 0.1)
     sel = tab.selected
     assert abs(tab.target[sel].mean() - r[sel].mean()) < 0.02
@@ -171,7 +171,7 @@ def test_selection_methods_need_a_cutoff():
 
 def test_cld_beats_naive_and_heckman_under_top5():
     """Seeded small version of CLD Table 2 (synthetic, top-5, η = 1, 10 % noise, 3 seeds)."""
-    from ultr_core.experiment import ExperimentSpec, run_grid
+    from ultr_core.studies.experiment import ExperimentSpec, run_grid
     base = ExperimentSpec(click=TOP5, n_sessions=20_000)
     df = run_grid(base, {"train.algorithm": ["naive", "heckman", "cld"], "train.model": ["linear"]},
                   seeds=[0, 1, 2], n_jobs=2)

@@ -2,11 +2,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ultr_core.clicklog import ClickLog
+from ultr_core.logs.clicklog import ClickLog
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.simulation import (EYE_TRACKING, ClickModelConfig, ClickSimulator,
-                                  position_observation, relevance_probability)
-from ultr_core.synthetic import make_identifiability_data
+from ultr_core.simulation.clickmodel import EYE_TRACKING, ClickModelConfig, position_observation, relevance_probability
+from ultr_core.simulation.simulator import ClickSimulator
+from ultr_core.data.synthetic import make_identifiability_data
 
 
 def test_relevance_probability_matches_spec():
@@ -70,7 +70,7 @@ def test_contexts_fixed_per_query_and_position(synthetic):
 
 
 def test_given_order_on_fully_synthetic_data():
-    from ultr_core.dataset import LTRDataset
+    from ultr_core.data.dataset import LTRDataset
     d = make_identifiability_data(1, n_docs=500, n_queries=100, seed=0)
     ds = LTRDataset("ig", d, d, d)
     log = ClickSimulator(ClickModelConfig(logging="given"), seed=0).fit(ds).simulate(d, 1000)
@@ -172,7 +172,8 @@ def test_binarised_relevance_clicks_as_cld_section_6():
     """relevance="binary": grades ≥ 3 of 0–4 are clicked with probability o_p, the others with ε·o_p;
     MAP then counts grades ≥ 3 as relevant."""
     from ultr_core.algorithms import TrainConfig, evaluate, fit
-    from ultr_core.sources import load_dataset, simulate_log
+    from ultr_core.data.sources import load_dataset
+    from ultr_core.simulation.simulated import simulate_log
     ds = load_dataset("synthetic:200:24")
     assert ds.train.offsets[1] - ds.train.offsets[0] == 24
     cfg = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0, noise=0.1, relevance="binary")

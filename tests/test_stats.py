@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ultr_core.stats import mean_ci, paired_differences, paired_test
+from ultr_core.evaluation.stats import mean_ci, paired_differences, paired_test
 
 
 def test_mean_ci_by_hand():

@@ -8,7 +8,7 @@ import pytest
 
 from ultr_core.__main__ import main
 from ultr_core.errors import DataFormatError
-from ultr_core.userlogs import read_user_log
+from ultr_core.logs.mapping import read_user_log
 
 ROOT = Path(__file__).resolve().parents[1]
 CSV = "query_id,doc_id,position,click,vertical\nq1,a,1,1,web\nq1,b,2,0,web\nq2,c,1,1,img\nq2,a,2,0,img\n"
@@ -133,8 +133,8 @@ def test_cli_human_summary_and_error(tmp_path):
 
 
 def test_report_skips_intervention_for_huge_graphs():
-    from ultr_core.reports import analyse_identifiability
-    from ultr_core.synthetic import make_contextual_log
+    from ultr_core.identifiability.reports import analyse_identifiability
+    from ultr_core.simulation.synthetic_logs import make_contextual_log
     log = make_contextual_log(n_sessions=2000, n_queries=1000, n_contexts=300, n_docs=10**7, seed=0)
     an = analyse_identifiability(log, ["context", "position"], merge=True, intervene=True,
                                  max_intervention_components=50)

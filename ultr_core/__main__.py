@@ -4,15 +4,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
 from pathlib import Path
 
-from .errors import ConfigError, DataFormatError
+from ultr_core.errors import ConfigError, DataFormatError
 
 
 def _ig(a) -> int:
-    from .identifiability.ingestion import ingest
-    from .reports import format_report, identifiability_report
+    from ultr_core.identifiability.reports import format_report, identifiability_report
+    from ultr_core.logs.ingestion import ingest
     bias = [c.strip() for c in a.bias.split(",") if c.strip()] if a.bias else ["position"]
     columns = dict(kv.split("=", 1) for kv in a.column) if a.column else None
     table = ingest(a.path, a.format, bias=bias, columns=columns, document=a.document,
@@ -33,7 +32,7 @@ def _ig(a) -> int:
 
 
 def _ig_fit(a) -> int:
-    from .identifiability.repairs import fit_repaired, fit_source
+    from ultr_core.identifiability.repairs import fit_repaired, fit_source
     table, r, o, data = fit_source(a.path, seed=a.seed, impressions=a.impressions)
     out = fit_repaired(table, r, o, data, method=a.algorithm, repair=a.repair, init=a.init, seed=a.seed,
                        max_iter=a.max_iter, impressions=a.impressions)
@@ -57,8 +56,9 @@ def _json_default(v):
 
 
 def _simulate(a) -> int:
-    from .simulation import ClickModelConfig, ClickSimulator
-    from .sources import load_dataset
+    from ultr_core.data.sources import load_dataset
+    from ultr_core.simulation.clickmodel import ClickModelConfig
+    from ultr_core.simulation.simulator import ClickSimulator
     out = _check_out(a.out, a.force, (".parquet", ".csv"))
     ds = load_dataset(a.dataset, a.seed)
     cfg = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
@@ -103,10 +103,10 @@ def _atomic_write(out: Path, write) -> None:
 def _train(a) -> int:
     from dataclasses import replace
 
-    from .algorithms import TrainConfig
-    from .algorithms.config import PAPER_SCALE, lbd_table3
-    from .experiment import ExperimentSpec, run_experiment
-    from .simulation import ClickModelConfig
+    from ultr_core.algorithms import TrainConfig
+    from ultr_core.algorithms.config import PAPER_SCALE, lbd_table3
+    from ultr_core.simulation.clickmodel import ClickModelConfig
+    from ultr_core.studies.experiment import ExperimentSpec, run_experiment
     if not 1 <= a.seeds <= 100:
         raise ConfigError("--seeds", f"must be 1 to 100, got {a.seeds}")
     click = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
     sm.set_defaults(fn=_simulate)
     tr = sub.add_parser("train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="simulate clicks, train one algorithm, print test metrics")
     tr.add_argument("--dataset", default="synthetic", help="synthetic, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
-    from .algorithms.config import ALGORITHMS as _ALGS
+    from ultr_core.algorithms.config import ALGORITHMS as _ALGS
     tr.add_argument("--algorithm", default="dla", choices=list(_ALGS), metavar="ALGORITHM",
                     help="one of " + ", ".join(_ALGS))
     tr.add_argument("--eta", type=float, default=1.0, help="position-bias severity η")
@@ -237,7 +237,7 @@ def main(argv=None) -> int:
     tr.add_argument("--data-seed", type=int, default=0, help="seed of generated data")
     from dataclasses import fields as _fields
 
-    from .algorithms.config import TrainConfig as _TC
+    from ultr_core.algorithms.config import TrainConfig as _TC
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="training hyper-parameter, e.g. --set lr=0.05 --set model=linear (repeatable); keys: "
                          + ", ".join(f.name for f in _fields(_TC) if f.name not in ("algorithm", "seed")))

@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
-from ..errors import ConfigError, show
+from ultr_core.errors import ConfigError, show
 
 __all__ = ["TrainConfig", "ALGORITHMS", "PRESETS", "LBD_TABLE3", "lbd_table3", "PAPER_SCALE"]
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..clicklog import ClickLog
-from ..errors import ConfigError
+from ultr_core.errors import ConfigError
+from ultr_core.logs.clicklog import ClickLog
 
 __all__ = ["SessionData", "session_data"]
 

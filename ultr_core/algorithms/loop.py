@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..errors import ConfigError
-from ..metrics import ndcg
-from ..dataset import RankingData
-from .config import TrainConfig
-from .learners import Learner
-from .models import xavier_init
+from ultr_core.algorithms.config import TrainConfig
+from ultr_core.algorithms.learners import Learner
+from ultr_core.algorithms.models import xavier_init
+from ultr_core.data.dataset import RankingData
+from ultr_core.errors import ConfigError
+from ultr_core.evaluation.metrics import ndcg
 
 __all__ = ["FitResult", "train_loop"]
 

@@ -20,13 +20,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..dataset import RankingData
-from ..errors import ConfigError
-from ..simulation import position_observation
-from .config import TrainConfig
-from .data import SessionData
-from .models import ranker
-from .loop import FitResult, train_loop
+from ultr_core.algorithms.config import TrainConfig
+from ultr_core.algorithms.data import SessionData
+from ultr_core.algorithms.loop import FitResult, train_loop
+from ultr_core.algorithms.models import ranker
+from ultr_core.data.dataset import RankingData
+from ultr_core.errors import ConfigError
+from ultr_core.simulation.clickmodel import position_observation
 
 __all__ = ["fit_selection", "candidate_table", "session_rows", "cld_loss"]
 
@@ -328,7 +328,7 @@ def fit_selection(log, dataset, split: RankingData, data: SessionData, config: T
             raise ConfigError("algorithm", "RankAgg needs the fitted IPS ranker (ultr_core.algorithms.fit passes it)")
         model = ClosedFormRanker(heck, ips if config.algorithm == "rankagg" else None)
         res = FitResult(config, model)
-        from ..metrics import ndcg
+        from ultr_core.evaluation.metrics import ndcg
         v = dataset.valid
         sv = res.predict(v.features, v.offsets)
         rec = {"step": 1, "loss": 0.0, "valid_ndcg@10": ndcg(sv, v.labels, v.offsets, 10),

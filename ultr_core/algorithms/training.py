@@ -11,16 +11,16 @@ import threading
 import numpy as np
 import torch
 
-from ..clicklog import ClickLog
-from ..dataset import LTRDataset, RankingData
-from ..errors import ConfigError
-from ..metrics import evaluate_ranking, mcc, spearman_within_query
-from ..simulation import binary_threshold, relevance_probability
-from .config import TrainConfig
-from .data import session_data
-from .learners import LEARNERS
-from .loop import FitResult, train_loop
-from .selection import fit_selection
+from ultr_core.algorithms.config import TrainConfig
+from ultr_core.algorithms.data import session_data
+from ultr_core.algorithms.loop import FitResult, train_loop
+from ultr_core.algorithms.registry import LEARNERS
+from ultr_core.algorithms.selection import fit_selection
+from ultr_core.data.dataset import LTRDataset, RankingData
+from ultr_core.errors import ConfigError
+from ultr_core.evaluation.metrics import evaluate_ranking, mcc, spearman_within_query
+from ultr_core.logs.clicklog import ClickLog
+from ultr_core.simulation.clickmodel import binary_threshold, relevance_probability
 
 __all__ = ["fit", "FitResult", "evaluate", "train_loop"]
 
@@ -56,7 +56,8 @@ def log_simulator(log: ClickLog, dataset: LTRDataset, what: str = "this method")
     """The fitted :class:`ClickSimulator` that produced ``log`` (rebuilt from its metadata)."""
     from dataclasses import fields as dc_fields
 
-    from ..simulation import ClickModelConfig, ClickSimulator
+    from ultr_core.simulation.clickmodel import ClickModelConfig
+    from ultr_core.simulation.simulator import ClickSimulator
     meta = log.meta
     if "click_model" not in meta or "seed" not in meta:
         raise ConfigError("log", f"{what} needs a simulated log (its click model is in the log's metadata)")
@@ -67,7 +68,7 @@ def log_simulator(log: ClickLog, dataset: LTRDataset, what: str = "this method")
 
 def _tau_table(kind: str, log: ClickLog, dataset: LTRDataset, split: RankingData, n_positions: int,
                seed: int) -> np.ndarray:
-    from ..hte import estimate_tau, oracle_tau
+    from ultr_core.algorithms.hte import estimate_tau, oracle_tau
     sim = log_simulator(log, dataset, "HTE")
     if kind == "oracle":
         return oracle_tau(sim, split, n_positions)
@@ -137,7 +138,7 @@ def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: in
     query and on a log scale) and ``spearman_within_query`` (rank correlation inside queries: defined for
     any ranker).  With
     ``binary`` (a log simulated with binarised relevance) MAP and ARP count grades from
-    :func:`~ultr_core.simulation.binary_threshold` as relevant and r(y) is the binarised one."""
+    :func:`~ultr_core.simulation.clickmodel.binary_threshold` as relevant and r(y) is the binarised one."""
     scores = result.predict(data.features, data.offsets)
     top = max_label or max(data.max_label, 1)
     out = evaluate_ranking(scores, data, threshold=binary_threshold(top) if binary else 1)

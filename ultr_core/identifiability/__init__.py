@@ -10,10 +10,10 @@ distinct (document, factor) pairs; O(rows)).  Edge counts are a statistic comput
 (:meth:`IdentifiabilityGraph.edge_count`), and :func:`components_by_edge_enumeration` keeps
 the reference code's pair-enumerating construction for comparison.
 
-Modules: :mod:`.coding` (factor and document codes; missing values are their own level),
-:mod:`.graph` (the IG), :mod:`.merging`, :mod:`.intervention`, :mod:`.probability`,
-:mod:`.estimation` (position bias per connected component) and :mod:`.ingestion`
-(out-of-core reduction of a log to distinct (document, factor) counts with DuckDB or Dask).
+Modules: :mod:`.graph` (the IG), :mod:`.merging`, :mod:`.intervention`, :mod:`.probability` and
+:mod:`.estimation` (position bias per connected component).  Factor codes (missing values are
+their own level) and the out-of-core reduction of a log to distinct (document, factor) counts live
+in :mod:`ultr_core.logs` (:mod:`~ultr_core.logs.coding`, :mod:`~ultr_core.logs.ingestion`).
 
 Only rows with ``shown`` are used: an unshown candidate was never examined and carries
 no information about its factor.
@@ -21,12 +21,27 @@ no information about its factor.
 **Node merging** (§4.2, App. B.3): :func:`plan_merges`.  **Node intervention** (§4.1,
 App. B.2): :func:`plan_interventions`.  **Probability of identifiability** (Example 2):
 :func:`identifiability_probability` and :func:`identifiability_probability_mc`.
+
+Also here: :mod:`.estimation` (position-bias estimators on the count table), :mod:`.embedding`
+(the paper's embedding models), :mod:`.repairs` and :mod:`.semisynthetic` (the repair studies) and
+:mod:`.reports` (the verdict a user reads).  Input is a :class:`~ultr_core.logs.CountTable` or a
+:class:`~ultr_core.logs.ClickLog`; files are read only through :mod:`ultr_core.logs`
+(:func:`~.repairs.fit_source` reads an ULTRA folder with :func:`~ultr_core.logs.ultra.ultra_frame`).
 """
-from .coding import MISSING, factor_codes, format_value, tuple_labels
-from .graph import IdentifiabilityGraph, UnionFind, components_by_edge_enumeration, documents_from_features
-from .intervention import InterventionPlan, plan_interventions
-from .merging import MergePlan, bias_feature_vectors, plan_merges
-from .probability import identifiability_probability, identifiability_probability_mc, probability_table
+from ultr_core.identifiability.graph import (
+                                             IdentifiabilityGraph,
+                                             UnionFind,
+                                             components_by_edge_enumeration,
+                                             documents_from_features,
+)
+from ultr_core.identifiability.intervention import InterventionPlan, plan_interventions
+from ultr_core.identifiability.merging import MergePlan, bias_feature_vectors, plan_merges
+from ultr_core.identifiability.probability import (
+                                             identifiability_probability,
+                                             identifiability_probability_mc,
+                                             probability_table,
+)
+from ultr_core.logs.coding import MISSING, factor_codes, format_value, tuple_labels
 
 __all__ = ["IdentifiabilityGraph", "MergePlan", "InterventionPlan", "plan_merges",
            "plan_interventions", "bias_feature_vectors", "identifiability_probability",

@@ -39,7 +39,7 @@ largest one is always estimated, capped to ``max_factors`` would be refused: it 
 
 >>> import pandas as pd
 >>> from ultr_core.identifiability import IdentifiabilityGraph
->>> from ultr_core.identifiability.ingestion import CountTable
+>>> from ultr_core.logs.ingestion import CountTable
 >>> t = CountTable(pd.DataFrame({"doc_id": [0, 0, 1, 1], "position": [1, 2, 1, 2],
 ...                              "impressions": [100, 100, 100, 100], "clicks": [40, 20, 60, 30]}),
 ...                ("doc_id",), ("position",))
@@ -56,9 +56,9 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ..errors import ConfigError
-from .coding import tuple_labels
-from .graph import IdentifiabilityGraph
+from ultr_core.errors import ConfigError
+from ultr_core.identifiability.graph import IdentifiabilityGraph
+from ultr_core.logs.coding import tuple_labels
 
 __all__ = ["ESTIMATORS", "estimate_bias", "BiasEstimate", "intervention_sets"]
 

@@ -15,9 +15,9 @@ import pandas as pd
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from ..clicklog import ClickLog
-from ..errors import ConfigError
-from .coding import factor_codes, lookup_codes, tuple_labels
+from ultr_core.errors import ConfigError
+from ultr_core.logs.clicklog import ClickLog
+from ultr_core.logs.coding import factor_codes, lookup_codes, tuple_labels
 
 __all__ = ["IdentifiabilityGraph", "UnionFind", "documents_from_features", "components_by_edge_enumeration"]
 
@@ -122,7 +122,7 @@ class IdentifiabilityGraph:
         bias columns — position, plus context when present) and documents identified by
         the ``document`` columns (e.g. ``("query_id", "doc_id")`` or feature columns): the
         log's (document, factor) counts (:class:`~.ingestion.CountTable`) → :meth:`from_counts`."""
-        from .ingestion import CountTable
+        from ultr_core.logs.ingestion import CountTable
         return cls.from_counts(CountTable.from_log(log, bias, document, shown_only=shown_only))
 
     @classmethod
@@ -141,7 +141,7 @@ class IdentifiabilityGraph:
 
     @classmethod
     def from_counts(cls, table) -> "IdentifiabilityGraph":
-        """IG of a :class:`~ultr_core.identifiability.ingestion.CountTable` (distinct
+        """IG of a :class:`~ultr_core.logs.ingestion.CountTable` (distinct
         (document, factor) rows with impressions and clicks), keeping the counts per
         (document, factor) pair in ``impressions`` / ``clicks`` for estimation and fitting."""
         frame = table.frame

@@ -9,9 +9,9 @@ import pandas as pd
 from scipy import sparse
 from scipy.sparse.csgraph import minimum_spanning_tree
 
-from ..clicklog import ClickLog
-from ..errors import ConfigError
-from .graph import IdentifiabilityGraph
+from ultr_core.errors import ConfigError
+from ultr_core.identifiability.graph import IdentifiabilityGraph
+from ultr_core.logs.clicklog import ClickLog
 
 __all__ = ["InterventionPlan", "plan_interventions"]
 

@@ -8,9 +8,13 @@ import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
 
-from ..clicklog import ClickLog
-from ..errors import ConfigError
-from .graph import IdentifiabilityGraph, UnionFind, _relabel_by_size
+from ultr_core.errors import ConfigError
+from ultr_core.identifiability.graph import (
+    IdentifiabilityGraph,
+    UnionFind,
+    _relabel_by_size,
+)
+from ultr_core.logs.clicklog import ClickLog
 
 __all__ = ["MergePlan", "plan_merges", "bias_feature_vectors"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .graph import _components
+from ultr_core.identifiability.graph import _components
 
 __all__ = ["identifiability_probability", "identifiability_probability_mc", "probability_table"]
 

@@ -3,7 +3,8 @@ embedding model to convergence on a click-through table, plain, after node mergi
 node intervention (the swapped documents shown at their new factor with fresh binomial clicks),
 and score the relevance estimate against the truth.
 
->>> from ultr_core.synthetic import make_paper_identifiability_data, binomial_ctr_table
+>>> from ultr_core.data.synthetic import make_paper_identifiability_data
+>>> from ultr_core.simulation.synthetic_logs import binomial_ctr_table
 >>> data = make_paper_identifiability_data(2, seed=0)
 >>> table, r, o = binomial_ctr_table(data, seed=0)
 >>> plain = fit_repaired(table, r, o, data, repair="none")
@@ -16,13 +17,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..embedding import fit_counts
-from ..errors import ConfigError
-from ..metrics import mcc, ndcg
-from .graph import IdentifiabilityGraph
-from .ingestion import CountTable
-from .intervention import plan_interventions
-from .merging import MergePlan, bias_feature_vectors, plan_merges
+from ultr_core.errors import ConfigError
+from ultr_core.evaluation.metrics import mcc, ndcg
+from ultr_core.identifiability.embedding import fit_counts
+from ultr_core.identifiability.graph import IdentifiabilityGraph
+from ultr_core.identifiability.intervention import plan_interventions
+from ultr_core.identifiability.merging import (
+    MergePlan,
+    bias_feature_vectors,
+    plan_merges,
+)
+from ultr_core.logs.ingestion import CountTable
 
 __all__ = ["fit_repaired", "REPAIRS", "fit_source"]
 
@@ -128,7 +133,7 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
         out["ndcg@5"] = ndcg(score, data.labels, data.offsets, 5)
         out["ndcg@10"] = ndcg(score, data.labels, data.offsets, 10)
     if test is not None:
-        from .semisynthetic import score_on_test
+        from ultr_core.identifiability.semisynthetic import score_on_test
         out.update(score_on_test(test[0], g.documents[g.doc], ctr, o_hat[g.fac], test[1], seed=seed))
     return out
 
@@ -137,19 +142,20 @@ def fit_source(path: str, seed: int = 0, impressions: int = 1_000_000, name: str
     """(table, true r per document, true o per position, ranked lists or None) for ``ig-fit``:
 
     * ``paper:K`` — the paper's fully synthetic data with K components
-      (:func:`~ultr_core.synthetic.make_paper_identifiability_data`), clicks as
-      :func:`~ultr_core.synthetic.binomial_ctr_table`;
+      (:func:`~ultr_core.data.synthetic.make_paper_identifiability_data`), clicks as
+      :func:`~ultr_core.simulation.synthetic_logs.binomial_ctr_table`;
     * an ULTRA directory — its ``train/`` split only (a document is a distinct feature vector, as the
-      official check; :func:`~ultr_core.userlogs.ultra_frame`), clicks simulated from the labels the same way;
+      official check; :func:`~ultr_core.logs.ultra.ultra_frame`), clicks simulated from the labels the same way;
     * a click log (CSV/Parquet) with a ``label`` column — its own clicks; the truth is
       r = 0.1 + 0.9·(2^y − 1)/(2^ymax − 1) of the labels, o unknown.
     """
     from pathlib import Path
 
-    from ..clicklog import ClickLog
-    from ..dataset import RankingData
-    from ..simulation import relevance_probability
-    from ..synthetic import binomial_ctr_table, make_paper_identifiability_data
+    from ultr_core.data.dataset import RankingData
+    from ultr_core.data.synthetic import make_paper_identifiability_data
+    from ultr_core.logs.clicklog import ClickLog
+    from ultr_core.simulation.clickmodel import relevance_probability
+    from ultr_core.simulation.synthetic_logs import binomial_ctr_table
     text = str(path)
     if text.startswith("paper:"):
         try:
@@ -163,7 +169,7 @@ def fit_source(path: str, seed: int = 0, impressions: int = 1_000_000, name: str
         return table, r, o, data
     p = Path(text)
     if p.is_dir():
-        from ..userlogs import ultra_frame
+        from ultr_core.logs.ultra import ultra_frame
         df, _ = ultra_frame(p, name or p.name, labels=True)     # train/ only; a document is a feature vector
         data = RankingData(np.zeros((len(df), 0), np.float32), df["session_id"].to_numpy(np.int64),
                            df["label"].to_numpy(np.int64), df["doc_id"].to_numpy(np.int64))

@@ -16,7 +16,7 @@ test-set ranker as the paper does (a gradient-boosted regressor on the features 
 ctr / ô — the paper uses LightGBM, we use scikit-learn's histogram gradient boosting with the
 same trees, learning rate and leaf size).
 
->>> from ultr_core.synthetic import make_synthetic_ltr
+>>> from ultr_core.data.synthetic import make_synthetic_ltr
 >>> data = contextual_study_data(make_synthetic_ltr(60, seed=0), n_contexts=5, seed=0)
 >>> sorted(data.table.bias), len(data.context_vectors), bool(data.table.frame["clicks"].gt(0).all())
 (['context', 'position'], 5, True)
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..dataset import LTRDataset, RankingData
-from ..errors import ConfigError
-from ..metrics import ndcg
-from .ingestion import CountTable
+from ultr_core.data.dataset import LTRDataset, RankingData
+from ultr_core.errors import ConfigError
+from ultr_core.evaluation.metrics import ndcg
+from ultr_core.logs.ingestion import CountTable
 
 __all__ = ["ContextualStudyData", "contextual_study_data", "score_on_test", "MAX_STUDY_CONTEXTS"]
 
@@ -60,7 +60,12 @@ def contextual_study_data(dataset: LTRDataset, n_contexts: int = 5_000, impressi
 
     ``identity_features`` = f identifies documents by their first f features only (as Fig. 7c/d
     removes features), so that more rows share a document; None: the whole feature vector."""
-    from ..simulation import EYE_TRACKING, ClickModelConfig, ClickSimulator, relevance_probability
+    from ultr_core.simulation.clickmodel import (
+        EYE_TRACKING,
+        ClickModelConfig,
+        relevance_probability,
+    )
+    from ultr_core.simulation.simulator import ClickSimulator
     if int(n_contexts) != n_contexts or not 1 <= n_contexts <= MAX_STUDY_CONTEXTS:
         raise ConfigError("n_contexts", f"must be a whole number from 1 to {MAX_STUDY_CONTEXTS:,}, got {n_contexts}")
     if not 1 <= list_size <= len(EYE_TRACKING):

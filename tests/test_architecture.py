@@ -1,0 +1,103 @@
+"""The house rules of ``ultr_core`` (docs/architecture.md), checked on the source:
+
+* packages form layers and import only downward (a lazy import inside a function counts too);
+* inside :mod:`ultr_core.logs` a log flows one way: each module imports only those before it;
+* no module is longer than ~400 lines; the core never imports Streamlit.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "ultr_core"
+#: package -> layer; a package may import its own layer's package and lower layers only
+LAYERS = {"errors": 0, "data": 1, "evaluation": 2, "logs": 3, "simulation": 4, "algorithms": 5,
+          "identifiability": 5, "studies": 6, "app": 7}
+#: the order a log passes through ultr_core.logs (read → normalise → map → reduce)
+LOGS_ORDER = ["clicklog", "coding", "sniff", "sql", "yandex", "sessions", "normalise", "ultra", "mapping", "ingestion"]
+MAX_LINES = 400
+
+
+def _modules():
+    return sorted(p for p in ROOT.rglob("*.py"))
+
+
+def _name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ultr_core"):
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("ultr_core"))
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            out.add("." * node.level + (node.module or ""))
+    return out
+
+
+def _package(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def test_every_package_has_a_layer():
+    pkgs = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()} | {"errors"}
+    assert pkgs == set(LAYERS), "a new package needs its place in LAYERS and docs/architecture.md"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: _name(p))
+def test_imports_only_go_down(path):
+    me = _name(path)
+    mine = _package(me)
+    if mine is None or mine == "__main__":          # ultr_core/__init__ and the CLI sit on top
+        return
+    bad = []
+    for imp in _imports(path):
+        assert not imp.startswith("."), f"{me}: relative import {imp!r} (use absolute ultr_core.… imports)"
+        other = _package(imp)
+        if other is None or other == mine or other not in LAYERS:
+            continue
+        if LAYERS[other] >= LAYERS[mine]:
+            bad.append(imp)
+    assert not bad, f"{me} imports upward or sideways: {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "logs").glob("*.py")), ids=lambda p: p.stem)
+def test_logs_flow_one_way(path):
+    if path.stem == "__init__":
+        return
+    assert path.stem in LOGS_ORDER, f"logs/{path.name} needs its place in LOGS_ORDER"
+    me = LOGS_ORDER.index(path.stem)
+    later = {imp for imp in _imports(path) if imp.startswith("ultr_core.logs.")
+             and imp.split(".")[2] in LOGS_ORDER and LOGS_ORDER.index(imp.split(".")[2]) >= me
+             and imp.split(".")[2] != path.stem}
+    assert not later, f"logs.{path.stem} calls back into a later stage: {sorted(later)}"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: _name(p))
+def test_modules_stay_small(path):
+    n = len(path.read_text().splitlines())
+    assert n <= MAX_LINES, f"{_name(path)} has {n} lines (split it by concept: at most {MAX_LINES})"
+
+
+def test_core_never_imports_streamlit():
+    hits = [_name(p) for p in _modules() if "streamlit" in {i.split(".")[0] for i in _all_imports(p)}]
+    assert not hits, hits
+
+
+def _all_imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module)
+    return out

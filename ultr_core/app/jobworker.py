@@ -1,0 +1,96 @@
+"""The worker-process side of :class:`~.jobpool.JobPool`: the loop each process runs (one torch
+thread, jobs from an input queue, records and results to an output queue, a shared stop flag) and
+the spawn helper that keeps a script's ``__main__`` out of the children.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import queue
+import sys
+import threading
+import traceback
+import types
+
+LOG = logging.getLogger("ultr_explorer.jobpool")
+
+
+
+def _square(x, report=None, stop=None):
+    """A tiny job for the doctest."""
+    report({"x": x})
+    return x * x
+
+
+class _Flag:
+    """``stop`` inside a worker: a ``threading.Event``-like view of a shared byte."""
+
+    def __init__(self, value):
+        self._value = value
+
+    def is_set(self) -> bool:
+        return bool(self._value.value)
+
+
+def _worker_main(inq, outq, flag, initializer):          # runs in the worker process
+    try:
+        import torch
+        torch.set_num_threads(1)
+    except ImportError:                                     # pragma: no cover — torch is a dependency
+        pass
+    parent = os.getppid()
+    if initializer is not None:
+        try:
+            initializer()
+        except Exception:                                   # noqa: BLE001 — warming is optional
+            LOG.exception("worker initializer failed")
+    while True:
+        try:
+            task = inq.get(timeout=2.0)
+        except queue.Empty:
+            if os.getppid() != parent:                      # the server is gone: do not linger
+                return
+            continue
+        if task is None:
+            return
+        job_id, fn, args, kwargs = task
+
+        def report(record, _id=job_id):
+            outq.put(("rec", _id, record))
+        try:
+            result = fn(*args, report=report, stop=_Flag(flag), **kwargs)
+            outq.put(("done", job_id, result, None, None))
+        except Exception as e:                              # noqa: BLE001 — reported to the job
+            outq.put(("done", job_id, None, f"{type(e).__name__}: {e}", traceback.format_exc()))
+
+
+_spawn_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _plain_main():
+    """While a worker is spawned, hide a ``__main__`` that is a script (Streamlit runs each page as
+    ``__main__``): spawn would re-run it in the child.  The workers need nothing from it."""
+    with _spawn_lock:
+        real = sys.modules.get("__main__")
+        hide = real is not None and getattr(real, "__spec__", None) is None and getattr(real, "__file__", None)
+        if hide:
+            sys.modules["__main__"] = types.ModuleType("__main__")
+        stub = sys.modules.get("__main__")
+        try:
+            yield
+        finally:
+            if hide and sys.modules.get("__main__") is stub:
+                sys.modules["__main__"] = real
+
+
+class _Worker:
+    def __init__(self, ctx, outq, initializer):
+        self.flag = ctx.Value("b", 0, lock=False)
+        self.inq = ctx.Queue()
+        self.proc = ctx.Process(target=_worker_main, args=(self.inq, outq, self.flag, initializer), daemon=True,
+                                name="ultr-worker")
+        with _plain_main():
+            self.proc.start()
+        self.job = None                           # the PoolJob it runs

@@ -1,0 +1,279 @@
+"""The teaching playground: one set of knobs → a simulated click log, its identifiability
+verdict, and Naive, the chosen methods and Oracle trained on it — small enough that a run
+finishes in seconds on a laptop CPU.
+
+The knobs are the click model's (η, ε, top-k, η_c, contexts, shuffled sessions) and a few
+training settings; :class:`PlaygroundSettings` turns them into a reproducible
+:class:`~ultr_core.simulation.logspec.LogSpec` and a list of :class:`~ultr_core.algorithms.TrainConfig`
+(Naive and Oracle first: the floor and the ceiling every method is read against, drawn before
+the methods' curves grow between them).
+:data:`PRESETS` are the stories a teacher tells with it.
+
+>>> s = PlaygroundSettings(eta=2.0)
+>>> s.log_spec().to_string()
+'synthetic:300/eta=2.0/shuffle=0.1/sessions=10000/seed=0'
+>>> [c.display_name for c in s.train_configs()]
+['Naive', 'Oracle', 'DLA', 'LBD']
+>>> PlaygroundSettings(steps=5)
+Traceback (most recent call last):
+...
+ultr_core.errors.ConfigError: steps: must be 50 to 3,000, got 5
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+
+from ultr_core.algorithms import TrainConfig
+from ultr_core.algorithms.config import ALGORITHMS
+from ultr_core.errors import ConfigError
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.logspec import LogSpec
+
+__all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "preset_runs", "check_claims", "score_guess", "METHODS", "verdict", "log_view", "algorithm_names",
+           "warm_worker"]
+
+#: the methods a playground run may train besides its Naive and Oracle references
+METHODS = ("dla", "lbd", "ips", "regression_em", "pair_debias", "vectorization", "cld")
+#: most sessions a playground log may hold (a run must stay interactive)
+MAX_SESSIONS = 100_000
+
+
+@dataclass(frozen=True)
+class PlaygroundSettings:
+    """Every knob of the playground (validated on construction)."""
+
+    dataset: str = "synthetic:300"     #: ``synthetic[:N]`` or a data-root name (``yahoo_sample``)
+    eta: float = 1.0                   #: position-bias severity η (o_p = v_p^η, eye-tracking v)
+    noise: float = 0.1                 #: click noise ε
+    topk: int | None = None            #: only the first k candidates are shown (None: all)
+    coupling: float = 0.0              #: LBD coupling level η_c (observation depends on the document)
+    contexts: int = 0                  #: context types of a contextual PBM (0: off)
+    shuffle: float = 0.1               #: share of sessions shown in a random order (exploration)
+    blocks: int = 1                    #: shuffle only within this many position blocks (K → K IG components)
+    methods: tuple = ("dla", "lbd")    #: trained between the Naive and Oracle references
+    steps: int = 300
+    lr: float = 0.01
+    sessions: int = 10_000
+    seed: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "methods", tuple(dict.fromkeys(self.methods)))
+        bad = [m for m in self.methods if m not in METHODS]
+        if bad:
+            raise ConfigError("methods", f"{bad[0]!r} is not a playground method; choose from {', '.join(METHODS)}")
+        for name, ok, rule in (("steps", 50 <= self.steps <= 3_000, "50 to 3,000"),
+                               ("sessions", 1_000 <= self.sessions <= MAX_SESSIONS, f"1,000 to {MAX_SESSIONS:,}"),
+                               ("lr", 0 < self.lr <= 1, "in (0, 1]")):
+            if not ok:
+                raise ConfigError(name, f"must be {rule}, got {getattr(self, name):,}")
+        if "cld" in self.methods and self.topk is None:
+            raise ConfigError("methods", "CLD models top-k selection: choose a shown top-k (e.g. 3) or drop CLD")
+        self.click()                                 # validates the click-model knobs
+        self.log_spec()                              # validates dataset name and seed
+
+    def click(self) -> ClickModelConfig:
+        return ClickModelConfig(eta=self.eta, noise=self.noise, topk=self.topk, coupling=self.coupling,
+                                n_contexts=self.contexts, shuffle=self.shuffle, shuffle_blocks=self.blocks)
+
+    def log_spec(self) -> LogSpec:
+        """The reproducible spec of the log this setting simulates (what links carry)."""
+        return LogSpec(dataset=self.dataset, click=self.click(), n_sessions=self.sessions, seed=self.seed)
+
+    def train_configs(self) -> list[TrainConfig]:
+        """Naive, Oracle, then the chosen methods — the same model, steps, learning rate and seed;
+        LBD's λ and t from the paper's Table 3 for this η_c."""
+        names = ["naive", "oracle", *[m for m in self.methods if m not in ("naive", "oracle")]]
+        return [TrainConfig(algorithm=a, steps=self.steps, lr=self.lr, seed=self.seed,
+                            eval_every=max(10, self.steps // 30)) for a in names]
+
+    def jobs(self) -> list[tuple]:
+        """This setting's training runs as ``(key, fn, args, kwargs)`` for
+        :meth:`ultr_core.app.jobpool.JobPool.submit_many`, one per method
+        (:func:`~ultr_core.studies.experiment.train_jobs`): the key is the run's content (log spec,
+        configuration, click noise), so identical runs are shared across visitors and settings.
+
+        >>> [(k[1], fn.__name__) for k, fn, args, kw in PlaygroundSettings(methods=("dla",)).jobs()]
+        [('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec'), ('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec'), ('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec')]
+        """
+        from ultr_core.studies.experiment import train_jobs
+        return train_jobs(self.train_configs(), self.noise, spec=self.log_spec().to_string())
+
+    def with_(self, **changes) -> "PlaygroundSettings":
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a preset's sentence promises, as a check over seeds: ``better`` − ``worse`` on the test
+    ``metric``, paired by seed, has a mean above ``margin`` and a 90 % t-interval above 0.
+
+    >>> Claim("DLA", "Naive", margin=0.02).text
+    'DLA − Naive > 0.02 on nDCG@3'
+    """
+
+    better: str
+    worse: str
+    metric: str = "ndcg@3"
+    margin: float = 0.0
+
+    @property
+    def text(self) -> str:
+        return f"{self.better} − {self.worse} > {self.margin:g} on nDCG@{self.metric.split('@')[1]}"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A story: the knobs it sets (every knob the story depends on, the data included), one
+    sentence that tells what to watch, its source, and the :class:`Claim` s that sentence makes —
+    checked over seeds 0–4 by ``tests/test_playground_presets.py`` and
+    ``experiments/playground_presets.py``."""
+
+    name: str
+    changes: dict = field(default_factory=dict)
+    story: str = ""
+    cite: str = ""
+    claims: tuple = ()
+
+    def settings(self, seed: int = 0, **overrides) -> PlaygroundSettings:
+        """The playground settings this preset sets (the remaining knobs at their defaults)."""
+        return PlaygroundSettings(**{**self.changes, "seed": seed, **overrides})
+
+
+_BASE = dict(dataset="synthetic:300", eta=1.0, noise=0.1, topk=None, coupling=0.0, contexts=0, shuffle=0.1, blocks=1)
+PRESETS = [
+    Preset("position bias breaks Naive", {**_BASE, "eta": 2.0, "methods": ("dla",)},
+           "η = 2: users rarely look below rank 3, so raw clicks (Naive) reward what the old ranker put on top; "
+           "DLA estimates the observation curve and divides it out.",
+           "Joachims et al., WSDM 2017; Ai et al., SIGIR 2018",
+           claims=(Claim("DLA", "Naive", margin=0.02),)),
+    Preset("coupling breaks DLA, LBD holds", {**_BASE, "topk": 10, "coupling": 1.0, "sessions": 50_000,
+                                              "methods": ("dla", "lbd")},
+           "η_c = 1: observation depends strongly on the document itself; DLA's position-only correction explains "
+           "relevance away and falls below Naive, LBD keeps the two apart and stays above DLA.",
+           "Chen et al., LBD, NeurIPS 2022, Fig. 3a",
+           claims=(Claim("Naive", "DLA", margin=0.02), Claim("LBD", "DLA", margin=0.02))),
+    Preset("top-k cut hides relevance", {**_BASE, "topk": 3, "shuffle": 0.0, "methods": ("dla", "cld")},
+           "Only the top 3 of 10 candidates are shown: documents below the cut never get a click, so every "
+           "click-trained method stays well below Oracle.",
+           "CLD, Table 2 and Fig. 4",
+           claims=(Claim("Oracle", "DLA", margin=0.02), Claim("Oracle", "CLD", margin=0.02))),
+    Preset("two components: relevance lost", {**_BASE, "shuffle": 0.3, "blocks": 2, "methods": ("dla",)},
+           "Shuffling only within positions 1–5 and 6–10 splits the identifiability graph in two: clicks cannot "
+           "compare the blocks (a feature-based ranker may still bridge them through its features).",
+           "Chen et al., ICML 2024, Thm. 1",
+           claims=(Claim("Oracle", "DLA", margin=0.01),)),
+]
+
+
+def preset_runs(preset: Preset, seeds=range(5), **overrides) -> pd.DataFrame:
+    """The preset's runs over ``seeds`` (a fresh log and initialisation per seed), one after
+    another: one row per (seed, method) with test nDCG@3 and nDCG@10."""
+    from ultr_core.studies.experiment import train_spec
+    rows = []
+    for seed in seeds:
+        s = preset.settings(seed, **overrides)
+        res = train_spec(s.log_spec().to_string(), s.train_configs(), noise=s.noise)
+        rows += [{"seed": seed, "method": m, "ndcg@3": v["metrics"]["ndcg@3"], "ndcg@10": v["metrics"]["ndcg@10"]}
+                 for m, v in res.items()]
+    return pd.DataFrame(rows)
+
+
+def check_claims(runs: pd.DataFrame, claims) -> pd.DataFrame:
+    """Each claim against ``runs`` (:func:`preset_runs`): the paired mean difference over seeds,
+    its 90 % t-interval and whether the claim holds (mean > margin and interval above 0).
+
+    >>> runs = pd.DataFrame({"seed": [0, 1, 2] * 2, "method": ["A"] * 3 + ["B"] * 3,
+    ...                      "ndcg@3": [0.80, 0.82, 0.81, 0.70, 0.71, 0.73]})
+    >>> r = check_claims(runs, [Claim("A", "B", margin=0.05)]).iloc[0]
+    >>> round(float(r["mean_diff"]), 3), bool(r["holds"])
+    (0.097, True)
+    """
+    from ultr_core.evaluation.stats import mean_ci
+    rows = []
+    for c in claims:
+        wide = runs.pivot_table(index="seed", columns="method", values=c.metric, aggfunc="first")
+        d = (wide[c.better] - wide[c.worse]).dropna()
+        m, lo, hi = mean_ci(d)
+        rows.append({"claim": c.text, "mean_diff": m, "lo": lo, "hi": hi, "n": len(d),
+                     "holds": bool(m > c.margin and lo > 0)})
+    return pd.DataFrame(rows)
+
+
+def score_guess(guess, actual, candidates) -> dict:
+    """A prediction ("which methods end up below Naive?") against the result: the methods guessed
+    right, missed, guessed wrongly, and one sentence.
+
+    >>> r = score_guess(["DLA"], ["DLA", "IPS"], ["DLA", "IPS", "LBD"])
+    >>> r["right"], r["missed"], r["wrong"], r["score"]
+    (['DLA', 'LBD'], ['IPS'], [], '2 of 3')
+    """
+    guess, actual = set(guess), set(actual)
+    right = [m for m in candidates if (m in guess) == (m in actual)]
+    missed = [m for m in candidates if m in actual and m not in guess]
+    wrong = [m for m in candidates if m in guess and m not in actual]
+    parts = [f"you called {len(right)} of {len(candidates)} methods right"]
+    if missed:
+        parts.append(f"missed: {', '.join(missed)} (below Naive)")
+    if wrong:
+        parts.append(f"not below Naive after all: {', '.join(wrong)}")
+    return {"right": right, "missed": missed, "wrong": wrong, "score": f"{len(right)} of {len(candidates)}",
+            "text": "; ".join(parts) + "."}
+
+
+def warm_worker() -> None:
+    """Run in every pooled worker as it starts: import the training stack, simulate the default
+    playground log (cached per process) and take a few optimiser steps, so that a first visit
+    does not pay for imports, simulation or torch's first-call set-up."""
+    from ultr_core.algorithms import fit
+    from ultr_core.studies.experiment import simulated
+    s = PlaygroundSettings()
+    ds, _, log = simulated(s.log_spec().to_string())
+    fit(log, ds, replace(s.train_configs()[2], steps=3, eval_every=3))
+
+
+def log_view(log, simulator) -> dict:
+    """What the playground shows about its log, computed once per log (the page caches it): the
+    CTR table of the shown positions, the position curve o_p, the mean true observation per
+    position and the :func:`verdict`."""
+    n_pos = int(log.frame.loc[log.frame["shown"], "position"].max())
+    ctr = log.ctr_by_position()
+    return {"ctr": ctr[ctr["position"] <= n_pos], "observation": simulator.observation_curve(n_pos),
+            "truth": log.true_observation_curve(), "verdict": verdict(log)}
+
+
+def verdict(log) -> dict:
+    """The identifiability verdict of a log over its bias factors (position, plus context when the
+    log has contexts) with (query, document) pairs as documents: the number of IG components and
+    one sentence that says what it means (Identifiability Matters, Thm. 1); ``hint`` says what to
+    change when a fixed ranking is the cause (else None).
+
+    >>> from ultr_core.simulation.logspec import LogSpec
+    >>> _, _, log = LogSpec.parse("synthetic:50/shuffle=0.5/blocks=2/sessions=2000").simulate()
+    >>> v = verdict(log); (v["components"], v["identifiable"])
+    (2, False)
+    """
+    from ultr_core.identifiability import IdentifiabilityGraph
+    g = IdentifiabilityGraph.from_log(log)
+    k, n = g.n_components, g.n_factors
+    factors = " × ".join(g.bias_columns)
+    short = ("identifiable: relevance is recoverable up to one scale" if k == 1 else
+             "not identifiable: relevance is comparable only within a component")
+    if k == 1:
+        text = (f"Identifiable: the {n} bias factors ({factors}) form one connected graph, so relevance "
+                "can be recovered up to one scale.")
+    else:
+        text = (f"Not identifiable from clicks alone: the {n} bias factors ({factors}) fall into {k} "
+                f"components (largest holds {g.sizes[0] / n:.0%}); relevance is comparable only within a component.")
+    hint = None
+    if k > 1 and log.meta.get("click_model", {}).get("shuffle", 0) == 0:
+        hint = "A fixed ranking shows each document at one position: raise exploration (shuffled sessions)."
+        text += " " + hint
+    return {"components": k, "identifiable": k == 1, "factors": factors, "nodes": n, "text": text,
+            "short": short, "hint": hint}
+
+
+def algorithm_names() -> dict:
+    """Display name → key of the playground's methods (for widgets)."""
+    return {ALGORITHMS[m]: m for m in METHODS}

@@ -1,0 +1,290 @@
+"""Identifiability reports: one call from a click log to everything the CLI and the app show."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.errors import ConfigError
+from ultr_core.evaluation.metrics import mcc, ndcg
+from ultr_core.identifiability import (
+    IdentifiabilityGraph,
+    InterventionPlan,
+    MergePlan,
+    bias_feature_vectors,
+    plan_interventions,
+    plan_merges,
+)
+from ultr_core.identifiability.embedding import fit_counts, fit_embedding
+from ultr_core.identifiability.estimation import estimate_bias_full
+from ultr_core.logs.clicklog import ClickLog
+from ultr_core.logs.ingestion import CountTable
+
+__all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "alternative_verdict", "identifiability_report",
+           "format_report", "compare_repairs", "components_sweep"]
+
+
+@dataclass
+class IdentifiabilityAnalysis:
+    graph: IdentifiabilityGraph
+    report: dict
+    merge_plan: MergePlan | None = None
+    intervention_plan: InterventionPlan | None = None
+
+
+def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool = False,
+                            context_vectors=None, seed: int = 0, max_listed: int = 200,
+                            document=("doc_id",), max_intervention_components: int = 2000,
+                            estimate: str | None = None, n_bootstrap: int = 100,
+                            alpha: float = 0.1) -> IdentifiabilityAnalysis:
+    """Graph statistics, and with ``merge`` / ``intervene`` the proposed merges / swaps with
+    their costs and the component count afterwards, and with ``estimate`` (an estimator of
+    :mod:`ultr_core.identifiability.estimation`) the observation curve of every component
+    (a JSON-ready ``report``).
+
+    ``log`` is a :class:`ClickLog` (its ``document`` columns identify documents) or a
+    :class:`~ultr_core.logs.ingestion.CountTable` from :func:`ingest` (out of core).
+    Merging uses the context vectors a simulated log carries (else one-hot contexts), with
+    10·position appended.  Intervention costs need r̂ and ô; as in the paper (App. C.3) they
+    come from embedding DLA fitted after node merging, on the graph's click counts.
+    """
+    is_log = isinstance(log, ClickLog)
+    table = CountTable.from_log(log, bias, document) if is_log else log
+    g = IdentifiabilityGraph.from_counts(table)
+    out = g.statistics()
+    out["n_clicks"] = int(g.clicks.sum())
+    out["document_columns"] = list(table.document)
+    out["document_key"] = table.document_key
+    if table.alternative:
+        out["alternative_document"] = alternative_verdict(table, g)
+    meta = log.meta if is_log else {}
+    if context_vectors is None and "context" in g.bias_columns and meta.get("context_vectors"):
+        context_vectors = np.asarray(meta["context_vectors"])     # simulated logs carry them
+    use_vectors = context_vectors is not None and "context" in g.bias_columns
+    out["merge_features"] = ("context vectors + 10·position" if use_vectors else
+                             "position" if list(g.bias_columns) == ["position"] else
+                             "one-hot columns + 10·position")
+    plan = ip = None
+    if merge or intervene:
+        plan = plan_merges(g, bias_feature_vectors(g, context_vectors) if use_vectors else None)
+    if merge:
+        out["merges"] = plan.pairs.head(max_listed)[["label_a", "label_b", "cost"]].to_dict("records")
+        out["n_merges"] = len(plan.pairs)
+        out["merge_total_cost"] = plan.total_cost
+        out["n_components_after_merge"] = plan.merged_graph().n_components
+    if intervene and g.n_components > max_intervention_components:
+        out["intervention_skipped"] = (f"{g.n_components:,} components: node intervention is planned for at most "
+                                       f"{max_intervention_components:,}; node merging applies at any size")
+        intervene = False
+    if intervene:
+        groups = plan.factor_groups()
+        if g.clicks.sum() == 0:
+            out["intervention_warning"] = ("the log has no clicks, so r̂ and ô cannot be estimated: every swap "
+                                           "costs the same and the swaps shown are one valid choice, not the "
+                                           "cheapest (fallback: r̂ = ô = 0.5)")
+            rel, obs = np.full(g.n_documents, 0.5), np.full(g.n_factors, 0.5)
+        else:
+            fit = fit_counts(g.doc, groups[g.fac], g.impressions, g.clicks, g.n_documents, int(groups.max()) + 1,
+                             "dla", seed=seed)            # to convergence, as the repair comparison
+            rel, obs = fit.relevance, fit.observation[groups]
+        ip = plan_interventions(g, rel, obs, seed=seed, max_components=max_intervention_components)
+        swaps = ip.swaps.copy()
+        doc_values = g.documents[swaps["document"].to_numpy()]
+        if is_log and "doc_key" in log.frame:       # user logs keep the file's own document ids
+            key = log.frame.drop_duplicates("doc_id").set_index("doc_id")["doc_key"]
+            doc_values = key.reindex(doc_values).to_numpy()
+        swaps["document"] = [_plain(v) for v in doc_values]
+        out["interventions"] = swaps.head(max_listed)[["document", "from_label", "to_label", "cost"]] \
+            .to_dict("records")
+        out["n_interventions"] = len(swaps)
+        out["intervention_total_cost"] = ip.total_cost
+        out["n_components_after_intervention"] = ip.intervened_graph().n_components
+    if estimate:
+        est = estimate_bias_full(g, estimate, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)
+        out["position_bias"] = {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha,
+                                "notes": est.notes, "curves": est.to_records()}
+    return IdentifiabilityAnalysis(g, out, plan, ip)
+
+
+_KEY_TEXT = {"query": "the (query, document) pair", "global": "the document id alone (across queries)"}
+
+
+def alternative_verdict(table: CountTable, graph: IdentifiabilityGraph | None = None) -> dict:
+    """Components under the table's other document key (same reduced table, one more sparse
+    components pass): ``{"document", "flag", "n_components", "n_documents", "identifiable",
+    "changes_verdict", "message"}``."""
+    g = graph if graph is not None else IdentifiabilityGraph.from_counts(table)
+    n_alt, docs_alt = g.components_under(table.frame, table.alternative)
+    key = table.with_document(table.alternative).document_key
+    changes = (n_alt == 1) != g.identifiable
+    msg = (f"with a document = {_KEY_TEXT.get(table.document_key, 'the given columns')} the graph has "
+           f"{g.n_components:,} component(s); with {_KEY_TEXT.get(key, key)} it has {n_alt:,} "
+           f"({'identifiable' if n_alt == 1 else 'not identifiable'}) — use --document {key} if that is "
+           "what a document is in this log")
+    return {"document": key, "flag": f"--document {key}", "n_components": n_alt, "n_documents": docs_alt,
+            "identifiable": n_alt == 1, "changes_verdict": changes, "message": msg}
+
+
+def _plain(v):
+    """A JSON-friendly scalar or tuple (numpy scalars unwrapped)."""
+    if isinstance(v, tuple):
+        return tuple(_plain(x) for x in v)
+    return v.item() if hasattr(v, "item") else v
+
+
+def identifiability_report(log, bias=None, merge: bool = False, intervene: bool = False,
+                           context_vectors=None, seed: int = 0, max_listed: int = 200, **kw) -> dict:
+    """The JSON-ready report of :func:`analyse_identifiability` (same arguments)."""
+    return analyse_identifiability(log, bias, merge, intervene, context_vectors, seed, max_listed, **kw).report
+
+
+def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=None, offsets=None,
+                    doc_of_row=None, seeds=(0, 1, 2), impressions: int = 2000) -> tuple[pd.DataFrame, dict]:
+    """Embedding DLA without repair, after node merging and after node intervention, once per
+    seed on a **bootstrap replicate** of the log (:meth:`ClickLog.resample_sessions`; the
+    intervention's fresh clicks and the initialisation use the same seed) — DLA fitted to
+    convergence is deterministic, so seeds that only changed its initialisation would repeat one
+    number.  Returns a tidy table (strategy, seed, mcc, ndcg@10 when ``labels``/``offsets``/
+    ``doc_of_row`` describe the ranked lists) and the normalised observation curve per strategy
+    (per factor, first seed)."""
+    if not log.has_truth:
+        raise ValueError("comparing repairs needs a simulated log (true relevance)")
+    g = analysis.graph
+    truth = log.frame.groupby("doc_id")["true_relevance"].first()
+    rows, curves = [], {}
+    bias = list(g.bias_columns)
+    for seed in seeds:
+        replicate = log.resample_sessions(seed)
+        strategies = [("none", replicate, None)]
+        if analysis.merge_plan is not None:
+            strategies.append(("node merging", replicate, analysis.merge_plan.factor_groups()))
+        if analysis.intervention_plan is not None:
+            strategies.append(("node intervention", analysis.intervention_plan.apply(replicate, impressions, seed=seed),
+                               None))
+        for name, lg, groups in strategies:
+            fit = fit_embedding(lg, "dla", bias=bias, groups=groups,
+                                factors=g.factors if groups is not None else None, seed=seed)
+            rec = {"strategy": name, "seed": seed,
+                   "mcc": mcc(fit.relevance, truth.reindex(fit.doc_ids).to_numpy())}
+            if labels is not None:
+                r = pd.Series(fit.relevance, index=fit.doc_ids).reindex(doc_of_row).fillna(0).to_numpy()
+                rec["ndcg@10"] = ndcg(r, labels, offsets, 10)
+            rows.append(rec)
+            if seed == seeds[0]:
+                o = fit.observation[groups] if groups is not None else fit.observation
+                curves[name] = o
+    order = {"none": 0, "node merging": 1, "node intervention": 2}
+    table = pd.DataFrame(rows).sort_values(["strategy", "seed"], key=lambda c: c.map(order) if c.name == "strategy"
+                                           else c, kind="stable").reset_index(drop=True)
+    return table, curves
+
+
+def _num(x: float) -> str:
+    """A cost for reading: 4 significant digits, float noise below 1e-9 shown as 0."""
+    return "0" if abs(x) < 1e-9 else f"{x:.4g}"
+
+
+def format_report(rep: dict) -> str:
+    """The human summary the CLI prints."""
+    sizes = rep["component_sizes"]
+    head = ", ".join(map(str, sizes[:10])) + (" …" if len(sizes) > 10 else "")
+    lines = [
+        f"Identifiability graph over bias factor ({', '.join(rep['bias_columns'])})",
+        f"  rows {rep['n_rows']:,} · documents {rep['n_documents']:,} · bias factors (nodes) {rep['n_nodes']:,}",
+        f"  connected components: {rep['n_components']:,} (sizes {head}); largest holds "
+        f"{rep['largest_share']:.1%} of the factors",
+        "  ✔ IDENTIFIABLE: the graph is connected, relevance can be recovered up to scale."
+        if rep["identifiable"] else
+        "  ✘ NOT IDENTIFIABLE: the graph is disconnected; relevance cannot be compared across components.",
+    ]
+    alt = rep.get("alternative_document")
+    if alt and alt["changes_verdict"]:
+        lines.append(f"  note: the verdict depends on what a document is: {alt['message']}")
+    if "merges" in rep:
+        lines.append(f"Node merging ({rep['merge_features']}): {rep['n_merges']} merge(s), total cost "
+                     f"{_num(rep['merge_total_cost'])} → {rep['n_components_after_merge']} component(s)")
+        lines += [f"    merge {m['label_a']} with {m['label_b']}  (distance {_num(m['cost'])})"
+                  for m in rep["merges"][:20]]
+    if "intervention_warning" in rep:
+        lines.append(f"  warning: {rep['intervention_warning']}")
+    if "intervention_skipped" in rep:
+        lines.append(f"Node intervention: skipped — {rep['intervention_skipped']}")
+    if "interventions" in rep:
+        lines.append(f"Node intervention: {rep['n_interventions']} swap(s), total cost "
+                     f"{_num(rep['intervention_total_cost'])} → {rep['n_components_after_intervention']} component(s)")
+        lines += [f"    show document {s['document']} at {s['to_label']} (seen at {s['from_label']}; cost {_num(s['cost'])})"
+                  for s in rep["interventions"][:20]]
+    if "position_bias" in rep:
+        pb = rep["position_bias"]
+        level = round(100 * (1 - pb["alpha"]))
+        lines.append(f"Observation (position bias) per component — {pb['method']}, {level} % document-bootstrap "
+                     f"intervals ({pb['n_bootstrap']} resamples), normalised to 1 at each component's first factor:")
+        for note in pb["notes"]:
+            lines.append(f"  note: {note}")
+        curves = pd.DataFrame(pb["curves"])
+        for comp, grp in (curves.groupby("component", sort=True) if len(curves) else []):
+            lines.append(f"  component {comp}:")
+            for r in grp.head(30).itertuples(index=False):
+                band = (f"[{r.lower:.3f}, {r.upper:.3f}]" if r.lower is not None and np.isfinite(r.lower)
+                        else "[—]")
+                val = f"{r.estimate:.3f}" if r.estimate is not None and np.isfinite(r.estimate) else "—"
+                lines.append(f"    {r.label:<28s} {val:>7s}  {band}   ({r.impressions:,} impressions)")
+    return "\n".join(lines)
+
+
+def _paper_fits(runs, keep, report=None, stop=None) -> pd.DataFrame:
+    """Fit ``runs`` — (K, seed, row labels, :func:`fit_repaired` arguments) — on the paper's fully
+    synthetic data (App. C.1, 10⁶ impressions per row; generated once per K and seed) and return one
+    row per run: its labels, ``keep`` of the fit's outputs, MCC and nDCG@10.  ``report`` receives
+    {"done", "total"} after each fit; ``stop`` ends early with the rows so far."""
+    from ultr_core.data.synthetic import make_paper_identifiability_data
+    from ultr_core.identifiability.repairs import fit_repaired
+    from ultr_core.simulation.synthetic_logs import binomial_ctr_table
+    rows, data_of = [], {}
+    for k, seed, labels, kwargs in runs:
+        if stop is not None and stop.is_set():
+            break
+        if (k, seed) not in data_of:
+            data = make_paper_identifiability_data(k, seed=seed)
+            data_of = {(k, seed): (data, *binomial_ctr_table(data, seed=seed))}     # one data set at a time
+        data, table, r, o = data_of[(k, seed)]
+        out = fit_repaired(table, r, o, data, seed=seed, **kwargs)
+        rows.append({**labels, **{c: out[c] for c in keep}, "mcc": out["mcc"], "ndcg@10": out["ndcg@10"]})
+        if report is not None:
+            report({"done": len(rows), "total": len(runs)})
+    return pd.DataFrame(rows)
+
+
+def components_sweep(ks=(1, 2, 3, 4), seeds=(0, 1, 2), methods=("dla",), report=None, stop=None) -> pd.DataFrame:
+    """The identifiability paper's Fig. 3a / Table 1 setting on its own fully synthetic data
+    (App. C.1: :func:`~ultr_core.data.synthetic.make_paper_identifiability_data`, 10⁶ impressions per
+    row) with embedding models fitted to convergence; MCC and nDCG@10 per K and seed.
+    ``report`` receives {"done", "total"} after each run; ``stop`` ends the sweep early."""
+    runs = [(k, seed, {"K": k, "seed": seed, "method": m}, {"method": m}) for k in ks for seed in seeds for m in methods]
+    df = _paper_fits(runs, ("components", "iterations"), report, stop)
+    return df[["K", "seed", "method", "components", "mcc", "ndcg@10", "iterations"]] if len(df) else df
+
+
+#: the repair strategies compared on the paper's K = 2 data (Table 1 row, Figs. 4a and 4b; positions 1-based)
+PAPER_REPAIRS = {
+    "DLA (disconnected)": dict(repair="none"),
+    "merge 4 & 5 (planned)": dict(repair="merge"),
+    "merge 3 & 5": dict(repair="merge", merge_positions=[(3, 5)]),
+    "merge 2 & 5": dict(repair="merge", merge_positions=[(2, 5)]),
+    "intervention, min cost": dict(repair="intervene"),
+    "intervention, random cost": dict(repair="intervene", random_intervention=True),
+}
+
+
+def repairs_sweep(seeds=(0, 1, 2), strategies=tuple(PAPER_REPAIRS), report=None, stop=None) -> pd.DataFrame:
+    """The identifiability paper's repairs on its K = 2 data (blocks {1–4}, {5–10}, 10⁶ impressions
+    per row), DLA fitted to convergence: plain, node merging (the planned 4 & 5, and the farther
+    3 & 5 and 2 & 5 of Fig. 4b — the paper numbers positions from 0) and node intervention with
+    minimum or random cost (Fig. 4a).  MCC and nDCG@10 per strategy and seed."""
+    unknown = [s for s in strategies if s not in PAPER_REPAIRS]
+    if unknown:
+        raise ConfigError("strategies", f"unknown strategy {unknown[0]!r}; use {', '.join(PAPER_REPAIRS)}")
+    runs = [(2, seed, {"strategy": name, "seed": seed}, PAPER_REPAIRS[name]) for seed in seeds for name in strategies]
+    df = _paper_fits(runs, ("components_after", "iterations"), report, stop)
+    return df[["strategy", "seed", "mcc", "ndcg@10", "components_after", "iterations"]] if len(df) else df

@@ -1,0 +1,241 @@
+"""The one click-log table type.
+
+A :class:`ClickLog` is a pandas DataFrame with one row per (session, displayed or
+candidate document) and a documented schema, plus a small metadata dict (how it was
+made).  Simulated logs and user logs share it; every algorithm and the
+identifiability toolkit read it.
+
+Schema (:data:`SCHEMA`; required columns first):
+
+==================  =========  ==============================================================
+column              dtype      meaning
+==================  =========  ==============================================================
+session_id          int64      one impression of a ranked list
+query_id            int64      the query of the session
+doc_id              int64      the document's identity: for simulated logs the split's integer
+                               ``doc_ids`` when it has them (one-hot data: a document recurs
+                               across queries), else the split row (each query–document
+                               feature vector is its own document)
+row                 int64      optional, simulated logs: row of the dataset split the log was
+                               simulated on (features are ``split.features[row]``)
+position            int16      1-based rank in the logged list
+shown               bool       displayed (False for candidates below a top-k cut-off)
+click               int8       0/1; always 0 when ``shown`` is False
+context             int32      optional context type (contextual PBM); bias factor with position
+label               int8       optional true graded label (evaluation only)
+true_relevance      float32    optional true relevance probability r (evaluation only)
+true_observation    float32    optional true observation probability o (evaluation only)
+==================  =========  ==============================================================
+
+Logs are saved and loaded as Parquet (metadata kept in the file's key-value metadata)
+or CSV (metadata lost).  Nothing is ever unpickled.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.errors import DataFormatError
+
+__all__ = ["ClickLog", "SCHEMA", "REQUIRED"]
+
+SCHEMA = {
+    "session_id": "int64", "query_id": "int64", "doc_id": "int64", "row": "int64", "position": "int16",
+    "shown": "bool", "click": "int8", "context": "int32", "label": "int8",
+    "true_relevance": "float32", "true_observation": "float32",
+}
+REQUIRED = ("session_id", "query_id", "doc_id", "position", "shown", "click")
+_META_KEY = b"ultr_core.meta"
+
+
+@dataclass(frozen=True)
+class ClickLog:
+    """A validated click log (see the module docstring for the schema)."""
+
+    frame: pd.DataFrame
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "frame", self._validated(self.frame, "click log"))
+
+    @staticmethod
+    def _validated(df: pd.DataFrame, source: str) -> pd.DataFrame:
+        if not isinstance(df, pd.DataFrame):
+            raise DataFormatError(source, f"expected a pandas DataFrame, got {type(df).__name__}")
+        missing = [c for c in REQUIRED if c not in df.columns]
+        if missing:
+            raise DataFormatError(source, f"missing column(s) {', '.join(missing)}; a click log needs "
+                                          f"{', '.join(REQUIRED)}")
+        out = {}
+        for col in df.columns:
+            if col not in SCHEMA:
+                out[col] = df[col]
+                continue
+            s = df[col]
+            kind = SCHEMA[col]
+            if (kind != "bool" and pd.api.types.is_integer_dtype(s.dtype) and kind.startswith("int")) or \
+                    (kind == "bool" and pd.api.types.is_bool_dtype(s.dtype)) or \
+                    (kind.startswith("float") and pd.api.types.is_float_dtype(s.dtype) and not s.isna().any()):
+                out[col] = s.astype(kind)     # already the right kind: nothing to check
+                continue
+            if s.isna().any():
+                raise DataFormatError(source, f"column {col!r} has missing values "
+                                              f"(first at row {int(np.flatnonzero(s.isna().to_numpy())[0])})")
+            if kind == "bool":
+                vals = pd.to_numeric(s, errors="coerce") if s.dtype != bool else s
+                if vals.isna().any() or not vals.isin([0, 1]).all():
+                    raise DataFormatError(source, f"column {col!r} must hold 0/1 or true/false")
+                out[col] = vals.astype(bool)
+                continue
+            vals = pd.to_numeric(s, errors="coerce")
+            if vals.isna().any():
+                bad = int(np.flatnonzero(vals.isna().to_numpy())[0])
+                raise DataFormatError(source, f"column {col!r} is not numeric (row {bad}: {s.iloc[bad]!r})")
+            if kind.startswith("int") and not np.all(np.mod(vals.to_numpy(dtype=float), 1) == 0):
+                raise DataFormatError(source, f"column {col!r} must hold whole numbers")
+            out[col] = vals.astype(kind)
+        frame = pd.DataFrame(out)
+        if len(frame):
+            if (frame["position"] < 1).any():
+                raise DataFormatError(source, "positions are 1-based: found a position below 1")
+            if not frame["click"].isin([0, 1]).all():
+                raise DataFormatError(source, "column 'click' must hold 0 or 1")
+            if (frame["click"].astype(bool) & ~frame["shown"]).any():
+                raise DataFormatError(source, "a row is clicked but not shown")
+        return frame.reset_index(drop=True)
+
+    # ------------------------------------------------------------------ views
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def n_sessions(self) -> int:
+        return int(self.frame["session_id"].nunique())
+
+    @property
+    def bias_columns(self) -> list[str]:
+        """The default bias factor: position, and context when the log has contexts."""
+        return ["context", "position"] if "context" in self.frame else ["position"]
+
+    @property
+    def has_truth(self) -> bool:
+        return {"true_relevance", "true_observation"} <= set(self.frame.columns)
+
+    def shown(self) -> pd.DataFrame:
+        return self.frame[self.frame["shown"]]
+
+    def ctr_by_position(self) -> pd.DataFrame:
+        """Click-through rate per position over shown rows, with its binomial standard error
+        and, when the truth is known, the mean true click probability r·o."""
+        df = self.shown()
+        g = df.groupby("position")
+        out = pd.DataFrame({"impressions": g.size(), "clicks": g["click"].sum()})
+        out["ctr"] = out["clicks"] / out["impressions"]
+        out["se"] = np.sqrt(out["ctr"] * (1 - out["ctr"]) / out["impressions"])
+        if self.has_truth:
+            p = df["true_relevance"].to_numpy(np.float64) * df["true_observation"].to_numpy(np.float64)
+            out["expected_ctr"] = pd.Series(p, index=df.index).groupby(df["position"]).mean()
+        return out.reset_index()
+
+    def true_observation_curve(self) -> np.ndarray | None:
+        """Mean true observation probability per position over shown rows (None without truth)."""
+        if "true_observation" not in self.frame:
+            return None
+        df = self.shown()
+        return df.groupby("position")["true_observation"].mean().to_numpy()
+
+    def resample_sessions(self, seed: int) -> "ClickLog":
+        """A bootstrap replicate: as many sessions as the log has, drawn with replacement (whole
+        sessions, rows in their order), renumbered 0, 1, …  Seeds that are promised to vary a
+        result vary the data this way.
+
+        >>> import pandas as pd
+        >>> log = ClickLog(pd.DataFrame({"session_id": [5, 5, 9], "query_id": [1, 1, 2], "doc_id": [1, 2, 3],
+        ...                              "position": [1, 2, 1], "shown": True, "click": [1, 0, 0]}))
+        >>> b = log.resample_sessions(seed=1)
+        >>> b.n_sessions, sorted(b.frame.groupby("session_id").size().tolist()) in ([1, 2], [2, 2], [1, 1])
+        (2, True)
+        """
+        f = self.frame
+        sid = f["session_id"].to_numpy()
+        order = np.argsort(sid, kind="stable")
+        s = sid[order]
+        starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+        lens = np.diff(np.r_[starts, len(s)])
+        pick = np.random.default_rng(seed).integers(0, len(starts), len(starts))
+        n = lens[pick]
+        offset = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
+        rows = order[np.repeat(starts[pick], n) + offset]
+        out = f.iloc[rows].reset_index(drop=True)
+        out["session_id"] = np.repeat(np.arange(len(pick), dtype=f["session_id"].dtype), n)
+        return ClickLog._trusted(out, self.meta)
+
+    def sample(self, n: int = 50, seed: int = 0) -> pd.DataFrame:
+        n = min(n, len(self.frame))
+        return self.frame.sample(n=n, random_state=seed).sort_values(["session_id", "position"])
+
+    # ------------------------------------------------------------------ I/O
+    def to_parquet(self, path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        table = pa.Table.from_pandas(self.frame, preserve_index=False)
+        meta = dict(table.schema.metadata or {})
+        meta[_META_KEY] = json.dumps(self.meta, default=str).encode()
+        pq.write_table(table.replace_schema_metadata(meta), path)
+
+    def to_parquet_bytes(self) -> bytes:
+        import io
+        buf = io.BytesIO()
+        self.to_parquet(buf)
+        return buf.getvalue()
+
+    def to_csv(self, path=None):
+        return self.frame.to_csv(path, index=False)
+
+    @classmethod
+    def from_parquet(cls, path) -> "ClickLog":
+        import pyarrow.parquet as pq
+        try:
+            table = pq.read_table(path)
+        except Exception as e:  # pyarrow raises several types for a broken file
+            raise DataFormatError(str(path), f"not a readable Parquet file ({e})") from None
+        raw = (table.schema.metadata or {}).get(_META_KEY)
+        meta = json.loads(raw) if raw else {}
+        return cls._from_frame(table.to_pandas(), meta, str(path))
+
+    @classmethod
+    def from_csv(cls, path, sep: str = ",") -> "ClickLog":
+        try:
+            df = pd.read_csv(path, sep=sep)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
+            raise DataFormatError(str(path), f"not a readable CSV file ({e})") from None
+        return cls._from_frame(df, {}, str(path))
+
+    @classmethod
+    def _from_frame(cls, df, meta, source):
+        """Validate ``df`` naming ``source`` in errors (instead of the generic name)."""
+        return cls._trusted(cls._validated(df, source), meta)
+
+    @classmethod
+    def _trusted(cls, frame: pd.DataFrame, meta: dict) -> "ClickLog":
+        """Wrap a frame built by this library with the schema's dtypes (no re-validation)."""
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "frame", frame)
+        object.__setattr__(obj, "meta", dict(meta))
+        return obj
+
+    @classmethod
+    def load(cls, path) -> "ClickLog":
+        path = Path(path)
+        if path.suffix.lower() in (".parquet", ".pq"):
+            return cls.from_parquet(path)
+        if path.suffix.lower() in (".csv", ".tsv", ".txt"):
+            return cls.from_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+        raise DataFormatError(str(path), "unknown file type: use .parquet, .csv or .tsv")
+
+    def __repr__(self) -> str:
+        return f"ClickLog(rows={len(self.frame)}, sessions={self.n_sessions}, clicks={int(self.frame['click'].sum())})"

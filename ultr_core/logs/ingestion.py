@@ -1,0 +1,318 @@
+"""Out-of-core reduction of a click log to what the IG needs: distinct (document, bias factor)
+pairs with impression and click counts — a :class:`CountTable`.
+
+The identifiability graph, node merging, node intervention planning, the embedding fits and
+the position-bias estimators all work on this table, which is far smaller than the log
+(one row per distinct pair instead of one per impression).
+
+* **DuckDB** (default, embedded, no server): one SQL aggregation over the normalised view of
+  :mod:`ultr_core.logs.normalise`; DuckDB streams CSV/TSV/Parquet/gzip files and globs of files
+  in parallel with a memory limit (``memory_limit``) and spills to a temporary directory that
+  this module creates and removes.
+* **Dask** (``engine="dask"``; CSV/TSV/Parquet): the same aggregation as a Dask dataframe
+  group-by, computed on a distributed scheduler (``scheduler="tcp://…"``) or, without one,
+  on Dask's local threads — for logs that outgrow one machine.
+
+Documents are keyed by the format's default (``document="auto"``): **(query_id, doc_id)** for
+click logs (relevance belongs to a query–document pair), the **feature vector** for ULTRA folders
+(:func:`ultr_core.logs.ultra.ultra_frame`); ``"query"`` / ``"global"`` (``doc_id`` alone) choose
+explicitly, ``doc_columns`` keys by feature columns.  The table keeps both ``query_id`` and
+``doc_id`` (its ``alternative`` names the other key), so the verdict under the other key is
+computed from the same reduced table (:func:`ultr_core.identifiability.reports.analyse_identifiability`).
+Bias-factor values that are missing form their own level
+(:mod:`.coding`); missing document or query ids are rejected with the offending key.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.logs.clicklog import ClickLog
+
+__all__ = ["CountTable", "ingest", "document_columns", "ENGINES"]
+
+ENGINES = ("duckdb", "dask")
+_RESERVED = ("impressions", "clicks")
+
+
+def document_columns(document: str = "query", doc_columns=None) -> list[str]:
+    """The columns that identify a document: ``["query_id", "doc_id"]`` (``document="query"``,
+    the default), ``["doc_id"]`` (``"global"``) or the given ``doc_columns``."""
+    if doc_columns:
+        return list(doc_columns)
+    if document == "query":
+        return ["query_id", "doc_id"]
+    if document == "global":
+        return ["doc_id"]
+    raise ConfigError("document", f"{document!r} is not a document key: use 'query' (query_id, doc_id) or "
+                                  "'global' (doc_id alone), or give doc_columns")
+
+
+@dataclass(frozen=True)
+class CountTable:
+    """Distinct (document, factor) pairs of a log's shown rows: ``frame`` has the
+    ``document`` columns, the ``bias`` columns, ``impressions`` and ``clicks``."""
+
+    frame: pd.DataFrame
+    document: tuple
+    bias: tuple
+    source: str = "log"
+    notes: tuple = field(default=())
+    alternative: tuple = field(default=())     # the other document key the frame can be grouped by
+    keys: tuple = field(default=())            # (name of document, name of alternative) when not implied
+
+    @property
+    def document_key(self) -> str:
+        """``"query"`` for (query_id, doc_id), ``"global"`` for doc_id alone, else ``"columns"``."""
+        if self.keys:
+            return self.keys[0]
+        return {("query_id", "doc_id"): "query", ("doc_id",): "global"}.get(tuple(self.document), "columns")
+
+    def with_document(self, document: tuple) -> "CountTable":
+        """The same counts keyed by other document columns of the frame."""
+        return replace(self, document=tuple(document), alternative=tuple(self.document), keys=self.keys[::-1])
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.frame["impressions"].sum())
+
+    @property
+    def n_clicks(self) -> int:
+        return int(self.frame["clicks"].sum())
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @classmethod
+    def from_log(cls, log: ClickLog | pd.DataFrame, bias=None, document=("doc_id",), source: str = "log",
+                 notes=(), shown_only: bool = True) -> "CountTable":
+        """Aggregate an in-memory log (its ``shown`` rows unless ``shown_only`` is False).  For a
+        :class:`ClickLog`, ``doc_id`` already is the document identity (see its schema)."""
+        frame = log.frame if isinstance(log, ClickLog) else log
+        if bias is None:
+            bias = log.bias_columns if isinstance(log, ClickLog) else ["position"]
+        bias = [bias] if isinstance(bias, str) else list(bias)
+        document = [document] if isinstance(document, str) else list(document)
+        missing = [c for c in bias + document if c not in frame.columns]
+        if missing:
+            raise ConfigError("bias", f"column(s) {', '.join(missing)} not in the log "
+                                      f"(it has {', '.join(map(str, frame.columns))})")
+        if shown_only and "shown" in frame:
+            frame = frame[frame["shown"].to_numpy(bool)]
+        if len(frame) == 0:
+            raise ConfigError("log", "the log has no shown rows: nothing to build a graph from")
+        # a user's log (read by ultr_core.logs.mapping) says which key its doc_id codes: keep the other too
+        kind = log.meta.get("document") if isinstance(log, ClickLog) else None
+        alt, names = (), ()
+        if document == ["doc_id"] and kind in ("query", "global") and {"query_id", "doc_key"} <= set(frame.columns):
+            alt = ("doc_key",) if kind == "query" else ("query_id", "doc_id")
+            names = (kind, "global" if kind == "query" else "query")
+        keys = list(dict.fromkeys(document + list(alt) + bias))
+        g = frame.groupby(keys, dropna=False, sort=True, observed=True)
+        out = g.size().rename("impressions").to_frame()
+        out["clicks"] = g["click"].sum().astype(np.int64)
+        return cls(out.reset_index(), tuple(document), tuple(bias), source, tuple(notes), alt, names)
+
+
+# --------------------------------------------------------------------------- ingestion
+def _select_list(available: list[str], columns: dict | None, needed: list[str], name: str) -> dict:
+    """Map schema names → source columns (after the user's ``columns`` renaming)."""
+    columns = dict(columns or {})
+    unknown = [c for c in columns if c not in available]
+    if unknown:
+        raise DataFormatError(name, f"mapped column(s) {', '.join(map(str, unknown))} not in the log "
+                                    f"(it has {', '.join(map(str, available))})")
+    renamed = {columns.get(c, c): c for c in available}
+    missing = [c for c in needed if c not in renamed]
+    if missing:
+        raise DataFormatError(name, f"missing column(s) {', '.join(missing)}; the log has "
+                                    f"{', '.join(map(str, available))} — map them with columns=…")
+    clash = [c for c in needed if c in _RESERVED]
+    if clash:
+        raise ConfigError("bias", f"{', '.join(clash)} is a reserved name; rename the column")
+    return {c: renamed[c] for c in needed} | ({"shown": renamed["shown"]} if "shown" in renamed else {})
+
+
+def _validate(agg: pd.DataFrame, doc: list[str], name: str) -> pd.DataFrame:
+    """Check the aggregated counts (positions whole and ≥ 1, clicks 0/1, ids present)."""
+    def where(i):
+        return ", ".join(f"{c}={agg[c].iloc[i]!s}"[:60] for c in doc + ["position"] if c in agg)
+    for c in doc:
+        bad = agg[c].isna().to_numpy()
+        if bad.any():
+            raise DataFormatError(name, f"column {c!r} is empty in {int(agg['impressions'][bad].sum()):,} row(s) "
+                                        "(a document needs its id)")
+    if int(agg["_bad_click"].sum()):
+        i = int(np.flatnonzero(agg["_bad_click"].to_numpy() > 0)[0])
+        raise DataFormatError(name, f"column 'click' must hold 0 or 1 (found {agg['_bad_click_value'].iloc[i]!s}"[:80]
+                                    + f" at {where(i)})")
+    pos = pd.to_numeric(agg["position"], errors="coerce").to_numpy(np.float64)
+    bad = ~np.isfinite(pos) | (pos % 1 != 0) | (pos < 1) | (pos > 10_000)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(name, f"column 'position' must hold whole numbers from 1 to 10000 "
+                                    f"(found {str(agg['position'].iloc[i])[:20]!r} at {where(i)})")
+    agg = agg.drop(columns=["_bad_click", "_bad_click_value"])
+    agg["position"] = pos.astype(np.int64)
+    agg["impressions"] = agg["impressions"].astype(np.int64)
+    agg["clicks"] = agg["clicks"].astype(np.int64)
+    return agg
+
+
+def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads):
+    from ultr_core.logs.normalise import register_normalised, repair_notes
+    from ultr_core.logs.sql import _ident as q
+    from ultr_core.logs.sql import connect
+    with tempfile.TemporaryDirectory(prefix="ultr_duckdb_") as tmp:
+        con = connect(memory_limit, tmp, threads)
+        try:
+            state = register_normalised(con, source, fmt, name)
+            types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE norm").fetchall()}
+            sel = _select_list(list(types), columns, keys + ["click"], name)
+            nested = [c for c in dict.fromkeys(sel.values()) if "[" in types[c]
+                      or types[c].upper().startswith(("STRUCT", "MAP", "UNION", "LIST"))]
+            if nested:
+                raise DataFormatError(name, f"column {nested[0]!r} holds {types[nested[0]]} values (lists or "
+                                            "records); each row needs one plain value there")
+            shown = f"WHERE try_cast({q(sel['shown'])} AS BOOLEAN)" if "shown" in sel else ""
+            group = ", ".join(f"{q(sel[k])} AS {q(k)}" for k in keys)
+            clk = f"try_cast({q(sel['click'])} AS DOUBLE)"
+            order = ", ".join(f"{q(k)} NULLS LAST" for k in keys)     # a deterministic row order
+            if state.get("counts") and not columns and set(keys) <= {"query_id", "doc_id", "position"}:
+                # the reader's own counts (Yandex: pages counted before unpivoting); clicks are 0/1 there
+                sql = f"""SELECT {group}, sum(impressions)::BIGINT AS impressions, sum(clicks)::BIGINT AS clicks,
+                            0 AS _bad_click, NULL::VARCHAR AS _bad_click_value
+                          FROM {state['counts']} GROUP BY ALL ORDER BY {order}"""
+            else:
+                sql = f"""SELECT {group}, count(*) AS impressions,
+                        coalesce(sum({clk}), 0)::BIGINT AS clicks,
+                        count(*) FILTER (WHERE {clk} IS NULL OR {clk} NOT IN (0, 1)) AS _bad_click,
+                        any_value({q(sel['click'])}::VARCHAR) FILTER (WHERE {clk} IS NULL OR {clk} NOT IN (0, 1))
+                            AS _bad_click_value
+                      FROM norm {shown} GROUP BY ALL ORDER BY {order}"""
+            try:
+                agg = con.sql(sql).df()
+            except Exception as e:    # noqa: BLE001 — DuckDB's errors here are the input's problems
+                raise DataFormatError(name, f"cannot aggregate ({str(e).splitlines()[0][:300]})") from None
+        finally:
+            con.close()
+    return agg, repair_notes(state)
+
+
+def _dask_counts(source, fmt, name, columns, keys, scheduler):
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        raise ConfigError("engine", "the dask engine needs dask[dataframe] (pip install 'dask[dataframe]' "
+                                    "distributed)") from None
+    from ultr_core.logs.sniff import expand_paths, is_gzip
+    if fmt not in ("csv", "tsv", "parquet"):
+        raise ConfigError("engine", f"the dask engine reads csv, tsv and parquet; use duckdb for {fmt}")
+    files = expand_paths(source, name)
+    if fmt == "parquet":
+        ddf = dd.read_parquet(files)
+    else:
+        gz = is_gzip(source)
+        ddf = dd.read_csv(files, sep="\t" if fmt == "tsv" else ",", compression="gzip" if gz else None,
+                          blocksize=None if gz else "64MB", dtype=str)
+    sel = _select_list(list(ddf.columns), columns, keys + ["click"], name)
+    ddf = ddf[list(dict.fromkeys(sel.values()))].rename(columns={v: k for k, v in sel.items()})
+    if "shown" in sel:
+        ddf = ddf[ddf["shown"].astype(str).str.lower().isin(["1", "true", "1.0"])]
+    clk = dd.to_numeric(ddf["click"], errors="coerce")
+    bad = (clk.isna() | ~clk.isin([0, 1])).astype("int64")
+    ddf = ddf.assign(_one=1, _clk=clk.fillna(0), _bad=bad)
+    agg = ddf.groupby(keys, dropna=False).agg({"_one": "sum", "_clk": "sum", "_bad": "sum"})
+    if scheduler:
+        from distributed import Client
+        with Client(scheduler, set_as_default=False) as client:
+            out = client.compute(agg).result()
+    else:
+        out = agg.compute(scheduler="threads")
+    out = out.reset_index().rename(columns={"_one": "impressions", "_clk": "clicks", "_bad": "_bad_click"})
+    out["_bad_click_value"] = "a non-0/1 value"
+    for k in keys:            # CSV text → the numbers DuckDB would have inferred
+        if k in ("position",) or out[k].dtype == object:
+            conv = pd.to_numeric(out[k], errors="coerce")
+            if k == "position" or (conv.notna() == out[k].notna()).all():
+                out[k] = conv if k == "position" or (conv % 1 != 0).any() else conv.astype("Int64")
+    return out, []
+
+
+def _both_keys(doc: list[str]) -> tuple[list[str], tuple]:
+    """Group keys that hold both document keys, and the alternative to ``doc``."""
+    if doc == ["query_id", "doc_id"]:
+        return doc, ("doc_id",)
+    if doc == ["doc_id"]:
+        return ["query_id", "doc_id"], ("query_id", "doc_id")
+    return doc, ()
+
+
+def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | None = None,
+           document: str = "auto", doc_columns=None, engine: str = "duckdb", scheduler: str | None = None,
+           memory_limit: str | None = "2GB", threads: int | None = None, name: str | None = None) -> CountTable:
+    """Reduce a click log to a :class:`CountTable` without loading it into memory.
+
+    ``source`` is a path, a glob of paths (``logs/*.csv.gz``) or bytes (an upload);
+    ``fmt`` one of csv, tsv, parquet, yandex, yandex2013, baidu, ultra (inferred from the
+    name or the content when omitted); ``columns`` renames source columns onto
+    ``query_id``/``doc_id``/``position``/``click``/``shown``; ``bias`` the bias-factor columns;
+    ``document`` ``"auto"`` (the format's default key), ``"query"`` or ``"global"``.
+
+    >>> import io, pandas as pd
+    >>> csv = b"query_id,doc_id,position,click\\nq1,a,1,1\\nq1,b,2,0\\nq2,a,1,0\\n"
+    >>> t = ingest(csv, "csv", name="demo.csv")
+    >>> t.document, t.alternative
+    (('query_id', 'doc_id'), ('doc_id',))
+    >>> t.frame.sort_values(["query_id", "doc_id"])[["query_id", "doc_id", "position", "impressions", "clicks"]].values.tolist()
+    [['q1', 'a', 1, 1, 1], ['q1', 'b', 2, 1, 0], ['q2', 'a', 1, 1, 0]]
+    """
+    from ultr_core.logs.mapping import DOCUMENT_KEYS, default_document
+    from ultr_core.logs.sniff import infer_format
+    name = name or str(source)
+    bias = [bias] if isinstance(bias, str) else list(bias)
+    if not bias:
+        raise ConfigError("bias", "name at least one bias-factor column (e.g. position)")
+    if engine not in ENGINES:
+        raise ConfigError("engine", f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    if document not in DOCUMENT_KEYS:
+        raise ConfigError("document", f"{document!r} is not a document key: use {', '.join(DOCUMENT_KEYS)}")
+    from ultr_core.logs.sniff import format_from_name, unknown_format
+    sniffed = fmt is None and format_from_name(name) is None
+    fmt = (fmt or infer_format(source, name)).lower()
+    doc = document_columns(default_document(fmt) if document == "auto" else document, doc_columns)
+    group_doc, alternative = _both_keys(doc)
+    if fmt == "ultra":
+        from ultr_core.data.archives import ultra_root
+        from ultr_core.logs.ultra import ultra_frame
+        other = [b for b in bias if b != "position"]
+        if other:
+            raise ConfigError("bias", f"an ULTRA folder has no column {other[0]!r}; its bias factor is the position")
+        with ultra_root(source, name) as root:             # a folder, or an upload's archive of one
+            frame, notes = ultra_frame(root, name)
+        table = CountTable.from_log(frame, ["position"], group_doc, name, notes)
+        return replace(table, document=tuple(doc), alternative=alternative)
+    keys = list(dict.fromkeys(group_doc + bias + ["position"]))
+    count = (lambda k: _dask_counts(source, fmt, name, columns, k, scheduler)) if engine == "dask" else \
+        (lambda k: _duckdb_counts(source, fmt, name, columns, k, memory_limit, threads))
+    try:
+        agg, notes = count(keys)
+    except DataFormatError as e:          # a log without query ids keyed by doc_id alone: no alternative
+        if sniffed and fmt in ("csv", "tsv") and (e.problem.startswith("cannot read") or
+                                                  (e.problem.startswith("missing column") and not columns)):
+            raise unknown_format(source, name) from None   # nothing said CSV: list what is accepted
+        if group_doc == doc or "query_id" not in e.problem or not e.problem.startswith("missing column"):
+            raise
+        group_doc, alternative = doc, ()
+        keys = list(dict.fromkeys(group_doc + bias + ["position"]))
+        agg, notes = count(keys)
+    if len(agg) == 0:
+        raise DataFormatError(name, "the log is empty (no shown rows)")
+    agg = _validate(agg, group_doc, name)
+    if engine == "dask":                                 # DuckDB returns the rows sorted already
+        agg = agg.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
+    return CountTable(agg, tuple(doc), tuple(bias), name, tuple(notes), alternative)

@@ -1,0 +1,236 @@
+"""Click logs supplied by users, read into a :class:`~ultr_core.logs.clicklog.ClickLog`.
+
+Formats:
+
+* **csv / tsv / parquet** — one row per displayed document.  Default columns
+  ``query_id``, ``doc_id`` (or ``doc_columns``: feature columns that identify a document),
+  ``position`` (1-based) and ``click`` (0/1); optional ``session_id`` (otherwise a new
+  session starts where the query changes or the position does not increase) and ``shown``
+  (default: all shown).  Any other column is kept and usable as a bias factor by name.
+  ``columns`` maps the file's names onto these (``{"qid": "query_id", …}``).
+* **ultra** — an ULTRA directory with click files is rare; we read its ``train`` split's
+  ``init_list`` as displayed lists and, when present, ``train/train.clicks``
+  (``qid c c …`` aligned with ``init_list``; one session per line).
+* **yandex**, **yandex2013**, **baidu** — real public log formats, parsed by the vectorised
+  readers of :mod:`ultr_core.logs.yandex` and :mod:`ultr_core.logs.sessions` (Yandex relevance prediction / CLARA2, Yandex
+  personalized search 2013, Baidu-ULTR raw sessions).
+
+**Documents.**  Relevance belongs to a query–document pair, so by default (``document="query"``)
+a document is the pair (query_id, doc_id) in every format: the same URL shown for two queries is
+two documents.  ``document="global"`` makes ``doc_id`` alone the document (e.g. one-hot ids
+that recur across queries); ``doc_columns`` identifies documents by feature columns.  The
+file's own ids stay readable in ``query_key`` and ``doc_key``.
+
+The format is taken from the extension when it is telling, else sniffed from the content
+(files without an extension, gzip without ``.gz``).
+
+Readers return ``(log, notes)``: ``notes`` lists what was repaired (duplicates dropped,
+clicks that matched no impression).  Unfixable problems raise
+:class:`~ultr_core.errors.DataFormatError` naming the file, the line or column and the problem.
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.errors import DataFormatError, show
+from ultr_core.logs.clicklog import ClickLog
+from ultr_core.logs.coding import factor_codes
+from ultr_core.logs.sniff import infer_format, is_gzip
+from ultr_core.logs.ultra import ultra_frame
+
+__all__ = ["TARGETS", "FORMATS", "MAX_ROWS", "DOCUMENT_KEYS", "default_document", "read_user_log", "peek_columns", "guess_mapping", "frame_to_log"]
+
+#: the schema columns a user's columns can be mapped onto (session_id and shown are optional)
+TARGETS = ("query_id", "doc_id", "position", "click", "session_id", "shown")
+_ALIASES = {"query_id": ("query_id", "qid", "query", "queryid"), "doc_id": ("doc_id", "docid", "doc", "url",
+                                                                             "document", "urlid"),
+            "position": ("position", "pos", "rank"), "click": ("click", "clicked", "clicks"),
+            "session_id": ("session_id", "session", "sessionid", "sid"), "shown": ("shown",)}
+
+FORMATS = ("csv", "tsv", "parquet", "ultra", "yandex", "yandex2013", "baidu", "pyclick")
+MAX_ROWS = 50_000_000
+
+
+#: document keys: "auto" (the format's default), (query, doc_id) pairs, or doc_id alone
+DOCUMENT_KEYS = ("auto", "query", "global")
+
+
+def default_document(fmt: str) -> str:
+    """The document key a format means by default: ``"global"`` for ULTRA folders (a document is
+    a feature vector, shown by any query — the official identifiability check), ``"query"`` — the
+    (query, doc_id) pair — for click logs (CSV/TSV/Parquet, Yandex, Baidu, PyClick), where the same URL
+    under two queries has two relevances."""
+    return "global" if fmt == "ultra" else "query"
+
+
+def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
+                  doc_columns: list | None = None, name: str | None = None, document: str = "auto"):
+    """Read a user's click log.  ``source`` is a path or a bytes buffer (uploads); ``name``
+    is used in messages (defaults to the path); ``document`` ``"auto"`` is the format's default
+    key (:func:`default_document`).  Returns ``(ClickLog, notes)``."""
+    from ultr_core.logs.normalise import read_normalised
+    from ultr_core.logs.sniff import (
+        TEXT_FORMATS,
+        duplicate_header,
+        format_from_name,
+        unknown_format,
+    )
+    name = name or str(source)
+    if isinstance(source, io.IOBase):
+        source = source.read()
+    if isinstance(source, (bytes, bytearray, memoryview)) and len(source) == 0:
+        raise DataFormatError(name, "the file is empty")
+    sniffed = fmt is None and format_from_name(name) is None
+    fmt = (fmt or infer_format(source, name)).lower()
+    if fmt not in FORMATS:
+        raise DataFormatError(name, f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    document = default_document(fmt) if document == "auto" else document
+    if fmt in ("csv", "tsv", "parquet"):
+        duplicate_header(source, fmt, name)
+    if fmt in TEXT_FORMATS:
+        df, notes = read_normalised(source, fmt, name)
+        log, more = frame_to_log(df, name, columns, doc_columns, document)
+        return log, notes + more
+    if fmt == "ultra":
+        from ultr_core.data.archives import ultra_root
+        with ultra_root(source, name) as root:
+            return _read_ultra_clicks(root, name, document)
+    buf = io.BytesIO(bytes(source)) if isinstance(source, (bytes, bytearray, memoryview)) else source
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+            table = pq.read_table(buf)
+            df = table.to_pandas()
+            raw = (table.schema.metadata or {}).get(b"ultr_core.meta")
+            if raw and all(c in df.columns for c in ("session_id", "query_id", "doc_id", "position",
+                                                     "shown", "click")) and not columns:
+                import json
+                return ClickLog._from_frame(df, json.loads(raw), name), []   # a log this library wrote
+        else:
+            df = pd.read_csv(buf, sep="\t" if fmt == "tsv" else ",", compression="gzip" if is_gzip(source) else None,
+                             encoding="utf-8-sig")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError,
+            EOFError) as e:
+        if sniffed:               # nothing told us this was CSV: say what is accepted instead of a parser's words
+            raise unknown_format(source, name) from None
+        raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
+            from None
+    except Exception as e:        # noqa: BLE001 — pyarrow raises several types for a broken Parquet file
+        raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0][:200]}") from None
+    if sniffed and len(df.columns) < 3 and not columns:
+        raise unknown_format(source, name, f"read as {fmt}, it has {len(df.columns)} column(s)")
+    return frame_to_log(df, name, columns, doc_columns, document)
+
+
+def peek_columns(source, fmt: str, name: str = "upload") -> list[str]:
+    """Column names of a CSV/TSV/Parquet source without reading it all."""
+    if isinstance(source, bytes):
+        source = io.BytesIO(source)
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+            return list(pq.read_schema(source).names)
+        return list(pd.read_csv(source, sep="\t" if fmt == "tsv" else ",", nrows=5, encoding="utf-8-sig",
+                                compression="gzip" if is_gzip(source.getvalue() if isinstance(source, io.BytesIO)
+                                                              else source) else None).columns)
+    except Exception as e:        # any parser failure is reported as a format problem
+        raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
+            from None
+
+
+def guess_mapping(columns: list[str]) -> dict:
+    """Best guess of which file column is which schema column (by common names)."""
+    low = {str(c).lower(): c for c in columns}
+    out = {}
+    for target, names in _ALIASES.items():
+        for n in names:
+            if n in low:
+                out[target] = low[n]
+                break
+    return out
+
+
+def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
+                 doc_columns: list | None = None, document: str = "query"):
+    """Map a user table onto the ClickLog schema (see the module docstring)."""
+    notes = []
+    if columns:
+        unknown = [c for c in columns if c not in df.columns]
+        if unknown:
+            raise DataFormatError(name, f"mapped column(s) {', '.join(map(str, unknown))} not in the file "
+                                        f"(it has {', '.join(map(str, df.columns))})")
+        df = df.rename(columns=columns)
+    if len(df) == 0:
+        raise DataFormatError(name, "the log is empty (no rows)")
+    if len(df) > MAX_ROWS:
+        raise DataFormatError(name, f"{len(df):,} rows exceed the limit of {MAX_ROWS:,}")
+    need = ["query_id", "position", "click"] + ([] if doc_columns else ["doc_id"])
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise DataFormatError(name, f"missing column(s) {', '.join(missing)}; found "
+                                    f"{', '.join(map(str, df.columns))} — map them to query_id, doc_id, "
+                                    "position, click")
+    for col in need + list(doc_columns or []):
+        if col not in df.columns:
+            raise DataFormatError(name, f"document column {col!r} not in the file")
+        if df[col].isna().any():
+            row = int(np.flatnonzero(df[col].isna().to_numpy())[0])
+            raise DataFormatError(name, f"column {col!r} is empty at data row {row + 1}")
+    pos = pd.to_numeric(df["position"], errors="coerce")
+    if pos.isna().any() or (pos % 1 != 0).any():
+        row = int(np.flatnonzero((pos.isna() | (pos % 1 != 0)).to_numpy())[0])
+        raise DataFormatError(name, f"column 'position' must hold whole numbers (data row {row + 1}: "
+                                    f"{show(df['position'].iloc[row])})")
+    if (pos < 1).any():
+        row = int(np.flatnonzero((pos < 1).to_numpy())[0])
+        raise DataFormatError(name, f"positions are 1-based: {int(pos.iloc[row])} at data row {row + 1}")
+    if pos.max() > 1000:
+        raise DataFormatError(name, f"position {int(pos.max())} is out of range (at most 1000)")
+    clk = pd.to_numeric(df["click"], errors="coerce")
+    if clk.isna().any() or not clk.isin([0, 1]).all():
+        row = int(np.flatnonzero((clk.isna() | ~clk.isin([0, 1])).to_numpy())[0])
+        raise DataFormatError(name, f"column 'click' must hold 0 or 1 (data row {row + 1}: "
+                                    f"{show(df['click'].iloc[row])})")
+    out = df.copy()
+    out["position"], out["click"] = pos.astype(np.int16), clk.astype(np.int8)
+    out["query_key"] = out["query_id"].astype(str)
+    out["query_id"] = pd.factorize(out["query_id"], sort=True)[0]
+    if doc_columns:
+        out["doc_id"] = out.groupby(list(doc_columns), sort=True, dropna=False).ngroup()
+    elif document == "global":
+        out["doc_key"] = out["doc_id"].astype(str)
+        out["doc_id"] = pd.factorize(out["doc_id"], sort=True)[0]
+    elif document == "query":             # the document is the (query, doc_id) pair
+        out["doc_key"] = out["doc_id"].astype(str)
+        out["doc_id"] = factor_codes(out, ["query_id", "doc_key"])[0]
+    else:
+        raise DataFormatError(name, f"document={document!r}: use 'query' or 'global'")
+    if "session_id" not in out:
+        new = (out["query_id"].diff().fillna(1) != 0) | (out["position"].diff().fillna(-1) <= 0)
+        out["session_id"] = np.cumsum(new.to_numpy()) - 1
+        notes.append("no session_id column: a new session starts where the query changes or the "
+                     "position does not increase")
+    else:
+        out["session_id"] = pd.factorize(out["session_id"])[0]
+    if "shown" not in out:
+        out["shown"] = True
+    dup = out.duplicated(["session_id", "position"], keep="first")
+    if dup.any():
+        notes.append(f"dropped {int(dup.sum()):,} duplicate row(s) (same session and position)")
+        out = out[~dup]
+    try:
+        log = ClickLog._from_frame(out, {"source": name, "document": "columns" if doc_columns else document}, name)
+    except DataFormatError:
+        raise
+    return log, notes
+
+
+def _read_ultra_clicks(root: Path, name, document: str = "global"):
+    """An ULTRA directory as a :class:`ClickLog` (documents: see :func:`ultra_frame`)."""
+    df, notes = ultra_frame(root, name)
+    log, more = frame_to_log(df, name, document=document)
+    return log, notes + [n for n in more if not n.startswith("no session_id")]

@@ -1,0 +1,168 @@
+"""Where a log comes from and what format it is: paths and globs, gzip detection, the format from a
+file name or sniffed from the first bytes, and the errors for files no reader accepts.
+"""
+from __future__ import annotations
+
+import glob as _glob
+import gzip
+import io
+from pathlib import Path
+
+import pyarrow as pa
+
+from ultr_core.errors import DataFormatError
+
+__all__ = ["TEXT_FORMATS", "TABULAR_FORMATS", "ACCEPTED", "expand_paths", "is_gzip", "sniff_format", "infer_format", "format_from_name", "duplicate_header", "unknown_format"]
+
+TEXT_FORMATS = ("yandex", "yandex2013", "baidu", "pyclick")
+TABULAR_FORMATS = ("csv", "tsv", "parquet")
+_PYCLICK = __import__("re").compile(r"^[^\t]+\t[^\t:;]+:[^\t:]*(;|$)")
+#: what a reader accepts, for the message on a file that no reader accepts
+ACCEPTED = ("CSV/TSV with a header row (query_id, doc_id, position, click …)", "Parquet",
+            "Yandex relevance prediction (SessionID TimePassed Q|C …)", "Yandex WSCD 2013 (SessionID M Day USERID …)",
+            "Baidu-ULTR sessions (qid line, 32-field document lines)", "PyClick sessions (query<TAB>url,url,… : clicked,…;)",
+            "an ULTRA folder (train/train.init_list, train.feature)")
+
+
+# --------------------------------------------------------------------------- sources
+def _is_bytes(source) -> bool:
+    return isinstance(source, (bytes, bytearray, memoryview))
+
+
+def expand_paths(source, name: str) -> list[str]:
+    """The files of a path or glob pattern (sorted); errors name what is missing or wrong."""
+    s = str(source)
+    if any(ch in s for ch in "*?["):
+        files = sorted(_glob.glob(s))
+        if not files:
+            raise DataFormatError(name, "no file matches this pattern")
+    else:
+        files = [s]
+    for f in files:
+        p = Path(f)
+        if not p.exists():
+            raise DataFormatError(f, "file not found")
+        if not p.is_file():
+            raise DataFormatError(f, "not a regular file (a directory, device or pipe cannot be read as a log)")
+    return files
+
+
+def _head(source, name: str, n_bytes: int = 1 << 16) -> bytes:
+    """The first bytes of the (first) file, gunzipped when it is gzip."""
+    if _is_bytes(source):
+        data = bytes(source[:n_bytes * 4])
+    else:
+        try:
+            with open(expand_paths(source, name)[0], "rb") as f:
+                data = f.read(n_bytes * 4)
+        except OSError as e:
+            raise DataFormatError(name, f"cannot open ({e.strerror or type(e).__name__})") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            d = gzip.GzipFile(fileobj=io.BytesIO(data))
+            data = d.read(n_bytes)
+        except (OSError, EOFError):
+            data = b""            # a truncated first block: sniff what could be read
+    return data[:n_bytes]
+
+
+def is_gzip(source) -> bool:
+    """Whether bytes, or the (first) file of a path or glob, start with gzip's magic number
+    (False when it cannot be read: the reader then reports the real problem)."""
+    if _is_bytes(source):
+        return bytes(source[:2]) == b"\x1f\x8b"
+    files = sorted(_glob.glob(str(source))) if any(ch in str(source) for ch in "*?[") else [str(source)]
+    try:
+        with open(files[0], "rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except (OSError, IndexError):
+        return False
+
+
+def sniff_format(source, name: str | None = None) -> str:
+    """The format of a log from its first bytes (see the module docstring); ``csv`` when
+    nothing else fits.  A directory is ``ultra``."""
+    name = name or str(source)
+    if not _is_bytes(source) and not any(ch in str(source) for ch in "*?[") and Path(source).is_dir():
+        return "ultra"
+    if _is_bytes(source):
+        from ultr_core.data.archives import is_archive
+        if is_archive(bytes(source[:1 << 20])):
+            return "ultra"                  # an ULTRA folder sent as a zip / tar(.gz) archive
+    data = _head(source, name)
+    if data[:4] == b"PAR1":
+        return "parquet"
+    text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = [ln.rstrip("\r") for ln in text.split("\n") if ln.strip()][:5]
+    if not lines:
+        return "csv"
+    f = [x.strip() for x in lines[0].split("\t")]
+    if len(f) >= 4 and f[1] == "M":
+        return "yandex2013"
+    if len(f) >= 4 and f[2] in ("Q", "T", "C"):
+        if f[2] in ("Q", "T") and len(f) > 6 and "," in f[6]:
+            return "yandex2013"
+        if f[2] == "C" and len([x for x in f if x]) == 5:
+            return "yandex2013"
+        return "yandex"
+    if len(lines) > 1 and len(f) <= 3 and len(lines[1].split("\t")) >= 28:
+        return "baidu"
+    if _PYCLICK.match(lines[0]):
+        return "pyclick"
+    return "tsv" if lines[0].count("\t") > lines[0].count(",") else "csv"
+
+
+def infer_format(source, name: str | None = None) -> str:
+    """Format from the extension when it is telling (``.csv``, ``.tsv``, ``.parquet``, with an
+    optional ``.gz``), else from the content (:func:`sniff_format`); a directory is ``ultra``."""
+    if not _is_bytes(source) and Path(str(source)).is_dir():
+        return "ultra"
+    return format_from_name(name or source) or sniff_format(source, name)
+
+
+def format_from_name(name) -> str | None:
+    """The format a file name's extension tells (``.csv``, ``.tsv``, ``.parquet``, ``.pq``, with an
+    optional ``.gz``), or None."""
+    s = str(name).lower()
+    if s.endswith(".gz"):
+        s = s[:-3]
+    for ext, fmt in ((".csv", "csv"), (".tsv", "tsv"), (".parquet", "parquet"), (".pq", "parquet")):
+        if s.endswith(ext):
+            return fmt
+    return None
+
+
+def duplicate_header(source, fmt: str, name: str) -> None:
+    """Refuse a CSV/TSV/Parquet source whose header names a column twice (one would silently win)."""
+    if fmt == "parquet":
+        try:
+            import pyarrow.parquet as pq
+            names = pq.read_schema(pa.BufferReader(bytes(source)) if _is_bytes(source)
+                                   else expand_paths(source, name)[0]).names
+        except Exception:         # noqa: BLE001 — an unreadable file is reported by the reader itself
+            return
+    else:
+        import csv
+        text = _head(source, name).decode("utf-8", errors="replace").lstrip("\ufeff")
+        first = next((ln for ln in text.splitlines() if ln.strip()), "")
+        names = next(csv.reader([first], delimiter="\t" if fmt == "tsv" else ","), [])
+    seen: dict = {}
+    for i, n in enumerate(names, 1):
+        key = str(n).strip()
+        if key in seen:
+            raise DataFormatError(name, f"column {key[:40]!r} appears twice in the header (columns {seen[key]} and "
+                                        f"{i}); rename one of them")
+        seen[key] = i
+
+
+def unknown_format(source, name: str, problem: str = "") -> DataFormatError:
+    """The error for a file that no reader accepts: the formats accepted and how its first line
+    starts (printable characters only, cut short)."""
+    try:
+        text = _head(source, name, 4096).decode("utf-8", errors="replace").lstrip("\ufeff")
+    except DataFormatError:
+        text = ""
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    shown = "".join(ch if ch.isprintable() else "·" for ch in first[:60]) + ("…" if len(first) > 60 else "")
+    return DataFormatError(name, f"not a log format this reader knows{' (' + problem + ')' if problem else ''}; its "
+                                 f"first line starts {shown!r}. Accepted: " + "; ".join(ACCEPTED))

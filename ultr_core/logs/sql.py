@@ -1,0 +1,126 @@
+"""The DuckDB plumbing every reader shares: a connection, quoting, the raw-lines view of a source,
+errors with the file's line, and the normalised view built from impressions and click rows.
+(Underscored names are private to :mod:`ultr_core.logs`.)
+"""
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from ultr_core.errors import DataFormatError
+from ultr_core.logs.sniff import _is_bytes, expand_paths, is_gzip
+
+__all__ = ["connect"]
+
+_SEP = "\x1f"            # a delimiter no log line contains: each line is read as one value
+
+
+# --------------------------------------------------------------------------- DuckDB
+def connect(memory_limit: str | None = None, temp_dir: str | None = None, threads: int | None = None):
+    """A fresh in-memory DuckDB connection; ``temp_dir`` lets large aggregations spill to disk
+    (the caller owns and removes it)."""
+    import duckdb
+    con = duckdb.connect(":memory:")
+    if memory_limit:
+        con.execute(f"SET memory_limit = '{memory_limit}'").fetchall()
+    if temp_dir:
+        con.execute("SET temp_directory = ?", [str(temp_dir)]).fetchall()
+    if threads:
+        con.execute(f"SET threads = {int(threads)}").fetchall()
+    return con
+
+
+def _q(s: str) -> str:
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def _ident(s: str) -> str:
+    return '"' + str(s).replace('"', '""') + '"'
+
+
+def _register_lines(con, source, name: str) -> None:
+    """View ``raw(ln, line)``: every line of the source with its 1-based line number
+    (blank lines are NULL or '')."""
+    if _is_bytes(source):
+        data = bytes(source)
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError) as e:
+                raise DataFormatError(name, f"broken gzip data ({e})") from None
+        ro = pcsv.ReadOptions(column_names=["line"], block_size=1 << 24, encoding="utf8")
+        po = pcsv.ParseOptions(delimiter=_SEP, quote_char=False, escape_char=False, ignore_empty_lines=False)
+        co = pcsv.ConvertOptions(column_types={"line": pa.string()}, strings_can_be_null=False)
+        try:
+            table = pcsv.read_csv(pa.BufferReader(data), read_options=ro, parse_options=po, convert_options=co)
+        except pa.ArrowInvalid as e:
+            if "Empty CSV file" in str(e):
+                table = pa.table({"line": pa.array([], pa.string())})
+            else:
+                raise DataFormatError(name, f"cannot read as text ({str(e).splitlines()[0]})") from None
+        table = table.append_column("ln", pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64)))
+        con.register("raw_arrow", table)
+        con.execute("CREATE OR REPLACE TEMP VIEW raw AS SELECT ln, ltrim(rtrim(line, chr(13)), chr(65279)) AS line "
+                    "FROM raw_arrow").fetchall()
+        return
+    files = expand_paths(source, name)
+    comp = "gzip" if is_gzip(source) else "none"
+    lst = "[" + ", ".join(_q(f) for f in files) + "]"
+    con.execute(f"""CREATE OR REPLACE TEMP VIEW raw AS
+        SELECT row_number() OVER () AS ln, line FROM read_csv({lst}, columns={{'line': 'VARCHAR'}},
+            delim=chr(31), quote='', escape='', header=false, auto_detect=false, strict_mode=false,
+            compression={_q(comp)}, max_line_size=10000000)""").fetchall()
+
+
+def _scalar(con, sql: str, params=None):
+    rows = con.execute(sql, params or []).fetchall()
+    return rows[0][0] if rows else None
+
+
+def _run(con, sql: str, name: str):
+    try:
+        return con.execute(sql).fetchall()
+    except Exception as e:        # DuckDB raises many types; all are format problems of the input here
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
+
+
+def _check(con, name: str, checks: list[tuple[str, str]]) -> None:
+    """Each check is (SQL giving the first bad line or NULL, problem); raise on the first hit."""
+    sel = ", ".join(f"({sql})" for sql, _ in checks)
+    row = con.execute(f"SELECT {sel}").fetchall()[0]
+    hits = [(ln, problem) for ln, (_, problem) in zip(row, checks) if ln is not None]
+    if hits:
+        ln, problem = min(hits, key=lambda h: h[0])
+        raise DataFormatError(name, problem, int(ln))
+
+
+_SPLIT = """CREATE OR REPLACE TEMP TABLE l AS
+    SELECT ln, string_split(line, chr(9)) AS f FROM raw WHERE line IS NOT NULL AND trim(line) <> ''"""
+_NF = "len(list_filter(f, lambda x: trim(x) <> ''))"
+
+
+def _t(i: int) -> str:
+    """Field i (1-based) trimmed; '' where the row is shorter."""
+    return f"coalesce(trim(f[{i}]), '')"
+
+
+def _impressions_view(con, name: str, extra=()) -> dict:
+    """The view ``norm`` from tables ``imp`` (impressions), ``clk`` (click rows) and ``hit``
+    (clicked impressions with their click counts); returns the repair counts."""
+    cols = "".join(f", imp.{c}" for c in extra)
+    _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS
+        SELECT imp.session_id, imp.query_id, imp.doc_id, imp.position,
+               (hit.n IS NOT NULL)::TINYINT AS click{cols}
+        FROM imp LEFT JOIN hit USING (session_id, doc_id)""", name)
+    return _repairs(con)
+
+
+def _repairs(con) -> dict:
+    """Orphan and repeated clicks from tables ``clk`` (click rows) and ``hit`` (matched clicks)."""
+    n_clicks = _scalar(con, "SELECT count(*) FROM clk") or 0
+    matched, rows = con.execute("SELECT coalesce(sum(n), 0), count(*) FROM hit").fetchall()[0]
+    return {"orphan_clicks": int(n_clicks - matched), "repeated_clicks": int(matched - rows)}

@@ -1,0 +1,115 @@
+"""The click model's parts (SPEC §2): its configuration, the relevance map r(y) and the
+position examination o_p — see :mod:`ultr_core.simulation` for every convention.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ultr_core.errors import ConfigError
+
+__all__ = ["EYE_TRACKING", "N_CRUX", "MAX_CONTEXTS", "MAX_LOG_ROWS", "ClickModelConfig", "binary_threshold", "relevance_probability", "position_observation"]
+
+#: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005)
+EYE_TRACKING = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
+N_CRUX = 10
+#: most context types a simulation may use (each has a 10-dim vector)
+MAX_CONTEXTS = 1_000_000
+#: most log rows (sessions × list length) one simulation may build: ≈ 50 bytes a row in memory
+MAX_LOG_ROWS = 60_000_000
+
+
+@dataclass(frozen=True)
+class ClickModelConfig:
+    """How clicks are generated.  All fields are validated; see the module docstring."""
+
+    eta: float = 1.0                 #: position-bias severity η
+    convention: str = "eye_tracking"  #: "eye_tracking" (v_p^η) or "reciprocal" ((1/p)^η, CLD)
+    noise: float = 0.1               #: click noise ε
+    topk: int | None = None          #: show only the first k candidates (None: all)
+    coupling: float = 0.0            #: coupling level η_c (LBD individual-level observation)
+    n_contexts: int = 0              #: contextual PBM with this many context types (0: off)
+    logging: str = "svm"             #: "svm" (1 % labelled queries) or "given" (data order)
+    logging_fraction: float = 0.01   #: share of training queries the logging ranker sees
+    max_list: int | None = None      #: keep at most this many candidates per query (None: all)
+    crux_scaling: str = "official"   #: "official" ([−1, 1] over all splits) or "train01" (legacy)
+    intervention: bool = False       #: swap position 1 with a uniformly random shown position k per session (HTE)
+    coupling_seed: int | None = 0    #: seed of the coupling direction u (None: the simulation seed)
+    shuffle: float = 0.0             #: share of sessions shown in a random order (exploration); 0: always the logged order
+    shuffle_blocks: int = 1          #: shuffle only within this many contiguous blocks of each list (K blocks → K IG components)
+    relevance: str = "graded"        #: "graded" r(y) or "binary" (CLD §6: grades ≥ ¾·y_max relevant, others clicked with ε)
+
+    def __post_init__(self):
+        if not (np.isfinite(self.eta) and 0 <= self.eta <= 10):
+            raise ConfigError("eta", f"position-bias severity must be in [0, 10], got {self.eta}")
+        if self.convention not in ("eye_tracking", "reciprocal"):
+            raise ConfigError("convention", f"must be 'eye_tracking' or 'reciprocal', got {self.convention!r}")
+        if not 0 <= self.noise < 1:
+            raise ConfigError("noise", f"click noise ε must be in [0, 1), got {self.noise}")
+        if self.topk is not None and (int(self.topk) != self.topk or self.topk < 1):
+            raise ConfigError("topk", f"top-k must be a positive integer or None, got {self.topk}")
+        if not 0 <= self.coupling <= 5:
+            raise ConfigError("coupling", f"coupling level η_c must be in [0, 5], got {self.coupling}")
+        if int(self.n_contexts) != self.n_contexts or not 0 <= self.n_contexts <= MAX_CONTEXTS:
+            raise ConfigError("n_contexts", f"must be a whole number from 0 to {MAX_CONTEXTS:,}, got "
+                                            f"{self.n_contexts:,}")
+        if self.logging not in ("svm", "given"):
+            raise ConfigError("logging", f"must be 'svm' or 'given', got {self.logging!r}")
+        if not 0 < self.logging_fraction <= 1:
+            raise ConfigError("logging_fraction", f"must be in (0, 1], got {self.logging_fraction}")
+        if self.crux_scaling not in ("official", "train01"):
+            raise ConfigError("crux_scaling", f"must be 'official' or 'train01', got {self.crux_scaling!r}")
+        if self.coupling_seed is not None and (int(self.coupling_seed) != self.coupling_seed
+                                               or not 0 <= self.coupling_seed < 2**32):
+            raise ConfigError("coupling_seed", f"must be a non-negative integer or None, got {self.coupling_seed}")
+        if not (np.isfinite(self.shuffle) and 0 <= self.shuffle <= 1):
+            raise ConfigError("shuffle", f"the share of shuffled sessions must be in [0, 1], got {self.shuffle}")
+        if int(self.shuffle_blocks) != self.shuffle_blocks or not 1 <= self.shuffle_blocks <= 100:
+            raise ConfigError("shuffle_blocks", f"must be a whole number from 1 to 100, got {self.shuffle_blocks}")
+        if self.relevance not in ("graded", "binary"):
+            raise ConfigError("relevance", f"must be 'graded' or 'binary', got {self.relevance!r}")
+        if self.max_list is not None and self.max_list < 1:
+            raise ConfigError("max_list", f"must be positive or None, got {self.max_list}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def binary_threshold(max_label: int) -> int:
+    """The grade from which a binarised label is relevant: ⌈¾·y_max⌉ (CLD §6: 3 of 0–4).
+
+    >>> [binary_threshold(m) for m in (1, 2, 4)]
+    [1, 2, 3]
+    """
+    return max(int(np.ceil(0.75 * max(max_label, 1))), 1)
+
+
+def relevance_probability(labels, max_label: int, noise: float, binary: bool = False) -> np.ndarray:
+    """r(y) = ε + (1 − ε)(2^y − 1)/(2^y_max − 1); binarised: 1 for y ≥ :func:`binary_threshold`, else ε.
+
+    >>> relevance_probability([0, 2, 4], 4, 0.1).round(3).tolist()
+    [0.1, 0.28, 1.0]
+    >>> relevance_probability([0, 2, 3, 4], 4, 0.1, binary=True).tolist()
+    [0.1, 0.1, 1.0, 1.0]
+    """
+    y = np.asarray(labels, dtype=np.float64)
+    if binary:
+        return np.where(y >= binary_threshold(max_label), 1.0, noise)
+    denom = (2.0 ** max(max_label, 1)) - 1
+    return noise + (1 - noise) * (2.0 ** y - 1) / denom
+
+
+def position_observation(n_positions: int, eta: float = 1.0, convention: str = "eye_tracking",
+                         topk: int | None = None) -> np.ndarray:
+    """The position-based examination curve o_1..o_n (0 past top-k)."""
+    p = np.arange(1, n_positions + 1)
+    if convention == "eye_tracking":
+        o = EYE_TRACKING[np.minimum(p, len(EYE_TRACKING)) - 1] ** eta
+    elif convention == "reciprocal":
+        o = (1.0 / p) ** eta
+    else:
+        raise ConfigError("convention", f"unknown convention {convention!r}")
+    if topk is not None:
+        o = np.where(p <= topk, o, 0.0)
+    return o

@@ -1,0 +1,105 @@
+"""A simulated click log as a short, reproducible string — what a shared link carries.
+
+A :class:`LogSpec` names the data (by a built-in spec or a data-root *name*, never a path), the
+click model, the number of sessions and the seeds; :meth:`LogSpec.simulate` rebuilds exactly the
+same log.  The string form is ``DATASET/key=value/…`` with the keys of :data:`KEYS`:
+
+>>> s = LogSpec.parse("synthetic:500/eta=1.5/topk=5/sessions=20000/seed=3")
+>>> (s.dataset, s.click.eta, s.click.topk, s.n_sessions, s.seed)
+('synthetic:500', 1.5, 5, 20000, 3)
+>>> LogSpec.parse(s.to_string()) == s
+True
+>>> LogSpec.parse("synthetic/eta=99")
+Traceback (most recent call last):
+...
+ultr_core.errors.ConfigError: eta: position-bias severity must be in [0, 10], got 99.0
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ultr_core.errors import ConfigError
+from ultr_core.simulation.clickmodel import ClickModelConfig
+
+__all__ = ["LogSpec", "KEYS"]
+
+#: string key -> (field, type); "click." fields go to the ClickModelConfig
+KEYS = {
+    "eta": ("click.eta", float), "convention": ("click.convention", str), "noise": ("click.noise", float),
+    "topk": ("click.topk", int), "coupling": ("click.coupling", float), "contexts": ("click.n_contexts", int),
+    "logging": ("click.logging", str), "shuffle": ("click.shuffle", float),
+    "blocks": ("click.shuffle_blocks", int), "sessions": ("n_sessions", int), "seed": ("seed", int),
+    "data_seed": ("data_seed", int),
+}
+#: most sessions a link may ask for (the app's own limit is checked where the log is built)
+MAX_SESSIONS = 6_000_000
+
+
+@dataclass(frozen=True)
+class LogSpec:
+    """Everything that decides a simulated log (see the module docstring)."""
+
+    dataset: str = "synthetic"          #: ``synthetic[:N]``, ``ig:K`` or a data-root name (``mq2008``)
+    click: ClickModelConfig = field(default_factory=ClickModelConfig)
+    n_sessions: int = 20_000
+    seed: int = 0
+    data_seed: int = 0
+
+    def __post_init__(self):
+        head = self.dataset.partition(":")[0]
+        if not self.dataset or "/" in self.dataset or "\\" in self.dataset or head in ("mq2008", "yahoo", "ultra") \
+                and ":" in self.dataset:
+            raise ConfigError("dataset", f"{self.dataset[:40]!r} is not a dataset name (paths are not accepted)")
+        if not 1 <= self.n_sessions <= MAX_SESSIONS:
+            raise ConfigError("sessions", f"must be 1 to {MAX_SESSIONS:,}, got {self.n_sessions:,}")
+        for name in ("seed", "data_seed"):
+            if not 0 <= getattr(self, name) < 2**32:
+                raise ConfigError(name, f"must be a non-negative integer, got {getattr(self, name)}")
+
+    def to_string(self) -> str:
+        c, d = self.click, ClickModelConfig()
+        parts = [self.dataset]
+        for key, (dotted, _) in KEYS.items():
+            head, _, tail = dotted.partition(".")
+            value = getattr(c, tail) if head == "click" else getattr(self, dotted)
+            default = getattr(d, tail) if head == "click" else getattr(LogSpec, dotted, None)
+            if key in ("sessions", "seed") or value != default:
+                parts.append(f"{key}={'none' if value is None else value}")
+        return "/".join(parts)
+
+    @classmethod
+    def parse(cls, text: str) -> "LogSpec":
+        """Read :meth:`to_string`'s form; a malformed part raises :class:`ConfigError` naming it."""
+        text = str(text).strip()
+        if not text or len(text) > 400:
+            raise ConfigError("log", "a log spec is 'DATASET/key=value/…' (at most 400 characters)")
+        dataset, *items = text.split("/")
+        click, top = {}, {}
+        for item in items:
+            key, sep, raw = item.partition("=")
+            if not sep or key not in KEYS:
+                raise ConfigError("log", f"{item[:30]!r}: expected key=value with key one of {', '.join(KEYS)}")
+            dotted, kind = KEYS[key]
+            try:
+                value = None if raw.lower() == "none" and key == "topk" else kind(raw)
+            except ValueError:
+                raise ConfigError(key, f"{raw[:20]!r} is not a {kind.__name__}") from None
+            head, _, tail = dotted.partition(".")
+            (click if head == "click" else top)[tail or head] = value
+        return cls(dataset=dataset.strip(), click=ClickModelConfig(**click), **top)
+
+    def resolved_dataset(self) -> str:
+        """The :func:`~ultr_core.data.sources.load_dataset` spec: built-ins as they are, names through the
+        data roots (:func:`~ultr_core.data.roots.dataset_spec`)."""
+        from ultr_core.data.roots import BUILTIN, dataset_spec
+        if self.dataset.partition(":")[0] in BUILTIN:
+            return self.dataset
+        return dataset_spec(self.dataset)
+
+    def simulate(self):
+        """(dataset, simulator, log), exactly as the Simulate page builds them."""
+        from ultr_core.simulation.simulated import simulate_log
+        click = self.click
+        if self.dataset.startswith("ig") and click.logging != "given":
+            click = replace(click, logging="given")
+        return simulate_log(self.resolved_dataset(), click, self.n_sessions, self.seed, self.data_seed)

@@ -1,0 +1,361 @@
+"""Experiments: one run (simulate → fit → evaluate) and grids of runs over seeds.
+
+:class:`ExperimentSpec` holds everything a run depends on; :func:`run_experiment` executes one;
+:func:`run_grid` expands a base spec over a grid of dotted keys (``"click.coupling"``,
+``"train.lbd_lambda"``, ``"n_sessions"`` …) × seeds, runs the cells in parallel processes with
+joblib (``backend="loky"`` locally; ``"dask"`` or ``"ray"`` when those are installed and a
+cluster is configured) and returns a tidy DataFrame.  With ``cache_dir`` each finished cell is
+written as JSON under the hash of its spec, and a re-run resumes from the cache.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import pandas as pd
+
+from ultr_core.algorithms import TrainConfig
+from ultr_core.errors import ConfigError
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.simulated import simulate_log
+
+__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many", "train_spec", "train_jobs", "simulated", "grid_job",
+           "best_cells", "tuned_per_seed", "live_observation_curves", "steps_done"]
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    dataset: str = "synthetic"
+    click: ClickModelConfig = field(default_factory=ClickModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    n_sessions: int = 20_000
+    seed: int = 0               #: seeds the click simulation and the training
+    data_seed: int = 0          #: seeds generated datasets (fixed across seeds of a comparison)
+
+    def __post_init__(self):
+        from ultr_core.simulation.clickmodel import MAX_LOG_ROWS
+        if int(self.n_sessions) != self.n_sessions or not 1 <= self.n_sessions <= MAX_LOG_ROWS // 10:
+            raise ConfigError("n_sessions", f"must be a whole number from 1 to {MAX_LOG_ROWS // 10:,}, got "
+                                            f"{self.n_sessions:,}")
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["train"]["hidden"] = list(self.train.hidden)
+        return d
+
+    def key(self) -> str:
+        """The cell's cache key: the code version (sources that decide the numbers) and the spec."""
+        from ultr_core.studies.resultcache import cell_key
+        return cell_key(json.dumps(self.to_dict(), sort_keys=True))
+
+    def with_value(self, dotted: str, value) -> "ExperimentSpec":
+        """Set a dotted field (``click.eta``, ``train.lr``, ``n_sessions``); several comma-separated
+        fields receive the same value (e.g. ``train.ips_eta,train.cld_rho_eta``)."""
+        if "," in dotted:
+            spec = self
+            for part in dotted.split(","):
+                spec = spec.with_value(part.strip(), value)
+            return spec
+        head, _, tail = dotted.partition(".")
+        if head in ("click", "train") and tail:
+            sub = getattr(self, head)
+            if tail not in sub.__dataclass_fields__:
+                raise ConfigError(dotted, f"{head} has no field {tail!r}")
+            return replace(self, **{head: replace(sub, **{tail: value})})
+        if head not in self.__dataclass_fields__ or tail:
+            raise ConfigError(dotted, "unknown grid key (use n_sessions, dataset, click.<field> or train.<field>)")
+        return replace(self, **{head: value})
+
+
+def run_experiment(spec: ExperimentSpec, on_step=None, stop=None, data=None) -> dict:
+    """Simulate, fit and evaluate one spec.  ``data`` = (dataset, simulator, log) reuses a
+    simulation.  Returns metrics on the test split, the history, the observation estimate
+    against the truth and the spec."""
+    ds, sim, log = data if data is not None else simulate_log(spec.dataset, spec.click, spec.n_sessions,
+                                                               spec.seed, spec.data_seed)
+    train = spec.train if spec.train.seed == spec.seed else replace(spec.train, seed=spec.seed)
+    from ultr_core.algorithms import (  # torch loads here, not when a page imports this module
+        evaluate,
+        fit,
+    )
+    result = fit(log, ds, train, on_step=on_step, stop=stop)
+    metrics = evaluate(result, ds.test, noise=spec.click.noise, max_label=ds.max_label,
+                       binary=spec.click.relevance == "binary")
+    metrics["valid_ndcg@10"] = evaluate(result, ds.valid, noise=None)["ndcg@10"]     # for model selection
+    est = result.observation()
+    from ultr_core.algorithms.data import session_data
+    truth = session_data(log).true_propensity()
+    return {"metrics": metrics, "history": result.history, "stopped": result.stopped,
+            "observation": None if est is None else [float(x) for x in est],
+            "true_observation": None if truth is None else [float(x) for x in truth / truth[0]],
+            "spec": spec.to_dict(), "algorithm": train.display_name}
+
+
+def expand_grid(base: ExperimentSpec, grid: dict, seeds) -> list[tuple[dict, ExperimentSpec]]:
+    """Every combination of grid values × seeds as (cell values, spec)."""
+    keys = list(grid)
+    cells = []
+    for values in itertools.product(*(grid[k] for k in keys)):
+        spec = base
+        for k, v in zip(keys, values):
+            spec = spec.with_value(k, v)
+        for s in seeds:
+            cells.append(({**dict(zip(keys, values)), "seed": s}, replace(spec, seed=int(s))))
+    return cells
+
+
+#: methods that need candidates below a top-k cut-off (they model the selection)
+SELECTION_METHODS = ("cld", "cld_pair", "heckman", "rankagg")
+
+
+def check_cells(cells) -> None:
+    """Refuse a grid before it runs when a cell cannot run: a selection-bias method needs a
+    top-k cut-off below the dataset's list length (else every candidate is shown).  The
+    message names the first such cell."""
+    lengths: dict = {}
+    for values, spec in cells:
+        if spec.train.algorithm not in SELECTION_METHODS:
+            continue
+        key = (spec.dataset, spec.data_seed)
+        if key not in lengths:
+            import numpy as np
+
+            from ultr_core.data.sources import load_dataset
+            offsets = load_dataset(spec.dataset, spec.data_seed).train.offsets
+            lengths[key] = int(np.diff(offsets).max()) if len(offsets) > 1 else 0
+        k = spec.click.topk
+        if k is None or k >= lengths[key]:
+            where = ", ".join(f"{name}={v}" for name, v in values.items() if name != "seed")
+            raise ConfigError("click.topk", f"{spec.train.display_name} models top-k selection, but the run with "
+                                            f"{where or 'these settings'} shows {'all' if k is None else k} of "
+                                            f"{lengths[key]} candidates: choose k below {lengths[key]}")
+
+
+def _run_cell_safe(spec: ExperimentSpec, cache_dir) -> dict:
+    """:func:`_run_cell`, with a failure recorded in the result (``error``) instead of raised, so
+    the finished cells of a grid are never thrown away."""
+    try:
+        return _run_cell(spec, cache_dir)
+    except (ConfigError, ValueError, FloatingPointError, RuntimeError) as e:
+        return {"metrics": {}, "observation": None, "true_observation": None, "final_step": 0, "history": [],
+                "error": f"{type(e).__name__}: {str(e)[:300]}"}
+
+
+def _run_cell(spec: ExperimentSpec, cache_dir) -> dict:
+    from ultr_core.studies import resultcache
+    if cache_dir is not None:
+        cached = resultcache.load(cache_dir, spec.key())      # None when absent, corrupt or edited
+        if cached is not None:
+            return cached
+    out = run_experiment(spec)
+    out = {"metrics": out["metrics"], "observation": out["observation"],
+           "true_observation": out["true_observation"], "final_step": out["history"][-1]["step"]
+           if out["history"] else 0, "history": [{k: v for k, v in h.items() if k != "observation"}
+                                                 for h in out["history"]]}
+    if cache_dir is not None:
+        resultcache.store(cache_dir, spec.key(), json.loads(json.dumps(out, default=float)))
+    return out
+
+
+def _row(values: dict, spec: ExperimentSpec, out: dict, keep_history: bool) -> dict:
+    row = {**values, "algorithm": spec.train.display_name, **out["metrics"],
+           "observation": out["observation"], "true_observation": out["true_observation"],
+           "error": out.get("error")}
+    if keep_history:
+        row["history"] = out["history"]
+    return row
+
+
+def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1, backend: str = "loky",
+             cache_dir=None, progress=None, stop=None, keep_history: bool = False, on_cell=None) -> pd.DataFrame:
+    """Run ``base`` over ``grid`` × ``seeds``; one row per cell with its grid values, seed and
+    test metrics (plus the observation estimate as a list).  ``progress(done, total)`` is called
+    as cells finish and ``on_cell(row)`` with each finished cell's row (pages draw partial
+    results); ``stop`` (threading.Event) skips the cells not yet started."""
+    from joblib import Parallel, delayed, parallel_config
+    cells = expand_grid(base, grid, seeds)
+    check_cells(cells)
+    if cache_dir is not None:
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    if backend not in ("loky", "threading", "sequential", "dask", "ray"):
+        raise ConfigError("backend", f"unknown backend {backend!r}")
+    if backend == "dask":
+        try:
+            import distributed
+        except ImportError:
+            raise ConfigError("backend", "the dask backend needs 'dask[distributed]' installed") from None
+        try:
+            distributed.get_client()
+        except ValueError:
+            raise ConfigError("backend", "the dask backend runs on a dask.distributed Client: create one first, "
+                                         "e.g. distributed.Client('tcp://scheduler:8786')") from None
+    if backend == "ray":
+        try:
+            from ray.util.joblib import register_ray
+            register_ray()
+        except ImportError:
+            raise ConfigError("backend", "the ray backend needs 'ray' installed") from None
+    rows = []
+    total = len(cells)
+    if progress is not None:
+        progress(0, total)
+    if n_jobs == 1 or backend == "sequential":
+        outputs = []
+        for i, (_, spec) in enumerate(cells):
+            if stop is not None and stop.is_set():
+                break
+            outputs.append(_run_cell_safe(spec, cache_dir))
+            if on_cell is not None:
+                on_cell(_row(cells[i][0], spec, outputs[-1], keep_history))
+            if progress is not None:
+                progress(i + 1, total)
+    else:
+        outputs = []
+        batch = max(1, n_jobs)
+        with parallel_config(backend=backend, n_jobs=n_jobs):
+            for start in range(0, total, batch):      # batches so that stop and progress stay responsive
+                if stop is not None and stop.is_set():
+                    break
+                chunk = cells[start:start + batch]
+                done = Parallel()(delayed(_run_cell_safe)(spec, cache_dir) for _, spec in chunk)
+                outputs += done
+                if on_cell is not None:
+                    for (values, spec), out in zip(chunk, done):
+                        on_cell(_row(values, spec, out, keep_history))
+                if progress is not None:
+                    progress(len(outputs), total)
+    for (values, spec), out in zip(cells, outputs):
+        rows.append(_row(values, spec, out, keep_history))
+    return pd.DataFrame(rows)
+
+
+def best_cells(df: pd.DataFrame, panel: str = "click.coupling", cell=("train.lbd_lambda", "train.lbd_t"),
+               select: str = "valid_ndcg@10", metric: str = "ndcg@10") -> pd.DataFrame:
+    """Per ``panel`` value, the grid cell with the best mean ``select`` (validation nDCG@10: model
+    selection as in the paper) over seeds, with its mean ``select`` and ``metric`` (test) beside it.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"click.coupling": [0, 0, 0, 0], "train.lbd_lambda": [1, 1, 100, 100],
+    ...                    "train.lbd_t": [0.1, 0.1, 0.1, 0.1], "valid_ndcg@10": [0.8, 0.9, 0.7, 0.7],
+    ...                    "ndcg@10": [0.5, 0.6, 0.9, 0.9], "seed": [0, 1, 0, 1]})
+    >>> best_cells(df).round(3)[["click.coupling", "train.lbd_lambda", "valid_ndcg@10", "ndcg@10"]].to_dict("records")
+    [{'click.coupling': 0, 'train.lbd_lambda': 1, 'valid_ndcg@10': 0.85, 'ndcg@10': 0.55}]
+    """
+    keys = [panel, *cell]
+    means = df.groupby(keys)[[select, metric]].mean().reset_index()
+    best = means.loc[means.groupby(panel)[select].idxmax()]
+    return best.sort_values(panel).reset_index(drop=True)
+
+
+def tuned_per_seed(df: pd.DataFrame, group, tuned, select: str = "valid_ndcg@10") -> pd.DataFrame:
+    """Hyper-parameter tuning on validation, per seed: of the rows of one ``group`` and seed that
+    differ in the ``tuned`` columns, keep the one with the best ``select`` (validation nDCG@10).
+    Test metrics of the kept rows are then an honest estimate of "tuned on validation".
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"algorithm": ["CLD"] * 4, "seed": [0, 0, 1, 1], "train.cld_gamma": [0.1, 0.3, 0.1, 0.3],
+    ...                    "valid_ndcg@10": [0.7, 0.8, 0.9, 0.6], "ndcg@1": [0.5, 0.6, 0.7, 0.8]})
+    >>> tuned_per_seed(df, ["algorithm"], ["train.cld_gamma"])[["seed", "train.cld_gamma", "ndcg@1"]].values.tolist()
+    [[0.0, 0.3, 0.6], [1.0, 0.1, 0.7]]
+    """
+    group = [group] if isinstance(group, str) else list(group)
+    tuned = [tuned] if isinstance(tuned, str) else list(tuned)
+    missing = [c for c in group + tuned + ["seed", select] if c not in df]
+    if missing:
+        raise ConfigError("columns", f"tuning needs column(s) {', '.join(missing)}")
+    best = df.loc[df.groupby(group + ["seed"], sort=False)[select].idxmax()]
+    return best.reset_index(drop=True)
+
+
+def grid_job(base: ExperimentSpec, grid: dict, seeds, report=None, stop=None, n_jobs: int = 2,
+             cache_dir=None, keep_history: bool = False) -> pd.DataFrame:
+    """:func:`run_grid` with progress reported as {"done", "total"} records and every finished
+    cell as a {"cell": row} record (the pages' job; they draw partial grids live)."""
+    prog = (lambda d, t: report({"done": d, "total": t})) if report else None
+    cell = (lambda row: report({"cell": row})) if report else None
+    return run_grid(base, grid, seeds, n_jobs=n_jobs, cache_dir=cache_dir, progress=prog, stop=stop,
+                    keep_history=keep_history, on_cell=cell)
+
+
+def train_many(log, dataset, configs, report=None, stop=None, noise: float | None = 0.1) -> dict:
+    """Fit several configurations one after another on one log (the Train page's job).
+    ``report`` receives every history record tagged with its algorithm's display name."""
+    from ultr_core.algorithms import evaluate, fit
+    results = {}
+    for cfg in configs:
+        if stop is not None and stop.is_set():
+            break
+        name = cfg.display_name
+        res = fit(log, dataset, cfg, on_step=(lambda rec, n=name: report({"algorithm": n, **rec})) if report else None,
+                  stop=stop)
+        obs = res.observation()
+        binary = log.meta.get("click_model", {}).get("relevance") == "binary"
+        results[name] = {"metrics": evaluate(res, dataset.test, noise=noise, max_label=dataset.max_label,
+                                             binary=binary),
+                         "observation": None if obs is None else [float(x) for x in obs], "stopped": res.stopped,
+                         "steps": res.history[-1]["step"] if res.history else 0}
+    return results
+
+
+@functools.lru_cache(maxsize=4)
+def simulated(spec: str):
+    """``LogSpec.parse(spec).simulate()`` once per process for the last few specs (a pooled
+    worker trains several runs on the same log; the spec string is the log's content key)."""
+    from ultr_core.simulation.logspec import LogSpec
+    return LogSpec.parse(spec).simulate()
+
+
+def train_jobs(configs, noise: float | None, spec: str | None = None, log=None, dataset=None) -> list[tuple]:
+    """One pooled job per configuration, as ``(key, fn, args, kwargs)`` for
+    :meth:`ultr_core.app.jobpool.JobPool.submit`: the methods of one request train side by side on
+    the pool's workers, and a run (log spec, configuration, noise) already made for anyone — a
+    Naive or Oracle reference, a method kept when another is added — is shared, not repeated.
+    A log without a spec (an upload) travels itself and is never shared (key None).
+
+    >>> jobs = train_jobs([TrainConfig("naive"), TrainConfig("dla")], 0.1, spec="synthetic:50")
+    >>> [(k[0], k[1], fn.__name__, args[0]) for k, fn, args, kw in jobs]
+    [('train', 'synthetic:50', 'train_spec', 'synthetic:50'), ('train', 'synthetic:50', 'train_spec', 'synthetic:50')]
+    >>> jobs[0][0] == train_jobs([TrainConfig("naive")], 0.1, spec="synthetic:50")[0][0]
+    True
+    """
+    if spec is not None:
+        return [(("train", spec, repr(c), noise), train_spec, (spec, [c]), {"noise": noise}) for c in configs]
+    return [(None, train_many, (log, dataset, [c]), {"noise": noise}) for c in configs]
+
+
+def train_spec(spec: str, configs, report=None, stop=None, noise: float | None = 0.1) -> dict:
+    """:func:`train_many` on the log a :class:`~ultr_core.simulation.logspec.LogSpec` string describes — the
+    Playground's pooled job: only the short spec travels to the worker, which simulates the log
+    itself (deterministic: the same rows the page shows)."""
+    ds, _, log = simulated(spec)
+    return train_many(log, ds, configs, report=report, stop=stop, noise=noise)
+
+
+def steps_done(records: list[dict]) -> int:
+    """Training steps finished so far over all algorithms of :func:`train_many`'s tagged history.
+
+    >>> steps_done([{"algorithm": "DLA", "step": 10}, {"algorithm": "DLA", "step": 20}, {"algorithm": "LBD", "step": 10}])
+    30
+    """
+    last = {}
+    for r in records:
+        last[r["algorithm"]] = max(last.get(r["algorithm"], 0), r["step"])
+    return sum(last.values())
+
+
+def live_observation_curves(records: list[dict], truth) -> dict:
+    """The latest observation estimate of every algorithm in ``records`` (:func:`train_many`'s
+    tagged history) and ``truth``, cut to a common length — what the live observation chart
+    draws.  Empty without a truth.
+
+    >>> live_observation_curves([{"algorithm": "DLA", "observation": [1.0, 0.5, 0.3]}], [1.0, 0.6])
+    {'DLA': [1.0, 0.5], 'truth': [1.0, 0.6]}
+    """
+    if truth is None:
+        return {}
+    latest = {r["algorithm"]: r["observation"] for r in records if r.get("observation")}
+    n = min(len(truth), *(len(v) for v in latest.values())) if latest else len(truth)
+    return {**{k: v[:n] for k, v in latest.items()}, "truth": truth[:n]}
