@@ -29,9 +29,9 @@ class ServerURL(str):
 
 
 @contextlib.contextmanager
-def serve_app(timeout: float = 60):
+def serve_app(timeout: float = 60, cache_dir=None):
     port = free_port()
-    env = {**os.environ, "ULTR_CACHE_DIR": os.environ.get("ULTR_CACHE_DIR", str(ROOT / ".ultr_cache"))}
+    env = {**os.environ, "ULTR_CACHE_DIR": str(cache_dir or os.environ.get("ULTR_CACHE_DIR", ROOT / ".ultr_cache"))}
     proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--server.port", str(port),
                              "--server.address", "127.0.0.1", "--server.headless", "true"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -298,7 +298,7 @@ def run_interactive_graph(url: str, shot: Path | None = None) -> dict:
 
 
 def run_heatmap_click(url: str) -> dict:
-    """Heat-maps: a one-panel quick grid (η_c = 0, 5,000 sessions, 100 steps), then a real mouse
+    """Heat-maps: a one-panel quick grid (η_c = 0, 5,000 sessions, 100 steps, linear ranker), then a real mouse
     click on a cell, which must open that cell's training curves."""
     seen = {}
     with browser_page() as page:
@@ -317,6 +317,8 @@ def run_heatmap_click(url: str) -> dict:
             sliders.nth(i).focus()
             sliders.nth(i).press("Home")
             page.wait_for_timeout(700)
+        sidebar.get_by_text("linear", exact=True).click()    # the linear ranker: the click is under test, not the model
+        page.wait_for_timeout(700)
         page.get_by_text("12 runs (1 coupling levels").wait_for(timeout=30_000)
         page.get_by_role("button", name="▶ Run grid").click()
         page.get_by_text("Click a cell to see that run's training curves").wait_for(timeout=240_000)

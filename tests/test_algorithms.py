@@ -161,8 +161,12 @@ def test_dla_observation_curve_within_ten_percent():
 
 @pytest.mark.slow
 def test_mq2008_oracle_dla_naive(data_dir):
+    """MQ2008 fold 1, every candidate shown (lists up to 121), 50,000 sessions, 3 seeds, 300 steps.
+    Measured (nDCG@10 means): Oracle 0.709, DLA 0.693, Naive 0.631 (Oracle − DLA +0.016, DLA − Naive
+    +0.062); at the default 600 steps seed 0 alone gave 0.718 / 0.709 / 0.614 — no larger margins at
+    twice the time (#23: CI).  One process: the three methods of a seed share its simulated log."""
     df = run_grid(ExperimentSpec(dataset=f"mq2008:{data_dir / 'mq2008'}", n_sessions=50_000),
-                  {"train.algorithm": ["naive", "dla", "oracle"]}, seeds=[0, 1, 2], n_jobs=2)
+                  {"train.algorithm": ["naive", "dla", "oracle"], "train.steps": [300]}, seeds=[0, 1, 2], n_jobs=1)
     m = df.groupby("algorithm")["ndcg@10"].mean()
     assert m["Oracle"] > m["DLA"] > m["Naive"] + 0.03
 

@@ -430,7 +430,9 @@ def test_heatmaps_click_a_cell_shows_its_curves():
     at = page("heatmaps.py").run()
     at.sidebar.multiselect[0].set_value([0.0]).run()
     at.sidebar.select_slider[0].set_value(5_000).run()
-    at.sidebar.select_slider[1].set_value(50).run()
+    at.sidebar.select_slider[1].set_value(100).run()                  # the smallest step count offered
+    at.sidebar.radio[1].set_value("linear").run()                      # the click, not the model, is under test
+    assert "12 runs" in " ".join(m.value for m in at.markdown)
     at.button[0].click().run()
     at = _wait(at, "heat_job", 180)
     # what the browser sends when a cell is clicked (Streamlit's plotly selection state)

@@ -8,29 +8,43 @@ from browser_flow import (CHROMIUM, run_closed_tab, run_cold_deep_link, run_comp
                           run_interactive_graph, run_main_flow, run_playground, run_upload_then_identifiability, serve_app)
 
 
-@pytest.fixture
-def app_url(tmp_path, monkeypatch):
-    """A fresh app server on loopback (its own result cache) for one test; chromium required in CI."""
+def _need_chromium():
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} missing: scripts/test.sh installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed")
-    monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path / "cache"))
-    with serve_app() as url:
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    """A fresh app server on loopback (its own result cache) for one test: for what needs a server
+    nobody has used yet (first visit, CPU at rest); chromium required in CI."""
+    _need_chromium()
+    with serve_app(cache_dir=tmp_path / "cache") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def shared_url(tmp_path_factory):
+    """One server for the page flows of this module, as a class shares one (each flow opens its own
+    browser, so its own session); started once per test worker, which saves a server start and its
+    warm-up run per flow (#23: CI time)."""
+    _need_chromium()
+    with serve_app(cache_dir=tmp_path_factory.mktemp("cache")) as url:
         yield url
 
 
 @pytest.mark.slow
-def test_main_flow_simulate_then_train_in_chromium(app_url):
-    seen = run_main_flow(app_url)
+def test_main_flow_simulate_then_train_in_chromium(shared_url):
+    seen = run_main_flow(shared_url)
     assert seen["charts"] >= 3                    # loss, validation nDCG and observation curve
     # no timing assert: speed is a benchmark (docs/benchmarks.md, scripts/screenshots.py; target < 30 s, 16.7 s
     # idle); each step's wait in browser_flow.py is the hang guard (the flow took 109 s beside two studies)
 
 
 @pytest.mark.slow
-def test_playground_fits_one_screen_and_reacts_to_a_knob(app_url):
-    seen = run_playground(app_url)
+def test_playground_fits_one_screen_and_reacts_to_a_knob(shared_url):
+    seen = run_playground(shared_url)
     assert seen["exceptions"] == 0, seen
     assert seen["lowest_tile_px"] <= 720 and seen["widest_tile_px"] <= 1280, seen      # no scrolling at 1280×720
     # timings (targets 2 s / 10 s) are benchmarks (docs/benchmarks.md); the step waits are the hang guards,
@@ -39,7 +53,7 @@ def test_playground_fits_one_screen_and_reacts_to_a_knob(app_url):
 
 
 @pytest.mark.slow
-def test_bad_url_and_hostile_upload_show_messages_not_tracebacks(app_url, tmp_path):
+def test_bad_url_and_hostile_upload_show_messages_not_tracebacks(shared_url, tmp_path):
     hostile = ['<a href="https://evil.example/phish">CLICK</a>', "<b>bold</b>", "<script>alert(1)</script>",
                '<img src=x onerror="alert(1)">']
     lines = ["query_id,doc_id,position,click,vertical"]
@@ -48,7 +62,7 @@ def test_bad_url_and_hostile_upload_show_messages_not_tracebacks(app_url, tmp_pa
             lines.append(f"{s % 4},d{(s + p) % 3},{p},{int(s % 3 == p)},\"{hostile[(s + p) % 4].replace(chr(34), chr(39))}\"")
     upload = tmp_path / "<img src=x onerror=alert(1)><b>x.csv"
     upload.write_text("\n".join(lines) + "\n")
-    seen = run_hostile_flow(app_url, upload, tmp_path / "hostile.png")
+    seen = run_hostile_flow(shared_url, upload, tmp_path / "hostile.png")
     assert seen["exceptions"] == 0 and seen["notices"] >= 4, seen
     assert seen["injected"] == 0 and seen["injected_in_graph"] == 0 and not seen["alerts"], seen
 
@@ -61,33 +75,33 @@ def test_cold_server_deep_link_keeps_the_app_navigation_and_settings(app_url):
 
 
 @pytest.mark.slow
-def test_interactive_identifiability_graph_draws_and_zooms(app_url, tmp_path):
-    seen = run_interactive_graph(app_url, tmp_path / "ig.png")
+def test_interactive_identifiability_graph_draws_and_zooms(shared_url, tmp_path):
+    seen = run_interactive_graph(shared_url, tmp_path / "ig.png")
     assert seen["nodes"] == 10 and seen["zoomed"], seen        # K = 2 default: 10 positions, mouse-wheel zoom
 
 
 @pytest.mark.slow
-def test_heatmap_cell_click_in_a_real_browser_opens_its_curves(app_url):
-    seen = run_heatmap_click(app_url)
+def test_heatmap_cell_click_in_a_real_browser_opens_its_curves(shared_url):
+    seen = run_heatmap_click(shared_url)
     assert seen["plots_before_click"] == 1, seen          # the live partial chart is gone once the grid is done
     assert seen["title"].startswith("η_c = 0, λ = ") and seen["charts"] == 3, seen
 
 
 @pytest.mark.slow
-def test_compare_and_upload_main_flows_in_chromium(app_url, tmp_path):
+def test_compare_and_upload_main_flows_in_chromium(shared_url, tmp_path):
     rows = ["query_id,doc_id,position,click"]
     for s in range(300):                              # documents move between positions 1–3
         for p in (1, 2, 3):
             rows.append(f"q{s % 5},d{(s + p) % 3},{p},{int((s * p) % 4 == 0)}")
     csv = tmp_path / "clicks.csv"
     csv.write_text("\n".join(rows) + "\n")
-    seen = run_compare_and_upload(app_url, csv)
+    seen = run_compare_and_upload(shared_url, csv)
     assert seen["compare_charts"] >= 1 and seen["upload_charts"] >= 1, seen
     assert seen["identifiable"] == "yes", seen
 
 
 @pytest.mark.slow
-def test_upload_then_identifiability_shows_the_uploaded_log(app_url, tmp_path):
+def test_upload_then_identifiability_shows_the_uploaded_log(shared_url, tmp_path):
     rows = ["qid,url,pos,clicked"]          # positions {1,2} and {3,4} never share a document: 2 components
     for s in range(40):
         a, b = (f"a{s % 4}", f"b{s % 4}") if s % 2 else (f"b{s % 4}", f"a{s % 4}")
@@ -95,7 +109,7 @@ def test_upload_then_identifiability_shows_the_uploaded_log(app_url, tmp_path):
                  f"q{s % 4},c{s % 4},3,1", f"q{s % 4},d{s % 4},4,0"]
     log = tmp_path / "my_clicks.csv"
     log.write_text("\n".join(rows) + "\n")
-    seen = run_upload_then_identifiability(app_url, log)
+    seen = run_upload_then_identifiability(shared_url, log)
     assert "my_clicks.csv" in seen["caption"], seen
     assert seen["source"].startswith("current log"), seen
     assert seen["graph_components"] == seen["upload_components"] != "", seen
