@@ -41,7 +41,9 @@ Text formats (:data:`TEXT_FORMATS`):
 
 Tabular formats: ``csv`` / ``tsv`` (header row; DuckDB's sniffer for types) and ``parquet``.
 
-:func:`sniff_format` recognises all of these from the content when the name says nothing.
+:func:`~ultr_core.logs.sniff.sniff_format` recognises all of these from the content when the name says
+nothing.  The readers live in :mod:`.yandex` (both Yandex logs) and :mod:`.sessions` (Baidu-ULTR,
+PyClick); the tabular reader and :func:`register_normalised`, which dispatches on the format, are here.
 """
 from __future__ import annotations
 
