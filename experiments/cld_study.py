@@ -78,7 +78,7 @@ def paper_table2(seeds, jobs, t0, datasets, real_seeds=None):
     """CLD Table 2 under the paper's protocol: binarised relevance (grades ≥ ¾·max relevant, MAP on
     it), top-5 of long candidate lists, 10 % click noise, η ∈ {0.1, 1}; γ tuned per seed on
     validation over [0.05, 0.30] beside the γ = 0 ablation; paired differences CLD − baselines."""
-    from ultr_core.studies.experiment import tuned_per_seed
+    from ultr_core.studies.selection import tuned_per_seed
     metrics = ["ndcg@1", "ndcg@3", "map"]
     cache = ROOT.parent / ".cache_cld_table2"                 # resumable; outside the repository
     frames = []
@@ -166,7 +166,7 @@ def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic"):
     :data:`TABLE2_DATA`, by default the 24-candidate synthetic data: the methods of :data:`PAPER_SWEEPS`,
     CLD with γ tuned per seed on validation beside γ = 0, and paired differences CLD (γ tuned) − each
     other method at every swept value.  Real data write ``cld_study_<figure>_<dataset>.md``."""
-    from ultr_core.studies.experiment import tuned_per_seed
+    from ultr_core.studies.selection import tuned_per_seed
     from _common import frame_md
     key, values, fixed, methods, xtitle, what = PAPER_SWEEPS[figure]
     metrics = ["ndcg@1", "ndcg@3", "map"]
@@ -224,7 +224,7 @@ def paper_lr_tuning(seeds, jobs, t0):
     """The paper's learning-rate grid tuned per method and seed on validation (Table 2's synthetic
     setting, η = 1): every method over :data:`LR_GRID` (CLD jointly with γ, and with γ = 0 as its
     ablation), beside the fixed preset learning rates used for Table 2 and Figs. 4–7."""
-    from ultr_core.studies.experiment import tuned_per_seed
+    from ultr_core.studies.selection import tuned_per_seed
     from _common import frame_md
     metrics = ["ndcg@1", "ndcg@3", "map"]
     cache = ROOT.parent / ".cache_cld_table2"

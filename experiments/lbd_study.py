@@ -25,7 +25,8 @@ import pandas as pd  # noqa: E402
 from ultr_core.algorithms import TrainConfig  # noqa: E402
 from ultr_core.algorithms.config import lbd_table3  # noqa: E402
 from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
-from ultr_core.studies.experiment import ExperimentSpec, best_cells, run_grid  # noqa: E402
+from ultr_core.studies.experiment import ExperimentSpec, run_grid  # noqa: E402
+from ultr_core.studies.selection import best_cells  # noqa: E402
 from ultr_core.app.figures import heatmap_figure, sweep_figure  # noqa: E402
 from _common import frame_md, save as _save, table  # noqa: E402
 from ultr_core.evaluation.stats import paired_test, summarise  # noqa: E402

@@ -12,6 +12,8 @@ from ultr_core.studies.presets import PRESET_SWEEPS
 from ultr_core.app.figures import interval_bar_figure, sweep_figure
 from ultr_core.app.playground import score_guess
 from ultr_core.evaluation.stats import summarise
+from ultr_core.evaluation.claims import VERDICTS, check_claims
+from ultr_core.app.tables import claims_table
 from pages._common import finished_result, finished_runs, job_buttons, live, qp, run_page, submit_job, url_notices
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
@@ -90,6 +92,7 @@ def main():
             st.error(f"Check the settings — {escape_markdown(e)}")
             return None
         st.session_state["compare_key"] = key
+        st.session_state["compare_claims"] = (preset, tuple(p.get("claims", ())))   # what this run is checked against
         return submit_job(("grid", repr(base), repr(grid), seeds), grid_job, base, grid, list(range(seeds)), n_jobs=1,
                           cache_dir=CACHE)
 
@@ -139,8 +142,26 @@ def main():
                                                                            f"{df['seed'].nunique()} seeds)"),
                             key="cmp_bar")
         st.dataframe(summ.round(4), hide_index=True)
+        paper_check(df, *st.session_state.get("compare_claims", ("custom", ())))
         st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),
                            "comparison.csv")
+
+
+    def paper_check(df, preset_name, claims):
+        """Does this run reproduce what the preset's paper claims? (paired over the run's seeds)"""
+        if preset_name == "custom":
+            return
+        if not claims:
+            st.caption("This preset is our ablation: the paper makes no claim about it to check.")
+            return
+        res = check_claims(df, claims, method_col="algorithm")
+        st.markdown("**Does this run reproduce the paper?** Each claim paired over the run's seeds "
+                    f"({df['seed'].nunique()}), mean difference with its 90 % t-interval: *reproduced* when the "
+                    "interval is above 0, *opposite* when below, *not resolved* otherwise; *not checked* when the run "
+                    "lacks a method or the sweep value the claim is about.")
+        st.dataframe(claims_table(res), hide_index=True)
+        counts = res["verdict"].value_counts()
+        st.caption(" · ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0)))
 
 
     live("compare_job", show)

@@ -298,6 +298,29 @@ def test_compare_default_runs_and_shows_intervals():
     assert f"Below Naive on ndcg@10: {', '.join(below) or 'none'}" in verdict
 
 
+def test_compare_preset_says_whether_the_run_reproduces_the_paper():
+    """LBD Fig. 3a preset, cut down to η_c = 0.6 and three methods: the claims it can check get a verdict
+    from the run's seeds, the two about LBD_Lips / LBD_Ber (not run) say so."""
+    at = page("compare.py").run()
+    at.sidebar.selectbox[0].select("LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").run()
+    at.sidebar.multiselect[0].set_value(["Naive", "DLA", "LBD"]).run()
+    at.sidebar.text_input[0].input("0.6").run()
+    at.sidebar.slider[0].set_value(2).run()
+    at.sidebar.select_slider[0].set_value(5_000).run()
+    at.sidebar.select_slider[1].set_value(100).run()
+    at.button[0].click().run()
+    at = _wait(at, "compare_job", 180)
+    assert no_crash(at) and not at.error
+    assert any("Does this run reproduce the paper?" in m.value for m in at.markdown)
+    table = at.dataframe[-1].value
+    assert table["verdict"].tolist()[2:] == ["not checked", "not checked"]
+    assert set(table["verdict"].tolist()[:2]) <= {"reproduced", "not resolved", "opposite"}
+    assert (table["seeds"].tolist()[:2] == [2, 2]) and "LBD Fig. 3a" in table["paper says"].iloc[0]
+    df = at.session_state["compare_job"].result
+    d = (df[df["algorithm"] == "Naive"].set_index("seed")["ndcg@10"] - df[df["algorithm"] == "DLA"].set_index("seed")["ndcg@10"])
+    assert table["difference [90 % interval]"].iloc[0].startswith(f"{d.mean():+.3f}")   # the page's number is the run's
+
+
 def test_compare_runs_vectorization_and_hte():
     _, df = _run_compare(1, ["Naive", "Vectorization", "HTE", "HTE-oracle"], timeout=180)
     assert set(df["algorithm"]) == {"Naive", "Vectorization", "HTE", "HTE-oracle"}
@@ -444,6 +467,10 @@ def test_heatmaps_click_a_cell_shows_its_curves():
     assert no_crash(at)
     assert [h.value for h in at.subheader] == ["η_c = 0, λ = 100, t = 0.2"]
     assert len(at.get("plotly_chart")) == 3            # the heat-map and the cell's two curves
+    # the page says whether validation picks the paper's Table 3 cell (linear ranker: λ = 10000, t = 0.1)
+    assert any("reproduce the paper's Table 3" in m.value for m in at.markdown)
+    table = at.dataframe[0].value
+    assert table["Table 3"].tolist() == ["λ = 10000, t = 0.1"] and table["same cell"].iloc[0] in ("yes", "no")
 
 
 def test_compare_state_round_trips_through_the_url():

@@ -28,6 +28,7 @@ import pandas as pd
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.errors import ConfigError
+from ultr_core.evaluation.claims import Claim, check_claims  # noqa: F401  (the presets' claims; re-exported)
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.logspec import LogSpec
 
@@ -105,25 +106,6 @@ class PlaygroundSettings:
 
 
 @dataclass(frozen=True)
-class Claim:
-    """What a preset's sentence promises, as a check over seeds: ``better`` − ``worse`` on the test
-    ``metric``, paired by seed, has a mean above ``margin`` and a 90 % t-interval above 0.
-
-    >>> Claim("DLA", "Naive", margin=0.02).text
-    'DLA − Naive > 0.02 on nDCG@3'
-    """
-
-    better: str
-    worse: str
-    metric: str = "ndcg@3"
-    margin: float = 0.0
-
-    @property
-    def text(self) -> str:
-        return f"{self.better} − {self.worse} > {self.margin:g} on nDCG@{self.metric.split('@')[1]}"
-
-
-@dataclass(frozen=True)
 class Preset:
     """A story: the knobs it sets (every knob the story depends on, the data included), one
     sentence that tells what to watch, its source, and the :class:`Claim` s that sentence makes —
@@ -177,27 +159,6 @@ def preset_runs(preset: Preset, seeds=range(5), **overrides) -> pd.DataFrame:
         res = train_spec(s.log_spec().to_string(), s.train_configs(), noise=s.noise)
         rows += [{"seed": seed, "method": m, "ndcg@3": v["metrics"]["ndcg@3"], "ndcg@10": v["metrics"]["ndcg@10"]}
                  for m, v in res.items()]
-    return pd.DataFrame(rows)
-
-
-def check_claims(runs: pd.DataFrame, claims) -> pd.DataFrame:
-    """Each claim against ``runs`` (:func:`preset_runs`): the paired mean difference over seeds,
-    its 90 % t-interval and whether the claim holds (mean > margin and interval above 0).
-
-    >>> runs = pd.DataFrame({"seed": [0, 1, 2] * 2, "method": ["A"] * 3 + ["B"] * 3,
-    ...                      "ndcg@3": [0.80, 0.82, 0.81, 0.70, 0.71, 0.73]})
-    >>> r = check_claims(runs, [Claim("A", "B", margin=0.05)]).iloc[0]
-    >>> round(float(r["mean_diff"]), 3), bool(r["holds"])
-    (0.097, True)
-    """
-    from ultr_core.evaluation.stats import mean_ci
-    rows = []
-    for c in claims:
-        wide = runs.pivot_table(index="seed", columns="method", values=c.metric, aggfunc="first")
-        d = (wide[c.better] - wide[c.worse]).dropna()
-        m, lo, hi = mean_ci(d)
-        rows.append({"claim": c.text, "mean_diff": m, "lo": lo, "hi": hi, "n": len(d),
-                     "holds": bool(m > c.margin and lo > 0)})
     return pd.DataFrame(rows)
 
 

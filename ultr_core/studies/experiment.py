@@ -14,16 +14,14 @@ import itertools
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-
 import pandas as pd
-
 from ultr_core.algorithms import TrainConfig
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulated import simulate_log
 
-__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "train_many", "train_spec", "train_jobs", "simulated", "grid_job",
-           "best_cells", "tuned_per_seed", "live_observation_curves", "steps_done"]
+__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "check_cells", "SELECTION_METHODS", "train_many", "train_spec", "train_jobs", "simulated", "grid_job", "live_observation_curves", "steps_done"]
+
 
 
 @dataclass(frozen=True)
@@ -230,44 +228,6 @@ def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1,
     for (values, spec), out in zip(cells, outputs):
         rows.append(_row(values, spec, out, keep_history))
     return pd.DataFrame(rows)
-
-
-def best_cells(df: pd.DataFrame, panel: str = "click.coupling", cell=("train.lbd_lambda", "train.lbd_t"),
-               select: str = "valid_ndcg@10", metric: str = "ndcg@10") -> pd.DataFrame:
-    """Per ``panel`` value, the grid cell with the best mean ``select`` (validation nDCG@10: model
-    selection as in the paper) over seeds, with its mean ``select`` and ``metric`` (test) beside it.
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"click.coupling": [0, 0, 0, 0], "train.lbd_lambda": [1, 1, 100, 100],
-    ...                    "train.lbd_t": [0.1, 0.1, 0.1, 0.1], "valid_ndcg@10": [0.8, 0.9, 0.7, 0.7],
-    ...                    "ndcg@10": [0.5, 0.6, 0.9, 0.9], "seed": [0, 1, 0, 1]})
-    >>> best_cells(df).round(3)[["click.coupling", "train.lbd_lambda", "valid_ndcg@10", "ndcg@10"]].to_dict("records")
-    [{'click.coupling': 0, 'train.lbd_lambda': 1, 'valid_ndcg@10': 0.85, 'ndcg@10': 0.55}]
-    """
-    keys = [panel, *cell]
-    means = df.groupby(keys)[[select, metric]].mean().reset_index()
-    best = means.loc[means.groupby(panel)[select].idxmax()]
-    return best.sort_values(panel).reset_index(drop=True)
-
-
-def tuned_per_seed(df: pd.DataFrame, group, tuned, select: str = "valid_ndcg@10") -> pd.DataFrame:
-    """Hyper-parameter tuning on validation, per seed: of the rows of one ``group`` and seed that
-    differ in the ``tuned`` columns, keep the one with the best ``select`` (validation nDCG@10).
-    Test metrics of the kept rows are then an honest estimate of "tuned on validation".
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"algorithm": ["CLD"] * 4, "seed": [0, 0, 1, 1], "train.cld_gamma": [0.1, 0.3, 0.1, 0.3],
-    ...                    "valid_ndcg@10": [0.7, 0.8, 0.9, 0.6], "ndcg@1": [0.5, 0.6, 0.7, 0.8]})
-    >>> tuned_per_seed(df, ["algorithm"], ["train.cld_gamma"])[["seed", "train.cld_gamma", "ndcg@1"]].values.tolist()
-    [[0.0, 0.3, 0.6], [1.0, 0.1, 0.7]]
-    """
-    group = [group] if isinstance(group, str) else list(group)
-    tuned = [tuned] if isinstance(tuned, str) else list(tuned)
-    missing = [c for c in group + tuned + ["seed", select] if c not in df]
-    if missing:
-        raise ConfigError("columns", f"tuning needs column(s) {', '.join(missing)}")
-    best = df.loc[df.groupby(group + ["seed"], sort=False)[select].idxmax()]
-    return best.reset_index(drop=True)
 
 
 def grid_job(base: ExperimentSpec, grid: dict, seeds, report=None, stop=None, n_jobs: int = 2,

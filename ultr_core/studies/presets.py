@@ -1,45 +1,79 @@
-"""The Compare page's presets: paper settings as base changes, methods and the swept parameter.
+"""The Compare page's presets: paper settings as base changes, methods and the swept parameter,
+and the **claims** each paper makes about that setting (:class:`~ultr_core.evaluation.claims.Claim`),
+which the page checks on the run's seeds ("reproduced", "not resolved", "opposite") — from SPEC §6
+and the papers' text, at the sweep value where the paper makes them.
 
 Kept apart from :mod:`ultr_core.studies.experiment` on purpose: the result cache keys on the source of the
 numeric modules, so editing a preset must not invalidate finished experiment cells.
 """
 from __future__ import annotations
 
+from ultr_core.evaluation.claims import Claim
+
 __all__ = ["PRESET_SWEEPS"]
 
 _CLD_BASE = {"dataset": "synthetic:500:24", "click.topk": 5, "click.convention": "reciprocal",
              "click.relevance": "binary"}
 
-#: paper settings for the Compare page: base changes, methods and the swept parameter
+#: paper settings for the Compare page: base changes, methods, the swept parameter and the paper's claims
 PRESET_SWEEPS = {
     "PBM η = 1: Oracle / DLA / IPS / Naive (synthetic default)": dict(
-        base={}, methods=["naive", "ips", "dla", "oracle"], sweep=None, values=[]),
+        base={}, methods=["naive", "ips", "dla", "oracle"], sweep=None, values=[],
+        claims=[Claim("DLA", "Naive", "ndcg@10", source="DLA (Ai et al., SIGIR 2018): debiased clicks beat raw clicks"),
+                Claim("IPS", "Naive", "ndcg@10", source="IPS (Joachims et al., WSDM 2017) under a known PBM"),
+                Claim("Oracle", "DLA", "ndcg@10", source="true labels are the upper bound")]),
     "LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)": dict(
         base={}, methods=["naive", "dla", "vectorization", "lbd", "lbd_lips", "lbd_ber"], sweep="click.coupling",
-        values=[0.0, 0.2, 0.4, 0.6]),
+        values=[0.0, 0.2, 0.4, 0.6],
+        claims=[Claim("Naive", "DLA", "ndcg@10", at=(("click.coupling", 0.6),),
+                      source="LBD Fig. 3a: group-level DLA falls below raw clicks at high coupling"),
+                Claim("LBD", "Naive", "ndcg@10", at=(("click.coupling", 0.6),),
+                      source="LBD Fig. 3a: LBD stays above raw clicks"),
+                Claim("LBD", "LBD_Lips", "ndcg@10", at=(("click.coupling", 0.6),), source="LBD Fig. 3b: LBD ≥ LBD_Lips"),
+                Claim("LBD", "LBD_Ber", "ndcg@10", at=(("click.coupling", 0.6),), source="LBD Fig. 3b: LBD ≥ LBD_Ber")]),
     "LBD Fig. 3c: HTE with intervention data (coupling level η_c)": dict(
         base={}, methods=["naive", "hte", "hte_oracle", "lbd_hte_oracle", "lbd"], sweep="click.coupling",
-        values=[0.0, 0.2, 0.4, 0.6]),
+        values=[0.0, 0.2, 0.4, 0.6],
+        claims=[Claim("LBD", "HTE", "ndcg@10", at=(("click.coupling", 0.0),),
+                      source="LBD §6.3: LBD beats HTE at a low coupling level"),
+                Claim("LBD", "HTE-oracle", "ndcg@10", at=(("click.coupling", 0.0),),
+                      source="LBD §6.3: … and HTE-oracle"),
+                Claim("HTE", "LBD", "ndcg@10", at=(("click.coupling", 0.6),),
+                      source="LBD §6.3: at a high coupling level HTE beats LBD"),
+                Claim("LBD-HTE-oracle", "HTE", "ndcg@10", at=(("click.coupling", 0.6),),
+                      source="LBD §6.3: LBD on oracle-corrected clicks always beats HTE")]),
     # CLD presets follow the paper's simulation (§6): binarised relevance, 24 candidates per query (Yahoo!-like)
     "CLD Table 2: top-5, η = 1 (reciprocal), 10 % noise, binarised relevance": dict(
         base={**_CLD_BASE, "click.eta": 1.0, "click.noise": 0.1},
-        methods=["naive", "ips", "heckman", "rankagg", "cld", "cld_pair", "oracle"], sweep=None, values=[]),
+        methods=["naive", "ips", "heckman", "rankagg", "cld", "cld_pair", "oracle"], sweep=None, values=[],
+        claims=[Claim("CLD", c, "ndcg@3", source="CLD Table 2: CLD beats the baselines under top-k selection bias")
+                for c in ("IPS", "Heckman", "RankAgg")]
+               + [Claim("CLD_pair", c, "ndcg@3", source="CLD Table 2: so does CLD_pair") for c in ("IPS", "Heckman")]),
     "CLD γ ablation: does the selection coupling matter? (γ = 0 vs the paper's range)": dict(
         base={**_CLD_BASE, "click.eta": 1.0, "click.noise": 0.1}, methods=["cld"], sweep="train.cld_gamma",
-        values=[0.0, 0.05, 0.15, 0.3]),
+        values=[0.0, 0.05, 0.15, 0.3], claims=[]),             # our ablation: the paper makes no claim about γ = 0
     "CLD Fig. 4: cut-off k": dict(
         base={k: v for k, v in _CLD_BASE.items() if k != "click.topk"} | {"click.eta": 1.0},
-        methods=["naive", "ips", "heckman", "cld"], sweep="click.topk", values=[2, 3, 5, 10, 15]),
+        methods=["naive", "ips", "heckman", "cld"], sweep="click.topk", values=[2, 3, 5, 10, 15],
+        claims=[Claim("CLD", c, "ndcg@3", at=(("click.topk", 2),), source="CLD Fig. 4: CLD's lead is largest at small k")
+                for c in ("IPS", "Heckman")]),
     "CLD Fig. 4 (right): position-bias severity η (top-5)": dict(
         base=_CLD_BASE, methods=["naive", "ips", "heckman", "cld"],
-        sweep="click.eta", values=[0.0, 0.5, 1.0, 1.5, 2.0]),
+        sweep="click.eta", values=[0.0, 0.5, 1.0, 1.5, 2.0],
+        claims=[Claim("CLD", c, "ndcg@3", at=(("click.eta", 2.0),), source="CLD Fig. 4 (right): CLD beats the baselines "
+                                                                           "under severe position bias")
+                for c in ("IPS", "Heckman")]),
     "CLD Fig. 5: click sessions (top-5, η = 1)": dict(
         base={**_CLD_BASE, "click.eta": 1.0}, methods=["naive", "ips", "heckman", "cld"],
-        sweep="n_sessions", values=[2_000, 5_000, 20_000, 50_000]),
+        sweep="n_sessions", values=[2_000, 5_000, 20_000, 50_000],
+        claims=[Claim("CLD", "IPS", "ndcg@3", at=(("n_sessions", 2_000),), source="CLD Fig. 5: CLD ahead with few sessions")]),
     "CLD Fig. 6: click noise ε (top-5, η = 1)": dict(
         base={**_CLD_BASE, "click.eta": 1.0},
-        methods=["naive", "ips", "heckman", "cld"], sweep="click.noise", values=[0.0, 0.1, 0.2, 0.3, 0.5]),
+        methods=["naive", "ips", "heckman", "cld"], sweep="click.noise", values=[0.0, 0.1, 0.2, 0.3, 0.5],
+        claims=[Claim("CLD", "IPS", "ndcg@3", at=(("click.noise", 0.5),), source="CLD Fig. 6: CLD is robust to click noise")]),
     "CLD Fig. 7: misspecified propensity (true η = 1, k = 3)": dict(
         base={**_CLD_BASE, "click.topk": 3}, methods=["ips", "rankagg", "cld"], sweep="train.ips_eta,train.cld_rho_eta",
-        values=[0.0, 0.5, 1.0, 1.5, 2.0]),
+        values=[0.0, 0.5, 1.0, 1.5, 2.0],
+        claims=[Claim("CLD", "IPS", "ndcg@3", at=(("train.ips_eta", 0.0),),
+                      source="CLD Fig. 7: IPS suffers most when the propensities are under-estimated (assumed η = 0)")]),
 }

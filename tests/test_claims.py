@@ -1,0 +1,59 @@
+"""Claims checked over seeds (ultr_core.evaluation.claims) against hand-computed differences."""
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ultr_core.evaluation.claims import Claim, check_claims
+from ultr_core.studies.presets import PRESET_SWEEPS
+
+
+def _runs():
+    # two coupling levels; at 0.6 Naive beats DLA on every seed, at 0.0 the two swap by seed
+    rows = []
+    for seed, (a, b, c, d) in enumerate([(0.70, 0.72, 0.60, 0.65), (0.72, 0.70, 0.61, 0.66), (0.71, 0.71, 0.62, 0.64)]):
+        rows += [{"seed": seed, "click.coupling": 0.0, "algorithm": "Naive", "ndcg@10": a},
+                 {"seed": seed, "click.coupling": 0.0, "algorithm": "DLA", "ndcg@10": b},
+                 {"seed": seed, "click.coupling": 0.6, "algorithm": "DLA", "ndcg@10": c},
+                 {"seed": seed, "click.coupling": 0.6, "algorithm": "Naive", "ndcg@10": d}]
+    return pd.DataFrame(rows)
+
+
+def test_verdicts_match_a_hand_computed_t_interval():
+    claims = [Claim("Naive", "DLA", "ndcg@10", at=(("click.coupling", 0.6),)),
+              Claim("DLA", "Naive", "ndcg@10", at=(("click.coupling", 0.6),)),
+              Claim("DLA", "Naive", "ndcg@10", at=(("click.coupling", 0.0),)),
+              Claim("LBD", "Naive", "ndcg@10", at=(("click.coupling", 0.6),)),
+              Claim("Naive", "DLA", "ndcg@10", at=(("click.coupling", 0.3),))]
+    res = check_claims(_runs(), claims, method_col="algorithm")
+    d = np.array([0.05, 0.05, 0.02])                                   # Naive − DLA at 0.6, by seed
+    h = stats.t.ppf(0.95, 2) * d.std(ddof=1) / np.sqrt(3)
+    assert np.isclose(res.loc[0, "mean_diff"], d.mean()) and np.isclose(res.loc[0, "lo"], d.mean() - h)
+    assert res["verdict"].tolist() == ["reproduced", "opposite", "not resolved", "not checked", "not checked"]
+    assert res["n"].tolist() == [3, 3, 3, 0, 0] and res["holds"].tolist() == [True, False, False, False, False]
+
+
+def test_a_margin_and_one_seed_are_not_enough():
+    runs = _runs()
+    res = check_claims(runs, [Claim("Naive", "DLA", "ndcg@10", margin=0.05, at=(("click.coupling", 0.6),))],
+                       method_col="algorithm")
+    assert res.loc[0, "verdict"] == "not resolved"                     # mean 0.04 is below the margin
+    one = check_claims(runs[runs["seed"] == 0], [Claim("Naive", "DLA", "ndcg@10", at=(("click.coupling", 0.6),))],
+                       method_col="algorithm")
+    assert one.loc[0, "verdict"] == "not resolved" and np.isnan(one.loc[0, "lo"])
+
+
+def test_a_claim_at_one_of_two_swept_parameters_finds_the_joint_column():
+    runs = _runs().rename(columns={"click.coupling": "train.ips_eta,train.cld_rho_eta"})
+    res = check_claims(runs, [Claim("Naive", "DLA", "ndcg@10", at=(("train.ips_eta", 0.6),))], method_col="algorithm")
+    assert res.loc[0, "verdict"] == "reproduced"
+
+
+def test_every_compare_preset_claim_names_methods_the_preset_runs():
+    from ultr_core.algorithms import ALGORITHMS
+    for name, p in PRESET_SWEEPS.items():
+        trained = {ALGORITHMS[m] for m in p["methods"]}
+        for c in p["claims"]:
+            assert {c.better, c.worse} <= trained, (name, c.text)
+            for col, value in c.at:                                       # a claim is about a value the preset sweeps
+                assert col in (p["sweep"] or "").split(",") and value in p["values"], (name, c.text)
+            assert c.source, (name, c.text)

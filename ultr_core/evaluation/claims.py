@@ -1,0 +1,97 @@
+"""Claims as checks over seeds: "method A beats method B" (a preset's sentence, a paper's figure)
+tested on paired runs, with the interval it is read with.
+
+A :class:`Claim` says ``better − worse > margin`` on a test ``metric``, optionally only at some
+grid values (``at``: e.g. the highest coupling level of a sweep).  :func:`check_claims` pairs the
+two methods' runs by seed, takes the mean difference and its 90 % t-interval, and gives a verdict:
+
+* **reproduced** — mean above the margin and the interval above 0 (``holds``);
+* **opposite** — the interval below 0: the run contradicts the claim;
+* **not resolved** — anything else (too few seeds, a difference inside seed noise);
+* **not checked** — a method or grid value the claim needs is not in the runs.
+
+>>> import pandas as pd
+>>> runs = pd.DataFrame({"seed": [0, 1, 2] * 2, "method": ["A"] * 3 + ["B"] * 3,
+...                      "ndcg@3": [0.80, 0.82, 0.81, 0.70, 0.71, 0.73]})
+>>> r = check_claims(runs, [Claim("A", "B", margin=0.05)]).iloc[0]
+>>> round(float(r["mean_diff"]), 3), bool(r["holds"]), r["verdict"]
+(0.097, True, 'reproduced')
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.evaluation.stats import mean_ci
+
+__all__ = ["Claim", "check_claims", "VERDICTS"]
+
+VERDICTS = ("reproduced", "not resolved", "opposite", "not checked")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """``better`` − ``worse`` on the test ``metric``, paired by seed, has a mean above ``margin``
+    and a 90 % t-interval above 0 — at the grid values ``at`` (pairs of column and value) when given.
+    ``source`` says where the claim comes from (a paper's figure, a preset's sentence).
+
+    >>> Claim("DLA", "Naive", margin=0.02).text
+    'DLA − Naive > 0.02 on nDCG@3'
+    >>> Claim("Naive", "DLA", "ndcg@10", at=(("click.coupling", 0.6),)).text
+    'Naive − DLA > 0 on nDCG@10 at click.coupling = 0.6'
+    """
+
+    better: str
+    worse: str
+    metric: str = "ndcg@3"
+    margin: float = 0.0
+    at: tuple = ()
+    source: str = ""
+
+    @property
+    def text(self) -> str:
+        where = "".join(f" at {k} = {v:g}" if isinstance(v, (int, float)) else f" at {k} = {v}" for k, v in self.at)
+        name = {"map": "MAP"}.get(self.metric, f"nDCG@{self.metric.split('@')[-1]}")
+        return f"{self.better} − {self.worse} > {self.margin:g} on {name}{where}"
+
+
+def _column(runs: pd.DataFrame, col: str) -> str | None:
+    """``col``, or a swept column that sets it with others (``"train.ips_eta,train.cld_rho_eta"``)."""
+    if col in runs:
+        return col
+    return next((c for c in runs.columns if isinstance(c, str) and col in [p.strip() for p in c.split(",")]), None)
+
+
+def _rows_at(runs: pd.DataFrame, at) -> pd.DataFrame | None:
+    for col, value in at:
+        col = _column(runs, col)
+        if col is None:
+            return None
+        vals = runs[col]
+        keep = (np.isclose(vals.astype(float), float(value)) if isinstance(value, (int, float))
+                and pd.api.types.is_numeric_dtype(vals) else vals == value)
+        runs = runs[keep]
+    return runs
+
+
+def check_claims(runs: pd.DataFrame, claims, method_col: str = "method", seed_col: str = "seed") -> pd.DataFrame:
+    """Each claim against ``runs`` (one row per method × seed × grid value, test metrics as
+    columns): the paired mean difference over seeds, its 90 % t-interval, ``holds`` and the
+    ``verdict`` (see the module docstring).  One row per claim, in order."""
+    rows = []
+    for c in claims:
+        out = {"claim": c.text, "source": c.source, "mean_diff": np.nan, "lo": np.nan, "hi": np.nan, "n": 0,
+               "holds": False, "verdict": "not checked"}
+        part = _rows_at(runs, c.at)
+        if part is not None and c.metric in part and {c.better, c.worse} <= set(part[method_col]):
+            wide = part.pivot_table(index=seed_col, columns=method_col, values=c.metric, aggfunc="mean")
+            d = (wide[c.better] - wide[c.worse]).dropna().to_numpy()
+            if len(d):
+                m, lo, hi = mean_ci(d)
+                holds = bool(m > c.margin and lo > 0)
+                verdict = "reproduced" if holds else "opposite" if hi < 0 else "not resolved"
+                out.update(mean_diff=m, lo=lo, hi=hi, n=len(d), holds=holds, verdict=verdict)
+        rows.append(out)
+    return pd.DataFrame(rows, columns=["claim", "source", "mean_diff", "lo", "hi", "n", "holds", "verdict"])
