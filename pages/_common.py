@@ -147,7 +147,8 @@ def warm_server() -> None:
     from ultr_core.app.figures import ctr_by_position_figure
     from ultr_core.app.playground import PlaygroundSettings, log_view
     settings = PlaygroundSettings()
-    job_pool().submit_many(settings.jobs())
+    if os.environ.get("ULTR_WARM_RUN", "1") != "0":       # 0: start the pool and build the log, train nothing
+        job_pool().submit_many(settings.jobs())
     spec = settings.log_spec()
     ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
     view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))

@@ -29,9 +29,10 @@ class ServerURL(str):
 
 
 @contextlib.contextmanager
-def serve_app(timeout: float = 60, cache_dir=None):
+def serve_app(timeout: float = 60, cache_dir=None, warm_run: bool = True):
     port = free_port()
-    env = {**os.environ, "ULTR_CACHE_DIR": str(cache_dir or os.environ.get("ULTR_CACHE_DIR", ROOT / ".ultr_cache"))}
+    env = {**os.environ, "ULTR_CACHE_DIR": str(cache_dir or os.environ.get("ULTR_CACHE_DIR", ROOT / ".ultr_cache")),
+           "ULTR_WARM_RUN": "1" if warm_run else "0"}
     proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--server.port", str(port),
                              "--server.address", "127.0.0.1", "--server.headless", "true"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -248,13 +249,14 @@ def wait_idle(pid: int, limit: float) -> float:
 def run_closed_tab(url) -> dict:
     """Start a long training on Train & watch (DLA, 5,000 steps, no references), see it run, close
     the tab: the job must stop and the server's CPU return to idle."""
-    seen = {"idle_before_s": wait_idle(url.pid, 120)}             # the warm-up's default run is done
+    seen = {"idle_before_s": wait_idle(url.pid, 120)}             # the warm-up (if any) is done
     with browser_page(1280, 720) as page:
         page.goto(url + "/train?algorithms=DLA&steps=5000&refs=0")
         page.get_by_role("button", name="▶ Start training").click(timeout=60_000)
         page.get_by_text("running — step").first.wait_for(timeout=60_000)
         page.wait_for_timeout(2_000)
-        seen["busy_cpu"] = server_cpu(url.pid)
+        seen["busy_cpu"] = max(server_cpu(url.pid) for _ in range(3))      # a training shares the cores with the other
+                                                                            # test worker: its best second of three
         page.close()
         t0 = time.time()
         wait_idle(url.pid, 60)
@@ -268,7 +270,12 @@ def run_cold_deep_link(url: str) -> dict:
     with browser_page(1280, 720) as page:
         page.goto(url + "/simulate?eta=0.5&sessions=2000&seed=3")
         page.get_by_text("A sample of the log").wait_for(timeout=60_000)
-        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+        nav_el = page.locator('[data-testid="stSidebarNav"]')
+        try:                                # the navigation renders beside the page: wait for its links
+            nav_el.get_by_text("Train & watch").wait_for(timeout=20_000)
+        except Exception:                   # noqa: BLE001 - the assertion reports what the nav shows
+            pass
+        nav = nav_el.inner_text()
         sessions = page.locator('[data-testid="stMetricValue"]').first.inner_text()
     return {"nav": nav, "sessions": sessions}
 

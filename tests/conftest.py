@@ -29,16 +29,18 @@ def _isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path / "cache"))
 
 def pytest_collection_modifyitems(config, items):
-    """The full tier's seeded studies and browser flows first, longest first where known: on two
-    workers the long runs then overlap with each other and the many short tests fill the gaps at the
-    end, instead of one long run starting last (#23: CI time).  Order never changes a result: every
-    test seeds its own randomness."""
-    first = ("test_mq2008_oracle_dla_naive", "test_fig3a_on_the_yahoo_sample", "test_pbm_ordering")
+    """Both workers start with half of the full tier's studies and browser flows (longest first where
+    known), the short tests after them: xdist's work-stealing gives each worker one contiguous half
+    of this list, so the long runs overlap and the short tests fill the gaps, and an idle worker steals
+    what is left (#23: CI time).  Order never changes a result: every test seeds its own randomness."""
+    first = ("test_fig3a_on_the_yahoo_sample", "test_mq2008_oracle_dla_naive", "test_preset_story_holds",
+             "test_main_flow_simulate", "test_closing_the_tab", "test_pbm_ordering")
     def rank(item):
-        slow = item.get_closest_marker("slow") is not None
-        known = next((i for i, name in enumerate(first) if item.name.startswith(name)), len(first))
-        return (not slow, known)
-    items.sort(key=rank)                  # stable: file order within each rank
+        return next((i for i, name in enumerate(first) if item.name.startswith(name)), len(first))
+    slow = sorted((it for it in items if it.get_closest_marker("slow") is not None), key=rank)
+    fast = [it for it in items if it.get_closest_marker("slow") is None]
+    half = len(fast) // 2
+    items[:] = slow[0::2] + fast[:half] + slow[1::2] + fast[half:]
 
 
 import sys as _sys

@@ -342,6 +342,7 @@ def test_heatmaps_quick_grid_draws_figure():
     at.sidebar.multiselect[0].set_value([0.0]).run()
     at.sidebar.select_slider[0].set_value(5_000).run()
     at.sidebar.select_slider[1].set_value(100).run()
+    at.sidebar.radio[1].set_value("linear").run()                      # the drawing is under test, not the ranker
     at.button[0].click().run()
     at = _wait(at, "heat_job", 180)
     assert no_crash(at) and not at.error

@@ -18,9 +18,10 @@ def _need_chromium():
 @pytest.fixture
 def app_url(tmp_path):
     """A fresh app server on loopback (its own result cache) for one test: for what needs a server
-    nobody has used yet (first visit, CPU at rest); chromium required in CI."""
+    nobody has used yet (first visit, CPU at rest) — started without the warm-up's default
+    Playground run (``ULTR_WARM_RUN=0``), which these tests do not use; chromium required in CI."""
     _need_chromium()
-    with serve_app(cache_dir=tmp_path / "cache") as url:
+    with serve_app(cache_dir=tmp_path / "cache", warm_run=False) as url:
         yield url
 
 
@@ -120,5 +121,5 @@ def test_closing_the_tab_stops_its_training_and_frees_the_cpu(app_url):
     """A 5,000-step training keeps a worker busy; once its only tab closes, the server notices the
     session is gone (no poll for a few seconds), stops the job, and CPU returns to idle."""
     seen = run_closed_tab(app_url)
-    assert seen["idle_before_s"] < 120 and seen["busy_cpu"] > 50, seen
+    assert seen["idle_before_s"] < 120 and seen["busy_cpu"] > 30, seen      # idle is < 10 % of a core
     assert seen["idle_after_close_s"] < 10, seen
