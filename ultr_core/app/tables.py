@@ -4,7 +4,7 @@
 >>> res = pd.DataFrame({"claim": ["A − B > 0 on nDCG@3"], "source": ["Fig. 1"], "mean_diff": [0.0123],
 ...                     "lo": [0.004], "hi": [0.0206], "n": [5], "holds": [True], "verdict": ["reproduced"]})
 >>> claims_table(res).iloc[0].to_dict()
-{'paper says': 'Fig. 1', 'check': 'A − B > 0 on nDCG@3', 'difference [90 % interval]': '+0.012 [+0.004, +0.021]', 'seeds': 5, 'verdict': 'reproduced'}
+{'verdict': 'reproduced', 'paper says': 'Fig. 1', 'difference [90 % interval]': '+0.012 [+0.004, +0.021]', 'seeds': 5, 'check': 'A − B > 0 on nDCG@3'}
 """
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ def _interval(m, lo, hi) -> str:
 
 def claims_table(res: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`ultr_core.evaluation.claims.check_claims` as the Compare page shows them."""
-    return pd.DataFrame({
+    return pd.DataFrame({                  # the verdict first: it must not be the column a narrow screen cuts off
+        "verdict": res["verdict"],
         "paper says": res["source"].where(res["source"] != "", res["claim"]),
-        "check": res["claim"],
         "difference [90 % interval]": [_interval(m, lo, hi) for m, lo, hi in zip(res["mean_diff"], res["lo"], res["hi"])],
         "seeds": res["n"].astype(int),
-        "verdict": res["verdict"],
+        "check": res["claim"],
     })
 
 
