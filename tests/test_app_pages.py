@@ -335,27 +335,6 @@ def test_compare_bad_sweep_values_message():
     assert no_crash(at) and at.error and "settings" in at.error[0].value
 
 
-@pytest.mark.slow
-def test_heatmaps_quick_grid_draws_figure():
-    at = page("heatmaps.py").run()
-    assert no_crash(at)
-    at.sidebar.multiselect[0].set_value([0.0]).run()
-    at.sidebar.select_slider[0].set_value(5_000).run()
-    at.sidebar.select_slider[1].set_value(100).run()
-    at.sidebar.radio[1].set_value("linear").run()                      # the drawing is under test, not the ranker
-    at.button[0].click().run()
-    at = _wait(at, "heat_job", 180)
-    assert no_crash(at) and not at.error
-    df = at.session_state["heat_job"].result
-    assert len(df) == 12 and "history" in df
-    charts = at.get("plotly_chart")
-    assert charts
-    import json
-    spec = json.loads(charts[0].proto.spec)
-    assert sum(1 for d in spec["data"] if d["type"] == "heatmap") == 1
-    assert any("Selected on validation" in c.value and "test" in c.value for c in at.caption)
-
-
 def test_heatmap_figure_draws_a_partial_grid():
     import pandas as pd
     from ultr_core.app.figures import heatmap_figure
@@ -450,7 +429,7 @@ def test_identifiability_repairs_preset_orders_merges_and_interventions():
 
 
 @pytest.mark.slow
-def test_heatmaps_click_a_cell_shows_its_curves():
+def test_heatmaps_quick_grid_draws_and_a_clicked_cell_shows_its_curves():
     at = page("heatmaps.py").run()
     at.sidebar.multiselect[0].set_value([0.0]).run()
     at.sidebar.select_slider[0].set_value(5_000).run()
@@ -459,6 +438,12 @@ def test_heatmaps_click_a_cell_shows_its_curves():
     assert "12 runs" in " ".join(m.value for m in at.markdown)
     at.button[0].click().run()
     at = _wait(at, "heat_job", 180)
+    assert no_crash(at) and not at.error
+    df = at.session_state["heat_job"].result
+    assert len(df) == 12 and "history" in df
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)          # the finished grid: one heat-map panel
+    assert sum(1 for d in spec["data"] if d["type"] == "heatmap") == 1
+    assert any("Selected on validation" in c.value and "test" in c.value for c in at.caption)
     # what the browser sends when a cell is clicked (Streamlit's plotly selection state)
     at.session_state["heat"] = {"selection": {"points": [{"x": "t=0.2", "y": "λ=100", "curve_number": 1,
                                                           "customdata": {"0": 0.0, "1": 100.0, "2": 0.2,
