@@ -18,21 +18,17 @@ sys.path.insert(0, str(ROOT))
 
 from ultr_core.app.tables import claims_table  # noqa: E402
 from ultr_core.evaluation.claims import check_claims  # noqa: E402
-from ultr_core.studies.experiment import ExperimentSpec, run_grid  # noqa: E402
-from ultr_core.studies.presets import PRESET_SWEEPS  # noqa: E402
+from ultr_core.studies.experiment import run_grid  # noqa: E402
+from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid  # noqa: E402
 
 
 def preset_runs(p: dict, seeds: int, sessions: int = 20_000, steps: int = 400):
     """The runs the Compare page makes for preset ``p`` at its defaults, cut to the claims' sweep values."""
-    base = ExperimentSpec(n_sessions=sessions)
-    for k, v in p["base"].items():
-        base = base.with_value(k, v)
-    base = base.with_value("train.steps", steps)
-    grid = {"train.algorithm": p["methods"]}
+    values = []
     if p["sweep"]:
         first = p["sweep"].split(",")[0]
-        wanted = [v for v in p["values"] if any(dict(c.at).get(first) == v for c in p["claims"])]
-        grid = {p["sweep"]: wanted or p["values"], **grid}
+        values = [v for v in p["values"] if any(dict(c.at).get(first) == v for c in p["claims"])] or p["values"]
+    base, grid = comparison_grid(p["base"], p["methods"], p["sweep"], values, sessions, steps)
     return run_grid(base, grid, seeds=list(range(seeds)), n_jobs=2)
 
 

@@ -7,8 +7,8 @@ from ultr_core.app.text import escape_markdown
 from ultr_core.algorithms import ALGORITHMS
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
-from ultr_core.studies.experiment import ExperimentSpec, check_cells, expand_grid, grid_job
-from ultr_core.studies.presets import PRESET_SWEEPS
+from ultr_core.studies.experiment import check_cells, expand_grid, grid_job
+from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid
 from ultr_core.app.figures import interval_bar_figure, sweep_figure
 from ultr_core.app.playground import score_guess
 from ultr_core.evaluation.stats import summarise
@@ -74,19 +74,9 @@ def main():
 
     def start():
         try:
-            base = ExperimentSpec(n_sessions=sessions)
-            for k, v in p["base"].items():
-                base = base.with_value(k, v)
-            base = base.with_value("train.steps", steps)
-            grid = {"train.algorithm": [NAMES[m] for m in methods]}
             key = SWEEPS[sweep_name]
-            if key:
-                vals = [float(x) for x in values_txt.replace(";", ",").split(",") if x.strip()]
-                if not vals:
-                    raise ConfigError("values", "give at least one value to sweep")
-                if key in ("click.topk", "n_sessions"):
-                    vals = [int(v) for v in vals]
-                grid = {key: vals, **grid}
+            values = [x for x in values_txt.replace(";", ",").split(",") if x.strip()] if key else []
+            base, grid = comparison_grid(p["base"], [NAMES[m] for m in methods], key, values, sessions, steps)
             check_cells(expand_grid(base, grid, [0]))   # every grid key and cell checked before anything runs
         except (ConfigError, ValueError) as e:
             st.error(f"Check the settings — {escape_markdown(e)}")

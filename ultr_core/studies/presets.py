@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ultr_core.evaluation.claims import Claim
 
-__all__ = ["PRESET_SWEEPS"]
+__all__ = ["PRESET_SWEEPS", "comparison_grid"]
 
 _CLD_BASE = {"dataset": "synthetic:500:24", "click.topk": 5, "click.convention": "reciprocal",
              "click.relevance": "binary"}
@@ -77,3 +77,31 @@ PRESET_SWEEPS = {
         claims=[Claim("CLD", "IPS", "ndcg@3", at=(("train.ips_eta", 0.0),),
                       source="CLD Fig. 7: IPS suffers most when the propensities are under-estimated (assumed η = 0)")]),
 }
+
+
+def comparison_grid(base_changes: dict, algorithms, sweep: str | None = None, values=(), n_sessions: int = 20_000,
+                    steps: int = 400):
+    """The (base spec, grid) a comparison runs: ``base_changes`` (a preset's ``base``) on the default
+    spec, ``steps`` training steps, one cell per algorithm (internal names) and, with ``sweep``, per
+    value (whole numbers for ``click.topk`` and ``n_sessions``).  The Compare page and
+    ``experiments/compare_presets.py`` build their runs here.
+
+    >>> base, grid = comparison_grid({"click.topk": 5}, ["naive", "cld"], "click.eta", [0.5, 1], steps=100)
+    >>> base.click.topk, base.train.steps, grid
+    (5, 100, {'click.eta': [0.5, 1.0], 'train.algorithm': ['naive', 'cld']})
+    """
+    from ultr_core.errors import ConfigError
+    from ultr_core.studies.experiment import ExperimentSpec
+    base = ExperimentSpec(n_sessions=n_sessions)
+    for k, v in base_changes.items():
+        base = base.with_value(k, v)
+    base = base.with_value("train.steps", steps)
+    grid = {"train.algorithm": list(algorithms)}
+    if sweep:
+        vals = [float(v) for v in values]
+        if not vals:
+            raise ConfigError("values", "give at least one value to sweep")
+        if sweep in ("click.topk", "n_sessions"):
+            vals = [int(v) for v in vals]
+        grid = {sweep: vals, **grid}
+    return base, grid

@@ -12,6 +12,11 @@ __all__ = ["best_cells", "table3_agreement", "tuned_per_seed"]
 
 
 
+def _cell_means(df: pd.DataFrame, keys, select: str, metric: str) -> pd.DataFrame:
+    """Mean ``select`` and ``metric`` over seeds for every grid cell (``keys``)."""
+    return df.groupby(list(keys))[[select, metric]].mean().reset_index()
+
+
 def best_cells(df: pd.DataFrame, panel: str = "click.coupling", cell=("train.lbd_lambda", "train.lbd_t"),
                select: str = "valid_ndcg@10", metric: str = "ndcg@10") -> pd.DataFrame:
     """Per ``panel`` value, the grid cell with the best mean ``select`` (validation nDCG@10: model
@@ -24,8 +29,7 @@ def best_cells(df: pd.DataFrame, panel: str = "click.coupling", cell=("train.lbd
     >>> best_cells(df).round(3)[["click.coupling", "train.lbd_lambda", "valid_ndcg@10", "ndcg@10"]].to_dict("records")
     [{'click.coupling': 0, 'train.lbd_lambda': 1, 'valid_ndcg@10': 0.85, 'ndcg@10': 0.55}]
     """
-    keys = [panel, *cell]
-    means = df.groupby(keys)[[select, metric]].mean().reset_index()
+    means = _cell_means(df, [panel, *cell], select, metric)
     best = means.loc[means.groupby(panel)[select].idxmax()]
     return best.sort_values(panel).reset_index(drop=True)
 
@@ -45,8 +49,7 @@ def table3_agreement(df: pd.DataFrame, model: str = "dnn") -> pd.DataFrame:
     ('λ = 100, t = 0.1', 'λ = 1, t = 0.4', False, 2, 0.02)
     """
     from ultr_core.algorithms.config import lbd_table3
-    keys = ["click.coupling", "train.lbd_lambda", "train.lbd_t"]
-    means = df.groupby(keys)[["valid_ndcg@10", "ndcg@10"]].mean().reset_index()
+    means = _cell_means(df, ["click.coupling", "train.lbd_lambda", "train.lbd_t"], "valid_ndcg@10", "ndcg@10")
     rows = []
     for level, g in means.groupby("click.coupling"):
         g = g.sort_values("valid_ndcg@10", ascending=False).reset_index(drop=True)
