@@ -192,3 +192,23 @@ def test_binarised_relevance_clicks_as_cld_section_6():
     assert m_bin["ndcg@3"] == m_graded["ndcg@3"] and m_bin["map"] != m_graded["map"]
     with pytest.raises(ConfigError, match="relevance"):
         ClickModelConfig(relevance="ordinal")
+
+
+@pytest.mark.parametrize("source,cut", [("synthetic:200:24", 2), ("mq2008", 1)])
+def test_official_binarisation_thresholds(source, cut, request):
+    """relevance="binary_official" (hyz20/CLD): grade ≥ 2 relevant on 0–4 grades (synthetic, Yahoo!),
+    ≥ 1 on MQ2008's 0–2 — clicks at o_p on those, ε·o_p below; evaluation counts the same grades."""
+    from ultr_core.simulation.clickmodel import binary_threshold
+    from ultr_core.simulation.simulated import simulate_log
+    spec = source if source != "mq2008" else f"mq2008:{request.getfixturevalue('data_dir') / 'mq2008'}"
+    cfg = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0, noise=0.1, relevance="binary_official")
+    ds, _, log = simulate_log(spec, cfg, 20_000, 0)
+    assert binary_threshold(ds.max_label, "binary_official") == cut
+    assert binary_threshold(ds.max_label, "binary") == (3 if ds.max_label == 4 else 2)     # the paper's text
+    shown = log.frame[log.frame["shown"]]
+    rel = ds.train.labels[shown["row"].to_numpy()] >= cut
+    o = 1.0 / shown["position"].to_numpy()
+    for mask, r in ((rel, 1.0), (~rel, 0.1)):
+        expected = (r * o[mask]).mean()
+        got = shown["click"].to_numpy()[mask].mean()
+        assert abs(got - expected) < 4 * np.sqrt(expected * (1 - expected) / mask.sum()) + 1e-3

@@ -53,7 +53,8 @@ class TrainConfig:
     optimizer: str = "adam"            #: "adam", "adagrad" or "sgd"
     lr: float = 0.01
     weight_decay: float = 0.0          #: L2 regularisation weight, added to the gradient (CLD paper: 1e-3 … 1e-2)
-    init: str = "default"              #: "default" (torch: Kaiming-uniform) or "xavier" (Glorot-uniform, zero biases)
+    init: str = "default"              #: "default" (torch: Kaiming-uniform), "xavier" (Glorot-uniform, zero biases) or
+    #                                     "xavier_normal" (Glorot-normal weights, torch's biases: the official CLD code)
     clip_norm: float | None = None     #: clip the global gradient norm to this (official ULTRA code: 5)
     batch_size: int = 256              #: sessions (lists) per step
     steps: int = 600
@@ -64,7 +65,11 @@ class TrainConfig:
     threads: int = 1                   #: torch threads during fit (restored afterwards)
     device: str = "cpu"                #: "cpu", "cuda" or "auto" (cuda when available); feature learners only
     max_weight: float | None = 10.0    #: clip of inverse-propensity-style weights (IPS, DLA, PairDebias; None: no clip)
-    ips_eta: float | None = None       #: IPS: assumed position-bias severity (None: true propensities)
+    ips_eta: float | None = None       #: IPS: assumed position-bias severity (None: the log's propensities)
+    ips_form: str = "listwise"         #: Naive / IPS loss: "listwise" softmax or "pairwise" (the official CLD code:
+    #                                     BPR on each session's pairs ordered by c·w, weighted by the difference Δ)
+    propensity: str = "true"           #: IPS / CLD propensities when no η′ is assumed: "true" (the log's click model) or
+    #                                     "estimated" (result randomisation: 10⁶ sessions on shuffled lists, as hyz20/CLD)
     em_step: float = 0.05              #: Regression-EM: running-mean step of the M-step
     lbd_lambda: float | None = None    #: LBD gradient-penalty weight λ (None: the paper's Table 3 value for the log's η_c)
     lbd_t: float | None = None         #: LBD Bernoulli drop probability t (None: Table 3 for the log's η_c)
@@ -72,12 +77,18 @@ class TrainConfig:
     lbd_dropout_keep: float = 0.1      #: LBD official penalty: keep probability of the dropout on H
     vec_dim: int = 2                   #: Vectorization: dimension d of the relevance/observation vectors
     vec_freeze: int = 100              #: Vectorization: steps before the observation vectors train (official: 500 of 10,000)
-    cld_gamma: float = 0.15            #: CLD: correlation γ ∈ [0.05, 0.30] of the Tobit model
+    cld_gamma: float = 0.5             #: CLD: correlation of the Tobit model — ρ of the official TobitLoss (its default
+    #                                     0.5), γ of eq. 10 (the paper tunes it in [0.05, 0.30])
     cld_rho_eta: float | None = None   #: CLD: assumed η of the propensity ρ (None: the log's click model)
-    cld_form: str = "paper_text"       #: CLD pointwise: "paper_text" (eq. 10: per-candidate ĉ/ρ, probit) or "official"
-    #                                     (github hyz20/CLD TobitLoss: per-(session, candidate) rows, logistic link)
-    pair_orientation: str = "random"   #: CLD_pair: mixed (selected, unselected) pairs in "random" order or "selected_first"
-    heckman: str = "ovaisi"            #: Heckman_rank: "ovaisi" (probit stage 2, rank by xᵀβ) or "ls_mills" (our old variant)
+    cld_form: str = "official"         #: CLD pointwise: "official" (github hyz20/CLD TobitLoss: per-(session, candidate)
+    #                                     rows, logistic link) or "paper_text" (eq. 10 as printed: per-candidate ĉ/ρ, probit)
+    pair_orientation: str = "official" #: CLD_pair pairs: "official" (hyz20/CLD: per session, Δ-weighted BPR, mixed pairs
+    #                                     in both orders sampled 1:1) or, per query, mixed pairs in "random" order or
+    #                                     "selected_first" (eq. 13 as printed, this project's earlier readings)
+    pair_ratio: float = 1.0            #: CLD_pair official: Δ = 0 pairs drawn per Δ > 0 pair (official ``ratio``: 1)
+    heckman: str = "ovaisi"            #: Heckman_rank: "ovaisi" (probit stage 2, rank by xᵀβ), "official" (hyz20/CLD:
+    #                                     logistic coefficients / 1.6, intercepts dropped, max_iter 40 — 100 in RankAgg)
+    #                                     or "ls_mills" (our old variant)
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -97,6 +108,7 @@ class TrainConfig:
                   ("em_step", 0 < self.em_step <= 1),
                   ("lbd_lambda", self.lbd_lambda is None or 0 <= self.lbd_lambda <= 1e6),
                   ("lbd_t", self.lbd_t is None or 0 <= self.lbd_t < 1), ("cld_gamma", 0 <= self.cld_gamma < 1),
+                  ("pair_ratio", 0 < self.pair_ratio <= 100),
                   ("dropout", 0 <= self.dropout < 1), ("weight_decay", 0 <= self.weight_decay <= 10),
                   ("hidden", len(self.hidden) >= 1 and all(int(h) >= 1 for h in self.hidden))]
         for name, ok in checks:
@@ -107,9 +119,11 @@ class TrainConfig:
             raise ConfigError("device", f"must be 'cpu', 'cuda' or 'auto', got {self.device!r}")
         if self.clicks not in ("log", "online"):
             raise ConfigError("clicks", f"must be 'log' or 'online', got {self.clicks!r}")
-        for name, options in (("init", ("default", "xavier")), ("pair_orientation", ("random", "selected_first")),
-                              ("cld_form", ("paper_text", "official")),
-                              ("heckman", ("ovaisi", "ls_mills"))):
+        for name, options in (("init", ("default", "xavier", "xavier_normal")),
+                              ("pair_orientation", ("official", "random", "selected_first")),
+                              ("cld_form", ("official", "paper_text")), ("ips_form", ("listwise", "pairwise")),
+                              ("propensity", ("true", "estimated")),
+                              ("heckman", ("ovaisi", "official", "ls_mills"))):
             if getattr(self, name) not in options:
                 raise ConfigError(name, f"must be one of {', '.join(options)}, got {getattr(self, name)!r}")
         if self.lbd_penalty not in ("official", "paper"):

@@ -36,6 +36,24 @@ def listwise_softmax(logits, targets, mask, weights=None):
     return per_list[has].sum() / has.sum().clamp(min=1)
 
 
+def pairwise_bpr(scores, values, mask):
+    """Mean over the ordered pairs of each list with Δ = v_i − v_j > 0 (both entries shown) of
+    Δ·(−log σ(s_i − s_j)): the official CLD code's pairwise Naive / IPS (``models/loss_func.py:
+    BPRLoss`` weighted by ``rel_diff``, on pairs built per session and ordered by click × weight).
+
+    >>> import torch
+    >>> l = pairwise_bpr(torch.tensor([[1.0, 0.0, 0.5]]), torch.tensor([[2.0, 0.0, 0.0]]),
+    ...                  torch.tensor([[True, True, False]]))
+    >>> round(float(l), 4)      # one pair (1st, 2nd) with Δ = 2: 2·log(1 + e^(−1))
+    0.6265
+    """
+    v = values * mask
+    delta = v[:, :, None] - v[:, None, :]
+    pair = (delta > 0) & mask[:, :, None] & mask[:, None, :]
+    lij = F.softplus(-(scores[:, :, None] - scores[:, None, :]))
+    return (delta * lij * pair).sum() / pair.sum().clamp(min=1)
+
+
 class Learner(nn.Module):
     """Base: a ranking model ``f`` scoring features; subclasses add observation models."""
 
@@ -65,10 +83,14 @@ class Learner(nn.Module):
 
 
 class Naive(Learner):
-    """"Click Data": listwise softmax cross-entropy on raw clicks (no debiasing)."""
+    """"Click Data": listwise softmax cross-entropy on raw clicks (no debiasing); with
+    ``ips_form="pairwise"`` the official CLD code's BPR on click-ordered pairs (:func:`pairwise_bpr`)."""
 
     def loss(self, b):
-        l = listwise_softmax(self.score(b["X"]), b["clicks"], b["shown"])
+        if self.cfg.ips_form == "pairwise":
+            l = pairwise_bpr(self.score(b["X"]), b["clicks"], b["shown"])
+        else:
+            l = listwise_softmax(self.score(b["X"]), b["clicks"], b["shown"])
         return l, {"loss": float(l.detach())}
 
 
@@ -87,12 +109,13 @@ class Oracle(Learner):
 class IPS(Learner):
     """Inverse propensity scoring (Joachims et al., WSDM 2017; Wang et al. 2016): clicks in the
     listwise loss weighted by ô_1/ô_p with known propensities (the log's true curve) or a
-    misspecified assumption o_p = v_p^η′ (``ips_eta``, CLD's RQ4); weights clipped at ``max_weight``."""
+    misspecified assumption o_p = v_p^η′ (``ips_eta``, CLD's RQ4); weights clipped at ``max_weight``.
+    ``ips_form="pairwise"``: the official CLD code's IPS — :func:`pairwise_bpr` on v = c·w."""
 
     def __init__(self, cfg, n_features, n_positions, context):
         super().__init__(cfg, n_features, n_positions, context)
         if cfg.ips_eta is None:
-            o = context.get("true_propensity")
+            o = context.get("propensity", context.get("true_propensity"))
             if o is None:
                 raise ValueError("IPS with true propensities needs a simulated log; set ips_eta")
         else:
@@ -103,6 +126,9 @@ class IPS(Learner):
     def loss(self, b):
         L = b["X"].shape[1]
         w = (1.0 / self.prop[:L]).clamp(max=self.cfg.max_weight or float("inf"))
+        if self.cfg.ips_form == "pairwise":
+            l = pairwise_bpr(self.score(b["X"]), b["clicks"] * w[None, :], b["shown"])
+            return l, {"loss": float(l.detach())}
         l = listwise_softmax(self.score(b["X"]), b["clicks"], b["shown"], w[None, :])
         return l, {"loss": float(l.detach())}
 

@@ -53,8 +53,8 @@ def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_
     validation nDCG@10 (and @3) + callback every ``eval_every`` steps, stop event honoured, and the
     parameters with the best validation nDCG@10 restored at the end (``keep_best``)."""
     device = _device(config)
-    if config.init == "xavier":
-        xavier_init(learner)
+    if config.init != "default":
+        xavier_init(learner, normal=config.init == "xavier_normal")
     learner.to(device)
     learner.train()                                   # dropout on while stepping, off when scoring
     opt = _optimizer(config, learner.parameters())

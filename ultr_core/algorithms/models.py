@@ -37,11 +37,16 @@ def ranker(cfg, n_in: int, n_out: int = 1) -> nn.Module:
     return make_model(cfg.model, n_in, n_out, cfg.hidden, cfg.layer_norm, cfg.dropout)
 
 
-def xavier_init(module: nn.Module) -> None:
+def xavier_init(module: nn.Module, normal: bool = False) -> None:
     """Glorot-uniform weights and zero biases for every affine layer (the CLD paper's
-    initialisation, Algorithms 1–2 line 2); draws from torch's seeded global generator."""
+    initialisation, Algorithms 1–2 line 2), or with ``normal`` Glorot-normal weights and torch's
+    default biases (the official CLD code, ``models/toy_model.py: weight_init``); draws from
+    torch's seeded global generator."""
     for m in module.modules():
         if isinstance(m, nn.Linear):
+            if normal:
+                nn.init.xavier_normal_(m.weight)
+                continue
             nn.init.xavier_uniform_(m.weight)
             if m.bias is not None:
                 nn.init.zeros_(m.bias)

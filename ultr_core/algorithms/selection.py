@@ -7,9 +7,11 @@ the cut-off, and for selected pairs the propensity-re-weighted click signal
 probability of its position k.  As the CLD paper does (§6), ρ is treated as known: the log's
 own click model, or an assumed severity η′ (``cld_rho_eta``; RQ4's misspecification).
 
-The official code (github hyz20/CLD, commit f1227bd) was found after this module was written; its
-pointwise loss is available as ``cld_form="official"`` (:class:`CLD`, :func:`session_rows`); the other
-derivation choices are documented on each class and in docs/conventions.md.
+The official code (github hyz20/CLD, commit f1227bd) is the default reading: pointwise CLD on one row
+per (session, candidate) with the logistic link (``cld_form="official"``, :class:`CLD`,
+:func:`session_rows`), CLD_pair on its per-session pairs (:mod:`.cld_pair`); eq. 10 as printed stays
+as ``cld_form="paper_text"``.  Heckman_rank follows Ovaisi et al. by default, the official CLD code's
+logistic variant is ``heckman="official"``.  Every difference is in docs/conventions.md.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ultr_core.algorithms.cld_pair import pair_batches
 from ultr_core.algorithms.config import TrainConfig
 from ultr_core.algorithms.data import SessionData
 from ultr_core.algorithms.loop import FitResult, train_loop
@@ -107,13 +110,18 @@ def cld_loss(xb, xw, selected, target, gamma: float, form: str = "paper_text"):
 
 
 def _rho(config: TrainConfig, context: dict, n: int) -> np.ndarray:
+    if config.cld_rho_eta is None and config.propensity == "estimated":
+        est = np.nan_to_num(np.asarray(context["propensity"], np.float64))
+        return np.r_[est, np.zeros(max(n - len(est), 0))][:n]       # positions past top-k: never examined
     cm = context.get("click_model", {})
     eta = config.cld_rho_eta if config.cld_rho_eta is not None else cm.get("eta", 1.0)
     return position_observation(n, eta, cm.get("convention", "eye_tracking"))
 
 
 class CLD(nn.Module):
-    """CLD, pointwise (eq. 10, Algorithm 1): linear relevance β and linear selection ω,
+    """CLD, pointwise (eq. 10, Algorithm 1): linear relevance β and linear selection ω.  Default
+    (``cld_form="official"``): the official TobitLoss on per-(session, candidate) rows with the
+    logistic link and ρ = ``cld_gamma`` (:func:`cld_loss`).  ``"paper_text"``: eq. 10 as printed,
     maximising
         −Σ_{s=1} (ĉ/ρ − xᵀβ)² + Σ_{s=1} log Φ((xᵀω + γ(ĉ/ρ − xᵀβ))/√(1−γ²)) + Σ_{s=0} log(1 − Φ(xᵀω)),
     with γ a hyper-parameter.  Selected rows reach both models through the first two terms,
@@ -140,79 +148,6 @@ class CLD(nn.Module):
         return None
 
 
-class CLDPair(nn.Module):
-    """CLD_pair (eq. 13, Algorithm 2): neural ranker f_β (the configured model; DNN in the
-    paper) and linear selection f_ω.  For a pair (i, j) of one query:
-
-    * both selected, ordered so that ĉ_i/ρ_i > ĉ_j/ρ_j: BPR log σ(f_β(x_i) − f_β(x_j)) plus the
-      selection terms log σ(f_ω(x_k) + f_β(x_i) − f_β(x_j)) for k = i, j;
-    * one selected (i) and one not (j): log σ(f_ω(x_i) + f_β(x_i) − f_β(x_j)) + log σ(1 − f_ω(x_j));
-    * neither selected: log σ(1 − f_ω(x_i)) + log σ(1 − f_ω(x_j)) (ω only, Algorithm 2 line 11).
-
-    The unselected terms are implemented **as printed**, log σ(1 − f_ω(x)); note that the usual
-    binary cross-entropy would be log σ(−f_ω(x)) — the printed form shifts the logit by one.
-    Pairs with equal ĉ/ρ carry no order and are skipped."""
-
-    def __init__(self, config: TrainConfig, n_features: int):
-        super().__init__()
-        self.beta = ranker(config, n_features)
-        self.omega = nn.Linear(n_features, 1)
-
-    def score(self, X):
-        return self.beta(X).squeeze(-1)
-
-    def loss(self, b):
-        Xi, Xj, si, sj = b["Xi"], b["Xj"], b["si"], b["sj"]
-        fi, fj = self.score(Xi), self.score(Xj)
-        wi, wj = self.omega(Xi).squeeze(-1), self.omega(Xj).squeeze(-1)
-        d = fi - fj
-        both = si & sj
-        ll = torch.where(both, F.logsigmoid(d), torch.zeros_like(d))
-        ll = ll + torch.where(si, F.logsigmoid(wi + d), F.logsigmoid(1 - wi))
-        ll = ll + torch.where(sj, F.logsigmoid(wj + d), F.logsigmoid(1 - wj))
-        l = -ll.mean()
-        return l, {"loss": float(l.detach())}
-
-    def observation(self):
-        return None
-
-
-def _pairs(tab: CandidateTable, rng, max_pairs: int = 2_000_000, orientation: str = "random"):
-    """Candidate pairs within queries: selected pairs ordered by ĉ/ρ (larger first), and pairs
-    with an unselected member — in random order (``"random"``: eq. 13 and Algorithm 2 give no
-    order for them) or with the selected member first (``"selected_first"``, which pushes the
-    ranker toward the logging policy)."""
-    order = np.argsort(tab.query, kind="stable")
-    q = tab.query[order]
-    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
-    sizes = np.diff(np.r_[starts, len(q)])
-    out_i, out_j = [], []
-    for m in np.unique(sizes[sizes > 1]):
-        blocks = order[starts[sizes == m][:, None] + np.arange(m)[None, :]]
-        a, b = np.triu_indices(m, 1)
-        out_i.append(blocks[:, a].ravel())
-        out_j.append(blocks[:, b].ravel())
-    if not out_i:
-        raise ConfigError("log", "no query has two candidates: CLD_pair needs pairs")
-    i, j = np.concatenate(out_i), np.concatenate(out_j)
-    si, sj = tab.selected[i], tab.selected[j]
-    both = si & sj
-    ti, tj = tab.target[i], tab.target[j]
-    keep = ~both | (ti != tj)
-    i, j, si, sj = i[keep], j[keep], si[keep], sj[keep]
-    ti, tj = tab.target[i], tab.target[j]
-    if orientation == "selected_first":
-        mixed_swap = ~si & sj
-    else:
-        mixed_swap = rng.random(len(i)) < 0.5
-    swap = np.where(si & sj, ti < tj, mixed_swap)
-    i, j = np.where(swap, j, i), np.where(swap, i, j)
-    if len(i) > max_pairs:
-        pick = rng.choice(len(i), max_pairs, replace=False)
-        i, j = i[pick], j[pick]
-    return i, j
-
-
 def probit_mle(A: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None, ridge: float = 1e-4) -> np.ndarray:
     """Coefficients w maximising the (weighted) probit log-likelihood
     Σ_i u_i [y_i log Φ(a_iᵀw) + (1 − y_i) log Φ(−a_iᵀw)] / Σ u_i − ridge·‖w‖² (y may be a rate in
@@ -235,6 +170,27 @@ def probit_mle(A: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None, r
     return w.detach().numpy()
 
 
+def logistic_over_1_6(A: np.ndarray, y: np.ndarray, weight: np.ndarray, max_iter: int) -> np.ndarray:
+    """The official CLD code's stand-in for a probit (``train_alg/heckman.py: _probit``): scikit-learn
+    ``LogisticRegression(solver="lbfgs", C=1)`` with at most ``max_iter`` iterations, its
+    coefficients divided by 1.6 and its intercept dropped.  Rows may carry ``weight`` (impressions).
+
+    >>> A = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> bool(logistic_over_1_6(A, np.array([0, 0, 1, 1]), np.ones(4), 100)[0] > 0)
+    True
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    keep = np.asarray(weight) > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)       # max_iter = 40 stops early, as the official run
+        clf = LogisticRegression(C=1.0, solver="lbfgs", max_iter=max_iter).fit(
+            A[keep], np.asarray(y)[keep].astype(int), sample_weight=np.asarray(weight)[keep])
+    return clf.coef_.ravel() / 1.6
+
+
 class Heckman:
     """Heckman_rank (Ovaisi et al., WWW 2020; github:edgeslab/heckman_rank ``evaluation/heckman.py``).
 
@@ -245,14 +201,26 @@ class Heckman:
     official ``eval`` does.  The clicks enter as each candidate's click rate weighted by its
     sessions (= the official per-impression rows).  Differences from the official code: an exact
     probit MLE (it uses logistic regression coefficients / 1.6, L2 C = 1, intercept dropped).
+    ``variant="official"``: the official CLD code's ``train_alg/heckman.py`` — both stages are
+    :func:`logistic_over_1_6` (scikit-learn logistic regression, C = 1, its intercept fitted and then
+    dropped, also inside λ), ``max_iter`` = the official epoch count 40 (100 in RankAgg,
+    ``train_alg/rankagg.py``, which leaves it at scikit-learn's default), ranked by xᵀβ.
     ``variant="ls_mills"``: this project's earlier variant — ridge least squares of the click rate
     of the selected candidates on [x, 1, λ(x)], scored with the Mills term.  Both correct selection
     only (no propensity weighting), as in the paper."""
 
-    def __init__(self, X, tab: CandidateTable, variant: str = "ovaisi", ridge: float = 1e-3):
+    def __init__(self, X, tab: CandidateTable, variant: str = "ovaisi", ridge: float = 1e-3, max_iter: int = 40):
         Xc = X[tab.rows].astype(np.float64)
         A = np.c_[Xc, np.ones(len(Xc))]
         self.variant = variant
+        if variant == "official":
+            n = tab.n_sessions.astype(np.float64)
+            gamma = logistic_over_1_6(Xc, tab.selected, n, max_iter)
+            Z = np.c_[Xc, self._mills(Xc @ gamma)]
+            clicks = tab.ctr * n                          # per-impression rows, aggregated as weights
+            self.theta = logistic_over_1_6(np.r_[Z, Z], np.r_[np.ones(len(Z)), np.zeros(len(Z))],
+                                           np.r_[clicks, n - clicks], max_iter)
+            return
         self.omega = probit_mle(A, tab.selected.astype(np.float64))
         mills = self._mills(A @ self.omega)
         if variant == "ovaisi":
@@ -270,7 +238,7 @@ class Heckman:
     def scores(self, X):
         """Ranking scores: xᵀβ (``ovaisi``) or [x, 1, λ(x)]ᵀθ (``ls_mills``)."""
         X = np.asarray(X, np.float64)
-        if self.variant == "ovaisi":
+        if self.variant in ("ovaisi", "official"):
             return X @ self.theta[:X.shape[1]]
         A = np.c_[X, np.ones(len(X))]
         return np.c_[A, self._mills(A @ self.omega)] @ self.theta
@@ -323,7 +291,7 @@ def fit_selection(log, dataset, split: RankingData, data: SessionData, config: T
     rng = context["rng"]
     X_all = torch.from_numpy(split.features)
     if config.algorithm in ("heckman", "rankagg"):
-        heck = Heckman(split.features, tab, config.heckman)
+        heck = Heckman(split.features, tab, config.heckman, max_iter=40 if config.algorithm == "heckman" else 100)
         if config.algorithm == "rankagg" and ips is None:
             raise ConfigError("algorithm", "RankAgg needs the fitted IPS ranker (ultr_core.algorithms.fit passes it)")
         model = ClosedFormRanker(heck, ips if config.algorithm == "rankagg" else None)
@@ -348,13 +316,5 @@ def fit_selection(log, dataset, split: RankingData, data: SessionData, config: T
             idx = rng.integers(0, n, size=min(config.batch_size * 4, n))
             return {"X": X_all[torch.from_numpy(rows[idx])], "selected": sel_t[idx], "target": tgt_t[idx]}
     else:
-        learner = CLDPair(config, split.n_features)
-        i, j = _pairs(tab, rng, orientation=config.pair_orientation)
-        sel_t = torch.from_numpy(tab.selected)
-        rows_t = torch.from_numpy(tab.rows)
-
-        def next_batch():
-            idx = torch.from_numpy(rng.integers(0, len(i), size=min(config.batch_size * 4, len(i))))
-            a, b = torch.from_numpy(i)[idx], torch.from_numpy(j)[idx]
-            return {"Xi": X_all[rows_t[a]], "Xj": X_all[rows_t[b]], "si": sel_t[a], "sj": sel_t[b]}
+        learner, next_batch = pair_batches(config, data, tab, rho, rng, X_all)
     return train_loop(learner, config, next_batch, dataset.valid, on_step, stop)

@@ -52,18 +52,22 @@ def _batch(rows, candidate, shown, clicks, X_all, labels, width, use_candidates,
     return b
 
 
-def log_simulator(log: ClickLog, dataset: LTRDataset, what: str = "this method"):
-    """The fitted :class:`ClickSimulator` that produced ``log`` (rebuilt from its metadata)."""
+def log_click_model(log: ClickLog, what: str = "this method"):
+    """The :class:`ClickModelConfig` that produced ``log`` (from its metadata)."""
     from dataclasses import fields as dc_fields
 
     from ultr_core.simulation.clickmodel import ClickModelConfig
-    from ultr_core.simulation.simulator import ClickSimulator
     meta = log.meta
     if "click_model" not in meta or "seed" not in meta:
         raise ConfigError("log", f"{what} needs a simulated log (its click model is in the log's metadata)")
     known = {f.name for f in dc_fields(ClickModelConfig)}
-    cfg = ClickModelConfig(**{k: v for k, v in meta["click_model"].items() if k in known})
-    return ClickSimulator(cfg, seed=int(meta["seed"])).fit(dataset)
+    return ClickModelConfig(**{k: v for k, v in meta["click_model"].items() if k in known})
+
+
+def log_simulator(log: ClickLog, dataset: LTRDataset, what: str = "this method"):
+    """The fitted :class:`ClickSimulator` that produced ``log`` (rebuilt from its metadata)."""
+    from ultr_core.simulation.simulator import ClickSimulator
+    return ClickSimulator(log_click_model(log, what), seed=int(log.meta["seed"])).fit(dataset)
 
 
 def _tau_table(kind: str, log: ClickLog, dataset: LTRDataset, split: RankingData, n_positions: int,
@@ -73,6 +77,15 @@ def _tau_table(kind: str, log: ClickLog, dataset: LTRDataset, split: RankingData
     if kind == "oracle":
         return oracle_tau(sim, split, n_positions)
     return estimate_tau(sim, split, n_positions, n_sessions=log.n_sessions, seed=seed)
+
+
+def _estimated_propensity(log: ClickLog, dataset: LTRDataset, split: RankingData, data, seed: int) -> np.ndarray:
+    """The log's propensities as the official CLD code estimates them (result randomisation, 10⁶
+    sessions: :func:`~ultr_core.simulation.randomisation.randomised_propensity`)."""
+    from ultr_core.simulation.randomisation import randomised_propensity
+    cm = log_click_model(log, "estimated propensities")
+    return randomised_propensity(split.labels, split.offsets, dataset.max_label, cm, data.n_positions,
+                                 rng=np.random.default_rng([seed, 7]))
 
 
 def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
@@ -97,6 +110,8 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
         context = {"true_propensity": data.true_propensity(), "generator": torch.Generator().manual_seed(config.seed),
                    "convention": log.meta.get("click_model", {}).get("convention", "eye_tracking"),
                    "click_model": log.meta.get("click_model", {}), "rng": rng}
+        context["propensity"] = (_estimated_propensity(log, dataset, split, data, config.seed)
+                                 if config.propensity == "estimated" else context["true_propensity"])
         if config.algorithm not in LEARNERS:
             ips = fit(log, dataset, config.with_(algorithm="ips"), stop=stop) if config.algorithm == "rankagg" else None
             return fit_selection(log, dataset, split, data, config, context, on_step, stop, ips=ips)   # CLD, Heckman …
@@ -131,7 +146,7 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
 
 
 def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: int | None = None,
-             binary: bool = False) -> dict:
+             binary: bool | str = False) -> dict:
     """Test metrics of a fitted ranker: nDCG@1/3/5/10, MAP, ARP and, when ``noise`` is given,
     MCC = Pearson correlation of scores with the true relevance probability r(y) (``mcc``: defined for
     calibrated scores, e.g. the embedding models; not for listwise scores, fixed only up to a shift per
@@ -141,7 +156,7 @@ def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: in
     :func:`~ultr_core.simulation.clickmodel.binary_threshold` as relevant and r(y) is the binarised one."""
     scores = result.predict(data.features, data.offsets)
     top = max_label or max(data.max_label, 1)
-    out = evaluate_ranking(scores, data, threshold=binary_threshold(top) if binary else 1)
+    out = evaluate_ranking(scores, data, threshold=binary_threshold(top, binary) if binary else 1)
     if noise is not None:
         r = relevance_probability(data.labels, top, noise, binary)
         out["mcc"] = mcc(scores, r)

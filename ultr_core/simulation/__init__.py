@@ -26,7 +26,9 @@ Conventions (both papers' η are kept apart):
   dataset's maximum label ``y_max`` (``relevance="graded"``), or **binarised** as CLD §6 does
   (``relevance="binary"``): ``r = 1`` for grades ``y ≥ ⌈¾·y_max⌉`` (3–4 of 0–4; 2 of 0–2) and
   ``r = ε`` below — a click needs examination and relevance, irrelevant documents are clicked
-  with the noise probability.  MAP is then measured on the same binarisation.
+  with the noise probability; ``relevance="binary_official"`` binarises as the official CLD code
+  does (github hyz20/CLD): ``y ≥ 2`` on 0–4 grades, ``y ≥ 1`` otherwise.  MAP is then measured on
+  the same binarisation.
 * **top-k** — of the candidates the logging ranker orders only the first k are shown;
   the rest stay in the log with ``shown = False``, ``click = 0`` and ``true_observation = 0``.
 * **logging ranker** — a linear pairwise (Ranking-SVM style) ranker fitted on 1 % of the
@@ -46,6 +48,7 @@ shareable string) and :mod:`.synthetic_logs` (click tables drawn without session
 from ultr_core.simulation.clickmodel import (
                                              EYE_TRACKING,
                                              ClickModelConfig,
+                                             binary_rule,
                                              binary_threshold,
                                              position_observation,
                                              relevance_probability,
@@ -56,4 +59,4 @@ from ultr_core.simulation.simulator import ClickSimulator, hidden_relevant
 from ultr_core.simulation.synthetic_logs import binomial_ctr_table, make_contextual_log
 
 __all__ = ["ClickModelConfig", "ClickSimulator", "EYE_TRACKING", "relevance_probability", "position_observation",
-           "binary_threshold", "hidden_relevant", "simulate_log", "LogSpec", "binomial_ctr_table", "make_contextual_log"]
+           "binary_threshold", "binary_rule", "hidden_relevant", "simulate_log", "LogSpec", "binomial_ctr_table", "make_contextual_log"]

@@ -9,7 +9,7 @@ import numpy as np
 
 from ultr_core.errors import ConfigError
 
-__all__ = ["EYE_TRACKING", "N_CRUX", "MAX_CONTEXTS", "MAX_LOG_ROWS", "ClickModelConfig", "binary_threshold", "relevance_probability", "position_observation"]
+__all__ = ["EYE_TRACKING", "N_CRUX", "MAX_CONTEXTS", "MAX_LOG_ROWS", "ClickModelConfig", "binary_threshold", "binary_rule", "relevance_probability", "position_observation"]
 
 #: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005)
 EYE_TRACKING = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
@@ -38,7 +38,8 @@ class ClickModelConfig:
     coupling_seed: int | None = 0    #: seed of the coupling direction u (None: the simulation seed)
     shuffle: float = 0.0             #: share of sessions shown in a random order (exploration); 0: always the logged order
     shuffle_blocks: int = 1          #: shuffle only within this many contiguous blocks of each list (K blocks → K IG components)
-    relevance: str = "graded"        #: "graded" r(y) or "binary" (CLD §6: grades ≥ ¾·y_max relevant, others clicked with ε)
+    relevance: str = "graded"        #: "graded" r(y); "binary" (CLD §6 text: grades ≥ ¾·y_max relevant, others clicked
+    #                                     with ε) or "binary_official" (hyz20/CLD: ≥ 2 on 0–4 grades, ≥ 1 otherwise)
 
     def __post_init__(self):
         if not (np.isfinite(self.eta) and 0 <= self.eta <= 10):
@@ -67,8 +68,8 @@ class ClickModelConfig:
             raise ConfigError("shuffle", f"the share of shuffled sessions must be in [0, 1], got {self.shuffle}")
         if int(self.shuffle_blocks) != self.shuffle_blocks or not 1 <= self.shuffle_blocks <= 100:
             raise ConfigError("shuffle_blocks", f"must be a whole number from 1 to 100, got {self.shuffle_blocks}")
-        if self.relevance not in ("graded", "binary"):
-            raise ConfigError("relevance", f"must be 'graded' or 'binary', got {self.relevance!r}")
+        if self.relevance not in ("graded", "binary", "binary_official"):
+            raise ConfigError("relevance", f"must be 'graded', 'binary' or 'binary_official', got {self.relevance!r}")
         if self.max_list is not None and self.max_list < 1:
             raise ConfigError("max_list", f"must be positive or None, got {self.max_list}")
 
@@ -76,26 +77,42 @@ class ClickModelConfig:
         return asdict(self)
 
 
-def binary_threshold(max_label: int) -> int:
-    """The grade from which a binarised label is relevant: ⌈¾·y_max⌉ (CLD §6: 3 of 0–4).
+def binary_threshold(max_label: int, rule: bool | str = "binary") -> int:
+    """The grade from which a binarised label is relevant.  ``rule="binary"`` (the CLD paper's text,
+    §6): ⌈¾·y_max⌉ — 3 of 0–4, 2 of MQ2008's 0–2; ``"binary_official"`` (hyz20/CLD, the data
+    preparation of its simulation): 2 on 0–4 grades (Yahoo!, WEB10K), 1 otherwise.
 
-    >>> [binary_threshold(m) for m in (1, 2, 4)]
-    [1, 2, 3]
+    >>> [binary_threshold(m) for m in (1, 2, 4)], [binary_threshold(m, "binary_official") for m in (1, 2, 4)]
+    ([1, 2, 3], [1, 1, 2])
     """
+    if rule == "binary_official":
+        return 2 if max_label >= 4 else 1
     return max(int(np.ceil(0.75 * max(max_label, 1))), 1)
 
 
-def relevance_probability(labels, max_label: int, noise: float, binary: bool = False) -> np.ndarray:
-    """r(y) = ε + (1 − ε)(2^y − 1)/(2^y_max − 1); binarised: 1 for y ≥ :func:`binary_threshold`, else ε.
+def binary_rule(relevance: str) -> bool | str:
+    """The ``binary`` argument of :func:`relevance_probability` for a ``ClickModelConfig.relevance``.
+
+    >>> binary_rule("graded"), binary_rule("binary"), binary_rule("binary_official")
+    (False, 'binary', 'binary_official')
+    """
+    return relevance if relevance in ("binary", "binary_official") else False
+
+
+def relevance_probability(labels, max_label: int, noise: float, binary: bool | str = False) -> np.ndarray:
+    """r(y) = ε + (1 − ε)(2^y − 1)/(2^y_max − 1); binarised (``binary`` True/"binary" or
+    "binary_official"): 1 for y ≥ :func:`binary_threshold`, else ε.
 
     >>> relevance_probability([0, 2, 4], 4, 0.1).round(3).tolist()
     [0.1, 0.28, 1.0]
     >>> relevance_probability([0, 2, 3, 4], 4, 0.1, binary=True).tolist()
     [0.1, 0.1, 1.0, 1.0]
+    >>> relevance_probability([0, 1, 2, 4], 4, 0.1, binary="binary_official").tolist()
+    [0.1, 0.1, 1.0, 1.0]
     """
     y = np.asarray(labels, dtype=np.float64)
     if binary:
-        return np.where(y >= binary_threshold(max_label), 1.0, noise)
+        return np.where(y >= binary_threshold(max_label, binary), 1.0, noise)
     denom = (2.0 ** max(max_label, 1)) - 1
     return noise + (1 - noise) * (2.0 ** y - 1) / denom
 

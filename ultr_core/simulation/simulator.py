@@ -15,6 +15,7 @@ from ultr_core.simulation.clickmodel import (
     EYE_TRACKING,
     MAX_LOG_ROWS,
     ClickModelConfig,
+    binary_rule,
     position_observation,
     relevance_probability,
 )
@@ -150,7 +151,7 @@ class ClickSimulator:
         else:
             obs = np.broadcast_to(self.observation_curve(L)[None, :], rows.shape)
         rel = relevance_probability(data.labels, self.max_label_, cfg.noise,
-                                    cfg.relevance == "binary")[np.maximum(rows, 0)]
+                                    binary_rule(cfg.relevance))[np.maximum(rows, 0)]
         shown = mask & ((positions <= cfg.topk)[None, :] if cfg.topk is not None else True)
         clicks = (rng.random(rows.shape, dtype=np.float32) < rel * obs) & shown
         out.update(rows=rows, mask=mask, shown=np.broadcast_to(shown, rows.shape), clicks=clicks,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 from ultr_core.algorithms import TrainConfig
 from ultr_core.errors import ConfigError
-from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.clickmodel import ClickModelConfig, binary_rule
 from ultr_core.simulation.simulated import simulate_log
 
 __all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "check_cells", "SELECTION_METHODS", "train_many", "train_spec", "train_jobs", "simulated", "grid_job", "live_observation_curves", "steps_done"]
@@ -81,7 +81,7 @@ def run_experiment(spec: ExperimentSpec, on_step=None, stop=None, data=None) -> 
     )
     result = fit(log, ds, train, on_step=on_step, stop=stop)
     metrics = evaluate(result, ds.test, noise=spec.click.noise, max_label=ds.max_label,
-                       binary=spec.click.relevance == "binary")
+                       binary=binary_rule(spec.click.relevance))
     metrics["valid_ndcg@10"] = evaluate(result, ds.valid, noise=None)["ndcg@10"]     # for model selection
     est = result.observation()
     from ultr_core.algorithms.data import session_data
@@ -252,7 +252,7 @@ def train_many(log, dataset, configs, report=None, stop=None, noise: float | Non
         res = fit(log, dataset, cfg, on_step=(lambda rec, n=name: report({"algorithm": n, **rec})) if report else None,
                   stop=stop)
         obs = res.observation()
-        binary = log.meta.get("click_model", {}).get("relevance") == "binary"
+        binary = binary_rule(log.meta.get("click_model", {}).get("relevance", "graded"))
         results[name] = {"metrics": evaluate(res, dataset.test, noise=noise, max_label=dataset.max_label,
                                              binary=binary),
                          "observation": None if obs is None else [float(x) for x in obs], "stopped": res.stopped,
