@@ -1,11 +1,14 @@
 """CLD evidence: Table 2 analogue and the curves of Figs. 4–7 (top-k selection bias).
 
-    python experiments/cld_study.py --figure table2|lr_tuning|k_paper|eta_paper|sessions_paper|noise_paper|misspec_paper|k|k_mq2008|eta|noise|sessions|misspec|all [--seeds 5] [--jobs 2]
+    python experiments/cld_study.py --figure table2|lr_tuning|k_paper|eta_paper|sessions_paper|noise_paper|misspec_paper|k|k_mq2008|eta|noise|sessions|misspec|all [--protocol official|paper_text] [--datasets synthetic,mq2008,yahoo] [--seeds 5] [--jobs 2]
 
-Models as in the paper (§6): linear rankers for CLD and Heckman_rank, DNN (ELU MLP) for Naive,
-IPS, Oracle and CLD_pair; RankAgg aggregates the DNN IPS ranker with Heckman.  Click model in
-the CLD convention o_p = (1/p)^η for p ≤ k.  Writes docs/results/cld_<figure>.csv,
-docs/figures/cld_<figure>.png and docs/cld_study_<figure>.md.
+Table 2 and the Figs. 4–7 sweeps (``*_paper``) run under a protocol of
+:mod:`ultr_core.studies.cld_protocols`: the official code's (default; outputs named ``*_official``) or
+the paper's text as read before issue #21 (``--protocol paper_text``; the older outputs).  Models as in
+the paper (§6): linear rankers for CLD and Heckman_rank, DNN (ELU MLP) for Naive, IPS, Oracle and
+CLD_pair; RankAgg aggregates the DNN IPS ranker with Heckman.  Click model in the CLD convention
+o_p = (1/p)^η for p ≤ k.  Writes docs/results/cld_<name>.csv, docs/figures/cld_<name>.png and
+docs/cld_study_<name>.md.
 """
 from __future__ import annotations
 
@@ -67,7 +70,7 @@ VARIANTS = [
     ("Heckman_rank", dict(algorithm="heckman", **PAPER_LINEAR), {}),
     ("Heckman_rank (LS + Mills score, old)", dict(algorithm="heckman", heckman="ls_mills", **PAPER_LINEAR), {}),
     ("RankAgg", dict(algorithm="rankagg", **PAPER_DNN), {}),
-    ("CLD", dict(algorithm="cld", **PAPER_LINEAR), {"train.cld_gamma": [0.0] + GAMMAS}),
+    ("CLD", dict(algorithm="cld", cld_form="paper_text", **PAPER_LINEAR), {"train.cld_gamma": [0.0] + GAMMAS}),
     ("CLD_pair (mixed pairs random)", dict(algorithm="cld_pair", pair_orientation="random", **PAPER_DNN), {}),
     ("CLD_pair (selected first)", dict(algorithm="cld_pair", pair_orientation="selected_first", **PAPER_DNN), {}),
     ("Oracle", dict(algorithm="oracle", **PAPER_DNN), {}),
@@ -161,50 +164,71 @@ PAPER_SWEEPS = {
 }
 
 
-def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic"):
-    """CLD Figs. 4–7 under the Table 2 protocol (η = 1, ε = 0.1 unless swept) on ``dataset`` — a key of
-    :data:`TABLE2_DATA`, by default the 24-candidate synthetic data: the methods of :data:`PAPER_SWEEPS`,
-    CLD with γ tuned per seed on validation beside γ = 0, and paired differences CLD (γ tuned) − each
-    other method at every swept value.  Real data write ``cld_study_<figure>_<dataset>.md``."""
+def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic", protocol="official"):
+    """CLD Figs. 4–7 under a Table 2 protocol (η = 1, ε = 0.1 unless swept) on ``dataset`` — a key of
+    :data:`TABLE2_DATA`, by default the 24-candidate synthetic data: the methods of :data:`PAPER_SWEEPS`
+    and paired differences of CLD against each other method at every swept value.  ``official``
+    (default): the official code's protocol, CLD with ρ = 0.5 (its default) beside ρ = 0, written as
+    ``cld_study_<figure>_official[_<dataset>].md`` (``k_paper`` → ``k_official``); ``paper_text``: CLD
+    with γ tuned per seed on validation beside γ = 0, written as ``cld_study_<figure>[_<dataset>].md``."""
+    from ultr_core.studies.cld_protocols import protocol_click
     from ultr_core.studies.selection import tuned_per_seed
     from _common import frame_md
     key, values, fixed, methods, xtitle, what = PAPER_SWEEPS[figure]
+    official = protocol == "official"
     metrics = ["ndcg@1", "ndcg@3", "map"]
     cache = ROOT.parent / ".cache_cld_table2"
     topk = fixed.get("topk")
     grid_k = {"click.topk": topk} if isinstance(topk, list) else {}
     by_cols = (["click.topk"] if grid_k else []) + [key]
+    if official:
+        methods = tuple("CLD_pair" if m.startswith("CLD_pair") else m for m in methods)
+        variants = [(lab, c, {"train.cld_gamma": [0.0, 0.5]} if lab == "CLD" else g)
+                    for lab, c, g in official_variants() if lab in methods]
+        click_kw = dict(eta=1.0, noise=0.1, **protocol_click("official"))
+        main, zero = "CLD (ρ = 0.5)", "CLD (ρ = 0)"
+    else:
+        variants = [v for v in VARIANTS if v[0] in methods]
+        click_kw = dict(convention="reciprocal", eta=1.0, noise=0.1, relevance="binary")
+        main, zero = "CLD (γ tuned)", "CLD (γ = 0)"
     frames = []
-    for label, changes, grid in [v for v in VARIANTS if v[0] in methods]:
-        click = ClickModelConfig(convention="reciprocal", eta=1.0, noise=0.1, relevance="binary",
-                                 **({"topk": topk} if isinstance(topk, int) else {}))
+    for label, changes, grid in variants:
+        click = ClickModelConfig(**click_kw, **({"topk": topk} if isinstance(topk, int) else {}))
         spec, n_sessions = TABLE2_DATA[dataset]
-        base = ExperimentSpec(dataset=spec, click=click, n_sessions=n_sessions, train=TrainConfig(steps=600, **changes))
+        base = ExperimentSpec(dataset=spec, click=click, n_sessions=n_sessions,
+                              train=TrainConfig(**{"steps": 600, **changes}))
         df = run_grid(base, {**grid_k, key: values, **grid}, seeds, n_jobs=jobs, cache_dir=cache)
         frames.append(df.assign(method=label))
         print(f"{figure} {label}: {time.time() - t0:.0f} s", flush=True)
     raw = pd.concat(frames, ignore_index=True)
     cld = raw[raw.method == "CLD"]
-    df = pd.concat([raw[raw.method != "CLD"],
-                    cld[cld["train.cld_gamma"] == 0.0].assign(method="CLD (γ = 0)"),
-                    tuned_per_seed(cld[cld["train.cld_gamma"] > 0], by_cols, ["train.cld_gamma"]).assign(
-                        method="CLD (γ tuned)")], ignore_index=True)
+    gamma = cld["train.cld_gamma"]
+    top = (cld[gamma == 0.5] if official else tuned_per_seed(cld[gamma > 0], by_cols, ["train.cld_gamma"]))
+    df = pd.concat([raw[raw.method != "CLD"], cld[gamma == 0.0].assign(method=zero), top.assign(method=main)],
+                   ignore_index=True)
     df = df.rename(columns={key: xtitle})
     by_cols = [xtitle if c == key else c for c in by_cols]
     s = summarise(df, by_cols + ["method"], metrics)
-    pairs = _pair_table(paired_differences(df.sort_values(by_cols), "CLD (γ tuned)",
-                                           [m for m in ("CLD (γ = 0)", *methods) if m != "CLD"], by=by_cols),
+    pairs = _pair_table(paired_differences(df.sort_values(by_cols), main,
+                                           [m for m in (zero, *methods) if m != "CLD"], by=by_cols),
                         fmt={c: "{:g}" for c in by_cols})
     data_txt = {"synthetic": "synthetic, 500 queries × 24 candidates, 20,000 sessions",
                 "mq2008": "MQ2008 fold 1, 50,000 sessions", "yahoo": "the 251-query Yahoo! sample, 50,000 sessions"}
-    name = figure if dataset == "synthetic" else f"{figure}_{dataset}"
-    md = (f"# CLD {what} — under the paper's protocol, {dataset}, {len(seeds)} seeds\n\n"
-          f"As `cld_study_table2.md` ({data_txt[dataset]} unless swept; binarised relevance, o_p = (1/p)^η, η = 1 "
-          "and ε = 0.1 unless swept, the paper's rankers and optimiser, γ tuned per "
-          "seed on validation over {0.05, …, 0.30} beside γ = 0).  Mean [90 % t-interval] on the test split.\n\n"
+    stem = figure.replace("_paper", "_official") if official else figure
+    name = stem if dataset == "synthetic" else f"{stem}_{dataset}"
+    how = ("the official code's protocol as `cld_study_table2_official.md` (official binarisation, estimated "
+           "propensities, pairwise Naive / IPS, the official Heckman_rank, CLD on per-session rows with the "
+           "logistic link, ρ = 0.5 — its default — beside ρ = 0, CLD_pair on per-session Δ-weighted pairs; "
+           "model selection on validation)" if official else
+           "the paper's text as `cld_study_table2.md` (binarised relevance, the paper's rankers and optimiser, γ "
+           "tuned per seed on validation over {0.05, …, 0.30} beside γ = 0)")
+    md = (f"# CLD {what} — {protocol.replace('_', ' ')} protocol, {dataset}, {len(seeds)} seeds\n\n"
+          f"Under {how}; {data_txt[dataset]} unless swept, o_p = (1/p)^η, η = 1 and ε = 0.1 unless swept.  "
+          "Mean [90 % t-interval] on the test split.\n\n"
           + table(s, by_cols + ["method"], metrics)
           + "\n\n## Paired differences over seeds (nDCG@1)\n\n" + frame_md(pairs, index=False)
           + f"\n\nRe-run: `python experiments/cld_study.py --figure {figure}"
+          + ("" if official else " --protocol paper_text")
           + ("" if dataset == "synthetic" else f" --datasets {dataset} --seeds {len(seeds)}")
           + f"` ({time.time() - t0:.0f} s here).")
     figs = {}
@@ -212,9 +236,104 @@ def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic"):
         part = s if k is None else s[s["click.topk"] == k]
         suffix = "" if k is None else f"_k{k}"
         figs[f"cld_{name}{suffix}.png"] = sweep_figure(part, xtitle, "ndcg@1", by="method",
-                                                      title=f"nDCG@1 vs {xtitle} ({dataset}, paper protocol"
+                                                      title=f"nDCG@1 vs {xtitle} ({dataset}, "
+                                                            f"{protocol.replace('_', ' ')} protocol"
                                                             + ("" if k is None else f", k = {k}") + ")")
     _save("cld", name, df, md, figs)
+
+
+#: linear CLD under the official protocol (lr 10⁻³, weight decay 10⁻², 1,024 rows a step) converges in
+#: ≈ 2,250 steps on the synthetic Table 2 data (600 steps: 0.57 nDCG@1, still rising; 3,000: 0.82; 15,000: 0.82)
+OFFICIAL_CLD_STEPS = dict(steps=3000, eval_every=250)
+
+
+def official_variants():
+    """(row label, TrainConfig changes, grid) of the official protocol's Table 2, with the ablations
+    that separate the official choices: ρ = 0, the last step instead of validation, eq. 10 as printed
+    on the same data, CLD_pair's printed pairs."""
+    from ultr_core.studies.cld_protocols import RHO_GRID, protocol_train as pt
+    cld = {**pt("official", "cld"), **OFFICIAL_CLD_STEPS}
+    return [
+        ("Naive", pt("official", "naive"), {}), ("IPS", pt("official", "ips"), {}),
+        ("Heckman_rank", pt("official", "heckman"), {}), ("RankAgg", pt("official", "rankagg"), {}),
+        ("CLD", cld, {"train.cld_gamma": sorted({0.0, *RHO_GRID})}),
+        ("CLD (ρ = 0.5, last step: the official selection)", {**cld, "keep_best": False}, {}),
+        ("CLD (eq. 10 as printed: per-candidate ĉ/ρ, probit, γ = 0.5)", {**cld, "cld_form": "paper_text"}, {}),
+        ("CLD_pair", pt("official", "cld_pair"), {}),
+        ("CLD_pair (printed pairs: per query, mixed in random order)",
+         {**pt("official", "cld_pair"), "pair_orientation": "random"}, {}),
+        ("Oracle", pt("official", "oracle"), {}),
+    ]
+
+
+def official_table2(seeds, jobs, t0, datasets, real_seeds=None):
+    """CLD Table 2 under the official code's protocol (:mod:`ultr_core.studies.cld_protocols`):
+    ρ = 0.5 fixed (the official default) and tuned per seed on validation over
+    :data:`~ultr_core.studies.cld_protocols.RHO_GRID`, ρ = 0 beside every CLD row, paired differences."""
+    from ultr_core.studies.cld_protocols import protocol_click
+    from ultr_core.studies.selection import tuned_per_seed
+    from _common import frame_md
+    metrics = ["ndcg@1", "ndcg@3", "map"]
+    cache = ROOT.parent / ".cache_cld_table2"
+    frames, used = [], {}
+    for name in datasets:
+        ds, n_sessions = TABLE2_DATA[name]
+        seeds_here = seeds if name == "synthetic" or real_seeds is None else real_seeds
+        used[name] = len(seeds_here)
+        for eta in (0.1, 1.0):
+            click = ClickModelConfig(topk=5, eta=eta, noise=0.1, **protocol_click("official"))
+            for label, changes, grid in official_variants():
+                if label == "Oracle" and eta != 1.0:
+                    continue
+                base = ExperimentSpec(dataset=ds, click=click, n_sessions=n_sessions,
+                                      train=TrainConfig(**{"steps": 600, **changes}))
+                df = run_grid(base, grid, seeds_here, n_jobs=jobs, cache_dir=cache)
+                frames.append(df.assign(method=label, dataset=name, eta=eta))
+            print(f"{name} η={eta}: {time.time() - t0:.0f} s", flush=True)
+    raw = pd.concat(frames, ignore_index=True)
+    raw = pd.concat([raw, raw[raw.method == "Oracle"].assign(eta=0.1)], ignore_index=True)
+    cld = raw[raw.method == "CLD"]
+    df = pd.concat([raw[raw.method != "CLD"],
+                    tuned_per_seed(cld[cld["train.cld_gamma"] > 0], ["dataset", "eta"], ["train.cld_gamma"]).assign(
+                        method="CLD (ρ tuned on validation)"),
+                    cld[cld["train.cld_gamma"] == 0.5].assign(method="CLD (ρ = 0.5, the official default)"),
+                    cld[cld["train.cld_gamma"] == 0.0].assign(method="CLD (ρ = 0: no selection coupling)")],
+                   ignore_index=True)
+    names = [v[0] for v in official_variants() if v[0] != "CLD"]
+    order = {m: i for i, m in enumerate(names[:4] + ["CLD (ρ = 0.5, the official default)", "CLD (ρ tuned on validation)",
+                                                     "CLD (ρ = 0: no selection coupling)"] + names[4:])}
+    df = df.sort_values(["dataset", "eta", "method"], key=lambda c: c.map(order) if c.name == "method" else c)
+    s = summarise(df, ["dataset", "eta", "method"], metrics)
+    ref = "CLD (ρ = 0.5, the official default)"
+    pairs = _pair_table(pd.concat([
+        paired_differences(df, ref, ("CLD (ρ = 0: no selection coupling)", "IPS", "Heckman_rank", "RankAgg", "Naive",
+                                     "CLD (eq. 10 as printed: per-candidate ĉ/ρ, probit, γ = 0.5)",
+                                     "CLD (ρ = 0.5, last step: the official selection)"),
+                           by=["dataset", "eta"], ref_label="CLD (ρ = 0.5)"),
+        paired_differences(df, "CLD (ρ tuned on validation)", ("CLD (ρ = 0: no selection coupling)",),
+                           by=["dataset", "eta"], ref_label="CLD (ρ tuned)"),
+        paired_differences(df, "CLD_pair", ("IPS", "Heckman_rank", "RankAgg",
+                                            "CLD_pair (printed pairs: per query, mixed in random order)"),
+                           by=["dataset", "eta"], ref_label="CLD_pair")], ignore_index=True))
+    chosen = (df[df.method == "CLD (ρ tuned on validation)"].groupby(["dataset", "eta"])["train.cld_gamma"]
+              .apply(lambda x: ", ".join(f"{v:.1f}" for v in x)).reset_index())
+    md = (f"# CLD Table 2 under the official code's protocol ({', '.join(f'{k}: {v} seeds' for k, v in used.items())})\n\n"
+          "As github hyz20/CLD (commit f1227bd) runs it (`ultr_core/studies/cld_protocols.py`): top-5, click "
+          "noise ε = 0.1, o_p = (1/p)^η with η ∈ {0.1, 1}, relevance binarised at grade ≥ 2 on 0–4 grades "
+          "(≥ 1 on MQ2008), propensities estimated by result randomisation (10⁶ shuffled sessions); pairwise "
+          "Naive / IPS (Δ-weighted BPR, weights not clipped), the official logistic Heckman_rank and RankAgg, "
+          "pointwise CLD on per-(session, candidate) rows with the logistic link, CLD_pair on per-session "
+          "Δ-weighted pairs (mixed pairs in both orders, 1:1); ELU 256-128-64 + dropout 0.5 (linear CLD and "
+          "Heckman_rank), Adam lr 10⁻³, weight decay 10⁻², Xavier-normal. 600 steps (CLD: 3,000 steps of "
+          "1,024 rows), not the official 40 epochs. Model selection on validation nDCG@10 — the official "
+          "code reports its last epoch on test (row *last step*). ρ tuned per seed on validation over "
+          "{0.1, 0.3, 0.5, 0.7}. MAP on the binarised labels, nDCG on the graded ones. Oracle is trained on "
+          "labels (the same at both η).\n\n"
+          "Mean [90 % t-interval] on the test split.\n\n" + table(s, ["dataset", "eta", "method"], metrics)
+          + "\n\n## Paired differences over seeds (nDCG@1)\n\n" + frame_md(pairs, index=False)
+          + "\n\nρ chosen on validation per seed:\n\n" + frame_md(chosen, index=False)
+          + f"\n\nRe-run: `python experiments/cld_study.py --figure table2` ({time.time() - t0:.0f} s here).")
+    _save("cld", "table2_official", df, md, {})
 
 
 LR_GRID = [2e-4, 5e-4, 1e-3, 2e-3, 5e-3]                # the paper's learning-rate grid (§6)
@@ -274,21 +393,22 @@ def paper_lr_tuning(seeds, jobs, t0):
     _save("cld", "lr_tuning", df, md, {})
 
 
-def run(figure, seeds, jobs, datasets=None, real_seeds=None):
+def run(figure, seeds, jobs, datasets=None, real_seeds=None, protocol="official"):
     t0 = time.time()
     seeds = list(seeds)
     click = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0, noise=0.1)
     base = ExperimentSpec(click=click, n_sessions=20_000, train=TrainConfig(steps=600))
     metrics = ["ndcg@1", "ndcg@3", "map"]
     if figure == "table2":
-        paper_table2(seeds, jobs, t0, datasets or ("synthetic", "mq2008", "yahoo"), real_seeds)
+        fn = official_table2 if protocol == "official" else paper_table2
+        fn(seeds, jobs, t0, datasets or ("synthetic", "mq2008", "yahoo"), real_seeds)
         return
     if figure == "lr_tuning":
         paper_lr_tuning(seeds, jobs, t0)
         return
     if figure in PAPER_SWEEPS:
         for dataset in datasets or ("synthetic",):
-            paper_sweep(figure, seeds, jobs, time.time(), dataset)
+            paper_sweep(figure, seeds, jobs, time.time(), dataset, protocol)
         return
     sweeps = {
         # the synthetic default has 10 candidates per query: k = 10 would select everything
@@ -345,11 +465,14 @@ def main():
                                                     "three by default; the *_paper sweeps: synthetic)")
     ap.add_argument("--real-seeds", type=int, default=None, help="Table 2: seeds on MQ2008 and the Yahoo! sample "
                                                                      "(default: --seeds)")
+    ap.add_argument("--protocol", default="official", choices=["official", "paper_text"],
+                    help="table2: the official code's protocol (default; writes cld_study_table2_official.md) or the "
+                         "paper's text as this project read it before (cld_study_table2.md)")
     a = ap.parse_args()
     for f in (["table2", "lr_tuning", *PAPER_SWEEPS, "k", "k_mq2008", "eta", "noise", "sessions", "misspec"] if a.figure == "all"
               else [a.figure]):
         run(f, list(range(a.seeds)), a.jobs, a.datasets.split(",") if a.datasets else None,
-            None if a.real_seeds is None else list(range(a.real_seeds)))
+            None if a.real_seeds is None else list(range(a.real_seeds)), a.protocol)
 
 
 if __name__ == "__main__":

@@ -85,8 +85,9 @@ def main():
                                 help="IPS propensities o_p = v_p^η′; 'true propensities' below overrides")
             ips_true = st.checkbox("IPS uses the true propensities", qp("ips_true", 1, int, 0, 1) == 1,
                                    help="off: IPS assumes o_p = v_p^η′ with the η′ above (CLD's RQ4 misspecification)")
-            gamma = st.slider("CLD γ", 0.05, 0.30, qp("gamma", 0.15, float, 0.05, 0.30), 0.01,
-                              help="correlation of the CLD Tobit model")
+            gamma = st.slider("CLD ρ (γ)", 0.0, 0.9, qp("gamma", 0.5, float, 0.0, 0.9), 0.05,
+                              help="correlation of the CLD Tobit model: the official code (hyz20/CLD) fixes ρ = 0.5, "
+                                   "the paper's text tunes γ in [0.05, 0.30]; 0 = no selection coupling")
     url_notices()
     st.query_params.update({"algorithms": ",".join(chosen), "model": model, "lr": str(lr), "steps": str(steps),
                             "seed": str(seed), "refs": str(int(refs_on)), "clicks": clicks, "table3": str(int(table3)), "lam": str(lam),

@@ -12,8 +12,13 @@ from ultr_core.evaluation.claims import Claim
 
 __all__ = ["PRESET_SWEEPS", "comparison_grid"]
 
+#: the CLD presets run the official code's protocol (``studies/cld_protocols.py``) with the page's ranker:
+#: official binarisation, estimated propensities, pairwise Naive / IPS without clipping, the official
+#: Heckman_rank, CLD on per-session rows with the logistic link and ρ = 0.5, CLD_pair on per-session pairs
 _CLD_BASE = {"dataset": "synthetic:500:24", "click.topk": 5, "click.convention": "reciprocal",
-             "click.relevance": "binary"}
+             "click.relevance": "binary_official", "train.propensity": "estimated", "train.ips_form": "pairwise",
+             "train.max_weight": None, "train.heckman": "official", "train.cld_form": "official",
+             "train.cld_gamma": 0.5, "train.pair_orientation": "official"}
 
 #: paper settings for the Compare page: base changes, methods, the swept parameter and the paper's claims
 PRESET_SWEEPS = {
@@ -42,16 +47,16 @@ PRESET_SWEEPS = {
                       source="LBD §6.3: at a high coupling level HTE beats LBD"),
                 Claim("LBD-HTE-oracle", "HTE", "ndcg@10", at=(("click.coupling", 0.6),),
                       source="LBD §6.3: LBD on oracle-corrected clicks always beats HTE")]),
-    # CLD presets follow the paper's simulation (§6): binarised relevance, 24 candidates per query (Yahoo!-like)
-    "CLD Table 2: top-5, η = 1 (reciprocal), 10 % noise, binarised relevance": dict(
+    # CLD presets follow the official code's protocol (_CLD_BASE), 24 candidates per query (Yahoo!-like)
+    "CLD Table 2: top-5, η = 1 (reciprocal), 10 % noise, binarised relevance (official protocol)": dict(
         base={**_CLD_BASE, "click.eta": 1.0, "click.noise": 0.1},
         methods=["naive", "ips", "heckman", "rankagg", "cld", "cld_pair", "oracle"], sweep=None, values=[],
         claims=[Claim("CLD", c, "ndcg@3", source="CLD Table 2: CLD beats the baselines under top-k selection bias")
                 for c in ("IPS", "Heckman", "RankAgg")]
                + [Claim("CLD_pair", c, "ndcg@3", source="CLD Table 2: so does CLD_pair") for c in ("IPS", "Heckman")]),
-    "CLD γ ablation: does the selection coupling matter? (γ = 0 vs the paper's range)": dict(
+    "CLD ρ ablation: does the selection coupling matter? (ρ = 0 vs the official 0.5 and the paper's range)": dict(
         base={**_CLD_BASE, "click.eta": 1.0, "click.noise": 0.1}, methods=["cld"], sweep="train.cld_gamma",
-        values=[0.0, 0.05, 0.15, 0.3], claims=[]),             # our ablation: the paper makes no claim about γ = 0
+        values=[0.0, 0.1, 0.3, 0.5, 0.7], claims=[]),          # our ablation: the paper makes no claim about ρ = 0
     "CLD Fig. 4: cut-off k": dict(
         base={k: v for k, v in _CLD_BASE.items() if k != "click.topk"} | {"click.eta": 1.0},
         methods=["naive", "ips", "heckman", "cld"], sweep="click.topk", values=[2, 3, 5, 10, 15],
