@@ -137,3 +137,19 @@ def test_a_worker_that_ignores_stop_is_replaced(pool):
     assert after.join(30) and after.result == "after"
     assert _wait(lambda: all(w.proc.is_alive() for w in pool._pool))
     assert not any(w.proc.pid == pid and w.proc.is_alive() for w in pool._pool)
+
+
+def test_shutdown_never_spawns_replacement_workers():
+    """The reaper thread may wake just before a shutdown and wait for the lock while the workers exit
+    on purpose; it must not take them for crashed ones and spawn replacements (orphans that then fail
+    to attach to the closing pool's queue: the SemLock FileNotFoundError seen in CI logs)."""
+    p = JobPool(workers=1, idle_s=0.5)
+    original = p._pool[0]
+    with p._lock:                     # the reaper wakes (every 0.5 s) and blocks on the lock here …
+        time.sleep(0.8)
+        p._closed.set()               # … while a shutdown begins and the worker exits
+        original.inq.put(None)
+        original.proc.join(10)
+    time.sleep(1.0)                   # the reaper has the lock now
+    assert p._pool[0] is original and not original.proc.is_alive()     # no replacement was spawned
+    p.shutdown()

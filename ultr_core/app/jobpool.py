@@ -238,6 +238,8 @@ class JobPool:
         while not self._closed.wait(0.5):
             now = time.time()
             with self._lock:
+                if self._closed.is_set():   # shut down while this thread waited for the lock: its workers
+                    return                  # are exiting on purpose — replacing them would spawn orphans
                 for job in list(self._by_id.values()):
                     subs = job.subscribers
                     if subs and all(now - t > self.idle_s and self._alive(s) is False for s, t in subs.items()):
