@@ -81,6 +81,21 @@ def test_interval_bars_start_at_zero_and_intervals_stay_in_the_metrics_range():
     np.testing.assert_allclose(clip_interval("mcc", [-1.3, 0.2], [0.5, 1.1]), [[-1.0, 0.2], [0.5, 1.0]])
 
 
+def test_a_sweep_of_one_value_is_drawn_as_bars_from_zero():
+    """Compare with one swept value: bars with intervals (axis from 0), not faint lone points;
+    two values: lines with bands."""
+    import pandas as pd
+
+    from ultr_core.app.figures import sweep_figure
+    one = pd.DataFrame({"algorithm": ["CLD", "IPS"], "click.topk": [3, 3], "ndcg@3": [0.86, 0.87],
+                        "ndcg@3_lo": [0.85, 0.86], "ndcg@3_hi": [0.87, 0.88]})
+    fig = sweep_figure(one, "click.topk", "ndcg@3")
+    assert [t.type for t in fig.data] == ["bar"] and fig.layout.yaxis.range[0] == 0
+    assert "= 3" in fig.layout.title.text
+    two = pd.concat([one, one.assign(**{"click.topk": 5})])
+    assert {t.type for t in sweep_figure(two, "click.topk", "ndcg@3").data} == {"scatter"}
+
+
 def test_spearman_within_query_depends_only_on_the_order_inside_queries():
     from scipy.stats import spearmanr
 

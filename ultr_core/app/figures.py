@@ -160,7 +160,12 @@ def interval_bar_figure(summary: pd.DataFrame, by: str, metric: str, title: str)
 def sweep_figure(summary: pd.DataFrame, x: str, metric: str, by: str = "algorithm", title: str | None = None,
                  level: str = "90 %") -> go.Figure:
     """Metric against a swept parameter, one line per method with its t-interval as a band
-    (columns metric, metric_lo, metric_hi from ``stats.summarise``)."""
+    (columns metric, metric_lo, metric_hi from ``stats.summarise``).  A sweep of one value is drawn
+    as :func:`interval_bar_figure` — a lone point per method on a line chart shows no comparison."""
+    if summary[x].nunique() == 1:
+        value = summary[x].iloc[0]
+        return interval_bar_figure(summary, by, metric, title or f"{label(metric)} at {label(x)} = {value:g} "
+                                                                  f"(mean, {level} t-interval)")
     fig = go.Figure()
     for i, (name, g) in enumerate(summary.groupby(by, sort=False)):
         g = g.sort_values(x)
