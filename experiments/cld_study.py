@@ -164,7 +164,7 @@ PAPER_SWEEPS = {
 }
 
 
-def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic", protocol="official"):
+def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic", protocol="official", only=None):
     """CLD Figs. 4–7 under a Table 2 protocol (η = 1, ε = 0.1 unless swept) on ``dataset`` — a key of
     :data:`TABLE2_DATA`, by default the 24-candidate synthetic data: the methods of :data:`PAPER_SWEEPS`
     and paired differences of CLD against each other method at every swept value.  ``official``
@@ -175,6 +175,8 @@ def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic", protocol="official
     from ultr_core.studies.selection import tuned_per_seed
     from _common import frame_md
     key, values, fixed, methods, xtitle, what = PAPER_SWEEPS[figure]
+    if only:                                    # --methods: a subset of the figure's methods (exact labels)
+        methods = tuple(m for m in methods if m in only or (m.startswith("CLD_pair") and "CLD_pair" in only))
     official = protocol == "official"
     metrics = ["ndcg@1", "ndcg@3", "map"]
     cache = ROOT.parent / ".cache_cld_table2"
@@ -393,7 +395,7 @@ def paper_lr_tuning(seeds, jobs, t0):
     _save("cld", "lr_tuning", df, md, {})
 
 
-def run(figure, seeds, jobs, datasets=None, real_seeds=None, protocol="official"):
+def run(figure, seeds, jobs, datasets=None, real_seeds=None, protocol="official", only=None):
     t0 = time.time()
     seeds = list(seeds)
     click = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0, noise=0.1)
@@ -408,7 +410,7 @@ def run(figure, seeds, jobs, datasets=None, real_seeds=None, protocol="official"
         return
     if figure in PAPER_SWEEPS:
         for dataset in datasets or ("synthetic",):
-            paper_sweep(figure, seeds, jobs, time.time(), dataset, protocol)
+            paper_sweep(figure, seeds, jobs, time.time(), dataset, protocol, only)
         return
     sweeps = {
         # the synthetic default has 10 candidates per query: k = 10 would select everything
@@ -468,11 +470,14 @@ def main():
     ap.add_argument("--protocol", default="official", choices=["official", "paper_text"],
                     help="table2: the official code's protocol (default; writes cld_study_table2_official.md) or the "
                          "paper's text as this project read it before (cld_study_table2.md)")
+    ap.add_argument("--methods", default=None, help="Figs. 4–7 sweeps: comma-separated labels to run (e.g. "
+                                                    "IPS,RankAgg,CLD; default: all of the figure's methods)")
     a = ap.parse_args()
     for f in (["table2", "lr_tuning", *PAPER_SWEEPS, "k", "k_mq2008", "eta", "noise", "sessions", "misspec"] if a.figure == "all"
               else [a.figure]):
         run(f, list(range(a.seeds)), a.jobs, a.datasets.split(",") if a.datasets else None,
-            None if a.real_seeds is None else list(range(a.real_seeds)), a.protocol)
+            None if a.real_seeds is None else list(range(a.real_seeds)), a.protocol,
+            a.methods.split(",") if a.methods else None)
 
 
 if __name__ == "__main__":

@@ -325,3 +325,18 @@ def test_pairwise_ips_and_naive_train(top5):
         res = fit(log, ds, TrainConfig(algorithm=alg, ips_form="pairwise", max_weight=None, steps=150,
                                        eval_every=50, model="linear", lr=0.05))
         assert evaluate(res, ds.test)["ndcg@10"] > 0.8, alg
+
+
+def test_official_pairs_without_both_clicked_pairs():
+    """pair_both_clicked=False drops the Δ > 0 pairs of two clicked documents (ordered by position
+    alone) and keeps the (clicked, unclicked) ones."""
+    from ultr_core.algorithms.data import SessionData
+    rows = np.array([[0, 1, 2, 3]])
+    cand = rows >= 0
+    shown = cand & (np.arange(4) < 3)[None, :]
+    clicks = np.array([[1, 1, 0, 0]], np.float32)                  # two clicks, at positions 1 and 2
+    data, rho = SessionData(rows, clicks, shown, cand, None, 3), np.array([1.0, 0.5, 1 / 3, 0.25])
+    tab = candidate_table(data, rho)
+    for both, expect in ((True, [(0, 2, 1.0), (1, 0, 1.0), (1, 2, 2.0)]), (False, [(0, 2, 1.0), (1, 2, 2.0)])):
+        ri, rj, _, _, d = session_pairs(data, tab, rho, np.random.default_rng(0), ratio=0.0, both_clicked=both)
+        assert sorted(zip(ri.tolist(), rj.tolist(), d.tolist())) == expect

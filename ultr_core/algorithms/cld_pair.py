@@ -106,8 +106,11 @@ def _mixed_pairs(query: np.ndarray, selected: np.ndarray):
 
 
 def session_pairs(data, tab, rho: np.ndarray, rng: np.random.Generator, ratio: float = 1.0,
-                  max_pairs: int = 2_000_000):
+                  max_pairs: int = 2_000_000, both_clicked: bool = True):
     """The official pairs (module docstring): split rows (i, j), their selection (s_i, s_j) and Δ.
+    With ``both_clicked=False`` the Δ > 0 pairs of two clicked documents are left out: they are
+    ordered by 1/ρ alone (position), and the official loss's selection terms push them at full
+    strength whatever their Δ (docs/findings.md: CLD_pair's collapse at η = 0.1).
 
     ``data`` is the log's :class:`~ultr_core.algorithms.data.SessionData`, ``tab`` its candidate
     table (query, selected, rows per distinct candidate), ``rho`` the propensity per position."""
@@ -118,6 +121,8 @@ def session_pairs(data, tab, rho: np.ndarray, rng: np.random.Generator, ratio: f
     v = np.where(shown, data.clicks[sess, :L] * w[None, :], 0.0)
     delta = v[:, :, None] - v[:, None, :]
     ok = (delta > 0) & shown[:, :, None] & shown[:, None, :]
+    if not both_clicked:
+        ok &= (data.clicks[sess, :L] == 0)[:, None, :]
     s, a, b = np.nonzero(ok)
     d = delta[s, a, b]
     ri, rj = data.rows[sess[s], a], data.rows[sess[s], b]
@@ -174,7 +179,8 @@ def pair_batches(config, data, tab, rho, rng, X_all):
     """(learner, next_batch) for CLD_pair under ``config.pair_orientation``."""
     learner = CLDPair(config, X_all.shape[1])
     if config.pair_orientation == "official":
-        ri, rj, si, sj, d = (torch.from_numpy(a) for a in session_pairs(data, tab, rho, rng, config.pair_ratio))
+        ri, rj, si, sj, d = (torch.from_numpy(a) for a in session_pairs(data, tab, rho, rng, config.pair_ratio,
+                                                                               both_clicked=config.pair_both_clicked))
     else:
         i, j = query_pairs(tab, rng, orientation=config.pair_orientation)
         ri, rj = torch.from_numpy(tab.rows[i]), torch.from_numpy(tab.rows[j])

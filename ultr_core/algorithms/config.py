@@ -86,6 +86,8 @@ class TrainConfig:
     #                                     in both orders sampled 1:1) or, per query, mixed pairs in "random" order or
     #                                     "selected_first" (eq. 13 as printed, this project's earlier readings)
     pair_ratio: float = 1.0            #: CLD_pair official: Δ = 0 pairs drawn per Δ > 0 pair (official ``ratio``: 1)
+    pair_both_clicked: bool = True     #: CLD_pair official: keep Δ > 0 pairs of two clicked documents (official: yes;
+    #                                     False drops them — they are ordered by position alone, see docs/findings.md)
     heckman: str = "ovaisi"            #: Heckman_rank: "ovaisi" (probit stage 2, rank by xᵀβ), "official" (hyz20/CLD:
     #                                     logistic coefficients / 1.6, intercepts dropped, max_iter 40 — 100 in RankAgg)
     #                                     or "ls_mills" (our old variant)
