@@ -20,7 +20,7 @@ NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
           "click noise ε": "click.noise", "sessions": "n_sessions", "coupling level η_c": "click.coupling",
           "assumed η of IPS / CLD (misspecification)": "train.ips_eta,train.cld_rho_eta",
-          "CLD selection coupling γ": "train.cld_gamma"}
+          "CLD selection coupling ρ (γ)": "train.cld_gamma"}
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "compare")
 
 
@@ -34,7 +34,8 @@ def main():
         presets = ["custom"] + list(PRESET_SWEEPS)
         preset = st.selectbox("preset", presets, presets.index(qp("preset", "custom", options=presets)),
                               help="re-create a paper's setting on synthetic data (the CLD presets: 24 candidates "
-                                   "per query and binarised relevance, as CLD §6)")
+                                   "per query, binarised relevance and the official CLD code's protocol — "
+                                   "docs/conventions.md)")
         p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
         linked = st.query_params.get("preset", "custom") == preset        # the link's choices belong to this preset
         default_methods = [ALGORITHMS[m] for m in p["methods"]]

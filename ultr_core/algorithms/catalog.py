@@ -42,14 +42,18 @@ CATALOG = {
     "lbd_hte_oracle": dict(cite="LBD-HTE-oracle (LBD §6.3): LBD on clicks corrected with the true τ",
                            latex=r"\text{LBD loss with click weights } 1/\tau_{p_i}(x_i)", params=("lbd_lambda", "lbd_t")),
     "unlimited": dict(cite="LBD ablation: no decoupling (λ = t = 0)", latex=r"\lambda = t = 0", params=()),
-    "cld": dict(cite="CLD (Causal Likelihood Decomposition), eq. 10, Algorithm 1",
-                latex=r"\max\ -\!\!\sum_{s=1}\!\big(\tfrac{\hat c}{\rho}-x^\top\beta\big)^2 + \sum_{s=1}\log\Phi\!\Big(\tfrac{x^\top\omega+"
-                      r"\gamma(\hat c/\rho - x^\top\beta)}{\sqrt{1-\gamma^2}}\Big) + \sum_{s=0}\log\big(1-\Phi(x^\top\omega)\big)",
-                params=("cld_gamma", "cld_rho_eta")),
-    "cld_pair": dict(cite="CLD_pair, eq. 13, Algorithm 2 (BPR on selected pairs + selection terms); pairs with an "
-                          "unselected member in random order (the paper gives none; `pair_orientation`)",
-                     latex=r"\max\ s_is_j\log\sigma(f_\beta(x_i)-f_\beta(x_j)) + \sum_{k\in\{i,j\}} s_k\log\sigma(f_\omega(x_k)+f_\beta(x_i)-f_\beta(x_j)) + (1-s_k)\log\sigma(1-f_\omega(x_k))",
-                     params=("pair_orientation", "cld_rho_eta")),
+    "cld": dict(cite="CLD (Causal Likelihood Decomposition), eq. 10 and Algorithm 1 as the official code fits them "
+                     "(hyz20/CLD TobitLoss): one row per (session, candidate), w = 1/ρ_p, logistic link σ, ρ = 0.5; "
+                     "eq. 10 as printed (per-candidate ĉ/ρ, probit Φ) is `cld_form=\"paper_text\"`",
+                latex=r"\min\ \tfrac1n\sum_{s=1}\Big[(wc-x^\top\beta)^2-\log\sigma\Big(\tfrac{x^\top\omega+"
+                      r"\rho(wc - x^\top\beta)}{\sqrt{1-\rho^2}}\Big)\Big] - \tfrac1n\sum_{s=0}\log\sigma(-x^\top\omega)",
+                params=("cld_gamma", "cld_form", "cld_rho_eta", "propensity")),
+    "cld_pair": dict(cite="CLD_pair, eq. 13 and Algorithm 2 as the official code trains them (hyz20/CLD BPRLoss_sel3): "
+                          "pairs per session ordered by w·c with Δ = w_ic_i − w_jc_j, mixed (selected, unselected) "
+                          "pairs in both orders with Δ = 0, drawn 1:1; the printed reading is `pair_orientation`",
+                     latex=r"\min\ \overline{s_is_j\Delta\,\ell(d)} + \sum_{k\in\{i,j\}}\overline{s_k\,\ell(f_\omega(x_k)+d) + "
+                           r"(1-s_k)\,\ell(-f_\omega(x_k))},\quad d = f_\beta(x_i)-f_\beta(x_j),\ \ell(z) = \log(1+e^{-z})",
+                     params=("pair_orientation", "pair_both_clicked", "cld_rho_eta", "propensity")),
     "heckman": dict(cite="Ovaisi et al., WWW 2020, Heckman_rank: probit selection, then a probit of clicks with the "
                          "inverse Mills ratio; ranked by the outcome part xᵀβ",
                     latex=r"P(s{=}1\mid x) = \Phi(x^\top\omega),\quad P(c{=}1\mid x) = \Phi\big(x^\top\beta + \beta_\lambda \tfrac{\phi(x^\top\omega)}{\Phi(x^\top\omega)}\big),\quad \text{score} = x^\top\beta",

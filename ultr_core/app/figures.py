@@ -30,7 +30,7 @@ LABELS = {
     "click.topk": "top-k cut-off k", "click.eta": "position-bias severity η", "click.noise": "click noise ε",
     "click.coupling": "coupling level η_c", "click.n_contexts": "context types", "n_sessions": "sessions",
     "train.ips_eta,train.cld_rho_eta": "assumed η′ of the propensities", "train.lbd_lambda": "LBD penalty λ",
-    "train.lbd_t": "LBD Bernoulli t", "train.cld_gamma": "CLD selection coupling γ (0: none)",
+    "train.lbd_t": "LBD Bernoulli t", "train.cld_gamma": "CLD selection coupling ρ (γ; 0: none)",
     "clicks": "clicks per (document, position) row", "ndcg@10": "nDCG@10", "ndcg@5": "nDCG@5", "ndcg@3": "nDCG@3",
     "ndcg@1": "nDCG@1", "map": "MAP", "mcc": "MCC", "K": "IG components K", "strategy": "repair",
     "algorithm": "method", "valid_ndcg@10": "validation nDCG@10",
