@@ -57,8 +57,7 @@ def grid_methods(base: ExperimentSpec, grid: dict, methods, seeds, jobs) -> pd.D
 
 #: the CLD paper's rankers and optimiser (§6): ELU 256-128-64 with dropout 0.5 for Naive, IPS, Oracle
 #: and CLD_pair; linear CLD and Heckman_rank; Xavier initialisation, L2 1e-3; lr from the paper's grid
-PAPER_DNN = dict(model="dnn", hidden=(256, 128, 64), dropout=0.5, init="xavier", weight_decay=1e-3, lr=1e-3)
-PAPER_LINEAR = dict(model="linear", init="xavier", weight_decay=1e-3, lr=5e-3)
+from ultr_core.studies.cld_protocols import PAPER_DNN, PAPER_LINEAR  # noqa: E402  (one copy of the paper-text settings)
 GAMMAS = [0.05, 0.10, 0.15, 0.20, 0.25, 0.30]          # the paper's tuning range for γ
 YAHOO = ROOT.parent / "shared" / "data" / "yahoo_sample"
 TABLE2_DATA = {"synthetic": ("synthetic:500:24", 20_000), "mq2008": (f"mq2008:{MQ}", 50_000),

@@ -26,15 +26,15 @@ Table 2 data: out of reach on two CPU cores).
 """
 from __future__ import annotations
 
-__all__ = ["CLD_PROTOCOLS", "protocol_click", "protocol_train", "RHO_GRID"]
+__all__ = ["CLD_PROTOCOLS", "protocol_click", "protocol_train", "RHO_GRID", "PAPER_DNN", "PAPER_LINEAR"]
 
 #: the official ρ (0.5) inside the paper's range for γ, for tuning on validation
 RHO_GRID = [0.1, 0.3, 0.5, 0.7]
 
 _OFFICIAL_OPT = dict(optimizer="adam", lr=1e-3, weight_decay=1e-2, init="xavier_normal")
 _OFFICIAL_DNN = dict(model="dnn", hidden=(256, 128, 64), dropout=0.5, **_OFFICIAL_OPT)
-_PAPER_DNN = dict(model="dnn", hidden=(256, 128, 64), dropout=0.5, init="xavier", weight_decay=1e-3, lr=1e-3)
-_PAPER_LINEAR = dict(model="linear", init="xavier", weight_decay=1e-3, lr=5e-3)
+PAPER_DNN = dict(model="dnn", hidden=(256, 128, 64), dropout=0.5, init="xavier", weight_decay=1e-3, lr=1e-3)
+PAPER_LINEAR = dict(model="linear", init="xavier", weight_decay=1e-3, lr=5e-3)
 
 #: protocol → {"click": ClickModelConfig changes, "train": method → TrainConfig changes}
 CLD_PROTOCOLS = {
@@ -54,10 +54,10 @@ CLD_PROTOCOLS = {
     "paper_text": {
         "click": {"convention": "reciprocal", "relevance": "binary"},
         "train": {
-            "naive": dict(**_PAPER_DNN), "ips": dict(**_PAPER_DNN), "heckman": dict(heckman="ovaisi", **_PAPER_LINEAR),
-            "rankagg": dict(heckman="ovaisi", **_PAPER_DNN),
-            "cld": dict(cld_form="paper_text", cld_gamma=0.15, **_PAPER_LINEAR),
-            "cld_pair": dict(pair_orientation="random", **_PAPER_DNN), "oracle": dict(**_PAPER_DNN),
+            "naive": dict(**PAPER_DNN), "ips": dict(**PAPER_DNN), "heckman": dict(heckman="ovaisi", **PAPER_LINEAR),
+            "rankagg": dict(heckman="ovaisi", **PAPER_DNN),
+            "cld": dict(cld_form="paper_text", cld_gamma=0.15, **PAPER_LINEAR),
+            "cld_pair": dict(pair_orientation="random", **PAPER_DNN), "oracle": dict(**PAPER_DNN),
         },
     },
 }
