@@ -26,8 +26,9 @@ LOG = logging.getLogger("ultr_explorer")
 CACHE_BYTES = int(os.environ.get("ULTR_APP_CACHE_BYTES", 1_500 * 2 ** 20))
 #: trainings, grids and sweeps that run at once for all sessions together (default: the cores)
 WORKERS = int(os.environ.get("ULTR_APP_WORKERS", os.cpu_count() or 1))
-#: unfinished jobs one session may hold
-JOBS_PER_SESSION = int(os.environ.get("ULTR_APP_JOBS_PER_SESSION", 8))
+#: unfinished jobs one session may hold (a Playground request over 5 seeds with every method: 45); the pool's
+#: fair order keeps a session with many jobs from holding back the others
+JOBS_PER_SESSION = int(os.environ.get("ULTR_APP_JOBS_PER_SESSION", 48))
 
 
 def run_page(body) -> None:

@@ -1,13 +1,14 @@
 """Playground — the teaching landing page: click-model knobs beside live charts on one screen.
 Any change re-simulates the log and restarts training (Naive, the chosen methods, Oracle)."""
-import pandas as pd
 import streamlit as st
 
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.data.roots import available_datasets
 from ultr_core.studies.experiment import live_observation_curves, steps_done
 from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
-from ultr_core.app.playground import PRESETS, PlaygroundSettings, algorithm_names, log_view
+from ultr_core.app.jobhandles import JobGroup
+from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, log_view,
+                                      seed_runs, seed_table)
 from ultr_core.app.text import escape_markdown
 from pages._common import job_figure, live, memo, qp, queue_note, release_job, run_page, submit_jobs, url_notices
 
@@ -39,6 +40,7 @@ CONTEXTS = [0, 5, 20, 100, 500]
 STEPS = [100, 200, 300, 500, 1000]
 SESSIONS = [5_000, 10_000, 20_000, 50_000, 100_000]
 LRS = [0.003, 0.01, 0.03]
+SEEDS = [1, 3, 5]
 NAMES = algorithm_names()
 OWN = "(your own settings)"
 D = PlaygroundSettings()
@@ -61,7 +63,8 @@ def _apply_preset(keep=()) -> None:
               "coupling": c["coupling"], "contexts": c["contexts"], "shuffle": c["shuffle"], "blocks": c["blocks"],
               "methods": [ALGORITHMS[m] for m in c["methods"]],
               "dataset": "synthetic" if c["dataset"] == D.dataset else c["dataset"],   # every preset sets its data
-              "sessions": c.get("sessions", D.sessions)}
+              "sessions": c.get("sessions", D.sessions),
+              "seed": 0, "seeds": PRESET_SEEDS}                  # the seeds its claims are checked over
     st.session_state.update({f"pg_{k}": v for k, v in values.items() if k not in keep})
 
 
@@ -91,6 +94,7 @@ def main():
     _init("pg_sessions", qp("sessions", D.sessions, int, options=SESSIONS))
     _init("pg_lr", qp("lr", D.lr, float, options=LRS))
     _init("pg_seed", qp("seed", D.seed, int, 0, 10_000))
+    _init("pg_seeds", qp("seeds", D.seeds, int, options=SEEDS))
     _init("pg_present", qp("present", 0, int, 0, 1) == 1)
 
     knobs, charts = st.columns([1.05, 2.7], gap="medium")
@@ -125,9 +129,12 @@ def main():
                     help="synthetic: 300 generated queries (fast); named data sets come from the data roots")
         b.select_slider("sessions", SESSIONS, key="pg_sessions", format_func=lambda n: f"{n // 1000}k",
                         help="simulated search sessions in the click log")
-        a, b = st.columns([1.3, 1])
+        a, b, c = st.columns([1.25, 0.95, 0.8])
         a.select_slider("learning rate", LRS, key="pg_lr", help="Adam step size")
-        b.number_input("seed", 0, 10_000, key="pg_seed")
+        b.number_input("seed", 0, 10_000, key="pg_seed", help="the first seed (log and initialisation)")
+        c.select_slider("seeds", SEEDS, key="pg_seeds",
+                        help="train seeds seed, seed + 1, …: the table then shows each method's mean and its 90 % "
+                             "interval over seeds (presets run 5, the seeds their claims are checked over)")
         st.toggle("presentation mode", key="pg_present", help="hide the sidebar and enlarge the fonts (projector)")
 
     present = st.session_state["pg_present"]
@@ -142,24 +149,26 @@ def main():
         shuffle=float(st.session_state["pg_shuffle"]), blocks=int(st.session_state["pg_blocks"]),
         methods=tuple(NAMES[m] for m in st.session_state["pg_methods"]), steps=int(st.session_state["pg_steps"]),
         sessions=int(st.session_state["pg_sessions"]),
-        lr=float(st.session_state["pg_lr"]), seed=int(st.session_state["pg_seed"]))
+        lr=float(st.session_state["pg_lr"]), seed=int(st.session_state["pg_seed"]),
+        seeds=int(st.session_state["pg_seeds"]))
     preset = next((p for p in PRESETS if p.name == st.session_state["pg_preset"]), None)
     st.query_params.update({
         "preset": st.session_state["pg_preset"], "dataset": st.session_state["pg_dataset"], "eta": str(settings.eta),
         "noise": str(settings.noise), "topk": str(topk), "coupling": str(settings.coupling),
         "contexts": str(settings.contexts), "shuffle": str(settings.shuffle), "blocks": str(settings.blocks),
         "methods": ",".join(st.session_state["pg_methods"]), "steps": str(settings.steps), "sessions": str(settings.sessions), "lr": str(settings.lr),
-        "seed": str(settings.seed), "present": str(int(st.session_state["pg_present"]))})
+        "seed": str(settings.seed), "seeds": str(settings.seeds), "present": str(int(st.session_state["pg_present"]))})
 
     spec = settings.log_spec()
     with charts:
         url_notices()
+        changed = True
         if preset is not None:
             changed = any(getattr(settings, k) != v for k, v in preset.changes.items())
             checked = "; ".join(c.text for c in preset.claims)
             st.caption(f"**{preset.name}**{' (knobs moved since)' if changed else ''} — {preset.story} "
-                       f"*{preset.cite}*. Checked over seeds 0–4 with 90 % paired intervals: {checked} "
-                       "(one seed below can differ; docs/playground_presets.md).")
+                       f"*{preset.cite}*. Claim, checked over seeds 0–4 with 90 % paired intervals: {checked} "
+                       "(docs/playground_presets.md).")
         with st.spinner("Simulating clicks …"):
             ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
         if st.session_state.get("pg_running_settings") != settings:      # a knob moved: restart
@@ -171,18 +180,24 @@ def main():
                              lambda: tile(ctr_by_position_figure(view["ctr"], view["observation"])), 0)
         ig = view["verdict"]
         refs = ("Naive", "Oracle")
+        n_methods = len(settings.train_configs())
+
+        def first_seed(job):                               # the curves show the first seed's runs
+            return JobGroup(job.jobs[:n_methods]) if job is not None and hasattr(job, "jobs") else job
 
         top_l, top_r = st.columns(2)
         bot_l, bot_r = st.columns(2)
         top_l.plotly_chart(ctr_fig, key="pg_ctr")          # fixed for this log: drawn once, not polled
 
         def show_curves(job):                              # the live parts, each its own small fragment
+            job = first_seed(job)
             recs = job.records if job is not None else []
             fig = job_figure(job, f"pg-curves-{present}", lambda: tile(training_curves_figure(
                 recs, "valid_ndcg@3", "validation nDCG@3 (live)", references=refs)), len(recs))
             st.plotly_chart(fig, key="pg_curves")
 
         def show_observation(job):
+            job = first_seed(job)
             recs = job.records if job is not None else []
             obs = live_observation_curves(recs, view["truth"])
             if len(obs) > 1:                               # an estimate beside the truth
@@ -194,19 +209,27 @@ def main():
                 return
             if job.error:
                 st.error(f"Training failed — {escape_markdown(job.error)}")
-            elif queue_note(job):
-                pass
-            elif job.running:
-                total = settings.steps * len(settings.train_configs())
+                return
+            if queue_note(job):
+                return
+            runs = seed_runs(settings, [j.result for j in job.jobs] if hasattr(job, "jobs") else [job.result])
+            if job.running:
+                total = settings.steps * n_methods * settings.seeds
                 done = steps_done(job.records)
                 st.progress(min(done / total, 1.0), text=f"training — step {done:,} of {total:,} "
                                                           f"({job.elapsed:.0f} s)")
-            elif job.result:
-                rows = [{"method": k, "nDCG@3": v["metrics"]["ndcg@3"],
-                         "nDCG@10": v["metrics"]["ndcg@10"]} for k, v in job.result.items()]
-                st.dataframe(pd.DataFrame(rows).round(3), hide_index=True)
-                st.caption(f"Test-set nDCG, one seed ({settings.seed}): differences under ≈ 0.02 are seed noise — "
-                           "Compare gives intervals.")
+            if len(runs):
+                n = runs["seed"].nunique()
+                st.dataframe(seed_table(runs), hide_index=True)
+                if n == 1:
+                    st.caption(f"Test-set nDCG, one seed ({runs['seed'].iloc[0]}): differences under ≈ 0.02 are seed "
+                               "noise — raise *seeds* (or use Compare) for intervals.")
+                else:
+                    st.caption(f"Test-set nDCG, mean [90 % t-interval] over {n} of {settings.seeds} seeds.")
+                if preset is not None and not changed and n > 1:
+                    verdicts = check_claims(runs, preset.claims)
+                    st.caption(" · ".join(f"{r.claim}: **{r.verdict}** ({r.mean_diff:+.3f} "
+                                          f"[{r.lo:+.3f}, {r.hi:+.3f}], {r.n} seeds)" for r in verdicts.itertuples()))
 
         with top_r:
             live("pg_job", show_curves)

@@ -63,6 +63,27 @@ def test_at_most_workers_run_and_the_rest_queue_in_order(pool):
     assert pool.stats()["running"] == 0 and pool.stats()["queued"] == 0
 
 
+def test_a_session_with_many_jobs_does_not_hold_back_a_later_one():
+    """Fair order: "big" queues six jobs, then "small" two; a free worker takes the waiting job of the
+    session with the fewest jobs running, so small's jobs start before big's last four (not after)."""
+    p = JobPool(workers=2, per_session=10)
+    try:
+        big = [p.submit(None, sleeper, 0.4, tag=f"b{i}", session="big") for i in range(6)]
+        small = [p.submit(None, sleeper, 0.4, tag=f"s{i}", session="small") for i in range(2)]
+        time.sleep(0.1)
+        # waiting: b2 b3 b4 b5 s0 s1; running: b0, b1 (big holds 2, small 0) → s0, s1 (small catches up), then big
+        assert [j.position for j in small] == [1, 2]
+        assert [j.position for j in big] == [0, 0, 3, 4, 5, 6]
+        assert all(j.join(30) for j in big + small)
+        order = [j.result for j in sorted(big + small, key=lambda j: j.started_at)]
+        # FIFO would start s0, s1 last; fair: s0 on the first free worker, s1 before big's fourth job
+        # (when b1 ends, small holds s0 and big nothing, so b2 may start just before s1)
+        assert set(order[:2]) == {"b0", "b1"} and order[2] == "s0" and order.index("s1") < order.index("b3")
+        assert max(j.finished_at for j in small) < max(j.finished_at for j in big) - 0.2      # a round (0.4 s) earlier
+    finally:
+        p.shutdown()
+
+
 def test_identical_keys_are_run_once_and_shared(pool):
     a = pool.submit(("same", 1), sleeper, 0.3, tag="shared", session="s1")
     b = pool.submit(("same", 1), sleeper, 0.3, tag="shared", session="s2")

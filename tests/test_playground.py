@@ -101,12 +101,42 @@ def test_moving_a_knob_restarts_training_on_the_new_log():
 
 def test_preset_sets_its_knobs_and_tells_its_story():
     at = page().run()
+    at.number_input(key="pg_seed").set_value(7).run()
     at.selectbox(key="pg_preset").select("two components: relevance lost").run()
     assert no_crash(at)
     assert at.slider(key="pg_shuffle").value == 0.3 and at.select_slider(key="pg_blocks").value == 2
+    assert at.number_input(key="pg_seed").value == 0 and at.select_slider(key="pg_seeds").value == 5
     assert any("Thm. 1" in c.value for c in at.caption)
+    job = at.session_state["pg_job"]
+    assert [j._args[0][-6:] for j in job.jobs] == [f"seed={s}" for s in range(5) for _ in range(3)]
     at = _finish(at)
     assert at.warning and "IG: 2 components" in at.warning[0].value
+    # the tile is read with its uncertainty: mean [90 % interval] over the preset's five seeds, and the claim's verdict
+    table = at.dataframe[0].value
+    assert list(table["method"]) == ["Naive", "Oracle", "DLA"]
+    assert all(t.count("[") == 1 for t in table["nDCG@3"])
+    assert any("over 5 of 5 seeds" in c.value for c in at.caption)
+    verdict = next(c.value for c in at.caption if "Oracle − DLA > 0.01" in c.value and "seeds)" in c.value)
+    assert "**reproduced**" in verdict          # docs/playground_presets.md: +0.030 [+0.017, +0.043] over seeds 0–4
+
+
+def test_several_seeds_give_an_interval_per_method():
+    at = page()
+    at.query_params.update({"seeds": "3", "steps": "100", "methods": "DLA"})
+    at.run()
+    job = at.session_state["pg_job"]
+    assert len(job.jobs) == 9
+    at = _finish(at)
+    assert no_crash(at) and not at.error
+    runs = [j.result for j in job.jobs]
+    dla = [r["DLA"]["metrics"]["ndcg@3"] for r in runs if "DLA" in r]
+    assert len(dla) == 3 and len(set(dla)) == 3                      # three seeds, three different runs
+    from ultr_core.evaluation.stats import mean_ci
+    m, lo, hi = mean_ci(dla)
+    row = at.dataframe[0].value.set_index("method").loc["DLA", "nDCG@3"]
+    assert row == f"{m:.3f} [{max(lo, 0):.3f}, {min(hi, 1):.3f}]"
+    assert any("over 3 of 3 seeds" in c.value for c in at.caption)
+    assert not any("**reproduced**" in c.value for c in at.caption)   # no preset: no claim to check
 
 
 def test_link_restores_preset_and_explicit_knobs_and_clamps_bad_values():

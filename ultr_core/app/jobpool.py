@@ -3,7 +3,10 @@ sweeps): bounded, queued, shared and stopped when nobody is watching.
 
 * **Bounded**: at most ``workers`` jobs run at once (default: the machine's cores), each in its
   own process with one torch thread — no oversubscription and no contention for the server's GIL;
-  further jobs wait in one first-in-first-out queue and know their position.
+  further jobs wait in one queue and know their position.
+* **Fair**: a free worker takes the waiting job of the session with the fewest jobs running —
+  first come, first served within a session and between equals — so a visitor who queued twenty
+  runs (a preset over five seeds) does not hold back one who queued three.
 * **Shared**: a job submitted under a ``key`` already queued, running or finished successfully is
   not run again — the caller subscribes to the same job and sees the same records and result.
   The last ``keep_done`` finished jobs are kept for that.
@@ -50,7 +53,7 @@ class JobPool:
     """See the module docstring.  ``alive(session) -> bool | None`` tells whether a session is
     still connected (None: unknown — such subscribers are never reaped)."""
 
-    def __init__(self, workers: int | None = None, per_session: int = 8, idle_s: float = 5.0,
+    def __init__(self, workers: int | None = None, per_session: int = 48, idle_s: float = 5.0,
                  hard_stop_s: float = 8.0, keep_done: int = 64, alive=None, initializer=None):
         self.workers = int(workers or os.cpu_count() or 1)
         if self.workers < 1 or per_session < 1:
@@ -66,6 +69,7 @@ class JobPool:
         self._by_id: dict = {}                              # unfinished jobs
         self._by_key: dict = {}                             # key → unfinished or kept finished job
         self._done_keys: collections.OrderedDict = collections.OrderedDict()
+        self._order: list | None = None                     # pending jobs in start order (None: stale)
         self._closed = threading.Event()
         self._watchers: dict = {}                           # session → time of its last touch
         self._pool = [_Worker(self._ctx, self._outq, initializer) for _ in range(self.workers)]
@@ -84,6 +88,7 @@ class JobPool:
                 if job.running and session not in job.subscribers:
                     self._check_cap(session)
                 job.subscribers[session] = time.time()
+                self._order = None
                 if not job.running:
                     self._done_keys.move_to_end(key)
                 return job
@@ -94,6 +99,7 @@ class JobPool:
             if key is not None:
                 self._by_key[key] = job
             self._pending.append(job)
+            self._order = None
             self._dispatch()
             return job
 
@@ -125,15 +131,17 @@ class JobPool:
         """``session`` no longer wants ``job`` (or a group's jobs); each is stopped when nobody
         else wants it."""
         with self._lock:
+            self._order = None
             for j in getattr(job, "jobs", [job]):
                 j.subscribers.pop(session, None)
                 if j.running and not j.subscribers:
                     self._cancel(j)
 
     def position(self, job: PoolJob) -> int:
+        """1 for the job the next free worker takes, 2 after it, … (the fair order); 0 when not waiting."""
         with self._lock:
             try:
-                return self._pending.index(job) + 1
+                return self._start_order().index(job) + 1
             except ValueError:
                 return 0
 
@@ -169,12 +177,29 @@ class JobPool:
             raise JobLimitError(f"you already have {mine} jobs queued or running (the limit is {self.per_session} "
                                 "per visitor): stop one or wait for it to finish")
 
+    def _start_order(self) -> list:
+        """The waiting jobs in the order free workers will take them: each next one belongs to the
+        session with the fewest jobs running or placed before it (a shared job counts for each of
+        its sessions and goes by the least served of them); ties keep the order of arrival."""
+        if self._order is None:
+            load = collections.Counter(s for w in self._pool if w.job is not None for s in w.job.subscribers)
+            rest, order = list(self._pending), []
+            while rest:
+                i = min(range(len(rest)), key=lambda n: (min((load[s] for s in rest[n].subscribers), default=0), n))
+                job = rest.pop(i)
+                order.append(job)
+                load.update(job.subscribers.keys())
+            self._order = order
+        return self._order
+
     def _dispatch(self) -> None:
         for w in self._pool:
             if not self._pending:
                 return
             if w.job is None and w.proc.is_alive():
-                job = self._pending.popleft()
+                job = self._start_order()[0]
+                self._pending.remove(job)
+                self._order = None
                 w.flag.value = 0
                 w.job = job
                 job.started_at = time.time()
@@ -191,6 +216,7 @@ class JobPool:
                 del self._by_key[job.key]
             if job in self._pending:
                 self._pending.remove(job)
+                self._order = None
                 self._finish(job, None, None, None)
                 return
             for w in self._pool:
@@ -198,6 +224,7 @@ class JobPool:
                     w.flag.value = 1
 
     def _finish(self, job: PoolJob, result, error, detail) -> None:
+        self._order = None
         job.result, job.error, job.error_detail = result, error, detail
         job.finished_at = time.time()
         self._by_id.pop(job.id, None)

@@ -32,13 +32,17 @@ from ultr_core.evaluation.claims import Claim, check_claims  # noqa: F401  (the 
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.logspec import LogSpec
 
-__all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "preset_runs", "check_claims", "score_guess", "METHODS", "verdict", "log_view", "algorithm_names",
-           "warm_worker"]
+__all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "PRESET_SEEDS", "preset_runs", "check_claims", "score_guess",
+           "METHODS", "verdict", "log_view", "algorithm_names", "warm_worker", "seed_runs", "seed_table"]
 
 #: the methods a playground run may train besides its Naive and Oracle references
 METHODS = ("dla", "lbd", "ips", "regression_em", "pair_debias", "vectorization", "cld")
 #: most sessions a playground log may hold (a run must stay interactive)
 MAX_SESSIONS = 100_000
+#: most seeds one playground request may train (each seed: a fresh log and initialisation)
+MAX_SEEDS = 5
+#: seeds a preset runs (0–4, the seeds its claims are checked over in tests and docs)
+PRESET_SEEDS = 5
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,8 @@ class PlaygroundSettings:
     steps: int = 300
     lr: float = 0.01
     sessions: int = 10_000
-    seed: int = 0
+    seed: int = 0                      #: the first seed
+    seeds: int = 1                     #: seeds seed, seed + 1, … trained (a fresh log and initialisation each)
 
     def __post_init__(self):
         object.__setattr__(self, "methods", tuple(dict.fromkeys(self.methods)))
@@ -66,7 +71,8 @@ class PlaygroundSettings:
             raise ConfigError("methods", f"{bad[0]!r} is not a playground method; choose from {', '.join(METHODS)}")
         for name, ok, rule in (("steps", 50 <= self.steps <= 3_000, "50 to 3,000"),
                                ("sessions", 1_000 <= self.sessions <= MAX_SESSIONS, f"1,000 to {MAX_SESSIONS:,}"),
-                               ("lr", 0 < self.lr <= 1, "in (0, 1]")):
+                               ("lr", 0 < self.lr <= 1, "in (0, 1]"),
+                               ("seeds", 1 <= self.seeds <= MAX_SEEDS, f"1 to {MAX_SEEDS}")):
             if not ok:
                 raise ConfigError(name, f"must be {rule}, got {getattr(self, name):,}")
         if "cld" in self.methods and self.topk is None:
@@ -89,17 +95,27 @@ class PlaygroundSettings:
         return [TrainConfig(algorithm=a, steps=self.steps, lr=self.lr, seed=self.seed,
                             eval_every=max(10, self.steps // 30)) for a in names]
 
+    def seed_values(self) -> list[int]:
+        """The seeds this setting trains: ``seed``, ``seed + 1``, … (``seeds`` of them)."""
+        return list(range(self.seed, self.seed + self.seeds))
+
     def jobs(self) -> list[tuple]:
         """This setting's training runs as ``(key, fn, args, kwargs)`` for
-        :meth:`ultr_core.app.jobpool.JobPool.submit_many`, one per method
+        :meth:`ultr_core.app.jobpool.JobPool.submit_many`, one per method and seed, seed by seed
         (:func:`~ultr_core.studies.experiment.train_jobs`): the key is the run's content (log spec,
         configuration, click noise), so identical runs are shared across visitors and settings.
 
         >>> [(k[1], fn.__name__) for k, fn, args, kw in PlaygroundSettings(methods=("dla",)).jobs()]
         [('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec'), ('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec'), ('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec')]
+        >>> [k[1][-6:] for k, *_ in PlaygroundSettings(methods=("dla",), seeds=2).jobs()]
+        ['seed=0', 'seed=0', 'seed=0', 'seed=1', 'seed=1', 'seed=1']
         """
         from ultr_core.studies.experiment import train_jobs
-        return train_jobs(self.train_configs(), self.noise, spec=self.log_spec().to_string())
+        out = []
+        for s in self.seed_values():
+            one = replace(self, seed=s, seeds=1)
+            out += train_jobs(one.train_configs(), one.noise, spec=one.log_spec().to_string())
+        return out
 
     def with_(self, **changes) -> "PlaygroundSettings":
         return replace(self, **changes)
@@ -160,6 +176,60 @@ def preset_runs(preset: Preset, seeds=range(5), **overrides) -> pd.DataFrame:
         rows += [{"seed": seed, "method": m, "ndcg@3": v["metrics"]["ndcg@3"], "ndcg@10": v["metrics"]["ndcg@10"]}
                  for m, v in res.items()]
     return pd.DataFrame(rows)
+
+
+def seed_runs(settings: PlaygroundSettings, results) -> pd.DataFrame:
+    """The finished runs of a request as one row per (seed, method) with test nDCG@3 and nDCG@10:
+    ``results`` are the :meth:`PlaygroundSettings.jobs` results in job order (None: not finished).
+    A seed counts once every method of it has finished, so a table over seeds never mixes a seed's
+    methods with another's.
+
+    >>> s = PlaygroundSettings(methods=("dla",), seeds=2)
+    >>> r = lambda m, x: {m: {"metrics": {"ndcg@3": x, "ndcg@10": x}}}
+    >>> seed_runs(s, [r("Naive", .5), r("Oracle", .9), r("DLA", .7), r("Naive", .6), None, None])
+       seed  method  ndcg@3  ndcg@10
+    0     0   Naive     0.5      0.5
+    1     0  Oracle     0.9      0.9
+    2     0     DLA     0.7      0.7
+    """
+    n = len(settings.train_configs())
+    rows = []
+    for i, seed in enumerate(settings.seed_values()):
+        part = list(results[i * n:(i + 1) * n])
+        if len(part) < n or any(p is None for p in part):
+            continue
+        rows += [{"seed": seed, "method": m, "ndcg@3": v["metrics"]["ndcg@3"], "ndcg@10": v["metrics"]["ndcg@10"]}
+                 for p in part for m, v in p.items()]
+    return pd.DataFrame(rows, columns=["seed", "method", "ndcg@3", "ndcg@10"])
+
+
+def seed_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Test nDCG per method over the seeds in ``runs``: the mean, and with two seeds or more its
+    90 % t-interval clipped to nDCG's range [0, 1], as text for a results tile.
+
+    >>> runs = pd.DataFrame({"seed": [0, 1, 0, 1], "method": ["Naive", "Naive", "DLA", "DLA"],
+    ...                      "ndcg@3": [.80, .82, .84, .88], "ndcg@10": [.9, .9, .95, .99]})
+    >>> seed_table(runs)
+      method                nDCG@3               nDCG@10
+    0  Naive  0.810 [0.747, 0.873]  0.900 [0.900, 0.900]
+    1    DLA  0.860 [0.734, 0.986]  0.970 [0.844, 1.000]
+    >>> seed_table(runs[runs.seed == 0])
+      method nDCG@3 nDCG@10
+    0  Naive  0.800   0.900
+    1    DLA  0.840   0.950
+    """
+    from ultr_core.evaluation.stats import mean_ci
+    rows = []
+    for method, g in runs.groupby("method", sort=False):
+        row = {"method": method}
+        for m in ("ndcg@3", "ndcg@10"):
+            mean, lo, hi = mean_ci(g[m])
+            text = f"{mean:.3f}"
+            if len(g) > 1:
+                text += f" [{max(lo, 0.0):.3f}, {min(hi, 1.0):.3f}]"
+            row[f"nDCG@{m.split('@')[1]}"] = text
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["method", "nDCG@3", "nDCG@10"])
 
 
 def score_guess(guess, actual, candidates) -> dict:
