@@ -17,13 +17,18 @@ CSS = """<style>
 div[data-testid="stMainBlockContainer"] {padding: 1.6rem 1.5rem 0.4rem 1.5rem; max-width: none;}
 div[data-testid="stVerticalBlock"] {gap: 0.35rem;}
 div[data-testid="stSlider"] {padding-bottom: 0rem;}
+div[data-testid="stAlert"] p {font-size: 0.85rem; line-height: 1.35;}
+div[data-testid="stAlertContainer"] {padding: 0.6rem 0.8rem;}
 @media (max-width: 1180px) {          /* a 1024-px projector: narrower sidebar, smaller labels */
   section[data-testid="stSidebar"] {min-width: 190px !important; max-width: 190px !important;}
   div[data-testid="stMainBlockContainer"] {padding: 1.6rem 0.8rem 0.2rem 0.8rem;}
   div[data-testid="stWidgetLabel"] p {font-size: 0.78rem;}
-  div[data-testid="stMarkdownContainer"] h4 {font-size: 1.05rem; padding: 0.2rem 0;}
+  div[data-testid="stMarkdownContainer"] h4 {font-size: 1.05rem; padding: 0.2rem 0 0.4rem 0;}
+  div[data-testid="stAlert"] p, div[data-testid="stCaptionContainer"] p {font-size: 0.78rem; line-height: 1.3;}
+  div[data-testid="stAlertContainer"] {padding: 0.5rem 0.7rem;}
 }
-@media (max-height: 640px) {          /* a 576-px-high projector: denser knobs */
+@media (max-height: 640px) {          /* a 576-px-high projector: denser knobs, no page title (the sidebar names it) */
+  div[data-testid="stMarkdownContainer"] h4 {display: none;}
   div[data-testid="stVerticalBlock"] {gap: 0.15rem;}
   div[data-testid="stWidgetLabel"] {min-height: 1rem; margin-bottom: -0.2rem;}
   div[data-testid="stSlider"] > div {margin-top: -0.3rem;}
@@ -32,8 +37,10 @@ div[data-testid="stSlider"] {padding-bottom: 0rem;}
 </style>"""
 PRESENT_CSS = """<style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
-button[data-testid="stExpandSidebarButton"] {display: none;}
-html {font-size: 19px;}
+button[data-testid="stExpandSidebarButton"], header[data-testid="stHeader"] {display: none;}
+div[data-testid="stMainBlockContainer"] {padding: 0.6rem 1.2rem 0.2rem 1.2rem;}
+@media (min-height: 700px) and (min-width: 1200px) {html {font-size: 18px;}}
+@media (max-height: 640px) {div[data-testid="stCaptionContainer"] p {font-size: 0.8rem; line-height: 1.3;}}
 </style>"""
 TOPK = ["all", 1, 2, 3, 5, 8, 10]
 CONTEXTS = [0, 5, 20, 100, 500]
@@ -41,6 +48,7 @@ STEPS = [100, 200, 300, 500, 1000]
 SESSIONS = [5_000, 10_000, 20_000, 50_000, 100_000]
 LRS = [0.003, 0.01, 0.03]
 SEEDS = [1, 3, 5]
+PRESENT_TILE = 235          # px: two rows of tiles under one row of buttons fit a 576-px projector
 NAMES = algorithm_names()
 OWN = "(your own settings)"
 D = PlaygroundSettings()
@@ -72,6 +80,46 @@ def _dataset_spec(name: str) -> str:
     return D.dataset if name == "synthetic" else name
 
 
+def _model_knobs() -> None:
+    """The click model's knobs, the methods and the steps (the main column, or the presentation popover)."""
+    a, b = st.columns(2)
+    a.slider("pos. bias η", 0.0, 3.0, step=0.25, key="pg_eta",
+             help="position-bias severity: o_p = v_p^η with the eye-tracking curve v (CLD's η; not LBD's η_c)")
+    b.slider("click noise ε", 0.0, 0.5, step=0.05, key="pg_noise",
+             help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
+    a, b = st.columns(2)
+    a.select_slider("shown top-k", TOPK, key="pg_topk", help="only the first k candidates are shown (selection bias)")
+    b.slider("coupling η_c", 0.0, 1.0, step=0.1, key="pg_coupling",
+             help="LBD's coupling level: observation o = v_p^max(1 + wᵀx, 0) depends on the document")
+    a, b = st.columns(2)
+    a.slider("exploration", 0.0, 1.0, step=0.05, key="pg_shuffle",
+             help="share of sessions shown in a random order: it puts documents at several positions and so "
+                  "connects the identifiability graph")
+    b.select_slider("blocks", [1, 2, 3, 4, 5], key="pg_blocks",
+                    help="shuffle only within this many blocks of positions: K blocks → K graph components")
+    a, b = st.columns(2)
+    a.select_slider("contexts", CONTEXTS, key="pg_contexts",
+                    help="context types of a contextual PBM: each (query, position) gets one, and it scales observation")
+    b.select_slider("steps", STEPS, key="pg_steps", help="batches of 256 sessions per method")
+    st.multiselect("methods (+ Naive, Oracle)", list(NAMES), key="pg_methods",
+                   help="trained one after another on the same log with the same seed; Naive (raw clicks) and "
+                        "Oracle (true labels) are always trained first as the floor and the ceiling")
+
+
+def _run_knobs(datasets) -> None:
+    """Data, log size, learning rate and seeds (the sidebar, or the presentation popover)."""
+    st.selectbox("data", datasets, key="pg_dataset",
+                 help="synthetic: 300 generated queries (fast); named data sets come from the data roots")
+    st.select_slider("sessions", SESSIONS, key="pg_sessions", format_func=lambda n: f"{n // 1000}k",
+                     help="simulated search sessions in the click log")
+    st.select_slider("learning rate", LRS, key="pg_lr", help="Adam step size")
+    a, b = st.columns(2)
+    a.number_input("seed", 0, 10_000, key="pg_seed", help="the first seed (log and initialisation)")
+    b.select_slider("seeds", SEEDS, key="pg_seeds",
+                    help="train seeds seed, seed + 1, …: the table then shows each method's mean and its 90 % "
+                         "interval over seeds (presets run 5, the seeds their claims are checked over)")
+
+
 def main():
     st.markdown(CSS, unsafe_allow_html=True)
     datasets = ["synthetic"] + [n for n in sorted(available_datasets()) if n in ("yahoo_sample", "mq2008")]
@@ -97,50 +145,36 @@ def main():
     _init("pg_seeds", qp("seeds", D.seeds, int, options=SEEDS))
     _init("pg_present", qp("present", 0, int, 0, 1) == 1)
 
-    knobs, charts = st.columns([1.05, 2.7], gap="medium")
-    with knobs:
-        st.markdown("#### ULTR Playground")
-        st.selectbox("story", presets, key="pg_preset", on_change=_apply_preset, label_visibility="collapsed",
-                     help="presets that tell one story each; any knob can be moved afterwards")
-        a, b = st.columns(2)
-        a.slider("position bias η", 0.0, 3.0, step=0.25, key="pg_eta",
-                 help="position-bias severity: o_p = v_p^η with the eye-tracking curve v (CLD's η; not LBD's η_c)")
-        b.slider("click noise ε", 0.0, 0.5, step=0.05, key="pg_noise",
-                 help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
-        a, b = st.columns(2)
-        a.select_slider("shown top-k", TOPK, key="pg_topk", help="only the first k candidates are shown (selection bias)")
-        b.slider("coupling η_c", 0.0, 1.0, step=0.1, key="pg_coupling",
-                 help="LBD's coupling level: observation o = v_p^max(1 + wᵀx, 0) depends on the document")
-        a, b = st.columns(2)
-        a.slider("exploration", 0.0, 1.0, step=0.05, key="pg_shuffle",
-                 help="share of sessions shown in a random order: it puts documents at several positions and so "
-                      "connects the identifiability graph")
-        b.select_slider("shuffle blocks", [1, 2, 3, 4, 5], key="pg_blocks",
-                        help="shuffle only within this many blocks of positions: K blocks → K graph components")
-        a, b = st.columns(2)
-        a.select_slider("context types", CONTEXTS, key="pg_contexts",
-                        help="contextual PBM: each (query, position) gets a context type that scales observation")
-        b.select_slider("steps", STEPS, key="pg_steps", help="batches of 256 sessions per method")
-        st.multiselect("methods (+ Naive, Oracle)", list(NAMES), key="pg_methods",
-                       help="trained one after another on the same log with the same seed; Naive (raw clicks) and "
-                            "Oracle (true labels) are always trained first as the floor and the ceiling")
-        a, b = st.columns(2)
-        a.selectbox("data", datasets, key="pg_dataset",
-                    help="synthetic: 300 generated queries (fast); named data sets come from the data roots")
-        b.select_slider("sessions", SESSIONS, key="pg_sessions", format_func=lambda n: f"{n // 1000}k",
-                        help="simulated search sessions in the click log")
-        a, b, c = st.columns([1.25, 0.95, 0.8])
-        a.select_slider("learning rate", LRS, key="pg_lr", help="Adam step size")
-        b.number_input("seed", 0, 10_000, key="pg_seed", help="the first seed (log and initialisation)")
-        c.select_slider("seeds", SEEDS, key="pg_seeds",
-                        help="train seeds seed, seed + 1, …: the table then shows each method's mean and its 90 % "
-                             "interval over seeds (presets run 5, the seeds their claims are checked over)")
-        st.toggle("presentation mode", key="pg_present", help="hide the sidebar and enlarge the fonts (projector)")
-
     present = st.session_state["pg_present"]
-    if present:
+    if present:                  # projector: the charts take the screen, the knobs open from one button
         st.markdown(PRESENT_CSS, unsafe_allow_html=True)
-    tile = (lambda fig: compact(fig, height=260, title_size=17, font_size=13)) if present else compact
+        top, story_box = st.columns([1, 3.2], vertical_alignment="center")
+        with top:
+            a, b = st.columns([0.9, 1.3], vertical_alignment="center")
+            with a.popover("knobs", use_container_width=True):
+                st.selectbox("story", presets, key="pg_preset", on_change=_apply_preset,
+                             help="presets that tell one story each; any knob can be moved afterwards")
+                _model_knobs()
+                _run_knobs(datasets)
+            b.toggle("presentation", key="pg_present", help="leave presentation mode (sidebar and knobs back)")
+        charts = st.container()
+        verdict_box = None                                  # the verdict goes in the results tile
+    else:
+        knobs, charts = st.columns([1.05, 2.7], gap="medium")
+        with knobs:
+            st.markdown("#### ULTR Playground")
+            st.selectbox("story", presets, key="pg_preset", on_change=_apply_preset, label_visibility="collapsed",
+                         help="presets that tell one story each; any knob can be moved afterwards")
+            _model_knobs()
+            st.toggle("presentation mode", key="pg_present",
+                      help="projector: hide the sidebar, the charts take the screen, the knobs open from a button")
+            verdict_box = st.container()                    # the log's IG verdict, under the knobs that made it
+        n_seeds = st.session_state["pg_seeds"]
+        with st.sidebar.expander(f"run settings · {n_seeds} seed{'s' if n_seeds > 1 else ''}"):
+            _run_knobs(datasets)
+        story_box = charts
+
+    tile = (lambda fig: compact(fig, height=PRESENT_TILE, title_size=17, font_size=13)) if present else compact
     topk = st.session_state["pg_topk"]
     settings = PlaygroundSettings(
         dataset=_dataset_spec(st.session_state["pg_dataset"]), eta=float(st.session_state["pg_eta"]),
@@ -162,13 +196,12 @@ def main():
     spec = settings.log_spec()
     with charts:
         url_notices()
-        changed = True
-        if preset is not None:
-            changed = any(getattr(settings, k) != v for k, v in preset.changes.items())
-            checked = "; ".join(c.text for c in preset.claims)
-            st.caption(f"**{preset.name}**{' (knobs moved since)' if changed else ''} — {preset.story} "
-                       f"*{preset.cite}*. Claim, checked over seeds 0–4 with 90 % paired intervals: {checked} "
-                       "(docs/playground_presets.md).")
+    changed = True
+    if preset is not None:
+        changed = any(getattr(settings, k) != v for k, v in preset.changes.items())
+        story_box.caption(f"**{preset.name}**{' (knobs moved since)' if changed else ''} — {preset.story} "
+                          f"*{preset.cite}*.")
+    with charts:
         with st.spinner("Simulating clicks …"):
             ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
         if st.session_state.get("pg_running_settings") != settings:      # a knob moved: restart
@@ -220,27 +253,31 @@ def main():
                                                           f"({job.elapsed:.0f} s)")
             if len(runs):
                 n = runs["seed"].nunique()
-                st.dataframe(seed_table(runs), hide_index=True)
+                st.dataframe(seed_table(runs), hide_index=True, row_height=28)
                 if n == 1:
-                    st.caption(f"Test-set nDCG, one seed ({runs['seed'].iloc[0]}): differences under ≈ 0.02 are seed "
-                               "noise — raise *seeds* (or use Compare) for intervals.")
+                    st.caption(f"Test nDCG, one seed ({runs['seed'].iloc[0]}): gaps under ≈ 0.02 are seed noise "
+                               "(raise *seeds* for intervals).")
                 else:
-                    st.caption(f"Test-set nDCG, mean [90 % t-interval] over {n} of {settings.seeds} seeds.")
-                if preset is not None and not changed and n > 1:
-                    verdicts = check_claims(runs, preset.claims)
-                    st.caption(" · ".join(f"{r.claim}: **{r.verdict}** ({r.mean_diff:+.3f} "
-                                          f"[{r.lo:+.3f}, {r.hi:+.3f}], {r.n} seeds)" for r in verdicts.itertuples()))
+                    text = f"Test nDCG@3, mean and 90 % t-interval over {n} of {settings.seeds} seeds."
+                    if preset is not None and not changed and n == settings.seeds:     # read once all are in
+                        text += " Claim " + " · ".join(
+                            f"{r.claim.replace(' on nDCG@3', '')}: **{r.verdict}** ({r.mean_diff:+.3f} "
+                            f"[{r.lo:+.3f}, {r.hi:+.3f}])" for r in check_claims(runs, preset.claims).itertuples())
+                    st.caption(text)
+            if preset is not None and (changed or len(runs) == 0 or runs["seed"].nunique() < settings.seeds):
+                st.caption("Claim: " + "; ".join(c.text for c in preset.claims)
+                           + f" — read over {PRESET_SEEDS} seeds (docs/playground_presets.md)")
 
         with top_r:
             live("pg_job", show_curves)
         with bot_l:
             live("pg_job", show_observation)
+        with verdict_box or bot_r:
+            head = f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}**"
+            (st.success if ig["identifiable"] else st.warning)(       # one line on a projector
+                f"{head} — {'identifiable' if ig['identifiable'] else 'not identifiable'}" if present else
+                f"{head} over {ig['factors']} — " + (f"not identifiable. {ig['hint']}" if ig["hint"] else f"{ig['short']}."))
         with bot_r:
-            (st.success if ig["identifiable"] else st.warning)(
-                f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}** over "
-                f"{ig['factors']} — {ig['short']}.")
-            if ig["hint"]:
-                st.caption(ig["hint"])
             live("pg_job", show_status)
 
 

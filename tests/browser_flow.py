@@ -220,6 +220,36 @@ def run_playground(url: str, shot: Path | None = None) -> dict:
     return seen
 
 
+#: the lowest and rightmost edge of the main area's elements, and the elements that scroll
+_FIT_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const els = [...main.querySelectorAll('[data-testid="stElementContainer"]')]
+      .filter(e => e.getBoundingClientRect().height > 0);
+  const scrolls = [...document.querySelectorAll('*')].filter(e => e.scrollHeight > e.clientHeight + 2
+      && ['auto', 'scroll'].includes(getComputedStyle(e).overflowY)).map(e => e.dataset.testid || e.tagName);
+  return {bottom: Math.max(...els.map(e => e.getBoundingClientRect().bottom)),
+          right: Math.max(...els.map(e => e.getBoundingClientRect().right)), scrolls: scrolls,
+          charts: document.querySelectorAll('.js-plotly-plot').length};
+}"""
+
+
+def playground_fit(url: str, width: int, height: int, query: str = "", shot: Path | None = None) -> dict:
+    """The Playground at ``width``×``height`` with URL ``query`` (a preset, presentation mode) once
+    its run has finished: the lowest and rightmost edge of its elements, which elements scroll,
+    the number of charts and of exceptions."""
+    with browser_page(width, height) as page:
+        page.goto(url + "/" + query)
+        page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=300_000)      # hang guards
+        page.wait_for_function("() => !document.body.innerText.includes('training — step')", timeout=300_000)
+        page.locator(".js-plotly-plot").nth(2).wait_for(timeout=60_000)
+        page.wait_for_timeout(1_000)
+        seen = page.evaluate(_FIT_JS)
+        seen["exceptions"] = page.locator('[data-testid="stException"]').count()
+        if shot:
+            page.screenshot(path=str(shot))
+    return seen
+
+
 def server_cpu(pid: int, interval: float = 1.0) -> float:
     """CPU of the server's process tree (its pooled workers included) over ``interval`` seconds;
     100 = one core busy."""

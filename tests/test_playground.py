@@ -114,9 +114,9 @@ def test_preset_sets_its_knobs_and_tells_its_story():
     # the tile is read with its uncertainty: mean [90 % interval] over the preset's five seeds, and the claim's verdict
     table = at.dataframe[0].value
     assert list(table["method"]) == ["Naive", "Oracle", "DLA"]
-    assert all(t.count("[") == 1 for t in table["nDCG@3"])
+    assert all(t.count("[") == 1 for t in table["90 % interval"])
     assert any("over 5 of 5 seeds" in c.value for c in at.caption)
-    verdict = next(c.value for c in at.caption if "Oracle − DLA > 0.01" in c.value and "seeds)" in c.value)
+    verdict = next(c.value for c in at.caption if "Oracle − DLA > 0.01" in c.value and "over 5 of 5" in c.value)
     assert "**reproduced**" in verdict          # docs/playground_presets.md: +0.030 [+0.017, +0.043] over seeds 0–4
 
 
@@ -133,8 +133,8 @@ def test_several_seeds_give_an_interval_per_method():
     assert len(dla) == 3 and len(set(dla)) == 3                      # three seeds, three different runs
     from ultr_core.evaluation.stats import mean_ci
     m, lo, hi = mean_ci(dla)
-    row = at.dataframe[0].value.set_index("method").loc["DLA", "nDCG@3"]
-    assert row == f"{m:.3f} [{max(lo, 0):.3f}, {min(hi, 1):.3f}]"
+    row = at.dataframe[0].value.set_index("method").loc["DLA"]
+    assert (row["nDCG@3"], row["90 % interval"]) == (f"{m:.3f}", f"[{max(lo, 0):.3f}, {min(hi, 1):.3f}]")
     assert any("over 3 of 3 seeds" in c.value for c in at.caption)
     assert not any("**reproduced**" in c.value for c in at.caption)   # no preset: no claim to check
 
@@ -170,5 +170,7 @@ def test_presentation_mode_hides_the_sidebar():
     at.query_params["present"] = "1"
     at.run()
     css = " ".join(m.value for m in at.markdown)
-    assert 'section[data-testid="stSidebar"]' in css and "font-size: 19px" in css
+    assert 'section[data-testid="stSidebar"]' in css and "font-size: 18px" in css
+    assert at.toggle(key="pg_present").value and at.slider(key="pg_eta").value == 1.0     # the knobs, in a popover
+    assert not at.sidebar.select_slider                                                    # nothing in the sidebar
     at.session_state["pg_job"].stop()

@@ -72,7 +72,7 @@ def compact(fig: go.Figure, height: int = 230, title_size: int = 14, font_size: 
     """``fig`` for a dashboard tile: fixed ``height`` in pixels, small margins and title, the
     legend in one row under the plot (the playground shows four of these on one screen)."""
     fig.update_layout(height=height, margin=dict(l=45, r=10, t=30, b=10), title_font_size=title_size,
-                      legend=dict(orientation="h", yanchor="top", y=-0.3, font_size=font_size),
+                      legend=dict(orientation="h", yanchor="top", y=-0.36, font_size=font_size),
                       font_size=font_size)     # legend entries sized by their text: none overlap
     fig.update_xaxes(title_standoff=2)
     return fig
@@ -99,7 +99,7 @@ def ctr_by_position_figure(ctr: pd.DataFrame, observation: np.ndarray | None = N
                         mode="lines+markers", line=dict(color="#111111"))
     if observation is not None:
         fig.add_scatter(x=np.arange(1, len(observation) + 1), y=observation, yaxis="y2",
-                        name="true o_p (right axis)", mode="lines", line=dict(dash="dash", color="#d62728"))
+                        name="o_p (right axis)", mode="lines", line=dict(dash="dash", color="#d62728"))
         fig.update_layout(yaxis2=dict(overlaying="y", side="right", range=[0, 1.05], title="o_p",
                                       tickvals=[0, 0.5, 1], showgrid=False))
     return _layout(fig, "Click-through rate by position", "position", "CTR")
