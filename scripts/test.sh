@@ -20,4 +20,4 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "warning: could not install chromium; the browser test will fail"
 fi
-exec python -m pytest -q -n 2 --dist worksteal -m "slow or not slow" "$@"
+exec python -m pytest -q -n 2 --dist worksteal -m "slow or not slow" --durations=25 "$@"
