@@ -94,6 +94,11 @@ def test_a_sweep_of_one_value_is_drawn_as_bars_from_zero():
     assert "= 3" in fig.layout.title.text
     two = pd.concat([one, one.assign(**{"click.topk": 5})])
     assert {t.type for t in sweep_figure(two, "click.topk", "ndcg@3").data} == {"scatter"}
+    # a count renamed for display (the studies' "cut-off k") keeps its integer ticks; a real-valued sweep does not
+    renamed = two.rename(columns={"click.topk": "cut-off k"})
+    assert list(sweep_figure(renamed, "cut-off k", "ndcg@3").layout.xaxis.tickvals) == [3, 5]
+    real = two.assign(**{"click.topk": two["click.topk"] / 10}).rename(columns={"click.topk": "η"})
+    assert sweep_figure(real, "η", "ndcg@3").layout.xaxis.tickvals is None
 
 
 def test_spearman_within_query_depends_only_on_the_order_inside_queries():

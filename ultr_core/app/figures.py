@@ -178,8 +178,10 @@ def sweep_figure(summary: pd.DataFrame, x: str, metric: str, by: str = "algorith
         fig.add_scatter(x=g[x], y=g[metric], mode="lines+markers", name=str(name), line=dict(color=color),
                         legendgroup=str(name), hovertemplate=f"{name}: %{{y:.4f}}<extra></extra>")
     fig = _layout(fig, title or f"{label(metric)} vs {label(x)} (mean, {level} t-interval band)", label(x), label(metric))
-    if x in INTEGER_AXES:
-        fig.update_xaxes(tickmode="array", tickvals=sorted(summary[x].unique()))
+    vals = summary[x]
+    whole = pd.api.types.is_numeric_dtype(vals) and bool(np.all(np.mod(vals.astype(float), 1) == 0))
+    if x in INTEGER_AXES or (whole and vals.nunique() <= 12):     # counts (k, sessions) also when renamed
+        fig.update_xaxes(tickmode="array", tickvals=sorted(vals.unique()))
     return fig
 
 
