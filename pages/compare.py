@@ -33,7 +33,7 @@ def main():
     with st.sidebar:
         presets = ["custom"] + list(PRESET_SWEEPS)
         preset = st.selectbox("preset", presets, presets.index(qp("preset", "custom", options=presets)),
-                              help="re-create a paper's setting on synthetic data (the CLD presets: 24 candidates "
+                              help="re-create a paper's setting (synthetic data unless the preset names a data set; the CLD presets: 24 candidates "
                                    "per query, binarised relevance and the official CLD code's protocol — "
                                    "docs/conventions.md)")
         p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
