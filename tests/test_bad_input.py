@@ -382,3 +382,10 @@ def test_every_compare_preset_is_valid(name):
         base = base.with_value(k, v)
     grid = {p["sweep"]: p["values"]} if p["sweep"] else {}
     check_cells(expand_grid(base, {**grid, "train.algorithm": p["methods"]}, [0]))   # raises if a cell could not run
+    ds = p["base"].get("dataset", "synthetic")
+    if ds.partition(":")[0] not in ("synthetic", "ig"):            # a data-root name: it must load by that name
+        from ultr_core.data.roots import available_datasets
+        from ultr_core.data.sources import load_dataset
+        if ds not in available_datasets() and not os.environ.get("CI"):
+            pytest.skip(f"{ds} is not in the data roots here")
+        assert load_dataset(ds).test.n_queries > 0

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from ultr_core.errors import DataFormatError
+from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.data.loaders import load_lightgbm_split, load_mq2008_fold, load_svmlight, load_ultra, load_yahoo_sample, save_ultra
 from ultr_core.data.synthetic import make_synthetic_ltr
 
@@ -144,3 +144,15 @@ def test_svmlight_upload_in_memory(data_dir):
         load_svmlight_upload("up.txt", b"1 qid:1 junk\n")
     with pytest.raises(DataFormatError, match="need at least 3"):
         load_svmlight_upload("up.txt", b"1 qid:1 1:0.5\n0 qid:2 1:0.1\n")
+
+
+def test_a_data_root_name_loads_the_same_dataset_as_its_path(data_dir):
+    """``yahoo_sample`` / ``mq2008`` (what presets and links carry) resolve through the data roots."""
+    from ultr_core.data.sources import load_dataset
+    by_name, by_path = load_dataset("yahoo_sample"), load_dataset(f"yahoo:{data_dir / 'yahoo_sample'}")
+    assert by_name.train.n_queries == by_path.train.n_queries > 100
+    np.testing.assert_array_equal(by_name.test.features, by_path.test.features)
+    mq = load_dataset("mq2008")
+    np.testing.assert_array_equal(mq.valid.labels, load_mq2008_fold(data_dir / "mq2008", 1).valid.labels)
+    with pytest.raises(ConfigError, match="yahoo_sample"):       # an unknown name lists the names on offer
+        load_dataset("yahoo_sampel")

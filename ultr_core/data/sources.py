@@ -1,5 +1,6 @@
 """Datasets named by a spec string — ``synthetic[:n_queries[:list_size]]``, ``ig:K``,
-``mq2008:<folder>[:fold]``, ``yahoo:<folder>``, ``ultra:<folder>``, ``letor:<file>`` — loaded with
+``mq2008:<folder>[:fold]``, ``yahoo:<folder>``, ``ultra:<folder>``, ``letor:<file>``, or the bare name
+of a dataset in the data roots (``yahoo_sample``, ``mq2008`` — fold 1; :mod:`ultr_core.data.roots`) — loaded with
 errors that name what is wrong and never a server path (:func:`load_dataset`).
 """
 from __future__ import annotations
@@ -23,6 +24,9 @@ def load_dataset(spec: str, seed: int = 0) -> LTRDataset:
 
 def _load(spec: str, seed: int = 0) -> LTRDataset:
     from ultr_core.data import loaders, synthetic
+    from ultr_core.data.roots import available_datasets, dataset_spec
+    if ":" not in str(spec) and str(spec).strip() in available_datasets():
+        return _load(dataset_spec(str(spec).strip()), seed)      # a data-root name (``yahoo_sample``, ``mq2008``)
     kind, _, rest = str(spec).partition(":")
     kind = kind.strip().lower()
     if kind == "synthetic":
@@ -65,4 +69,5 @@ def _load(spec: str, seed: int = 0) -> LTRDataset:
             raise ConfigError("dataset", "ultra needs a folder: ultra:PATH")
         return loaders.load_ultra(rest)
     raise ConfigError("dataset", f"unknown dataset {str(spec)[:40]!r}; use synthetic, ig:K, mq2008:PATH, "
-                                 "yahoo:PATH or ultra:PATH")
+                                 "yahoo:PATH, ultra:PATH or a data-root name ("
+                                 + (", ".join(sorted(available_datasets())) or "none found") + ")")
