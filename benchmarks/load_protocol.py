@@ -1,0 +1,184 @@
+"""The classroom without the browsers' CPU: visitors that speak Streamlit's websocket protocol
+(what the page's JavaScript sends — a rerun with the page's URL, then the fragment reruns the
+server asks for with ``auto_rerun``) but render nothing.  It measures what the *server* delivers:
+when each visitor's session receives its first status (queue place or progress), its first chart
+element and its result table.  ``benchmarks/load_playground.py`` measures the same scenarios in
+real browsers; on this 2-core rig those browsers take most of the CPU (30 chromium pages parsing
+Streamlit's and plotly's JavaScript), so the two together say what the server costs and what the
+rig costs.  In a classroom every student's browser runs on the student's machine.
+
+Scenarios (a freshly started ``scripts/serve.py`` each, as in load_playground.py):
+
+* **crowd** — ``--crowd`` visitors (30) open the default Playground URL at the same moment;
+* **mixed** — ``--mixed`` visitors (8) open it with 8 different seeds at once.
+
+    python benchmarks/load_protocol.py [--crowd 30] [--mixed 8] [--only crowd,mixed]
+
+Not a browser: it sends no widget states (every widget at its default, which is what these
+scenarios use), and it measures delivery, not drawing.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+from browser_flow import serve_app, wait_idle  # noqa: E402
+from load_playground import cpu_seconds, rss_mb, sequential_seconds  # noqa: E402
+
+DEBUG = bool(__import__("os").environ.get("LOAD_DEBUG"))
+STATUS = ("Queued — position", "training — step")
+
+
+def _texts(el) -> str:
+    """The visible text of a status element (markdown / alert / progress)."""
+    kind = el.WhichOneof("type")
+    if kind == "markdown":
+        return el.markdown.body
+    if kind == "alert":
+        return el.alert.body
+    if kind == "progress":
+        return el.progress.text
+    return ""
+
+
+async def visit(port: int, query: str, out: dict, timeout: float = 600.0) -> None:
+    """One visitor: open the websocket, ask for the page, answer the server's auto-reruns, note
+    when the first status, chart and table arrive; leave when the table is in."""
+    from tornado.websocket import websocket_connect
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    t0 = time.time()
+    try:
+        ws = await websocket_connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
+                                     max_message_size=200 * 2 ** 20)
+        first = BackMsg()
+        first.rerun_script.query_string = query
+        first.rerun_script.page_script_hash = ""
+        first.rerun_script.context_info.url = f"http://127.0.0.1:{port}/?{query}"
+        await ws.write_message(first.SerializeToString(), binary=True)
+        timers: dict[str, asyncio.Task] = {}
+        page_hash = ""
+
+        async def poll(fragment_id: str, interval: float):
+            while True:
+                await asyncio.sleep(interval)
+                m = BackMsg()
+                m.rerun_script.query_string = query
+                m.rerun_script.page_script_hash = page_hash
+                m.rerun_script.fragment_id = fragment_id
+                m.rerun_script.is_auto_rerun = True
+                await ws.write_message(m.SerializeToString(), binary=True)
+
+        while time.time() - t0 < timeout and "table_s" not in out:
+            raw = await asyncio.wait_for(ws.read_message(), timeout=timeout)
+            if raw is None:
+                out["error"] = "the server closed the connection"
+                break
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            kind = msg.WhichOneof("type")
+            if DEBUG:
+                sub = msg.delta.WhichOneof("type") if kind == "delta" else ""
+                sub += ":" + msg.delta.new_element.WhichOneof("type") if sub == "new_element" else ""
+                print(f"{time.time() - t0:6.2f} {kind} {sub} {_texts(msg.delta.new_element)[:60] if sub.startswith('new_element') else ''}")
+            if kind == "new_session":
+                page_hash = msg.new_session.page_script_hash
+            elif kind == "page_info_changed" or kind == "page_not_found":
+                pass
+            elif kind == "auto_rerun":
+                fid, iv = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
+                if fid in timers:
+                    timers[fid].cancel()
+                timers[fid] = asyncio.ensure_future(poll(fid, iv))
+            elif kind == "stop_auto_rerun" if hasattr(msg, "stop_auto_rerun") else False:
+                for fid in msg.stop_auto_rerun.fragment_ids:
+                    if fid in timers:
+                        timers.pop(fid).cancel()
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                el = msg.delta.new_element
+                t = time.time() - t0
+                if "status_s" not in out and any(s in _texts(el) for s in STATUS):
+                    out["status_s"] = t
+                if el.WhichOneof("type") == "plotly_chart" and "chart_s" not in out:
+                    out["chart_s"] = t
+                    out.setdefault("status_s", t)
+                if "point_s" not in out and re.search(r"training — step [1-9]", _texts(el)):
+                    out["point_s"] = t                                  # the first training point is in
+                if el.WhichOneof("type") in ("dataframe", "arrow_data_frame") and "table_s" not in out:
+                    out["table_s"] = t
+                    out.setdefault("status_s", t)
+                    out.setdefault("point_s", t)
+                if el.WhichOneof("type") == "exception":
+                    out["error"] = "an exception is shown"
+            elif kind == "ref_hash" and "chart_s" not in out:
+                out.setdefault("cached_s", time.time() - t0)        # a message the session already has
+        for task in timers.values():
+            task.cancel()
+        ws.close()
+    except Exception as e:          # noqa: BLE001 — report, do not stop the other visitors
+        out["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+
+
+async def crowd(port: int, queries: list[str]) -> list[dict]:
+    outs = [{} for _ in queries]
+    await asyncio.gather(*(visit(port, q, o) for q, o in zip(queries, outs)))
+    return outs
+
+
+def run(pid: int, port: int, queries: list[str]) -> list[dict]:
+    before, t0 = cpu_seconds(pid), time.time()
+    outs = asyncio.run(crowd(port, queries))
+    wall = time.time() - t0
+    print(f"  CPU over {wall:.0f} s: server and workers {cpu_seconds(pid) - before:.0f} s of the {2 * wall:.0f} s "
+          "two cores offer")
+    return outs
+
+
+def summary(name: str, outs: list[dict]) -> None:
+    errors = [o["error"] for o in outs if "error" in o]
+    print(f"{name}: {len(outs) - len(errors)} of {len(outs)} visitors got their table; errors: {errors[:3] or 'none'}")
+    for key in ("status_s", "chart_s", "point_s", "table_s"):
+        vals = [o[key] for o in outs if key in o]
+        if vals:
+            print(f"  {key:9s} median {statistics.median(vals):6.1f} s   max {max(vals):6.1f} s   (n = {len(vals)})")
+
+
+def main():
+    import tempfile
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--crowd", type=int, default=30)
+    ap.add_argument("--mixed", type=int, default=8)
+    ap.add_argument("--only", default="crowd,mixed")
+    a = ap.parse_args()
+    only = set(a.only.split(","))
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as cache, serve_app(cache_dir=cache) as url:   # nothing cached from before
+        port = int(url.rsplit(":", 1)[1])
+        print(f"server healthy after {time.time() - t0:.1f} s; RSS {rss_mb(url.pid):.0f} MB")
+        if "crowd" in only:
+            summary(f"crowd ({a.crowd} visitors open the default URL at once, a fresh server)",
+                    run(url.pid, port, [""] * a.crowd))
+            print(f"  idle again {wait_idle(url.pid, 60):.1f} s after they left; RSS {rss_mb(url.pid):.0f} MB")
+        if "mixed" in only:
+            seeds = list(range(1, a.mixed + 1))
+            outs = run(url.pid, port, [f"seed={s}" for s in seeds])
+            wall = max(o.get("table_s", float("inf")) for o in outs)
+            summary(f"mixed ({a.mixed} visitors, {a.mixed} different seeds)", outs)
+            print(f"  all tables after {wall:.1f} s; idle again {wait_idle(url.pid, 60):.1f} s after they left; "
+                  f"RSS {rss_mb(url.pid):.0f} MB")
+            seq = sequential_seconds([s + 100 for s in seeds])      # fresh seeds: nothing cached
+            print(f"  the same work one after another: {seq:.1f} s → ratio {wall / seq:.2f} (target ≤ 1.5)")
+
+
+if __name__ == "__main__":
+    main()
