@@ -1,6 +1,7 @@
 """The classroom without the browsers' CPU: visitors that speak Streamlit's websocket protocol
 (what the page's JavaScript sends — a rerun with the page's URL, then the fragment reruns the
-server asks for with ``auto_rerun``) but render nothing.  It measures what the *server* delivers:
+server asks for with ``auto_rerun``, dropped on ``stop_auto_rerun`` and on every full run, as the
+frontend's ``handleAutoRerun`` / ``cleanupAutoReruns`` do in Streamlit 1.67) but render nothing.  It measures what the *server* delivers:
 when each visitor's session receives its first status (queue place or progress), its first chart
 element and its result table.  ``benchmarks/load_playground.py`` measures the same scenarios in
 real browsers; on this 2-core rig those browsers take most of the CPU (30 chromium pages parsing
@@ -66,7 +67,8 @@ async def visit(port: int, query: str, out: dict, timeout: float = 600.0) -> Non
         first.rerun_script.page_script_hash = ""
         first.rerun_script.context_info.url = f"http://127.0.0.1:{port}/?{query}"
         await ws.write_message(first.SerializeToString(), binary=True)
-        timers: dict[str, asyncio.Task] = {}
+        timers: dict[str, asyncio.Task] = {}           # fragment id → its re-run loop (as the page's setInterval)
+        intervals: dict[str, float] = {}
         page_hash = ""
 
         async def poll(fragment_id: str, interval: float):
@@ -93,17 +95,24 @@ async def visit(port: int, query: str, out: dict, timeout: float = 600.0) -> Non
                 print(f"{time.time() - t0:6.2f} {kind} {sub} {_texts(msg.delta.new_element)[:60] if sub.startswith('new_element') else ''}")
             if kind == "new_session":
                 page_hash = msg.new_session.page_script_hash
+                if not msg.metadata.run.fragment_ids:      # a full run: the page's JavaScript drops every timer
+                    for task in timers.values():
+                        task.cancel()
+                    timers.clear()
+                    intervals.clear()
             elif kind == "page_info_changed" or kind == "page_not_found":
                 pass
             elif kind == "auto_rerun":
                 fid, iv = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
-                if fid in timers:
-                    timers[fid].cancel()
-                timers[fid] = asyncio.ensure_future(poll(fid, iv))
-            elif kind == "stop_auto_rerun" if hasattr(msg, "stop_auto_rerun") else False:
+                if intervals.get(fid) != iv:                # the same interval again keeps the running timer
+                    if fid in timers:
+                        timers[fid].cancel()
+                    timers[fid], intervals[fid] = asyncio.ensure_future(poll(fid, iv)), iv
+            elif kind == "stop_auto_rerun":
                 for fid in msg.stop_auto_rerun.fragment_ids:
                     if fid in timers:
                         timers.pop(fid).cancel()
+                        intervals.pop(fid, None)
             elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
                 el = msg.delta.new_element
                 t = time.time() - t0
