@@ -148,9 +148,9 @@ def main():
     present = st.session_state["pg_present"]
     if present:                  # projector: the charts take the screen, the knobs open from one button
         st.markdown(PRESENT_CSS, unsafe_allow_html=True)
-        top, story_box = st.columns([1, 3.2], vertical_alignment="center")
+        top, story_box = st.columns([1.25, 3.0], vertical_alignment="center")
         with top:
-            a, b = st.columns([0.9, 1.3], vertical_alignment="center")
+            a, b = st.columns([0.8, 1.45], vertical_alignment="center")
             with a.popover("knobs", use_container_width=True):
                 st.selectbox("story", presets, key="pg_preset", on_change=_apply_preset,
                              help="presets that tell one story each; any knob can be moved afterwards")
