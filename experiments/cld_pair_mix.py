@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments"))
 
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from _common import frame_md  # noqa: E402
