@@ -226,7 +226,8 @@ def main():
             job = first_seed(job)
             recs = job.records if job is not None else []
             fig = job_figure(job, f"pg-curves-{present}", lambda: tile(training_curves_figure(
-                recs, "valid_ndcg@3", "validation nDCG@3 (live)", references=refs)), len(recs))
+                recs, "valid_ndcg@3", "validation nDCG@3 (live)", references=refs)).update_yaxes(title_text="nDCG@3"),
+                len(recs))                                 # the title names the split: a short axis title
             st.plotly_chart(fig, key="pg_curves")
 
         def show_observation(job):

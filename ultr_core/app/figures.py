@@ -131,7 +131,7 @@ def observation_curve_figure(curves: dict[str, np.ndarray], normalise: bool = Tr
     n = max((len(c) for c in curves.values()), default=0)
     if n <= 12:                                   # positions are whole numbers: no 1.5 ticks
         fig.update_xaxes(dtick=1)
-    return _layout(fig, "Observation curve" + (" (normalised at position 1)" if normalise else ""),
+    return _layout(fig, "Observation curve" + (" (÷ position 1)" if normalise else ""),
                    "position", "ô_p / ô_1" if normalise else "ô_p")
 
 
