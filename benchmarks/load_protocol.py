@@ -121,6 +121,9 @@ async def visit(port: int, query: str, out: dict, timeout: float = 600.0) -> Non
                 if el.WhichOneof("type") == "plotly_chart" and "chart_s" not in out:
                     out["chart_s"] = t
                     out.setdefault("status_s", t)
+                shared = re.search(r"shared by (\d+) visitors", _texts(el))
+                if shared:                                              # the page says how many share the run
+                    out["shared_max"] = max(out.get("shared_max", 0), int(shared.group(1)))
                 if "point_s" not in out and re.search(r"training — step [1-9]", _texts(el)):
                     out["point_s"] = t                                  # the first training point is in
                 if el.WhichOneof("type") in ("dataframe", "arrow_data_frame") and "table_s" not in out:

@@ -68,7 +68,23 @@ def guarded(body) -> None:
                  "setting or reload. The details are in the server log under this id.")
 
 
-@functools.cache
+def _once(make):
+    """``make()`` called once per process even when many session threads ask at the same moment
+    (``functools.cache`` alone lets two first callers each build one: two job pools, each with its
+    own workers — found by ten visitors opening a fresh server at once, tests/test_shared_server.py)."""
+    lock, made = threading.Lock(), []
+
+    @functools.wraps(make)
+    def get():
+        if not made:
+            with lock:
+                if not made:
+                    made.append(make())
+        return made[0]
+    return get
+
+
+@_once
 def shared_cache() -> ByteLRU:
     """One LRU cache for the process, bounded by :data:`CACHE_BYTES`, keyed by content."""
     return ByteLRU(CACHE_BYTES)
@@ -90,7 +106,7 @@ def _session_alive(session) -> bool | None:
     return False if session in _seen_sessions else None
 
 
-@functools.cache
+@_once
 def job_pool() -> JobPool:
     """The server's one job pool (:mod:`ultr_core.app.jobpool`): :data:`WORKERS` worker processes,
     warmed with the default playground log; jobs of closed tabs stop within seconds."""
@@ -148,8 +164,9 @@ def warm_server() -> None:
     from ultr_core.app.figures import ctr_by_position_figure
     from ultr_core.app.playground import PlaygroundSettings, log_view
     settings = PlaygroundSettings()
+    pool = job_pool()                                      # the workers start importing torch now
     if os.environ.get("ULTR_WARM_RUN", "1") != "0":       # 0: start the pool and build the log, train nothing
-        job_pool().submit_many(settings.jobs())
+        pool.submit_many(settings.jobs())
     spec = settings.log_spec()
     ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
     view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))

@@ -250,8 +250,10 @@ def main():
             if job.running:
                 total = settings.steps * n_methods * settings.seeds
                 done = steps_done(job.records)
+                others = getattr(job, "watchers", 0)          # visitors sharing this very run (identical settings)
                 st.progress(min(done / total, 1.0), text=f"training — step {done:,} of {total:,} "
-                                                          f"({job.elapsed:.0f} s)")
+                                                          f"({job.elapsed:.0f} s)"
+                                                          + (f" · shared by {others} visitors" if others > 1 else ""))
             if len(runs):
                 n = runs["seed"].nunique()
                 st.dataframe(seed_table(runs), hide_index=True, row_height=28)

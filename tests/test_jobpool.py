@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from ultr_core.app.jobhandles import JobGroup
 from ultr_core.app.jobpool import JobLimitError, JobPool
 
 
@@ -87,7 +88,10 @@ def test_a_session_with_many_jobs_does_not_hold_back_a_later_one():
 def test_identical_keys_are_run_once_and_shared(pool):
     a = pool.submit(("same", 1), sleeper, 0.3, tag="shared", session="s1")
     b = pool.submit(("same", 1), sleeper, 0.3, tag="shared", session="s2")
-    assert a is b and set(a.subscribers) == {"s1", "s2"}
+    assert a is b and set(a.subscribers) == {"s1", "s2"} and a.watchers == 2
+    e = pool.submit(("same", 1), sleeper, 0.3, tag="shared", session=None)        # the warm start: not a visitor
+    g = JobGroup([a, pool.submit(("g", 1), sleeper, 0.3, tag="g", session="s2")])
+    assert e is a and a.watchers == 2 and g.watchers == 2                         # s2 counted once in the group
     assert a.join(30) and a.result == "shared" and len(a.records) == 1
     c = pool.submit(("same", 1), sleeper, 0.3, tag="shared", session="s3")      # finished results are kept
     assert c is a and c.status == "done"
@@ -174,3 +178,31 @@ def test_shutdown_never_spawns_replacement_workers():
     time.sleep(1.0)                   # the reaper has the lock now
     assert p._pool[0] is original and not original.proc.is_alive()     # no replacement was spawned
     p.shutdown()
+
+
+def test_server_singletons_are_built_once_when_sessions_ask_at_the_same_moment():
+    """pages/_common.py's ``_once``: eight session threads asking for the job pool at one moment get
+    one pool (``functools.cache`` alone built one per racing thread: two pools, twice the workers)."""
+    import sys
+    import threading
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from pages._common import _once
+    built = []
+
+    def make():
+        time.sleep(0.2)                       # a pool start takes a while: the window of the race
+        built.append(object())
+        return built[-1]
+    get = _once(make)
+    got, start = [], threading.Barrier(8)
+
+    def ask():
+        start.wait()
+        got.append(get())
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(built) == 1 and all(g is built[0] for g in got)

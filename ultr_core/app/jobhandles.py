@@ -86,6 +86,11 @@ class PoolJob:
         """Seconds it spent (or has spent so far) in the queue."""
         return (self.started_at or self.finished_at or time.time()) - self.submitted_at
 
+    @property
+    def watchers(self) -> int:
+        """How many sessions share this job (known sessions: the warm start's own run is not one)."""
+        return sum(1 for s in list(self.subscribers) if s is not None)
+
     def stop(self) -> None:
         """Stop it for every subscriber (a page's Stop button uses :meth:`JobPool.release`)."""
         self._pool._cancel(self)
@@ -155,6 +160,11 @@ class JobGroup:
     @property
     def waited(self) -> float:
         return max(j.waited for j in self.jobs) if self.queued else min(j.waited for j in self.jobs)
+
+    @property
+    def watchers(self) -> int:
+        """Sessions sharing any of its jobs (each counted once)."""
+        return len({s for j in self.jobs for s in list(j.subscribers) if s is not None})
 
     @property
     def elapsed(self) -> float:

@@ -1,0 +1,26 @@
+"""The app as a shared server, end to end without a browser: visitors that speak Streamlit's
+websocket protocol (``benchmarks/load_protocol.py``: the page request, then the fragment re-runs
+the server asks for) open the default Playground at once on a fresh server."""
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+@pytest.mark.slow
+def test_visitors_of_the_default_url_share_one_run_and_all_get_the_table(tmp_path):
+    """Ten visitors at once: every one gets the result table without an exception, and the page tells
+    them the run is shared by all ten — one training, not ten (without sharing the progress line says
+    nothing and each visitor's run queues behind the others')."""
+    from browser_flow import serve_app
+    from load_protocol import crowd
+    n = 10
+    with serve_app(cache_dir=tmp_path / "cache", warm_run=False) as url:      # the first visitor starts the run
+        outs = asyncio.run(crowd(int(url.rsplit(":", 1)[1]), [""] * n))
+    assert [o.get("error") for o in outs] == [None] * n, outs
+    assert all("table_s" in o for o in outs), outs
+    assert max(o.get("shared_max", 0) for o in outs) == n, outs
