@@ -51,14 +51,21 @@ def _texts(el) -> str:
     return ""
 
 
-async def visit(port: int, query: str, out: dict, timeout: float = 600.0) -> None:
+async def visit(port: int, query: str, out: dict, timeout: float = 600.0, nudge_after: float | None = None) -> None:
     """One visitor: open the websocket, ask for the page, answer the server's auto-reruns, note
-    when the first status, chart and table arrive; leave when the table is in."""
+    when the first status, chart and table arrive; leave when the table is in.
+
+    ``nudge_after``: after that many silent seconds send one plain rerun, as a visitor who sees a page
+    stop changing presses R (counted in ``out["nudged"]``).  Without it a silent page is waited out
+    to ``timeout`` and reported with its last messages (``out["trace"]``): under CPU load a full
+    run that starts just as the client's fragment timers fire is sometimes cut off after its widgets
+    and never finishes (docs/benchmarks.md)."""
     from tornado.websocket import websocket_connect
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     t0 = time.time()
+    trace: list[str] = []                            # the last lifecycle messages, reported on a timeout
     try:
         ws = await websocket_connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
                                      max_message_size=200 * 2 ** 20)
@@ -82,13 +89,29 @@ async def visit(port: int, query: str, out: dict, timeout: float = 600.0) -> Non
                 await ws.write_message(m.SerializeToString(), binary=True)
 
         while time.time() - t0 < timeout and "table_s" not in out:
-            raw = await asyncio.wait_for(ws.read_message(), timeout=timeout)
+            try:
+                raw = await asyncio.wait_for(ws.read_message(), timeout=nudge_after or timeout)
+            except asyncio.TimeoutError:
+                if nudge_after is None:
+                    raise
+                out["nudged"] = out.get("nudged", 0) + 1
+                trace.append(f"{time.time() - t0:.1f} nudge (plain rerun)")
+                m = BackMsg()
+                m.rerun_script.query_string = query
+                m.rerun_script.page_script_hash = page_hash
+                await ws.write_message(m.SerializeToString(), binary=True)
+                continue
             if raw is None:
                 out["error"] = "the server closed the connection"
                 break
             msg = ForwardMsg()
             msg.ParseFromString(raw)
             kind = msg.WhichOneof("type")
+            if kind != "delta" or msg.delta.WhichOneof("type") == "new_element":
+                trace.append(f"{time.time() - t0:.1f} {kind}"
+                             + (f":{msg.delta.new_element.WhichOneof('type')}" if kind == "delta" else "")
+                             + (f" frag={len(msg.metadata.run.fragment_ids)}" if kind == "new_session" else "")
+                             + (f" {msg.script_finished}" if kind == "script_finished" else ""))
             if DEBUG:
                 sub = msg.delta.WhichOneof("type") if kind == "delta" else ""
                 sub += ":" + msg.delta.new_element.WhichOneof("type") if sub == "new_element" else ""
@@ -139,11 +162,12 @@ async def visit(port: int, query: str, out: dict, timeout: float = 600.0) -> Non
         ws.close()
     except Exception as e:          # noqa: BLE001 — report, do not stop the other visitors
         out["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        out["trace"] = trace[-40:]
 
 
-async def crowd(port: int, queries: list[str]) -> list[dict]:
+async def crowd(port: int, queries: list[str], timeout: float = 600.0, nudge_after: float | None = None) -> list[dict]:
     outs = [{} for _ in queries]
-    await asyncio.gather(*(visit(port, q, o) for q, o in zip(queries, outs)))
+    await asyncio.gather(*(visit(port, q, o, timeout, nudge_after) for q, o in zip(queries, outs)))
     return outs
 
 
