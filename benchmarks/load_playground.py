@@ -110,10 +110,12 @@ def run_crowd(pid: int, url: str, paths: list[str], **kw) -> list[dict]:
     return outs
 
 
-def summary(name: str, outs: list[dict]) -> None:
+def summary(name: str, outs: list[dict],
+            keys=("status_s", "chart_s", "table_s", "knob_restart_s", "knob_point_s")) -> None:
+    """Visitors that finished, the first errors, and median / max seconds per measured ``keys``."""
     errors = [o["error"] for o in outs if "error" in o]
     print(f"{name}: {len(outs) - len(errors)} of {len(outs)} visitors finished; errors: {errors[:3] or 'none'}")
-    for key in ("status_s", "chart_s", "table_s", "knob_restart_s", "knob_point_s"):
+    for key in keys:
         vals = [o[key] for o in outs if key in o]
         if vals:
             print(f"  {key:15s} median {statistics.median(vals):6.1f} s   max {max(vals):6.1f} s")

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 from browser_flow import serve_app, wait_idle  # noqa: E402
-from load_playground import cpu_seconds, rss_mb, sequential_seconds  # noqa: E402
+from load_playground import cpu_seconds, rss_mb, sequential_seconds, summary as _summary  # noqa: E402
 
 DEBUG = bool(__import__("os").environ.get("LOAD_DEBUG"))
 STATUS = ("Queued — position", "training — step")
@@ -181,12 +180,7 @@ def run(pid: int, port: int, queries: list[str]) -> list[dict]:
 
 
 def summary(name: str, outs: list[dict]) -> None:
-    errors = [o["error"] for o in outs if "error" in o]
-    print(f"{name}: {len(outs) - len(errors)} of {len(outs)} visitors got their table; errors: {errors[:3] or 'none'}")
-    for key in ("status_s", "chart_s", "point_s", "table_s"):
-        vals = [o[key] for o in outs if key in o]
-        if vals:
-            print(f"  {key:9s} median {statistics.median(vals):6.1f} s   max {max(vals):6.1f} s   (n = {len(vals)})")
+    _summary(name, outs, keys=("status_s", "chart_s", "point_s", "table_s"))
 
 
 def main():
