@@ -20,6 +20,9 @@ from ultr_core.app.jobpool import JobLimitError, JobPool
 from ultr_core.app.lrucache import ByteLRU
 from ultr_core.identifiability.reports import analyse_identifiability
 from ultr_core.app.text import escape_markdown
+from pages import _streamlit_fix
+
+_streamlit_fix.apply()          # a Streamlit 1.67 race that drops a finished run's last messages (see the module)
 
 LOG = logging.getLogger("ultr_explorer")
 #: memory all sessions together may pin in cached datasets, logs and analyses

@@ -206,3 +206,95 @@ def test_server_singletons_are_built_once_when_sessions_ask_at_the_same_moment()
     for t in threads:
         t.join()
     assert len(built) == 1 and all(g is built[0] for g in got)
+
+
+# --- pages/_streamlit_fix.py: a fragment rerun must not start a new ScriptRunner before the stopped one's
+# events were delivered (the Streamlit 1.67 race that left a page without its last full run) -----------------
+
+class _FakeRunner:
+    def __init__(self, accepts=True):
+        self.accepts, self.requests = accepts, []
+
+    def request_rerun(self, data):
+        self.requests.append(data)
+        return self.accepts
+
+
+class _FakeSession:
+    """What the wrapper reads of an AppSession: the current runner, the event loop and the state."""
+    def __init__(self, loop, runner):
+        self._event_loop, self._scriptrunner, self._state = loop, runner, None
+
+
+def _rerun(fragment_id):
+    import types
+    return types.SimpleNamespace(fragment_id=fragment_id)
+
+
+def _drive(session, wrapped, data, old_events, shutdown_after=0.0):
+    """Queue the stopped runner's events (as its thread does before it stops), then the request, and run
+    the loop until the wrapper is done; returns what the session had received when a runner was created."""
+    import asyncio
+    loop = session._event_loop
+    delivered, created = [], []
+
+    def original(self, d):
+        created.append((list(delivered), d))
+    fn = wrapped(original)
+    for e in old_events:
+        loop.call_soon(delivered.append, e)
+
+    def shutdown():
+        delivered.append("SHUTDOWN")
+        session._scriptrunner = None
+    loop.call_later(shutdown_after, shutdown) if shutdown_after else loop.call_soon(shutdown)
+    fn(session, data)
+    loop.run_until_complete(asyncio.sleep(shutdown_after + 0.1))
+    return created
+
+
+def test_a_fragment_rerun_waits_for_the_stopped_runners_events():
+    """The stopped runner's deltas and script_finished reach the session before the new runner starts
+    (Streamlit's own order starts it at once, and then drops them as events from a non-current runner)."""
+    import asyncio
+    from pages._streamlit_fix import deferred_create
+    loop = asyncio.new_event_loop()
+    try:
+        old = _FakeRunner(accepts=False)
+        events = ["delta: table", "delta: caption", "script_finished"]
+        created = _drive(_FakeSession(loop, old), deferred_create, _rerun("frag"), events)
+        assert created == [(events + ["SHUTDOWN"], _rerun("frag"))]
+        # even when the SHUTDOWN comes late (the runner's thread still winding down)
+        created = _drive(_FakeSession(loop, old), deferred_create, _rerun("frag"), events, shutdown_after=0.05)
+        assert len(created) == 1 and created[0][0] == events + ["SHUTDOWN"]
+        # Streamlit's own order (no wrapper) creates the runner before any of them arrived
+        created = _drive(_FakeSession(loop, old), lambda original: original, _rerun("frag"), events)
+        assert created == [([], _rerun("frag"))]
+    finally:
+        loop.close()
+
+
+def test_full_reruns_and_newer_runners_are_left_to_streamlit():
+    import asyncio
+    from pages._streamlit_fix import deferred_create
+    loop = asyncio.new_event_loop()
+    try:
+        calls = []
+        fn = deferred_create(lambda self, d: calls.append(d))
+        fn(_FakeSession(loop, _FakeRunner()), _rerun(None))           # a full rerun: created at once
+        assert calls == [_rerun(None)]
+        calls.clear()
+        session = _FakeSession(loop, _FakeRunner(accepts=False))
+        newer = _FakeRunner(accepts=True)
+        fn(session, _rerun("frag"))
+        session._scriptrunner = newer                                  # a full rerun started meanwhile
+        loop.run_until_complete(asyncio.sleep(0.05))
+        assert calls == [] and newer.requests == [_rerun("frag")]    # handed to it, no second runner
+    finally:
+        loop.close()
+
+
+def test_the_fix_is_installed_on_streamlit():
+    from streamlit.runtime.app_session import AppSession
+    import pages._common  # noqa: F401  (installs it)
+    assert getattr(AppSession._create_scriptrunner, "_ultr_fix", False)
