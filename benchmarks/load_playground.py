@@ -10,10 +10,13 @@ Scenarios (all by default, or ``--only cold,crowd,mixed``):
 * **mixed** — ``--mixed`` visitors (8) open the Playground with 8 different seeds at once (8
   different runs): when each sees its queue position or progress, its first chart and its table;
   compared with the same 8 runs trained one after another in one process.
+* **presets** — on a server with an empty result cache, one visitor after another opens each
+  Playground story preset (``?preset=…``: 5 seeds) and waits until the results tile reads the
+  preset's claims over all five seeds: seconds to the first chart and to the verdict, and the verdict.
 * after each scenario the contexts close and we time how long the server's process tree takes to
   return to idle (CPU < 10 % of one core over 1 s).  RSS = server plus worker processes.
 
-    python benchmarks/load_playground.py [--crowd 30] [--mixed 8] [--only cold,crowd,mixed]
+    python benchmarks/load_playground.py [--crowd 30] [--mixed 8] [--only cold,crowd,mixed,presets]
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
-from browser_flow import ARGS, CHROMIUM, serve_app, wait_idle  # noqa: E402
+from browser_flow import ARGS, CHROMIUM, VERDICT_JS, serve_app, wait_idle  # noqa: E402
 
 CHART = '[data-testid="stPlotlyChart"]'
 TABLE = '[data-testid="stDataFrame"]'
@@ -90,6 +93,48 @@ async def visit(browser, url: str, out: dict, size=(1280, 720), move_knob: bool 
         await ctx.close()
 
 
+async def preset_visit(browser, url: str, out: dict, size=(1280, 720)):
+    """One visitor opens a preset's URL and waits for the claims' verdict over its five seeds."""
+    ctx = await browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = await ctx.new_page()
+    t0 = time.time()
+    try:
+        await page.goto(url, timeout=600_000)
+        await page.locator(CHART).first.wait_for(timeout=600_000)
+        out["chart_s"] = time.time() - t0
+        await page.locator(TABLE).first.wait_for(timeout=600_000)
+        out["table_s"] = time.time() - t0                           # the first seed's results
+        handle = await page.wait_for_function(VERDICT_JS, timeout=600_000, polling=250)
+        out["verdict_s"] = time.time() - t0
+        out["verdict"] = (await handle.json_value()).split("Claim", 1)[1].strip()
+        if await page.locator('[data-testid="stException"]').count():
+            out["error"] = "an exception is shown"
+    except Exception as e:          # noqa: BLE001
+        out["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+    finally:
+        await ctx.close()
+
+
+async def presets_one_by_one(url: str) -> list[dict]:
+    from urllib.parse import quote_plus
+
+    from playwright.async_api import async_playwright
+
+    from ultr_core.app.playground import PRESETS
+    outs = []
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        for preset in PRESETS:
+            out = {"preset": preset.name}
+            await preset_visit(browser, f"{url}/?preset={quote_plus(preset.name)}", out)
+            outs.append(out)
+            print(f"  {preset.name}: first chart {out.get('chart_s', float('nan')):.1f} s, first seed's table "
+                  f"{out.get('table_s', float('nan')):.1f} s, verdict over 5 seeds "
+                  f"{out.get('verdict_s', float('nan')):.1f} s — {out.get('verdict') or out.get('error')}", flush=True)
+        await browser.close()
+    return outs
+
+
 async def crowd(url: str, paths: list[str], **kw) -> list[dict]:
     from playwright.async_api import async_playwright
     outs = [{} for _ in paths]
@@ -144,6 +189,16 @@ def main():
     a = ap.parse_args()
     only = set(a.only.split(","))
     t0 = time.time()
+    if only & {"cold", "crowd", "mixed"}:
+        classroom(a, only, t0)
+    if "presets" in only:
+        import tempfile
+        with tempfile.TemporaryDirectory() as cache, serve_app(cache_dir=cache) as url:    # nothing cached
+            print("presets (one visitor after another, a fresh server with an empty result cache):")
+            asyncio.run(presets_one_by_one(url))
+
+
+def classroom(a, only: set, t0: float) -> None:
     with serve_app() as url:                      # python scripts/serve.py, the README's command
         print(f"server healthy after {time.time() - t0:.1f} s; RSS {rss_mb(url.pid):.0f} MB")
         if "cold" in only:

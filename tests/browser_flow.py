@@ -233,10 +233,15 @@ _FIT_JS = """() => {
 }"""
 
 
+#: the Playground results tile's verdict line once a preset's five seeds are in (None before)
+VERDICT_JS = ("() => [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
+              ".map(e => e.textContent).find(t => /over 5 of 5 seeds\\. Claim/.test(t)) || null")
+
+
 def playground_fit(url: str, width: int, height: int, query: str = "", shot: Path | None = None) -> dict:
     """The Playground at ``width``×``height`` with URL ``query`` (a preset, presentation mode) once
     its run has finished: the lowest and rightmost edge of its elements, which elements scroll,
-    the number of charts and of exceptions."""
+    the number of charts and of exceptions, and a preset's verdict line (``verdict``; None without)."""
     with browser_page(width, height) as page:
         page.goto(url + "/" + query)
         page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=300_000)      # hang guards
@@ -245,6 +250,7 @@ def playground_fit(url: str, width: int, height: int, query: str = "", shot: Pat
         page.wait_for_timeout(1_000)
         seen = page.evaluate(_FIT_JS)
         seen["exceptions"] = page.locator('[data-testid="stException"]').count()
+        seen["verdict"] = page.evaluate(VERDICT_JS)
         if shot:
             page.screenshot(path=str(shot))
     return seen

@@ -68,6 +68,11 @@ def test_playground_and_presentation_mode_fit_a_projector(shared_url, size, quer
     assert not [s for s in seen["scrolls"] if s != "stSidebarContent"], seen      # the page itself does not scroll
     if "present" in query:
         assert seen["scrolls"] == [], seen                                          # no sidebar at all
+    if "preset=" in query:      # the story as the page tells it: every claim of the preset read over seeds 0–4
+        from ultr_core.app.playground import PRESETS
+        preset = next(p for p in PRESETS if p.name.replace(" ", "+") in query)
+        assert seen["verdict"] is not None, seen
+        assert seen["verdict"].count("reproduced") == len(preset.claims), seen["verdict"]
 
 
 @pytest.mark.slow
