@@ -227,9 +227,19 @@ _FIT_JS = """() => {
       .filter(e => e.getBoundingClientRect().height > 0);
   const scrolls = [...document.querySelectorAll('*')].filter(e => e.scrollHeight > e.clientHeight + 2
       && ['auto', 'scroll'].includes(getComputedStyle(e).overflowY)).map(e => e.dataset.testid || e.tagName);
+  // per chart: does its legend's box meet the x-axis title or tick labels (a legend drawn onto the axis)?
+  const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const overlaps = [...document.querySelectorAll('.js-plotly-plot')].map(plot => {
+    const legend = plot.querySelector('g.legend');
+    if (!legend) return null;
+    const l = legend.getBoundingClientRect();
+    const axis = [...plot.querySelectorAll('.g-xtitle, .xtick text')].map(e => e.getBoundingClientRect())
+        .filter(r => r.height > 0);
+    return axis.some(r => meet(l, r)) ? (plot.querySelector('.gtitle') || {}).textContent || '?' : null;
+  }).filter(x => x);
   return {bottom: Math.max(...els.map(e => e.getBoundingClientRect().bottom)),
           right: Math.max(...els.map(e => e.getBoundingClientRect().right)), scrolls: scrolls,
-          charts: document.querySelectorAll('.js-plotly-plot').length};
+          charts: document.querySelectorAll('.js-plotly-plot').length, legend_on_axis: overlaps};
 }"""
 
 

@@ -65,6 +65,7 @@ def test_playground_and_presentation_mode_fit_a_projector(shared_url, size, quer
     seen = playground_fit(shared_url, w, h, query)
     assert seen["exceptions"] == 0 and seen["charts"] == 3, seen
     assert seen["bottom"] <= h and seen["right"] <= w, seen
+    assert seen["legend_on_axis"] == [], seen                                       # no legend drawn on an axis
     assert not [s for s in seen["scrolls"] if s != "stSidebarContent"], seen      # the page itself does not scroll
     if "present" in query:
         assert seen["scrolls"] == [], seen                                          # no sidebar at all

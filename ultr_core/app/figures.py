@@ -70,9 +70,21 @@ def clip_interval(metric: str, lo, hi):
 
 def compact(fig: go.Figure, height: int = 230, title_size: int = 14, font_size: int = 10) -> go.Figure:
     """``fig`` for a dashboard tile: fixed ``height`` in pixels, small margins and title, the
-    legend in one row under the plot (the playground shows four of these on one screen)."""
-    fig.update_layout(height=height, margin=dict(l=45, r=10, t=30, b=10), title_font_size=title_size,
-                      legend=dict(orientation="h", yanchor="top", y=-0.36, font_size=font_size),
+    legend in rows at the foot of the tile (the playground shows four of these on one screen).
+
+    The legend is placed against the figure's bottom edge (``yref="container"``), not at a
+    fraction of the plot area: a fraction moves it onto the x-axis title whenever the plot area
+    shrinks (a narrow projector tile, a legend that wraps).  The bottom margin holds the tick
+    labels, the axis title and two legend rows, so neither can meet the other.
+
+    >>> f = compact(go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="a")))
+    >>> f.layout.legend.yref, f.layout.legend.y, f.layout.margin.b >= 2 * 1.8 * 10 + 3.8 * 10
+    ('container', 0, True)
+    """
+    row = 1.8 * font_size                      # one legend row
+    fig.update_layout(height=height, margin=dict(l=45, r=10, t=30, b=round(3.8 * font_size + 2 * row)),
+                      title_font_size=title_size,
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, font_size=font_size),
                       font_size=font_size)     # legend entries sized by their text: none overlap
     fig.update_xaxes(title_standoff=2)
     return fig
