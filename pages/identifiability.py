@@ -1,6 +1,7 @@
 import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.algorithms.catalog import formula_lines
 from ultr_core.app.figures import interval_bar_figure, observation_curve_figure
 from ultr_core.app.graph_figures import bias_curves_figure, component_sizes_figure, identifiability_graph_figure, identifiability_graph_html, probability_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
@@ -200,13 +201,13 @@ def main():
                 st.plotly_chart(bias_curves_figure(curves, truth if g.n_components == 1 else None), key="ig_bias")
         if an.merge_plan is not None and len(an.merge_plan.pairs):
             st.subheader("Proposed merges")
-            st.latex(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2,\quad b = [\text{context vector},\ 10\,p]"
-                     r"\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}")
+            st.latex(formula_lines(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2",
+                           r"b = [\text{context vector},\ 10\,p]\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}"))
             st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]].round(6), hide_index=True, height=200)
         if an.intervention_plan is not None and len(an.intervention_plan.swaps):
             st.subheader("Proposed interventions")
-            st.latex(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
-                     r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')} \qquad \text{(§4.1, eq. 3)}")
+            st.latex(formula_lines(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
+                           r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')}", r"\text{(§4.1, eq. 3)}"))
             st.dataframe(an.intervention_plan.swaps[["document", "from_label", "to_label", "cost"]].round(6),
                          hide_index=True,
                          height=200)
@@ -280,8 +281,8 @@ def main():
 
     st.divider()
     st.subheader("More contexts, less identifiability (Example 2, Fig. 4c/d)")
-    st.latex(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big),\qquad "
-             r"|T| = \text{contexts} \times \text{positions}")
+    st.latex(formula_lines(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big)",
+                   r"|T| = \text{contexts} \times \text{positions}"))
     p1, p2, p3, p4 = st.columns(4)
     n_pairs = p1.slider("N: logged (document, factor) pairs", 1_000, 20_000, 3_000, 500,
                         help="size of the click log in distinct (document, bias factor) pairs")

@@ -266,6 +266,35 @@ def playground_fit(url: str, width: int, height: int, query: str = "", shot: Pat
     return seen
 
 
+#: formulas whose rendered width exceeds their column (KaTeX clips them: the end of the equation is lost)
+CLIPPED_FORMULAS_JS = """() => [...document.querySelectorAll('.katex-display')].map(d => {
+  const k = d.querySelector('.katex-html');
+  if (!k) return null;
+  const inner = Math.max(...[...k.children].map(c => c.getBoundingClientRect().right));
+  const col = d.getBoundingClientRect().right;
+  return inner > col + 1 && d.getBoundingClientRect().width > 0 ? (d.textContent || '').slice(0, 40) : null;
+}).filter(x => x)"""
+
+
+def clipped_formulas(url: str, width: int, height: int) -> dict:
+    """Per page (every method's formula on Compare, "Methods and formulas" open): the formulas cut off
+    at ``width``×``height``."""
+    from urllib.parse import quote
+    from ultr_core.algorithms import ALGORITHMS
+    every = ",".join(ALGORITHMS.values())
+    out = {}
+    with browser_page(width, height) as page:
+        for path in ["/home", "/heatmaps", "/identifiability", "/train", "/compare?methods=" + quote(every)]:
+            page.goto(url + path)
+            page.locator(".katex-display").first.wait_for(state="attached", timeout=60_000)
+            for ex in page.get_by_text("Methods and formulas").all():
+                ex.click()
+            page.wait_for_timeout(1_500)
+            out[path.split("?")[0]] = page.evaluate(CLIPPED_FORMULAS_JS)
+            out[path.split("?")[0] + " formulas"] = page.locator(".katex-display").count()
+    return out
+
+
 def server_cpu(pid: int, interval: float = 1.0) -> float:
     """CPU of the server's process tree (its pooled workers included) over ``interval`` seconds;
     100 = one core busy."""

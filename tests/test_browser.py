@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_flow import (CHROMIUM, playground_fit, run_closed_tab, run_cold_deep_link, run_compare_and_upload, run_heatmap_click, run_hostile_flow,
+from browser_flow import (CHROMIUM, clipped_formulas, playground_fit, run_closed_tab, run_cold_deep_link, run_compare_and_upload, run_heatmap_click, run_hostile_flow,
                           run_interactive_graph, run_main_flow, run_playground, run_upload_then_identifiability, serve_app)
 
 
@@ -74,6 +74,16 @@ def test_playground_and_presentation_mode_fit_a_projector(shared_url, size, quer
         preset = next(p for p in PRESETS if p.name.replace(" ", "+") in query)
         assert seen["verdict"] is not None, seen
         assert seen["verdict"].count("reproduced") == len(preset.claims), seen["verdict"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(1024, 576), (1280, 720)])
+def test_no_formula_is_cut_off(shared_url, size):
+    """Every equation the app prints (Home, Heat-maps, Identifiability, Train, and every method's on
+    Compare) fits its column at a projector's width: long ones are set on several lines."""
+    seen = clipped_formulas(shared_url, *size)
+    assert seen["/compare formulas"] >= 15, seen          # every method's formula was on the page
+    assert {k: v for k, v in seen.items() if not k.endswith("formulas") and v} == {}, seen
 
 
 @pytest.mark.slow
