@@ -284,8 +284,9 @@ def queue_note(job) -> bool:
         return False
     pos = job.position
     st.info(f"Queued — position {pos} of {job_pool().stats()['queued']}: {WORKERS} job"
-            f"{'s run' if WORKERS > 1 else ' runs'} at a time for everyone on this server "
-            f"(waiting {job.waited:.0f} s).", icon=":material/hourglass_top:")
+            f"{'s run' if WORKERS > 1 else ' runs'} at a time for everyone on this server, the visitor with "
+            f"the fewest runs going first — so a newcomer may go ahead (waiting {job.waited:.0f} s).",
+            icon=":material/hourglass_top:")
     return True
 
 

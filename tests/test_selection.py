@@ -319,6 +319,24 @@ def test_estimated_propensities_recover_the_click_model(top5):
     assert not np.allclose(res.observation(), 1 / np.arange(1, 6), atol=1e-6)   # estimated, not copied
 
 
+def test_estimated_propensities_are_simulated_once_per_log_and_seed(top5):
+    """Every method of a comparison asks for the same log's estimate: the second ask is the cached,
+    read-only array, equal to a fresh randomisation with the same seed; another seed is another entry."""
+    from ultr_core.algorithms import training
+    from ultr_core.algorithms.data import session_data
+    from ultr_core.simulation.randomisation import randomised_propensity
+    ds, _, log = top5
+    split, data = ds.split(log.meta.get("split", "train")), session_data(log)
+    training._PROPENSITY_CACHE.clear()
+    a = training._estimated_propensity(log, ds, split, data, seed=3)
+    assert training._estimated_propensity(log, ds, split, data, seed=3) is a and not a.flags.writeable
+    fresh = randomised_propensity(split.labels, split.offsets, ds.max_label,
+                                  training.log_click_model(log, "x"), data.n_positions, rng=np.random.default_rng([3, 7]))
+    np.testing.assert_array_equal(a, fresh)
+    b = training._estimated_propensity(log, ds, split, data, seed=4)
+    assert b is not a and not np.array_equal(a, b) and len(training._PROPENSITY_CACHE) == 2
+
+
 def test_pairwise_ips_and_naive_train(top5):
     ds, _, log = top5
     for alg in ("naive", "ips"):
