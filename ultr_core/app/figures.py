@@ -133,7 +133,13 @@ def clicks_per_rank_figure(log_frame: pd.DataFrame) -> go.Figure:
 
 
 def observation_curve_figure(curves: dict[str, np.ndarray], normalise: bool = True) -> go.Figure:
-    """Observation curves (ô_p/ô_1 when ``normalise``), one line per method plus 'truth'."""
+    """Observation curves (ô_p/ô_1 when ``normalise``), one line per method plus 'truth'; the y-axis
+    starts at 0 (an observation probability: never a zoomed axis that makes a flat curve look steep).
+
+    >>> f = observation_curve_figure({"truth": np.array([1.0, 0.5, 0.3])})
+    >>> f.layout.yaxis.rangemode, f.data[0].y.tolist()
+    ('tozero', [1.0, 0.5, 0.3])
+    """
     fig = go.Figure()
     for name, c in curves.items():
         c = np.asarray(c, float)
@@ -143,6 +149,7 @@ def observation_curve_figure(curves: dict[str, np.ndarray], normalise: bool = Tr
     n = max((len(c) for c in curves.values()), default=0)
     if n <= 12:                                   # positions are whole numbers: no 1.5 ticks
         fig.update_xaxes(dtick=1)
+    fig.update_yaxes(rangemode="tozero")
     return _layout(fig, "Observation curve" + (" (÷ position 1)" if normalise else ""),
                    "position", "ô_p / ô_1" if normalise else "ô_p")
 

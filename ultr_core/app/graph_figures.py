@@ -169,6 +169,7 @@ def bias_curves_figure(curves: pd.DataFrame, truth: np.ndarray | None = None, ti
     fig = _layout(fig, title or "Observation per component (normalised within each component)",
                   "position" if by_position else "factor (rank in its component)", "ô / ô_reference")
     fig.update_xaxes(dtick=1 if by_position and curves["position"].max() <= 30 else None)
+    fig.update_yaxes(rangemode="tozero")          # a ratio of observation probabilities: from 0, not zoomed
     return fig
 
 
@@ -192,4 +193,5 @@ def observation_boxplot_figure(obs: pd.DataFrame, truth: np.ndarray | None = Non
     fig.update_layout(boxmode="group")
     fig = _layout(fig, title or "Observation estimates ô_p / ô_1 over seeds", "position", "ô_p / ô_1")
     fig.update_xaxes(tickmode="array", tickvals=sorted(obs["position"].unique()))
+    fig.update_yaxes(rangemode="tozero")
     return fig
