@@ -260,7 +260,7 @@ def main():
     live("k_sweep_job", show_sweep)
 
     st.subheader("Preset: which repair, and how (paper Table 1 row K = 2, Figs. 4a/4b)")
-    st.caption("The paper's K = 2 data (blocks {1–4}, {5–10}), DLA to convergence, 3 seeds (≈ 32 s on a free worker, "
+    st.caption("The paper's K = 2 data (blocks {1–4}, {5–10}), DLA to convergence, 3 seeds (≈ 20 s on a free worker, "
                "measured; longer while other visitors' jobs run): node merging "
                "of the planned neighbours 4 & 5 against the farther 3 & 5 and 2 & 5 (the paper writes them 0-based: "
                "3 & 4, 2 & 4, 1 & 4), and node intervention with minimum-cost against random-cost swaps. "
