@@ -36,9 +36,9 @@ def deferred_create(original):
 
     def _create_scriptrunner(self, initial_rerun_data) -> None:
         old = getattr(self, "_scriptrunner", None)
-        if not getattr(initial_rerun_data, "fragment_id", None) or old is None:
-            return original(self, initial_rerun_data)
-        loop = self._event_loop
+        loop = getattr(self, "_event_loop", None)
+        if not getattr(initial_rerun_data, "fragment_id", None) or old is None or loop is None:
+            return original(self, initial_rerun_data)       # a full rerun, or a runtime this fix does not know
         tries = [int(WAIT_S / _STEP_S)]
 
         def later() -> None:
