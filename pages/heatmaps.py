@@ -24,7 +24,7 @@ def main():
                "Bernoulli drop probability t, one panel per coupling level η_c. The paper's focal point moves from "
                "high λ / low t (Lipschitz decoupling works) to low λ / high t (Bernoulli decoupling works) as η_c grows.")
     st.latex(formula_lines(r"\text{logit}\,\hat c_p = s(x) + \gamma\, h_p(x),\ \gamma\sim\mathrm{Bernoulli}(1-t)",
-                   r"\mathcal{L} = \mathcal{L}_{\text{softmax}} + \lambda \big\lVert \nabla_X\, \overline{\mathrm{dropout}_{0.1}(H)} \big\rVert_2^2"))
+                           r"\mathcal{L} = \mathcal{L}_{\text{softmax}} + \lambda \big\lVert \nabla_X\, \overline{\mathrm{dropout}_{0.1}(H)} \big\rVert_2^2"))
     st.caption("The penalty as the official code computes it (lbd.py): the squared gradient norm of the batch mean "
                "of all observation heads' raw logits after dropout. The paper's Table 3 picked, per η_c: 0–0.2 → "
                "(λ 100, t 0.1), 0.3 → (1, 0.1), 0.4–0.5 → (1, 0.3), 0.6 → (1, 0.4).")

@@ -202,15 +202,16 @@ def main():
         if an.merge_plan is not None and len(an.merge_plan.pairs):
             st.subheader("Proposed merges")
             st.latex(formula_lines(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2",
-                           r"b = [\text{context vector},\ 10\,p]\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}"))
-            st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]].round(6), hide_index=True, height=200)
+                                   r"b = [\text{context vector},\ 10\,p]\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}"))
+            pairs = an.merge_plan.pairs
+            st.dataframe(pairs[["label_a", "label_b", "cost"]].round(6), hide_index=True,
+                         height="auto" if len(pairs) <= 5 else 200)          # no empty rows under one merge
         if an.intervention_plan is not None and len(an.intervention_plan.swaps):
             st.subheader("Proposed interventions")
             st.latex(formula_lines(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
-                           r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')}", r"\text{(§4.1, eq. 3)}"))
+                                   r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')}", r"\text{(§4.1, eq. 3)}"))
             st.dataframe(an.intervention_plan.swaps[["document", "from_label", "to_label", "cost"]].round(6),
-                         hide_index=True,
-                         height=200)
+                         hide_index=True, height="auto" if len(an.intervention_plan.swaps) <= 5 else 200)
         elif "intervention_skipped" in rep:
             st.info(rep["intervention_skipped"])
 
@@ -282,7 +283,7 @@ def main():
     st.divider()
     st.subheader("More contexts, less identifiability (Example 2, Fig. 4c/d)")
     st.latex(formula_lines(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big)",
-                   r"|T| = \text{contexts} \times \text{positions}"))
+                           r"|T| = \text{contexts} \times \text{positions}"))
     p1, p2, p3, p4 = st.columns(4)
     n_pairs = p1.slider("N: logged (document, factor) pairs", 1_000, 20_000, 3_000, 500,
                         help="size of the click log in distinct (document, bias factor) pairs")
