@@ -26,6 +26,8 @@ div[data-testid="stAlertContainer"] {padding: 0.6rem 0.8rem;}
   div[data-testid="stMarkdownContainer"] h4 {font-size: 1.05rem; padding: 0.2rem 0 0.4rem 0;}
   div[data-testid="stAlert"] p, div[data-testid="stCaptionContainer"] p {font-size: 0.78rem; line-height: 1.3;}
   div[data-testid="stAlertContainer"] {padding: 0.5rem 0.7rem;}
+  section[data-testid="stSidebar"] div[data-testid="stExpanderDetails"] {padding-left: 0.5rem; padding-right: 0.5rem;}
+  section[data-testid="stSidebar"] div[data-baseweb="select"] {font-size: 0.8rem;}
 }
 @media (max-height: 640px) {          /* a 576-px-high projector: denser knobs, no page title (the sidebar names it) */
   div[data-testid="stMarkdownContainer"] h4 {display: none;}
