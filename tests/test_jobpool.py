@@ -27,6 +27,10 @@ def stubborn(seconds, report=None, stop=None):
     return "finished anyway"
 
 
+def niceness(report=None, stop=None):
+    return os.nice(0)
+
+
 def broken(report=None, stop=None):
     raise ValueError("bad knob")
 
@@ -83,6 +87,12 @@ def test_a_session_with_many_jobs_does_not_hold_back_a_later_one():
         assert max(j.finished_at for j in small) < max(j.finished_at for j in big) - 0.2      # a round (0.4 s) earlier
     finally:
         p.shutdown()
+
+
+def test_workers_run_at_a_lower_priority_than_the_server(pool):
+    """Trainings yield the CPU to the server process answering pages (``ULTR_WORKER_NICE``, default 5)."""
+    job = pool.submit(None, niceness)
+    assert job.join(30) and job.result == os.nice(0) + int(os.environ.get("ULTR_WORKER_NICE", "5"))
 
 
 def test_identical_keys_are_run_once_and_shared(pool):

@@ -34,6 +34,9 @@ class _Flag:
 
 
 def _worker_main(inq, outq, flag, initializer):          # runs in the worker process
+    nice = int(os.environ.get("ULTR_WORKER_NICE", "5"))
+    if nice > 0 and hasattr(os, "nice"):                   # batch work yields to the server answering pages
+        os.nice(nice)
     try:
         import torch
         torch.set_num_threads(1)
