@@ -60,12 +60,26 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-async def visit(browser, url: str, out: dict, size=(1280, 720), move_knob: bool = False):
+async def _visitor(browser, url: str, out: dict, size, steps) -> None:
+    """One visitor in a fresh browser context: open ``url``, run ``steps(page, t0)`` (which records its
+    times in ``out``), then note a shown exception; an error goes into ``out["error"]``, never raised, so
+    one visitor does not stop the others."""
     ctx = await browser.new_context(viewport={"width": size[0], "height": size[1]})
     page = await ctx.new_page()
     t0 = time.time()
     try:
         await page.goto(url, timeout=600_000)
+        await steps(page, t0)
+        if await page.locator('[data-testid="stException"]').count():
+            out["error"] = "an exception is shown"
+    except Exception as e:          # noqa: BLE001 — report, do not stop the other visitors
+        out["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+    finally:
+        await ctx.close()
+
+
+async def visit(browser, url: str, out: dict, size=(1280, 720), move_knob: bool = False):
+    async def steps(page, t0):
         q = page.get_by_text("Queued — position").or_(page.get_by_text("training — step")).or_(page.locator(TABLE))
         await q.first.wait_for(timeout=600_000)
         out["status_s"] = time.time() - t0
@@ -85,21 +99,12 @@ async def visit(browser, url: str, out: dict, size=(1280, 720), move_knob: bool 
                 "() => [...document.querySelectorAll('*')].some(e => /training — step [1-9]/.test(e.textContent))",
                 timeout=60_000)
             out["knob_point_s"] = time.time() - t1
-        if await page.locator('[data-testid="stException"]').count():
-            out["error"] = "an exception is shown"
-    except Exception as e:          # noqa: BLE001 — report, do not stop the other visitors
-        out["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
-    finally:
-        await ctx.close()
+    await _visitor(browser, url, out, size, steps)
 
 
 async def preset_visit(browser, url: str, out: dict, size=(1280, 720)):
     """One visitor opens a preset's URL and waits for the claims' verdict over its five seeds."""
-    ctx = await browser.new_context(viewport={"width": size[0], "height": size[1]})
-    page = await ctx.new_page()
-    t0 = time.time()
-    try:
-        await page.goto(url, timeout=600_000)
+    async def steps(page, t0):
         await page.locator(CHART).first.wait_for(timeout=600_000)
         out["chart_s"] = time.time() - t0
         await page.locator(TABLE).first.wait_for(timeout=600_000)
@@ -107,12 +112,7 @@ async def preset_visit(browser, url: str, out: dict, size=(1280, 720)):
         handle = await page.wait_for_function(VERDICT_JS, timeout=600_000, polling=250)
         out["verdict_s"] = time.time() - t0
         out["verdict"] = (await handle.json_value()).split("Claim", 1)[1].strip()
-        if await page.locator('[data-testid="stException"]').count():
-            out["error"] = "an exception is shown"
-    except Exception as e:          # noqa: BLE001
-        out["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
-    finally:
-        await ctx.close()
+    await _visitor(browser, url, out, size, steps)
 
 
 async def presets_one_by_one(url: str) -> list[dict]:
@@ -181,13 +181,19 @@ def sequential_seconds(seeds: list[int]) -> float:
     return time.time() - t0
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def cli(doc: str, only: str):
+    """The load scripts' common flags: ``--crowd``, ``--mixed`` and ``--only`` (default ``only``);
+    returns the parsed flags and the set of scenarios to run."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--crowd", type=int, default=30)
     ap.add_argument("--mixed", type=int, default=8)
-    ap.add_argument("--only", default="cold,crowd,mixed")
+    ap.add_argument("--only", default=only)
     a = ap.parse_args()
-    only = set(a.only.split(","))
+    return a, set(a.only.split(","))
+
+
+def main():
+    a, only = cli(__doc__, "cold,crowd,mixed")
     t0 = time.time()
     if only & {"cold", "crowd", "mixed"}:
         classroom(a, only, t0)

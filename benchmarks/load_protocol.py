@@ -20,7 +20,6 @@ scenarios use), and it measures delivery, not drawing.
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import re
 import sys
@@ -32,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 from browser_flow import serve_app, wait_idle  # noqa: E402
-from load_playground import cpu_seconds, rss_mb, sequential_seconds, summary as _summary  # noqa: E402
+from load_playground import cli, cpu_seconds, rss_mb, sequential_seconds, summary as _summary  # noqa: E402
 
 DEBUG = bool(__import__("os").environ.get("LOAD_DEBUG"))
 STATUS = ("Queued — position", "training — step")
@@ -185,12 +184,7 @@ def summary(name: str, outs: list[dict]) -> None:
 
 def main():
     import tempfile
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--crowd", type=int, default=30)
-    ap.add_argument("--mixed", type=int, default=8)
-    ap.add_argument("--only", default="crowd,mixed")
-    a = ap.parse_args()
-    only = set(a.only.split(","))
+    a, only = cli(__doc__, "crowd,mixed")
     t0 = time.time()
     with tempfile.TemporaryDirectory() as cache, serve_app(cache_dir=cache) as url:   # nothing cached from before
         port = int(url.rsplit(":", 1)[1])

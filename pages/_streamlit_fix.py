@@ -39,12 +39,11 @@ def deferred_create(original):
         loop = getattr(self, "_event_loop", None)
         if not getattr(initial_rerun_data, "fragment_id", None) or old is None or loop is None:
             return original(self, initial_rerun_data)       # a full rerun, or a runtime this fix does not know
-        tries = [int(WAIT_S / _STEP_S)]
+        deadline = loop.time() + WAIT_S
 
         def later() -> None:
             current = self._scriptrunner
-            if current is old and tries[0] > 0:          # its SHUTDOWN is not handled yet: its events are pending
-                tries[0] -= 1
+            if current is old and loop.time() < deadline:    # its SHUTDOWN is not handled yet: events pending
                 loop.call_later(_STEP_S, later)
                 return
             if current is not None and current is not old and current.request_rerun(initial_rerun_data):

@@ -41,6 +41,11 @@ def _describe(source: str, key, builtin: str, current: str) -> str:
     return "the log this link names" if source != current else "the current log"
 
 
+def _plan_height(rows):
+    """A plan table's height: its rows when a few (no empty rows under one merge), else 200 px scrolling."""
+    return "auto" if len(rows) <= 5 else 200
+
+
 def main():
     st.title("Identifiability explorer")
     st.caption("Chen et al., *Identifiability Matters* (ICML 2024): relevance is recoverable up to scale **iff** "
@@ -203,15 +208,14 @@ def main():
             st.subheader("Proposed merges")
             st.latex(formula_lines(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2",
                                    r"b = [\text{context vector},\ 10\,p]\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}"))
-            pairs = an.merge_plan.pairs
-            st.dataframe(pairs[["label_a", "label_b", "cost"]].round(6), hide_index=True,
-                         height="auto" if len(pairs) <= 5 else 200)          # no empty rows under one merge
+            st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]].round(6), hide_index=True,
+                         height=_plan_height(an.merge_plan.pairs))
         if an.intervention_plan is not None and len(an.intervention_plan.swaps):
             st.subheader("Proposed interventions")
             st.latex(formula_lines(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
                                    r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')}", r"\text{(§4.1, eq. 3)}"))
             st.dataframe(an.intervention_plan.swaps[["document", "from_label", "to_label", "cost"]].round(6),
-                         hide_index=True, height="auto" if len(an.intervention_plan.swaps) <= 5 else 200)
+                         hide_index=True, height=_plan_height(an.intervention_plan.swaps))
         elif "intervention_skipped" in rep:
             st.info(rep["intervention_skipped"])
 
