@@ -181,12 +181,14 @@ def sequential_seconds(seeds: list[int]) -> float:
     return time.time() - t0
 
 
-def cli(doc: str, only: str):
-    """The load scripts' common flags: ``--crowd``, ``--mixed`` and ``--only`` (default ``only``);
-    returns the parsed flags and the set of scenarios to run."""
+def cli(doc: str, only: str, browsers: int | None = None):
+    """The load scripts' common flags: ``--crowd``, ``--mixed`` and ``--only`` (default ``only``),
+    and ``--browsers`` where a default is given; returns the parsed flags and the set of scenarios to run."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--crowd", type=int, default=30)
     ap.add_argument("--mixed", type=int, default=8)
+    if browsers is not None:
+        ap.add_argument("--browsers", type=int, default=browsers)
     ap.add_argument("--only", default=only)
     a = ap.parse_args()
     return a, set(a.only.split(","))

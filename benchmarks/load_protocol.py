@@ -13,7 +13,12 @@ Scenarios (a freshly started ``scripts/serve.py`` each, as in load_playground.py
 * **crowd** — ``--crowd`` visitors (30) open the default Playground URL at the same moment;
 * **mixed** — ``--mixed`` visitors (8) open it with 8 different seeds at once.
 
-    python benchmarks/load_protocol.py [--crowd 30] [--mixed 8] [--only crowd,mixed]
+``--browsers`` (default 1) of the visitors in each scenario are real headless chromium pages
+(load_playground.py's visitor), started at the same moment as the others: what one student sees
+*in a browser* while the rest of the class loads the server — the classroom, where every other
+student's browser runs on its own machine.  Their times are reported on their own lines.
+
+    python benchmarks/load_protocol.py [--crowd 30] [--mixed 8] [--browsers 1] [--only crowd,mixed]
 
 Not a browser: it sends no widget states (every widget at its default, which is what these
 scenarios use), and it measures delivery, not drawing.
@@ -31,7 +36,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 from browser_flow import serve_app, wait_idle  # noqa: E402
-from load_playground import cli, cpu_seconds, rss_mb, sequential_seconds, summary as _summary  # noqa: E402
+from load_playground import ARGS, CHROMIUM, cli, cpu_seconds, rss_mb, sequential_seconds  # noqa: E402
+from load_playground import summary as _summary, visit as browser_visit  # noqa: E402
 
 DEBUG = bool(__import__("os").environ.get("LOAD_DEBUG"))
 STATUS = ("Queued — position", "training — step")
@@ -163,39 +169,56 @@ async def visit(port: int, query: str, out: dict, timeout: float = 600.0, nudge_
         out["trace"] = trace[-40:]
 
 
-async def crowd(port: int, queries: list[str], timeout: float = 600.0, nudge_after: float | None = None) -> list[dict]:
-    outs = [{} for _ in queries]
-    await asyncio.gather(*(visit(port, q, o, timeout, nudge_after) for q, o in zip(queries, outs)))
+async def crowd(port: int, queries: list[str], timeout: float = 600.0, nudge_after: float | None = None,
+                browsers: int = 0) -> list[dict]:
+    """All ``queries`` visit at once; the first ``browsers`` of them in headless chromium (each in its
+    own context, ``out["browser"] = True``), the rest as protocol clients."""
+    outs = [{"browser": True} if i < browsers else {} for i in range(len(queries))]
+    if not browsers:
+        await asyncio.gather(*(visit(port, q, o, timeout, nudge_after) for q, o in zip(queries, outs)))
+        return outs
+    from playwright.async_api import async_playwright
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        url = f"http://127.0.0.1:{port}/"
+        await asyncio.gather(*(browser_visit(browser, url + (f"?{q}" if q else ""), o) if o.get("browser")
+                               else visit(port, q, o, timeout, nudge_after) for q, o in zip(queries, outs)))
+        await browser.close()
     return outs
 
 
-def run(pid: int, port: int, queries: list[str]) -> list[dict]:
+def run(pid: int, port: int, queries: list[str], browsers: int = 0) -> list[dict]:
     before, t0 = cpu_seconds(pid), time.time()
-    outs = asyncio.run(crowd(port, queries))
+    outs = asyncio.run(crowd(port, queries, browsers=browsers))
     wall = time.time() - t0
     print(f"  CPU over {wall:.0f} s: server and workers {cpu_seconds(pid) - before:.0f} s of the {2 * wall:.0f} s "
-          "two cores offer")
+          "two cores offer" + (f" ({browsers} chromium page(s) take part of the rest)" if browsers else ""))
     return outs
 
 
 def summary(name: str, outs: list[dict]) -> None:
+    """All visitors together (a browser's chart is the chart drawn, a client's the chart delivered),
+    then the chromium visitors on their own."""
     _summary(name, outs, keys=("status_s", "chart_s", "point_s", "table_s"))
+    seen = [o for o in outs if o.get("browser")]
+    if seen:
+        _summary("  of which in chromium", seen, keys=("status_s", "chart_s", "table_s"))
 
 
 def main():
     import tempfile
-    a, only = cli(__doc__, "crowd,mixed")
+    a, only = cli(__doc__, "crowd,mixed", browsers=1)
     t0 = time.time()
     with tempfile.TemporaryDirectory() as cache, serve_app(cache_dir=cache) as url:   # nothing cached from before
         port = int(url.rsplit(":", 1)[1])
         print(f"server healthy after {time.time() - t0:.1f} s; RSS {rss_mb(url.pid):.0f} MB")
         if "crowd" in only:
             summary(f"crowd ({a.crowd} visitors open the default URL at once, a fresh server)",
-                    run(url.pid, port, [""] * a.crowd))
+                    run(url.pid, port, [""] * a.crowd, a.browsers))
             print(f"  idle again {wait_idle(url.pid, 60):.1f} s after they left; RSS {rss_mb(url.pid):.0f} MB")
         if "mixed" in only:
             seeds = list(range(1, a.mixed + 1))
-            outs = run(url.pid, port, [f"seed={s}" for s in seeds])
+            outs = run(url.pid, port, [f"seed={s}" for s in seeds], a.browsers)
             wall = max(o.get("table_s", float("inf")) for o in outs)
             summary(f"mixed ({a.mixed} visitors, {a.mixed} different seeds)", outs)
             print(f"  all tables after {wall:.1f} s; idle again {wait_idle(url.pid, 60):.1f} s after they left; "
