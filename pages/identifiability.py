@@ -165,7 +165,7 @@ def main():
         merges = an.merge_plan.pairs if show_m and an.merge_plan else None
         swaps = an.intervention_plan.swaps if show_i and an.intervention_plan else None
         drawing = st.radio("graph view", ["interactive", "static"], horizontal=True, key="ig_view",
-                           format_func={"interactive": "interactive (drag, zoom, hover)",
+                           format_func={"interactive": "interactive (drag; ctrl + wheel zooms)",
                                         "static": "static (plotly: PNG export from its toolbar)"}.get,
                            help="interactive: vis-network via pyvis, inlined, works offline; static: the same graph "
                                 "drawn by plotly")

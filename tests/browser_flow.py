@@ -357,7 +357,8 @@ def run_cold_deep_link(url: str) -> dict:
 
 def run_interactive_graph(url: str, shot: Path | None = None) -> dict:
     """The Identifiability page's interactive IG view: vis-network draws on a canvas inside the
-    page's iframe (inlined, no network), and the mouse wheel zooms it."""
+    page's iframe (inlined, no network).  A plain mouse wheel over it scrolls the page (the graph
+    keeps its scale); ctrl + wheel zooms the graph."""
     seen = {}
     with browser_page() as page:
         open_home(page, url)
@@ -368,12 +369,23 @@ def run_interactive_graph(url: str, shot: Path | None = None) -> dict:
         frame.locator("canvas").first.wait_for(timeout=30_000)
         page.wait_for_timeout(2_000)                                   # physics settles
         seen["nodes"] = frame.locator("body").evaluate("() => network.body.data.nodes.length")
-        before = frame.locator("body").evaluate("() => network.getScale()")
+        scale = "() => network.getScale()"
+        scrolled = ("() => Math.max(window.scrollY, ...[...document.querySelectorAll('*')]"
+                    ".filter(e => e.scrollHeight > e.clientHeight).map(e => e.scrollTop))")
+        before, top = frame.locator("body").evaluate(scale), page.evaluate(scrolled)
         box = frame_el.bounding_box()
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        page.mouse.wheel(0, -400)
+        page.mouse.wheel(0, 300)                                       # a reader scrolling down the page
         page.wait_for_timeout(800)
-        seen["zoomed"] = frame.locator("body").evaluate("() => network.getScale()") != before
+        seen["wheel_scale_kept"] = frame.locator("body").evaluate(scale) == before
+        seen["wheel_scrolled_px"] = page.evaluate(scrolled) - top
+        box = frame_el.bounding_box()                                  # the graph has moved up with the page
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.keyboard.down("Control")
+        page.mouse.wheel(0, -400)
+        page.keyboard.up("Control")
+        page.wait_for_timeout(800)
+        seen["zoomed"] = frame.locator("body").evaluate(scale) > before
         if shot:
             page.screenshot(path=str(shot))
     return seen

@@ -111,7 +111,9 @@ def test_cold_server_deep_link_keeps_the_app_navigation_and_settings(app_url):
 @pytest.mark.slow
 def test_interactive_identifiability_graph_draws_and_zooms(shared_url, tmp_path):
     seen = run_interactive_graph(shared_url, tmp_path / "ig.png")
-    assert seen["nodes"] == 10 and seen["zoomed"], seen        # K = 2 default: 10 positions, mouse-wheel zoom
+    assert seen["nodes"] == 10, seen                           # K = 2 default: 10 positions
+    assert seen["wheel_scale_kept"] and seen["wheel_scrolled_px"] > 50, seen   # the wheel scrolls the page past it
+    assert seen["zoomed"], seen                                # ctrl + wheel zooms in
 
 
 @pytest.mark.slow

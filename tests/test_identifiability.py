@@ -225,3 +225,7 @@ def test_interactive_graph_html_is_offline_and_carries_no_markup():
         assert raw not in html                                                  # only as \u003c… JSON
     assert "\\u003cb\\u003ex" in html
     assert html.count('"dashes"') >= 3                                          # the proposed merges
+    # the wheel belongs to the page: vis-network's zoom is off, ctrl + wheel zooms, and the frame
+    # itself cannot scroll (a scrollable frame would latch the wheel; the browser test checks both)
+    assert '"zoomView": false' in html and "e.ctrlKey || e.metaKey" in html
+    assert "html, body {margin: 0; overflow: hidden;}" in html.split("</head>")[0]

@@ -78,7 +78,7 @@ def identifiability_graph_figure(view, merges: pd.DataFrame | None = None,
 
 def identifiability_graph_html(view, merges: pd.DataFrame | None = None, swaps: pd.DataFrame | None = None,
                                height: int = 520) -> str:
-    """The interactive IG view (pyvis / vis-network: drag, zoom, hover), as one self-contained
+    """The interactive IG view (pyvis / vis-network: drag, ctrl + wheel zoom, hover), as one self-contained
     HTML page — vis-network's script and styles are inlined, so it works offline.  Nodes are
     coloured by component; proposed merges are dashed red links and interventions dotted green
     ones, labelled with their cost.
@@ -113,13 +113,39 @@ def identifiability_graph_html(view, merges: pd.DataFrame | None = None, swaps: 
                 cost = "0" if abs(r.cost) < 1e-9 else f"{r.cost:.3g}"
                 net.add_edge(a, b, color=color, width=3, dashes=dashes, label=cost, title=f"proposed {what}, cost {cost}",
                              font={"color": color, "strokeWidth": 0})
+    # vis-network's own wheel zoom is off: over a graph embedded in a long page it would swallow the
+    # wheel, and a reader scrolling past the graph would zoom it instead.  Plain wheel scrolls the page;
+    # ctrl / ⌘ + wheel (a trackpad pinch sends the same) zooms about the pointer (CTRL_WHEEL_ZOOM).
     net.set_options('{"physics": {"barnesHut": {"springLength": 120}, "stabilization": {"iterations": 150}}, '
-                    '"interaction": {"hover": true, "navigationButtons": false}}')
+                    '"interaction": {"hover": true, "navigationButtons": false, "zoomView": false}}')
     html = net.generate_html()
     # pyvis' template also links bootstrap from a CDN (layout styling only): drop every external
     # resource so the page needs no network at all.
     html = re.sub(r'<script[^>]*src="https?://[^"]*"[^>]*>\s*</script>', "", html)
-    return re.sub(r'<link[^>]*href="https?://[^"]*"[^>]*/?>', "", html)
+    html = re.sub(r'<link[^>]*href="https?://[^"]*"[^>]*/?>', "", html)
+    # The frame's own document must not scroll (pyvis' card is a few pixels taller than the frame):
+    # a scrollable frame would latch the wheel and the page behind it would not move.
+    html = html.replace("</head>", "<style>html, body {margin: 0; overflow: hidden;}</style></head>", 1)
+    return html.replace("</body>", CTRL_WHEEL_ZOOM + "</body>", 1)
+
+
+# Zoom with ctrl / ⌘ + wheel only, about the pointer: the canvas point under the pointer stays put
+# (new centre = p + (c − p)·s/s′).  preventDefault keeps the browser's own page zoom out of it.
+CTRL_WHEEL_ZOOM = """<script>
+(function () {
+  var box = document.getElementById("mynetwork");
+  if (!box || typeof network === "undefined") { return; }
+  box.addEventListener("wheel", function (e) {
+    if (!(e.ctrlKey || e.metaKey)) { return; }          // plain wheel: the page scrolls
+    e.preventDefault();
+    var s = network.getScale(), s2 = Math.min(10, Math.max(0.05, s * Math.exp(-e.deltaY / 400)));
+    var r = box.getBoundingClientRect();
+    var p = network.DOMtoCanvas({x: e.clientX - r.left, y: e.clientY - r.top}), c = network.getViewPosition();
+    network.moveTo({scale: s2, position: {x: p.x + (c.x - p.x) * s / s2, y: p.y + (c.y - p.y) * s / s2}});
+  }, {passive: false});
+})();
+</script>
+"""
 
 
 def component_sizes_figure(sizes, top: int = 50) -> go.Figure:
