@@ -171,7 +171,7 @@ def main():
                                 "drawn by plotly")
         if drawing == "interactive":
             # the page is ours: user labels sit only inside pyvis' tojson-escaped data (see the factory)
-            st.iframe(identifiability_graph_html(view, merges, swaps, height=500), height=520)
+            st.iframe(identifiability_graph_html(view, merges, swaps, height=520), height=520)   # the card fills the frame
         else:
             st.plotly_chart(identifiability_graph_figure(view, merges, swaps), key="ig_graph")
         st.caption("Drawing rule: up to 150 factors are drawn with their IG edges (at most 600, sampled); larger "

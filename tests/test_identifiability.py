@@ -228,4 +228,5 @@ def test_interactive_graph_html_is_offline_and_carries_no_markup():
     # the wheel belongs to the page: vis-network's zoom is off, ctrl + wheel zooms, and the frame
     # itself cannot scroll (a scrollable frame would latch the wheel; the browser test checks both)
     assert '"zoomView": false' in html and "e.ctrlKey || e.metaKey" in html
-    assert "html, body {margin: 0; overflow: hidden;}" in html.split("</head>")[0]
+    assert "html, body {margin: 0; overflow: hidden;} center {display: none;}" in html.split("</head>")[0]
+    assert '"randomSeed": 0' in html                                           # the same drawing on every rerun

@@ -116,16 +116,21 @@ def identifiability_graph_html(view, merges: pd.DataFrame | None = None, swaps: 
     # vis-network's own wheel zoom is off: over a graph embedded in a long page it would swallow the
     # wheel, and a reader scrolling past the graph would zoom it instead.  Plain wheel scrolls the page;
     # ctrl / ⌘ + wheel (a trackpad pinch sends the same) zooms about the pointer (CTRL_WHEEL_ZOOM).
+    # layout.randomSeed: vis-network places nodes at random before the physics settle; a fixed seed
+    # draws the same graph the same way on every rerun and for every visitor.
     net.set_options('{"physics": {"barnesHut": {"springLength": 120}, "stabilization": {"iterations": 150}}, '
+                    '"layout": {"randomSeed": 0}, '
                     '"interaction": {"hover": true, "navigationButtons": false, "zoomView": false}}')
     html = net.generate_html()
     # pyvis' template also links bootstrap from a CDN (layout styling only): drop every external
     # resource so the page needs no network at all.
     html = re.sub(r'<script[^>]*src="https?://[^"]*"[^>]*>\s*</script>', "", html)
     html = re.sub(r'<link[^>]*href="https?://[^"]*"[^>]*/?>', "", html)
-    # The frame's own document must not scroll (pyvis' card is a few pixels taller than the frame):
-    # a scrollable frame would latch the wheel and the page behind it would not move.
-    html = html.replace("</head>", "<style>html, body {margin: 0; overflow: hidden;}</style></head>", 1)
+    # The frame's own document must not scroll (pyvis' empty <center><h1> headings push its card 21 px
+    # below the frame's top): a scrollable frame would latch the wheel and the page behind it would not
+    # move.  Without the headings and with the border inside the card, the card fits the frame exactly.
+    html = html.replace("</head>", "<style>html, body {margin: 0; overflow: hidden;} center {display: none;} "
+                                   "#mynetwork {box-sizing: border-box;}</style></head>", 1)
     return html.replace("</body>", CTRL_WHEEL_ZOOM + "</body>", 1)
 
 
