@@ -11,7 +11,8 @@ rig costs.  In a classroom every student's browser runs on the student's machine
 Scenarios (a freshly started ``scripts/serve.py`` each, as in load_playground.py):
 
 * **crowd** — ``--crowd`` visitors (30) open the default Playground URL at the same moment;
-* **mixed** — ``--mixed`` visitors (8) open it with 8 different seeds at once.
+* **mixed** — ``--mixed`` visitors (8) open it with 8 different settings at once (load_playground's
+  ``MIXED``: each changes one knob).
 
 ``--browsers`` (default 1) of the visitors in each scenario are real headless chromium pages
 (load_playground.py's visitor), started at the same moment as the others: what one student sees
@@ -36,7 +37,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 from browser_flow import serve_app, wait_idle  # noqa: E402
-from load_playground import ARGS, CHROMIUM, cli, cpu_seconds, rss_mb, sequential_seconds  # noqa: E402
+from load_playground import ARGS, CHROMIUM, cli, cpu_seconds, mixed_query, mixed_settings, rss_mb, sequential_seconds  # noqa: E402
 from load_playground import summary as _summary, visit as browser_visit  # noqa: E402
 
 DEBUG = bool(__import__("os").environ.get("LOAD_DEBUG"))
@@ -217,13 +218,12 @@ def main():
                     run(url.pid, port, [""] * a.crowd, a.browsers))
             print(f"  idle again {wait_idle(url.pid, 60):.1f} s after they left; RSS {rss_mb(url.pid):.0f} MB")
         if "mixed" in only:
-            seeds = list(range(1, a.mixed + 1))
-            outs = run(url.pid, port, [f"seed={s}" for s in seeds], a.browsers)
+            outs = run(url.pid, port, [mixed_query(kw) for kw in mixed_settings(a.mixed)], a.browsers)
             wall = max(o.get("table_s", float("inf")) for o in outs)
-            summary(f"mixed ({a.mixed} visitors, {a.mixed} different seeds)", outs)
+            summary(f"mixed ({a.mixed} visitors, {a.mixed} different settings)", outs)
             print(f"  all tables after {wall:.1f} s; idle again {wait_idle(url.pid, 60):.1f} s after they left; "
                   f"RSS {rss_mb(url.pid):.0f} MB")
-            seq = sequential_seconds([s + 100 for s in seeds])      # fresh seeds: nothing cached
+            seq = sequential_seconds(mixed_settings(a.mixed, seed_offset=100))      # fresh seeds: nothing cached
             print(f"  the same work one after another: {seq:.1f} s → ratio {wall / seq:.2f} (target ≤ 1.5)")
 
 
