@@ -61,15 +61,16 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-async def _visitor(browser, url: str, out: dict, size, steps) -> None:
+async def _visitor(browser, url: str, out: dict, size, steps, timeout: float = 600.0) -> None:
     """One visitor in a fresh browser context: open ``url``, run ``steps(page, t0)`` (which records its
     times in ``out``), then note a shown exception; an error goes into ``out["error"]``, never raised, so
-    one visitor does not stop the others."""
+    one visitor does not stop the others.  ``timeout``: seconds for the page and for each step's wait."""
     ctx = await browser.new_context(viewport={"width": size[0], "height": size[1]})
+    ctx.set_default_timeout(timeout * 1000)
     page = await ctx.new_page()
     t0 = time.time()
     try:
-        await page.goto(url, timeout=600_000)
+        await page.goto(url)
         await steps(page, t0)
         if await page.locator('[data-testid="stException"]').count():
             out["error"] = "an exception is shown"
@@ -79,14 +80,14 @@ async def _visitor(browser, url: str, out: dict, size, steps) -> None:
         await ctx.close()
 
 
-async def visit(browser, url: str, out: dict, size=(1280, 720), move_knob: bool = False):
+async def visit(browser, url: str, out: dict, size=(1280, 720), move_knob: bool = False, timeout: float = 600.0):
     async def steps(page, t0):
         q = page.get_by_text("Queued — position").or_(page.get_by_text("training — step")).or_(page.locator(TABLE))
-        await q.first.wait_for(timeout=600_000)
+        await q.first.wait_for()
         out["status_s"] = time.time() - t0
-        await page.locator(CHART).first.wait_for(timeout=600_000)
+        await page.locator(CHART).first.wait_for()
         out["chart_s"] = time.time() - t0
-        await page.locator(TABLE).first.wait_for(timeout=600_000)
+        await page.locator(TABLE).first.wait_for()
         out["table_s"] = time.time() - t0
         if move_knob:
             slider = page.get_by_role("slider").first               # position bias η
@@ -100,7 +101,7 @@ async def visit(browser, url: str, out: dict, size=(1280, 720), move_knob: bool 
                 "() => [...document.querySelectorAll('*')].some(e => /training — step [1-9]/.test(e.textContent))",
                 timeout=60_000)
             out["knob_point_s"] = time.time() - t1
-    await _visitor(browser, url, out, size, steps)
+    await _visitor(browser, url, out, size, steps, timeout)
 
 
 async def preset_visit(browser, url: str, out: dict, size=(1280, 720)):

@@ -182,7 +182,7 @@ async def crowd(port: int, queries: list[str], timeout: float = 600.0, nudge_aft
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         url = f"http://127.0.0.1:{port}/"
-        await asyncio.gather(*(browser_visit(browser, url + (f"?{q}" if q else ""), o) if o.get("browser")
+        await asyncio.gather(*(browser_visit(browser, url + (f"?{q}" if q else ""), o, timeout=timeout) if o.get("browser")
                                else visit(port, q, o, timeout, nudge_after) for q, o in zip(queries, outs)))
         await browser.close()
     return outs
