@@ -4,9 +4,9 @@ import streamlit as st
 
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.data.roots import available_datasets
-from ultr_core.studies.experiment import live_observation_curves, steps_done
+from ultr_core.studies.experiment import live_observation_curves
 from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
-from ultr_core.app.jobhandles import JobGroup
+from ultr_core.app.jobhandles import JobGroup, training_progress
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, log_view,
                                       seed_runs, seed_table)
 from ultr_core.app.text import escape_markdown
@@ -250,8 +250,7 @@ def main():
                 return
             runs = seed_runs(settings, [j.result for j in job.jobs] if hasattr(job, "jobs") else [job.result])
             if job.running:
-                total = settings.steps * n_methods * settings.seeds
-                done = steps_done(job.records)
+                done, total = training_progress(job, settings.steps)      # every seed's jobs, cached ones in full
                 others = getattr(job, "watchers", 0)          # visitors sharing this very run (identical settings)
                 st.progress(min(done / total, 1.0), text=f"training — step {done:,} of {total:,} "
                                                           f"({job.elapsed:.0f} s)"

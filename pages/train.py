@@ -7,8 +7,9 @@ from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.logspec import LogSpec
-from ultr_core.studies.experiment import live_observation_curves, steps_done, train_jobs
+from ultr_core.studies.experiment import live_observation_curves, train_jobs
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
+from ultr_core.app.jobhandles import training_progress
 from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
                            submit_jobs, url_notices)
 
@@ -111,7 +112,7 @@ def main():
         except ConfigError as e:
             st.error(f"Check the settings: {escape_markdown(e)}")
             return None
-        st.session_state["train_total"] = steps * len(configs)
+        st.session_state["train_steps"] = steps                       # per job: one method each
         # one pooled job per method; a reproducible log travels as its spec and identical runs are shared
         return submit_jobs(train_jobs(configs, noise, spec=link_spec, log=log, dataset=ds))
 
@@ -128,8 +129,7 @@ def main():
         if queue_note(job):
             return
         recs = job.records
-        total = st.session_state.get("train_total", 1)
-        done_steps = steps_done(recs)
+        done_steps, total = training_progress(job, st.session_state.get("train_steps", 1))   # a cached run counts in full
         st.progress(min(done_steps / total, 1.0), text=f"{job.status} — step {done_steps:,} of {total:,} "
                                                         f"({job.elapsed:.0f} s)")
         a, b = st.columns(2)
