@@ -29,10 +29,15 @@ def main():
                    and "row" in st.session_state["log"].frame)
     link_spec = None
     linked = linked_log()                              # a shared link names its log: rebuild exactly that one
+    default_note = ("Training on the built-in default: synthetic data, PBM η = 1, ε = 0.1, 20,000 sessions (seed 0). "
+                    "Change it on the Simulate page.")
     if linked is not None:
         link_spec, ds, log = linked
-        st.info(f"Training on the log this link names: `{escape_markdown(link_spec)}` ({log.n_sessions:,} sessions "
-                f"on {escape_markdown(ds.name)}).")
+        if link_spec == LogSpec().to_string():     # the page's own link to the default (it is in the URL after a rerun)
+            st.info(default_note)
+        else:
+            st.info(f"Training on the log this link names: `{escape_markdown(link_spec)}` ({log.n_sessions:,} sessions "
+                    f"on {escape_markdown(ds.name)}).")
     elif "log" in st.query_params:
         st.session_state.setdefault("_url_notices", []).append(
             "using " + ("the Simulate page's log" if session_log else "the built-in default") + " instead")
@@ -45,8 +50,7 @@ def main():
     elif link_spec is None:
         link_spec = LogSpec().to_string()
         ds, _, log = memo(("logspec", link_spec), LogSpec().simulate)
-        st.info("Training on the built-in default: synthetic data, PBM η = 1, ε = 0.1, 20,000 sessions (seed 0). "
-                "Change it on the Simulate page.")
+        st.info(default_note)
     noise = log.meta.get("click_model", {}).get("noise", 0.1)
 
     with st.sidebar:

@@ -204,6 +204,17 @@ def test_train_default_dla_runs_in_background_and_reports():
     assert at.query_params["algorithms"] == ["DLA"] or at.query_params["algorithms"] == "DLA"
 
 
+def test_train_default_log_keeps_its_name_after_a_rerun():
+    """The page writes the default log's spec into its URL; the rerun that reads it back (any click)
+    still calls it the built-in default, not "the log this link names"."""
+    at = page("train.py").run()
+    first = " ".join(i.value for i in at.info)
+    at.run()
+    again = " ".join(i.value for i in at.info)
+    assert "built-in default" in first and again == first, (first, again)
+    assert at.query_params["log"] in (LogSpec().to_string(), [LogSpec().to_string()])
+
+
 def test_train_stop_button_stops():
     at = page("train.py").run()
     at.sidebar.slider[0].set_value(5000).run()       # steps
