@@ -4,9 +4,9 @@ import streamlit as st
 
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.data.roots import available_datasets
-from ultr_core.studies.experiment import live_observation_curves
+from ultr_core.studies.experiment import live_observation_curves, training_progress
 from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
-from ultr_core.app.jobhandles import JobGroup, training_progress
+from ultr_core.app.jobhandles import JobGroup
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, log_view,
                                       seed_runs, seed_table)
 from ultr_core.app.text import escape_markdown

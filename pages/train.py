@@ -7,9 +7,8 @@ from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.logspec import LogSpec
-from ultr_core.studies.experiment import live_observation_curves, train_jobs
+from ultr_core.studies.experiment import live_observation_curves, train_jobs, training_progress
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
-from ultr_core.app.jobhandles import training_progress
 from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
                            submit_jobs, url_notices)
 

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from ultr_core.app.jobhandles import JobGroup, training_progress
+from ultr_core.app.jobhandles import JobGroup
 from ultr_core.app.jobpool import JobLimitError, JobPool
 
 
@@ -56,7 +56,7 @@ def test_training_progress_counts_every_seed_and_cached_runs_in_full():
     the result cache (done, no step records); seed 4 is at step 150 in each of its three jobs.  The
     same method names recur across seeds, so the page's old count (the last step per method name over
     all records) said 450 of 4,500 — 10 % of a run that was 90 % done."""
-    from ultr_core.studies.experiment import steps_done
+    from ultr_core.studies.experiment import steps_done, training_progress
 
     class Job:
         def __init__(self, status, records):

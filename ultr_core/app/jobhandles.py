@@ -1,7 +1,6 @@
 """What a caller of :class:`~.jobpool.JobPool` holds: a :class:`PoolJob` (status, queue position,
 progress records, result; shared by every subscriber of the same key), a :class:`JobGroup` of
-several jobs read as one, :func:`training_progress` (steps done of a request's trainings) and
-:class:`JobLimitError` for a session over its cap.
+several jobs read as one, and :class:`JobLimitError` for a session over its cap.
 """
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:                         # annotation only: the pool imports this module
     from ultr_core.app.jobpool import JobPool
 
-__all__ = ["JobLimitError", "PoolJob", "JobGroup", "training_progress"]
+__all__ = ["JobLimitError", "PoolJob", "JobGroup"]
 
 
 
@@ -182,21 +181,3 @@ class JobGroup:
     def join(self, timeout: float | None = None) -> bool:
         end = None if timeout is None else time.time() + timeout
         return all(j.join(None if end is None else max(0.0, end - time.time())) for j in self.jobs)
-
-
-def training_progress(job, steps_per_job: int) -> tuple[int, int]:
-    """``(done, total)`` training steps of a request — a :class:`PoolJob` or a :class:`JobGroup` whose
-    jobs each train ``steps_per_job`` steps (one method of one seed).  A finished job counts in full
-    (a run served from the result cache reports no steps); an unfinished one by the last step its
-    records report.  Counted per job: the records of different seeds carry the same method names, so
-    a maximum over method names alone would stop at one seed's steps.
-
-    >>> class J:                                    # a finished (cached) job and a running one
-    ...     def __init__(self, status, steps): self.status, self.records = status, [{"step": s} for s in steps]
-    >>> training_progress(JobGroup([J("done", []), J("running", [10, 20])]), 300)
-    (320, 600)
-    """
-    jobs = job.jobs if hasattr(job, "jobs") else [job]
-    done = sum(steps_per_job if j.status == "done"
-               else min(max((r.get("step", 0) for r in j.records), default=0), steps_per_job) for j in jobs)
-    return done, steps_per_job * len(jobs)

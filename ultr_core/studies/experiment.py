@@ -20,7 +20,7 @@ from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig, binary_rule
 from ultr_core.simulation.simulated import simulate_log
 
-__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "check_cells", "SELECTION_METHODS", "train_many", "train_spec", "train_jobs", "simulated", "grid_job", "live_observation_curves", "steps_done"]
+__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "check_cells", "SELECTION_METHODS", "train_many", "train_spec", "train_jobs", "simulated", "grid_job", "live_observation_curves", "steps_done", "training_progress"]
 
 
 
@@ -304,6 +304,27 @@ def steps_done(records: list[dict]) -> int:
     for r in records:
         last[r["algorithm"]] = max(last.get(r["algorithm"], 0), r["step"])
     return sum(last.values())
+
+
+def training_progress(job, steps_per_job: int) -> tuple[int, int]:
+    """``(done, total)`` training steps of a pooled request — a job handle or a group of them
+    (``.jobs``), each training one configuration for ``steps_per_job`` steps (:func:`train_jobs`; the
+    Playground: one method of one seed).  A finished job counts in full (a run served from the result
+    cache reports no steps); an unfinished one by :func:`steps_done` of its own records.  Counted per
+    job: the records of different seeds carry the same method names, so :func:`steps_done` over the
+    whole request would stop at one seed's steps.
+
+    >>> class Job:                                   # a finished (cached) job and a running one
+    ...     def __init__(self, status, steps):
+    ...         self.status, self.records = status, [{"algorithm": "DLA", "step": s} for s in steps]
+    >>> class Group:
+    ...     jobs = [Job("done", []), Job("running", [10, 20])]
+    >>> training_progress(Group(), 300)
+    (320, 600)
+    """
+    jobs = job.jobs if hasattr(job, "jobs") else [job]
+    done = sum(steps_per_job if j.status == "done" else min(steps_done(j.records), steps_per_job) for j in jobs)
+    return done, steps_per_job * len(jobs)
 
 
 def live_observation_curves(records: list[dict], truth) -> dict:
