@@ -230,3 +230,4 @@ def test_interactive_graph_html_is_offline_and_carries_no_markup():
     assert '"zoomView": false' in html and "e.ctrlKey || e.metaKey" in html
     assert "html, body {margin: 0; overflow: hidden;} center {display: none;}" in html.split("</head>")[0]
     assert '"randomSeed": 0' in html                                           # the same drawing on every rerun
+    assert '"background": "#ffffff"' in html                                  # a proposal's cost on a white label

@@ -112,7 +112,7 @@ def identifiability_graph_html(view, merges: pd.DataFrame | None = None, swaps: 
             if a in net.get_nodes() and b in net.get_nodes():
                 cost = "0" if abs(r.cost) < 1e-9 else f"{r.cost:.3g}"
                 net.add_edge(a, b, color=color, width=3, dashes=dashes, label=cost, title=f"proposed {what}, cost {cost}",
-                             font={"color": color, "strokeWidth": 0})
+                             font={"color": color, "strokeWidth": 0, "background": "#ffffff"})   # the cost readable on its line
     # vis-network's own wheel zoom is off: over a graph embedded in a long page it would swallow the
     # wheel, and a reader scrolling past the graph would zoom it instead.  Plain wheel scrolls the page;
     # ctrl / ⌘ + wheel (a trackpad pinch sends the same) zooms about the pointer (CTRL_WHEEL_ZOOM).
