@@ -6,7 +6,6 @@ log), queues the default Playground run and builds the default log and figure â€
 visitor does not wait for imports and training (see pages/_common.py: warm_server).
 """
 import sys
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -15,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main() -> int:
     sys.path.insert(0, str(ROOT))
     from pages._common import warm_server
-    threading.Thread(target=warm_server, daemon=True, name="ultr-warm").start()
+    warm_server()          # â‰ˆ 1 s here; the pool's workers go on importing torch and training in their own processes
     from streamlit.web import cli
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]
     return cli.main()
