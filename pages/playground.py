@@ -36,6 +36,10 @@ div[data-testid="stAlertContainer"] {padding: 0.6rem 0.8rem;}
   div[data-testid="stSlider"] > div {margin-top: -0.3rem;}
   div[data-testid="stTickBar"], div[data-testid="stSliderTickBarMin"], div[data-testid="stSliderTickBarMax"] {display: none;}
 }
+@media (max-height: 800px) {          /* run settings open: the page list steps aside so they fit the sidebar */
+  section[data-testid="stSidebar"]:has(details[open]) [data-testid="stSidebarNav"],
+  section[data-testid="stSidebar"]:has(details[open]) [data-testid="stSidebarNavSeparator"] {display: none;}
+}
 </style>"""
 PRESENT_CSS = """<style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
@@ -115,7 +119,7 @@ def _run_knobs(datasets) -> None:
     st.select_slider("sessions", SESSIONS, key="pg_sessions", format_func=lambda n: f"{n // 1000}k",
                      help="simulated search sessions in the click log")
     st.select_slider("learning rate", LRS, key="pg_lr", help="Adam step size")
-    a, b = st.columns(2)
+    a, b = st.columns(2, gap="xsmall")      # "seeds" and its help icon on one line in the 1024-px sidebar
     a.number_input("seed", 0, 10_000, key="pg_seed", help="the first seed (log and initialisation)")
     b.select_slider("seeds", SEEDS, key="pg_seeds",
                     help="train seeds seed, seed + 1, …: the table then shows each method's mean and its 90 % "

@@ -266,6 +266,37 @@ def playground_fit(url: str, width: int, height: int, query: str = "", shot: Pat
     return seen
 
 
+#: the sidebar with its run settings open: does it scroll, is the page list shown, which widget labels wrap
+_SIDEBAR_JS = """() => {
+  const side = document.querySelector('[data-testid="stSidebarContent"]');
+  const nav = document.querySelector('[data-testid="stSidebarNav"]');
+  const wrapped = [...side.querySelectorAll('[data-testid="stWidgetLabel"] p')].filter(p => {
+    const line = parseFloat(getComputedStyle(p).lineHeight) || 16;
+    return p.getBoundingClientRect().height > 1.5 * line;
+  }).map(p => p.textContent);
+  return {overflow_px: side.scrollHeight - side.clientHeight, nav_shown: !!(nav && nav.offsetParent), wrapped: wrapped};
+}"""
+
+
+def run_settings_fit(url: str, width: int, height: int, shot: Path | None = None) -> dict:
+    """The Playground's "run settings" expander opened with a click at ``width``×``height``: the
+    sidebar's state open (``open``) and after a second click closes it (``closed``)."""
+    with browser_page(width, height) as page:
+        page.goto(url + "/")
+        page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=300_000)
+        toggle = page.locator('section[data-testid="stSidebar"]').get_by_text("run settings")
+        toggle.click()
+        page.locator('section[data-testid="stSidebar"]').get_by_text("learning rate").wait_for(timeout=30_000)
+        page.wait_for_timeout(800)
+        seen = {"open": page.evaluate(_SIDEBAR_JS)}
+        if shot:
+            page.screenshot(path=str(shot))
+        toggle.click()
+        page.wait_for_timeout(800)
+        seen["closed"] = page.evaluate(_SIDEBAR_JS)
+    return seen
+
+
 #: formulas whose rendered width exceeds their column (KaTeX clips them: the end of the equation is lost)
 CLIPPED_FORMULAS_JS = """() => [...document.querySelectorAll('.katex-display')].map(d => {
   const k = d.querySelector('.katex-html');

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_flow import (CHROMIUM, clipped_formulas, playground_fit, run_closed_tab, run_cold_deep_link, run_compare_and_upload, run_heatmap_click, run_hostile_flow,
+from browser_flow import (CHROMIUM, clipped_formulas, playground_fit, run_settings_fit, run_closed_tab, run_cold_deep_link, run_compare_and_upload, run_heatmap_click, run_hostile_flow,
                           run_interactive_graph, run_main_flow, run_playground, run_upload_then_identifiability, serve_app)
 
 
@@ -74,6 +74,17 @@ def test_playground_and_presentation_mode_fit_a_projector(shared_url, size, quer
         preset = next(p for p in PRESETS if p.name.replace(" ", "+") in query)
         assert seen["verdict"] is not None, seen
         assert seen["verdict"].count("reproduced") == len(preset.claims), seen["verdict"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(1024, 576), (1280, 720)])
+def test_run_settings_fit_the_sidebar_at_projector_sizes(shared_url, size, tmp_path):
+    """Opening "run settings" on a projector: every setting is visible without scrolling the sidebar
+    (the page list steps aside while it is open and comes back when it closes) and no label wraps
+    (before: 860 px of sidebar in 576, and "seeds" broken as "seed / s" at 1024 px)."""
+    seen = run_settings_fit(shared_url, *size, tmp_path / "settings.png")
+    assert seen["open"]["overflow_px"] <= 0 and seen["open"]["wrapped"] == [], seen
+    assert not seen["open"]["nav_shown"] and seen["closed"]["nav_shown"], seen
 
 
 @pytest.mark.slow
