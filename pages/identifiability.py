@@ -41,6 +41,9 @@ def _describe(source: str, key, builtin: str, current: str) -> str:
     return "the log this link names" if source != current else "the current log"
 
 
+GRAPH_PX = 520          # the interactive graph's frame; its card is sized to fill it exactly
+
+
 def _plan_height(rows):
     """A plan table's height: its rows when a few (no empty rows under one merge), else 200 px scrolling."""
     return "auto" if len(rows) <= 5 else 200
@@ -171,7 +174,7 @@ def main():
                                 "drawn by plotly")
         if drawing == "interactive":
             # the page is ours: user labels sit only inside pyvis' tojson-escaped data (see the factory)
-            st.iframe(identifiability_graph_html(view, merges, swaps, height=520), height=520)   # the card fills the frame
+            st.iframe(identifiability_graph_html(view, merges, swaps, height=GRAPH_PX), height=GRAPH_PX)  # card = frame
         else:
             st.plotly_chart(identifiability_graph_figure(view, merges, swaps), key="ig_graph")
         st.caption("Drawing rule: up to 150 factors are drawn with their IG edges (at most 600, sampled); larger "

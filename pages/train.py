@@ -28,11 +28,12 @@ def main():
                    and "row" in st.session_state["log"].frame)
     link_spec = None
     linked = linked_log()                              # a shared link names its log: rebuild exactly that one
+    default = LogSpec()
     default_note = ("Training on the built-in default: synthetic data, PBM η = 1, ε = 0.1, 20,000 sessions (seed 0). "
                     "Change it on the Simulate page.")
     if linked is not None:
         link_spec, ds, log = linked
-        if link_spec == LogSpec().to_string():     # the page's own link to the default (it is in the URL after a rerun)
+        if link_spec == default.to_string():       # the page's own link to the default (it is in the URL after a rerun)
             st.info(default_note)
         else:
             st.info(f"Training on the log this link names: `{escape_markdown(link_spec)}` ({log.n_sessions:,} sessions "
@@ -47,8 +48,8 @@ def main():
         st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {escape_markdown(ds.name)})."
                 + ("" if link_spec else " It was built from an uploaded file, so links to this page cannot rebuild it."))
     elif link_spec is None:
-        link_spec = LogSpec().to_string()
-        ds, _, log = memo(("logspec", link_spec), LogSpec().simulate)
+        link_spec = default.to_string()
+        ds, _, log = memo(("logspec", link_spec), default.simulate)
         st.info(default_note)
     noise = log.meta.get("click_model", {}).get("noise", 0.1)
 
