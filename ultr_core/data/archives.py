@@ -23,6 +23,7 @@ import io
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from ultr_core.errors import DataFormatError
@@ -52,18 +53,40 @@ def is_archive(data) -> bool:
 
 
 def _members(data: bytes, name: str):
-    """(posix path, size, reader) of the regular files in the archive."""
+    """(posix path, declared size, opener) of the regular files in the archive."""
     if data[:4] == b"PK\x03\x04":
         try:
             z = zipfile.ZipFile(io.BytesIO(data))
-        except zipfile.BadZipFile as e:
+            infos = z.infolist()
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
             raise DataFormatError(name, f"not a readable zip archive ({e})") from None
-        return [(i.filename, i.file_size, (lambda i=i: z.read(i))) for i in z.infolist() if not i.is_dir()]
+        return [(i.filename, i.file_size, (lambda i=i: z.open(i))) for i in infos if not i.is_dir()]
     try:
         t = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
-    except (tarfile.TarError, OSError, EOFError) as e:
+        members = t.getmembers()
+    except (tarfile.TarError, OSError, EOFError, zlib.error, ValueError) as e:
         raise DataFormatError(name, f"not a readable tar archive ({e})") from None
-    return [(m.name, m.size, (lambda m=m: t.extractfile(m).read())) for m in t.getmembers() if m.isfile()]
+    return [(m.name, m.size, (lambda m=m: t.extractfile(m))) for m in members if m.isfile()]
+
+
+def _copy_bounded(opener, target: Path, budget: int, name: str, member: str) -> int:
+    """Copy one member into ``target`` in 1 MiB chunks, counting the bytes it really unpacks to (a
+    zip header's declared size can lie); refuse past ``budget``.  Returns the bytes written."""
+    written = 0
+    try:
+        with opener() as src, open(target, "wb") as dst:
+            while chunk := src.read(1 << 20):
+                written += len(chunk)
+                if written > budget:
+                    raise DataFormatError(name, f"the ULTRA files unpack to more than {MAX_UNPACKED_BYTES / 2**20:,.0f} MB "
+                                                f"(the limit; at member {member[:60]!r})")
+                dst.write(chunk)
+    except DataFormatError:
+        raise
+    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, zlib.error, ValueError,
+            NotImplementedError, RuntimeError) as e:      # bad CRC, truncation, encryption, unknown compression
+        raise DataFormatError(name, f"cannot unpack member {member[:60]!r} ({str(e).splitlines()[0][:120] if str(e) else type(e).__name__})") from None
+    return written
 
 
 @contextlib.contextmanager
@@ -78,7 +101,7 @@ def ultra_folder(data: bytes, name: str):
             n = len(PurePosixPath(want).parts)
             if p.parts[-n:] == PurePosixPath(want).parts:
                 prefix = PurePosixPath(*p.parts[:-n]) if len(p.parts) > n else PurePosixPath(".")
-                found.setdefault(prefix, {})[want] = (size, read)
+                found.setdefault(prefix, {})[want] = (size, read, path)
     roots = [k for k, v in found.items() if "train/train.init_list" in v]
     if not roots:
         raise DataFormatError(name, "the archive holds no train/train.init_list: an ULTRA folder needs it "
@@ -87,15 +110,16 @@ def ultra_folder(data: bytes, name: str):
         raise DataFormatError(name, f"the archive holds {len(roots)} ULTRA folders "
                                     f"({', '.join(sorted(str(r) for r in roots))[:120]}); upload one at a time")
     files = found[roots[0]]
-    total = sum(size for size, _ in files.values())
+    total = sum(size for size, _, _ in files.values())
     if total > MAX_UNPACKED_BYTES:
         raise DataFormatError(name, f"the ULTRA files unpack to {total / 2**20:,.0f} MB; the limit is "
                                     f"{MAX_UNPACKED_BYTES / 2**20:,.0f} MB")
     with tempfile.TemporaryDirectory(prefix="ultr_ultra_") as tmp:
         root = Path(tmp)
         (root / "train").mkdir()
-        for want, (_, read) in files.items():
-            (root / want).write_bytes(read())
+        budget = MAX_UNPACKED_BYTES
+        for want, (_, opener, member) in files.items():
+            budget -= _copy_bounded(opener, root / want, budget, name, member)
         yield root
 
 

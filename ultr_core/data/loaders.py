@@ -48,6 +48,14 @@ MAX_LABEL = 31
 MAX_MATRIX_BYTES = 4 * 2 ** 30
 
 
+def _check_matrix(n_rows: int, n_features: int, source) -> None:
+    """Refuse a dense feature matrix larger than :data:`MAX_MATRIX_BYTES` before allocating it."""
+    need = 4 * int(n_rows) * int(n_features)
+    if need > MAX_MATRIX_BYTES:
+        raise DataFormatError(source, f"{n_rows:,} documents × {n_features:,} features need {need / 2**30:,.1f} GiB "
+                                      f"as a dense matrix; the limit is {MAX_MATRIX_BYTES / 2**30:,.0f} GiB")
+
+
 def _tok(text, limit: int = 16) -> str:
     """A short, quoted excerpt of file content for an error message (never more than
     ``limit`` characters of it)."""
@@ -285,6 +293,7 @@ def _ultra_split(root: Path, split: str, feature_size: int) -> RankingData:
         dids.append(tokens[0])
     if not dids:
         raise DataFormatError(fpath, "empty file: no documents")
+    _check_matrix(len(dids), feature_size, fpath)
     F = np.zeros((len(dids), feature_size), np.float32)
     F[np.asarray(rows, np.int64), np.asarray(cols, np.int64)] = vals
 
@@ -318,10 +327,12 @@ def _ultra_split(root: Path, split: str, feature_size: int) -> RankingData:
         if idx_kept and max(idx_kept) >= len(dids):
             raise DataFormatError(ipath, f"document index {max(idx_kept)} out of range "
                                          f"({fpath.name} has {len(dids)} documents)", ln)
-        if any(v < 0 for v in lab):
-            raise DataFormatError(lpath, "negative label", ln2)
+        if any(v < 0 or v > MAX_LABEL for v in lab):
+            bad = next(v for v in lab if v < 0 or v > MAX_LABEL)
+            raise DataFormatError(lpath, f"label {bad} is not a whole number from 0 to {MAX_LABEL}", ln2)
         idx_all.extend(idx_kept); lab_all.extend(lab); q_all.extend([qi] * len(idx_kept))
     idx_all = np.asarray(idx_all, np.int64)
+    _check_matrix(len(idx_all), feature_size, ipath)
     return RankingData(F[idx_all], np.asarray(q_all, np.int64), np.asarray(lab_all, np.int64),
                        np.asarray(dids, dtype=object)[idx_all])
 
@@ -337,8 +348,11 @@ def load_ultra(root, name: str | None = None) -> LTRDataset:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise DataFormatError(spath, f"not valid JSON ({e})") from None
     fs = settings.get("feature_size") if isinstance(settings, dict) else None
-    if not isinstance(fs, int) or fs <= 0:
+    if not isinstance(fs, int) or isinstance(fs, bool) or fs <= 0:
         raise DataFormatError(spath, "needs a positive integer 'feature_size'")
+    if fs > MAX_FEATURE_ID:
+        raise DataFormatError(spath, f"'feature_size' {fs:,} exceeds the limit of {MAX_FEATURE_ID:,} features "
+                                     "(the same limit as a LETOR file's feature ids)")
     splits = [_ultra_split(root, s, fs) for s in ("train", "valid", "test")]
     return LTRDataset(name or root.name, *splits)
 

@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ultr_core.errors import DataFormatError
+from ultr_core.errors import DataFormatError, show
 
-__all__ = ["ClickLog", "SCHEMA", "REQUIRED"]
+__all__ = ["ClickLog", "SCHEMA", "REQUIRED", "RANGES"]
 
 SCHEMA = {
     "session_id": "int64", "query_id": "int64", "doc_id": "int64", "row": "int64", "position": "int16",
@@ -49,7 +49,33 @@ SCHEMA = {
     "true_relevance": "float32", "true_observation": "float32",
 }
 REQUIRED = ("session_id", "query_id", "doc_id", "position", "shown", "click")
+#: allowed values of the columns that are narrowed on the way in (checked **before** the cast, so
+#: click = 257 or position = 65537 can never wrap into a valid-looking 1; labels follow the LETOR rule)
+RANGES = {"position": (1, 32_767), "click": (0, 1), "context": (0, 2 ** 31 - 1), "label": (0, 31)}
 _META_KEY = b"ultr_core.meta"
+#: values a Parquet click log read from a local path may hold (a simulated log of 60 M rows × 12 columns)
+MAX_FILE_CELLS = 720_000_000
+
+
+def _check_range(values: pd.Series, col: str, source: str) -> None:
+    """Refuse values a narrowing cast to :data:`SCHEMA`'s dtype would wrap (e.g. click 257 → 1, label
+    200 → −56), naming the column, the first bad row and the allowed range.
+
+    >>> _check_range(pd.Series([1, 0, 257]), "click", "log.csv")
+    Traceback (most recent call last):
+    ...
+    ultr_core.errors.DataFormatError: log.csv: column 'click' must hold values from 0 to 1 (row 2: 257)
+    """
+    kind = SCHEMA[col]
+    if not kind.startswith("int") or not len(values):
+        return
+    lo, hi = RANGES.get(col, (np.iinfo(kind).min, np.iinfo(kind).max))
+    v = values.to_numpy()
+    bad = (v < lo) | (v > hi)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(source, f"column {col!r} must hold values from {lo:,} to {hi:,} "
+                                      f"(row {i}: {show(v[i])})")
 
 
 @dataclass(frozen=True)
@@ -80,7 +106,8 @@ class ClickLog:
             if (kind != "bool" and pd.api.types.is_integer_dtype(s.dtype) and kind.startswith("int")) or \
                     (kind == "bool" and pd.api.types.is_bool_dtype(s.dtype)) or \
                     (kind.startswith("float") and pd.api.types.is_float_dtype(s.dtype) and not s.isna().any()):
-                out[col] = s.astype(kind)     # already the right kind: nothing to check
+                _check_range(s, col, source)
+                out[col] = s.astype(kind)     # the right kind and in range: a lossless cast
                 continue
             if s.isna().any():
                 raise DataFormatError(source, f"column {col!r} has missing values "
@@ -97,6 +124,7 @@ class ClickLog:
                 raise DataFormatError(source, f"column {col!r} is not numeric (row {bad}: {s.iloc[bad]!r})")
             if kind.startswith("int") and not np.all(np.mod(vals.to_numpy(dtype=float), 1) == 0):
                 raise DataFormatError(source, f"column {col!r} must hold whole numbers")
+            _check_range(vals, col, source)
             out[col] = vals.astype(kind)
         frame = pd.DataFrame(out)
         if len(frame):
@@ -198,11 +226,9 @@ class ClickLog:
 
     @classmethod
     def from_parquet(cls, path) -> "ClickLog":
-        import pyarrow.parquet as pq
-        try:
-            table = pq.read_table(path)
-        except Exception as e:  # pyarrow raises several types for a broken file
-            raise DataFormatError(str(path), f"not a readable Parquet file ({e})") from None
+        from ultr_core.logs.bounds import read_parquet_bounded
+        table = read_parquet_bounded(path, str(path), max_cells=MAX_FILE_CELLS)   # a local file: any size,
+        # but its dictionaries are still sized before decoding
         raw = (table.schema.metadata or {}).get(_META_KEY)
         meta = json.loads(raw) if raw else {}
         return cls._from_frame(table.to_pandas(), meta, str(path))

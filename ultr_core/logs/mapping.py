@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.errors import DataFormatError, show
+from ultr_core.logs.bounds import read_parquet_bounded
 from ultr_core.logs.clicklog import ClickLog
 from ultr_core.logs.coding import factor_codes
 from ultr_core.logs.sniff import infer_format, is_gzip
@@ -101,9 +102,8 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
             return _read_ultra_clicks(root, name, document)
     buf = io.BytesIO(bytes(source)) if isinstance(source, (bytes, bytearray, memoryview)) else source
     try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-            table = pq.read_table(buf)
+        if fmt == "parquet":              # footer and dictionaries sized before anything is decoded
+            table = read_parquet_bounded(source, name)
             df = table.to_pandas()
             raw = (table.schema.metadata or {}).get(b"ultr_core.meta")
             if raw and all(c in df.columns for c in ("session_id", "query_id", "doc_id", "position",
@@ -113,6 +113,8 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
         else:
             df = pd.read_csv(buf, sep="\t" if fmt == "tsv" else ",", compression="gzip" if is_gzip(source) else None,
                              encoding="utf-8-sig")
+    except DataFormatError:
+        raise
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError,
             EOFError) as e:
         if sniffed:               # nothing told us this was CSV: say what is accepted instead of a parser's words

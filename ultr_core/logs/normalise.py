@@ -54,6 +54,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from ultr_core.errors import DataFormatError
+from ultr_core.logs.bounds import read_parquet_bounded
 from ultr_core.logs.sessions import _baidu, _pyclick
 from ultr_core.logs.sniff import (
     TABULAR_FORMATS,
@@ -72,12 +73,8 @@ __all__ = ["register_normalised", "repair_notes", "read_normalised"]
 def _tabular(con, source, fmt: str, name: str) -> dict:
     if _is_bytes(source):
         data = bytes(source)
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-            try:
-                table = pq.read_table(pa.BufferReader(data))
-            except Exception as e:        # pyarrow raises several types for a broken file
-                raise DataFormatError(name, f"not a readable Parquet file ({str(e).splitlines()[0][:200]})") from None
+        if fmt == "parquet":              # footer and dictionaries sized before anything is decoded
+            table = read_parquet_bounded(data, name)
         else:
             if data[:2] == b"\x1f\x8b":
                 try:

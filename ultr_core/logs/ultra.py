@@ -5,12 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ultr_core.data.loaders import MAX_LABEL     # one label rule for every reader (LETOR's 0–31)
 from ultr_core.errors import DataFormatError
+from ultr_core.logs.bounds import count_tokens
 
-__all__ = ["ultra_frame"]
+#: displayed documents an ULTRA folder may hold (WEB10K's train split has 0.72 M): counted before DuckDB
+#: splits a line, so an upload stays within its 1.5 GB budget (docs/safety.md)
+MAX_ULTRA_ROWS = 3_000_000
+#: DuckDB's memory while reading an ULTRA folder (larger work spills to a temporary folder)
+ULTRA_MEMORY = "1GB"
+
+__all__ = ["ultra_frame", "MAX_ULTRA_ROWS"]
 
 
-def ultra_frame(root: Path, name, labels: bool = False):
+def ultra_frame(root: Path, name, labels: bool = False, max_rows: int = MAX_ULTRA_ROWS):
     """The displayed lists of an ULTRA directory's ``train`` split as rows (``session_id``,
     ``query_id``, ``doc_id``, ``position``, ``click``): ``train.init_list`` (``qid d1 d2 …``,
     −1 = padding; one session per line) and, when present, ``train.clicks`` (``qid c1 c2 …``,
@@ -22,7 +30,22 @@ def ultra_frame(root: Path, name, labels: bool = False):
     vector (rows with identical features are one document, explicit zeros ignored), whatever query
     shows it.  Without a feature file, ``doc_id`` is the row index.  With ``labels``, the graded
     label of each row from ``train.labels`` (aligned by line and rank) is a ``label`` column.
+    Memory is bounded: DuckDB works within :data:`ULTRA_MEMORY` (spilling to a temporary folder) and
+    the displayed documents are counted before the frame is built (at most ``max_rows``).
     Returns ``(frame, notes)``."""
+    import tempfile
+
+    import duckdb
+    with tempfile.TemporaryDirectory(prefix="ultr_ultra_sql_") as tmp:
+        try:
+            return _ultra_frame(root, name, labels, max_rows, tmp)
+        except (duckdb.Error, MemoryError) as e:      # the memory limit, or DuckDB refusing the input
+            first = str(e).splitlines()[0][:160] if str(e) else type(e).__name__
+            raise DataFormatError(f"{name}/train/", f"cannot read the ULTRA folder within {ULTRA_MEMORY} of memory "
+                                                    f"({first})") from None
+
+
+def _ultra_frame(root: Path, name, labels: bool, max_rows: int, tmp: str):
     from ultr_core.logs.sql import _register_lines, _run, connect
     init = root / "train" / "train.init_list"
     clk = root / "train" / "train.clicks"
@@ -30,7 +53,11 @@ def ultra_frame(root: Path, name, labels: bool = False):
     label = f"{name}/train/"
     if not init.is_file():
         raise DataFormatError(label + "train.init_list", "file not found (an ULTRA folder needs train/train.init_list)")
-    con = connect()
+    tokens, lines, pads = count_tokens(init)        # at least this many displayed documents: refuse before SQL
+    if tokens - lines - pads > max_rows:
+        raise DataFormatError(label + init.name, f"at least {tokens - lines - pads:,} displayed documents exceed the "
+                                                 f"limit of {max_rows:,} for an ULTRA folder")
+    con = connect(ULTRA_MEMORY, tmp)
     notes = []
     try:
         _register_lines(con, init, label + init.name)
@@ -54,6 +81,10 @@ def ultra_frame(root: Path, name, labels: bool = False):
                 row_number() OVER (PARTITION BY ln ORDER BY k) AS position FROM (
                 SELECT ln, t, unnest(t[2:]) AS d, generate_subscripts(t[2:], 1) AS k FROM il) WHERE d <> '-1'""",
              label + init.name)
+        n_shown = con.execute("SELECT count(*) FROM docs").fetchall()[0][0]
+        if n_shown > max_rows:
+            raise DataFormatError(label + init.name, f"{n_shown:,} displayed documents exceed the limit of "
+                                                     f"{max_rows:,} for an ULTRA folder")
         if clk.exists():
             bad = con.execute("""SELECT d.ln, count(*) AS n, any_value(len(cl.c) - 1) AS m FROM docs d
                                  JOIN cl USING (ln) GROUP BY d.ln HAVING count(*) > any_value(len(cl.c) - 1)
@@ -99,10 +130,12 @@ def ultra_frame(root: Path, name, labels: bool = False):
                       "' ') AS y FROM raw", label + lpath.name)
             bad = con.execute("""SELECT d.ln FROM docs d LEFT JOIN lb USING (ln)
                                  WHERE try_cast(lb.y[d.position + 1] AS INTEGER) IS NULL
-                                    OR try_cast(lb.y[d.position + 1] AS INTEGER) < 0 ORDER BY d.ln LIMIT 1""").fetchall()
+                                    OR try_cast(lb.y[d.position + 1] AS INTEGER) NOT BETWEEN 0 AND ?
+                                 ORDER BY d.ln LIMIT 1""", [MAX_LABEL]).fetchall()
             if bad:
-                raise DataFormatError(label + lpath.name, "a displayed document has no label (or a negative one) "
-                                                          "on this line", int(bad[0][0]))
+                raise DataFormatError(label + lpath.name, "a displayed document has no label, or one that is not a "
+                                                          f"whole number from 0 to {MAX_LABEL}, on this line",
+                                      int(bad[0][0]))
             lab_sql, lab_join = ", lb.y[d.position + 1]::INTEGER AS label", "LEFT JOIN lb USING (ln)"
         df = con.sql(f"""SELECT d.ln - 1 AS session_id, d.query_id, {key} AS doc_id, d.position::INTEGER AS position,
                                coalesce(try_cast(cl.c[d.position + 1] AS INTEGER), -1) AS click {lab_sql}
