@@ -113,6 +113,9 @@ def main():
                    "reproducible spec): it cannot be rebuilt here, so the page shows the built-in fully synthetic "
                    "data instead. Upload the file on the Upload page to see its graph.")
     st.caption("Showing: " + escape_markdown(_describe(source, key, builtin, current)))
+    if source == current:
+        for note in st.session_state.get("log_notes", ()):      # what the reader dropped or repaired
+            st.caption("Reading the log: " + escape_markdown(note))
     st.query_params.clear()
     st.query_params.update({k: str(v) for k, v in params.items()})
     st.query_params.update({"bias": ",".join(bias), "teach": str(int(teach))})
@@ -217,7 +220,7 @@ def main():
             st.subheader("Proposed interventions")
             st.latex(formula_lines(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
                                    r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')}", r"\text{(§4.1, eq. 3)}"))
-            st.dataframe(an.intervention_plan.swaps[["document", "from_label", "to_label", "cost"]].round(6),
+            st.dataframe(an.interventions.round(6),
                          hide_index=True, height=_plan_height(an.intervention_plan.swaps))
         elif "intervention_skipped" in rep:
             st.info(rep["intervention_skipped"])

@@ -130,6 +130,7 @@ def main():
         st.stop()
 
     st.session_state["log"] = log
+    st.session_state.pop("log_notes", None)          # a simulated log has nothing dropped or repaired
     st.session_state["log_key"] = ("simulation", key, cfg, int(n_sessions), int(seed))
     st.session_state["dataset"] = ds
     # the reproducible spec other pages put in their links (none for uploaded data)

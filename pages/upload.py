@@ -54,6 +54,14 @@ def _read(name: str, digest: str, data: bytes, fmt: str, columns: tuple, doc_col
 
 
 
+def _link_identifiability() -> None:
+    """A link that keeps this session (and so the uploaded log); a plain caption where pages are not registered."""
+    try:
+        st.page_link("pages/identifiability.py", label="Open the Identifiability page", icon=":material/hub:")
+    except Exception:        # noqa: BLE001 — run as a single page (AppTest): no page registry to link into
+        st.caption("Open the Identifiability page from the sidebar.")
+
+
 def main():
     st.title("Upload a click log")
     st.caption("Check whether the relevance in your own log can be recovered at all: we build its identifiability "
@@ -160,27 +168,28 @@ def main():
                          lambda: ingest(data, fmt, bias=bias, columns=dict(mapping) or None, document=document,
                                         doc_columns=list(doc_cols) or None, memory_limit=DUCKDB_MEMORY,
                                         name=name))
+        subject, notes, kept = table, list(table.notes), table.n_rows <= CURRENT_LOG_MAX_ROWS
+        if kept:              # small enough to keep whole: every number below is the kept log's (one log, one truth)
+            subject, notes = _read(name, digest, data, fmt, mapping, doc_cols, document)
     except (DataFormatError, ConfigError) as e:
-        st.error(f"We could not read the log — {escape_markdown(e)}")
+        st.error(f"We could not read the log — {escape_markdown(e)}. "
+                 + ("Your current log is unchanged." if "log" in st.session_state else ""))
         st.stop()
-    for n in table.notes:
+    for n in notes:
         st.info(escape_markdown(n))
-    st.success(f"Read {table.n_rows:,} impressions with {table.n_clicks:,} clicks: {len(table):,} distinct "
-               "(document, factor) pairs.")
     try:
-        an = cached_analysis(table, ("upload", read_key), tuple(bias), estimator, 100)
+        an = cached_analysis(subject, ("upload", read_key), tuple(bias), estimator, 100)
     except (ConfigError, DataFormatError, ValueError) as e:
         st.error(f"We could not analyse the log — {escape_markdown(e)}")
         st.stop()
     rep = an.report
-    if table.n_rows <= CURRENT_LOG_MAX_ROWS:         # small enough to keep whole for the other pages
-        try:
-            log, _ = _read(name, digest, data, fmt, mapping, doc_cols, document)
-            st.session_state["log"] = log
-            st.session_state["log_key"] = ("upload", read_key)
-            st.session_state.pop("log_spec", None)          # an upload cannot be rebuilt from a link
-        except DataFormatError as e:
-            st.caption(f"Not kept as the current log: {escape_markdown(e)}")
+    st.success(f"Read {rep['n_rows']:,} impressions with {rep['n_clicks']:,} clicks: {len(an.graph.doc):,} distinct "
+               "(document, factor) pairs.")
+    if kept:
+        st.session_state["log"] = subject
+        st.session_state["log_key"] = ("upload", read_key)
+        st.session_state["log_notes"] = tuple(notes)
+        st.session_state.pop("log_spec", None)          # an upload cannot be rebuilt from a link
     c = st.columns(4)
     c[0].metric("bias factors", f"{rep['n_nodes']:,}")
     c[1].metric("components", f"{rep['n_components']:,}")
@@ -206,8 +215,10 @@ def main():
             st.info("No component holds two factors: there is nothing to estimate a curve from.")
     st.download_button("Download the report (JSON)", json.dumps(rep, default=str, indent=1), "identifiability.json",
                        mime="application/json")
-    if table.n_rows <= CURRENT_LOG_MAX_ROWS:
-        st.caption("The log is now the *current log*: open the Identifiability page to draw its graph.")
+    if kept:
+        st.caption("The log is now the *current log*: the Identifiability page draws its graph from the same "
+                   "analysis (same verdict, same plan).")
+        _link_identifiability()
     else:
         st.caption(f"The log has more than {CURRENT_LOG_MAX_ROWS:,} impressions: it was analysed out of core and is "
                    "not kept whole in memory, so the other pages keep their current log.")

@@ -40,7 +40,7 @@ def cli(args, capsys):
     (["train", "--set", "keep_best=maybe"], "not a boolean"),
     (["train", "--set", "lr=fast"], "cannot convert"),
     (["train", "--set", "nope=1"], "expected key=value"),
-    (["ig", "/dev/zero"], "not a regular file"),
+    (["ig", "/dev/zero"], "a system path (/proc, /sys or /dev) cannot be read as a log"),
 ])
 def test_cli_refuses_with_one_line_and_status_2(args, problem, capsys):
     rc, err = cli(args, capsys)

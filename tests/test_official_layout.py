@@ -220,7 +220,7 @@ def test_a_file_no_reader_accepts_gets_one_message_with_the_accepted_formats(tmp
         read_user_log(junk, name="upload")
     msg = str(e.value)
     assert "not a log format this reader knows" in msg and "PyClick sessions" in msg and "Baidu-ULTR" in msg
-    assert "<html>· not a log" in msg and "x" * 61 not in msg          # escaped, cut short
+    assert "'<html>· not a lo…'" in msg and "x" * 17 not in msg       # escaped, cut to 16 characters (docs/safety.md)
     (tmp_path / "junk").write_bytes(junk)
     rc, _, err = _cli(["ig", str(tmp_path / "junk")], capsys)
     assert rc == 2 and "not a log format this reader knows" in err

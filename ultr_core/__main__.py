@@ -6,14 +6,14 @@ import json
 import sys
 from pathlib import Path
 
-from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.errors import ConfigError, DataFormatError, printable
 
 
 def _ig(a) -> int:
     from ultr_core.identifiability.reports import format_report, identifiability_report
     from ultr_core.logs.ingestion import ingest
     bias = [c.strip() for c in a.bias.split(",") if c.strip()] if a.bias else ["position"]
-    columns = dict(kv.split("=", 1) for kv in a.column) if a.column else None
+    columns = _column_map(a.column)
     table = ingest(a.path, a.format, bias=bias, columns=columns, document=a.document,
                    doc_columns=[c.strip() for c in a.doc_columns.split(",")] if a.doc_columns else None,
                    engine=a.engine, scheduler=a.scheduler, memory_limit=a.memory_limit)
@@ -23,12 +23,36 @@ def _ig(a) -> int:
     rep["notes"] = list(table.notes)
     rep["source"] = a.path
     if a.json:
-        print(json.dumps(rep, default=_json_default))
+        print(json.dumps(rep, default=_json_default))        # JSON escapes every control character
     else:
         for n in table.notes:
-            print(f"note: {n}")
-        print(format_report(rep))
+            print(printable(f"note: {n}"))
+        print(printable(format_report(rep)))                   # a user's column or value cannot drive the terminal
     return 0
+
+
+def _column_map(pairs) -> dict | None:
+    """``--column FILE_COLUMN=NAME`` options as a mapping; a pair without ``=`` or a file column given twice
+    is refused (two file columns onto one name are refused by the reader)."""
+    if not pairs:
+        return None
+    out = {}
+    for kv in pairs:
+        src, eq, tgt = kv.partition("=")
+        if not eq or not src or not tgt:
+            raise ConfigError("--column", f"{kv[:40]!r} is not FILE_COLUMN=NAME (e.g. --column qid=query_id)")
+        if src in out:
+            raise ConfigError("--column", f"file column {src[:40]!r} is mapped twice ({out[src]!r} and {tgt!r})")
+        out[src] = tgt
+    return out
+
+
+def _check_seeds(a) -> None:
+    """Seeds are whole numbers ≥ 0 (numpy refuses negative ones deep inside a run)."""
+    for opt in ("seed", "data_seed"):
+        v = getattr(a, opt, None)
+        if v is not None and not 0 <= v < 2 ** 32:
+            raise ConfigError(f"--{opt.replace('_', '-')}", f"must be a whole number from 0 to {2 ** 32 - 1:,}, got {v}")
 
 
 def _ig_fit(a) -> int:
@@ -74,6 +98,11 @@ def _check_out(path: str, force: bool, suffixes: tuple) -> Path:
     """The output path, refused when its folder is missing, it is a folder, it exists (without
     ``--force``) or its extension is not one of ``suffixes``."""
     out = Path(path)
+    from ultr_core.logs.sniff import refuse_system_path
+    try:
+        refuse_system_path(out.parent, "--out")
+    except DataFormatError:
+        raise ConfigError("--out", f"{path}: a system folder (/proc, /sys or /dev) cannot hold a log") from None
     if out.suffix.lower() not in suffixes:
         raise ConfigError("--out", f"{path}: use a file name ending in {' or '.join(suffixes)}")
     if out.is_dir():
@@ -90,7 +119,10 @@ def _atomic_write(out: Path, write) -> None:
     failure leaves any earlier file untouched."""
     import os
     import tempfile
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
+    except OSError as e:
+        raise ConfigError("--out", f"cannot write in {out.parent} ({e.strerror or type(e).__name__})") from None
     os.close(fd)
     try:
         write(tmp)
@@ -245,6 +277,7 @@ def main(argv=None) -> int:
     tr.set_defaults(fn=_train)
     a = ap.parse_args(argv)
     try:
+        _check_seeds(a)
         return a.fn(a)
     except (DataFormatError, ConfigError, FloatingPointError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -260,7 +293,7 @@ def main(argv=None) -> int:
     except Exception as e:       # noqa: BLE001 — the one top-level handler: no traceback without --debug
         if a.debug:
             raise
-        msg = str(e).splitlines()[0][:300] if str(e) else ""
+        msg = printable(str(e).splitlines()[0][:300]) if str(e) else ""
         print(f"error: unexpected {type(e).__name__}{': ' + msg if msg else ''} (run with --debug for the "
               "traceback)", file=sys.stderr)
         return 2

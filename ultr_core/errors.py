@@ -1,14 +1,16 @@
 """Exceptions with messages that say what is wrong and where."""
 from __future__ import annotations
 
-__all__ = ["DataFormatError", "ConfigError", "show"]
+import re
+
+__all__ = ["DataFormatError", "MissingColumnError", "ConfigError", "show", "printable"]
 
 
 class DataFormatError(ValueError):
     """A file or table could not be read; names the source, the line and the problem."""
 
     def __init__(self, source: str, problem: str, line: int | None = None):
-        self.source, self.problem, self.line = str(source), problem, line
+        self.source, self.problem, self.line = printable(source), printable(problem), line
         where = f"{self.source}, line {line}" if line is not None else self.source
         super().__init__(f"{where}: {problem}")
 
@@ -16,11 +18,22 @@ class DataFormatError(ValueError):
         return (type(self), (self.source, self.problem, self.line))
 
 
+class MissingColumnError(DataFormatError):
+    """A log lacks columns it needs (``columns``); callers branch on the type, never on the message."""
+
+    def __init__(self, source: str, problem: str, columns=(), line: int | None = None):
+        self.columns = tuple(columns)
+        super().__init__(source, problem, line)
+
+    def __reduce__(self):
+        return (type(self), (self.source, self.problem, self.columns, self.line))
+
+
 class ConfigError(ValueError):
     """A configuration value is out of range or inconsistent; names the field."""
 
     def __init__(self, field: str, problem: str):
-        self.field, self.problem = field, problem
+        self.field, self.problem = printable(field), printable(problem)
         super().__init__(f"{field}: {problem}")
 
     def __reduce__(self):            # picklable across worker processes (joblib)
@@ -36,3 +49,17 @@ def show(value, limit: int = 20) -> str:
         return repr(value[:limit] + ("…" if len(value) > limit else ""))
     text = repr(value)
     return text[:limit] + ("…" if len(text) > limit else "")
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text) -> str:
+    r"""``text`` with every control character (terminal escapes, carriage returns, bidirectional overrides)
+    written as a visible escape, so a user's column name or value cannot retitle, clear or rewrite a
+    terminal or a page; newlines and tabs stay.
+
+    >>> printable("pos\x1b]0;owned\x07ition\r")
+    'pos\\x1b]0;owned\\x07ition\\r'
+    """
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ultr_core.data.dataset import LTRDataset, RankingData
-from ultr_core.errors import DataFormatError
+from ultr_core.errors import ConfigError, DataFormatError
 
 __all__ = [
     "read_svmlight", "load_svmlight", "load_mq2008_fold", "load_lightgbm_split",
@@ -206,7 +206,7 @@ def load_svmlight_upload(name: str, data: bytes, split=(0.6, 0.2, 0.2), seed: in
 def load_mq2008_fold(root, fold: int = 1, n_features: int = 46) -> LTRDataset:
     """MQ2008 fold ``fold`` (1–5) from the ``S1.txt``…``S5.txt`` parts, folds per its readme."""
     if fold not in MQ2008_FOLDS:
-        raise ValueError(f"MQ2008 fold must be 1–5, got {fold}")
+        raise ConfigError("dataset", f"MQ2008 fold must be 1–5, got {fold}")
     root = Path(root)
     train_parts, valid_part, test_part = MQ2008_FOLDS[fold]
     parts = {p: load_svmlight(root / f"{p}.txt", n_features) for p in ("S1", "S2", "S3", "S4", "S5")

@@ -31,6 +31,8 @@ class IdentifiabilityAnalysis:
     report: dict
     merge_plan: MergePlan | None = None
     intervention_plan: InterventionPlan | None = None
+    #: the swaps as every page and the CLI show them: the file's own document ids (one plan per log)
+    interventions: pd.DataFrame | None = None
 
 
 def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool = False,
@@ -65,7 +67,7 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
     out["merge_features"] = ("context vectors + 10·position" if use_vectors else
                              "position" if list(g.bias_columns) == ["position"] else
                              "one-hot columns + 10·position")
-    plan = ip = None
+    plan = ip = shown_swaps = None
     if merge or intervene:
         plan = plan_merges(g, bias_feature_vectors(g, context_vectors) if use_vectors else None)
     if merge:
@@ -95,6 +97,7 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
             key = log.frame.drop_duplicates("doc_id").set_index("doc_id")["doc_key"]
             doc_values = key.reindex(doc_values).to_numpy()
         swaps["document"] = [_plain(v) for v in doc_values]
+        shown_swaps = swaps[["document", "from_label", "to_label", "cost"]].reset_index(drop=True)
         out["interventions"] = swaps.head(max_listed)[["document", "from_label", "to_label", "cost"]] \
             .to_dict("records")
         out["n_interventions"] = len(swaps)
@@ -104,7 +107,7 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
         est = estimate_bias_full(g, estimate, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)
         out["position_bias"] = {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha,
                                 "notes": est.notes, "curves": est.to_records()}
-    return IdentifiabilityAnalysis(g, out, plan, ip)
+    return IdentifiabilityAnalysis(g, out, plan, ip, shown_swaps)
 
 
 _KEY_TEXT = {"query": "the (query, document) pair", "global": "the document id alone (across queries)"}

@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ultr_core.errors import DataFormatError, show
+from ultr_core.errors import ConfigError, DataFormatError, show
 
-__all__ = ["ClickLog", "SCHEMA", "REQUIRED", "RANGES"]
+__all__ = ["ClickLog", "SCHEMA", "REQUIRED", "RANGES", "MAX_POSITION", "check_roles", "check_mapping"]
 
 SCHEMA = {
     "session_id": "int64", "query_id": "int64", "doc_id": "int64", "row": "int64", "position": "int16",
@@ -51,7 +51,8 @@ SCHEMA = {
 REQUIRED = ("session_id", "query_id", "doc_id", "position", "shown", "click")
 #: allowed values of the columns that are narrowed on the way in (checked **before** the cast, so
 #: click = 257 or position = 65537 can never wrap into a valid-looking 1; labels follow the LETOR rule)
-RANGES = {"position": (1, 32_767), "click": (0, 1), "context": (0, 2 ** 31 - 1), "label": (0, 31)}
+MAX_POSITION = 10_000
+RANGES = {"position": (1, MAX_POSITION), "click": (0, 1), "context": (0, 2 ** 31 - 1), "label": (0, 31)}
 _META_KEY = b"ultr_core.meta"
 #: values a Parquet click log read from a local path may hold (a simulated log of 60 M rows × 12 columns)
 MAX_FILE_CELLS = 720_000_000
@@ -76,6 +77,44 @@ def _check_range(values: pd.Series, col: str, source: str) -> None:
         i = int(np.flatnonzero(bad)[0])
         raise DataFormatError(source, f"column {col!r} must hold values from {lo:,} to {hi:,} "
                                       f"(row {i}: {show(v[i])})")
+
+
+#: what a column cannot be: a bias factor is not the outcome, the query or the document; a document is not
+#: the outcome, the position or the session (they would make every verdict trivially "identifiable")
+NOT_A_BIAS = ("click", "shown", "query_id", "doc_id", "session_id")
+NOT_A_DOCUMENT = ("click", "shown", "position", "session_id")
+
+
+def check_roles(bias, doc_columns=None) -> None:
+    """Refuse a bias-factor or document column that is the click, query, document, position or session column.
+
+    >>> check_roles(["position"], ["f1"])
+    >>> check_roles(["click"])
+    Traceback (most recent call last):
+    ...
+    ultr_core.errors.ConfigError: bias: 'click' cannot be a bias factor (it is the click, query, document or session column); use position or a display column such as a context
+    """
+    bad = [b for b in bias if b in NOT_A_BIAS]
+    if bad:
+        raise ConfigError("bias", f"{bad[0]!r} cannot be a bias factor (it is the click, query, document or session "
+                                  "column); use position or a display column such as a context")
+    bad = [c for c in doc_columns or () if c in NOT_A_DOCUMENT]
+    if bad:
+        raise ConfigError("doc_columns", f"{bad[0]!r} cannot identify a document (it is the click, shown, position "
+                                         "or session column); use the columns that describe the document")
+    both = [c for c in doc_columns or () if c in bias]
+    if both:
+        raise ConfigError("doc_columns", f"{both[0]!r} is a bias factor and a document column at once; choose one")
+
+
+def check_mapping(columns: dict) -> None:
+    """Refuse a mapping that sends two file columns onto one schema column (the second would silently win)."""
+    seen = {}
+    for src, tgt in columns.items():
+        if tgt in seen:
+            raise ConfigError("columns", f"{seen[tgt]!r} and {src!r} are both mapped to {tgt!r}; map one column "
+                                         "to each name")
+        seen[tgt] = src
 
 
 @dataclass(frozen=True)
@@ -112,8 +151,9 @@ class ClickLog:
             if s.isna().any():
                 raise DataFormatError(source, f"column {col!r} has missing values "
                                               f"(first at row {int(np.flatnonzero(s.isna().to_numpy())[0])})")
-            if kind == "bool":
-                vals = pd.to_numeric(s, errors="coerce") if s.dtype != bool else s
+            if kind == "bool":               # one rule with the out-of-core reader: 0/1 or true/false
+                vals = pd.to_numeric(s, errors="coerce") if pd.api.types.is_numeric_dtype(s.dtype) else \
+                    s.astype(str).str.strip().str.lower().map({"0": 0, "1": 1, "true": 1, "false": 0})
                 if vals.isna().any() or not vals.isin([0, 1]).all():
                     raise DataFormatError(source, f"column {col!r} must hold 0/1 or true/false")
                 out[col] = vals.astype(bool)

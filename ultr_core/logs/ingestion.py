@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.logs.clicklog import ClickLog
+from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, show
+from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_mapping, check_roles
 
 __all__ = ["CountTable", "ingest", "document_columns", "ENGINES"]
 
@@ -96,6 +96,7 @@ class CountTable:
         if bias is None:
             bias = log.bias_columns if isinstance(log, ClickLog) else ["position"]
         bias = [bias] if isinstance(bias, str) else list(bias)
+        check_roles(bias)
         document = [document] if isinstance(document, str) else list(document)
         missing = [c for c in bias + document if c not in frame.columns]
         if missing:
@@ -122,6 +123,7 @@ class CountTable:
 def _select_list(available: list[str], columns: dict | None, needed: list[str], name: str) -> dict:
     """Map schema names → source columns (after the user's ``columns`` renaming)."""
     columns = dict(columns or {})
+    check_mapping(columns)
     unknown = [c for c in columns if c not in available]
     if unknown:
         raise DataFormatError(name, f"mapped column(s) {', '.join(map(str, unknown))} not in the log "
@@ -129,12 +131,12 @@ def _select_list(available: list[str], columns: dict | None, needed: list[str], 
     renamed = {columns.get(c, c): c for c in available}
     missing = [c for c in needed if c not in renamed]
     if missing:
-        raise DataFormatError(name, f"missing column(s) {', '.join(missing)}; the log has "
-                                    f"{', '.join(map(str, available))} — map them with columns=…")
+        raise MissingColumnError(name, f"missing column(s) {', '.join(missing)}; the log has "
+                                       f"{', '.join(map(str, available))} — map them with columns=…", missing)
     clash = [c for c in needed if c in _RESERVED]
     if clash:
         raise ConfigError("bias", f"{', '.join(clash)} is a reserved name; rename the column")
-    return {c: renamed[c] for c in needed} | ({"shown": renamed["shown"]} if "shown" in renamed else {})
+    return {c: renamed[c] for c in needed} | {c: renamed[c] for c in ("shown", "session_id") if c in renamed}
 
 
 def _validate(agg: pd.DataFrame, doc: list[str], name: str) -> pd.DataFrame:
@@ -151,16 +153,74 @@ def _validate(agg: pd.DataFrame, doc: list[str], name: str) -> pd.DataFrame:
         raise DataFormatError(name, f"column 'click' must hold 0 or 1 (found {agg['_bad_click_value'].iloc[i]!s}"[:80]
                                     + f" at {where(i)})")
     pos = pd.to_numeric(agg["position"], errors="coerce").to_numpy(np.float64)
-    bad = ~np.isfinite(pos) | (pos % 1 != 0) | (pos < 1) | (pos > 10_000)
+    bad = ~np.isfinite(pos) | (pos % 1 != 0) | (pos < 1) | (pos > MAX_POSITION)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataFormatError(name, f"column 'position' must hold whole numbers from 1 to 10000 "
+        raise DataFormatError(name, f"column 'position' must hold whole numbers from 1 to {MAX_POSITION:,} "
                                     f"(found {str(agg['position'].iloc[i])[:20]!r} at {where(i)})")
     agg = agg.drop(columns=["_bad_click", "_bad_click_value"])
     agg["position"] = pos.astype(np.int64)
     agg["impressions"] = agg["impressions"].astype(np.int64)
     agg["clicks"] = agg["clicks"].astype(np.int64)
     return agg
+
+
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                  "UBIGINT", "UHUGEINT")
+#: the one rule for a ``shown`` flag (as :class:`ClickLog`): 0/1 or true/false, nothing else
+_SHOWN_TEXT = ("0", "1", "true", "false")
+
+
+def _check_values(con, sel: dict, types: dict, name: str) -> None:
+    """Refuse, with the first offending value, positions that are not written as whole decimal numbers
+    (``0x2``, ``2.0``, ``1e0``) and ``shown`` flags that are not 0/1 or true/false: nothing is dropped or
+    converted silently."""
+    from ultr_core.logs.sql import _ident as q
+    checks = {}
+    ptype = types[sel["position"]].upper()
+    if ptype not in _INTEGER_TYPES:
+        checks["position"] = (f"NOT regexp_full_match(trim({q(sel['position'])}::VARCHAR), '[0-9]+')",
+                              "column 'position' must hold whole numbers written in decimal digits")
+    if "shown" in sel and types[sel["shown"]].upper() != "BOOLEAN":
+        checks["shown"] = (f"lower(trim({q(sel['shown'])}::VARCHAR)) NOT IN {_SHOWN_TEXT}",
+                           "column 'shown' must hold 0/1 or true/false")
+    for col, (bad, problem) in checks.items():
+        row = con.execute(f"SELECT count(*), any_value({q(sel[col])}::VARCHAR) FROM norm "
+                          f"WHERE {q(sel[col])} IS NOT NULL AND ({bad})").fetchall()[0]
+        if row[0]:
+            raise DataFormatError(name, f"{problem} (found {show(row[1], 16)} in {row[0]:,} row(s))")
+
+
+def _dedupe_view(con, sel: dict, name: str) -> list[str]:
+    """With a session column, keep the first row of each (session, position) in file order — the rule of
+    :func:`ultr_core.logs.mapping.frame_to_log`, so the CLI, the out-of-core path and the kept log count the
+    same rows — and say how many were dropped."""
+    from ultr_core.logs.sql import _ident as q
+    from ultr_core.logs.sql import _run
+    if "session_id" not in sel:
+        return []
+    key = f"{q(sel['session_id'])}, {q(sel['position'])}"
+    n, distinct = con.execute(f"SELECT count(*), count(DISTINCT ({key})) FROM norm").fetchall()[0]
+    if n == distinct:
+        return []
+    _run(con, f"""CREATE OR REPLACE TEMP TABLE norm_kept AS SELECT * EXCLUDE (_rn) FROM (
+                  SELECT *, row_number() OVER () AS _rn FROM norm)
+                  QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY _rn) = 1""", name)
+    return [f"dropped {n - distinct:,} duplicate row(s) (same session and position) of {n:,}"]
+
+
+def _count_sql(sel: dict, keys: list[str], table: str) -> str:
+    from ultr_core.logs.sql import _ident as q
+    shown = f"WHERE try_cast({q(sel['shown'])} AS BOOLEAN)" if "shown" in sel else ""
+    group = ", ".join(f"{q(sel[k])} AS {q(k)}" for k in keys)
+    clk = f"try_cast({q(sel['click'])} AS DOUBLE)"
+    order = ", ".join(f"{q(k)} NULLS LAST" for k in keys)     # a deterministic row order
+    return f"""SELECT {group}, count(*) AS impressions,
+                coalesce(sum({clk}), 0)::BIGINT AS clicks,
+                count(*) FILTER (WHERE {clk} IS NULL OR {clk} NOT IN (0, 1)) AS _bad_click,
+                any_value({q(sel['click'])}::VARCHAR) FILTER (WHERE {clk} IS NULL OR {clk} NOT IN (0, 1))
+                    AS _bad_click_value
+              FROM {table} {shown} GROUP BY ALL ORDER BY {order}"""
 
 
 def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads):
@@ -170,7 +230,7 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads):
     with tempfile.TemporaryDirectory(prefix="ultr_duckdb_") as tmp:
         con = connect(memory_limit, tmp, threads)
         try:
-            state = register_normalised(con, source, fmt, name)
+            state = register_normalised(con, source, fmt, name, text_columns=_text_columns(columns, keys))
             types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE norm").fetchall()}
             sel = _select_list(list(types), columns, keys + ["click"], name)
             nested = [c for c in dict.fromkeys(sel.values()) if "[" in types[c]
@@ -178,29 +238,30 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads):
             if nested:
                 raise DataFormatError(name, f"column {nested[0]!r} holds {types[nested[0]]} values (lists or "
                                             "records); each row needs one plain value there")
-            shown = f"WHERE try_cast({q(sel['shown'])} AS BOOLEAN)" if "shown" in sel else ""
-            group = ", ".join(f"{q(sel[k])} AS {q(k)}" for k in keys)
-            clk = f"try_cast({q(sel['click'])} AS DOUBLE)"
-            order = ", ".join(f"{q(k)} NULLS LAST" for k in keys)     # a deterministic row order
-            if state.get("counts") and not columns and set(keys) <= {"query_id", "doc_id", "position"}:
+            _check_values(con, sel, types, name)
+            dropped = _dedupe_view(con, sel, name)
+            if state.get("counts") and not columns and not dropped and set(keys) <= {"query_id", "doc_id", "position"}:
                 # the reader's own counts (Yandex: pages counted before unpivoting); clicks are 0/1 there
+                group = ", ".join(f"{q(sel[k])} AS {q(k)}" for k in keys)
+                order = ", ".join(f"{q(k)} NULLS LAST" for k in keys)
                 sql = f"""SELECT {group}, sum(impressions)::BIGINT AS impressions, sum(clicks)::BIGINT AS clicks,
                             0 AS _bad_click, NULL::VARCHAR AS _bad_click_value
                           FROM {state['counts']} GROUP BY ALL ORDER BY {order}"""
             else:
-                sql = f"""SELECT {group}, count(*) AS impressions,
-                        coalesce(sum({clk}), 0)::BIGINT AS clicks,
-                        count(*) FILTER (WHERE {clk} IS NULL OR {clk} NOT IN (0, 1)) AS _bad_click,
-                        any_value({q(sel['click'])}::VARCHAR) FILTER (WHERE {clk} IS NULL OR {clk} NOT IN (0, 1))
-                            AS _bad_click_value
-                      FROM norm {shown} GROUP BY ALL ORDER BY {order}"""
+                sql = _count_sql(sel, keys, "norm_kept" if dropped else "norm")
             try:
                 agg = con.sql(sql).df()
             except Exception as e:    # noqa: BLE001 — DuckDB's errors here are the input's problems
                 raise DataFormatError(name, f"cannot aggregate ({str(e).splitlines()[0][:300]})") from None
         finally:
             con.close()
-    return agg, repair_notes(state)
+    return agg, repair_notes(state) + dropped
+
+
+def _text_columns(columns: dict | None, keys: list[str]) -> tuple:
+    """The file column that holds the position, read as text so that ``0x2`` cannot be parsed as 2."""
+    back = {t: s for s, t in (columns or {}).items()}
+    return (back.get("position", "position"),)
 
 
 def _dask_counts(source, fmt, name, columns, keys, scheduler):
@@ -277,6 +338,7 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
     bias = [bias] if isinstance(bias, str) else list(bias)
     if not bias:
         raise ConfigError("bias", "name at least one bias-factor column (e.g. position)")
+    check_roles(bias, doc_columns)
     if engine not in ENGINES:
         raise ConfigError("engine", f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
     if document not in DOCUMENT_KEYS:
@@ -302,10 +364,10 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
     try:
         agg, notes = count(keys)
     except DataFormatError as e:          # a log without query ids keyed by doc_id alone: no alternative
-        if sniffed and fmt in ("csv", "tsv") and (e.problem.startswith("cannot read") or
-                                                  (e.problem.startswith("missing column") and not columns)):
+        missing = isinstance(e, MissingColumnError)
+        if sniffed and fmt in ("csv", "tsv") and (e.problem.startswith("cannot read") or (missing and not columns)):
             raise unknown_format(source, name) from None   # nothing said CSV: list what is accepted
-        if group_doc == doc or "query_id" not in e.problem or not e.problem.startswith("missing column"):
+        if group_doc == doc or not missing or "query_id" not in e.columns:
             raise
         group_doc, alternative = doc, ()
         keys = list(dict.fromkeys(group_doc + bias + ["position"]))

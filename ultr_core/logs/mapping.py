@@ -38,7 +38,7 @@ import pandas as pd
 
 from ultr_core.errors import DataFormatError, show
 from ultr_core.logs.bounds import read_parquet_bounded
-from ultr_core.logs.clicklog import ClickLog
+from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_mapping, check_roles
 from ultr_core.logs.coding import factor_codes
 from ultr_core.logs.sniff import infer_format, is_gzip
 from ultr_core.logs.ultra import ultra_frame
@@ -160,7 +160,9 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
                  doc_columns: list | None = None, document: str = "query"):
     """Map a user table onto the ClickLog schema (see the module docstring)."""
     notes = []
+    check_roles([], doc_columns)
     if columns:
+        check_mapping(columns)
         unknown = [c for c in columns if c not in df.columns]
         if unknown:
             raise DataFormatError(name, f"mapped column(s) {', '.join(map(str, unknown))} not in the file "
@@ -182,16 +184,12 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
         if df[col].isna().any():
             row = int(np.flatnonzero(df[col].isna().to_numpy())[0])
             raise DataFormatError(name, f"column {col!r} is empty at data row {row + 1}")
-    pos = pd.to_numeric(df["position"], errors="coerce")
-    if pos.isna().any() or (pos % 1 != 0).any():
-        row = int(np.flatnonzero((pos.isna() | (pos % 1 != 0)).to_numpy())[0])
-        raise DataFormatError(name, f"column 'position' must hold whole numbers (data row {row + 1}: "
-                                    f"{show(df['position'].iloc[row])})")
+    pos = _positions(df["position"], name)
     if (pos < 1).any():
         row = int(np.flatnonzero((pos < 1).to_numpy())[0])
         raise DataFormatError(name, f"positions are 1-based: {int(pos.iloc[row])} at data row {row + 1}")
-    if pos.max() > 1000:
-        raise DataFormatError(name, f"position {int(pos.max())} is out of range (at most 1000)")
+    if pos.max() > MAX_POSITION:
+        raise DataFormatError(name, f"position {int(pos.max())} is out of range (at most {MAX_POSITION:,})")
     clk = pd.to_numeric(df["click"], errors="coerce")
     if clk.isna().any() or not clk.isin([0, 1]).all():
         row = int(np.flatnonzero((clk.isna() | ~clk.isin([0, 1])).to_numpy())[0])
@@ -222,13 +220,26 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
         out["shown"] = True
     dup = out.duplicated(["session_id", "position"], keep="first")
     if dup.any():
-        notes.append(f"dropped {int(dup.sum()):,} duplicate row(s) (same session and position)")
+        notes.append(f"dropped {int(dup.sum()):,} duplicate row(s) (same session and position) of {len(out):,}")
         out = out[~dup]
     try:
         log = ClickLog._from_frame(out, {"source": name, "document": "columns" if doc_columns else document}, name)
     except DataFormatError:
         raise
     return log, notes
+
+
+def _positions(col: pd.Series, name: str) -> pd.Series:
+    """Positions as integers, refused unless written as whole decimal numbers (``0x2``, ``2.0`` and ``1e0``
+    are refused, as the out-of-core reader does)."""
+    if pd.api.types.is_integer_dtype(col.dtype):
+        return col
+    bad = ~col.astype(str).str.fullmatch(r"\s*[0-9]+\s*")
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataFormatError(name, f"column 'position' must hold whole numbers written in decimal digits "
+                                    f"(data row {row + 1}: {show(col.iloc[row])})")
+    return pd.to_numeric(col.astype(str).str.strip())
 
 
 def _read_ultra_clicks(root: Path, name, document: str = "global"):

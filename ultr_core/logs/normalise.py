@@ -70,7 +70,7 @@ from ultr_core.logs.yandex import _yandex, _yandex2013, _yandex_columns
 __all__ = ["register_normalised", "repair_notes", "read_normalised"]
 
 
-def _tabular(con, source, fmt: str, name: str) -> dict:
+def _tabular(con, source, fmt: str, name: str, text_columns=()) -> dict:
     if _is_bytes(source):
         data = bytes(source)
         if fmt == "parquet":              # footer and dictionaries sized before anything is decoded
@@ -96,19 +96,25 @@ def _tabular(con, source, fmt: str, name: str) -> dict:
     else:
         comp = "gzip" if is_gzip(source) else "none"
         delim = "\\t" if fmt == "tsv" else ","
-        _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM read_csv({lst}, header=true,
-                 delim=E'{delim}', compression={_q(comp)}, union_by_name=true)""", name)
+        view = f"""CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM read_csv({lst}, header=true,
+                 delim=E'{delim}', compression={_q(comp)}, union_by_name=true{{types}})"""
+        _run(con, view.format(types=""), name)
+        have = {r[0] for r in _run(con, "DESCRIBE norm", name)}
+        text = [c for c in text_columns if c in have]      # DuckDB's sniffer reads '0x2' as the number 2
+        if text:
+            _run(con, view.format(types=", types={" + ", ".join(f"{_q(c)}: 'VARCHAR'" for c in text) + "}"), name)
     _run(con, "SELECT * FROM norm LIMIT 0", name)          # surface sniffing errors here
     return {}
 
 
-def register_normalised(con, source, fmt: str, name: str | None = None) -> dict:
-    """Create the view ``norm`` for ``source`` in ``con`` (see the module docstring).  Returns
+def register_normalised(con, source, fmt: str, name: str | None = None, text_columns=()) -> dict:
+    """Create the view ``norm`` for ``source`` in ``con`` (see the module docstring); ``text_columns`` of a
+    CSV/TSV file are read as text (checked by the caller instead of parsed by DuckDB's sniffer).  Returns
     repair counts (``orphan_clicks``, ``repeated_clicks``) for :func:`repair_notes`."""
     name = name or str(source)
     if fmt in TABULAR_FORMATS:
         duplicate_header(source, fmt, name)
-        return _tabular(con, source, fmt, name)
+        return _tabular(con, source, fmt, name, text_columns)
     if fmt not in TEXT_FORMATS:
         raise DataFormatError(name, f"unknown format {fmt!r}; use one of {', '.join(TABULAR_FORMATS + TEXT_FORMATS)}")
     if fmt == "yandex" and not _is_bytes(source):

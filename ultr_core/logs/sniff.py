@@ -29,6 +29,20 @@ def _is_bytes(source) -> bool:
     return isinstance(source, (bytes, bytearray, memoryview))
 
 
+SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
+
+
+def refuse_system_path(path, name: str) -> None:
+    """Refuse a path under /proc, /sys or /dev (followed through links): never a log, and a message
+    quoting its content could leak the process environment."""
+    try:
+        real = str(Path(path).resolve())
+    except (OSError, RuntimeError):             # a link loop: reported by the caller as not found
+        return
+    if any(real == r or real.startswith(r + "/") for r in SYSTEM_ROOTS):
+        raise DataFormatError(name, "a system path (/proc, /sys or /dev) cannot be read as a log")
+
+
 def expand_paths(source, name: str) -> list[str]:
     """The files of a path or glob pattern (sorted); errors name what is missing or wrong."""
     s = str(source)
@@ -40,6 +54,7 @@ def expand_paths(source, name: str) -> list[str]:
         files = [s]
     for f in files:
         p = Path(f)
+        refuse_system_path(p, name)
         if not p.exists():
             raise DataFormatError(f, "file not found")
         if not p.is_file():
@@ -163,6 +178,6 @@ def unknown_format(source, name: str, problem: str = "") -> DataFormatError:
     except DataFormatError:
         text = ""
     first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    shown = "".join(ch if ch.isprintable() else "·" for ch in first[:60]) + ("…" if len(first) > 60 else "")
+    shown = "".join(ch if ch.isprintable() else "·" for ch in first[:16]) + ("…" if len(first) > 16 else "")
     return DataFormatError(name, f"not a log format this reader knows{' (' + problem + ')' if problem else ''}; its "
                                  f"first line starts {shown!r}. Accepted: " + "; ".join(ACCEPTED))

@@ -5,15 +5,16 @@ errors with the file's line, and the normalised view built from impressions and 
 from __future__ import annotations
 
 import gzip
+import re
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from ultr_core.errors import DataFormatError
+from ultr_core.errors import ConfigError, DataFormatError, show
 from ultr_core.logs.sniff import _is_bytes, expand_paths, is_gzip
 
-__all__ = ["connect"]
+__all__ = ["connect", "check_memory_limit"]
 
 _SEP = "\x1f"            # a delimiter no log line contains: each line is read as one value
 
@@ -25,12 +26,33 @@ def connect(memory_limit: str | None = None, temp_dir: str | None = None, thread
     import duckdb
     con = duckdb.connect(":memory:")
     if memory_limit:
-        con.execute(f"SET memory_limit = '{memory_limit}'").fetchall()
+        con.execute("SET memory_limit = ?", [check_memory_limit(memory_limit)]).fetchall()
     if temp_dir:
         con.execute("SET temp_directory = ?", [str(temp_dir)]).fetchall()
     if threads:
         con.execute(f"SET threads = {int(threads)}").fetchall()
     return con
+
+
+_MEMORY = re.compile(r"\s*([0-9]+(\.[0-9]+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*", re.IGNORECASE)
+
+
+def check_memory_limit(value) -> str:
+    """A DuckDB memory limit such as ``2GB`` or ``512 MiB``, validated (it reaches DuckDB as a bound
+    parameter, never as SQL text).
+
+    >>> check_memory_limit("2GB")
+    '2GB'
+    >>> check_memory_limit("2GB'; COPY t TO 'x.csv'; --")
+    Traceback (most recent call last):
+    ...
+    ultr_core.errors.ConfigError: --memory-limit: "2GB'; COPY t TO 'x.c…" is not a size: use a number and a unit, e.g. 2GB or 512MiB
+    """
+    m = _MEMORY.fullmatch(str(value))
+    if not m or float(m.group(1)) <= 0:
+        raise ConfigError("--memory-limit", f"{show(str(value), 20)} is not a size: use a number "
+                                            "and a unit, e.g. 2GB or 512MiB")
+    return str(value).strip()
 
 
 def _q(s: str) -> str:
