@@ -57,6 +57,10 @@ def _check_seeds(a) -> None:
 
 def _ig_fit(a) -> int:
     from ultr_core.identifiability.repairs import fit_repaired, fit_source
+    if not 1 <= a.impressions <= 10 ** 9:
+        raise ConfigError("--impressions", f"must be a whole number from 1 to 1,000,000,000, got {a.impressions}")
+    if not 1 <= a.max_iter <= 10 ** 7:
+        raise ConfigError("--max-iter", f"must be a whole number from 1 to 10,000,000, got {a.max_iter}")
     table, r, o, data = fit_source(a.path, seed=a.seed, impressions=a.impressions)
     out = fit_repaired(table, r, o, data, method=a.algorithm, repair=a.repair, init=a.init, seed=a.seed,
                        max_iter=a.max_iter, impressions=a.impressions)

@@ -60,7 +60,7 @@ def _members(data: bytes, name: str):
             infos = z.infolist()
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
             raise DataFormatError(name, f"not a readable zip archive ({e})") from None
-        return [(i.filename, i.file_size, (lambda i=i: z.open(i))) for i in infos if not i.is_dir()]
+        return [(i.filename, i.file_size, (lambda i=i: _zip_open(z, i, name))) for i in infos if not i.is_dir()]
     try:
         t = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
         members = t.getmembers()
@@ -69,7 +69,14 @@ def _members(data: bytes, name: str):
     return [(m.name, m.size, (lambda m=m: t.extractfile(m))) for m in members if m.isfile()]
 
 
-def _copy_bounded(opener, target: Path, budget: int, name: str, member: str) -> int:
+def _zip_open(z: zipfile.ZipFile, info: zipfile.ZipInfo, name: str):
+    if info.flag_bits & 0x1:
+        raise DataFormatError(name, f"member {info.filename[:60]!r} is encrypted: password-protected archives are "
+                                    "not read")
+    return z.open(info)
+
+
+def _copy_bounded(opener, target: Path, budget: int, name: str, member: str, declared: int | None = None) -> int:
     """Copy one member into ``target`` in 1 MiB chunks, counting the bytes it really unpacks to (a
     zip header's declared size can lie); refuse past ``budget``.  Returns the bytes written."""
     written = 0
@@ -86,6 +93,8 @@ def _copy_bounded(opener, target: Path, budget: int, name: str, member: str) -> 
     except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, zlib.error, ValueError,
             NotImplementedError, RuntimeError) as e:      # bad CRC, truncation, encryption, unknown compression
         raise DataFormatError(name, f"cannot unpack member {member[:60]!r} ({str(e).splitlines()[0][:120] if str(e) else type(e).__name__})") from None
+    if declared is not None and written != declared:        # a truncated tar stream ends early without an error
+        raise DataFormatError(name, f"member {member[:60]!r} is truncated ({written:,} of {declared:,} bytes)")
     return written
 
 
@@ -118,8 +127,8 @@ def ultra_folder(data: bytes, name: str):
         root = Path(tmp)
         (root / "train").mkdir()
         budget = MAX_UNPACKED_BYTES
-        for want, (_, opener, member) in files.items():
-            budget -= _copy_bounded(opener, root / want, budget, name, member)
+        for want, (size, opener, member) in files.items():
+            budget -= _copy_bounded(opener, root / want, budget, name, member, size)
         yield root
 
 

@@ -31,12 +31,12 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, show
-from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_mapping, check_roles
+from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_roles
+from ultr_core.logs.daskcounts import _SHOWN_TEXT, _dask_counts, _select_list, probe_scheduler
 
-__all__ = ["CountTable", "ingest", "document_columns", "ENGINES"]
+__all__ = ["CountTable", "ingest", "document_columns", "ENGINES", "probe_scheduler"]
 
 ENGINES = ("duckdb", "dask")
-_RESERVED = ("impressions", "clicks")
 
 
 def document_columns(document: str = "query", doc_columns=None) -> list[str]:
@@ -120,25 +120,6 @@ class CountTable:
 
 
 # --------------------------------------------------------------------------- ingestion
-def _select_list(available: list[str], columns: dict | None, needed: list[str], name: str) -> dict:
-    """Map schema names → source columns (after the user's ``columns`` renaming)."""
-    columns = dict(columns or {})
-    check_mapping(columns)
-    unknown = [c for c in columns if c not in available]
-    if unknown:
-        raise DataFormatError(name, f"mapped column(s) {', '.join(map(str, unknown))} not in the log "
-                                    f"(it has {', '.join(map(str, available))})")
-    renamed = {columns.get(c, c): c for c in available}
-    missing = [c for c in needed if c not in renamed]
-    if missing:
-        raise MissingColumnError(name, f"missing column(s) {', '.join(missing)}; the log has "
-                                       f"{', '.join(map(str, available))} — map them with columns=…", missing)
-    clash = [c for c in needed if c in _RESERVED]
-    if clash:
-        raise ConfigError("bias", f"{', '.join(clash)} is a reserved name; rename the column")
-    return {c: renamed[c] for c in needed} | {c: renamed[c] for c in ("shown", "session_id") if c in renamed}
-
-
 def _validate(agg: pd.DataFrame, doc: list[str], name: str) -> pd.DataFrame:
     """Check the aggregated counts (positions whole and ≥ 1, clicks 0/1, ids present)."""
     def where(i):
@@ -167,8 +148,6 @@ def _validate(agg: pd.DataFrame, doc: list[str], name: str) -> pd.DataFrame:
 
 _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
                   "UBIGINT", "UHUGEINT")
-#: the one rule for a ``shown`` flag (as :class:`ClickLog`): 0/1 or true/false, nothing else
-_SHOWN_TEXT = ("0", "1", "true", "false")
 
 
 def _check_values(con, sel: dict, types: dict, name: str) -> None:
@@ -262,46 +241,6 @@ def _text_columns(columns: dict | None, keys: list[str]) -> tuple:
     """The file column that holds the position, read as text so that ``0x2`` cannot be parsed as 2."""
     back = {t: s for s, t in (columns or {}).items()}
     return (back.get("position", "position"),)
-
-
-def _dask_counts(source, fmt, name, columns, keys, scheduler):
-    try:
-        import dask.dataframe as dd
-    except ImportError:
-        raise ConfigError("engine", "the dask engine needs dask[dataframe] (pip install 'dask[dataframe]' "
-                                    "distributed)") from None
-    from ultr_core.logs.sniff import expand_paths, is_gzip
-    if fmt not in ("csv", "tsv", "parquet"):
-        raise ConfigError("engine", f"the dask engine reads csv, tsv and parquet; use duckdb for {fmt}")
-    files = expand_paths(source, name)
-    if fmt == "parquet":
-        ddf = dd.read_parquet(files)
-    else:
-        gz = is_gzip(source)
-        ddf = dd.read_csv(files, sep="\t" if fmt == "tsv" else ",", compression="gzip" if gz else None,
-                          blocksize=None if gz else "64MB", dtype=str)
-    sel = _select_list(list(ddf.columns), columns, keys + ["click"], name)
-    ddf = ddf[list(dict.fromkeys(sel.values()))].rename(columns={v: k for k, v in sel.items()})
-    if "shown" in sel:
-        ddf = ddf[ddf["shown"].astype(str).str.lower().isin(["1", "true", "1.0"])]
-    clk = dd.to_numeric(ddf["click"], errors="coerce")
-    bad = (clk.isna() | ~clk.isin([0, 1])).astype("int64")
-    ddf = ddf.assign(_one=1, _clk=clk.fillna(0), _bad=bad)
-    agg = ddf.groupby(keys, dropna=False).agg({"_one": "sum", "_clk": "sum", "_bad": "sum"})
-    if scheduler:
-        from distributed import Client
-        with Client(scheduler, set_as_default=False) as client:
-            out = client.compute(agg).result()
-    else:
-        out = agg.compute(scheduler="threads")
-    out = out.reset_index().rename(columns={"_one": "impressions", "_clk": "clicks", "_bad": "_bad_click"})
-    out["_bad_click_value"] = "a non-0/1 value"
-    for k in keys:            # CSV text → the numbers DuckDB would have inferred
-        if k in ("position",) or out[k].dtype == object:
-            conv = pd.to_numeric(out[k], errors="coerce")
-            if k == "position" or (conv.notna() == out[k].notna()).all():
-                out[k] = conv if k == "position" or (conv % 1 != 0).any() else conv.astype("Int64")
-    return out, []
 
 
 def _both_keys(doc: list[str]) -> tuple[list[str], tuple]:

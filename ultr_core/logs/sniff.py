@@ -30,6 +30,8 @@ def _is_bytes(source) -> bool:
 
 
 SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
+#: columns a CSV/TSV header may name (a click log needs a handful; Parquet has its own limit in bounds.py)
+MAX_COLUMNS = 10_000
 
 
 def refuse_system_path(path, name: str) -> None:
@@ -159,8 +161,14 @@ def duplicate_header(source, fmt: str, name: str) -> None:
     else:
         import csv
         text = _head(source, name).decode("utf-8", errors="replace").lstrip("\ufeff")
-        first = next((ln for ln in text.splitlines() if ln.strip()), "")
-        names = next(csv.reader([first], delimiter="\t" if fmt == "tsv" else ","), [])
+        lines = [ln for ln in text.splitlines(keepends=True) if ln.strip()]
+        first = lines[0] if lines else ""
+        names = next(csv.reader([first.rstrip("\r\n")], delimiter="\t" if fmt == "tsv" else ","), [])
+        if len(names) > MAX_COLUMNS:
+            count = f"{len(names):,}" if first.endswith("\n") else f"more than {MAX_COLUMNS:,}"
+            raise DataFormatError(name, f"the header row has {count} columns; the limit is {MAX_COLUMNS:,}", 1)
+        if first and not first.endswith("\n") and len(text.encode()) >= 1 << 18:
+            names = names[:-1]                 # the head cut the last name short: do not compare a fragment
     seen: dict = {}
     for i, n in enumerate(names, 1):
         key = str(n).strip()
