@@ -113,6 +113,8 @@ def probe_scheduler(address: str, timeout: float = DASK_CONNECT_TIMEOUT) -> tupl
     import socket
     from urllib.parse import urlsplit
     u = urlsplit(address if "://" in address else f"tcp://{address}")
+    if u.scheme == "inproc":                 # a scheduler in this process: nothing to wait on
+        return address, 0
     try:
         host, port = u.hostname, u.port
     except ValueError:
