@@ -8,6 +8,7 @@ from ultr_core.identifiability.reports import format_report
 from ultr_core.app.text import escape_markdown
 from ultr_core.app.graph_figures import bias_curves_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
+from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.sessions import BAIDU_COLUMNS
 from ultr_core.data.archives import ultra_files_or_one
@@ -28,10 +29,8 @@ FORMAT_NAMES = {"csv": "CSV", "tsv": "TSV", "parquet": "Parquet", "yandex": "Yan
                 "ultra": "ULTRA folder (zip / tar.gz)"}
 DOCUMENT_LABELS = {"auto": "the format's default", "query": "the (query, document id) pair",
                    "global": "the document id alone"}
-#: an upload (≤ 200 MB) is reduced by DuckDB within this memory limit
-DUCKDB_MEMORY = "1GB"
-#: logs up to this many impressions are also kept whole as the current log for the other pages
-CURRENT_LOG_MAX_ROWS = 2_000_000
+#: an upload (≤ 200 MB) is reduced by DuckDB within this memory limit; smaller logs are also kept whole
+DUCKDB_MEMORY, CURRENT_LOG_MAX_ROWS = UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS
 
 
 def _document_label(key: str, fmt: str) -> str:

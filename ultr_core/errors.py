@@ -12,7 +12,7 @@ class DataFormatError(ValueError):
     def __init__(self, source: str, problem: str, line: int | None = None):
         self.source, self.problem, self.line = printable(source), printable(problem), line
         where = f"{self.source}, line {line}" if line is not None else self.source
-        super().__init__(f"{where}: {problem}")
+        super().__init__(f"{where}: {self.problem}")
 
     def __reduce__(self):            # picklable across worker processes (joblib)
         return (type(self), (self.source, self.problem, self.line))
@@ -34,7 +34,7 @@ class ConfigError(ValueError):
 
     def __init__(self, field: str, problem: str):
         self.field, self.problem = printable(field), printable(problem)
-        super().__init__(f"{field}: {problem}")
+        super().__init__(f"{self.field}: {self.problem}")
 
     def __reduce__(self):            # picklable across worker processes (joblib)
         return (type(self), (self.field, self.problem))

@@ -28,7 +28,16 @@ import numpy as np
 
 from ultr_core.errors import DataFormatError
 
-__all__ = ["read_parquet_bounded", "count_tokens", "MAX_PARQUET_CELLS", "MAX_DECODED_BYTES"]
+__all__ = ["read_parquet_bounded", "count_tokens", "MAX_PARQUET_CELLS", "MAX_DECODED_BYTES", "UPLOAD_DUCKDB_MEMORY",
+           "UPLOAD_KEEP_ROWS", "UPLOAD_RSS_BUDGET"]
+
+#: the Upload page's path (read out of core, then kept whole when small) stays under this peak RSS, bombs
+#: included (tests/test_hostile_input.py measures it in a fresh process)
+UPLOAD_RSS_BUDGET = 1536 * 2 ** 20
+#: DuckDB's memory while an upload is reduced (larger work spills to a temporary folder)
+UPLOAD_DUCKDB_MEMORY = "1GB"
+#: uploads of at most this many impressions are also kept whole as the session's current log
+UPLOAD_KEEP_ROWS = 2_000_000
 
 #: values (rows × leaf columns) an uploaded Parquet log may hold: 20 M (e.g. 2 M rows × 10 columns), which
 #: keeps the upload path within its 1.5 GB budget (docs/safety.md); the CLI's own files pass their own limit

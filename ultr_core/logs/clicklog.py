@@ -75,7 +75,8 @@ def _check_range(values: pd.Series, col: str, source: str) -> None:
     bad = (v < lo) | (v > hi)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataFormatError(source, f"column {col!r} must hold values from {lo:,} to {hi:,} "
+        rule = " (positions are 1-based)" if col == "position" and v[i] < 1 else ""
+        raise DataFormatError(source, f"column {col!r} must hold values from {lo:,} to {hi:,}{rule} "
                                       f"(row {i}: {show(v[i])})")
 
 

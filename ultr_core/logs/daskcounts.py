@@ -107,11 +107,12 @@ DASK_CONNECT_TIMEOUT = 10
 DASK_RESULT_TIMEOUT = 3600
 
 
-def probe_scheduler(address: str, timeout: float = DASK_CONNECT_TIMEOUT) -> tuple[str, int]:
+def probe_scheduler(address: str, timeout: float | None = None) -> tuple[str, int]:
     """Check that ``address`` (``tcp://host:port``) accepts a TCP connection within ``timeout`` seconds;
     a :class:`ConfigError` names the address otherwise (before Dask would wait or misread another protocol)."""
     import socket
     from urllib.parse import urlsplit
+    timeout = DASK_CONNECT_TIMEOUT if timeout is None else timeout
     u = urlsplit(address if "://" in address else f"tcp://{address}")
     if u.scheme == "inproc":                 # a scheduler in this process: nothing to wait on
         return address, 0
