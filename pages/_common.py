@@ -181,7 +181,12 @@ def memo(key: tuple, compute):
     return shared_cache().get_or_compute(key, compute)
 
 
-def cached_analysis(log, key: tuple, bias: tuple, estimate: str | None = None, n_bootstrap: int = 100):
+#: bootstrap resamples of every position-bias curve a page shows (one number, so two pages showing one log
+#: share one cached analysis and draw the same intervals)
+N_BOOTSTRAP = 100
+
+
+def cached_analysis(log, key: tuple, bias: tuple, estimate: str | None = None, n_bootstrap: int = N_BOOTSTRAP):
     """The identifiability analysis (graph, merges, interventions and, with ``estimate``, the
     observation curve per component) of a log, cached by ``key`` (what identifies the log's
     content: a digest or the simulation spec — never an object id), the bias columns and the

@@ -197,7 +197,7 @@ def main():
                            help="pivot one / adjacent chain / all pairs: click-rate ratios of documents shown at two "
                                 "factors; em: r·o fitted by expectation–maximisation")
         try:
-            curves_an = cached_analysis(log, key, tuple(bias), est, 50)
+            curves_an = cached_analysis(log, key, tuple(bias), est)
         except (ConfigError, ValueError) as e:
             st.info(f"No curve: {escape_markdown(e)}")
             curves_an = None

@@ -177,7 +177,7 @@ def main():
     for n in notes:
         st.info(escape_markdown(n))
     try:
-        an = cached_analysis(subject, ("upload", read_key), tuple(bias), estimator, 100)
+        an = cached_analysis(subject, ("upload", read_key), tuple(bias), estimator)
     except (ConfigError, DataFormatError, ValueError) as e:
         st.error(f"We could not analyse the log — {escape_markdown(e)}")
         st.stop()
@@ -211,7 +211,7 @@ def main():
             st.plotly_chart(bias_curves_figure(curves), key="upload_bias")
             st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True, height=220)
         else:
-            st.info("No component holds two factors: there is nothing to estimate a curve from.")
+            st.info("No position-bias curve can be estimated from this log: the notes above say why.")
     st.download_button("Download the report (JSON)", json.dumps(rep, default=str, indent=1), "identifiability.json",
                        mime="application/json")
     if kept:
