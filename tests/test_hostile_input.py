@@ -60,7 +60,7 @@ def write(tmp_path, name, text: str | bytes) -> Path:
 
 # --------------------------------------------------------------------------- 1. memory
 UPLOAD_PATH = """
-import os, resource, sys, threading, time
+import os, sys, threading, time
 import psutil
 from ultr_core.data.archives import ultra_files_or_one
 from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS
@@ -83,7 +83,9 @@ try:                                    # what pages/upload.py runs: out of core
 except Exception as e:
     outcome = f"{type(e).__name__}: {e}"
 time.sleep(0.05)
-peak[0] = max(peak[0], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+# VmHWM: this process image's high-water mark (ru_maxrss would include the forking pytest worker's)
+hwm = [ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:")]
+peak[0] = max(peak[0], int(hwm[0].split()[1]) * 1024 if hwm else 0)
 print(outcome); print(peak[0])
 """
 
