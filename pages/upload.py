@@ -10,23 +10,24 @@ from ultr_core.app.graph_figures import bias_curves_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS
 from ultr_core.logs.ingestion import ingest
-from ultr_core.logs.sessions import BAIDU_COLUMNS
+from ultr_core.logs.formats import FORMAT_NAMES, LOG_FORMATS
 from ultr_core.data.archives import ultra_files_or_one
 from ultr_core.logs.mapping import TARGETS, default_document, guess_mapping, peek_columns, read_user_log
 from ultr_core.logs.sniff import infer_format
 from pages._common import cached_analysis, memo, run_page
 
-FORMATS = ["csv", "tsv", "parquet", "yandex", "yandex2013", "baidu", "pyclick", "ultra"]
-TEXT = {"yandex", "yandex2013", "baidu", "pyclick", "ultra"}
-#: columns of the normalised view of each text format (ultr_core.logs.normalise)
-TEXT_COLUMNS = {"yandex": ("session_id", "query_id", "doc_id", "position", "click"),
-                "yandex2013": ("session_id", "query_id", "doc_id", "position", "click", "domain"),
-                "baidu": ("session_id", "query_id", "doc_id", "position", "click", *BAIDU_COLUMNS),
-                "pyclick": ("session_id", "query_id", "doc_id", "position", "click"),
-                "ultra": ("session_id", "query_id", "doc_id", "position", "click")}
-FORMAT_NAMES = {"csv": "CSV", "tsv": "TSV", "parquet": "Parquet", "yandex": "Yandex relevance prediction (2011)",
-                "yandex2013": "Yandex WSCD 2013", "baidu": "Baidu-ULTR sessions", "pyclick": "PyClick sessions",
-                "ultra": "ULTRA folder (zip / tar.gz)"}
+#: the one table of formats (ultr_core.logs.formats): choices, labels and the columns a text format yields
+FORMATS = list(FORMAT_NAMES)
+TEXT = {f.name for f in LOG_FORMATS if f.kind != "tabular"}
+TEXT_COLUMNS = {f.name: f.columns for f in LOG_FORMATS if f.kind != "tabular"}
+FORMAT_LABELS = {f.name: f.label for f in LOG_FORMATS}
+ACCEPTED_NOTES = """\
+- gzip-compressed files of any of these; the format is read from the content when the name says nothing.
+- A **document** is, by default, the pair (query, document id) in a click log — relevance belongs to a
+  query–document pair — and the feature vector in an ULTRA folder (as the paper's own check); the report says
+  when the other choice would change the verdict.
+- Logs larger than an upload: `python -m ultr_core ig 'logs/*.csv.gz'` (streams with DuckDB).
+"""
 DOCUMENT_LABELS = {"auto": "the format's default", "query": "the (query, document id) pair",
                    "global": "the document id alone"}
 #: an upload (≤ 200 MB) is reduced by DuckDB within this memory limit; smaller logs are also kept whole
@@ -68,26 +69,7 @@ def main():
                "Files are parsed as text or Parquet only — nothing is ever unpickled — and stay in this session.")
 
     with st.expander("Accepted formats"):
-        st.markdown("""
-    - **CSV / TSV / Parquet**: one row per displayed document with columns for the query, the document
-      (or feature columns that identify it), the 1-based position and the click (0/1); optional session id
-      and shown flag. Any other column can serve as a bias factor (e.g. a vertical or device type).
-    - **Yandex relevance-prediction log** (as NAVER's CLARA2 and click-model libraries use it; tab-separated,
-      padded rows fine): query rows `SessionID TimePassed Q QueryID RegionID URL1 … URLn`, click rows
-      `SessionID TimePassed C URLID`.
-    - **Yandex personalized-search log (WSCD 2013)**: `M`, `Q`/`T` and `C` records; each URL's domain becomes a column.
-    - **Baidu-ULTR raw sessions**: query lines and 32-field document lines; display features
-      (`multimedia_type`, `serp_height`, `displayed_time`, …) become columns usable as bias factors.
-    - **PyClick sessions** (the Yandex WSCD samples of PyClick): `query<TAB>url,url,… : clicked,…;`.
-    - **ULTRA folders** as one `.zip` or `.tar.gz`, or their files dropped together (`train/train.init_list`,
-      `train/train.feature`, optional `train.clicks`, `train.labels`; `valid/` and `test/` are not needed) — e.g. the identifiability paper's
-      `dataset_fully_simulation/K=2` folder zipped.
-    - gzip-compressed files of any of these; the format is read from the content when the name says nothing.
-    - A **document** is, by default, the pair (query, document id) in a click log — relevance belongs to a
-      query–document pair — and the feature vector in an ULTRA folder (as the paper's own check); the report says
-      when the other choice would change the verdict.
-    - Logs larger than an upload: `python -m ultr_core ig 'logs/*.csv.gz'` (streams with DuckDB).
-    """)
+        st.markdown("\n".join(f"- **{f.label}**: {f.help}" for f in LOG_FORMATS) + "\n" + ACCEPTED_NOTES)
 
     ups = st.file_uploader("click log", type=None, accept_multiple_files=True,
                            help="one log file (any name: the format is sniffed from the content), or the files of an "
@@ -108,7 +90,7 @@ def main():
         st.error(escape_markdown(e))
         st.stop()
     fmt = st.selectbox("format", FORMATS, index=FORMATS.index(fmt_guess) if fmt_guess in FORMATS else 0,
-                       format_func=FORMAT_NAMES.get,
+                       format_func=FORMAT_LABELS.get,
                        help="from the file name when it is telling, else sniffed from the content; change it if wrong")
     document = st.radio("a document is …", ["auto", "query", "global"], horizontal=True,
                         format_func=lambda d: _document_label(d, fmt),

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1] / "ultr_core"
 LAYERS = {"errors": 0, "data": 1, "evaluation": 2, "logs": 3, "simulation": 4, "algorithms": 5,
           "identifiability": 5, "studies": 6, "app": 7}
 #: the order a log passes through ultr_core.logs (read → normalise → map → reduce)
-LOGS_ORDER = ["bounds", "clicklog", "coding", "sniff", "sql", "yandex", "sessions", "normalise", "ultra", "mapping", "daskcounts", "ingestion"]
+LOGS_ORDER = ["bounds", "formats", "clicklog", "coding", "sniff", "sql", "yandex", "sessions", "normalise", "ultra", "mapping", "daskcounts", "ingestion"]
 MAX_LINES = 400
 
 

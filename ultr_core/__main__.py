@@ -191,7 +191,8 @@ def main(argv=None) -> int:
     ig = sub.add_parser("ig", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="identifiability report of a click log")
     ig.add_argument("path", help="click log: CSV/TSV/Parquet file or glob (gzip too), ULTRA directory, "
                                  "Yandex (2011 / CLARA2, 2013) or Baidu-ULTR session file")
-    ig.add_argument("--format", choices=["csv", "tsv", "parquet", "ultra", "yandex", "yandex2013", "baidu"],
+    from ultr_core.logs.formats import FORMAT_NAMES
+    ig.add_argument("--format", choices=FORMAT_NAMES,
                     help="file format (default: from the extension, else sniffed from the content)")
     ig.add_argument("--bias", default="position", help="comma-separated bias-factor columns")
     ig.add_argument("--document", choices=["auto", "query", "global"], default="auto",

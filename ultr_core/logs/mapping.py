@@ -40,6 +40,7 @@ from ultr_core.errors import DataFormatError, show
 from ultr_core.logs.bounds import read_parquet_bounded
 from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_mapping, check_roles
 from ultr_core.logs.coding import factor_codes
+from ultr_core.logs.formats import FORMAT_NAMES, FORMATS_BY_NAME
 from ultr_core.logs.sniff import infer_format, is_gzip
 from ultr_core.logs.ultra import ultra_frame
 
@@ -52,7 +53,7 @@ _ALIASES = {"query_id": ("query_id", "qid", "query", "queryid"), "doc_id": ("doc
             "position": ("position", "pos", "rank"), "click": ("click", "clicked", "clicks"),
             "session_id": ("session_id", "session", "sessionid", "sid"), "shown": ("shown",)}
 
-FORMATS = ("csv", "tsv", "parquet", "ultra", "yandex", "yandex2013", "baidu", "pyclick")
+FORMATS = FORMAT_NAMES          # the one table: ultr_core.logs.formats
 MAX_ROWS = 50_000_000
 
 
@@ -65,7 +66,7 @@ def default_document(fmt: str) -> str:
     a feature vector, shown by any query — the official identifiability check), ``"query"`` — the
     (query, doc_id) pair — for click logs (CSV/TSV/Parquet, Yandex, Baidu, PyClick), where the same URL
     under two queries has two relevances."""
-    return "global" if fmt == "ultra" else "query"
+    return FORMATS_BY_NAME[fmt].document if fmt in FORMATS_BY_NAME else "query"
 
 
 def read_user_log(source, fmt: str | None = None, columns: dict | None = None,

@@ -55,7 +55,7 @@ import pyarrow.csv as pcsv
 
 from ultr_core.errors import DataFormatError
 from ultr_core.logs.bounds import read_parquet_bounded
-from ultr_core.logs.sessions import _baidu, _pyclick
+from ultr_core.logs.formats import FORMATS_BY_NAME
 from ultr_core.logs.sniff import (
     TABULAR_FORMATS,
     TEXT_FORMATS,
@@ -65,7 +65,7 @@ from ultr_core.logs.sniff import (
     is_gzip,
 )
 from ultr_core.logs.sql import _q, _register_lines, _run, connect
-from ultr_core.logs.yandex import _yandex, _yandex2013, _yandex_columns
+from ultr_core.logs.yandex import _yandex_columns
 
 __all__ = ["register_normalised", "repair_notes", "read_normalised"]
 
@@ -125,7 +125,14 @@ def register_normalised(con, source, fmt: str, name: str | None = None, text_col
         except DataFormatError:
             pass                     # it skips blank lines: re-read line by line so the message names the file's line
     _register_lines(con, source, name)
-    return {"yandex": _yandex, "yandex2013": _yandex2013, "baidu": _baidu, "pyclick": _pyclick}[fmt](con, name)
+    return _reader(fmt)(con, name)
+
+
+def _reader(fmt: str):
+    """The reader a text format's record names (``"module:function"``, :data:`LOG_FORMATS`)."""
+    import importlib
+    module, fn = FORMATS_BY_NAME[fmt].reader.split(":")
+    return getattr(importlib.import_module(module), fn)
 
 
 def repair_notes(state: dict) -> list[str]:

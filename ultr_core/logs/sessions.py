@@ -4,15 +4,12 @@ PyClick's session text (``query<TAB>url,url,… : clicked,…;``), read into the
 from __future__ import annotations
 
 from ultr_core.errors import DataFormatError
+from ultr_core.logs.formats import BAIDU_COLUMNS        # the one table of formats holds its columns
 from ultr_core.logs.sql import _NF, _SPLIT, _check, _impressions_view, _run, _scalar
 
 __all__ = ["BAIDU_COLUMNS"]
 
 #: Baidu-ULTR document-line fields (1-based, as SQL indexes lists) kept as DOUBLE columns (missing → NULL)
-BAIDU_COLUMNS = {"multimedia_type": 5, "serp_height": 10, "displayed_time": 11, "displayed_count": 14,
-                 "slipoff_count_after_click": 16, "dwelling_time": 17}
-
-
 def _baidu(con, name: str) -> dict:
     _run(con, _SPLIT, name)
     _run(con, f"""CREATE OR REPLACE TEMP TABLE b AS SELECT ln, list_transform(f, lambda x: trim(x)) AS f,

@@ -11,17 +11,12 @@ from pathlib import Path
 import pyarrow as pa
 
 from ultr_core.errors import DataFormatError
+from ultr_core.logs.formats import LOG_FORMATS, TABULAR_FORMATS, TEXT_FORMATS, accepted, sniff_rule
 
 __all__ = ["TEXT_FORMATS", "TABULAR_FORMATS", "ACCEPTED", "expand_paths", "is_gzip", "sniff_format", "infer_format", "format_from_name", "duplicate_header", "unknown_format"]
 
-TEXT_FORMATS = ("yandex", "yandex2013", "baidu", "pyclick")
-TABULAR_FORMATS = ("csv", "tsv", "parquet")
-_PYCLICK = __import__("re").compile(r"^[^\t]+\t[^\t:;]+:[^\t:]*(;|$)")
-#: what a reader accepts, for the message on a file that no reader accepts
-ACCEPTED = ("CSV/TSV with a header row (query_id, doc_id, position, click …)", "Parquet",
-            "Yandex relevance prediction (SessionID TimePassed Q|C …)", "Yandex WSCD 2013 (SessionID M Day USERID …)",
-            "Baidu-ULTR sessions (qid line, 32-field document lines)", "PyClick sessions (query<TAB>url,url,… : clicked,…;)",
-            "an ULTRA folder (train/train.init_list, train.feature)")
+#: what a reader accepts, for the message on a file that no reader accepts (from the one format table)
+ACCEPTED = tuple(accepted().split("; "))
 
 
 # --------------------------------------------------------------------------- sources
@@ -113,19 +108,9 @@ def sniff_format(source, name: str | None = None) -> str:
     lines = [ln.rstrip("\r") for ln in text.split("\n") if ln.strip()][:5]
     if not lines:
         return "csv"
-    f = [x.strip() for x in lines[0].split("\t")]
-    if len(f) >= 4 and f[1] == "M":
-        return "yandex2013"
-    if len(f) >= 4 and f[2] in ("Q", "T", "C"):
-        if f[2] in ("Q", "T") and len(f) > 6 and "," in f[6]:
-            return "yandex2013"
-        if f[2] == "C" and len([x for x in f if x]) == 5:
-            return "yandex2013"
-        return "yandex"
-    if len(lines) > 1 and len(f) <= 3 and len(lines[1].split("\t")) >= 28:
-        return "baidu"
-    if _PYCLICK.match(lines[0]):
-        return "pyclick"
+    fmt = sniff_rule([x.strip() for x in lines[0].split("\t")], lines)     # the text formats' own rules
+    if fmt is not None:
+        return fmt
     return "tsv" if lines[0].count("\t") > lines[0].count(",") else "csv"
 
 
@@ -143,9 +128,9 @@ def format_from_name(name) -> str | None:
     s = str(name).lower()
     if s.endswith(".gz"):
         s = s[:-3]
-    for ext, fmt in ((".csv", "csv"), (".tsv", "tsv"), (".parquet", "parquet"), (".pq", "parquet")):
-        if s.endswith(ext):
-            return fmt
+    for f in LOG_FORMATS:
+        if any(s.endswith(ext) for ext in f.extensions):
+            return f.name
     return None
 
 
