@@ -142,7 +142,7 @@ def run_hostile_flow(url: str, upload_path: Path, shot: Path | None = None) -> d
         page.get_by_text("Position bias per connected component").wait_for(timeout=60_000)
         _pick(page, page.locator('[data-testid="stMultiSelect"]').first, "vertical")   # the HTML-carrying column
         page.get_by_text("vertical=").first.wait_for(timeout=60_000)  # it reached the report
-        page.get_by_role("link", name="Identifiability").click()
+        page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Identifiability").click()
         page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
         page.get_by_text("current log (Simulate / Upload page)").click()
         page.wait_for_timeout(1500)                                   # the page reruns on the new source
@@ -393,7 +393,7 @@ def run_interactive_graph(url: str, shot: Path | None = None) -> dict:
     seen = {}
     with browser_page() as page:
         open_home(page, url)
-        page.get_by_role("link", name="Identifiability").click()
+        page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Identifiability").click()
         frame_el = page.locator("iframe").first
         frame_el.wait_for(timeout=60_000)
         frame = frame_el.content_frame
@@ -489,8 +489,9 @@ def run_compare_and_upload(url: str, csv_path: Path) -> dict:
 
 
 def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None = None) -> dict:
-    """Upload a log, then open the Identifiability page by its navigation link (clicks, no injected
-    state): the page must show the uploaded log — named — and its verdict, not the built-in data."""
+    """Upload a log, then open the Identifiability page by the Upload page's own link (clicks, no injected
+    state; the link keeps the session): the page must show the uploaded log — named — with the same notes and
+    verdict, not the built-in data."""
     seen = {}
     with browser_page() as page:
         open_home(page, url)
@@ -498,12 +499,16 @@ def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None 
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(log_path))
         page.get_by_text("Download the report (JSON)").wait_for(timeout=60_000)
         seen["upload_components"] = page.locator('[data-testid="stMetricValue"]').nth(1).inner_text()
+        seen["upload_notes"] = [t for t in page.locator('[data-testid="stAlertContentInfo"]').all_inner_texts()
+                                if "dropped" in t]
         _no_error(page)
-        page.get_by_role("link", name="Identifiability").click()
+        page.get_by_role("link", name="Open the Identifiability page").click()   # the page's own link
         page.get_by_text("Showing: your uploaded log").wait_for(timeout=60_000)
         seen["caption"] = page.get_by_text("Showing:").first.inner_text()
         page.locator('[data-testid="stMetricValue"]').nth(1).wait_for(timeout=60_000)
         seen["graph_components"] = page.locator('[data-testid="stMetricValue"]').nth(1).inner_text()
+        seen["graph_notes"] = [t for t in page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
+                               if "dropped" in t]
         seen["source"] = page.locator('[data-testid="stSidebar"] input[type="radio"]:checked').first.evaluate(
             "e => e.closest('label').innerText")
         _no_error(page)

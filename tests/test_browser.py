@@ -149,17 +149,20 @@ def test_compare_and_upload_main_flows_in_chromium(shared_url, tmp_path):
 
 @pytest.mark.slow
 def test_upload_then_identifiability_shows_the_uploaded_log(shared_url, tmp_path):
-    rows = ["qid,url,pos,clicked"]          # positions {1,2} and {3,4} never share a document: 2 components
+    rows = ["sid,qid,url,pos,clicked"]      # positions {1,2} and {3,4} never share a document: 2 components
     for s in range(40):
         a, b = (f"a{s % 4}", f"b{s % 4}") if s % 2 else (f"b{s % 4}", f"a{s % 4}")
-        rows += [f"q{s % 4},{a},1,{s % 3 == 0:d}", f"q{s % 4},{b},2,0",
-                 f"q{s % 4},c{s % 4},3,1", f"q{s % 4},d{s % 4},4,0"]
+        rows += [f"{s},q{s % 4},{a},1,{s % 3 == 0:d}", f"{s},q{s % 4},{b},2,0",
+                 f"{s},q{s % 4},c{s % 4},3,1", f"{s},q{s % 4},d{s % 4},4,0"]
+    rows += [f"{s},q0,z{s},1,1" for s in range(3)]        # three rows repeat a (session, position): dropped, counted
     log = tmp_path / "my_clicks.csv"
     log.write_text("\n".join(rows) + "\n")
     seen = run_upload_then_identifiability(shared_url, log)
     assert "my_clicks.csv" in seen["caption"], seen
     assert seen["source"].startswith("current log"), seen
     assert seen["graph_components"] == seen["upload_components"] != "", seen
+    assert any("dropped 3 duplicate row(s)" in n for n in seen["upload_notes"]), seen       # one log, one truth:
+    assert any("dropped 3 duplicate row(s)" in n for n in seen["graph_notes"]), seen        # the same note on both
 
 
 @pytest.mark.slow
