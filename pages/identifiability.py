@@ -186,7 +186,8 @@ def main():
         left, right = st.columns(2)
         with left:
             st.subheader("Components")
-            st.dataframe(g.components_table(), hide_index=True, height=250)
+            comps = g.components_table()
+            st.dataframe(comps, hide_index=True, height="auto" if len(comps) <= 5 else 250)
         with right:
             st.plotly_chart(component_sizes_figure(g.sizes), key="sizes")
         st.subheader("Position bias per component")

@@ -54,6 +54,22 @@ def _read(name: str, digest: str, data: bytes, fmt: str, columns: tuple, doc_col
 
 
 
+def _chosen_twice(chosen: dict) -> str | None:
+    """The message for one file column mapped onto two schema columns (e.g. a query–URL relevance file, whose
+    only number would be both the position and the click): what a click log needs instead."""
+    seen = {}
+    for target, col in chosen.items():
+        if col == "(none)":
+            continue
+        if col in seen:
+            return (f"The column {col!r} is chosen as both {seen[col]} and {target}. A click log needs one column "
+                    "for each: the query, the document, the 1-based position at which it was shown and the click "
+                    "(0/1), one row per displayed document — is this file a click log? (A relevance-judgement file "
+                    "has no positions or clicks.)")
+        seen[col] = target
+    return None
+
+
 def _link_identifiability() -> None:
     """A link that keeps this session (and so the uploaded log); a plain caption where pages are not registered."""
     try:
@@ -115,6 +131,10 @@ def main():
             chosen[target] = mc[i % 4].selectbox(target, opts, index=opts.index(default) if default in opts else 0,
                                                  key=f"map_{target}_{digest[:16]}",   # a new file starts fresh
                                                  help="which file column holds " + target)
+        twice = _chosen_twice(chosen)
+        if twice:
+            st.error(escape_markdown(twice))
+            st.stop()
         if chosen["doc_id"] == "(none)":
             doc_columns = st.multiselect("document = these feature columns", cols,
                                          help="documents with identical values in these columns are one document")
@@ -180,8 +200,9 @@ def main():
     if alt and alt["changes_verdict"]:
         st.info("The verdict depends on what a document is: " + escape_markdown(alt["message"].replace(
             f"use {alt['flag']}", "choose the other option above")))
-    st.code(format_report(rep), language=None)
-    st.dataframe(an.graph.components_table(), hide_index=True, height=220)
+    st.code(format_report(rep), language=None, wrap_lines=True)       # long notes wrap instead of being cut off
+    comps = an.graph.components_table()
+    st.dataframe(comps, hide_index=True, height="auto" if len(comps) <= 5 else 220)     # no empty rows under a few
     pb = rep.get("position_bias")
     if pb is not None:
         st.subheader("Position bias per connected component")

@@ -546,3 +546,12 @@ def test_config_errors_are_typed():
     assert e.value.columns == ("position",)
     with pytest.raises(ConfigError, match="--memory-limit"):
         ingest(b"query_id,doc_id,position,click\n1,a,1,1\n", "csv", memory_limit="lots")
+
+
+def test_a_file_that_is_not_a_click_log_says_what_a_click_log_needs():
+    up = page("upload.py").run()
+    up.file_uploader[0].set_value(("qrels.csv", b"query,url,relevance\nq1,a,2\nq1,b,0\nq2,a,1\n", "text/csv")).run()
+    assert no_crash(up)
+    assert up.error and "is chosen as both position and click" in up.error[0].value
+    assert "A click log needs one column for each" in up.error[0].value
+    assert "log" not in up.session_state
