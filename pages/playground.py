@@ -82,6 +82,21 @@ def _apply_preset(keep=()) -> None:
     st.session_state.update({f"pg_{k}": v for k, v in values.items() if k not in keep})
 
 
+#: every knob's widget key (the presentation popover holds all of them)
+KNOB_KEYS = ("pg_preset", "pg_dataset", "pg_eta", "pg_noise", "pg_topk", "pg_coupling", "pg_contexts", "pg_shuffle",
+             "pg_blocks", "pg_methods", "pg_steps", "pg_sessions", "pg_lr", "pg_seed", "pg_seeds")
+
+
+def _pin_knobs() -> None:
+    """Send every knob's value with every run.  A widget the browser has not drawn yet — the knobs of a closed
+    presentation popover — is built from its proto when it is first shown; after a run that did not set its
+    value (the rerun when training ends) that proto carries only the widget's default, its minimum, and the
+    knobs opened at η 0, ε 0, no methods.  Re-assigning the session value marks it as set in this run."""
+    for key in KNOB_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 def _dataset_spec(name: str) -> str:
     return D.dataset if name == "synthetic" else name
 
@@ -150,6 +165,7 @@ def main():
     _init("pg_seed", qp("seed", D.seed, int, 0, 10_000))
     _init("pg_seeds", qp("seeds", D.seeds, int, options=SEEDS))
     _init("pg_present", qp("present", 0, int, 0, 1) == 1)
+    _pin_knobs()
 
     present = st.session_state["pg_present"]
     if present:                  # projector: the charts take the screen, the knobs open from one button

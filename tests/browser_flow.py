@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -514,4 +515,36 @@ def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None 
         _no_error(page)
         if shot:
             page.screenshot(path=str(shot), full_page=False)
+    return seen
+
+
+def run_presentation_link(url: str, preset: str, width: int = 1024, height: int = 576, shot: Path | None = None,
+                          timeout: float = 240) -> dict:
+    """Open a preset's presentation link cold, wait until its seeds have all finished (the table's caption
+    says "over N of N seeds"), then open "knobs" and read every knob: the slider values, the story and the
+    methods (clicks only, nothing injected)."""
+    from urllib.parse import quote_plus
+    seen = {}
+    with browser_page(width, height) as page:
+        page.goto(f"{url}/?preset={quote_plus(preset)}&present=1")
+        page.get_by_text(re.compile(r"over (\d) of \1 seeds")).first.wait_for(timeout=timeout * 1000)
+        page.wait_for_timeout(2500)                 # the rerun that ends the run has drawn
+        body = page.locator('[data-testid="stPopoverBody"]')
+        for attempt in range(4):                    # a rerun may redraw the button under the first click
+            page.get_by_role("button", name="knobs").click()
+            try:
+                body.locator('[data-testid="stSlider"]').last.wait_for(timeout=8_000)   # the popover has drawn
+                break
+            except Exception:                        # noqa: BLE001 — closed again: click once more
+                page.keyboard.press("Escape")
+        page.wait_for_timeout(1000)
+        for s in body.locator('[data-testid="stSlider"]').all():                # sliders and select sliders
+            label = s.locator('[data-testid="stWidgetLabel"]').inner_text().strip()
+            seen[label] = s.locator('[data-testid="stSliderThumbValue"]').inner_text().strip()
+        seen["story"] = body.locator('[data-testid="stSelectbox"] input[aria-label="story"]').first.input_value()
+        tags = body.locator('[data-testid="stMultiSelectTagsContainer"]').first.inner_text()
+        seen["methods"] = sorted(t.strip() for t in tags.split("\n") if t.strip())
+        _no_error(page)
+        if shot:
+            page.screenshot(path=str(shot))
     return seen

@@ -175,3 +175,20 @@ def test_closing_the_tab_stops_its_training_and_frees_the_cpu(app_url):
     # stopped.  The 10 s target is a benchmark, measured on a quiet server (docs/benchmarks.md: 6 s); beside
     # the other test worker's studies it took up to 13 s (worker replaced, spawn under load)
     assert seen["idle_after_close_s"] < 30, seen
+
+
+@pytest.mark.slow
+def test_a_presentation_link_keeps_every_knob_after_its_run(app_url):
+    """Open a story's presentation link on a fresh server, wait for its five seeds, open "knobs": every knob
+    is the preset's (it was at its minimum — η 0, ε 0, no methods — once the run had ended)."""
+    from browser_flow import run_presentation_link
+    from ultr_core.app.playground import PRESETS
+    preset = next(p for p in PRESETS if p.name == "coupling breaks DLA, LBD holds")
+    seen = run_presentation_link(app_url, preset.name)
+    c = preset.changes
+    assert seen["story"] == preset.name, seen
+    assert float(seen["pos. bias η"]) == c["eta"] and float(seen["click noise ε"]) == c["noise"], seen
+    assert float(seen["coupling η_c"]) == c["coupling"] and seen["shown top-k"] == str(c["topk"]), seen
+    assert float(seen["exploration"]) == c["shuffle"] and seen["blocks"] == str(c["blocks"]), seen
+    assert seen["sessions"] == f"{c['sessions'] // 1000}k" and seen["seeds"] == "5", seen
+    assert len(seen["methods"]) == len(c["methods"]), seen
