@@ -6,7 +6,7 @@ from ultr_core.app.figures import interval_bar_figure, observation_curve_figure
 from ultr_core.app.graph_figures import bias_curves_figure, component_sizes_figure, identifiability_graph_figure, identifiability_graph_html, probability_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability import probability_table
-from ultr_core.identifiability.reports import compare_repairs, components_sweep, repairs_sweep
+from ultr_core.identifiability.reports import plan_table, compare_repairs, components_sweep, repairs_sweep
 from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live, log_digest, memo, qp,
                            run_page, submit_job, url_notices)
 from ultr_core.simulation.clickmodel import ClickModelConfig
@@ -225,6 +225,10 @@ def main():
                          hide_index=True, height=_plan_height(an.intervention_plan.swaps))
         elif "intervention_skipped" in rep:
             st.info(rep["intervention_skipped"])
+        plan = plan_table(an)
+        if len(plan):
+            st.download_button("Download the plan (CSV)", plan.to_csv(index=False), "repair_plan.csv", mime="text/csv",
+                               help="every proposed merge and intervention with its cost, in the log's own ids")
 
         if log.has_truth:
             st.subheader("Before / after: embedding DLA with and without repair")

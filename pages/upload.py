@@ -4,7 +4,7 @@ import json
 import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.identifiability.reports import format_report
+from ultr_core.identifiability.reports import format_report, plan_table
 from ultr_core.app.text import escape_markdown
 from ultr_core.app.graph_figures import bias_curves_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
@@ -217,6 +217,10 @@ def main():
             st.info("No position-bias curve can be estimated from this log: the notes above say why.")
     st.download_button("Download the report (JSON)", json.dumps(rep, default=str, indent=1), "identifiability.json",
                        mime="application/json")
+    plan = plan_table(an)
+    if len(plan):
+        st.download_button("Download the plan (CSV)", plan.to_csv(index=False), "repair_plan.csv", mime="text/csv",
+                           help="every proposed merge and intervention with its cost, in the log's own ids")
     if kept:
         st.caption("The log is now the *current log*: the Identifiability page draws its graph from the same "
                    "analysis (same verdict, same plan).")

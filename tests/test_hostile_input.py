@@ -251,6 +251,8 @@ def test_upload_and_identifiability_pages_propose_the_same_intervention(tmp_path
     assert no_crash(at)
     plan = [d.value for d in at.dataframe if "to_label" in d.value.columns][0].iloc[0]
     assert swap[0].startswith(f"show document {plan['document']} at {plan['to_label']} (seen at {plan['from_label']}")
+    up_csv, ig_csv = ([b for b in x.get("download_button") if "plan (CSV)" in b.label] for x in (up, at))
+    assert len(up_csv) == len(ig_csv) == 1                  # the same plan downloads from both pages
 
 
 def test_a_bad_upload_after_a_good_one_keeps_the_good_one_and_says_only_that():

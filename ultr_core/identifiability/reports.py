@@ -21,7 +21,7 @@ from ultr_core.identifiability.estimation import estimate_bias_full
 from ultr_core.logs.clicklog import ClickLog
 from ultr_core.logs.ingestion import CountTable
 
-__all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "alternative_verdict", "identifiability_report",
+__all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "plan_table", "alternative_verdict", "identifiability_report",
            "format_report", "compare_repairs", "components_sweep"]
 
 
@@ -108,6 +108,31 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
         out["position_bias"] = {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha,
                                 "notes": est.notes, "curves": est.to_records()}
     return IdentifiabilityAnalysis(g, out, plan, ip, shown_swaps)
+
+
+def plan_table(analysis: IdentifiabilityAnalysis) -> pd.DataFrame:
+    """The repair plan as one table to download (both pages and the CLI report show the same rows): one row per
+    proposed merge (``factor_a`` with ``factor_b``) and per intervention (show ``document`` at ``factor_b``,
+    seen at ``factor_a``), each with its cost (§4.1 eq. 3 / §4.2 eq. 7–8).
+
+    >>> from ultr_core.logs.ingestion import CountTable
+    >>> t = CountTable.from_log(pd.DataFrame({"doc_id": [1, 1, 2, 2], "position": [1, 2, 3, 4],
+    ...                                       "click": [1, 0, 1, 0]}), ["position"], ["doc_id"])
+    >>> plan_table(analyse_identifiability(t, ["position"], merge=True, intervene=True)).values.tolist()
+    [['merge', None, 'position=2', 'position=3', 1.0], ['intervention', 2, 'position=3', 'position=1', 1.0]]
+    """
+    rows = []
+    if analysis.merge_plan is not None:
+        for r in analysis.merge_plan.pairs.itertuples(index=False):
+            rows.append({"repair": "merge", "document": None, "factor_a": r.label_a, "factor_b": r.label_b,
+                         "cost": float(r.cost)})
+    if analysis.interventions is not None:
+        for r in analysis.interventions.itertuples(index=False):
+            rows.append({"repair": "intervention", "document": r.document, "factor_a": r.from_label,
+                         "factor_b": r.to_label, "cost": float(r.cost)})
+    out = pd.DataFrame(rows, columns=["repair", "document", "factor_a", "factor_b", "cost"])
+    out["document"] = pd.Series([r["document"] for r in rows], dtype=object)     # the file's ids, as they are
+    return out
 
 
 _KEY_TEXT = {"query": "the (query, document) pair", "global": "the document id alone (across queries)"}
