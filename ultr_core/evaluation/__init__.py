@@ -9,16 +9,22 @@ Pure functions of arrays and :class:`~ultr_core.data.RankingData`; every package
 >>> round(m, 3), lo < m < hi
 (0.6, True)
 """
-from ultr_core.evaluation.metrics import (
-                                          arp,
-                                          average_precision,
-                                          click_mse,
-                                          evaluate_ranking,
-                                          mcc,
-                                          ndcg,
-                                          observation_curve_error,
-)
-from ultr_core.evaluation.stats import mean_ci, paired_differences, paired_test, summarise
+from ultr_core._lazy import lazy
 
 __all__ = ["ndcg", "average_precision", "arp", "mcc", "click_mse", "observation_curve_error", "evaluate_ranking",
            "mean_ci", "summarise", "paired_test", "paired_differences"]
+
+# imported on first use (ultr_core._lazy): the CLI starts without pandas, scipy or torch
+__getattr__, __dir__ = lazy(__name__, {
+    "arp": "ultr_core.evaluation.metrics",
+    "average_precision": "ultr_core.evaluation.metrics",
+    "click_mse": "ultr_core.evaluation.metrics",
+    "evaluate_ranking": "ultr_core.evaluation.metrics",
+    "mcc": "ultr_core.evaluation.metrics",
+    "ndcg": "ultr_core.evaluation.metrics",
+    "observation_curve_error": "ultr_core.evaluation.metrics",
+    "mean_ci": "ultr_core.evaluation.stats",
+    "paired_differences": "ultr_core.evaluation.stats",
+    "paired_test": "ultr_core.evaluation.stats",
+    "summarise": "ultr_core.evaluation.stats",
+})

@@ -28,23 +28,30 @@ Also here: :mod:`.estimation` (position-bias estimators on the count table), :mo
 :class:`~ultr_core.logs.ClickLog`; files are read only through :mod:`ultr_core.logs`
 (:func:`~.repairs.fit_source` reads an ULTRA folder with :func:`~ultr_core.logs.ultra.ultra_frame`).
 """
-from ultr_core.identifiability.graph import (
-                                             IdentifiabilityGraph,
-                                             UnionFind,
-                                             components_by_edge_enumeration,
-                                             documents_from_features,
-)
-from ultr_core.identifiability.intervention import InterventionPlan, plan_interventions
-from ultr_core.identifiability.merging import MergePlan, bias_feature_vectors, plan_merges
-from ultr_core.identifiability.probability import (
-                                             identifiability_probability,
-                                             identifiability_probability_mc,
-                                             probability_table,
-)
-from ultr_core.logs.coding import MISSING, factor_codes, format_value, tuple_labels
+from ultr_core._lazy import lazy
 
 __all__ = ["IdentifiabilityGraph", "MergePlan", "InterventionPlan", "plan_merges",
            "plan_interventions", "bias_feature_vectors", "identifiability_probability",
            "identifiability_probability_mc", "components_by_edge_enumeration", "UnionFind",
            "documents_from_features", "probability_table", "factor_codes", "format_value",
            "tuple_labels", "MISSING"]
+
+# imported on first use (ultr_core._lazy): ``ig`` without --merge never loads scipy.spatial
+__getattr__, __dir__ = lazy(__name__, {
+    "IdentifiabilityGraph": "ultr_core.identifiability.graph",
+    "UnionFind": "ultr_core.identifiability.graph",
+    "components_by_edge_enumeration": "ultr_core.identifiability.graph",
+    "documents_from_features": "ultr_core.identifiability.graph",
+    "InterventionPlan": "ultr_core.identifiability.intervention",
+    "plan_interventions": "ultr_core.identifiability.intervention",
+    "MergePlan": "ultr_core.identifiability.merging",
+    "bias_feature_vectors": "ultr_core.identifiability.merging",
+    "plan_merges": "ultr_core.identifiability.merging",
+    "identifiability_probability": "ultr_core.identifiability.probability",
+    "identifiability_probability_mc": "ultr_core.identifiability.probability",
+    "probability_table": "ultr_core.identifiability.probability",
+    "MISSING": "ultr_core.logs.coding",
+    "factor_codes": "ultr_core.logs.coding",
+    "format_value": "ultr_core.logs.coding",
+    "tuple_labels": "ultr_core.logs.coding",
+})

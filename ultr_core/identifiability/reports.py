@@ -8,16 +8,13 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError
 from ultr_core.evaluation.metrics import mcc, ndcg
-from ultr_core.identifiability import (
-    IdentifiabilityGraph,
-    InterventionPlan,
-    MergePlan,
-    bias_feature_vectors,
-    plan_interventions,
-    plan_merges,
-)
-from ultr_core.identifiability.embedding import fit_counts, fit_embedding
-from ultr_core.identifiability.estimation import estimate_bias_full
+from typing import TYPE_CHECKING
+
+from ultr_core.identifiability.graph import IdentifiabilityGraph
+from ultr_core.identifiability.intervention import InterventionPlan, plan_interventions
+
+if TYPE_CHECKING:
+    from ultr_core.identifiability.merging import MergePlan
 from ultr_core.logs.clicklog import ClickLog
 from ultr_core.logs.ingestion import CountTable
 
@@ -69,6 +66,7 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
                              "one-hot columns + 10·position")
     plan = ip = shown_swaps = None
     if merge or intervene:
+        from ultr_core.identifiability.merging import bias_feature_vectors, plan_merges   # scipy.spatial: on demand
         plan = plan_merges(g, bias_feature_vectors(g, context_vectors) if use_vectors else None)
     if merge:
         out["merges"] = plan.pairs.head(max_listed)[["label_a", "label_b", "cost"]].to_dict("records")
@@ -87,6 +85,7 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
                                            "cheapest (fallback: r̂ = ô = 0.5)")
             rel, obs = np.full(g.n_documents, 0.5), np.full(g.n_factors, 0.5)
         else:
+            from ultr_core.identifiability.embedding import fit_counts
             fit = fit_counts(g.doc, groups[g.fac], g.impressions, g.clicks, g.n_documents, int(groups.max()) + 1,
                              "dla", seed=seed)            # to convergence, as the repair comparison
             rel, obs = fit.relevance, fit.observation[groups]
@@ -104,6 +103,7 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
         out["intervention_total_cost"] = ip.total_cost
         out["n_components_after_intervention"] = ip.intervened_graph().n_components
     if estimate:
+        from ultr_core.identifiability.estimation import estimate_bias_full
         est = estimate_bias_full(g, estimate, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)
         out["position_bias"] = {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha,
                                 "notes": est.notes, "curves": est.to_records()}
@@ -191,6 +191,7 @@ def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=Non
             strategies.append(("node intervention", analysis.intervention_plan.apply(replicate, impressions, seed=seed),
                                None))
         for name, lg, groups in strategies:
+            from ultr_core.identifiability.embedding import fit_embedding
             fit = fit_embedding(lg, "dla", bias=bias, groups=groups,
                                 factors=g.factors if groups is not None else None, seed=seed)
             rec = {"strategy": name, "seed": seed,

@@ -20,14 +20,32 @@ A log flows through this package in one direction, each module importing only th
 >>> int(table.frame["impressions"].sum()), int(table.frame["clicks"].sum())
 (4, 2)
 """
-from ultr_core.logs.clicklog import ClickLog
-from ultr_core.logs.coding import MISSING, factor_codes, format_value, lookup_codes, tuple_labels
-from ultr_core.logs.ingestion import CountTable, document_columns, ingest
-from ultr_core.logs.mapping import default_document, frame_to_log, guess_mapping, peek_columns, read_user_log
-from ultr_core.logs.normalise import read_normalised, register_normalised
-from ultr_core.logs.sniff import format_from_name, infer_format, sniff_format
+from ultr_core._lazy import lazy
 
 __all__ = ["ClickLog", "CountTable", "ingest", "document_columns", "read_user_log", "frame_to_log", "peek_columns",
            "guess_mapping", "default_document", "read_normalised", "register_normalised", "infer_format",
            "sniff_format", "format_from_name", "factor_codes", "lookup_codes", "format_value", "tuple_labels",
            "MISSING"]
+
+# imported on first use (ultr_core._lazy): the CLI starts without pandas, scipy or torch
+__getattr__, __dir__ = lazy(__name__, {
+    "ClickLog": "ultr_core.logs.clicklog",
+    "MISSING": "ultr_core.logs.coding",
+    "factor_codes": "ultr_core.logs.coding",
+    "format_value": "ultr_core.logs.coding",
+    "lookup_codes": "ultr_core.logs.coding",
+    "tuple_labels": "ultr_core.logs.coding",
+    "CountTable": "ultr_core.logs.ingestion",
+    "document_columns": "ultr_core.logs.ingestion",
+    "ingest": "ultr_core.logs.ingestion",
+    "default_document": "ultr_core.logs.mapping",
+    "frame_to_log": "ultr_core.logs.mapping",
+    "guess_mapping": "ultr_core.logs.mapping",
+    "peek_columns": "ultr_core.logs.mapping",
+    "read_user_log": "ultr_core.logs.mapping",
+    "read_normalised": "ultr_core.logs.normalise",
+    "register_normalised": "ultr_core.logs.normalise",
+    "format_from_name": "ultr_core.logs.sniff",
+    "infer_format": "ultr_core.logs.sniff",
+    "sniff_format": "ultr_core.logs.sniff",
+})
