@@ -8,7 +8,7 @@ from ultr_core.identifiability.reports import format_report, plan_table
 from ultr_core.app.text import escape_markdown
 from ultr_core.app.graph_figures import bias_curves_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
-from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS
+from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS, UPLOAD_MAX_PAIRS
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.formats import FORMAT_NAMES, LOG_FORMATS
 from ultr_core.data.archives import ultra_files_or_one
@@ -168,7 +168,7 @@ def main():
             table = memo(("counts", read_key, tuple(bias)),
                          lambda: ingest(data, fmt, bias=bias, columns=dict(mapping) or None, document=document,
                                         doc_columns=list(doc_cols) or None, memory_limit=DUCKDB_MEMORY,
-                                        name=name))
+                                        name=name, max_pairs=UPLOAD_MAX_PAIRS))
         subject, notes, kept = table, list(table.notes), table.n_rows <= CURRENT_LOG_MAX_ROWS
         if kept:              # small enough to keep whole: every number below is the kept log's (one log, one truth)
             subject, notes = _read(name, digest, data, fmt, mapping, doc_cols, document)

@@ -75,10 +75,13 @@ def watch():
 threading.Thread(target=watch, daemon=True).start()
 path = sys.argv[1]
 name, data = ultra_files_or_one([(os.path.basename(path), open(path, "rb").read())])
-try:                                    # what pages/upload.py runs: out of core, then kept whole when small
-    table = ingest(data, infer_format(data, name), memory_limit=UPLOAD_DUCKDB_MEMORY, name=name)
-    if table.n_rows <= UPLOAD_KEEP_ROWS:
-        read_user_log(data, name=name)
+from ultr_core.identifiability.reports import analyse_identifiability
+from ultr_core.logs.bounds import UPLOAD_MAX_PAIRS
+try:                                    # what pages/upload.py runs: out of core, then kept whole when small, analysed
+    table = ingest(data, infer_format(data, name), memory_limit=UPLOAD_DUCKDB_MEMORY, name=name,
+                   max_pairs=UPLOAD_MAX_PAIRS)
+    subject = read_user_log(data, name=name)[0] if table.n_rows <= UPLOAD_KEEP_ROWS else table
+    analyse_identifiability(subject, ["position"], merge=True, intervene=True, estimate="all_pairs", n_bootstrap=100)
     outcome = f"read {table.n_rows}"
 except Exception as e:
     outcome = f"{type(e).__name__}: {e}"
@@ -161,12 +164,27 @@ def test_upload_path_stays_within_its_memory_budget_on_a_bomb(tmp_path, make, li
 def test_the_largest_parquet_upload_accepted_stays_within_the_budget(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
-    n = 3_900_000                        # 19.5 M values: just under the 20 M limit
-    pq.write_table(pa.table({"query_id": np.arange(n) // 10, "doc_id": np.arange(n) % 1000, "position":
+    n = 3_900_000                        # 19.5 M values: just under the 20 M limit (20,000 distinct pairs)
+    pq.write_table(pa.table({"query_id": np.arange(n) // 10 % 2000, "doc_id": np.arange(n) % 1000, "position":
                              np.arange(n) % 10 + 1, "click": np.zeros(n, np.int8), "session_id": np.arange(n) // 10}),
                    tmp_path / "big.parquet")
     outcome, peak = _peak_rss(tmp_path / "big.parquet")
     assert outcome == f"read {n}" and peak < UPLOAD_RSS_BUDGET, (outcome, peak / 2**20)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n, accepted", [(1_990_000, True), (3_000_000, False)])
+def test_a_csv_upload_is_analysed_within_the_budget_or_refused_by_its_pairs(tmp_path, n, accepted):
+    """Random (query, document, position) triples: nearly one distinct pair per row.  Up to 2 M pairs the page
+    reads, keeps and analyses the log (graph, plan, curves); past it the upload is refused before its pairs are
+    sorted or materialised (a 175 MB CSV of 12 M pairs needed 4.5 GB to analyse)."""
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"query_id": rng.integers(0, 2000, n), "doc_id": rng.integers(0, 50_000, n),
+                  "position": np.arange(n) % 10 + 1, "click": (rng.random(n) < 0.1).astype(int)}
+                 ).to_csv(tmp_path / "log.csv", index=False)
+    outcome, peak = _peak_rss(tmp_path / "log.csv")
+    assert outcome == f"read {n}" if accepted else "distinct (document, factor) pairs" in outcome, outcome
+    assert peak < UPLOAD_RSS_BUDGET, f"peak RSS {peak / 2**20:.0f} MB"
 
 
 def test_settings_json_feature_size_is_checked_before_allocating(tmp_path, capsys):

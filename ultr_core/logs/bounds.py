@@ -29,7 +29,7 @@ import numpy as np
 from ultr_core.errors import DataFormatError
 
 __all__ = ["read_parquet_bounded", "count_tokens", "MAX_PARQUET_CELLS", "MAX_DECODED_BYTES", "UPLOAD_DUCKDB_MEMORY",
-           "UPLOAD_KEEP_ROWS", "UPLOAD_RSS_BUDGET"]
+           "UPLOAD_KEEP_ROWS", "UPLOAD_RSS_BUDGET", "UPLOAD_MAX_PAIRS"]
 
 #: the Upload page's path (read out of core, then kept whole when small) stays under this peak RSS, bombs
 #: included (tests/test_hostile_input.py measures it in a fresh process)
@@ -38,6 +38,9 @@ UPLOAD_RSS_BUDGET = 1536 * 2 ** 20
 UPLOAD_DUCKDB_MEMORY = "1GB"
 #: uploads of at most this many impressions are also kept whole as the session's current log
 UPLOAD_KEEP_ROWS = 2_000_000
+#: distinct (document, factor) pairs an upload may reduce to: its graph, plan and curves then stay within
+#: UPLOAD_RSS_BUDGET (2 M pairs: 1.06 GB measured; 12 M pairs needed 4.5 GB)
+UPLOAD_MAX_PAIRS = 2_000_000
 
 #: values (rows × leaf columns) an uploaded Parquet log may hold: 20 M (e.g. 2 M rows × 10 columns), which
 #: keeps the upload path within its 1.5 GB budget (docs/safety.md); the CLI's own files pass their own limit

@@ -202,11 +202,12 @@ def _count_sql(sel: dict, keys: list[str], table: str) -> str:
               FROM {table} {shown} GROUP BY ALL ORDER BY {order}"""
 
 
-def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads):
+def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_pairs=None):
     from ultr_core.logs.normalise import register_normalised, repair_notes
     from ultr_core.logs.sql import _ident as q
     from ultr_core.logs.sql import connect
     with tempfile.TemporaryDirectory(prefix="ultr_duckdb_") as tmp:
+        source = _spill_upload(source, fmt, tmp)
         con = connect(memory_limit, tmp, threads)
         try:
             state = register_normalised(con, source, fmt, name, text_columns=_text_columns(columns, keys))
@@ -228,6 +229,11 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads):
                           FROM {state['counts']} GROUP BY ALL ORDER BY {order}"""
             else:
                 sql = _count_sql(sel, keys, "norm_kept" if dropped else "norm")
+            if max_pairs is not None:                # count the groups first: never sort or materialise past the budget
+                table = "norm_kept" if dropped else "norm"
+                keys_sql = ", ".join(q(sel[k]) for k in keys)
+                n = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT {keys_sql} FROM {table})").fetchall()[0][0]
+                _check_pairs(n, max_pairs, name)
             try:
                 agg = con.sql(sql).df()
             except Exception as e:    # noqa: BLE001 — DuckDB's errors here are the input's problems
@@ -237,10 +243,29 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads):
     return agg, repair_notes(state) + dropped
 
 
+def _spill_upload(source, fmt: str, tmp: str):
+    """An uploaded CSV/TSV (bytes) as a file in ``tmp``, so DuckDB parses it as it parses the CLI's files — streamed,
+    within its memory limit, with the same sniffer (pyarrow needed 1.15 GB to parse a 175 MB CSV in memory)."""
+    if fmt not in ("csv", "tsv") or not isinstance(source, (bytes, bytearray, memoryview)):
+        return source
+    from pathlib import Path
+    from ultr_core.logs.sniff import is_gzip
+    path = Path(tmp) / f"upload.{fmt}{'.gz' if is_gzip(source) else ''}"
+    path.write_bytes(bytes(source))
+    return str(path)
+
+
 def _text_columns(columns: dict | None, keys: list[str]) -> tuple:
     """The file column that holds the position, read as text so that ``0x2`` cannot be parsed as 2."""
     back = {t: s for s, t in (columns or {}).items()}
     return (back.get("position", "position"),)
+
+
+def _check_pairs(n: int, max_pairs: int | None, name: str) -> None:
+    if max_pairs is not None and n > max_pairs:
+        raise DataFormatError(name, f"the log reduces to more than {max_pairs:,} distinct (document, factor) pairs, "
+                                    "more than an upload may hold in this shared server's memory; analyse it on your "
+                                    "own machine: python -m ultr_core ig FILE")
 
 
 def _both_keys(doc: list[str]) -> tuple[list[str], tuple]:
@@ -254,8 +279,11 @@ def _both_keys(doc: list[str]) -> tuple[list[str], tuple]:
 
 def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | None = None,
            document: str = "auto", doc_columns=None, engine: str = "duckdb", scheduler: str | None = None,
-           memory_limit: str | None = "2GB", threads: int | None = None, name: str | None = None) -> CountTable:
-    """Reduce a click log to a :class:`CountTable` without loading it into memory.
+           memory_limit: str | None = "2GB", threads: int | None = None, name: str | None = None,
+           max_pairs: int | None = None) -> CountTable:
+    """Reduce a click log to a :class:`CountTable` without loading it into memory.  With ``max_pairs`` (the
+    Upload page: a shared server's budget), a log that reduces to more distinct (document, factor) pairs is
+    refused before more than that many are materialised.
 
     ``source`` is a path, a glob of paths (``logs/*.csv.gz``) or bytes (an upload);
     ``fmt`` one of csv, tsv, parquet, yandex, yandex2013, baidu, ultra (inferred from the
@@ -296,10 +324,11 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
         with ultra_root(source, name) as root:             # a folder, or an upload's archive of one
             frame, notes = ultra_frame(root, name)
         table = CountTable.from_log(frame, ["position"], group_doc, name, notes)
+        _check_pairs(len(table), max_pairs, name)
         return replace(table, document=tuple(doc), alternative=alternative)
     keys = list(dict.fromkeys(group_doc + bias + ["position"]))
     count = (lambda k: _dask_counts(source, fmt, name, columns, k, scheduler)) if engine == "dask" else \
-        (lambda k: _duckdb_counts(source, fmt, name, columns, k, memory_limit, threads))
+        (lambda k: _duckdb_counts(source, fmt, name, columns, k, memory_limit, threads, max_pairs))
     try:
         agg, notes = count(keys)
     except DataFormatError as e:          # a log without query ids keyed by doc_id alone: no alternative
@@ -311,6 +340,7 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
         group_doc, alternative = doc, ()
         keys = list(dict.fromkeys(group_doc + bias + ["position"]))
         agg, notes = count(keys)
+    _check_pairs(len(agg), max_pairs, name)
     if len(agg) == 0:
         raise DataFormatError(name, "the log is empty (no shown rows)")
     agg = _validate(agg, group_doc, name)
