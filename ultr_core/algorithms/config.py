@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
+from ultr_core.algorithms.specs import ALGORITHM_SPECS
 from ultr_core.errors import ConfigError, show
 
 __all__ = ["TrainConfig", "ALGORITHMS", "PRESETS", "LBD_TABLE3", "lbd_table3", "PAPER_SCALE"]
@@ -29,13 +30,7 @@ def lbd_table3(coupling: float, model: str = "dnn") -> tuple[float, float]:
 
 
 #: every algorithm behind :func:`ultr_core.algorithms.fit`, with its display name
-ALGORITHMS = {
-    "naive": "Naive", "oracle": "Oracle", "ips": "IPS", "dla": "DLA", "regression_em": "RegressionEM",
-    "two_tower": "TwoTower", "pair_debias": "PairDebias", "vectorization": "Vectorization", "lbd": "LBD", "lbd_lips": "LBD_Lips",
-    "lbd_ber": "LBD_Ber", "unlimited": "Unlimited",
-    "hte": "HTE", "hte_oracle": "HTE-oracle", "lbd_hte_oracle": "LBD-HTE-oracle", "cld": "CLD", "cld_pair": "CLD_pair",
-    "heckman": "Heckman", "rankagg": "RankAgg",
-}
+ALGORITHMS = {s.key: s.label for s in ALGORITHM_SPECS}      # key → label: a view of ultr_core.algorithms.specs
 
 
 @dataclass(frozen=True)

@@ -212,3 +212,9 @@ def _lbd_variant(lam, t, doc):
         def __init__(self, cfg, n_features, n_positions, context):
             super().__init__(cfg, n_features, n_positions, context, lam=lam, t=t)
     return Variant
+
+
+#: the LBD ablations (LBD paper, Fig. 3): named so the table of algorithms can point at them
+LBDLips = _lbd_variant(None, 0.0, "LBD_Lips: LBD with t = 0 (gradient penalty only).")
+LBDBer = _lbd_variant(0.0, None, "LBD_Ber: LBD with λ = 0 (Bernoulli decoupling only).")
+Unlimited = _lbd_variant(0.0, 0.0, "Unlimited: LBD with λ = 0 and t = 0.")

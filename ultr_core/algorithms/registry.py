@@ -1,32 +1,20 @@
-"""Algorithm name → learner class, for the training loop and the tests.
+"""Algorithm key → learner class, for the training loop and the tests: a view of the one table of algorithms
+(:mod:`ultr_core.algorithms.specs`); the selection models (CLD, CLD_pair, Heckman, RankAgg) are fitted in closed
+form by :func:`ultr_core.algorithms.selection.fit_selection` and have no learner class.
 """
 from __future__ import annotations
 
-from ultr_core.algorithms.individual import (
-    HTE,
-    LBD,
-    HTEOracle,
-    LBDHTEOracle,
-    Vectorization,
-    _lbd_variant,
-)
-from ultr_core.algorithms.learners import (
-    DLA,
-    IPS,
-    Naive,
-    Oracle,
-    PairDebias,
-    RegressionEM,
-    TwoTower,
-)
+import importlib
 
-__all__ = ["LEARNERS"]
+from ultr_core.algorithms.specs import ALGORITHM_SPECS
 
-LEARNERS = {
-    "naive": Naive, "oracle": Oracle, "ips": IPS, "dla": DLA, "regression_em": RegressionEM,
-    "two_tower": TwoTower, "pair_debias": PairDebias, "lbd": LBD, "vectorization": Vectorization,
-    "hte": HTE, "hte_oracle": HTEOracle, "lbd_hte_oracle": LBDHTEOracle,
-    "lbd_lips": _lbd_variant(None, 0.0, "LBD_Lips: LBD with t = 0 (gradient penalty only)."),
-    "lbd_ber": _lbd_variant(0.0, None, "LBD_Ber: LBD with λ = 0 (Bernoulli decoupling only)."),
-    "unlimited": _lbd_variant(0.0, 0.0, "Unlimited: LBD with λ = 0 and t = 0."),
-}
+__all__ = ["LEARNERS", "resolve"]
+
+
+def resolve(learner: str):
+    """The object a spec's ``"module:name"`` (under ``ultr_core.algorithms``) names."""
+    module, name = learner.split(":")
+    return getattr(importlib.import_module(f"ultr_core.algorithms.{module}"), name)
+
+
+LEARNERS = {s.key: resolve(s.learner) for s in ALGORITHM_SPECS if s.family != "selection"}

@@ -10,16 +10,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ultr_core.algorithms.specs import ALGORITHM_SPECS
 from ultr_core.app.text import escape_html
 
 __all__ = ["METHOD_COLORS", "LABELS", "PALETTE", "label", "metric_range", "clip_interval", "compact", "method_color", "ctr_by_position_figure", "clicks_per_rank_figure", "observation_curve_figure", "interval_bar_figure", "sweep_figure", "heatmap_figure", "figure_png", "training_curves_figure"]
 
 
-METHOD_COLORS = {
-    "Naive": "#7f7f7f", "Oracle": "#2ca02c", "IPS": "#ff7f0e", "DLA": "#1f77b4",
-    "RegressionEM": "#9467bd", "TwoTower": "#8c564b", "PairDebias": "#e377c2",
-    "LBD": "#d62728", "LBD_Lips": "#ff9896", "LBD_Ber": "#f7b6d2", "Unlimited": "#bcbd22",
-    "CLD": "#17becf", "CLD_pair": "#0b7285", "Heckman": "#c49c94", "RankAgg": "#dbdb8d",
+METHOD_COLORS = {s.label: s.colour for s in ALGORITHM_SPECS} | {    # methods: from ultr_core.algorithms.specs
     "truth": "#111111",
     # identifiability repairs (before / after)
     "none": "#7f7f7f", "node merging": "#d62728", "node intervention": "#2ca02c",

@@ -15,6 +15,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 import pandas as pd
+from ultr_core.algorithms.specs import ALGORITHM_SPECS
 from ultr_core.algorithms import TrainConfig
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig, binary_rule
@@ -106,7 +107,7 @@ def expand_grid(base: ExperimentSpec, grid: dict, seeds) -> list[tuple[dict, Exp
 
 
 #: methods that need candidates below a top-k cut-off (they model the selection)
-SELECTION_METHODS = ("cld", "cld_pair", "heckman", "rankagg")
+SELECTION_METHODS = tuple(s.key for s in ALGORITHM_SPECS if s.needs_topk)     # ultr_core.algorithms.specs
 
 
 def check_cells(cells) -> None:

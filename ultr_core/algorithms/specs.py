@@ -1,0 +1,142 @@
+"""The one table of learning algorithms: every place that names a method — the CLI's ``--algorithm`` choices
+(:data:`~ultr_core.algorithms.config.ALGORITHMS`), the learner the training loop builds
+(:data:`~ultr_core.algorithms.registry.LEARNERS`), the citation and equation the pages show
+(:data:`~ultr_core.algorithms.catalog.CATALOG`), each method's colour on every chart
+(:data:`~ultr_core.app.figures.METHOD_COLORS`) and the methods that need a top-k cut
+(:data:`~ultr_core.studies.experiment.SELECTION_METHODS`) — derives from :data:`ALGORITHM_SPECS`.
+
+Adding an algorithm is one :class:`AlgorithmSpec` here (and its learner class); ``tests/test_algorithm_specs.py``
+fails when a record is incomplete, a learner cannot be found or two methods share a colour.  Imports without torch.
+
+>>> SPECS_BY_KEY["dla"].label, SPECS_BY_KEY["dla"].colour, SPECS_BY_KEY["cld"].needs_topk
+('DLA', '#1f77b4', True)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["AlgorithmSpec", "ALGORITHM_SPECS", "SPECS_BY_KEY", "formula_lines", "FAMILIES", "LOSSES"]
+
+#: what an algorithm corrects: nothing (the floor and ceiling), position bias (group level), individual-level
+#: observation (LBD's coupling), or top-k selection bias
+FAMILIES = ("reference", "position", "individual", "selection")
+LOSSES = ("pointwise", "pairwise", "listwise")
+
+
+def formula_lines(*parts: str) -> str:
+    r"""Several formulas as one display, one per line (KaTeX ``gathered``), so that none is cut off
+    in a narrow column (a 1024-px projector).
+
+    >>> formula_lines("a = 1", "b = 2")
+    '\\begin{gathered}a = 1 \\\\ b = 2\\end{gathered}'
+    """
+    return r"\begin{gathered}" + r" \\ ".join(parts) + r"\end{gathered}"
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One learning algorithm: ``key`` (CLI, configs, links), ``label`` (charts and tables), ``colour`` (the same
+    on every page), ``family`` (:data:`FAMILIES`), ``loss`` (:data:`LOSSES`), ``learner`` (``"module:name"`` under
+    ``ultr_core.algorithms``: a learner class, or the closed-form fitter of the selection models), ``cite`` (paper
+    and equation), ``latex`` (the loss it minimises) and ``params`` (the :class:`TrainConfig` fields it reads)."""
+
+    key: str
+    label: str
+    colour: str
+    family: str
+    loss: str
+    learner: str
+    cite: str
+    latex: str
+    params: tuple = ()
+
+    @property
+    def needs_topk(self) -> bool:
+        """Selection-bias models need candidates below a top-k cut-off (shown = False) to learn from."""
+        return self.family == "selection"
+
+    def __post_init__(self):
+        if self.family not in FAMILIES or self.loss not in LOSSES:
+            raise ValueError(f"{self.key}: family must be one of {FAMILIES}, loss one of {LOSSES}")
+        if not (self.colour.startswith("#") and len(self.colour) == 7):
+            raise ValueError(f"{self.key}: colour must be #rrggbb")
+
+
+ALGORITHM_SPECS = (
+    AlgorithmSpec("naive", "Naive", "#7f7f7f", "reference", "listwise", "learners:Naive",
+                  cite="Click Data baseline (no debiasing)",
+                  latex=r"\mathcal{L} = -\sum_i c_i \log \operatorname{softmax}(f(x))_i", params=()),
+    AlgorithmSpec("oracle", "Oracle", "#2ca02c", "reference", "listwise", "learners:Oracle",
+                  cite="Labeled Data: the same loss on true labels (upper bound)",
+                   latex=r"\mathcal{L} = -\sum_i (2^{y_i}-1) \log \operatorname{softmax}(f(x))_i", params=()),
+    AlgorithmSpec("ips", "IPS", "#ff7f0e", "position", "listwise", "learners:IPS",
+                  cite="Joachims, Swaminathan & Schnabel, WSDM 2017 (inverse propensity scoring)",
+                latex=r"\mathcal{L} = -\sum_i \frac{o_1}{o_{p_i}}\, c_i \log \operatorname{softmax}(f(x))_i",
+                params=("ips_eta", "max_weight")),
+    AlgorithmSpec("dla", "DLA", "#1f77b4", "position", "listwise", "learners:DLA",
+                  cite="Ai et al., SIGIR 2018, Dual Learning Algorithm (eq. 5–8)",
+                latex=formula_lines(r"\mathcal{L}_f = -\sum_i \frac{\hat o_1}{\hat o_i} c_i \log \operatorname{softmax}(f)_i",
+                                    r"\mathcal{L}_g = -\sum_i \frac{\hat r_1}{\hat r_i} c_i \log \operatorname{softmax}(g)_i"),
+                params=("max_weight",)),
+    AlgorithmSpec("regression_em", "RegressionEM", "#9467bd", "position", "pointwise", "learners:RegressionEM",
+                  cite="Wang et al., WSDM 2018, Regression-EM",
+                          latex=formula_lines(r"P(R{=}1\mid C{=}0) = \frac{(1-o)r}{1-or}", r"P(E{=}1\mid C{=}0) = \frac{o(1-r)}{1-or}"),
+                          params=("em_step",)),
+    AlgorithmSpec("two_tower", "TwoTower", "#8c564b", "position", "pointwise", "learners:TwoTower",
+                  cite="Guo et al. 2019 (two-tower additive model)",
+                      latex=r"\hat c = \sigma(f(x))\,\sigma(g(p)),\quad \mathcal{L} = \mathrm{BCE}(\hat c, c)", params=()),
+    AlgorithmSpec("pair_debias", "PairDebias", "#e377c2", "position", "pairwise", "learners:PairDebias",
+                  cite="Hu et al., WWW 2019, Unbiased LambdaMART (pairwise debiasing)",
+                        latex=r"\mathcal{L} = \sum_{c_i=1,c_j=0} \frac{\log(1+e^{-(s_i-s_j)})}{t^+_{p_i}\,t^-_{p_j}}",
+                        params=("max_weight",)),
+    AlgorithmSpec("vectorization", "Vectorization", "#6a3d9a", "individual", "listwise", "individual:Vectorization",
+                  cite="Chen, Liu, Liu & Sun, KDD 2022, Vectorization (\"Scalar is Not Enough\")",
+                          latex=formula_lines(r"\hat c_p(x) \propto \exp\langle r(x), o_p\rangle",
+                                              r"\text{score}(x) = \langle r(x), b(q)\rangle,\ b(q) = \frac{\sum_i \mu(x_i)/\sigma^2(x_i)}{\sum_i 1/\sigma^2(x_i)}"),
+                          params=("vec_dim", "vec_freeze")),
+    AlgorithmSpec("lbd", "LBD", "#d62728", "individual", "listwise", "individual:LBD",
+                  cite="Chen, Liu, Liu & Sun, NeurIPS 2022, LBD §5 eq. 2",
+                latex=formula_lines(r"\text{logit}\,\hat c_p = s(x) + \gamma\, h_p(x),\ \gamma\sim\mathrm{Bern}(1-t)",
+                                    r"\mathcal{L} = -\sum_i c_i \log\operatorname{softmax}(\text{logit}\,\hat c)_i + "
+                                    r"\lambda \big\lVert\nabla_X \overline{\mathrm{dropout}_{0.1}(H)}\big\rVert_2^2"),
+                params=("lbd_lambda", "lbd_t", "lbd_penalty")),
+    AlgorithmSpec("lbd_lips", "LBD_Lips", "#ff9896", "individual", "listwise", "individual:LBDLips",
+                  cite="LBD ablation: Lipschitz decoupling only (t = 0)", latex=r"t = 0", params=("lbd_lambda",)),
+    AlgorithmSpec("lbd_ber", "LBD_Ber", "#f7b6d2", "individual", "listwise", "individual:LBDBer",
+                  cite="LBD ablation: Bernoulli decoupling only (λ = 0)", latex=r"\lambda = 0", params=("lbd_t",)),
+    AlgorithmSpec("unlimited", "Unlimited", "#bcbd22", "individual", "listwise", "individual:Unlimited",
+                  cite="LBD ablation: no decoupling (λ = t = 0)", latex=r"\lambda = t = 0", params=()),
+    AlgorithmSpec("hte", "HTE", "#e6550d", "individual", "listwise", "individual:HTE",
+                  cite="HTE (LBD §6.3 / Fig. 3c, after Tian et al.): T-learner τ̂_k(x) = m_k(x)/m_1(x) on an intervention log",
+                latex=r"\mathcal{L} = -\sum_i \frac{c_i}{\hat\tau_{p_i}(x_i)} \log \operatorname{softmax}(f(x))_i", params=("max_weight",)),
+    AlgorithmSpec("hte_oracle", "HTE-oracle", "#fdae6b", "individual", "listwise", "individual:HTEOracle",
+                  cite="HTE-oracle (LBD §6.3): the true τ_k(x) = o_k(x)/o_1(x)",
+                       latex=r"\tau_k(x) = o_k(x)/o_1(x)", params=("max_weight",)),
+    AlgorithmSpec("lbd_hte_oracle", "LBD-HTE-oracle", "#843c39", "individual", "listwise", "individual:LBDHTEOracle",
+                  cite="LBD-HTE-oracle (LBD §6.3): LBD on clicks corrected with the true τ",
+                           latex=r"\text{LBD loss with click weights } 1/\tau_{p_i}(x_i)", params=("lbd_lambda", "lbd_t")),
+    AlgorithmSpec("cld", "CLD", "#17becf", "selection", "pointwise", "selection:fit_selection",
+                  cite="CLD (Causal Likelihood Decomposition), eq. 10 and Algorithm 1 as the official code fits them "
+                     "(hyz20/CLD TobitLoss): one row per (session, candidate), w = 1/ρ_p, logistic link σ, ρ = 0.5; "
+                     "eq. 10 as printed (per-candidate ĉ/ρ, probit Φ) is `cld_form=\"paper_text\"`",
+                latex=formula_lines(r"\min\ \tfrac1n\sum_{s=1}\Big[(wc-x^\top\beta)^2-\log\sigma\Big(\tfrac{x^\top\omega+"
+                                    r"\rho(wc - x^\top\beta)}{\sqrt{1-\rho^2}}\Big)\Big]", r"- \tfrac1n\sum_{s=0}\log\sigma(-x^\top\omega)"),
+                params=("cld_gamma", "cld_form", "cld_rho_eta", "propensity")),
+    AlgorithmSpec("cld_pair", "CLD_pair", "#0b7285", "selection", "pairwise", "selection:fit_selection",
+                  cite="CLD_pair, eq. 13 and Algorithm 2 as the official code trains them (hyz20/CLD BPRLoss_sel3): "
+                          "pairs per session ordered by w·c with Δ = w_ic_i − w_jc_j, mixed (selected, unselected) "
+                          "pairs in both orders with Δ = 0, drawn 1:1; the printed reading is `pair_orientation`",
+                     latex=formula_lines(r"\min\ \overline{s_is_j\Delta\,\ell(d)} + \sum_{k\in\{i,j\}}\overline{s_k\,\ell(f_\omega(x_k)+d) + "
+                                         r"(1-s_k)\,\ell(-f_\omega(x_k))}", r"d = f_\beta(x_i)-f_\beta(x_j),\ \ell(z) = \log(1+e^{-z})"),
+                     params=("pair_orientation", "pair_both_clicked", "cld_rho_eta", "propensity")),
+    AlgorithmSpec("heckman", "Heckman", "#c49c94", "selection", "pointwise", "selection:fit_selection",
+                  cite="Ovaisi et al., WWW 2020, Heckman_rank: probit selection, then a probit of clicks with the "
+                         "inverse Mills ratio; ranked by the outcome part xᵀβ",
+                    latex=formula_lines(r"P(s{=}1\mid x) = \Phi(x^\top\omega)",
+                                        r"P(c{=}1\mid x) = \Phi\big(x^\top\beta + \beta_\lambda \tfrac{\phi(x^\top\omega)}{\Phi(x^\top\omega)}\big),\quad \text{score} = x^\top\beta"),
+                    params=("heckman",)),
+    AlgorithmSpec("rankagg", "RankAgg", "#dbdb8d", "selection", "pointwise", "selection:fit_selection",
+                  cite="Ovaisi et al., WWW 2020, RankAgg (Borda aggregation of IPS and Heckman)",
+                    latex=r"\text{score}(x) = \mathrm{rank}_{\mathrm{IPS}}(x) + \mathrm{rank}_{\mathrm{Heckman}}(x)", params=()),
+)
+SPECS_BY_KEY = {s.key: s for s in ALGORITHM_SPECS}
