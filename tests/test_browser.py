@@ -183,12 +183,15 @@ def test_a_presentation_link_keeps_every_knob_after_its_run(app_url):
     is the preset's (it was at its minimum — η 0, ε 0, no methods — once the run had ended)."""
     from browser_flow import run_presentation_link
     from ultr_core.app.playground import PRESETS
-    preset = next(p for p in PRESETS if p.name == "coupling breaks DLA, LBD holds")
+    preset = next(p for p in PRESETS if p.name == "position bias breaks Naive")      # the quickest story
     seen = run_presentation_link(app_url, preset.name)
+    from ultr_core.app.playground import PlaygroundSettings
     c = preset.changes
+    sessions = c.get("sessions", PlaygroundSettings().sessions)
     assert seen["story"] == preset.name, seen
-    assert float(seen["pos. bias η"]) == c["eta"] and float(seen["click noise ε"]) == c["noise"], seen
-    assert float(seen["coupling η_c"]) == c["coupling"] and seen["shown top-k"] == str(c["topk"]), seen
+    assert float(seen["pos. bias η"]) == c["eta"] != 0 and float(seen["click noise ε"]) == c["noise"] != 0, seen
+    assert float(seen["coupling η_c"]) == c["coupling"], seen
+    assert seen["shown top-k"] == ("all" if c["topk"] is None else str(c["topk"])), seen
     assert float(seen["exploration"]) == c["shuffle"] and seen["blocks"] == str(c["blocks"]), seen
-    assert seen["sessions"] == f"{c['sessions'] // 1000}k" and seen["seeds"] == "5", seen
+    assert seen["sessions"] == f"{sessions // 1000}k" and seen["seeds"] == "5", seen
     assert len(seen["methods"]) == len(c["methods"]), seen
