@@ -2,11 +2,11 @@
 Any change re-simulates the log and restarts training (Naive, the chosen methods, Oracle)."""
 import streamlit as st
 
-from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.data.roots import available_datasets
 from ultr_core.studies.experiment import live_observation_curves, training_progress
 from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
 from ultr_core.app.jobhandles import JobGroup
+from ultr_core.app.knobs import CONTEXTS, KNOBS, LRS, SEEDS, SESSIONS, STEPS, TOPK, settings_from_state
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, log_view,
                                       seed_runs, seed_table)
 from ultr_core.app.text import escape_markdown
@@ -48,12 +48,6 @@ div[data-testid="stMainBlockContainer"] {padding: 0.6rem 1.2rem 0.2rem 1.2rem;}
 @media (min-height: 700px) and (min-width: 1200px) {html {font-size: 18px;}}
 @media (max-height: 640px) {div[data-testid="stCaptionContainer"] p {font-size: 0.8rem; line-height: 1.3;}}
 </style>"""
-TOPK = ["all", 1, 2, 3, 5, 8, 10]
-CONTEXTS = [0, 5, 20, 100, 500]
-STEPS = [100, 200, 300, 500, 1000]
-SESSIONS = [5_000, 10_000, 20_000, 50_000, 100_000]
-LRS = [0.003, 0.01, 0.03]
-SEEDS = [1, 3, 5]
 PRESENT_TILE = 235          # px: two rows of tiles under one row of buttons fit a 576-px projector
 NAMES = algorithm_names()
 OWN = "(your own settings)"
@@ -67,24 +61,18 @@ def _init(key: str, value) -> None:
 
 
 def _apply_preset(keep=()) -> None:
-    """Set the knobs of the chosen preset (those named in ``keep`` — URL parameters — stay)."""
+    """Set the knobs of the chosen preset (those named in ``keep`` — URL parameters — stay): every knob the
+    story depends on, its data included, and the seeds its claims are checked over."""
     name = st.session_state["pg_preset"]
     preset = next((p for p in PRESETS if p.name == name), None)
     if preset is None:
         return
-    c = preset.changes
-    values = {"eta": c["eta"], "noise": c["noise"], "topk": "all" if c["topk"] is None else c["topk"],
-              "coupling": c["coupling"], "contexts": c["contexts"], "shuffle": c["shuffle"], "blocks": c["blocks"],
-              "methods": [ALGORITHMS[m] for m in c["methods"]],
-              "dataset": "synthetic" if c["dataset"] == D.dataset else c["dataset"],   # every preset sets its data
-              "sessions": c.get("sessions", D.sessions),
-              "seed": 0, "seeds": PRESET_SEEDS}                  # the seeds its claims are checked over
-    st.session_state.update({f"pg_{k}": v for k, v in values.items() if k not in keep})
+    settings = preset.settings(seeds=PRESET_SEEDS, steps=st.session_state.get("pg_steps", D.steps),
+                               lr=st.session_state.get("pg_lr", D.lr))
+    st.session_state.update({k.key: k.to_widget(getattr(settings, k.field)) for k in KNOBS
+                             if k.query not in keep and k.field not in ("steps", "lr")})
 
 
-#: every knob's widget key (the presentation popover holds all of them)
-KNOB_KEYS = ("pg_preset", "pg_dataset", "pg_eta", "pg_noise", "pg_topk", "pg_coupling", "pg_contexts", "pg_shuffle",
-             "pg_blocks", "pg_methods", "pg_steps", "pg_sessions", "pg_lr", "pg_seed", "pg_seeds")
 
 
 def _pin_knobs() -> None:
@@ -92,13 +80,26 @@ def _pin_knobs() -> None:
     presentation popover — is built from its proto when it is first shown; after a run that did not set its
     value (the rerun when training ends) that proto carries only the widget's default, its minimum, and the
     knobs opened at η 0, ε 0, no methods.  Re-assigning the session value marks it as set in this run."""
-    for key in KNOB_KEYS:
+    for key in ["pg_preset"] + [k.key for k in KNOBS]:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
 
 
-def _dataset_spec(name: str) -> str:
-    return D.dataset if name == "synthetic" else name
+def _from_url(knob, datasets):
+    """A knob's first value: its URL value when valid (clamped to its range), else the default's widget value."""
+    default = knob.to_widget(getattr(D, knob.field))
+    if knob.field == "dataset":
+        return qp("dataset", default, options=datasets)
+    if knob.lo is not None:
+        return qp(knob.query, default, knob.cast, knob.lo, knob.hi)
+    if knob.query not in st.query_params:
+        return default
+    value = knob.parse(st.query_params[knob.query])
+    if value is None:
+        st.session_state.setdefault("_url_notices", []).append(
+            f"{knob.query}={st.query_params[knob.query][:20]!r} is not one of the choices; using {default}")
+        return default
+    return value
 
 
 def _model_knobs() -> None:
@@ -149,21 +150,8 @@ def main():
     if "pg_preset" not in st.session_state:          # first run: a link's preset, then its explicit knobs
         st.session_state["pg_preset"] = qp("preset", OWN, options=presets)
         _apply_preset(keep=set(st.query_params))
-    _init("pg_dataset", qp("dataset", "synthetic", options=datasets))
-    _init("pg_eta", qp("eta", D.eta, float, 0.0, 3.0))
-    _init("pg_noise", qp("noise", D.noise, float, 0.0, 0.5))
-    topk_raw = qp("topk", "all", options=[str(k) for k in TOPK])
-    _init("pg_topk", topk_raw if topk_raw == "all" else int(topk_raw))
-    _init("pg_coupling", qp("coupling", D.coupling, float, 0.0, 1.0))
-    _init("pg_contexts", qp("contexts", D.contexts, int, options=CONTEXTS))
-    _init("pg_shuffle", qp("shuffle", D.shuffle, float, 0.0, 1.0))
-    _init("pg_blocks", qp("blocks", D.blocks, int, 1, 5))
-    _init("pg_methods", [a for a in qp("methods", "DLA,LBD").split(",") if a in NAMES] or ["DLA"])
-    _init("pg_steps", qp("steps", D.steps, int, options=STEPS))
-    _init("pg_sessions", qp("sessions", D.sessions, int, options=SESSIONS))
-    _init("pg_lr", qp("lr", D.lr, float, options=LRS))
-    _init("pg_seed", qp("seed", D.seed, int, 0, 10_000))
-    _init("pg_seeds", qp("seeds", D.seeds, int, options=SEEDS))
+    for k in KNOBS:                                  # URL → state, one loop over the table of knobs
+        _init(k.key, _from_url(k, datasets))
     _init("pg_present", qp("present", 0, int, 0, 1) == 1)
     _pin_knobs()
 
@@ -197,23 +185,11 @@ def main():
         story_box = charts
 
     tile = (lambda fig: compact(fig, height=PRESENT_TILE, title_size=17, font_size=13)) if present else compact
-    topk = st.session_state["pg_topk"]
-    settings = PlaygroundSettings(
-        dataset=_dataset_spec(st.session_state["pg_dataset"]), eta=float(st.session_state["pg_eta"]),
-        noise=float(st.session_state["pg_noise"]), topk=None if topk == "all" else int(topk),
-        coupling=float(st.session_state["pg_coupling"]), contexts=int(st.session_state["pg_contexts"]),
-        shuffle=float(st.session_state["pg_shuffle"]), blocks=int(st.session_state["pg_blocks"]),
-        methods=tuple(NAMES[m] for m in st.session_state["pg_methods"]), steps=int(st.session_state["pg_steps"]),
-        sessions=int(st.session_state["pg_sessions"]),
-        lr=float(st.session_state["pg_lr"]), seed=int(st.session_state["pg_seed"]),
-        seeds=int(st.session_state["pg_seeds"]))
+    settings = settings_from_state(st.session_state)
     preset = next((p for p in PRESETS if p.name == st.session_state["pg_preset"]), None)
-    st.query_params.update({
-        "preset": st.session_state["pg_preset"], "dataset": st.session_state["pg_dataset"], "eta": str(settings.eta),
-        "noise": str(settings.noise), "topk": str(topk), "coupling": str(settings.coupling),
-        "contexts": str(settings.contexts), "shuffle": str(settings.shuffle), "blocks": str(settings.blocks),
-        "methods": ",".join(st.session_state["pg_methods"]), "steps": str(settings.steps), "sessions": str(settings.sessions), "lr": str(settings.lr),
-        "seed": str(settings.seed), "seeds": str(settings.seeds), "present": str(int(st.session_state["pg_present"]))})
+    st.query_params.update({"preset": st.session_state["pg_preset"],          # state → URL, the same loop
+                            **{k.query: k.to_url(st.session_state[k.key]) for k in KNOBS},
+                            "present": str(int(st.session_state["pg_present"]))})
 
     spec = settings.log_spec()
     with charts:

@@ -175,3 +175,21 @@ def test_presentation_mode_hides_the_sidebar():
     assert at.toggle(key="pg_present").value and at.slider(key="pg_eta").value == 1.0     # the knobs, in a popover
     assert not at.sidebar.select_slider                                                    # nothing in the sidebar
     at.session_state["pg_job"].stop()
+
+
+def test_every_playground_setting_is_one_knob_and_links_round_trip():
+    """The one table of knobs (ultr_core.app.knobs): every PlaygroundSettings field has exactly one knob, and each
+    preset's settings go widget → URL → widget → settings unchanged (what a shared link carries)."""
+    from dataclasses import fields
+
+    from ultr_core.app.knobs import KNOBS
+    from ultr_core.app.playground import PRESETS, PlaygroundSettings
+    assert sorted(f.name for f in fields(PlaygroundSettings)) == sorted(k.field for k in KNOBS)
+    assert len({k.query for k in KNOBS}) == len(KNOBS)
+    for preset in PRESETS:
+        s = preset.settings(seeds=5)
+        state = {k.key: k.to_widget(getattr(s, k.field)) for k in KNOBS}
+        back = {k.key: (k.parse(k.to_url(v)) if k.lo is None else k.cast(k.to_url(v)))
+                for k, v in zip(KNOBS, state.values())}
+        assert back == state, preset.name
+        assert PlaygroundSettings(**{k.field: k.to_setting(back[k.key]) for k in KNOBS}) == s, preset.name

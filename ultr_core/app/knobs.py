@@ -1,0 +1,107 @@
+"""The Playground's knobs as one table (:data:`KNOBS`): for each, the :class:`PlaygroundSettings` field it sets,
+its URL key, its widget key, its domain and the conversions between widget, setting and URL.  The page loops over
+it for URL → state, state → settings (:func:`settings_from_state`), settings → URL and preset → state — adding a
+knob is one :class:`Knob` here and its widget on the page (``tests/test_playground.py`` checks every field has one).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ultr_core.algorithms.config import ALGORITHMS
+from ultr_core.app.playground import PlaygroundSettings, algorithm_names
+
+__all__ = ["Knob", "KNOBS", "KNOB_BY_FIELD", "settings_from_state", "TOPK", "CONTEXTS", "STEPS", "SESSIONS", "LRS",
+           "SEEDS"]
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One Playground knob: the :class:`PlaygroundSettings` ``field`` it sets, its URL key ``query`` (and widget
+    key ``pg_<query>``), the widget's domain (``lo``–``hi``, or ``options``) and, for the three knobs whose widget
+    value is not the setting's (data set, top-k, methods), the conversions.  :data:`KNOBS` is the one table the
+    page loops over for URL → state, state → settings, settings → URL and preset → state.
+
+    >>> k = KNOB_BY_FIELD["topk"]
+    >>> k.to_widget(None), k.to_setting("all"), k.to_setting(3), k.parse("5"), k.parse("7")
+    ('all', None, 3, 5, None)
+    >>> KNOB_BY_FIELD["methods"].parse("DLA,nope,LBD"), KNOB_BY_FIELD["methods"].to_url(["DLA", "LBD"])
+    (['DLA', 'LBD'], 'DLA,LBD')
+    """
+
+    field: str
+    query: str
+    cast: type = float
+    lo: float | None = None
+    hi: float | None = None
+    options: tuple | None = None
+    widget_of: object = None         # setting value → widget value (default: as is)
+    setting_of: object = None        # widget value → setting value (default: cast)
+    url_parse: object = None         # URL text → widget value, None when invalid (default: cast, then checks)
+
+    @property
+    def key(self) -> str:
+        return f"pg_{self.query}"
+
+    def to_widget(self, value):
+        return self.widget_of(value) if self.widget_of else value
+
+    def to_setting(self, value):
+        return self.setting_of(value) if self.setting_of else self.cast(value)
+
+    def to_url(self, value) -> str:
+        return ",".join(value) if isinstance(value, (list, tuple)) else str(value)
+
+    def parse(self, raw: str):
+        """A URL value as a widget value, or None when it is not one (clamping is the page's ``qp``)."""
+        if self.url_parse:
+            return self.url_parse(raw)
+        try:
+            value = self.cast(raw)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        return value if self.options is None or value in self.options else None
+
+
+TOPK = ("all", 1, 2, 3, 5, 8, 10)
+CONTEXTS = (0, 5, 20, 100, 500)
+STEPS = (100, 200, 300, 500, 1000)
+SESSIONS = (5_000, 10_000, 20_000, 50_000, 100_000)
+LRS = (0.003, 0.01, 0.03)
+SEEDS = (1, 3, 5)
+_SYNTHETIC = "synthetic:300"
+
+
+def _topk_parse(raw: str):
+    return "all" if raw == "all" else next((k for k in TOPK[1:] if str(k) == raw), None)
+
+
+def _methods_parse(raw: str):
+    return [m for m in raw.split(",") if m in algorithm_names()] or None
+
+
+#: every knob of the Playground, in the order the page shows them
+KNOBS = (
+    Knob("dataset", "dataset", str, widget_of=lambda v: "synthetic" if v == _SYNTHETIC else v,
+         setting_of=lambda v: _SYNTHETIC if v == "synthetic" else v, url_parse=lambda raw: raw or None),
+    Knob("eta", "eta", float, 0.0, 3.0),
+    Knob("noise", "noise", float, 0.0, 0.5),
+    Knob("topk", "topk", int, options=TOPK, widget_of=lambda v: "all" if v is None else v,
+         setting_of=lambda v: None if v == "all" else int(v), url_parse=_topk_parse),
+    Knob("coupling", "coupling", float, 0.0, 1.0),
+    Knob("contexts", "contexts", int, options=CONTEXTS),
+    Knob("shuffle", "shuffle", float, 0.0, 1.0),
+    Knob("blocks", "blocks", int, 1, 5),
+    Knob("methods", "methods", tuple, widget_of=lambda v: [ALGORITHMS[m] for m in v],
+         setting_of=lambda v: tuple(algorithm_names()[m] for m in v), url_parse=_methods_parse),
+    Knob("steps", "steps", int, options=STEPS),
+    Knob("sessions", "sessions", int, options=SESSIONS),
+    Knob("lr", "lr", float, options=LRS),
+    Knob("seed", "seed", int, 0, 10_000),
+    Knob("seeds", "seeds", int, options=SEEDS),
+)
+KNOB_BY_FIELD = {k.field: k for k in KNOBS}
+
+
+def settings_from_state(state) -> PlaygroundSettings:
+    """The settings a page's widget state holds (``state[knob.key]`` for every knob)."""
+    return PlaygroundSettings(**{k.field: k.to_setting(state[k.key]) for k in KNOBS})
