@@ -4,7 +4,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("ULTR_DATA", ROOT.parent / "shared" / "data"))
+# the same variable as the app's data roots (ultr_core.data.roots): its first folder, else ../shared/data
+DATA = Path(next((p for p in os.environ.get("ULTR_DATA_DIR", "").split(os.pathsep) if p.strip()),
+                 ROOT.parent / "shared" / "data"))
 
 
 @pytest.fixture(scope="session")

@@ -101,3 +101,27 @@ def _all_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             out.add(node.module)
     return out
+
+
+def test_no_import_cycle_between_modules():
+    """No two modules of ultr_core import each other, directly or through others (type-only imports included; a
+    package's face re-exporting its own modules is not an edge)."""
+    names = {_name(p): p for p in _modules()}
+    graph = {me: {i for i in _imports(p) if i in names and i != me and not i.startswith(me + ".")}
+             for me, p in names.items()}
+    state, cycle = {}, []
+
+    def visit(node, path):
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                cycle.extend(path[path.index(nxt):] + [node, nxt] if nxt in path else [node, nxt])
+                return True
+            if nxt not in state and visit(nxt, path + [node]):
+                return True
+        state[node] = "done"
+        return False
+    for n in sorted(graph):
+        if n not in state and visit(n, []):
+            break
+    assert not cycle, f"import cycle: {' → '.join(cycle)}"

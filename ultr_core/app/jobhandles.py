@@ -7,13 +7,18 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:                         # annotation only: the pool imports this module
-    from ultr_core.app.jobpool import JobPool
+
+class _Pool(Protocol):
+    """What a handle needs of its pool (:class:`~ultr_core.app.jobpool.JobPool`, which imports this module)."""
+
+    def position(self, job) -> int | None: ...
+
+    def _cancel(self, job) -> None: ...
+
 
 __all__ = ["JobLimitError", "PoolJob", "JobGroup"]
-
 
 
 class JobLimitError(RuntimeError):
@@ -26,7 +31,7 @@ class PoolJob:
 
     _ids = itertools.count(1)
 
-    def __init__(self, pool: JobPool, key, fn, args, kwargs):
+    def __init__(self, pool: _Pool, key, fn, args, kwargs):
         self.id = next(self._ids)
         self.key = key
         self._pool = pool
