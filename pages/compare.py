@@ -12,7 +12,7 @@ from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid
 from ultr_core.app.figures import interval_bar_figure, sweep_figure
 from ultr_core.app.playground import score_guess
 from ultr_core.evaluation.stats import summarise
-from ultr_core.evaluation.claims import VERDICTS, check_claims
+from ultr_core.evaluation.claims import VERDICTS, check_claims, VERDICT_RULE
 from ultr_core.app.tables import claims_table
 from pages._common import finished_result, finished_runs, job_buttons, live, qp, run_page, submit_job, url_notices
 
@@ -147,9 +147,7 @@ def main():
             return
         res = check_claims(df, claims, method_col="algorithm")
         st.markdown("**Does this run reproduce the paper?** Each claim paired over the run's seeds "
-                    f"({df['seed'].nunique()}), mean difference with its 90 % t-interval: *reproduced* when the "
-                    "interval is above 0, *opposite* when below, *not resolved* otherwise; *not checked* when the run "
-                    "lacks a method or the sweep value the claim is about.")
+                    f"({df['seed'].nunique()}): {VERDICT_RULE}.")
         st.dataframe(claims_table(res), hide_index=True)
         counts = res["verdict"].value_counts()
         st.caption(" · ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0)))

@@ -10,6 +10,7 @@ from ultr_core.app.knobs import CONTEXTS, KNOBS, LRS, SEEDS, SESSIONS, STEPS, TO
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, log_view,
                                       seed_runs, seed_table)
 from ultr_core.app.text import escape_markdown
+from ultr_core.evaluation.claims import VERDICT_RULE_SHORT
 from pages._common import job_figure, live, memo, qp, queue_note, release_job, run_page, submit_jobs, url_notices
 
 # Static page styling (no user content): a tighter page so the knobs and four charts fit 1280×720.
@@ -254,7 +255,10 @@ def main():
             if len(runs):
                 n = runs["seed"].nunique()
                 st.dataframe(seed_table(runs), hide_index=True, row_height=28)
-                if n == 1:
+                if n == 1 and settings.seeds > 1:      # mid-run: the other seeds are still training
+                    st.caption(f"Test nDCG, 1 of {settings.seeds} seeds in (seed {runs['seed'].iloc[0]}): the 90 % "
+                               "intervals appear once two seeds have finished.")
+                elif n == 1:
                     st.caption(f"Test nDCG, one seed ({runs['seed'].iloc[0]}): gaps under ≈ 0.02 are seed noise "
                                "(raise *seeds* for intervals).")
                 else:
@@ -263,10 +267,11 @@ def main():
                         text += " Claim " + " · ".join(
                             f"{r.claim.replace(' on nDCG@3', '')}: **{r.verdict}** ({r.mean_diff:+.3f} "
                             f"[{r.lo:+.3f}, {r.hi:+.3f}])" for r in check_claims(runs, preset.claims).itertuples())
+                        text += f" ({VERDICT_RULE_SHORT})."
                     st.caption(text)
             if preset is not None and (changed or len(runs) == 0 or runs["seed"].nunique() < settings.seeds):
                 st.caption("Claim: " + "; ".join(c.text for c in preset.claims)
-                           + f" — read over {PRESET_SEEDS} seeds (docs/playground_presets.md)")
+                           + f" — read over {PRESET_SEEDS} seeds, as the project's tests check it")
 
         with top_r:
             live("pg_job", show_curves)

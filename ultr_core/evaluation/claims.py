@@ -26,9 +26,16 @@ import pandas as pd
 
 from ultr_core.evaluation.stats import mean_ci
 
-__all__ = ["Claim", "check_claims", "VERDICTS"]
+__all__ = ["Claim", "check_claims", "VERDICTS", "VERDICT_RULE", "VERDICT_RULE_SHORT"]
 
 VERDICTS = ("reproduced", "not resolved", "opposite", "not checked")
+#: the rule of :func:`check_claims` in words — every page that shows a verdict states it with this text
+VERDICT_RULE = ("*reproduced* when the mean difference over paired seeds is above the claimed margin and its 90 % "
+                "t-interval above 0 (the interval may still reach below the margin); *opposite* when the interval is "
+                "below 0; *not resolved* otherwise; *not checked* when the run lacks a method or the sweep value the "
+                "claim is about")
+#: the same rule in a few words, for a verdict on a projector tile
+VERDICT_RULE_SHORT = "a claim holds when the mean difference exceeds its margin and the 90 % interval is above 0"
 
 
 @dataclass(frozen=True)
