@@ -255,7 +255,7 @@ def _zipped_k2(tmp_path) -> bytes:
     return buf.getvalue()
 
 
-def test_upload_and_identifiability_pages_propose_the_same_intervention(tmp_path):
+def test_upload_and_identifiability_pages_propose_the_same_intervention(tmp_path, capsys):
     up = page("upload.py").run()
     up.file_uploader[0].set_value(("K=2.zip", _zipped_k2(tmp_path), "application/zip")).run()
     assert no_crash(up) and not up.error
@@ -269,6 +269,8 @@ def test_upload_and_identifiability_pages_propose_the_same_intervention(tmp_path
     assert no_crash(at)
     plan = [d.value for d in at.dataframe if "to_label" in d.value.columns][0].iloc[0]
     assert swap[0].startswith(f"show document {plan['document']} at {plan['to_label']} (seen at {plan['from_label']}")
+    rc, out, _ = cli(["ig", tmp_path / "K=2", "--intervene", "--estimate", "none"], capsys)   # the CLI's count table
+    assert rc == 0 and swap[0] in out                      # … proposes the same swap (ties: the smallest document)
     up_csv, ig_csv = ([b for b in x.get("download_button") if "plan (CSV)" in b.label] for x in (up, at))
     assert len(up_csv) == len(ig_csv) == 1                  # the same plan downloads from both pages
 

@@ -112,7 +112,10 @@ def plan_interventions(graph: IdentifiabilityGraph, relevance: np.ndarray, obser
     rng = np.random.default_rng(seed)
     cost = np.full((K, K), np.inf)
     choice = np.zeros((K, K), np.int64)                              # pair index of the best swap
-    order = np.argsort(pc, kind="stable")
+    # pairs by component, then document, then factor: among equal costs (a log without clicks) the smallest
+    # document wins, so every path to the same log — the CLI's count table, a page's kept log — proposes one plan
+    # (the random-cost ablation keeps the pairs' own order: its seeded draws, and so docs/identifiability_*, stay)
+    order = np.argsort(pc, kind="stable") if random_cost else np.lexsort((graph.fac, graph.doc, pc))
     bounds = np.searchsorted(pc[order], np.arange(K + 1))
     for a in range(K):
         idx = order[bounds[a]:bounds[a + 1]]
