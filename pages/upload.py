@@ -12,7 +12,7 @@ from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS, UPLOAD
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.formats import FORMAT_NAMES, LOG_FORMATS
 from ultr_core.data.archives import ultra_files_or_one
-from ultr_core.logs.mapping import TARGETS, default_document, guess_mapping, peek_columns, read_user_log
+from ultr_core.logs.mapping import TARGETS, column_chosen_twice, default_document, guess_mapping, peek_columns, read_user_log
 from ultr_core.logs.sniff import infer_format
 from pages._common import cached_analysis, memo, run_page
 
@@ -52,22 +52,6 @@ def _read(name: str, digest: str, data: bytes, fmt: str, columns: tuple, doc_col
                                           doc_columns=list(doc_columns) or None, name=name, document=document))
 
 
-
-
-def _chosen_twice(chosen: dict) -> str | None:
-    """The message for one file column mapped onto two schema columns (e.g. a query–URL relevance file, whose
-    only number would be both the position and the click): what a click log needs instead."""
-    seen = {}
-    for target, col in chosen.items():
-        if col == "(none)":
-            continue
-        if col in seen:
-            return (f"The column {col!r} is chosen as both {seen[col]} and {target}. A click log needs one column "
-                    "for each: the query, the document, the 1-based position at which it was shown and the click "
-                    "(0/1), one row per displayed document — is this file a click log? (A relevance-judgement file "
-                    "has no positions or clicks.)")
-        seen[col] = target
-    return None
 
 
 def _link_identifiability() -> None:
@@ -131,7 +115,7 @@ def main():
             chosen[target] = mc[i % 4].selectbox(target, opts, index=opts.index(default) if default in opts else 0,
                                                  key=f"map_{target}_{digest[:16]}",   # a new file starts fresh
                                                  help="which file column holds " + target)
-        twice = _chosen_twice(chosen)
+        twice = column_chosen_twice(chosen)
         if twice:
             st.error(escape_markdown(twice))
             st.stop()

@@ -68,7 +68,7 @@ STEPS = (100, 200, 300, 500, 1000)
 SESSIONS = (5_000, 10_000, 20_000, 50_000, 100_000)
 LRS = (0.003, 0.01, 0.03)
 SEEDS = (1, 3, 5)
-_SYNTHETIC = "synthetic:300"
+_SYNTHETIC = PlaygroundSettings().dataset          # the built-in default data set
 
 
 def _topk_parse(raw: str):

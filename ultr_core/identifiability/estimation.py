@@ -380,11 +380,10 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
                           "lower": np.asarray(lo, float), "upper": np.asarray(hi, float),
                           "impressions": np.bincount(S.slot, S.n, S.F).astype(np.int64)}, columns=_COLUMNS)
     clicks = np.bincount(S.slot, S.c, S.F)
-    support_notes, dead = blank_unsupported(table, clicks, S.start, S.seg, chosen)
+    support_notes, dead, no_clicks = blank_unsupported(table, clicks, S.start, S.seg, chosen)
     missing = np.bincount(S.seg, np.isnan(est) & ~dead, len(chosen)).astype(int)
     for k in np.flatnonzero(missing):        # one note per component with a gap (at most max_components)
         notes.append(f"component {int(chosen[k])}: {missing[k]} factor(s) share no document with the "
                      f"{'reference' if method == 'pivot_one' else 'neighbouring'} factor: not estimated by {method}")
-    no_clicks = np.bincount(S.seg, clicks, len(chosen))[S.seg] == 0
     table = table[~no_clicks].reset_index(drop=True)        # a component without clicks has no curve at all
     return BiasEstimate(table, method, n_bootstrap, alpha, notes + support_notes)

@@ -7,7 +7,7 @@ those cells of an estimate table and says why, so no page or CLI prints a curve 
 
 >>> import pandas as pd
 >>> t = pd.DataFrame({"estimate": [1.0, 3.0, 0.5], "lower": [1.0, 9.0, 0.4], "upper": [1.0, 12.0, 0.6]})
->>> notes, dead = blank_unsupported(t, clicks=np.array([5.0, 2.0, 0.0]), start=np.zeros(3, int),
+>>> notes, dead, _ = blank_unsupported(t, clicks=np.array([5.0, 2.0, 0.0]), start=np.zeros(3, int),
 ...                                 seg=np.zeros(3, int), chosen=np.array([0]))
 >>> t["estimate"].tolist()[2], t["lower"].isna().tolist(), dead.tolist()
 (nan, [False, True, True], [False, False, True])
@@ -21,10 +21,11 @@ __all__ = ["blank_unsupported"]
 
 
 def blank_unsupported(table: pd.DataFrame, clicks: np.ndarray, start: np.ndarray, seg: np.ndarray,
-                      chosen: np.ndarray) -> tuple[list[str], np.ndarray]:
+                      chosen: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Blank (in place) what the data cannot support and return (notes, rows without support).  ``clicks``
     per row of ``table`` (a factor), ``start`` the row of each row's reference factor, ``seg`` its component
-    rank among ``chosen`` (the graph's component ids)."""
+    rank among ``chosen`` (the graph's component ids).  Also returns the rows of components without any click
+    (they get no curve at all)."""
     notes = []
     ref_dead = clicks[start] == 0
     dead = (clicks == 0) | ref_dead
@@ -43,4 +44,4 @@ def blank_unsupported(table: pd.DataFrame, clicks: np.ndarray, start: np.ndarray
         table.loc[outside, ["lower", "upper"]] = np.nan
         notes.append(f"{int(outside.sum()):,} factor(s) whose bootstrap interval does not contain the estimate "
                      "(too few clicks for a stable interval): interval not shown")
-    return notes, dead
+    return notes, dead, comp_clicks[seg] == 0

@@ -41,7 +41,8 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, show
 
-__all__ = ["ClickLog", "SCHEMA", "REQUIRED", "RANGES", "MAX_POSITION", "check_roles", "check_mapping"]
+__all__ = ["ClickLog", "SCHEMA", "REQUIRED", "RANGES", "MAX_POSITION", "SHOWN_TEXT", "not_decimal", "check_roles",
+           "check_mapping"]
 
 SCHEMA = {
     "session_id": "int64", "query_id": "int64", "doc_id": "int64", "row": "int64", "position": "int16",
@@ -52,6 +53,14 @@ REQUIRED = ("session_id", "query_id", "doc_id", "position", "shown", "click")
 #: allowed values of the columns that are narrowed on the way in (checked **before** the cast, so
 #: click = 257 or position = 65537 can never wrap into a valid-looking 1; labels follow the LETOR rule)
 MAX_POSITION = 10_000
+#: the one rule for a ``shown`` flag in every reader (pandas, DuckDB, Dask): 0/1 or true/false, nothing else
+SHOWN_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0}
+
+
+def not_decimal(values: pd.Series) -> pd.Series:
+    """Where a position is not written in decimal digits (``0x2``, ``2.0``, ``1e0``): the rule every reader
+    applies (DuckDB's is the same regular expression on the trimmed text)."""
+    return values.notna() & ~values.astype(str).str.fullmatch(r"\s*[0-9]+\s*")
 RANGES = {"position": (1, MAX_POSITION), "click": (0, 1), "context": (0, 2 ** 31 - 1), "label": (0, 31)}
 _META_KEY = b"ultr_core.meta"
 #: values a Parquet click log read from a local path may hold (a simulated log of 60 M rows × 12 columns)
@@ -154,7 +163,7 @@ class ClickLog:
                                               f"(first at row {int(np.flatnonzero(s.isna().to_numpy())[0])})")
             if kind == "bool":               # one rule with the out-of-core reader: 0/1 or true/false
                 vals = pd.to_numeric(s, errors="coerce") if pd.api.types.is_numeric_dtype(s.dtype) else \
-                    s.astype(str).str.strip().str.lower().map({"0": 0, "1": 1, "true": 1, "false": 0})
+                    s.astype(str).str.strip().str.lower().map(SHOWN_TEXT)
                 if vals.isna().any() or not vals.isin([0, 1]).all():
                     raise DataFormatError(source, f"column {col!r} must hold 0/1 or true/false")
                 out[col] = vals.astype(bool)

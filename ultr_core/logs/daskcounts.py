@@ -9,13 +9,12 @@ from __future__ import annotations
 import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, show
-from ultr_core.logs.clicklog import check_mapping
+from ultr_core.logs.clicklog import SHOWN_TEXT, check_mapping, not_decimal
 
 __all__ = ["probe_scheduler", "DASK_CONNECT_TIMEOUT"]
 
 _RESERVED = ("impressions", "clicks")
-#: the one rule for a ``shown`` flag (as :class:`ClickLog`): 0/1 or true/false, nothing else
-_SHOWN_TEXT = ("0", "1", "true", "false")
+_SHOWN_TEXT = tuple(SHOWN_TEXT)          # the one rule for a ``shown`` flag (ultr_core.logs.clicklog)
 
 
 def _select_list(available: list[str], columns: dict | None, needed: list[str], name: str) -> dict:
@@ -89,7 +88,7 @@ def _dask_counts(source, fmt, name, columns, keys, scheduler):
                      f"position) of {int(counts['rows']):,}")
     out = out.reset_index().rename(columns={"_one": "impressions", "_clk": "clicks", "_bad": "_bad_click"})
     if not pd.api.types.is_integer_dtype(out["position"].dtype):     # 0x2, 2.0: refused as DuckDB refuses them
-        bad = out["position"].notna() & ~out["position"].astype(str).str.fullmatch(r"\s*[0-9]+\s*")
+        bad = not_decimal(out["position"])
         if bad.any():
             raise DataFormatError(name, "column 'position' must hold whole numbers written in decimal digits "
                                         f"(found {show(out['position'][bad].iloc[0], 16)})")

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, show
-from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_roles
-from ultr_core.logs.daskcounts import _SHOWN_TEXT, _dask_counts, _select_list, probe_scheduler
+from ultr_core.logs.clicklog import MAX_POSITION, SHOWN_TEXT, ClickLog, check_roles
+from ultr_core.logs.daskcounts import _dask_counts, _select_list, probe_scheduler
 
 __all__ = ["CountTable", "ingest", "document_columns", "ENGINES", "probe_scheduler"]
 
@@ -161,7 +161,7 @@ def _check_values(con, sel: dict, types: dict, name: str) -> None:
         checks["position"] = (f"NOT regexp_full_match(trim({q(sel['position'])}::VARCHAR), '[0-9]+')",
                               "column 'position' must hold whole numbers written in decimal digits")
     if "shown" in sel and types[sel["shown"]].upper() != "BOOLEAN":
-        checks["shown"] = (f"lower(trim({q(sel['shown'])}::VARCHAR)) NOT IN {_SHOWN_TEXT}",
+        checks["shown"] = (f"lower(trim({q(sel['shown'])}::VARCHAR)) NOT IN {tuple(SHOWN_TEXT)}",
                            "column 'shown' must hold 0/1 or true/false")
     for col, (bad, problem) in checks.items():
         row = con.execute(f"SELECT count(*), any_value({q(sel[col])}::VARCHAR) FROM norm "

@@ -38,13 +38,14 @@ import pandas as pd
 
 from ultr_core.errors import DataFormatError, show
 from ultr_core.logs.bounds import read_parquet_bounded
-from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_mapping, check_roles
+from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_mapping, check_roles, not_decimal
 from ultr_core.logs.coding import factor_codes
 from ultr_core.logs.formats import FORMAT_NAMES, FORMATS_BY_NAME
 from ultr_core.logs.sniff import infer_format, is_gzip
 from ultr_core.logs.ultra import ultra_frame
 
-__all__ = ["TARGETS", "FORMATS", "MAX_ROWS", "DOCUMENT_KEYS", "default_document", "read_user_log", "peek_columns", "guess_mapping", "frame_to_log"]
+__all__ = ["TARGETS", "FORMATS", "MAX_ROWS", "DOCUMENT_KEYS", "default_document", "read_user_log", "peek_columns", "guess_mapping", "frame_to_log",
+           "column_chosen_twice"]
 
 #: the schema columns a user's columns can be mapped onto (session_id and shown are optional)
 TARGETS = ("query_id", "doc_id", "position", "click", "session_id", "shown")
@@ -145,6 +146,27 @@ def peek_columns(source, fmt: str, name: str = "upload") -> list[str]:
             from None
 
 
+def column_chosen_twice(chosen: dict) -> str | None:
+    """The message for one file column mapped onto two schema columns (e.g. a query–URL relevance file, whose
+    only number would be both the position and the click): what a click log needs instead.  ``chosen`` maps each
+    schema column to a file column, or ``"(none)"``.
+
+    >>> column_chosen_twice({"query_id": "q", "position": "relevance", "click": "relevance"})[:47]
+    "The column 'relevance' is chosen as both positi"
+    """
+    seen = {}
+    for target, col in chosen.items():
+        if col == "(none)":
+            continue
+        if col in seen:
+            return (f"The column {col!r} is chosen as both {seen[col]} and {target}. A click log needs one column "
+                    "for each: the query, the document, the 1-based position at which it was shown and the click "
+                    "(0/1), one row per displayed document — is this file a click log? (A relevance-judgement file "
+                    "has no positions or clicks.)")
+        seen[col] = target
+    return None
+
+
 def guess_mapping(columns: list[str]) -> dict:
     """Best guess of which file column is which schema column (by common names)."""
     low = {str(c).lower(): c for c in columns}
@@ -235,7 +257,7 @@ def _positions(col: pd.Series, name: str) -> pd.Series:
     are refused, as the out-of-core reader does)."""
     if pd.api.types.is_integer_dtype(col.dtype):
         return col
-    bad = ~col.astype(str).str.fullmatch(r"\s*[0-9]+\s*")
+    bad = not_decimal(col)
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise DataFormatError(name, f"column 'position' must hold whole numbers written in decimal digits "

@@ -47,11 +47,8 @@ PyClick); the tabular reader and :func:`register_normalised`, which dispatches o
 """
 from __future__ import annotations
 
-import gzip
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.csv as pcsv
 
 from ultr_core.errors import DataFormatError
 from ultr_core.logs.bounds import read_parquet_bounded
@@ -71,21 +68,10 @@ __all__ = ["register_normalised", "repair_notes", "read_normalised"]
 
 
 def _tabular(con, source, fmt: str, name: str, text_columns=()) -> dict:
-    if _is_bytes(source):
-        data = bytes(source)
-        if fmt == "parquet":              # footer and dictionaries sized before anything is decoded
-            table = read_parquet_bounded(data, name)
-        else:
-            if data[:2] == b"\x1f\x8b":
-                try:
-                    data = gzip.decompress(data)
-                except (OSError, EOFError) as e:
-                    raise DataFormatError(name, f"broken gzip data ({e})") from None
-            try:
-                table = pcsv.read_csv(pa.BufferReader(data),
-                                      parse_options=pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ","))
-            except pa.ArrowInvalid as e:
-                raise DataFormatError(name, f"cannot read as {fmt} ({str(e).splitlines()[0][:200]})") from None
+    if _is_bytes(source):                 # CSV/TSV uploads arrive as files (ingestion._spill_upload): DuckDB parses
+        if fmt != "parquet":              # them streamed, as the CLI's; only Parquet is read from bytes
+            raise DataFormatError(name, f"{fmt} bytes are read from a file: pass a path")
+        table = read_parquet_bounded(bytes(source), name)     # footer and dictionaries sized before decoding
         con.register("tab_arrow", table)
         _run(con, "CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM tab_arrow", name)
         return {}
