@@ -11,8 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "ultr_core"
 #: package -> layer; a package may import its own layer's package and lower layers only
-LAYERS = {"errors": 0, "data": 1, "evaluation": 2, "logs": 3, "simulation": 4, "algorithms": 5,
-          "identifiability": 5, "studies": 6, "app": 7}
+LAYERS = {"errors": 0, "constraints": 1, "data": 2, "evaluation": 3, "logs": 4, "simulation": 5, "algorithms": 6,
+          "identifiability": 6, "studies": 7, "app": 8}
 #: the order a log passes through ultr_core.logs (read → normalise → map → reduce)
 LOGS_ORDER = ["bounds", "formats", "clicklog", "coding", "sniff", "sql", "yandex", "sessions", "normalise", "ultra", "mapping", "daskcounts", "ingestion"]
 MAX_LINES = 400
@@ -49,7 +49,7 @@ def _package(name: str) -> str | None:
 
 
 def test_every_package_has_a_layer():
-    pkgs = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()} | {"errors"}
+    pkgs = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()} | {"errors", "constraints"}
     assert pkgs == set(LAYERS), "a new package needs its place in LAYERS and docs/architecture.md"
 
 

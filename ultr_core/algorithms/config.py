@@ -6,7 +6,8 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 
 from ultr_core.algorithms.specs import ALGORITHM_SPECS
-from ultr_core.errors import ConfigError, show
+from ultr_core.constraints import Interval, Options, Rule, validate
+from ultr_core.errors import ConfigError
 
 __all__ = ["TrainConfig", "ALGORITHMS", "PRESETS", "LBD_TABLE3", "lbd_table3", "PAPER_SCALE"]
 
@@ -87,48 +88,33 @@ class TrainConfig:
     #                                     logistic coefficients / 1.6, intercepts dropped, max_iter 40 — 100 in RankAgg)
     #                                     or "ls_mills" (our old variant)
 
+    #: what every field accepts (:mod:`ultr_core.constraints`; a test checks every field is declared)
+    CONSTRAINTS = {
+        "algorithm": [Options(*ALGORITHMS)], "model": [Options("linear", "dnn")],
+        "hidden": [Rule(lambda h: len(h) >= 1 and all(int(x) == x and 1 <= x <= 65_536 for x in h),
+                        "a non-empty sequence of layer sizes from 1 to 65,536")],
+        "layer_norm": [Options(True, False)], "dropout": [Interval(float, 0, 1, closed="left")],
+        "optimizer": [Options("adam", "adagrad", "sgd")], "lr": [Interval(float, 0, 10, closed="right")],
+        "weight_decay": [Interval(float, 0, 10)], "init": [Options("default", "xavier", "xavier_normal")],
+        "clip_norm": [None, Interval(float, 0, None, closed="neither")],
+        "batch_size": [Interval(int, 1, 65_536)], "steps": [Interval(int, 1, 10_000_000)],
+        "eval_every": [Interval(int, 1, None)], "clicks": [Options("log", "online")],
+        "seed": [Interval(int, 0, 2**32 - 1)], "keep_best": [Options(True, False)],
+        "threads": [Interval(int, 1, 64)], "device": [Options("cpu", "cuda", "auto")],
+        "max_weight": [None, Interval(float, 1, None)], "ips_eta": [None, Interval(float, 0, 10)],
+        "ips_form": [Options("listwise", "pairwise")], "propensity": [Options("true", "estimated")],
+        "em_step": [Interval(float, 0, 1, closed="right")], "lbd_lambda": [None, Interval(float, 0, 1e6)],
+        "lbd_t": [None, Interval(float, 0, 1, closed="left")], "lbd_penalty": [Options("official", "paper")],
+        "lbd_dropout_keep": [Interval(float, 0, 1, closed="right")], "vec_dim": [Interval(int, 1, 64)],
+        "vec_freeze": [Interval(int, 0, None)], "cld_gamma": [Interval(float, 0, 1, closed="left")],
+        "cld_rho_eta": [None, Interval(float, 0, 10)], "cld_form": [Options("official", "paper_text")],
+        "pair_orientation": [Options("official", "random", "selected_first")],
+        "pair_ratio": [Interval(float, 0, 100, closed="right")], "pair_both_clicked": [Options(True, False)],
+        "heckman": [Options("ovaisi", "official", "ls_mills")],
+    }
+
     def __post_init__(self):
-        if self.algorithm not in ALGORITHMS:
-            raise ConfigError("algorithm", f"unknown algorithm {self.algorithm!r}; choose one of "
-                                           f"{', '.join(ALGORITHMS)}")
-        if self.model not in ("linear", "dnn"):
-            raise ConfigError("model", f"must be 'linear' or 'dnn', got {self.model!r}")
-        if self.optimizer not in ("adam", "adagrad", "sgd"):
-            raise ConfigError("optimizer", f"must be adam, adagrad or sgd, got {self.optimizer!r}")
-        checks = [("lr", 0 < self.lr <= 10), ("batch_size", 1 <= self.batch_size <= 65536),
-                  ("steps", 1 <= self.steps <= 10_000_000), ("eval_every", self.eval_every >= 1),
-                  ("threads", 1 <= self.threads <= 64),
-                  ("max_weight", self.max_weight is None or self.max_weight >= 1),
-                  ("clip_norm", self.clip_norm is None or self.clip_norm > 0),
-                  ("lbd_dropout_keep", 0 < self.lbd_dropout_keep <= 1),
-                  ("vec_dim", 1 <= self.vec_dim <= 64), ("vec_freeze", self.vec_freeze >= 0),
-                  ("em_step", 0 < self.em_step <= 1),
-                  ("lbd_lambda", self.lbd_lambda is None or 0 <= self.lbd_lambda <= 1e6),
-                  ("lbd_t", self.lbd_t is None or 0 <= self.lbd_t < 1), ("cld_gamma", 0 <= self.cld_gamma < 1),
-                  ("pair_ratio", 0 < self.pair_ratio <= 100),
-                  ("dropout", 0 <= self.dropout < 1), ("weight_decay", 0 <= self.weight_decay <= 10),
-                  ("hidden", len(self.hidden) >= 1 and all(int(h) >= 1 for h in self.hidden))]
-        for name, ok in checks:
-            value = getattr(self, name)
-            if not ok or (isinstance(value, float) and not np.isfinite(value)):
-                raise ConfigError(name, f"value {show(value)} is out of range")
-        if self.device not in ("cpu", "cuda", "auto"):
-            raise ConfigError("device", f"must be 'cpu', 'cuda' or 'auto', got {self.device!r}")
-        if self.clicks not in ("log", "online"):
-            raise ConfigError("clicks", f"must be 'log' or 'online', got {self.clicks!r}")
-        for name, options in (("init", ("default", "xavier", "xavier_normal")),
-                              ("pair_orientation", ("official", "random", "selected_first")),
-                              ("cld_form", ("official", "paper_text")), ("ips_form", ("listwise", "pairwise")),
-                              ("propensity", ("true", "estimated")),
-                              ("heckman", ("ovaisi", "official", "ls_mills"))):
-            if getattr(self, name) not in options:
-                raise ConfigError(name, f"must be one of {', '.join(options)}, got {getattr(self, name)!r}")
-        if self.lbd_penalty not in ("official", "paper"):
-            raise ConfigError("lbd_penalty", f"must be 'official' or 'paper', got {self.lbd_penalty!r}")
-        for name in ("ips_eta", "cld_rho_eta"):
-            v = getattr(self, name)
-            if v is not None and not (np.isfinite(v) and 0 <= v <= 10):
-                raise ConfigError(name, f"assumed η must be in [0, 10], got {v}")
+        validate(self)
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
 
     @property

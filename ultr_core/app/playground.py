@@ -17,7 +17,7 @@ the methods' curves grow between them).
 >>> PlaygroundSettings(steps=5)
 Traceback (most recent call last):
 ...
-ultr_core.errors.ConfigError: steps: must be 50 to 3,000, got 5
+ultr_core.errors.ConfigError: steps: must be a whole number from 50 to 3,000, got 5
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ import pandas as pd
 
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.config import ALGORITHMS
+from ultr_core.constraints import Interval, Rule, validate
 from ultr_core.errors import ConfigError
 from ultr_core.evaluation.claims import Claim, check_claims  # noqa: F401  (the presets' claims; re-exported)
 from ultr_core.simulation.clickmodel import ClickModelConfig
@@ -64,17 +65,20 @@ class PlaygroundSettings:
     seed: int = 0                      #: the first seed
     seeds: int = 1                     #: seeds seed, seed + 1, … trained (a fresh log and initialisation each)
 
+    #: what the Playground's own fields accept (:mod:`ultr_core.constraints`); the click-model fields are checked
+    #: by :class:`ClickModelConfig` and the data set and seed by :class:`LogSpec` (``click()``, ``log_spec()`` below)
+    CONSTRAINTS = {"steps": [Interval(int, 50, 3_000)], "sessions": [Interval(int, 1_000, MAX_SESSIONS)],
+                   "lr": [Interval(float, 0, 1, closed="right")], "seeds": [Interval(int, 1, MAX_SEEDS)],
+                   "methods": [Rule(lambda ms: all(m in METHODS for m in ms), "playground methods")]}
+    #: fields another class declares (the test that every field is declared reads this)
+    DELEGATED = ("dataset", "eta", "noise", "topk", "coupling", "contexts", "shuffle", "blocks", "seed")
+
     def __post_init__(self):
         object.__setattr__(self, "methods", tuple(dict.fromkeys(self.methods)))
         bad = [m for m in self.methods if m not in METHODS]
         if bad:
             raise ConfigError("methods", f"{bad[0]!r} is not a playground method; choose from {', '.join(METHODS)}")
-        for name, ok, rule in (("steps", 50 <= self.steps <= 3_000, "50 to 3,000"),
-                               ("sessions", 1_000 <= self.sessions <= MAX_SESSIONS, f"1,000 to {MAX_SESSIONS:,}"),
-                               ("lr", 0 < self.lr <= 1, "in (0, 1]"),
-                               ("seeds", 1 <= self.seeds <= MAX_SEEDS, f"1 to {MAX_SEEDS}")):
-            if not ok:
-                raise ConfigError(name, f"must be {rule}, got {getattr(self, name):,}")
+        validate(self)
         if "cld" in self.methods and self.topk is None:
             raise ConfigError("methods", "CLD models top-k selection: choose a shown top-k (e.g. 3) or drop CLD")
         self.click()                                 # validates the click-model knobs

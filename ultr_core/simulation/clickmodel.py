@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ultr_core.constraints import Interval, Options, validate
 from ultr_core.errors import ConfigError
 
 __all__ = ["EYE_TRACKING", "N_CRUX", "MAX_CONTEXTS", "MAX_LOG_ROWS", "ClickModelConfig", "binary_threshold", "binary_rule", "relevance_probability", "position_observation"]
@@ -41,37 +42,20 @@ class ClickModelConfig:
     relevance: str = "graded"        #: "graded" r(y); "binary" (CLD §6 text: grades ≥ ¾·y_max relevant, others clicked
     #                                     with ε) or "binary_official" (hyz20/CLD: ≥ 2 on 0–4 grades, ≥ 1 otherwise)
 
+    #: what every field accepts (:mod:`ultr_core.constraints`; a test checks every field is declared)
+    CONSTRAINTS = {
+        "eta": [Interval(float, 0, 10)], "convention": [Options("eye_tracking", "reciprocal")],
+        "noise": [Interval(float, 0, 1, closed="left")], "topk": [None, Interval(int, 1, None)],
+        "coupling": [Interval(float, 0, 5)], "n_contexts": [Interval(int, 0, MAX_CONTEXTS)],
+        "logging": [Options("svm", "given")], "logging_fraction": [Interval(float, 0, 1, closed="right")],
+        "max_list": [None, Interval(int, 1, None)], "crux_scaling": [Options("official", "train01")],
+        "intervention": [Options(True, False)], "coupling_seed": [None, Interval(int, 0, 2**32 - 1)],
+        "shuffle": [Interval(float, 0, 1)], "shuffle_blocks": [Interval(int, 1, 100)],
+        "relevance": [Options("graded", "binary", "binary_official")],
+    }
+
     def __post_init__(self):
-        if not (np.isfinite(self.eta) and 0 <= self.eta <= 10):
-            raise ConfigError("eta", f"position-bias severity must be in [0, 10], got {self.eta}")
-        if self.convention not in ("eye_tracking", "reciprocal"):
-            raise ConfigError("convention", f"must be 'eye_tracking' or 'reciprocal', got {self.convention!r}")
-        if not 0 <= self.noise < 1:
-            raise ConfigError("noise", f"click noise ε must be in [0, 1), got {self.noise}")
-        if self.topk is not None and (int(self.topk) != self.topk or self.topk < 1):
-            raise ConfigError("topk", f"top-k must be a positive integer or None, got {self.topk}")
-        if not 0 <= self.coupling <= 5:
-            raise ConfigError("coupling", f"coupling level η_c must be in [0, 5], got {self.coupling}")
-        if int(self.n_contexts) != self.n_contexts or not 0 <= self.n_contexts <= MAX_CONTEXTS:
-            raise ConfigError("n_contexts", f"must be a whole number from 0 to {MAX_CONTEXTS:,}, got "
-                                            f"{self.n_contexts:,}")
-        if self.logging not in ("svm", "given"):
-            raise ConfigError("logging", f"must be 'svm' or 'given', got {self.logging!r}")
-        if not 0 < self.logging_fraction <= 1:
-            raise ConfigError("logging_fraction", f"must be in (0, 1], got {self.logging_fraction}")
-        if self.crux_scaling not in ("official", "train01"):
-            raise ConfigError("crux_scaling", f"must be 'official' or 'train01', got {self.crux_scaling!r}")
-        if self.coupling_seed is not None and (int(self.coupling_seed) != self.coupling_seed
-                                               or not 0 <= self.coupling_seed < 2**32):
-            raise ConfigError("coupling_seed", f"must be a non-negative integer or None, got {self.coupling_seed}")
-        if not (np.isfinite(self.shuffle) and 0 <= self.shuffle <= 1):
-            raise ConfigError("shuffle", f"the share of shuffled sessions must be in [0, 1], got {self.shuffle}")
-        if int(self.shuffle_blocks) != self.shuffle_blocks or not 1 <= self.shuffle_blocks <= 100:
-            raise ConfigError("shuffle_blocks", f"must be a whole number from 1 to 100, got {self.shuffle_blocks}")
-        if self.relevance not in ("graded", "binary", "binary_official"):
-            raise ConfigError("relevance", f"must be 'graded', 'binary' or 'binary_official', got {self.relevance!r}")
-        if self.max_list is not None and self.max_list < 1:
-            raise ConfigError("max_list", f"must be positive or None, got {self.max_list}")
+        validate(self)
 
     def to_dict(self) -> dict:
         return asdict(self)

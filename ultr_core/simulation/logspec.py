@@ -12,12 +12,13 @@ True
 >>> LogSpec.parse("synthetic/eta=99")
 Traceback (most recent call last):
 ...
-ultr_core.errors.ConfigError: eta: position-bias severity must be in [0, 10], got 99.0
+ultr_core.errors.ConfigError: eta: must be a number in [0, 10], got 99.0
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from ultr_core.constraints import Interval, Rule, validate
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig
 
@@ -45,16 +46,18 @@ class LogSpec:
     seed: int = 0
     data_seed: int = 0
 
+    #: what the numeric fields accept (:mod:`ultr_core.constraints`); the name rule is checked below
+    CONSTRAINTS = {"dataset": [Rule(lambda d: isinstance(d, str), "a data set name")],
+                   "click": [Rule(lambda c: isinstance(c, ClickModelConfig), "a ClickModelConfig")],
+                   "n_sessions": [Interval(int, 1, MAX_SESSIONS)], "seed": [Interval(int, 0, 2**32 - 1)],
+                   "data_seed": [Interval(int, 0, 2**32 - 1)]}
+
     def __post_init__(self):
         head = self.dataset.partition(":")[0]
         if not self.dataset or "/" in self.dataset or "\\" in self.dataset or head in ("mq2008", "yahoo", "ultra") \
                 and ":" in self.dataset:
             raise ConfigError("dataset", f"{self.dataset[:40]!r} is not a dataset name (paths are not accepted)")
-        if not 1 <= self.n_sessions <= MAX_SESSIONS:
-            raise ConfigError("sessions", f"must be 1 to {MAX_SESSIONS:,}, got {self.n_sessions:,}")
-        for name in ("seed", "data_seed"):
-            if not 0 <= getattr(self, name) < 2**32:
-                raise ConfigError(name, f"must be a non-negative integer, got {getattr(self, name)}")
+        validate(self)
 
     def to_string(self) -> str:
         c, d = self.click, ClickModelConfig()
