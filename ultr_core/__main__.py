@@ -182,12 +182,19 @@ def _train(a) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    """The CLI's parser: one sub-command per ``_add_*`` below."""
     ap = argparse.ArgumentParser(prog="python -m ultr_core", description="ULTR Explorer core tools",
                                  epilog="Errors print one line 'error: …' and exit with status 2; --debug shows the "
                                         "traceback of an unexpected error.")
     ap.add_argument("--debug", action="store_true", help="show the full traceback of unexpected errors")
     sub = ap.add_subparsers(dest="cmd", required=True)
+    for add in (_add_ig, _add_ig_fit, _add_simulate, _add_train):
+        add(sub)
+    return ap
+
+
+def _add_ig(sub) -> None:
     ig = sub.add_parser("ig", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="identifiability report of a click log")
     ig.add_argument("path", help="click log: CSV/TSV/Parquet file or glob (gzip too), ULTRA directory, "
                                  "Yandex (2011 / CLARA2, 2013) or Baidu-ULTR session file")
@@ -218,6 +225,9 @@ def main(argv=None) -> int:
     ig.add_argument("--seed", type=int, default=0, help="seed of the fits and the bootstrap")
     ig.add_argument("--json", action="store_true", help="print one JSON object")
     ig.set_defaults(fn=_ig)
+
+
+def _add_ig_fit(sub) -> None:
     fx = sub.add_parser("ig-fit", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                         help="fit an embedding model (to convergence) with or without a repair and score it "
                              "against the truth (Identifiability Matters, Table 1)")
@@ -235,6 +245,9 @@ def main(argv=None) -> int:
     fx.add_argument("--seed", type=int, default=0, help="seed of the data, clicks and initialisation")
     fx.add_argument("--json", action="store_true", help="print one JSON object")
     fx.set_defaults(fn=_ig_fit)
+
+
+def _add_simulate(sub) -> None:
     sm = sub.add_parser("simulate", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="simulate a click log and write it as Parquet or CSV")
     sm.add_argument("--dataset", default="synthetic", help="synthetic, ig:K, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
     sm.add_argument("--eta", type=float, default=1.0, help="position-bias severity η")
@@ -249,6 +262,9 @@ def main(argv=None) -> int:
     sm.add_argument("--out", required=True, help="output .parquet or .csv (written atomically)")
     sm.add_argument("--force", action="store_true", help="overwrite --out when it exists")
     sm.set_defaults(fn=_simulate)
+
+
+def _add_train(sub) -> None:
     tr = sub.add_parser("train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="simulate clicks, train one algorithm, print test metrics")
     tr.add_argument("--dataset", default="synthetic", help="synthetic, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
     from ultr_core.algorithms.config import ALGORITHMS as _ALGS
@@ -280,7 +296,10 @@ def main(argv=None) -> int:
                          + ", ".join(f.name for f in _fields(_TC) if f.name not in ("algorithm", "seed")))
     tr.add_argument("--json", action="store_true", help="print one JSON object")
     tr.set_defaults(fn=_train)
-    a = ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    a = _parser().parse_args(argv)
     try:
         _check_seeds(a)
         return a.fn(a)
@@ -295,13 +314,14 @@ def main(argv=None) -> int:
             raise
         print("error: out of memory — use fewer sessions, contexts or a smaller file", file=sys.stderr)
         return 2
-    except Exception as e:       # noqa: BLE001 — the one top-level handler: no traceback without --debug
+    except Exception as e:       # the one top-level handler: no traceback without --debug
         if a.debug:
             raise
         msg = printable(str(e).splitlines()[0][:300]) if str(e) else ""
         print(f"error: unexpected {type(e).__name__}{': ' + msg if msg else ''} (run with --debug for the "
               "traceback)", file=sys.stderr)
         return 2
+
 
 
 def main_exit() -> None:

@@ -27,6 +27,7 @@ clipped to [0, 1].
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -112,64 +113,18 @@ def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int | No
     n, c = np.asarray(n, np.float64), np.asarray(c, np.float64)
     if len(n) == 0 or n.sum() == 0:
         raise ConfigError("log", "no shown rows to fit")
-    rng = np.random.default_rng(seed)
-    if isinstance(init, str):
-        if init not in ("random", "ones"):
-            raise ConfigError("init", f"must be 'random', 'ones' or (r, o), got {init!r}")
-    random_start = init is None or isinstance(init, str)
-    if random_start:
-        r, o = rng.uniform(0, 1, D), rng.uniform(0, 1, G)
-        if method == "regression_em":            # the official initialisation: r̂ ~ U(0, 0.5)
-            r = r / 2
-        if init == "ones":                       # DLA_I of the paper's Table 6: observations start at 1
-            o = np.ones(G)
-    else:
-        r, o = np.asarray(init[0], np.float64).copy(), np.asarray(init[1], np.float64).copy()
-    ctr = _ratio(c, n)
-    history = []
-    a = np.log(np.clip(r, 1e-3, 1 - 1e-3) / (1 - np.clip(r, 1e-3, 1 - 1e-3)))
-    b = np.log(np.clip(o, 1e-3, 1 - 1e-3) / (1 - np.clip(o, 1e-3, 1 - 1e-3)))
-    if method == "two_tower" and random_start:  # the official start: σ(0) = 0.5 relevance, N(0, 1) logits
-        a = np.zeros(D)
-        b = rng.normal(0, 1, G) if init != "ones" else np.full(G, 20.0)
-        r, o = _sigmoid(a), _sigmoid(b)
-    m = {k: 0.0 for k in ("ma", "va", "mb", "vb")}
-    nd, ng = np.bincount(d, n, D), np.bincount(g, n, G)
-    converged, step = False, 0
+    r, o, a, b = _start(method, init, D, G, np.random.default_rng(seed))
+    t = _Table(d, g, n, c, _ratio(c, n), np.bincount(d, n, D), np.bincount(g, n, G), D, G)
+    adam = {k: 0.0 for k in ("ma", "va", "mb", "vb")}
+    history, converged, step = [], False, 0
     for step in range(1, n_iter + 1):
         r_old, o_old = r, o
-        if method in ("dla", "dla_ls"):
-            r = np.clip(_ratio(np.bincount(d, n * ctr * o[g], D), np.bincount(d, n * o[g] ** 2, D)), 0, 1)
-            if method == "dla":
-                o = np.clip(_ratio(np.bincount(g, n * _ratio(ctr, r[d]), G), ng), 0, 1)
-            else:
-                o = np.clip(_ratio(np.bincount(g, n * ctr * r[d], G), np.bincount(g, n * r[d] ** 2, G)), 0, 1)
-        elif method == "regression_em":
-            r = np.clip(_ratio(np.bincount(d, n * _ratio(ctr, o[g]), D), nd), 0, 1)
-            p = np.clip(o[g] * r[d], 0, 1 - 1e-9)
-            o = np.clip(_ratio(np.bincount(g, n * (ctr + (1 - ctr) * o[g] * (1 - r[d]) / (1 - p)), G), ng), 0, 1)
-        elif method == "em":
-            p = np.clip(o[g] * r[d], 0, 1 - 1e-9)
-            post_r = c + (n - c) * (1 - o[g]) * r[d] / (1 - p)
-            post_o = c + (n - c) * o[g] * (1 - r[d]) / (1 - p)
-            r = np.clip(_ratio(np.bincount(d, post_r, D), nd), 0, 1)
-            o = np.clip(_ratio(np.bincount(g, post_o, G), ng), 0, 1)
+        if method == "two_tower":
+            r, o = _two_tower_step(t, a, b, adam, step, lr)
         else:
-            sa, sb = _sigmoid(a), _sigmoid(b)
-            p = np.clip(sa[d] * sb[g], 1e-9, 1 - 1e-9)
-            dp = (p - ctr) / (p * (1 - p)) * n / n.sum()          # d BCE / d p
-            ga = np.bincount(d, dp * sb[g] * sa[d] * (1 - sa[d]), D)
-            gb = np.bincount(g, dp * sa[d] * sb[g] * (1 - sb[g]), G)
-            for name, grad, par in (("a", ga, a), ("b", gb, b)):
-                m["m" + name] = 0.9 * m["m" + name] + 0.1 * grad
-                m["v" + name] = 0.999 * m["v" + name] + 0.001 * grad ** 2
-                mh = m["m" + name] / (1 - 0.9 ** step)
-                vh = m["v" + name] / (1 - 0.999 ** step)
-                par -= lr * mh / (np.sqrt(vh) + 1e-8)
-            r, o = _sigmoid(a), _sigmoid(b)
+            r, o = _CLOSED_FORM_STEPS[method](t, r, o)
         if step % every == 0 or step == n_iter:
-            loss = float(np.sum(n * (ctr - r[d] * o[g]) ** 2) / n.sum())
-            rec = {"step": step, "loss": loss}
+            rec = {"step": step, "loss": float(np.sum(n * (t.ctr - r[d] * o[g]) ** 2) / n.sum())}
             history.append(rec)
             if on_step is not None:
                 on_step(rec)
@@ -180,3 +135,86 @@ def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int | No
             break
     ids = np.arange(D) if doc_ids is None else doc_ids
     return EmbeddingResult(r, o, ids, history, step, converged)
+
+
+class _Table(NamedTuple):
+    """A click-through table as :func:`fit_counts`'s steps read it: codes, impressions, clicks, CTR and the
+    impressions per document and per group."""
+
+    d: np.ndarray
+    g: np.ndarray
+    n: np.ndarray
+    c: np.ndarray
+    ctr: np.ndarray
+    nd: np.ndarray
+    ng: np.ndarray
+    D: int
+    G: int
+
+
+def _start(method: str, init, D: int, G: int, rng):
+    """The starting (r, o) and their logits (a, b): ``init`` "random" (DLA_R), "ones" (DLA_I) or (r, o) arrays."""
+    if isinstance(init, str) and init not in ("random", "ones"):
+        raise ConfigError("init", f"must be 'random', 'ones' or (r, o), got {init!r}")
+    random_start = init is None or isinstance(init, str)
+    if random_start:
+        r, o = rng.uniform(0, 1, D), rng.uniform(0, 1, G)
+        if method == "regression_em":            # the official initialisation: r̂ ~ U(0, 0.5)
+            r = r / 2
+        if init == "ones":                       # DLA_I of the paper's Table 6: observations start at 1
+            o = np.ones(G)
+    else:
+        r, o = np.asarray(init[0], np.float64).copy(), np.asarray(init[1], np.float64).copy()
+    a = np.log(np.clip(r, 1e-3, 1 - 1e-3) / (1 - np.clip(r, 1e-3, 1 - 1e-3)))
+    b = np.log(np.clip(o, 1e-3, 1 - 1e-3) / (1 - np.clip(o, 1e-3, 1 - 1e-3)))
+    if method == "two_tower" and random_start:  # the official start: σ(0) = 0.5 relevance, N(0, 1) logits
+        a = np.zeros(D)
+        b = rng.normal(0, 1, G) if init != "ones" else np.full(G, 20.0)
+        r, o = _sigmoid(a), _sigmoid(b)
+    return r, o, a, b
+
+
+def _dla_step(t: _Table, r, o, least_squares: bool = False):
+    """DLA (the paper's update rule; ``least_squares``: both towers by least squares, DLA_LS)."""
+    d, g, n, ctr, D, G = t.d, t.g, t.n, t.ctr, t.D, t.G
+    r = np.clip(_ratio(np.bincount(d, n * ctr * o[g], D), np.bincount(d, n * o[g] ** 2, D)), 0, 1)
+    if not least_squares:
+        return r, np.clip(_ratio(np.bincount(g, n * _ratio(ctr, r[d]), G), t.ng), 0, 1)
+    return r, np.clip(_ratio(np.bincount(g, n * ctr * r[d], G), np.bincount(g, n * r[d] ** 2, G)), 0, 1)
+
+
+def _regression_em_step(t: _Table, r, o):
+    d, g, n, ctr = t.d, t.g, t.n, t.ctr
+    r = np.clip(_ratio(np.bincount(d, n * _ratio(ctr, o[g]), t.D), t.nd), 0, 1)
+    p = np.clip(o[g] * r[d], 0, 1 - 1e-9)
+    o = np.clip(_ratio(np.bincount(g, n * (ctr + (1 - ctr) * o[g] * (1 - r[d]) / (1 - p)), t.G), t.ng), 0, 1)
+    return r, o
+
+
+def _em_step(t: _Table, r, o):
+    d, g, n, c = t.d, t.g, t.n, t.c
+    p = np.clip(o[g] * r[d], 0, 1 - 1e-9)
+    post_r = c + (n - c) * (1 - o[g]) * r[d] / (1 - p)
+    post_o = c + (n - c) * o[g] * (1 - r[d]) / (1 - p)
+    return np.clip(_ratio(np.bincount(d, post_r, t.D), t.nd), 0, 1), np.clip(_ratio(np.bincount(g, post_o, t.G), t.ng), 0, 1)
+
+
+_CLOSED_FORM_STEPS = {"dla": _dla_step, "dla_ls": lambda t, r, o: _dla_step(t, r, o, least_squares=True),
+                      "regression_em": _regression_em_step, "em": _em_step}
+
+
+def _two_tower_step(t: _Table, a, b, adam: dict, step: int, lr: float):
+    """One Adam step on the logits ``a``, ``b`` (updated in place) of the two-tower BCE fit."""
+    d, g, n = t.d, t.g, t.n
+    sa, sb = _sigmoid(a), _sigmoid(b)
+    p = np.clip(sa[d] * sb[g], 1e-9, 1 - 1e-9)
+    dp = (p - t.ctr) / (p * (1 - p)) * n / n.sum()          # d BCE / d p
+    ga = np.bincount(d, dp * sb[g] * sa[d] * (1 - sa[d]), t.D)
+    gb = np.bincount(g, dp * sa[d] * sb[g] * (1 - sb[g]), t.G)
+    for name, grad, par in (("a", ga, a), ("b", gb, b)):
+        adam["m" + name] = 0.9 * adam["m" + name] + 0.1 * grad
+        adam["v" + name] = 0.999 * adam["v" + name] + 0.001 * grad ** 2
+        mh = adam["m" + name] / (1 - 0.9 ** step)
+        vh = adam["v" + name] / (1 - 0.999 ** step)
+        par -= lr * mh / (np.sqrt(vh) + 1e-8)
+    return _sigmoid(a), _sigmoid(b)

@@ -102,14 +102,27 @@ def plan_interventions(graph: IdentifiabilityGraph, relevance: np.ndarray, obser
     if K > max_components:
         raise ConfigError("n_components", f"{K:,} components: node intervention is planned for at most "
                                           f"{max_components:,} (use node merging)")
-    comp = graph.component
+    rng = np.random.default_rng(seed)
+    best_t, best_o = _best_targets(graph.component, o, K)
+    cost, choice = _pair_costs(graph, r, o, best_o, random_cost, rng)
+    swaps = _spanning_swaps(graph, cost, choice, best_t, random_cost, rng)
+    return InterventionPlan(graph, swaps.sort_values("cost", kind="stable").reset_index(drop=True))
+
+
+def _best_targets(comp: np.ndarray, o: np.ndarray, K: int):
+    """Per component, the first factor with the largest ô (the target of a swap into it) and that ô."""
     best_t = np.zeros(K, np.int64)
     best_o = np.full(K, -np.inf)
     np.maximum.at(best_o, comp, o)
     is_best = o == best_o[comp]
     best_t[comp[is_best][::-1]] = np.flatnonzero(is_best)[::-1]       # first factor with max ô
-    pc = comp[graph.fac]                                             # component of each pair
-    rng = np.random.default_rng(seed)
+    return best_t, best_o
+
+
+def _pair_costs(graph: IdentifiabilityGraph, r, o, best_o, random_cost: bool, rng):
+    """(K, K) cost of the cheapest swap from component a into b (eq. 6) and the (document, factor) pair it moves."""
+    K = graph.n_components
+    pc = graph.component[graph.fac]                                  # component of each pair
     cost = np.full((K, K), np.inf)
     choice = np.zeros((K, K), np.int64)                              # pair index of the best swap
     # pairs by component, then document, then factor: among equal costs (a log without clicks) the smallest
@@ -117,21 +130,29 @@ def plan_interventions(graph: IdentifiabilityGraph, relevance: np.ndarray, obser
     # (the random-cost ablation keeps the pairs' own order: its seeded draws, and so docs/identifiability_*, stay)
     order = np.argsort(pc, kind="stable") if random_cost else np.lexsort((graph.fac, graph.doc, pc))
     bounds = np.searchsorted(pc[order], np.arange(K + 1))
-    for a in range(K):
+    for a in range(K):                   # one vectorised minimum per component (at most max_components)
         idx = order[bounds[a]:bounds[a + 1]]
         if random_cost:
-            pick = rng.integers(0, len(idx), size=K)
-            choice[a] = idx[pick]
+            choice[a] = idx[rng.integers(0, len(idx), size=K)]
             cost[a] = rng.random(K)
             continue
         rx = r[graph.doc[idx]]
         here = _variance_cost(rx * o[graph.fac[idx]])                 # (n_a,)
-        there = _variance_cost(rx[:, None] * best_o[None, :])        # (n_a, K)
-        total = here[:, None] + there
+        total = here[:, None] + _variance_cost(rx[:, None] * best_o[None, :])   # (n_a, K)
         j = np.argmin(total, axis=0)
         choice[a] = idx[j]
         cost[a] = total[j, np.arange(K)]
     np.fill_diagonal(cost, np.inf)
+    return cost, choice
+
+
+_SWAP_COLUMNS = {"document": np.int64, "from_factor": np.int64, "to_factor": np.int64, "component_from": np.int64,
+                 "component_to": np.int64, "cost": float}
+
+
+def _spanning_swaps(graph: IdentifiabilityGraph, cost, choice, best_t, random_cost: bool, rng) -> pd.DataFrame:
+    """One swap per edge of the minimum spanning tree over components (scipy's MST, the paper's Prim), in the
+    cheaper direction of each edge."""
     sym = np.minimum(cost, cost.T)
     from_a = cost <= cost.T                                          # which direction is cheaper
     dense = np.where(np.isfinite(sym), sym + 1e-12, 0)               # 0 = no edge for scipy
@@ -142,14 +163,10 @@ def plan_interventions(graph: IdentifiabilityGraph, relevance: np.ndarray, obser
         pair = choice[src, dst]
         rows.append({"document": int(graph.doc[pair]), "from_factor": int(graph.fac[pair]),
                      "to_factor": int(best_t[dst] if not random_cost else
-                                      rng.choice(np.flatnonzero(comp == dst))),
-                     "component_from": int(src), "component_to": int(dst),
-                     "cost": float(cost[src, dst])})
-    swaps = pd.DataFrame(rows, columns=["document", "from_factor", "to_factor", "component_from",
-                                        "component_to", "cost"]).astype(
-        {"document": np.int64, "from_factor": np.int64, "to_factor": np.int64, "component_from": np.int64,
-         "component_to": np.int64, "cost": float})
+                                      rng.choice(np.flatnonzero(graph.component == dst))),
+                     "component_from": int(src), "component_to": int(dst), "cost": float(cost[src, dst])})
+    swaps = pd.DataFrame(rows, columns=list(_SWAP_COLUMNS)).astype(_SWAP_COLUMNS)
     labels = np.asarray(graph.factor_labels(), dtype=object)
     swaps["from_label"] = labels[swaps["from_factor"].to_numpy(np.int64)]
     swaps["to_label"] = labels[swaps["to_factor"].to_numpy(np.int64)]
-    return InterventionPlan(graph, swaps.sort_values("cost", kind="stable").reset_index(drop=True))
+    return swaps

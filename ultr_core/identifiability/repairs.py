@@ -77,7 +77,26 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
     fit_method = "dla" if method == "no_debias" else method
     g = IdentifiabilityGraph.from_counts(table)
     out = {"components": g.n_components}
-    groups = None
+    groups = _repair_groups(g, repair, merge_positions, context_vectors, factor_groups)
+    if repair == "intervene":
+        est = _fit(g, fit_method, groups, init, seed, tol, max_iter)
+        plan = plan_interventions(g, est.relevance, est.observation[groups], random_cost=random_intervention,
+                                  seed=seed)
+        g = _intervened_graph(g, table, plan.swaps, true_relevance, true_observation, impressions, seed)
+        groups = None
+        out["interventions"] = len(plan.swaps)
+    out["components_after"] = g.n_components if groups is None else g.with_factor_groups(groups).n_components
+    if method == "no_debias":                        # one observation parameter for every factor
+        groups = np.zeros(g.n_factors, np.int64)
+    fit = _fit(g, fit_method, groups, init, seed, tol, max_iter)
+    out["observation_parameters"] = g.n_factors if groups is None else int(groups.max()) + 1
+    out.update(_fit_scores(g, fit, groups, true_relevance, data, test, seed))
+    return out
+
+
+def _repair_groups(g: IdentifiabilityGraph, repair: str, merge_positions, context_vectors, factor_groups):
+    """The observation parameter of every factor after ``repair`` (None: one per factor): a given merge map,
+    the merged position pairs, or the planned node merging (also the estimate an intervention starts from)."""
     if factor_groups is not None:
         if repair != "merge" or merge_positions is not None:
             raise ConfigError("factor_groups", "is a merge of its own: use it with repair='merge' and no "
@@ -86,46 +105,44 @@ def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation:
         if labels.shape != (g.n_factors,):
             raise ConfigError("factor_groups", f"needs one label per factor ({g.n_factors}), got shape "
                                                f"{labels.shape}")
-        groups = np.unique(labels, return_inverse=True)[1].astype(np.int64)
-    elif repair in ("merge", "intervene"):
-        if merge_positions is not None and repair == "merge":
-            pos = g.factors["position"].tolist()
-            missing = [p for ab in merge_positions for p in ab if p not in pos]
-            if missing:
-                raise ConfigError("merge_positions", f"position(s) {missing} not in the table")
-            pairs = pd.DataFrame({"factor_a": [pos.index(a) for a, _ in merge_positions],
-                                  "factor_b": [pos.index(b) for _, b in merge_positions]})
-            groups = MergePlan(g, pairs).factor_groups()
-        else:
-            vectors = None
-            if context_vectors is not None and "context" in g.bias_columns:
-                vectors = bias_feature_vectors(g, context_vectors)
-            groups = plan_merges(g, vectors).factor_groups()
-    if repair == "intervene":
-        est = _fit(g, fit_method, groups, init, seed, tol, max_iter)
-        plan = plan_interventions(g, est.relevance, est.observation[groups], random_cost=random_intervention,
-                                  seed=seed)
-        swaps = plan.swaps
-        docs = g.documents[swaps["document"].to_numpy()]
-        pos = g.factors["position"].to_numpy()[swaps["to_factor"].to_numpy()]
-        rng = np.random.default_rng([seed, 6])
-        p = true_relevance.loc[docs].to_numpy() * np.asarray(true_observation)[pos.astype(np.int64) - 1]
-        extra = pd.DataFrame({"doc_id": docs, "position": pos, "impressions": impressions,
-                              "clicks": rng.binomial(impressions, p)})
-        frame = pd.concat([table.frame, extra.astype(table.frame.dtypes.to_dict())], ignore_index=True)
-        g = IdentifiabilityGraph.from_counts(CountTable(frame, table.document, table.bias, table.source))
-        groups = None
-        out["interventions"] = len(swaps)
-    out["components_after"] = g.n_components if groups is None else g.with_factor_groups(groups).n_components
-    if method == "no_debias":                        # one observation parameter for every factor
-        groups = np.zeros(g.n_factors, np.int64)
-    fit = _fit(g, fit_method, groups, init, seed, tol, max_iter)
-    out["observation_parameters"] = g.n_factors if groups is None else int(groups.max()) + 1
+        return np.unique(labels, return_inverse=True)[1].astype(np.int64)
+    if repair not in ("merge", "intervene"):
+        return None
+    if merge_positions is not None and repair == "merge":
+        pos = g.factors["position"].tolist()
+        missing = [p for ab in merge_positions for p in ab if p not in pos]
+        if missing:
+            raise ConfigError("merge_positions", f"position(s) {missing} not in the table")
+        pairs = pd.DataFrame({"factor_a": [pos.index(a) for a, _ in merge_positions],
+                              "factor_b": [pos.index(b) for _, b in merge_positions]})
+        return MergePlan(g, pairs).factor_groups()
+    vectors = None
+    if context_vectors is not None and "context" in g.bias_columns:
+        vectors = bias_feature_vectors(g, context_vectors)
+    return plan_merges(g, vectors).factor_groups()
+
+
+def _intervened_graph(g: IdentifiabilityGraph, table: CountTable, swaps: pd.DataFrame, true_relevance,
+                      true_observation, impressions: int, seed: int) -> IdentifiabilityGraph:
+    """The graph of ``table`` plus every swap shown at its target position for ``impressions`` impressions, with
+    Binomial(impressions, r·o_target) clicks drawn from the truth."""
+    docs = g.documents[swaps["document"].to_numpy()]
+    pos = g.factors["position"].to_numpy()[swaps["to_factor"].to_numpy()]
+    rng = np.random.default_rng([seed, 6])
+    p = true_relevance.loc[docs].to_numpy() * np.asarray(true_observation)[pos.astype(np.int64) - 1]
+    extra = pd.DataFrame({"doc_id": docs, "position": pos, "impressions": impressions,
+                          "clicks": rng.binomial(impressions, p)})
+    frame = pd.concat([table.frame, extra.astype(table.frame.dtypes.to_dict())], ignore_index=True)
+    return IdentifiabilityGraph.from_counts(CountTable(frame, table.document, table.bias, table.source))
+
+
+def _fit_scores(g: IdentifiabilityGraph, fit, groups, true_relevance, data, test, seed: int) -> dict:
+    """MCC against the truth, click MSE, iterations, the normalised curve and, with ``data`` / ``test``, nDCG."""
     r_hat = fit.relevance
     truth = true_relevance.reindex(g.documents).to_numpy()
     o_hat = fit.observation if groups is None else fit.observation[groups]
     ctr = g.clicks / np.maximum(g.impressions, 1)
-    out.update(mcc=mcc(r_hat, truth), click_mse=float(np.mean((ctr - r_hat[g.doc] * o_hat[g.fac]) ** 2)),
+    out = dict(mcc=mcc(r_hat, truth), click_mse=float(np.mean((ctr - r_hat[g.doc] * o_hat[g.fac]) ** 2)),
                iterations=fit.iterations, converged=fit.converged,
                observation=(o_hat / o_hat[0] if o_hat[0] > 0 else o_hat).tolist())
     if data is not None:
