@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DataFormatError", "MissingColumnError", "ConfigError", "show", "printable"]
+__all__ = ["DataFormatError", "MissingColumnError", "UnreadableError", "ConfigError", "show", "printable"]
 
 
 class DataFormatError(ValueError):
@@ -27,6 +27,11 @@ class MissingColumnError(DataFormatError):
 
     def __reduce__(self):
         return (type(self), (self.source, self.problem, self.columns, self.line))
+
+
+class UnreadableError(DataFormatError):
+    """A file's bytes could not be parsed in the format tried (a CSV reader on a binary file, a broken gzip);
+    callers that guessed the format branch on the type to list the formats on offer instead."""
 
 
 class ConfigError(ValueError):

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ultr_core.errors import ConfigError
 from ultr_core.evaluation.metrics import mcc, ndcg
-from typing import TYPE_CHECKING
-
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 from ultr_core.identifiability.intervention import InterventionPlan, plan_interventions
 
@@ -66,7 +65,7 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
                              "one-hot columns + 10·position")
     plan = ip = shown_swaps = None
     if merge or intervene:
-        from ultr_core.identifiability.merging import bias_feature_vectors, plan_merges   # scipy.spatial: on demand
+        from ultr_core.identifiability.merging import bias_feature_vectors, plan_merges  # scipy.spatial: on demand
         plan = plan_merges(g, bias_feature_vectors(g, context_vectors) if use_vectors else None)
     if merge:
         out["merges"] = plan.pairs.head(max_listed)[["label_a", "label_b", "cost"]].to_dict("records")
@@ -78,36 +77,44 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
                                        f"{max_intervention_components:,}; node merging applies at any size")
         intervene = False
     if intervene:
-        groups = plan.factor_groups()
-        if g.clicks.sum() == 0:
-            out["intervention_warning"] = ("the log has no clicks, so r̂ and ô cannot be estimated: every swap "
-                                           "costs the same and the swaps shown are one valid choice, not the "
-                                           "cheapest (fallback: r̂ = ô = 0.5)")
-            rel, obs = np.full(g.n_documents, 0.5), np.full(g.n_factors, 0.5)
-        else:
-            from ultr_core.identifiability.embedding import fit_counts
-            fit = fit_counts(g.doc, groups[g.fac], g.impressions, g.clicks, g.n_documents, int(groups.max()) + 1,
-                             "dla", seed=seed)            # to convergence, as the repair comparison
-            rel, obs = fit.relevance, fit.observation[groups]
-        ip = plan_interventions(g, rel, obs, seed=seed, max_components=max_intervention_components)
-        swaps = ip.swaps.copy()
-        doc_values = g.documents[swaps["document"].to_numpy()]
-        if is_log and "doc_key" in log.frame:       # user logs keep the file's own document ids
-            key = log.frame.drop_duplicates("doc_id").set_index("doc_id")["doc_key"]
-            doc_values = key.reindex(doc_values).to_numpy()
-        swaps["document"] = [_plain(v) for v in doc_values]
-        shown_swaps = swaps[["document", "from_label", "to_label", "cost"]].reset_index(drop=True)
-        out["interventions"] = swaps.head(max_listed)[["document", "from_label", "to_label", "cost"]] \
-            .to_dict("records")
-        out["n_interventions"] = len(swaps)
-        out["intervention_total_cost"] = ip.total_cost
-        out["n_components_after_intervention"] = ip.intervened_graph().n_components
+        ip, shown_swaps = _intervention_section(g, plan, log if is_log else None, seed, max_intervention_components,
+                                                max_listed, out)
     if estimate:
         from ultr_core.identifiability.estimation import estimate_bias_full
         est = estimate_bias_full(g, estimate, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)
         out["position_bias"] = {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha,
                                 "notes": est.notes, "curves": est.to_records()}
     return IdentifiabilityAnalysis(g, out, plan, ip, shown_swaps)
+
+
+def _intervention_section(g: IdentifiabilityGraph, plan, log, seed: int, max_components: int, max_listed: int,
+                          out: dict):
+    """Node intervention after the merge plan's estimate (App. C.3): the plan, its swaps in the file's own document
+    ids (``log``: a user's ClickLog, else None) and the report's intervention fields (written into ``out``)."""
+    groups = plan.factor_groups()
+    if g.clicks.sum() == 0:
+        out["intervention_warning"] = ("the log has no clicks, so r̂ and ô cannot be estimated: every swap "
+                                       "costs the same and the swaps shown are one valid choice, not the "
+                                       "cheapest (fallback: r̂ = ô = 0.5)")
+        rel, obs = np.full(g.n_documents, 0.5), np.full(g.n_factors, 0.5)
+    else:
+        from ultr_core.identifiability.embedding import fit_counts
+        fit = fit_counts(g.doc, groups[g.fac], g.impressions, g.clicks, g.n_documents, int(groups.max()) + 1,
+                         "dla", seed=seed)            # to convergence, as the repair comparison
+        rel, obs = fit.relevance, fit.observation[groups]
+    ip = plan_interventions(g, rel, obs, seed=seed, max_components=max_components)
+    swaps = ip.swaps.copy()
+    doc_values = g.documents[swaps["document"].to_numpy()]
+    if log is not None and "doc_key" in log.frame:       # user logs keep the file's own document ids
+        key = log.frame.drop_duplicates("doc_id").set_index("doc_id")["doc_key"]
+        doc_values = key.reindex(doc_values).to_numpy()
+    swaps["document"] = [_plain(v) for v in doc_values]
+    shown = swaps[["document", "from_label", "to_label", "cost"]].reset_index(drop=True)
+    out["interventions"] = shown.head(max_listed).to_dict("records")
+    out["n_interventions"] = len(swaps)
+    out["intervention_total_cost"] = ip.total_cost
+    out["n_components_after_intervention"] = ip.intervened_graph().n_components
+    return ip, shown
 
 
 def plan_table(analysis: IdentifiabilityAnalysis) -> pd.DataFrame:

@@ -37,6 +37,17 @@ def _select_list(available: list[str], columns: dict | None, needed: list[str], 
 
 
 def _dask_counts(source, fmt, name, columns, keys, scheduler):
+    """Impressions, clicks and bad click values per ``keys`` group of a CSV/TSV/Parquet source, by Dask: read,
+    select and rename, aggregate, compute (locally or on ``scheduler``), then check and convert as DuckDB does."""
+    ddf = _dask_frame(source, fmt, name)
+    sel = _select_list(list(ddf.columns), columns, keys + ["click"], name)
+    ddf = ddf[list(dict.fromkeys(sel.values()))].rename(columns={v: k for k, v in sel.items()})
+    agg, counts = _dask_graph(ddf, sel, keys)
+    out, counts = _dask_compute(agg, counts, scheduler)
+    return _dask_table(out, counts, keys, name)
+
+
+def _dask_frame(source, fmt: str, name: str):
     try:
         import dask.dataframe as dd
     except ImportError:
@@ -47,13 +58,15 @@ def _dask_counts(source, fmt, name, columns, keys, scheduler):
         raise ConfigError("engine", f"the dask engine reads csv, tsv and parquet; use duckdb for {fmt}")
     files = expand_paths(source, name)
     if fmt == "parquet":
-        ddf = dd.read_parquet(files)
-    else:
-        gz = is_gzip(source)
-        ddf = dd.read_csv(files, sep="\t" if fmt == "tsv" else ",", compression="gzip" if gz else None,
-                          blocksize=None if gz else "64MB", dtype=str)
-    sel = _select_list(list(ddf.columns), columns, keys + ["click"], name)
-    ddf = ddf[list(dict.fromkeys(sel.values()))].rename(columns={v: k for k, v in sel.items()})
+        return dd.read_parquet(files)
+    gz = is_gzip(source)
+    return dd.read_csv(files, sep="\t" if fmt == "tsv" else ",", compression="gzip" if gz else None,
+                       blocksize=None if gz else "64MB", dtype=str)
+
+
+def _dask_graph(ddf, sel: dict, keys: list):
+    """The lazy aggregation and the lazy row counts (rows, rows kept, bad ``shown`` values)."""
+    import dask.dataframe as dd
     counts = {"rows": ddf.map_partitions(len).sum()}
     if "session_id" in sel:               # the kept log's rule: first row of each (session, position)
         ddf = ddf.drop_duplicates(subset=["session_id", "position"], keep="first")
@@ -65,20 +78,26 @@ def _dask_counts(source, fmt, name, columns, keys, scheduler):
     clk = dd.to_numeric(ddf["click"], errors="coerce")
     bad = (clk.isna() | ~clk.isin([0, 1])).astype("int64")
     ddf = ddf.assign(_one=1, _clk=clk.fillna(0), _bad=bad)
-    agg = ddf.groupby(keys, dropna=False).agg({"_one": "sum", "_clk": "sum", "_bad": "sum"})
-    if scheduler:
-        with _dask_client(scheduler) as client:
-            try:
-                futures = client.compute([agg, *counts.values()])
-                out, *vals = [f.result(timeout=DASK_RESULT_TIMEOUT) for f in futures]
-                counts = dict(zip(counts, vals))
-            except (OSError, TimeoutError) as e:
-                raise ConfigError("scheduler", f"the Dask scheduler at {scheduler[:80]} stopped answering "
-                                               f"({type(e).__name__}); the aggregation was abandoned") from None
-    else:
+    return ddf.groupby(keys, dropna=False).agg({"_one": "sum", "_clk": "sum", "_bad": "sum"}), counts
+
+
+def _dask_compute(agg, counts: dict, scheduler):
+    if not scheduler:
         import dask
         out, *vals = dask.compute(agg, *counts.values(), scheduler="threads")
-        counts = dict(zip(counts, vals))
+        return out, dict(zip(counts, vals))
+    with _dask_client(scheduler) as client:
+        try:
+            futures = client.compute([agg, *counts.values()])
+            out, *vals = [f.result(timeout=DASK_RESULT_TIMEOUT) for f in futures]
+            return out, dict(zip(counts, vals))
+        except (OSError, TimeoutError) as e:
+            raise ConfigError("scheduler", f"the Dask scheduler at {scheduler[:80]} stopped answering "
+                                           f"({type(e).__name__}); the aggregation was abandoned") from None
+
+
+def _dask_table(out, counts: dict, keys: list, name: str):
+    """The computed aggregate as DuckDB's count table (columns, checks, inferred numbers) and its notes."""
     if counts.get("bad_shown"):
         raise DataFormatError(name, f"column 'shown' must hold 0/1 or true/false ({int(counts['bad_shown']):,} "
                                     "row(s) hold something else)")

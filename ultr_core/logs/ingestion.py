@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, show
+from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, UnreadableError, show
 from ultr_core.logs.clicklog import MAX_POSITION, SHOWN_TEXT, ClickLog, check_roles
 from ultr_core.logs.daskcounts import _dask_counts, _select_list, probe_scheduler
 
@@ -249,6 +249,7 @@ def _spill_upload(source, fmt: str, tmp: str):
     if fmt not in ("csv", "tsv") or not isinstance(source, (bytes, bytearray, memoryview)):
         return source
     from pathlib import Path
+
     from ultr_core.logs.sniff import is_gzip
     path = Path(tmp) / f"upload.{fmt}{'.gz' if is_gzip(source) else ''}"
     path.write_bytes(bytes(source))
@@ -277,6 +278,35 @@ def _both_keys(doc: list[str]) -> tuple[list[str], tuple]:
     return doc, ()
 
 
+def _checked_arguments(bias, doc_columns, engine: str, document: str) -> list:
+    """``ingest``'s bias columns as a list, after checking them, the engine and the document key."""
+    from ultr_core.logs.mapping import DOCUMENT_KEYS
+    bias = [bias] if isinstance(bias, str) else list(bias)
+    if not bias:
+        raise ConfigError("bias", "name at least one bias-factor column (e.g. position)")
+    check_roles(bias, doc_columns)
+    if engine not in ENGINES:
+        raise ConfigError("engine", f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    if document not in DOCUMENT_KEYS:
+        raise ConfigError("document", f"{document!r} is not a document key: use {', '.join(DOCUMENT_KEYS)}")
+    return bias
+
+
+def _ingest_ultra(source, name: str, bias: list, doc: list, group_doc: list, alternative: tuple,
+                  max_pairs: int | None) -> CountTable:
+    """An ULTRA folder (or an upload's archive of one) as a count table; its only bias factor is the position."""
+    from ultr_core.data.archives import ultra_root
+    from ultr_core.logs.ultra import ultra_frame
+    other = [b for b in bias if b != "position"]
+    if other:
+        raise ConfigError("bias", f"an ULTRA folder has no column {other[0]!r}; its bias factor is the position")
+    with ultra_root(source, name) as root:
+        frame, notes = ultra_frame(root, name)
+    table = CountTable.from_log(frame, ["position"], group_doc, name, notes)
+    _check_pairs(len(table), max_pairs, name)
+    return replace(table, document=tuple(doc), alternative=alternative)
+
+
 def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | None = None,
            document: str = "auto", doc_columns=None, engine: str = "duckdb", scheduler: str | None = None,
            memory_limit: str | None = "2GB", threads: int | None = None, name: str | None = None,
@@ -299,41 +329,25 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
     >>> t.frame.sort_values(["query_id", "doc_id"])[["query_id", "doc_id", "position", "impressions", "clicks"]].values.tolist()
     [['q1', 'a', 1, 1, 1], ['q1', 'b', 2, 1, 0], ['q2', 'a', 1, 1, 0]]
     """
-    from ultr_core.logs.mapping import DOCUMENT_KEYS, default_document
+    from ultr_core.logs.mapping import default_document
     from ultr_core.logs.sniff import infer_format
     name = name or str(source)
-    bias = [bias] if isinstance(bias, str) else list(bias)
-    if not bias:
-        raise ConfigError("bias", "name at least one bias-factor column (e.g. position)")
-    check_roles(bias, doc_columns)
-    if engine not in ENGINES:
-        raise ConfigError("engine", f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
-    if document not in DOCUMENT_KEYS:
-        raise ConfigError("document", f"{document!r} is not a document key: use {', '.join(DOCUMENT_KEYS)}")
+    bias = _checked_arguments(bias, doc_columns, engine, document)
     from ultr_core.logs.sniff import format_from_name, unknown_format
     sniffed = fmt is None and format_from_name(name) is None
     fmt = (fmt or infer_format(source, name)).lower()
     doc = document_columns(default_document(fmt) if document == "auto" else document, doc_columns)
     group_doc, alternative = _both_keys(doc)
     if fmt == "ultra":
-        from ultr_core.data.archives import ultra_root
-        from ultr_core.logs.ultra import ultra_frame
-        other = [b for b in bias if b != "position"]
-        if other:
-            raise ConfigError("bias", f"an ULTRA folder has no column {other[0]!r}; its bias factor is the position")
-        with ultra_root(source, name) as root:             # a folder, or an upload's archive of one
-            frame, notes = ultra_frame(root, name)
-        table = CountTable.from_log(frame, ["position"], group_doc, name, notes)
-        _check_pairs(len(table), max_pairs, name)
-        return replace(table, document=tuple(doc), alternative=alternative)
-    keys = list(dict.fromkeys(group_doc + bias + ["position"]))
+        return _ingest_ultra(source, name, bias, doc, group_doc, alternative, max_pairs)
     count = (lambda k: _dask_counts(source, fmt, name, columns, k, scheduler)) if engine == "dask" else \
         (lambda k: _duckdb_counts(source, fmt, name, columns, k, memory_limit, threads, max_pairs))
     try:
+        keys = list(dict.fromkeys(group_doc + bias + ["position"]))
         agg, notes = count(keys)
     except DataFormatError as e:          # a log without query ids keyed by doc_id alone: no alternative
         missing = isinstance(e, MissingColumnError)
-        if sniffed and fmt in ("csv", "tsv") and (e.problem.startswith("cannot read") or (missing and not columns)):
+        if sniffed and fmt in ("csv", "tsv") and (isinstance(e, UnreadableError) or (missing and not columns)):
             raise unknown_format(source, name) from None   # nothing said CSV: list what is accepted
         if group_doc == doc or not missing or "query_id" not in e.columns:
             raise

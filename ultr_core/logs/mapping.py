@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ultr_core.errors import DataFormatError, show
+from ultr_core.errors import DataFormatError, MissingColumnError, UnreadableError, show
 from ultr_core.logs.bounds import read_parquet_bounded
 from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_mapping, check_roles, not_decimal
 from ultr_core.logs.coding import factor_codes
@@ -121,10 +121,10 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
             EOFError) as e:
         if sniffed:               # nothing told us this was CSV: say what is accepted instead of a parser's words
             raise unknown_format(source, name) from None
-        raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
+        raise UnreadableError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
             from None
     except Exception as e:        # noqa: BLE001 — pyarrow raises several types for a broken Parquet file
-        raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0][:200]}") from None
+        raise UnreadableError(name, f"cannot read as {fmt}: {str(e).splitlines()[0][:200]}") from None
     if sniffed and len(df.columns) < 3 and not columns:
         raise unknown_format(source, name, f"read as {fmt}, it has {len(df.columns)} column(s)")
     return frame_to_log(df, name, columns, doc_columns, document)
@@ -142,7 +142,7 @@ def peek_columns(source, fmt: str, name: str = "upload") -> list[str]:
                                 compression="gzip" if is_gzip(source.getvalue() if isinstance(source, io.BytesIO)
                                                               else source) else None).columns)
     except Exception as e:        # any parser failure is reported as a format problem
-        raise DataFormatError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
+        raise UnreadableError(name, f"cannot read as {fmt}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
             from None
 
 
@@ -180,10 +180,41 @@ def guess_mapping(columns: list[str]) -> dict:
 
 
 def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
-                 doc_columns: list | None = None, document: str = "query"):
-    """Map a user table onto the ClickLog schema (see the module docstring)."""
-    notes = []
+                 doc_columns: list | None = None, document: str = "query", session_note: bool = True):
+    """Map a user table onto the ClickLog schema (see the module docstring): rename, check the required columns,
+    positions and clicks, code queries and documents, then sessions (``session_note``: say when they are
+    inferred) and the first row of each (session, position)."""
     check_roles([], doc_columns)
+    df = _renamed(df, name, columns)
+    need = ["query_id", "position", "click"] + ([] if doc_columns else ["doc_id"])
+    _check_required(df, name, need, doc_columns)
+    out = df.copy()
+    out["position"], out["click"] = _checked_positions_clicks(df, name)
+    out["query_key"] = out["query_id"].astype(str)
+    out["query_id"] = pd.factorize(out["query_id"], sort=True)[0]
+    _code_documents(out, doc_columns, document, name)
+    notes = []
+    if "session_id" not in out:
+        new = (out["query_id"].diff().fillna(1) != 0) | (out["position"].diff().fillna(-1) <= 0)
+        out["session_id"] = np.cumsum(new.to_numpy()) - 1
+        if session_note:
+            notes.append("no session_id column: a new session starts where the query changes or the "
+                         "position does not increase")
+    else:
+        out["session_id"] = pd.factorize(out["session_id"])[0]
+    if "shown" not in out:
+        out["shown"] = True
+    dup = out.duplicated(["session_id", "position"], keep="first")
+    if dup.any():
+        notes.append(f"dropped {int(dup.sum()):,} duplicate row(s) (same session and position) of {len(out):,}")
+        out = out[~dup]
+    log = ClickLog._from_frame(out, {"source": name, "document": "columns" if doc_columns else document}, name)
+    return log, notes
+
+
+def _renamed(df: pd.DataFrame, name: str, columns: dict | None) -> pd.DataFrame:
+    """``df`` with the user's mapping applied, refused when a mapped column is missing or the table is empty or
+    too long."""
     if columns:
         check_mapping(columns)
         unknown = [c for c in columns if c not in df.columns]
@@ -195,18 +226,25 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
         raise DataFormatError(name, "the log is empty (no rows)")
     if len(df) > MAX_ROWS:
         raise DataFormatError(name, f"{len(df):,} rows exceed the limit of {MAX_ROWS:,}")
-    need = ["query_id", "position", "click"] + ([] if doc_columns else ["doc_id"])
+    return df
+
+
+def _check_required(df: pd.DataFrame, name: str, need: list, doc_columns) -> None:
     missing = [c for c in need if c not in df.columns]
     if missing:
-        raise DataFormatError(name, f"missing column(s) {', '.join(missing)}; found "
-                                    f"{', '.join(map(str, df.columns))} — map them to query_id, doc_id, "
-                                    "position, click")
+        raise MissingColumnError(name, f"missing column(s) {', '.join(missing)}; found "
+                                       f"{', '.join(map(str, df.columns))} — map them to query_id, doc_id, "
+                                       "position, click", missing)
     for col in need + list(doc_columns or []):
         if col not in df.columns:
-            raise DataFormatError(name, f"document column {col!r} not in the file")
+            raise MissingColumnError(name, f"document column {col!r} not in the file", [col])
         if df[col].isna().any():
             row = int(np.flatnonzero(df[col].isna().to_numpy())[0])
             raise DataFormatError(name, f"column {col!r} is empty at data row {row + 1}")
+
+
+def _checked_positions_clicks(df: pd.DataFrame, name: str):
+    """Positions (1 … MAX_POSITION, whole decimal numbers) as int16 and clicks (0/1) as int8, or the first bad row."""
     pos = _positions(df["position"], name)
     if (pos < 1).any():
         row = int(np.flatnonzero((pos < 1).to_numpy())[0])
@@ -218,10 +256,12 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
         row = int(np.flatnonzero((clk.isna() | ~clk.isin([0, 1])).to_numpy())[0])
         raise DataFormatError(name, f"column 'click' must hold 0 or 1 (data row {row + 1}: "
                                     f"{show(df['click'].iloc[row])})")
-    out = df.copy()
-    out["position"], out["click"] = pos.astype(np.int16), clk.astype(np.int8)
-    out["query_key"] = out["query_id"].astype(str)
-    out["query_id"] = pd.factorize(out["query_id"], sort=True)[0]
+    return pos.astype(np.int16), clk.astype(np.int8)
+
+
+def _code_documents(out: pd.DataFrame, doc_columns, document: str, name: str) -> None:
+    """Document codes in ``out["doc_id"]`` (the file's ids kept in ``doc_key``): by feature columns, by doc_id
+    alone ("global") or by the (query, doc_id) pair ("query")."""
     if doc_columns:
         out["doc_id"] = out.groupby(list(doc_columns), sort=True, dropna=False).ngroup()
     elif document == "global":
@@ -232,24 +272,6 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
         out["doc_id"] = factor_codes(out, ["query_id", "doc_key"])[0]
     else:
         raise DataFormatError(name, f"document={document!r}: use 'query' or 'global'")
-    if "session_id" not in out:
-        new = (out["query_id"].diff().fillna(1) != 0) | (out["position"].diff().fillna(-1) <= 0)
-        out["session_id"] = np.cumsum(new.to_numpy()) - 1
-        notes.append("no session_id column: a new session starts where the query changes or the "
-                     "position does not increase")
-    else:
-        out["session_id"] = pd.factorize(out["session_id"])[0]
-    if "shown" not in out:
-        out["shown"] = True
-    dup = out.duplicated(["session_id", "position"], keep="first")
-    if dup.any():
-        notes.append(f"dropped {int(dup.sum()):,} duplicate row(s) (same session and position) of {len(out):,}")
-        out = out[~dup]
-    try:
-        log = ClickLog._from_frame(out, {"source": name, "document": "columns" if doc_columns else document}, name)
-    except DataFormatError:
-        raise
-    return log, notes
 
 
 def _positions(col: pd.Series, name: str) -> pd.Series:
@@ -268,5 +290,5 @@ def _positions(col: pd.Series, name: str) -> pd.Series:
 def _read_ultra_clicks(root: Path, name, document: str = "global"):
     """An ULTRA directory as a :class:`ClickLog` (documents: see :func:`ultra_frame`)."""
     df, notes = ultra_frame(root, name)
-    log, more = frame_to_log(df, name, document=document)
-    return log, notes + [n for n in more if not n.startswith("no session_id")]
+    log, more = frame_to_log(df, name, document=document, session_note=False)    # ULTRA lists are sessions
+    return log, notes + more

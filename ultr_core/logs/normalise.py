@@ -47,10 +47,9 @@ PyClick); the tabular reader and :func:`register_normalised`, which dispatches o
 """
 from __future__ import annotations
 
-
 import pandas as pd
 
-from ultr_core.errors import DataFormatError
+from ultr_core.errors import DataFormatError, UnreadableError
 from ultr_core.logs.bounds import read_parquet_bounded
 from ultr_core.logs.formats import FORMATS_BY_NAME
 from ultr_core.logs.sniff import (
@@ -141,7 +140,7 @@ def read_normalised(source, fmt: str, name: str | None = None) -> tuple[pd.DataF
         try:
             df = con.sql("SELECT * FROM norm ORDER BY session_id, position").df()
         except Exception as e:   # noqa: BLE001 — conversion errors of the input
-            raise DataFormatError(name, f"cannot read ({str(e).splitlines()[0][:300]})") from None
+            raise UnreadableError(name, f"cannot read ({str(e).splitlines()[0][:300]})") from None
     finally:
         con.close()
     if len(df) == 0:

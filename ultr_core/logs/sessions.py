@@ -4,7 +4,7 @@ PyClick's session text (``query<TAB>url,url,… : clicked,…;``), read into the
 from __future__ import annotations
 
 from ultr_core.errors import DataFormatError
-from ultr_core.logs.formats import BAIDU_COLUMNS        # the one table of formats holds its columns
+from ultr_core.logs.formats import BAIDU_COLUMNS  # the one table of formats holds its columns
 from ultr_core.logs.sql import _NF, _SPLIT, _check, _impressions_view, _run, _scalar
 
 __all__ = ["BAIDU_COLUMNS"]

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from ultr_core.errors import ConfigError, DataFormatError, show
+from ultr_core.errors import ConfigError, DataFormatError, UnreadableError, show
 from ultr_core.logs.sniff import _is_bytes, expand_paths, is_gzip
 
 __all__ = ["connect", "check_memory_limit"]
@@ -82,7 +82,7 @@ def _register_lines(con, source, name: str) -> None:
             if "Empty CSV file" in str(e):
                 table = pa.table({"line": pa.array([], pa.string())})
             else:
-                raise DataFormatError(name, f"cannot read as text ({str(e).splitlines()[0]})") from None
+                raise UnreadableError(name, f"cannot read as text ({str(e).splitlines()[0]})") from None
         table = table.append_column("ln", pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64)))
         con.register("raw_arrow", table)
         con.execute("CREATE OR REPLACE TEMP VIEW raw AS SELECT ln, ltrim(rtrim(line, chr(13)), chr(65279)) AS line "
@@ -107,7 +107,7 @@ def _run(con, sql: str, name: str):
         return con.execute(sql).fetchall()
     except Exception as e:        # DuckDB raises many types; all are format problems of the input here
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
+        raise UnreadableError(name, f"cannot read ({msg[:300]})") from None
 
 
 def _check(con, name: str, checks: list[tuple[str, str]]) -> None:

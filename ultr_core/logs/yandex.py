@@ -8,7 +8,7 @@ import gzip
 import numpy as np
 import pandas as pd
 
-from ultr_core.errors import DataFormatError
+from ultr_core.errors import DataFormatError, UnreadableError
 from ultr_core.logs.sniff import expand_paths, is_gzip
 from ultr_core.logs.sql import (
     _NF,
@@ -55,7 +55,7 @@ def _yandex_read(con, files: list[str], gz: bool, n: int, types: dict[int, str],
         if "Expected Number of Columns" in str(e) or "Found:" in str(e):
             return False
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise DataFormatError(name, f"cannot read ({msg[:300]})") from None
+        raise UnreadableError(name, f"cannot read ({msg[:300]})") from None
     return True
 
 

@@ -14,9 +14,11 @@ import itertools
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+
 import pandas as pd
-from ultr_core.algorithms.specs import ALGORITHM_SPECS
+
 from ultr_core.algorithms import TrainConfig
+from ultr_core.algorithms.specs import ALGORITHM_SPECS
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig, binary_rule
 from ultr_core.simulation.simulated import simulate_log

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
 from ultr_core.errors import ConfigError
 
 __all__ = ["best_cells", "table3_agreement", "tuned_per_seed"]
