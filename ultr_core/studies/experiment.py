@@ -176,11 +176,21 @@ def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1,
     test metrics (plus the observation estimate as a list).  ``progress(done, total)`` is called
     as cells finish and ``on_cell(row)`` with each finished cell's row (pages draw partial
     results); ``stop`` (threading.Event) skips the cells not yet started."""
-    from joblib import Parallel, delayed, parallel_config
     cells = expand_grid(base, grid, seeds)
     check_cells(cells)
     if cache_dir is not None:
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    _check_backend(backend)
+    if progress is not None:
+        progress(0, len(cells))
+    report = (lambda values, spec, out: on_cell(_row(values, spec, out, keep_history))) if on_cell else None
+    run = _run_sequential if n_jobs == 1 or backend == "sequential" else _run_parallel
+    outputs = run(cells, cache_dir, stop, report, progress, backend, n_jobs)
+    return pd.DataFrame([_row(values, spec, out, keep_history) for (values, spec), out in zip(cells, outputs)])
+
+
+def _check_backend(backend: str) -> None:
+    """Refuse an unknown joblib backend, or dask / ray when they are missing or not started."""
     if backend not in ("loky", "threading", "sequential", "dask", "ray"):
         raise ConfigError("backend", f"unknown backend {backend!r}")
     if backend == "dask":
@@ -199,38 +209,38 @@ def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1,
             register_ray()
         except ImportError:
             raise ConfigError("backend", "the ray backend needs 'ray' installed") from None
-    rows = []
-    total = len(cells)
-    if progress is not None:
-        progress(0, total)
-    if n_jobs == 1 or backend == "sequential":
-        outputs = []
-        for i, (_, spec) in enumerate(cells):
+
+
+def _run_sequential(cells, cache_dir, stop, report, progress, backend, n_jobs) -> list:
+    outputs = []
+    for i, (values, spec) in enumerate(cells):
+        if stop is not None and stop.is_set():
+            break
+        outputs.append(_run_cell_safe(spec, cache_dir))
+        if report is not None:
+            report(values, spec, outputs[-1])
+        if progress is not None:
+            progress(i + 1, len(cells))
+    return outputs
+
+
+def _run_parallel(cells, cache_dir, stop, report, progress, backend, n_jobs) -> list:
+    """Cells in batches of ``n_jobs`` so that ``stop`` and ``progress`` stay responsive."""
+    from joblib import Parallel, delayed, parallel_config
+    outputs = []
+    with parallel_config(backend=backend, n_jobs=n_jobs):
+        for start in range(0, len(cells), max(1, n_jobs)):
             if stop is not None and stop.is_set():
                 break
-            outputs.append(_run_cell_safe(spec, cache_dir))
-            if on_cell is not None:
-                on_cell(_row(cells[i][0], spec, outputs[-1], keep_history))
+            chunk = cells[start:start + max(1, n_jobs)]
+            done = Parallel()(delayed(_run_cell_safe)(spec, cache_dir) for _, spec in chunk)
+            outputs += done
+            if report is not None:
+                for (values, spec), out in zip(chunk, done):
+                    report(values, spec, out)
             if progress is not None:
-                progress(i + 1, total)
-    else:
-        outputs = []
-        batch = max(1, n_jobs)
-        with parallel_config(backend=backend, n_jobs=n_jobs):
-            for start in range(0, total, batch):      # batches so that stop and progress stay responsive
-                if stop is not None and stop.is_set():
-                    break
-                chunk = cells[start:start + batch]
-                done = Parallel()(delayed(_run_cell_safe)(spec, cache_dir) for _, spec in chunk)
-                outputs += done
-                if on_cell is not None:
-                    for (values, spec), out in zip(chunk, done):
-                        on_cell(_row(values, spec, out, keep_history))
-                if progress is not None:
-                    progress(len(outputs), total)
-    for (values, spec), out in zip(cells, outputs):
-        rows.append(_row(values, spec, out, keep_history))
-    return pd.DataFrame(rows)
+                progress(len(outputs), len(cells))
+    return outputs
 
 
 def grid_job(base: ExperimentSpec, grid: dict, seeds, report=None, stop=None, n_jobs: int = 2,
