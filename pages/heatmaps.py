@@ -19,6 +19,26 @@ LAMBDAS, TS = [1.0, 100.0, 10000.0], [0.1, 0.2, 0.3, 0.4]
 
 
 def main():
+    _intro()
+    with st.sidebar:
+        grid = _grid_settings()
+    url_notices()
+    st.query_params.clear()
+    st.query_params.update({"grid": "paper" if grid["paper"] else "quick",
+                            "levels": ",".join(f"{v:g}" for v in grid["levels"]), "seeds": str(grid["seeds"]),
+                            "sessions": str(grid["sessions"]), "steps": str(grid["steps"]), "model": grid["model"]})
+    n_runs = len(grid["levels"]) * len(LAMBDAS) * len(TS) * grid["seeds"]
+    st.write(f"{n_runs} runs ({len(grid['levels'])} coupling levels × 3 λ × 4 t × {grid['seeds']} seed(s)); kept in "
+             "the server's result cache.")
+    job_buttons("heat_job", "▶ Run grid", lambda: _start(grid), disabled=not grid["levels"])
+    live("heat_job", _show_live)
+    job = st.session_state.get("heat_job")
+    df = finished_runs(job.result) if job is not None and not job.running and job.result is not None else None
+    if df is not None and len(df):
+        _results(df, grid["model"])
+
+
+def _intro():
     st.title("LBD heat-maps (Figure 4)")
     st.caption("Chen et al., NeurIPS 2022, Fig. 4: test nDCG@10 of LBD over the gradient-penalty weight λ and the "
                "Bernoulli drop probability t, one panel per coupling level η_c. The paper's focal point moves from "
@@ -29,116 +49,124 @@ def main():
                "of all observation heads' raw logits after dropout. The paper's Table 3 picked, per η_c: 0–0.2 → "
                "(λ 100, t 0.1), 0.3 → (1, 0.1), 0.4–0.5 → (1, 0.3), 0.6 → (1, 0.4).")
 
-    with st.sidebar:
-        grids = ["quick (η_c ∈ {0, 0.3, 0.6}, 1 seed)", "paper (η_c ∈ {0, 0.1, …, 0.6}, 3 seeds)"]
-        paper = qp("grid", "quick", options=("quick", "paper")) == "paper"
-        preset = st.radio("grid", grids, index=int(paper),
-                          help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level")
-        paper = preset.startswith("paper")
-        linked = st.query_params.get("grid", "quick") == ("paper" if paper else "quick")
-        all_levels = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
-        default_levels = all_levels if paper else [0.0, 0.3, 0.6]
-        if linked and "levels" in st.query_params:
-            try:
-                asked = [float(x) for x in st.query_params["levels"].split(",") if x.strip()]
-            except ValueError:
-                asked = default_levels
-            default_levels = [v for v in all_levels if v in asked]
-            if len(default_levels) < len(asked):
-                st.session_state.setdefault("_url_notices", []).append(
-                    f"levels: only {', '.join(map(str, all_levels))} are offered")
-        levels = st.multiselect("coupling levels η_c", all_levels, default_levels, key=f"lv_{paper}",
-                                help="one heat-map panel per coupling level (LBD §6.1)")
-        seeds = st.slider("seeds", 1, 5, qp("seeds", 3 if paper else 1, int, 1, 5) if linked else (3 if paper else 1),
-                          key=f"sd_{paper}", help="each cell is the mean over these seeds (clicks and initialisation)")
-        session_opts, step_opts = [5_000, 10_000, 20_000, 50_000], [100, 200, 400, 600]
-        sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
-                                    help="simulated sessions per run")
-        default_steps = 600 if paper else 400
-        steps = st.select_slider("training steps", step_opts,
-                                 qp("steps", default_steps, int, options=step_opts) if linked else default_steps,
-                                 key=f"st_{paper}", help="batches of 256 sessions per run")
-        model = st.radio("ranking model", ["dnn", "linear"], horizontal=True,
-                         index=int(qp("model", "dnn", options=("dnn", "linear")) == "linear"),
-                         help="the paper's Fig. 4 uses the DNN ranker")
-    url_notices()
-    st.query_params.clear()
-    st.query_params.update({"grid": "paper" if paper else "quick", "levels": ",".join(f"{v:g}" for v in levels),
-                            "seeds": str(seeds), "sessions": str(sessions), "steps": str(steps), "model": model})
-    n_runs = len(levels) * len(LAMBDAS) * len(TS) * seeds
-    st.write(f"{n_runs} runs ({len(levels)} coupling levels × 3 λ × 4 t × {seeds} seed(s)); kept in the server's result cache.")
 
-    def start():
-        base = ExperimentSpec(n_sessions=sessions, train=TrainConfig(algorithm="lbd", steps=steps, model=model))
-        grid = {"click.coupling": levels, "train.lbd_lambda": LAMBDAS, "train.lbd_t": TS}
-        st.session_state["heat_model"] = model                  # Table 3's cells depend on the ranker
-        return submit_job(("grid", repr(base), repr(grid), seeds, "history"), grid_job, base, grid, list(range(seeds)),
-                          n_jobs=1, cache_dir=CACHE, keep_history=True)
+def _linked_levels(paper: bool, linked: bool) -> list:
+    """The coupling levels a link asks for (only those on offer; a notice says when some were dropped)."""
+    all_levels = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    levels = all_levels if paper else [0.0, 0.3, 0.6]
+    if linked and "levels" in st.query_params:
+        try:
+            asked = [float(x) for x in st.query_params["levels"].split(",") if x.strip()]
+        except ValueError:
+            asked = levels
+        levels = [v for v in all_levels if v in asked]
+        if len(levels) < len(asked):
+            st.session_state.setdefault("_url_notices", []).append(
+                f"levels: only {', '.join(map(str, all_levels))} are offered")
+    return levels
 
 
-    job_buttons("heat_job", "▶ Run grid", start, disabled=not levels)
+def _grid_settings() -> dict:
+    """The sidebar's grid: quick or paper, coupling levels, seeds, sessions, steps and ranker (from the URL first)."""
+    grids = ["quick (η_c ∈ {0, 0.3, 0.6}, 1 seed)", "paper (η_c ∈ {0, 0.1, …, 0.6}, 3 seeds)"]
+    paper = qp("grid", "quick", options=("quick", "paper")) == "paper"
+    preset = st.radio("grid", grids, index=int(paper),
+                      help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level")
+    paper = preset.startswith("paper")
+    linked = st.query_params.get("grid", "quick") == ("paper" if paper else "quick")
+    levels = st.multiselect("coupling levels η_c", [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], _linked_levels(paper, linked),
+                            key=f"lv_{paper}", help="one heat-map panel per coupling level (LBD §6.1)")
+    seeds = st.slider("seeds", 1, 5, qp("seeds", 3 if paper else 1, int, 1, 5) if linked else (3 if paper else 1),
+                      key=f"sd_{paper}", help="each cell is the mean over these seeds (clicks and initialisation)")
+    session_opts, step_opts = [5_000, 10_000, 20_000, 50_000], [100, 200, 400, 600]
+    sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
+                                help="simulated sessions per run")
+    default_steps = 600 if paper else 400
+    steps = st.select_slider("training steps", step_opts,
+                             qp("steps", default_steps, int, options=step_opts) if linked else default_steps,
+                             key=f"st_{paper}", help="batches of 256 sessions per run")
+    model = st.radio("ranking model", ["dnn", "linear"], horizontal=True,
+                     index=int(qp("model", "dnn", options=("dnn", "linear")) == "linear"),
+                     help="the paper's Fig. 4 uses the DNN ranker")
+    return {"paper": paper, "levels": levels, "seeds": seeds, "sessions": sessions, "steps": steps, "model": model}
 
 
-    def show(job):
-        if job is None:
-            st.caption("Press Run: the grid runs in the background in one of the server’s shared worker processes; cells fill in as their runs finish.")
-            return
-        job_progress(job)
-        if job.error:
-            st.error(f"The grid failed — {escape_markdown(job.error)}")
-        slot = st.empty()                 # one slot: cleared when the job ends, so no stale live chart stays
-        part = partial_runs(job) if job.running else None
-        if part is not None and len(part):
-            with slot.container():
-                st.plotly_chart(heatmap_figure(part), key="heat_live")
-                st.caption("Filling in: each cell appears when its runs finish (mean over the seeds done so far).")
-        else:
-            slot.empty()
+def _start(grid: dict):
+    base = ExperimentSpec(n_sessions=grid["sessions"], train=TrainConfig(algorithm="lbd", steps=grid["steps"],
+                                                                         model=grid["model"]))
+    cells = {"click.coupling": grid["levels"], "train.lbd_lambda": LAMBDAS, "train.lbd_t": TS}
+    st.session_state["heat_model"] = grid["model"]                  # Table 3's cells depend on the ranker
+    return submit_job(("grid", repr(base), repr(cells), grid["seeds"], "history"), grid_job, base, cells,
+                      list(range(grid["seeds"])), n_jobs=1, cache_dir=CACHE, keep_history=True)
 
 
-    live("heat_job", show)
-    job = st.session_state.get("heat_job")
+def _show_live(job):
+    if job is None:
+        st.caption("Press Run: the grid runs in the background in one of the server’s shared worker processes; "
+                   "cells fill in as their runs finish.")
+        return
+    job_progress(job)
+    if job.error:
+        st.error(f"The grid failed — {escape_markdown(job.error)}")
+    slot = st.empty()                 # one slot: cleared when the job ends, so no stale live chart stays
+    part = partial_runs(job) if job.running else None
+    if part is not None and len(part):
+        with slot.container():
+            st.plotly_chart(heatmap_figure(part), key="heat_live")
+            st.caption("Filling in: each cell appears when its runs finish (mean over the seeds done so far).")
+    else:
+        slot.empty()
 
-    df = finished_runs(job.result) if job is not None and not job.running and job.result is not None else None
-    if df is not None and len(df):
-        fig = heatmap_figure(df)
-        event = st.plotly_chart(fig, key="heat", on_select="rerun", selection_mode="points")
-        st.caption("Click a cell to see that run's training curves. Cells show test nDCG@10; colours are per panel "
-                   "(darker = better); ★ = the cell with the best validation nDCG@10 (model selection as in the paper, "
-                   "so ★ need not be the darkest cell).")
-        if "valid_ndcg@10" in df:
-            best = best_cells(df)
-            st.caption("Selected on validation (★), with the test value beside it: " + "; ".join(
-                f"η_c = {r['click.coupling']:g} → λ = {r['train.lbd_lambda']:g}, t = {r['train.lbd_t']:g} "
-                f"(validation {r['valid_ndcg@10']:.3f}, test {r['ndcg@10']:.3f})" for _, r in best.iterrows()))
-            agree = table3_agreement(df, st.session_state.get("heat_model", model))
-            n_same, n_seeds = int(agree["same"].sum()), df["seed"].nunique()
-            st.markdown(f"**Does this run reproduce the paper's Table 3?** {n_same} of {len(agree)} coupling level(s) "
-                        f"select the paper's (λ, t) on validation ({n_seeds} seed(s); Table 3 was chosen on Yahoo! "
-                        "with the paper's scale, so a different cell here is a finding about this data, not an error; "
-                        "with one seed, validation gaps under ≈ 0.01 are within seed noise: over seeds 0–4 a single seed of "
-                        "the quick grid picked Table 3's cell 2, 2 and 1 times in 5 — docs/lbd_study_fig4_quick.md).")
-            st.dataframe(table3_table(agree), hide_index=True)
-        pts = ((event or {}).get("selection") or {}).get("points") or []
-        pts = [p for p in pts if p.get("customdata") is not None]     # the clickable cell centres
-        if pts:
-            cd = pts[0]["customdata"]          # a list, or a {"0": …, "1": …} mapping from the browser
-            cd = [cd[k] for k in sorted(cd, key=int)] if isinstance(cd, dict) else list(cd)
-            lv, lam, t = (float(v) for v in cd[:3])
-            cell = df[(df["train.lbd_lambda"] == lam) & (df["train.lbd_t"] == t) & (df["click.coupling"] == lv)]
-            recs = [{"algorithm": f"seed {r.seed}", **h} for r in cell.itertuples() for h in r.history]
-            st.subheader(f"η_c = {lv:g}, λ = {lam:g}, t = {t:g}")
-            a, b = st.columns(2)
-            a.plotly_chart(training_curves_figure(recs, "loss", "training loss"), key="cell_loss")
-            b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10"), key="cell_ndcg")
-        d1, d2 = st.columns(2)
-        d1.download_button("Download cells (CSV)", df.drop(columns=["observation", "true_observation", "history"])
-                           .to_csv(index=False), "lbd_heatmap.csv")
-        png = figure_png(fig, width=1400, height=380)
-        if png:
-            d2.download_button("Download heat-map (PNG)", png, "lbd_heatmap.png", mime="image/png")
-        else:
-            d2.caption("PNG export needs chromium; use the chart's camera button instead.")
+
+def _results(df, model: str):
+    fig = heatmap_figure(df)
+    event = st.plotly_chart(fig, key="heat", on_select="rerun", selection_mode="points")
+    st.caption("Click a cell to see that run's training curves. Cells show test nDCG@10; colours are per panel "
+               "(darker = better); ★ = the cell with the best validation nDCG@10 (model selection as in the paper, "
+               "so ★ need not be the darkest cell).")
+    if "valid_ndcg@10" in df:
+        _table3_check(df, st.session_state.get("heat_model", model))
+    _cell_curves(df, event)
+    d1, d2 = st.columns(2)
+    d1.download_button("Download cells (CSV)", df.drop(columns=["observation", "true_observation", "history"])
+                       .to_csv(index=False), "lbd_heatmap.csv")
+    png = figure_png(fig, width=1400, height=380)
+    if png:
+        d2.download_button("Download heat-map (PNG)", png, "lbd_heatmap.png", mime="image/png")
+    else:
+        d2.caption("PNG export needs chromium; use the chart's camera button instead.")
+
+
+def _table3_check(df, model: str):
+    best = best_cells(df)
+    st.caption("Selected on validation (★), with the test value beside it: " + "; ".join(
+        f"η_c = {r['click.coupling']:g} → λ = {r['train.lbd_lambda']:g}, t = {r['train.lbd_t']:g} "
+        f"(validation {r['valid_ndcg@10']:.3f}, test {r['ndcg@10']:.3f})" for _, r in best.iterrows()))
+    agree = table3_agreement(df, model)
+    n_same, n_seeds = int(agree["same"].sum()), df["seed"].nunique()
+    st.markdown(f"**Does this run reproduce the paper's Table 3?** {n_same} of {len(agree)} coupling level(s) "
+                f"select the paper's (λ, t) on validation ({n_seeds} seed(s); Table 3 was chosen on Yahoo! "
+                "with the paper's scale, so a different cell here is a finding about this data, not an error; "
+                "with one seed, validation gaps under ≈ 0.01 are within seed noise: over seeds 0–4 a single seed of "
+                "the quick grid picked Table 3's cell 2, 2 and 1 times in 5 — docs/lbd_study_fig4_quick.md).")
+    st.dataframe(table3_table(agree), hide_index=True)
+
+
+def _cell_curves(df, event):
+    """The training curves of the cell a user clicked (every seed)."""
+    pts = ((event or {}).get("selection") or {}).get("points") or []
+    pts = [p for p in pts if p.get("customdata") is not None]     # the clickable cell centres
+    if not pts:
+        return
+    cd = pts[0]["customdata"]          # a list, or a {"0": …, "1": …} mapping from the browser
+    cd = [cd[k] for k in sorted(cd, key=int)] if isinstance(cd, dict) else list(cd)
+    lv, lam, t = (float(v) for v in cd[:3])
+    cell = df[(df["train.lbd_lambda"] == lam) & (df["train.lbd_t"] == t) & (df["click.coupling"] == lv)]
+    recs = [{"algorithm": f"seed {r.seed}", **h} for r in cell.itertuples() for h in r.history]
+    st.subheader(f"η_c = {lv:g}, λ = {lam:g}, t = {t:g}")
+    a, b = st.columns(2)
+    a.plotly_chart(training_curves_figure(recs, "loss", "training loss"), key="cell_loss")
+    b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10"), key="cell_ndcg")
 
 
 run_page(main)
