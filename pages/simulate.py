@@ -44,100 +44,121 @@ def main():
     st.title("Simulate a click log")
     st.caption("Clicks follow the examination hypothesis P(click) = r(y) · o(t); see the Home page for "
                "the two meanings of η. The settings are in the URL: copy it to share this exact log.")
-
     with st.sidebar:
-        st.header("Dataset")
-        named = sorted(available_datasets())
-        sources = ["synthetic", "ig"] + named + ["upload"]
-        source = st.selectbox("dataset", sources, sources.index(qp("dataset", "synthetic", options=sources)),
-                              help="synthetic: the built-in LETOR-like default; ig: fully synthetic one-hot data "
-                                   "with K identifiability-graph components; named datasets come from the configured "
-                                   "data roots (../shared/data, ULTR_DATA_DIR); upload: an SVMlight/LETOR file "
-                                   "with qid (split 60/20/20 by query)")
-        data_seed = st.number_input("dataset seed", 0, 10_000, qp("data_seed", 0, int, 0, 10_000),
-                                    help="seed of generated data")
-        upload = None
-        queries = k = None
-        if source == "synthetic":
-            queries = st.number_input("queries", 50, 5000, qp("queries", 500, int, 50, 5000), 50,
-                                      help="number of queries (60/20/20 split)")
-            spec = f"synthetic:{queries}"
-        elif source == "ig":
-            k = st.number_input("components K", 1, 10, qp("k", 1, int, 1, 10),
-                                help="IG components of the fully synthetic data")
-            spec = f"ig:{k}"
-        elif source == "upload":
-            upload = st.file_uploader("SVMlight / LETOR file", type=["txt", "svm", "letor", "dat"],
-                                      help="lines 'label qid:Q fid:value …'; size limit in .streamlit/config.toml")
-            spec = "upload"
-        else:
-            spec = dataset_spec(source)        # a name from the data roots, never a typed path
-
-        st.header("Click model")
-        convention = st.radio("observation curve", ["eye_tracking", "reciprocal"], horizontal=True,
-                              index=1 if qp("convention", "eye_tracking", options=("eye_tracking", "reciprocal")) == "reciprocal" else 0,
-                              help="eye_tracking: o_p = v_p^η (ULTRA, LBD, identifiability); "
-                                   "reciprocal: o_p = (1/p)^η (CLD eq. 14)")
-        eta = st.slider("position-bias severity η", 0.0, 2.0, qp("eta", 1.0, float, 0.0, 2.0), 0.1, help="0 = no position bias")
-        noise = st.slider("click noise ε", 0.0, 0.5, qp("noise", 0.1, float, 0.0, 0.5), 0.05,
-                          help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
-        use_topk = st.checkbox("top-k cut-off", "topk" in st.query_params,
-                               help="only the first k candidates are shown (CLD's selection bias)")
-        topk = st.slider("k", 1, 20, qp("topk", 5, int, 1, 20), help="number of shown documents") if use_topk else None
-        coupling = st.slider("coupling level η_c", 0.0, 0.6, qp("coupling", 0.0, float, 0.0, 0.6), 0.1,
-                             help="LBD individual-level observation: o_p(x) = v_p^{η·max(wᵀx′+1,0)}, w = η_c·u with one "
-                                  "direction u ∈ [−1, 1]¹⁰ per sweep and the 10 crux features scaled to [−1, 1] over all "
-                                  "splits, as in the official code (η_c is the paper's η only under this scaling)")
-        n_contexts = st.number_input("contexts", 0, 100_000, qp("contexts", 0, int, 0, 100_000),
-                                     help="contextual PBM with this many context types (0 = off)")
-        n_sessions = st.number_input("sessions", 100, 1_000_000, qp("sessions", 20_000, int, 100, 1_000_000), 1000,
-                                     help="impressions of a ranked list; queries are drawn uniformly")
-        seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the click simulation")
-
+        d = _dataset_choice()
+        c = _click_model_choice()
     url_notices()
-    params = {"dataset": source, "data_seed": data_seed, "convention": convention, "eta": eta, "noise": noise,
-              "coupling": coupling, "contexts": n_contexts, "sessions": n_sessions, "seed": seed}
-    if queries is not None:
-        params["queries"] = queries
-    if k is not None:
-        params["k"] = k
-    if topk is not None:
-        params["topk"] = topk
+    params = {"dataset": d["source"], "data_seed": d["data_seed"], **{k: v for k, v in c.items() if v is not None}}
+    params.update({k: d[k] for k in ("queries", "k") if d[k] is not None})
     st.query_params.clear()
     st.query_params.update({k: str(v) for k, v in params.items()})
-
-    if source == "upload" and upload is None:
+    if d["source"] == "upload" and d["upload"] is None:
         st.info("Upload an SVMlight/LETOR file in the sidebar, or pick a built-in dataset.")
         st.stop()
     try:
-        if upload is not None:
-            data = upload.getvalue()
-            digest = hashlib.sha256(data).hexdigest()
-            ds, key = _uploaded(upload.name, digest, data), ("upload", digest)
-        else:
-            ds, key = _dataset(spec, int(data_seed)), (spec, int(data_seed))
-        cfg = ClickModelConfig(eta=eta, convention=convention, noise=noise, topk=topk, coupling=coupling,
-                               n_contexts=int(n_contexts), logging="given" if source == "ig" else "svm")
-        list_len = int(np.diff(ds.train.offsets).max()) if ds.train.n_queries else 0
-        if int(n_sessions) * list_len > APP_MAX_LOG_ROWS:
-            raise ConfigError("sessions", f"{int(n_sessions):,} sessions × {list_len} documents = "
-                                          f"{int(n_sessions) * list_len:,} rows exceed the app's limit of "
-                                          f"{APP_MAX_LOG_ROWS:,} (use fewer sessions, or the command line: "
-                                          "python -m ultr_core simulate)")
-        sim, log = _simulate(ds, key, cfg, int(n_sessions), int(seed))
+        ds, key, cfg, sim, log = _build(d, c)
     except (ConfigError, DataFormatError, ValueError) as e:
         st.error(f"Cannot simulate: {escape_markdown(e)}")
         st.stop()
+    _hand_over(log, ds, key, cfg, d, c)
+    _show(log, sim, c["topk"], int(c["seed"]))
 
+
+def _dataset_choice() -> dict:
+    """The sidebar's data set: its source, seed, the spec (or the uploaded file) and its size knobs."""
+    st.header("Dataset")
+    named = sorted(available_datasets())
+    sources = ["synthetic", "ig"] + named + ["upload"]
+    source = st.selectbox("dataset", sources, sources.index(qp("dataset", "synthetic", options=sources)),
+                          help="synthetic: the built-in LETOR-like default; ig: fully synthetic one-hot data "
+                               "with K identifiability-graph components; named datasets come from the configured "
+                               "data roots (../shared/data, ULTR_DATA_DIR); upload: an SVMlight/LETOR file "
+                               "with qid (split 60/20/20 by query)")
+    data_seed = st.number_input("dataset seed", 0, 10_000, qp("data_seed", 0, int, 0, 10_000),
+                                help="seed of generated data")
+    upload = None
+    queries = k = None
+    if source == "synthetic":
+        queries = st.number_input("queries", 50, 5000, qp("queries", 500, int, 50, 5000), 50,
+                                  help="number of queries (60/20/20 split)")
+        spec = f"synthetic:{queries}"
+    elif source == "ig":
+        k = st.number_input("components K", 1, 10, qp("k", 1, int, 1, 10),
+                            help="IG components of the fully synthetic data")
+        spec = f"ig:{k}"
+    elif source == "upload":
+        upload = st.file_uploader("SVMlight / LETOR file", type=["txt", "svm", "letor", "dat"],
+                                  help="lines 'label qid:Q fid:value …'; size limit in .streamlit/config.toml")
+        spec = "upload"
+    else:
+        spec = dataset_spec(source)        # a name from the data roots, never a typed path
+
+    return {"source": source, "data_seed": data_seed, "upload": upload, "queries": queries, "k": k, "spec": spec}
+
+
+def _click_model_choice() -> dict:
+    """The sidebar's click model and log size (URL names as keys)."""
+    st.header("Click model")
+    convention = st.radio("observation curve", ["eye_tracking", "reciprocal"], horizontal=True,
+                          index=1 if qp("convention", "eye_tracking", options=("eye_tracking", "reciprocal")) == "reciprocal" else 0,
+                          help="eye_tracking: o_p = v_p^η (ULTRA, LBD, identifiability); "
+                               "reciprocal: o_p = (1/p)^η (CLD eq. 14)")
+    eta = st.slider("position-bias severity η", 0.0, 2.0, qp("eta", 1.0, float, 0.0, 2.0), 0.1, help="0 = no position bias")
+    noise = st.slider("click noise ε", 0.0, 0.5, qp("noise", 0.1, float, 0.0, 0.5), 0.05,
+                      help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
+    use_topk = st.checkbox("top-k cut-off", "topk" in st.query_params,
+                           help="only the first k candidates are shown (CLD's selection bias)")
+    topk = st.slider("k", 1, 20, qp("topk", 5, int, 1, 20), help="number of shown documents") if use_topk else None
+    coupling = st.slider("coupling level η_c", 0.0, 0.6, qp("coupling", 0.0, float, 0.0, 0.6), 0.1,
+                         help="LBD individual-level observation: o_p(x) = v_p^{η·max(wᵀx′+1,0)}, w = η_c·u with one "
+                              "direction u ∈ [−1, 1]¹⁰ per sweep and the 10 crux features scaled to [−1, 1] over all "
+                              "splits, as in the official code (η_c is the paper's η only under this scaling)")
+    n_contexts = st.number_input("contexts", 0, 100_000, qp("contexts", 0, int, 0, 100_000),
+                                 help="contextual PBM with this many context types (0 = off)")
+    n_sessions = st.number_input("sessions", 100, 1_000_000, qp("sessions", 20_000, int, 100, 1_000_000), 1000,
+                                 help="impressions of a ranked list; queries are drawn uniformly")
+    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the click simulation")
+
+    return {"convention": convention, "eta": eta, "noise": noise, "topk": topk, "coupling": coupling,
+            "contexts": n_contexts, "sessions": n_sessions, "seed": seed}
+
+
+def _build(d: dict, c: dict):
+    """(data set, its cache key, click model, simulator, log), or a ConfigError naming the knob."""
+    upload, source, spec = d["upload"], d["source"], d["spec"]
+    if upload is not None:
+        data = upload.getvalue()
+        digest = hashlib.sha256(data).hexdigest()
+        ds, key = _uploaded(upload.name, digest, data), ("upload", digest)
+    else:
+        ds, key = _dataset(spec, int(d["data_seed"])), (spec, int(d["data_seed"]))
+    eta, convention, noise, topk, coupling = c["eta"], c["convention"], c["noise"], c["topk"], c["coupling"]
+    n_contexts, n_sessions, seed = c["contexts"], c["sessions"], c["seed"]
+    cfg = ClickModelConfig(eta=eta, convention=convention, noise=noise, topk=topk, coupling=coupling,
+                           n_contexts=int(n_contexts), logging="given" if source == "ig" else "svm")
+    list_len = int(np.diff(ds.train.offsets).max()) if ds.train.n_queries else 0
+    if int(n_sessions) * list_len > APP_MAX_LOG_ROWS:
+        raise ConfigError("sessions", f"{int(n_sessions):,} sessions × {list_len} documents = "
+                                      f"{int(n_sessions) * list_len:,} rows exceed the app's limit of "
+                                      f"{APP_MAX_LOG_ROWS:,} (use fewer sessions, or the command line: "
+                                      "python -m ultr_core simulate)")
+    sim, log = _simulate(ds, key, cfg, int(n_sessions), int(seed))
+    return ds, key, cfg, sim, log
+
+
+def _hand_over(log, ds, key, cfg, d: dict, c: dict) -> None:
+    """The log other pages analyse, and the reproducible spec they put in their links (none for uploaded data)."""
+    n_sessions, seed, source = int(c["sessions"]), int(c["seed"]), d["source"]
     st.session_state["log"] = log
     st.session_state.pop("log_notes", None)          # a simulated log has nothing dropped or repaired
-    st.session_state["log_key"] = ("simulation", key, cfg, int(n_sessions), int(seed))
+    st.session_state["log_key"] = ("simulation", key, cfg, n_sessions, seed)
     st.session_state["dataset"] = ds
-    # the reproducible spec other pages put in their links (none for uploaded data)
-    st.session_state["log_spec"] = (st.session_state["log_key"], None if upload is not None else LogSpec(
-        dataset=spec if source in ("synthetic", "ig") else source, click=cfg, n_sessions=int(n_sessions),
-        seed=int(seed), data_seed=int(data_seed)).to_string())
+    st.session_state["log_spec"] = (st.session_state["log_key"], None if d["upload"] is not None else LogSpec(
+        dataset=d["spec"] if source in ("synthetic", "ig") else source, click=cfg, n_sessions=n_sessions,
+        seed=seed, data_seed=int(d["data_seed"])).to_string())
 
+
+def _show(log, sim, topk, seed: int) -> None:
     ctr = log.ctr_by_position()
     hid = hidden_relevant(log)
     c1, c2, c3, c4 = st.columns(4)
@@ -160,7 +181,7 @@ def main():
                "at each rank. Dashed red: the position's observation probability (right axis).")
     st.plotly_chart(clicks_per_rank_figure(log.frame), key="clicks")
     st.subheader("A sample of the log")
-    st.dataframe(log.sample(50, seed=int(seed)), hide_index=True)
+    st.dataframe(log.sample(50, seed=seed), hide_index=True)
     d1, d2 = st.columns(2)
     d1.download_button("Download Parquet", log.to_parquet_bytes, "clicks.parquet",
                        help="the log with its metadata (click model, seed); built when you click")
