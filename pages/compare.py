@@ -29,137 +29,153 @@ def main():
     st.title("Compare methods")
     st.caption("Methods × seeds on one setting, or a sweep over one parameter; mean with a 90 % t-interval across seeds. "
                "Finished cells are kept in the server's result cache and re-used.")
-
     with st.sidebar:
-        presets = ["custom"] + list(PRESET_SWEEPS)
-        preset = st.selectbox("preset", presets, presets.index(qp("preset", "custom", options=presets)),
-                              help="re-create a paper's setting (synthetic data unless the preset names a data set; the CLD presets: 24 candidates "
-                                   "per query, binarised relevance and the official CLD code's protocol — "
-                                   "docs/conventions.md)")
-        p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
-        linked = st.query_params.get("preset", "custom") == preset        # the link's choices belong to this preset
-        default_methods = [ALGORITHMS[m] for m in p["methods"]]
-        if linked and "methods" in st.query_params:
-            asked = st.query_params["methods"].split(",")
-            default_methods = [m for m in asked if m in NAMES]
-            if len(default_methods) < len(asked):
-                st.session_state.setdefault("_url_notices", []).append(
-                    f"methods: unknown names left out of {st.query_params['methods'][:60]!r}")
-        methods = st.multiselect("methods", list(ALGORITHMS.values()), default_methods,
-                                 key=f"m_{preset}", help="CLD, CLD_pair, Heckman and RankAgg need a top-k cut-off "
-                                                         "(the CLD presets set one)")
-        sweep_label = {v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none")
-        if linked:
-            sweep_label = qp("sweep", sweep_label, options=list(SWEEPS))
-        sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
-                                  help="the parameter on the x axis")
-        default_values = ", ".join(map(str, p["values"]))
-        if linked:
-            default_values = st.query_params.get("values", default_values)[:200]
-        values_txt = st.text_input("values (comma-separated)", default_values, key=f"v_{preset}",
-                                   disabled=SWEEPS[sweep_name] is None,
-                                   help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")
-        seeds = st.slider("seeds", 1, 10, qp("seeds", 3, int, 1, 10),
-                          help="each seed re-simulates the clicks and re-initialises training")
-        session_opts, step_opts = [5_000, 10_000, 20_000, 50_000, 100_000], [100, 200, 400, 600, 1000]
-        sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
-                                    help="simulated sessions per run (synthetic default data)")
-        steps = st.select_slider("training steps", step_opts, qp("steps", 400, int, options=step_opts),
-                                 help="batches of 256 sessions per run; the best validation checkpoint is kept")
+        c = _choices()
     url_notices()
     st.query_params.clear()
-    st.query_params.update({"preset": preset, "methods": ",".join(methods), "sweep": sweep_name,
-                            "seeds": str(seeds), "sessions": str(sessions), "steps": str(steps)})
-    if SWEEPS[sweep_name] is not None:
-        st.query_params["values"] = values_txt
-
-    def start():
-        try:
-            key = SWEEPS[sweep_name]
-            values = [x for x in values_txt.replace(";", ",").split(",") if x.strip()] if key else []
-            base, grid = comparison_grid(p["base"], [NAMES[m] for m in methods], key, values, sessions, steps)
-            check_cells(expand_grid(base, grid, [0]))   # every grid key and cell checked before anything runs
-        except (ConfigError, ValueError) as e:
-            st.error(f"Check the settings — {escape_markdown(e)}")
-            return None
-        st.session_state["compare_key"] = key
-        st.session_state["compare_claims"] = (preset, tuple(p.get("claims", ())))   # what this run is checked against
-        return submit_job(("grid", repr(base), repr(grid), seeds), grid_job, base, grid, list(range(seeds)), n_jobs=1,
-                          cache_dir=CACHE)
-
-
-    job_buttons("compare_job", "▶ Run", start, disabled=not methods)
-
-
-    def show(job):
-        if job is None:
-            st.caption("Choose methods (or a preset) and press Run.")
-            return
-        result = finished_result(job, "comparison")
-        if result is None:
-            return
-        df = finished_runs(result)
-        if len(df) == 0:
-            return
-        key = st.session_state.get("compare_key")
-        metrics = ["ndcg@1", "ndcg@3", "ndcg@10", "map"]
-        if key:
-            summ = summarise(df, [key, "algorithm"], metrics)
-            metric = st.selectbox("metric", metrics, 2)
-            st.plotly_chart(sweep_figure(summ, key, metric), key="cmp_sweep")
-        else:
-            summ = summarise(df, "algorithm", metrics)
-            metric = st.selectbox("metric", metrics, 2)
-            naive = summ.loc[summ["algorithm"] == "Naive", metric]
-            below = summ[(summ[metric] < naive.iloc[0])]["algorithm"].tolist() if len(naive) else []
-            others = [a for a in summ["algorithm"] if a not in ("Naive", "Oracle")]
-            revealed = st.session_state.get("revealed")
-            if others and (revealed is None or revealed[0] != id(job)):
-                st.info(f"Predict before you look: which methods end up **below** raw clicks (Naive) on {metric} "
-                        "(by the mean over seeds)? Record your guess, then reveal.")
-                guess = st.multiselect("my guess: below Naive", others, key="cmp_guess")
-                if st.button("Record my guess and reveal", type="primary"):
-                    st.session_state["revealed"] = (id(job), tuple(guess), metric)
-                    st.rerun()
-                return
-            if others:
-                guess = revealed[1]
-                actual = [a for a in below if a in others]
-                r = score_guess(guess, actual, others)
-                (st.success if not r["missed"] and not r["wrong"] else st.warning)(
-                    f"Your guess: {escape_markdown(', '.join(guess) or 'none')} — {escape_markdown(r['text'])} "
-                    f"Below Naive on {metric}: {escape_markdown(', '.join(actual) or 'none')}.")
-            st.plotly_chart(interval_bar_figure(summ, "algorithm", metric, f"{metric} (mean, 90 % t-interval, "
-                                                                           f"{df['seed'].nunique()} seeds)"),
-                            key="cmp_bar")
-        st.dataframe(summ.round(4), hide_index=True)
-        paper_check(df, *st.session_state.get("compare_claims", ("custom", ())))
-        st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),
-                           "comparison.csv")
-
-
-    def paper_check(df, preset_name, claims):
-        """Does this run reproduce what the preset's paper claims? (paired over the run's seeds)"""
-        if preset_name == "custom":
-            return
-        if not claims:
-            st.caption("This preset is our ablation: the paper makes no claim about it to check.")
-            return
-        res = check_claims(df, claims, method_col="algorithm")
-        st.markdown("**Does this run reproduce the paper?** Each claim paired over the run's seeds "
-                    f"({df['seed'].nunique()}): {VERDICT_RULE}.")
-        st.dataframe(claims_table(res), hide_index=True)
-        counts = res["verdict"].value_counts()
-        st.caption(" · ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0)))
-
-
-    live("compare_job", show)
-
+    st.query_params.update({"preset": c["preset"], "methods": ",".join(c["methods"]), "sweep": c["sweep_name"],
+                            "seeds": str(c["seeds"]), "sessions": str(c["sessions"]), "steps": str(c["steps"])})
+    if SWEEPS[c["sweep_name"]] is not None:
+        st.query_params["values"] = c["values_txt"]
+    job_buttons("compare_job", "▶ Run", lambda: _start(c), disabled=not c["methods"])
+    live("compare_job", _show)
     with st.expander("Methods and formulas"):
-        for m in methods:
+        for m in c["methods"]:
             info = CATALOG[NAMES[m]]
             st.markdown(f"**{m}** — {info['cite']}")
             st.latex(info["latex"])
+
+
+def _linked_methods(p: dict, linked: bool) -> list:
+    """The preset's methods, or those a link for this preset names (unknown names left out, with a notice)."""
+    methods = [ALGORITHMS[m] for m in p["methods"]]
+    if linked and "methods" in st.query_params:
+        asked = st.query_params["methods"].split(",")
+        methods = [m for m in asked if m in NAMES]
+        if len(methods) < len(asked):
+            st.session_state.setdefault("_url_notices", []).append(
+                f"methods: unknown names left out of {st.query_params['methods'][:60]!r}")
+    return methods
+
+
+def _choices() -> dict:
+    """The sidebar: preset, methods, sweep and its values, seeds, sessions, steps (a link's choices first)."""
+    presets = ["custom"] + list(PRESET_SWEEPS)
+    preset = st.selectbox("preset", presets, presets.index(qp("preset", "custom", options=presets)),
+                          help="re-create a paper's setting (synthetic data unless the preset names a data set; the CLD presets: 24 candidates "
+                               "per query, binarised relevance and the official CLD code's protocol — "
+                               "docs/conventions.md)")
+    p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
+    linked = st.query_params.get("preset", "custom") == preset        # the link's choices belong to this preset
+    default_methods = _linked_methods(p, linked)
+    methods = st.multiselect("methods", list(ALGORITHMS.values()), default_methods,
+                             key=f"m_{preset}", help="CLD, CLD_pair, Heckman and RankAgg need a top-k cut-off "
+                                                     "(the CLD presets set one)")
+    sweep_label = {v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none")
+    if linked:
+        sweep_label = qp("sweep", sweep_label, options=list(SWEEPS))
+    sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
+                              help="the parameter on the x axis")
+    default_values = ", ".join(map(str, p["values"]))
+    if linked:
+        default_values = st.query_params.get("values", default_values)[:200]
+    values_txt = st.text_input("values (comma-separated)", default_values, key=f"v_{preset}",
+                               disabled=SWEEPS[sweep_name] is None,
+                               help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")
+    seeds = st.slider("seeds", 1, 10, qp("seeds", 3, int, 1, 10),
+                      help="each seed re-simulates the clicks and re-initialises training")
+    session_opts, step_opts = [5_000, 10_000, 20_000, 50_000, 100_000], [100, 200, 400, 600, 1000]
+    sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
+                                help="simulated sessions per run (synthetic default data)")
+    steps = st.select_slider("training steps", step_opts, qp("steps", 400, int, options=step_opts),
+                             help="batches of 256 sessions per run; the best validation checkpoint is kept")
+    return {"preset": preset, "p": p, "methods": methods, "sweep_name": sweep_name, "values_txt": values_txt,
+            "seeds": seeds, "sessions": sessions, "steps": steps}
+
+
+def _start(c: dict):
+    try:
+        key = SWEEPS[c["sweep_name"]]
+        values = [x for x in c["values_txt"].replace(";", ",").split(",") if x.strip()] if key else []
+        base, grid = comparison_grid(c["p"]["base"], [NAMES[m] for m in c["methods"]], key, values, c["sessions"],
+                                     c["steps"])
+        check_cells(expand_grid(base, grid, [0]))   # every grid key and cell checked before anything runs
+    except (ConfigError, ValueError) as e:
+        st.error(f"Check the settings — {escape_markdown(e)}")
+        return None
+    st.session_state["compare_key"] = key
+    st.session_state["compare_claims"] = (c["preset"], tuple(c["p"].get("claims", ())))   # what this run is checked against
+    return submit_job(("grid", repr(base), repr(grid), c["seeds"]), grid_job, base, grid, list(range(c["seeds"])),
+                      n_jobs=1, cache_dir=CACHE)
+
+
+def _show(job):
+    if job is None:
+        st.caption("Choose methods (or a preset) and press Run.")
+        return
+    result = finished_result(job, "comparison")
+    if result is None:
+        return
+    df = finished_runs(result)
+    if len(df) == 0:
+        return
+    key = st.session_state.get("compare_key")
+    metrics = ["ndcg@1", "ndcg@3", "ndcg@10", "map"]
+    if key:
+        summ = summarise(df, [key, "algorithm"], metrics)
+        metric = st.selectbox("metric", metrics, 2)
+        st.plotly_chart(sweep_figure(summ, key, metric), key="cmp_sweep")
+    else:
+        summ = summarise(df, "algorithm", metrics)
+        metric = st.selectbox("metric", metrics, 2)
+        if not _guess_then_reveal(job, summ, metric):
+            return
+        st.plotly_chart(interval_bar_figure(summ, "algorithm", metric, f"{metric} (mean, 90 % t-interval, "
+                                                                       f"{df['seed'].nunique()} seeds)"),
+                        key="cmp_bar")
+    st.dataframe(summ.round(4), hide_index=True)
+    paper_check(df, *st.session_state.get("compare_claims", ("custom", ())))
+    st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),
+                       "comparison.csv")
+
+
+def _guess_then_reveal(job, summ, metric: str) -> bool:
+    """Before the bars: ask which methods end below Naive; after: score the guess. False while waiting."""
+    naive = summ.loc[summ["algorithm"] == "Naive", metric]
+    below = summ[(summ[metric] < naive.iloc[0])]["algorithm"].tolist() if len(naive) else []
+    others = [a for a in summ["algorithm"] if a not in ("Naive", "Oracle")]
+    revealed = st.session_state.get("revealed")
+    if others and (revealed is None or revealed[0] != id(job)):
+        st.info(f"Predict before you look: which methods end up **below** raw clicks (Naive) on {metric} "
+                "(by the mean over seeds)? Record your guess, then reveal.")
+        guess = st.multiselect("my guess: below Naive", others, key="cmp_guess")
+        if st.button("Record my guess and reveal", type="primary"):
+            st.session_state["revealed"] = (id(job), tuple(guess), metric)
+            st.rerun()
+        return False
+    if others:
+        guess = revealed[1]
+        actual = [a for a in below if a in others]
+        r = score_guess(guess, actual, others)
+        (st.success if not r["missed"] and not r["wrong"] else st.warning)(
+            f"Your guess: {escape_markdown(', '.join(guess) or 'none')} — {escape_markdown(r['text'])} "
+            f"Below Naive on {metric}: {escape_markdown(', '.join(actual) or 'none')}.")
+    return True
+
+
+def paper_check(df, preset_name, claims):
+    """Does this run reproduce what the preset's paper claims? (paired over the run's seeds)"""
+    if preset_name == "custom":
+        return
+    if not claims:
+        st.caption("This preset is our ablation: the paper makes no claim about it to check.")
+        return
+    res = check_claims(df, claims, method_col="algorithm")
+    st.markdown("**Does this run reproduce the paper?** Each claim paired over the run's seeds "
+                f"({df['seed'].nunique()}): {VERDICT_RULE}.")
+    st.dataframe(claims_table(res), hide_index=True)
+    counts = res["verdict"].value_counts()
+    st.caption(" · ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0)))
 
 
 run_page(main)
