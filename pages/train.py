@@ -23,7 +23,31 @@ TRAINABLE = list(ALGORITHMS.values())
 def main():
     st.title("Train & watch")
     st.caption("Training runs in the background: the charts update every second while the rest of the app stays usable.")
+    link_spec, ds, log = _log_to_train()
+    noise = log.meta.get("click_model", {}).get("noise", 0.1)
+    with st.sidebar:
+        c = _choices()
+    url_notices()
+    st.query_params.update({k: str(int(v)) if isinstance(v, bool) else ",".join(v) if isinstance(v, list) else str(v)
+                            for k, v in c.items()})
+    if link_spec:
+        st.query_params["log"] = link_spec
+    elif "log" in st.query_params:
+        del st.query_params["log"]
+    job_buttons("train_job", "▶ Start training", lambda: _start(c, noise, link_spec, log, ds),
+                disabled=not c["algorithms"])
+    truth = log.true_observation_curve()
+    live("train_job", lambda job: _show(job, truth, c["seed"]))
+    with st.expander("Methods and formulas", expanded=False):
+        for a in c["algorithms"]:
+            info = CATALOG[NAMES[a]]
+            st.markdown(f"**{a}** — {info['cite']}")
+            st.latex(info["latex"])
 
+
+def _log_to_train():
+    """(link spec or None, data set, log): a link's log, else the Simulate page's, else the built-in default —
+    the page says which."""
     session_log = ("log" in st.session_state and "dataset" in st.session_state
                    and "row" in st.session_state["log"].frame)
     link_spec = None
@@ -51,123 +75,108 @@ def main():
         link_spec = default.to_string()
         ds, _, log = memo(("logspec", link_spec), default.simulate)
         st.info(default_note)
-    noise = log.meta.get("click_model", {}).get("noise", 0.1)
-
-    with st.sidebar:
-        st.header("Algorithms")
-        default_algs = [a for a in qp("algorithms", "DLA").split(",") if a in TRAINABLE] or ["DLA"]
-        chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
-                                help="each is trained on the same log; see the formulas below the charts")
-        model = st.radio("ranking model", ["dnn", "linear"], index=0 if qp("model", "dnn", options=("dnn", "linear")) == "dnn" else 1, horizontal=True,
-                         help="DNN = ELU MLP (64, 32); Linear = one affine layer")
-        lr = st.select_slider("learning rate", [0.001, 0.003, 0.01, 0.03, 0.1],
-                              qp("lr", 0.01, float, options=(0.001, 0.003, 0.01, 0.03, 0.1)), help="Adam step size")
-        steps = st.slider("steps", 50, 5000, qp("steps", 600, int, 50, 5000), 50, help="batches of 256 sessions")
-        seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="initialisation and batch order")
-        refs_on = st.checkbox("Naive and Oracle as reference lines", qp("refs", 1, int, 0, 1) == 1,
-                              help="also train raw clicks (Naive, the floor) and true labels (Oracle, the ceiling) "
-                                   "on the same log; drawn dashed")
-        clicks = st.radio("clicks", ["log", "online"], horizontal=True,
-                          index=1 if qp("clicks", "log", options=("log", "online")) == "online" else 0,
-                          help="log: batches drawn from the simulated log; online: fresh clicks from the same click "
-                               "model every step (ULTRA's simulation, used by the LBD paper)")
-        with st.expander("method hyper-parameters"):
-            table3 = st.checkbox("LBD λ and t from the paper's Table 3 for this log's η_c",
-                                 qp("table3", 1, int, 0, 1) == 1,
-                                 help="η_c 0–0.2 → λ 100, t 0.1; 0.3 → 1, 0.1; 0.4–0.5 → 1, 0.3; 0.6 → 1, 0.4 (DNN); "
-                                      "Linear → 10000, 0.1")
-            lam_opts = [0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0]
-            lam = st.select_slider("LBD gradient penalty λ", lam_opts, qp("lam", 100.0, float, options=lam_opts),
-                                   help="Lipschitz decoupling strength (LBD §5)", disabled=table3)
-            t = st.slider("LBD Bernoulli t", 0.0, 0.9, qp("t", 0.1, float, 0.0, 0.9), 0.05,
-                          help="probability of dropping the observation term", disabled=table3)
-            forms = ["official", "paper"]
-            penalty = st.radio("LBD penalty form", forms, forms.index(qp("penalty", "official", options=forms)),
-                               horizontal=True,
-                               help="official: squared norm of the gradient of the batch mean of all heads' raw logits "
-                                    "after dropout (keep 0.1), raw logit added; paper: Σ‖∇ₓσ(h)‖ at the shown position")
-            ips_eta = st.slider("IPS assumed η (misspecification)", 0.0, 2.0, qp("ips_eta", 1.0, float, 0.0, 2.0), 0.1,
-                                help="IPS propensities o_p = v_p^η′; 'true propensities' below overrides")
-            ips_true = st.checkbox("IPS uses the true propensities", qp("ips_true", 1, int, 0, 1) == 1,
-                                   help="off: IPS assumes o_p = v_p^η′ with the η′ above (CLD's RQ4 misspecification)")
-            gamma = st.slider("CLD ρ (γ)", 0.0, 0.9, qp("gamma", 0.5, float, 0.0, 0.9), 0.05,
-                              help="correlation of the CLD Tobit model: the official code (hyz20/CLD) fixes ρ = 0.5, "
-                                   "the paper's text tunes γ in [0.05, 0.30]; 0 = no selection coupling")
-    url_notices()
-    st.query_params.update({"algorithms": ",".join(chosen), "model": model, "lr": str(lr), "steps": str(steps),
-                            "seed": str(seed), "refs": str(int(refs_on)), "clicks": clicks, "table3": str(int(table3)), "lam": str(lam),
-                            "t": str(t), "penalty": penalty, "ips_eta": str(ips_eta), "ips_true": str(int(ips_true)),
-                            "gamma": str(gamma)})
-    if link_spec:
-        st.query_params["log"] = link_spec
-    elif "log" in st.query_params:
-        del st.query_params["log"]
-
-    def start():
-        try:
-            configs = [TrainConfig(algorithm=NAMES[a], model=model, lr=lr, steps=steps, seed=int(seed),
-                                   lbd_lambda=None if table3 else lam, lbd_t=None if table3 else t,
-                                   lbd_penalty=penalty, clicks=clicks, ips_eta=None if ips_true else ips_eta, cld_gamma=gamma,
-                                   eval_every=max(10, steps // 30)) for a in chosen]
-            refs = [r for r in ("Naive", "Oracle") if refs_on and r not in chosen]
-            configs += [TrainConfig(algorithm=NAMES[r], model=model, lr=lr, steps=steps, seed=int(seed),
-                                    clicks=clicks, eval_every=max(10, steps // 30)) for r in refs]
-            st.session_state["train_refs"] = tuple(refs)
-        except ConfigError as e:
-            st.error(f"Check the settings: {escape_markdown(e)}")
-            return None
-        st.session_state["train_steps"] = steps                       # per job: one method each
-        # one pooled job per method; a reproducible log travels as its spec and identical runs are shared
-        return submit_jobs(train_jobs(configs, noise, spec=link_spec, log=log, dataset=ds))
+    return link_spec, ds, log
 
 
-    job_buttons("train_job", "▶ Start training", start, disabled=not chosen)
+def _choices() -> dict:
+    """The sidebar's algorithms, ranker, optimisation and method hyper-parameters (URL keys as keys)."""
+    st.header("Algorithms")
+    default_algs = [a for a in qp("algorithms", "DLA").split(",") if a in TRAINABLE] or ["DLA"]
+    chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
+                            help="each is trained on the same log; see the formulas below the charts")
+    model = st.radio("ranking model", ["dnn", "linear"], index=0 if qp("model", "dnn", options=("dnn", "linear")) == "dnn" else 1, horizontal=True,
+                     help="DNN = ELU MLP (64, 32); Linear = one affine layer")
+    lr = st.select_slider("learning rate", [0.001, 0.003, 0.01, 0.03, 0.1],
+                          qp("lr", 0.01, float, options=(0.001, 0.003, 0.01, 0.03, 0.1)), help="Adam step size")
+    steps = st.slider("steps", 50, 5000, qp("steps", 600, int, 50, 5000), 50, help="batches of 256 sessions")
+    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="initialisation and batch order")
+    refs_on = st.checkbox("Naive and Oracle as reference lines", qp("refs", 1, int, 0, 1) == 1,
+                          help="also train raw clicks (Naive, the floor) and true labels (Oracle, the ceiling) "
+                               "on the same log; drawn dashed")
+    clicks = st.radio("clicks", ["log", "online"], horizontal=True,
+                      index=1 if qp("clicks", "log", options=("log", "online")) == "online" else 0,
+                      help="log: batches drawn from the simulated log; online: fresh clicks from the same click "
+                           "model every step (ULTRA's simulation, used by the LBD paper)")
+    with st.expander("method hyper-parameters"):
+        table3 = st.checkbox("LBD λ and t from the paper's Table 3 for this log's η_c",
+                             qp("table3", 1, int, 0, 1) == 1,
+                             help="η_c 0–0.2 → λ 100, t 0.1; 0.3 → 1, 0.1; 0.4–0.5 → 1, 0.3; 0.6 → 1, 0.4 (DNN); "
+                                  "Linear → 10000, 0.1")
+        lam_opts = [0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0]
+        lam = st.select_slider("LBD gradient penalty λ", lam_opts, qp("lam", 100.0, float, options=lam_opts),
+                               help="Lipschitz decoupling strength (LBD §5)", disabled=table3)
+        t = st.slider("LBD Bernoulli t", 0.0, 0.9, qp("t", 0.1, float, 0.0, 0.9), 0.05,
+                      help="probability of dropping the observation term", disabled=table3)
+        forms = ["official", "paper"]
+        penalty = st.radio("LBD penalty form", forms, forms.index(qp("penalty", "official", options=forms)),
+                           horizontal=True,
+                           help="official: squared norm of the gradient of the batch mean of all heads' raw logits "
+                                "after dropout (keep 0.1), raw logit added; paper: Σ‖∇ₓσ(h)‖ at the shown position")
+        ips_eta = st.slider("IPS assumed η (misspecification)", 0.0, 2.0, qp("ips_eta", 1.0, float, 0.0, 2.0), 0.1,
+                            help="IPS propensities o_p = v_p^η′; 'true propensities' below overrides")
+        ips_true = st.checkbox("IPS uses the true propensities", qp("ips_true", 1, int, 0, 1) == 1,
+                               help="off: IPS assumes o_p = v_p^η′ with the η′ above (CLD's RQ4 misspecification)")
+        gamma = st.slider("CLD ρ (γ)", 0.0, 0.9, qp("gamma", 0.5, float, 0.0, 0.9), 0.05,
+                          help="correlation of the CLD Tobit model: the official code (hyz20/CLD) fixes ρ = 0.5, "
+                               "the paper's text tunes γ in [0.05, 0.30]; 0 = no selection coupling")
+    return {"algorithms": chosen, "model": model, "lr": lr, "steps": steps, "seed": seed, "refs": refs_on,
+            "clicks": clicks, "table3": table3, "lam": lam, "t": t, "penalty": penalty, "ips_eta": ips_eta,
+            "ips_true": ips_true, "gamma": gamma}
 
-    truth = log.true_observation_curve()
+
+def _start(c: dict, noise: float, link_spec, log, ds):
+    steps, model, lr, seed, clicks = c["steps"], c["model"], c["lr"], int(c["seed"]), c["clicks"]
+    try:
+        configs = [TrainConfig(algorithm=NAMES[a], model=model, lr=lr, steps=steps, seed=seed,
+                               lbd_lambda=None if c["table3"] else c["lam"], lbd_t=None if c["table3"] else c["t"],
+                               lbd_penalty=c["penalty"], clicks=clicks,
+                               ips_eta=None if c["ips_true"] else c["ips_eta"], cld_gamma=c["gamma"],
+                               eval_every=max(10, steps // 30)) for a in c["algorithms"]]
+        refs = [r for r in ("Naive", "Oracle") if c["refs"] and r not in c["algorithms"]]
+        configs += [TrainConfig(algorithm=NAMES[r], model=model, lr=lr, steps=steps, seed=seed,
+                                clicks=clicks, eval_every=max(10, steps // 30)) for r in refs]
+        st.session_state["train_refs"] = tuple(refs)
+    except ConfigError as e:
+        st.error(f"Check the settings: {escape_markdown(e)}")
+        return None
+    st.session_state["train_steps"] = steps                       # per job: one method each
+    # one pooled job per method; a reproducible log travels as its spec and identical runs are shared
+    return submit_jobs(train_jobs(configs, noise, spec=link_spec, log=log, dataset=ds))
 
 
-    def show(job):
-        if job is None:
-            st.caption("Press Start: loss, validation nDCG@10 and the estimated observation curve appear here live.")
-            return
-        if queue_note(job):
-            return
-        recs = job.records
-        done_steps, total = training_progress(job, st.session_state.get("train_steps", 1))   # a cached run counts in full
-        st.progress(min(done_steps / total, 1.0), text=f"{job.status} — step {done_steps:,} of {total:,} "
-                                                        f"({job.elapsed:.0f} s)")
-        a, b = st.columns(2)
-        refs = st.session_state.get("train_refs", ())
-        a.plotly_chart(training_curves_figure([r for r in recs if r["algorithm"] not in refs], "loss", "training loss"),
-                       key="live_loss")
-        a.caption("Losses of debiasing methods are re-weighted by their current bias estimate (e.g. DLA's ô₁/ô_p), "
-                  "so they can rise while the estimate sharpens; validation nDCG is the number to watch.")
-        b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10", references=refs),
-                       key="live_ndcg")
-        curves = live_observation_curves(recs, truth)
-        if len(curves) > 1:                                # an estimate beside the truth
-            st.plotly_chart(observation_curve_figure(curves), key="live_obs")
-        if job.error:
-            st.error(f"Training failed — {escape_markdown(job.error)}")
-        elif not job.running and job.result:
-            rows = [{"algorithm": k, **{m: x for m, x in v["metrics"].items() if m != "mcc"}, "steps": v["steps"]}
-                    for k, v in job.result.items()]
-            st.subheader("Test metrics")
-            st.dataframe(pd.DataFrame(rows).rename(columns={"spearman_within_query": "Spearman (within query)"}).round(4),
-                         hide_index=True)
-            st.caption(f"Seed {seed}; nDCG@k excludes queries without a relevant document; Spearman (within query) = "
-                       "rank correlation of the scores with the true relevance inside each query, pooled over queries. "
-                       "MCC (a Pearson correlation of raw scores) is not shown here: listwise scores are fixed only up "
-                       "to a shift per query and on a log scale, so it is not defined for them.")
-
-
-    live("train_job", show)
-
-    with st.expander("Methods and formulas", expanded=False):
-        for a in chosen:
-            info = CATALOG[NAMES[a]]
-            st.markdown(f"**{a}** — {info['cite']}")
-            st.latex(info["latex"])
+def _show(job, truth, seed):
+    if job is None:
+        st.caption("Press Start: loss, validation nDCG@10 and the estimated observation curve appear here live.")
+        return
+    if queue_note(job):
+        return
+    recs = job.records
+    done_steps, total = training_progress(job, st.session_state.get("train_steps", 1))   # a cached run counts in full
+    st.progress(min(done_steps / total, 1.0), text=f"{job.status} — step {done_steps:,} of {total:,} "
+                                                    f"({job.elapsed:.0f} s)")
+    a, b = st.columns(2)
+    refs = st.session_state.get("train_refs", ())
+    a.plotly_chart(training_curves_figure([r for r in recs if r["algorithm"] not in refs], "loss", "training loss"),
+                   key="live_loss")
+    a.caption("Losses of debiasing methods are re-weighted by their current bias estimate (e.g. DLA's ô₁/ô_p), "
+              "so they can rise while the estimate sharpens; validation nDCG is the number to watch.")
+    b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10", references=refs),
+                   key="live_ndcg")
+    curves = live_observation_curves(recs, truth)
+    if len(curves) > 1:                                # an estimate beside the truth
+        st.plotly_chart(observation_curve_figure(curves), key="live_obs")
+    if job.error:
+        st.error(f"Training failed — {escape_markdown(job.error)}")
+    elif not job.running and job.result:
+        rows = [{"algorithm": k, **{m: x for m, x in v["metrics"].items() if m != "mcc"}, "steps": v["steps"]}
+                for k, v in job.result.items()]
+        st.subheader("Test metrics")
+        st.dataframe(pd.DataFrame(rows).rename(columns={"spearman_within_query": "Spearman (within query)"}).round(4),
+                     hide_index=True)
+        st.caption(f"Seed {seed}; nDCG@k excludes queries without a relevant document; Spearman (within query) = "
+                   "rank correlation of the scores with the true relevance inside each query, pooled over queries. "
+                   "MCC (a Pearson correlation of raw scores) is not shown here: listwise scores are fixed only up "
+                   "to a shift per query and on a log scale, so it is not defined for them.")
 
 
 run_page(main)
