@@ -67,10 +67,56 @@ def main():
     st.caption("Check whether the relevance in your own log can be recovered at all: we build its identifiability "
                "graph (Chen et al., ICML 2024) and propose merges or interventions when it is disconnected. "
                "Files are parsed as text or Parquet only — nothing is ever unpickled — and stay in this session.")
-
     with st.expander("Accepted formats"):
         st.markdown("\n".join(f"- **{f.label}**: {f.help}" for f in LOG_FORMATS) + "\n" + ACCEPTED_NOTES)
+    name, data, digest, fmt = _file_and_format()
+    document = st.radio("a document is …", ["auto", "query", "global"], horizontal=True,
+                        format_func=lambda d: _document_label(d, fmt),
+                        help="relevance belongs to a query–document pair in a click log; in an ULTRA folder a "
+                             "document is a feature vector shown by any query (the paper's own check). Choose "
+                             "'alone' only when the same id means the same document under every query")
+    columns, doc_columns, cols = None, None, None
+    if fmt not in TEXT:
+        cols = _stop_on_error(lambda: peek_columns(data, fmt, name))
+        columns, doc_columns = _column_mapping(cols, digest)
+    mapping, doc_cols = tuple(sorted((columns or {}).items())), tuple(doc_columns or ())
+    bias, estimator = _bias_and_estimator(fmt, columns, cols, doc_cols)
+    read_key = (name, digest, fmt, mapping, doc_cols, document)
+    subject, notes, kept = _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bias, read_key)
+    for n in notes:
+        st.info(escape_markdown(n))
+    an = _stop_on_error(lambda: cached_analysis(subject, ("upload", read_key), tuple(bias), estimator),
+                        "We could not analyse the log — ", (ConfigError, DataFormatError, ValueError))
+    rep = an.report
+    st.success(f"Read {rep['n_rows']:,} impressions with {rep['n_clicks']:,} clicks: {len(an.graph.doc):,} distinct "
+               "(document, factor) pairs.")
+    if kept:
+        st.session_state["log"] = subject
+        st.session_state["log_key"] = ("upload", read_key)
+        st.session_state["log_notes"] = tuple(notes)
+        st.session_state.pop("log_spec", None)          # an upload cannot be rebuilt from a link
+    _show_report(an)
+    _downloads(an)
+    if kept:
+        st.caption("The log is now the *current log*: the Identifiability page draws its graph from the same "
+                   "analysis (same verdict, same plan).")
+        _link_identifiability()
+    else:
+        st.caption(f"The log has more than {CURRENT_LOG_MAX_ROWS:,} impressions: it was analysed out of core and is "
+                   "not kept whole in memory, so the other pages keep their current log.")
 
+
+def _stop_on_error(fn, prefix: str = "", errors=(DataFormatError,)):
+    """``fn()``, or its error as one message and the page stops (nothing the user had is lost)."""
+    try:
+        return fn()
+    except errors as e:
+        st.error(prefix + escape_markdown(e))
+        st.stop()
+
+
+def _file_and_format():
+    """(name, bytes, digest, format) of the dropped file(s); the format sniffed, then the user's choice."""
     ups = st.file_uploader("click log", type=None, accept_multiple_files=True,
                            help="one log file (any name: the format is sniffed from the content), or the files of an "
                                 "ULTRA folder dropped together (train.init_list, train.feature, …); size limit set "
@@ -78,57 +124,45 @@ def main():
     if not ups:
         st.info("Drop a file to start. No file? The Simulate page makes one you can download and upload here.")
         st.stop()
-    try:
-        name, data = ultra_files_or_one([(u.name, u.getvalue()) for u in ups])
-    except DataFormatError as e:
-        st.error(escape_markdown(e))
-        st.stop()
+    name, data = _stop_on_error(lambda: ultra_files_or_one([(u.name, u.getvalue()) for u in ups]))
     digest = hashlib.sha256(data).hexdigest()
-    try:
-        fmt_guess = infer_format(data, name)
-    except DataFormatError as e:
-        st.error(escape_markdown(e))
-        st.stop()
+    fmt_guess = _stop_on_error(lambda: infer_format(data, name))
     fmt = st.selectbox("format", FORMATS, index=FORMATS.index(fmt_guess) if fmt_guess in FORMATS else 0,
                        format_func=FORMAT_LABELS.get,
                        help="from the file name when it is telling, else sniffed from the content; change it if wrong")
-    document = st.radio("a document is …", ["auto", "query", "global"], horizontal=True,
-                        format_func=lambda d: _document_label(d, fmt),
-                        help="relevance belongs to a query–document pair in a click log; in an ULTRA folder a "
-                             "document is a feature vector shown by any query (the paper's own check). Choose "
-                             "'alone' only when the same id means the same document under every query")
-    columns, doc_columns = None, None
-    if fmt not in TEXT:
-        try:
-            cols = peek_columns(data, fmt, name)
-        except DataFormatError as e:
-            st.error(escape_markdown(e))
-            st.stop()
-        guess = guess_mapping(cols)
-        st.subheader("Map your columns")
-        mc = st.columns(4)
-        chosen = {}
-        for i, target in enumerate(TARGETS):
-            optional = target in ("session_id", "shown")
-            opts = (["(none)"] if optional or target == "doc_id" else []) + cols
-            default = guess.get(target, "(none)" if "(none)" in opts else cols[min(i, len(cols) - 1)])
-            chosen[target] = mc[i % 4].selectbox(target, opts, index=opts.index(default) if default in opts else 0,
-                                                 key=f"map_{target}_{digest[:16]}",   # a new file starts fresh
-                                                 help="which file column holds " + target)
-        twice = column_chosen_twice(chosen)
-        if twice:
-            st.error(escape_markdown(twice))
-            st.stop()
-        if chosen["doc_id"] == "(none)":
-            doc_columns = st.multiselect("document = these feature columns", cols,
-                                         help="documents with identical values in these columns are one document")
-            if not doc_columns:
-                st.warning("Choose a document column or the feature columns that identify a document.")
-                st.stop()
-        columns = {src: tgt for tgt, src in chosen.items() if src != "(none)" and src != tgt}
+    return name, data, digest, fmt
 
-    mapping = tuple(sorted((columns or {}).items()))
-    doc_cols = tuple(doc_columns or ())
+
+def _column_mapping(cols: list, digest: str):
+    """The user's mapping of file columns onto the log's roles (renames) and, without a doc_id, the feature
+    columns that identify a document."""
+    doc_columns = None
+    guess = guess_mapping(cols)
+    st.subheader("Map your columns")
+    mc = st.columns(4)
+    chosen = {}
+    for i, target in enumerate(TARGETS):
+        optional = target in ("session_id", "shown")
+        opts = (["(none)"] if optional or target == "doc_id" else []) + cols
+        default = guess.get(target, "(none)" if "(none)" in opts else cols[min(i, len(cols) - 1)])
+        chosen[target] = mc[i % 4].selectbox(target, opts, index=opts.index(default) if default in opts else 0,
+                                             key=f"map_{target}_{digest[:16]}",   # a new file starts fresh
+                                             help="which file column holds " + target)
+    twice = column_chosen_twice(chosen)
+    if twice:
+        st.error(escape_markdown(twice))
+        st.stop()
+    if chosen["doc_id"] == "(none)":
+        doc_columns = st.multiselect("document = these feature columns", cols,
+                                     help="documents with identical values in these columns are one document")
+        if not doc_columns:
+            st.warning("Choose a document column or the feature columns that identify a document.")
+            st.stop()
+    columns = {src: tgt for tgt, src in chosen.items() if src != "(none)" and src != tgt}
+    return columns, doc_columns
+
+
+def _bias_and_estimator(fmt: str, columns, cols, doc_cols: tuple):
     if fmt in TEXT:
         available = list(TEXT_COLUMNS[fmt])
     else:
@@ -146,35 +180,31 @@ def main():
                                           "em": "position-based model fitted by EM"}.get,
                              help="observation is estimated inside each connected component of the IG, normalised "
                                   "there; 90 % intervals from 100 document-bootstrap resamples")
-    read_key = (name, digest, fmt, mapping, doc_cols, document)
+    return bias, estimator
+
+
+def _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bias, read_key):
+    """(what is analysed, its notes, kept): the kept log when it is small enough to keep whole — every number on
+    the page is then the kept log's (one log, one truth) — else the out-of-core count table."""
     try:
         with st.spinner("Reading the log (DuckDB, out of core) …"):
             table = memo(("counts", read_key, tuple(bias)),
                          lambda: ingest(data, fmt, bias=bias, columns=dict(mapping) or None, document=document,
                                         doc_columns=list(doc_cols) or None, memory_limit=DUCKDB_MEMORY,
                                         name=name, max_pairs=UPLOAD_MAX_PAIRS))
-        subject, notes, kept = table, list(table.notes), table.n_rows <= CURRENT_LOG_MAX_ROWS
-        if kept:              # small enough to keep whole: every number below is the kept log's (one log, one truth)
-            subject, notes = _read(name, digest, data, fmt, mapping, doc_cols, document)
+        if table.n_rows > CURRENT_LOG_MAX_ROWS:
+            return table, list(table.notes), False
+        subject, notes = _read(name, digest, data, fmt, mapping, doc_cols, document)
+        return subject, notes, True
     except (DataFormatError, ConfigError) as e:
         st.error(f"We could not read the log — {escape_markdown(e)}. "
                  + ("Your current log is unchanged." if "log" in st.session_state else ""))
         st.stop()
-    for n in notes:
-        st.info(escape_markdown(n))
-    try:
-        an = cached_analysis(subject, ("upload", read_key), tuple(bias), estimator)
-    except (ConfigError, DataFormatError, ValueError) as e:
-        st.error(f"We could not analyse the log — {escape_markdown(e)}")
-        st.stop()
+
+
+def _show_report(an) -> None:
+    """Verdict metrics, the report, the components and the position-bias curve per component."""
     rep = an.report
-    st.success(f"Read {rep['n_rows']:,} impressions with {rep['n_clicks']:,} clicks: {len(an.graph.doc):,} distinct "
-               "(document, factor) pairs.")
-    if kept:
-        st.session_state["log"] = subject
-        st.session_state["log_key"] = ("upload", read_key)
-        st.session_state["log_notes"] = tuple(notes)
-        st.session_state.pop("log_spec", None)          # an upload cannot be rebuilt from a link
     c = st.columns(4)
     c[0].metric("bias factors", f"{rep['n_nodes']:,}")
     c[1].metric("components", f"{rep['n_components']:,}")
@@ -199,19 +229,15 @@ def main():
             st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True, height=220)
         else:
             st.info("No position-bias curve can be estimated from this log: the notes above say why.")
-    st.download_button("Download the report (JSON)", json.dumps(rep, default=str, indent=1), "identifiability.json",
-                       mime="application/json")
+
+
+def _downloads(an) -> None:
+    st.download_button("Download the report (JSON)", json.dumps(an.report, default=str, indent=1),
+                       "identifiability.json", mime="application/json")
     plan = plan_table(an)
     if len(plan):
         st.download_button("Download the plan (CSV)", plan.to_csv(index=False), "repair_plan.csv", mime="text/csv",
                            help="every proposed merge and intervention with its cost, in the log's own ids")
-    if kept:
-        st.caption("The log is now the *current log*: the Identifiability page draws its graph from the same "
-                   "analysis (same verdict, same plan).")
-        _link_identifiability()
-    else:
-        st.caption(f"The log has more than {CURRENT_LOG_MAX_ROWS:,} impressions: it was analysed out of core and is "
-                   "not kept whole in memory, so the other pages keep their current log.")
 
 
 run_page(main)
