@@ -155,8 +155,27 @@ def main():
         _init(k.key, _from_url(k, datasets))
     _init("pg_present", qp("present", 0, int, 0, 1) == 1)
     _pin_knobs()
-
     present = st.session_state["pg_present"]
+    charts, story_box, verdict_box = _layout(present, presets, datasets)
+    settings = settings_from_state(st.session_state)
+    preset = next((p for p in PRESETS if p.name == st.session_state["pg_preset"]), None)
+    st.query_params.update({"preset": st.session_state["pg_preset"],          # state → URL, the same loop
+                            **{k.query: k.to_url(st.session_state[k.key]) for k in KNOBS},
+                            "present": str(int(st.session_state["pg_present"]))})
+    with charts:
+        url_notices()
+    changed = True
+    if preset is not None:
+        changed = any(getattr(settings, k) != v for k, v in preset.changes.items())
+        story_box.caption(f"**{preset.name}**{' (knobs moved since)' if changed else ''} — {preset.story} "
+                          f"*{preset.cite}*.")
+    with charts:
+        _charts(settings, preset, changed, present, verdict_box)
+
+
+def _layout(present: bool, presets: list, datasets: list):
+    """(charts, story box, verdict box): on a projector the charts take the screen and the knobs open from one
+    button; else the knobs sit beside the charts and the run settings in the sidebar."""
     if present:                  # projector: the charts take the screen, the knobs open from one button
         st.markdown(PRESENT_CSS, unsafe_allow_html=True)
         top, story_box = st.columns([1.25, 3.0], vertical_alignment="center")
@@ -185,105 +204,102 @@ def main():
             _run_knobs(datasets)
         story_box = charts
 
-    tile = (lambda fig: compact(fig, height=PRESENT_TILE, title_size=17, font_size=13)) if present else compact
-    settings = settings_from_state(st.session_state)
-    preset = next((p for p in PRESETS if p.name == st.session_state["pg_preset"]), None)
-    st.query_params.update({"preset": st.session_state["pg_preset"],          # state → URL, the same loop
-                            **{k.query: k.to_url(st.session_state[k.key]) for k in KNOBS},
-                            "present": str(int(st.session_state["pg_present"]))})
+    return charts, story_box, verdict_box
 
+
+def _tile(present: bool):
+    return (lambda fig: compact(fig, height=PRESENT_TILE, title_size=17, font_size=13)) if present else compact
+
+
+def _charts(settings, preset, changed: bool, present: bool, verdict_box) -> None:
+    """The log's CTR tile, the live curves, the live observation estimate, the IG verdict and the results table."""
     spec = settings.log_spec()
-    with charts:
-        url_notices()
-    changed = True
-    if preset is not None:
-        changed = any(getattr(settings, k) != v for k, v in preset.changes.items())
-        story_box.caption(f"**{preset.name}**{' (knobs moved since)' if changed else ''} — {preset.story} "
-                          f"*{preset.cite}*.")
-    with charts:
-        with st.spinner("Simulating clicks …"):
-            ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
-        if st.session_state.get("pg_running_settings") != settings:      # a knob moved: restart
-            release_job(st.session_state.get("pg_job"))   # stops it unless another visitor shares it
-            st.session_state["pg_job"] = submit_jobs(settings.jobs())        # one pooled job per method
-            st.session_state["pg_running_settings"] = settings
-        view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
-        ctr_fig = job_figure(None, ("pg-ctr", spec.to_string(), present),
-                             lambda: tile(ctr_by_position_figure(view["ctr"], view["observation"])), 0)
-        ig = view["verdict"]
-        refs = ("Naive", "Oracle")
-        n_methods = len(settings.train_configs())
+    with st.spinner("Simulating clicks …"):
+        ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
+    if st.session_state.get("pg_running_settings") != settings:      # a knob moved: restart
+        release_job(st.session_state.get("pg_job"))   # stops it unless another visitor shares it
+        st.session_state["pg_job"] = submit_jobs(settings.jobs())        # one pooled job per method
+        st.session_state["pg_running_settings"] = settings
+    view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
+    ctr_fig = job_figure(None, ("pg-ctr", spec.to_string(), present),
+                         lambda: _tile(present)(ctr_by_position_figure(view["ctr"], view["observation"])), 0)
+    n_methods = len(settings.train_configs())
+    top_l, top_r = st.columns(2)
+    bot_l, bot_r = st.columns(2)
+    top_l.plotly_chart(ctr_fig, key="pg_ctr")          # fixed for this log: drawn once, not polled
+    with top_r:
+        live("pg_job", lambda job: _show_curves(_first_seed(job, n_methods), present))
+    with bot_l:
+        live("pg_job", lambda job: _show_observation(_first_seed(job, n_methods), present, view["truth"]))
+    with verdict_box or bot_r:
+        _verdict(view["verdict"], present)
+    with bot_r:
+        live("pg_job", lambda job: _show_status(job, settings, preset, changed))
 
-        def first_seed(job):                               # the curves show the first seed's runs
-            return JobGroup(job.jobs[:n_methods]) if job is not None and hasattr(job, "jobs") else job
 
-        top_l, top_r = st.columns(2)
-        bot_l, bot_r = st.columns(2)
-        top_l.plotly_chart(ctr_fig, key="pg_ctr")          # fixed for this log: drawn once, not polled
+def _first_seed(job, n_methods: int):
+    """The curves show the first seed's runs."""
+    return JobGroup(job.jobs[:n_methods]) if job is not None and hasattr(job, "jobs") else job
 
-        def show_curves(job):                              # the live parts, each its own small fragment
-            job = first_seed(job)
-            recs = job.records if job is not None else []
-            fig = job_figure(job, f"pg-curves-{present}", lambda: tile(training_curves_figure(
-                recs, "valid_ndcg@3", "validation nDCG@3 (live)", references=refs)).update_yaxes(title_text="nDCG@3"),
-                len(recs))                                 # the title names the split: a short axis title
-            st.plotly_chart(fig, key="pg_curves")
 
-        def show_observation(job):
-            job = first_seed(job)
-            recs = job.records if job is not None else []
-            obs = live_observation_curves(recs, view["truth"])
-            if len(obs) > 1:                               # an estimate beside the truth
-                st.plotly_chart(job_figure(job, f"pg-obs-{present}", lambda: tile(observation_curve_figure(obs)),
-                                           len(recs)), key="pg_obs")
+def _show_curves(job, present: bool) -> None:                 # the live parts, each its own small fragment
+    recs = job.records if job is not None else []
+    fig = job_figure(job, f"pg-curves-{present}", lambda: _tile(present)(training_curves_figure(
+        recs, "valid_ndcg@3", "validation nDCG@3 (live)", references=("Naive", "Oracle"))
+    ).update_yaxes(title_text="nDCG@3"), len(recs))           # the title names the split: a short axis title
+    st.plotly_chart(fig, key="pg_curves")
 
-        def show_status(job):
-            if job is None:
-                return
-            if job.error:
-                st.error(f"Training failed — {escape_markdown(job.error)}")
-                return
-            if queue_note(job):
-                return
-            runs = seed_runs(settings, [j.result for j in job.jobs] if hasattr(job, "jobs") else [job.result])
-            if job.running:
-                done, total = training_progress(job, settings.steps)      # every seed's jobs, cached ones in full
-                others = getattr(job, "watchers", 0)          # visitors sharing this very run (identical settings)
-                st.progress(min(done / total, 1.0), text=f"training — step {done:,} of {total:,} "
-                                                          f"({job.elapsed:.0f} s)"
-                                                          + (f" · shared by {others} visitors" if others > 1 else ""))
-            if len(runs):
-                n = runs["seed"].nunique()
-                st.dataframe(seed_table(runs), hide_index=True, row_height=28)
-                if n == 1 and settings.seeds > 1:      # mid-run: the other seeds are still training
-                    st.caption(f"Test nDCG, 1 of {settings.seeds} seeds in (seed {runs['seed'].iloc[0]}): the 90 % "
-                               "intervals appear once two seeds have finished.")
-                elif n == 1:
-                    st.caption(f"Test nDCG, one seed ({runs['seed'].iloc[0]}): gaps under ≈ 0.02 are seed noise "
-                               "(raise *seeds* for intervals).")
-                else:
-                    text = f"Test nDCG@3, mean and 90 % t-interval over {n} of {settings.seeds} seeds."
-                    if preset is not None and not changed and n == settings.seeds:     # read once all are in
-                        text += " Claim " + " · ".join(
-                            f"{r.claim.replace(' on nDCG@3', '')}: **{r.verdict}** ({r.mean_diff:+.3f} "
-                            f"[{r.lo:+.3f}, {r.hi:+.3f}])" for r in check_claims(runs, preset.claims).itertuples())
-                        text += f" ({VERDICT_RULE_SHORT})."
-                    st.caption(text)
-            if preset is not None and (changed or len(runs) == 0 or runs["seed"].nunique() < settings.seeds):
-                st.caption("Claim: " + "; ".join(c.text for c in preset.claims)
-                           + f" — read over {PRESET_SEEDS} seeds, as the project's tests check it")
 
-        with top_r:
-            live("pg_job", show_curves)
-        with bot_l:
-            live("pg_job", show_observation)
-        with verdict_box or bot_r:
-            head = f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}**"
-            (st.success if ig["identifiable"] else st.warning)(       # one line on a projector
-                f"{head} — {'identifiable' if ig['identifiable'] else 'not identifiable'}" if present else
-                f"{head} over {ig['factors']} — " + (f"not identifiable. {ig['hint']}" if ig["hint"] else f"{ig['short']}."))
-        with bot_r:
-            live("pg_job", show_status)
+def _show_observation(job, present: bool, truth) -> None:
+    recs = job.records if job is not None else []
+    obs = live_observation_curves(recs, truth)
+    if len(obs) > 1:                               # an estimate beside the truth
+        st.plotly_chart(job_figure(job, f"pg-obs-{present}", lambda: _tile(present)(observation_curve_figure(obs)),
+                                   len(recs)), key="pg_obs")
+
+
+def _verdict(ig: dict, present: bool) -> None:
+    head = f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}**"
+    (st.success if ig["identifiable"] else st.warning)(       # one line on a projector
+        f"{head} — {'identifiable' if ig['identifiable'] else 'not identifiable'}" if present else
+        f"{head} over {ig['factors']} — " + (f"not identifiable. {ig['hint']}" if ig["hint"] else f"{ig['short']}."))
+
+
+def _show_status(job, settings, preset, changed: bool):
+    if job is None:
+        return
+    if job.error:
+        st.error(f"Training failed — {escape_markdown(job.error)}")
+        return
+    if queue_note(job):
+        return
+    runs = seed_runs(settings, [j.result for j in job.jobs] if hasattr(job, "jobs") else [job.result])
+    if job.running:
+        done, total = training_progress(job, settings.steps)      # every seed's jobs, cached ones in full
+        others = getattr(job, "watchers", 0)          # visitors sharing this very run (identical settings)
+        st.progress(min(done / total, 1.0), text=f"training — step {done:,} of {total:,} "
+                                                  f"({job.elapsed:.0f} s)"
+                                                  + (f" · shared by {others} visitors" if others > 1 else ""))
+    if len(runs):
+        n = runs["seed"].nunique()
+        st.dataframe(seed_table(runs), hide_index=True, row_height=28)
+        if n == 1 and settings.seeds > 1:      # mid-run: the other seeds are still training
+            st.caption(f"Test nDCG, 1 of {settings.seeds} seeds in (seed {runs['seed'].iloc[0]}): the 90 % "
+                       "intervals appear once two seeds have finished.")
+        elif n == 1:
+            st.caption(f"Test nDCG, one seed ({runs['seed'].iloc[0]}): gaps under ≈ 0.02 are seed noise "
+                       "(raise *seeds* for intervals).")
+        else:
+            text = f"Test nDCG@3, mean and 90 % t-interval over {n} of {settings.seeds} seeds."
+            if preset is not None and not changed and n == settings.seeds:     # read once all are in
+                text += " Claim " + " · ".join(
+                    f"{r.claim.replace(' on nDCG@3', '')}: **{r.verdict}** ({r.mean_diff:+.3f} "
+                    f"[{r.lo:+.3f}, {r.hi:+.3f}])" for r in check_claims(runs, preset.claims).itertuples())
+                text += f" ({VERDICT_RULE_SHORT})."
+            st.caption(text)
+    if preset is not None and (changed or len(runs) == 0 or runs["seed"].nunique() < settings.seeds):
+        st.caption("Claim: " + "; ".join(c.text for c in preset.claims)
+                   + f" — read over {PRESET_SEEDS} seeds, as the project's tests check it")
 
 
 run_page(main)
