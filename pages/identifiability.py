@@ -28,8 +28,6 @@ def _prob(n, x, contexts, positions, trials, seed):
     return probability_table(n, x, contexts, positions, trials, seed)
 
 
-
-
 def _describe(source: str, key, builtin: str, current: str) -> str:
     """Which log the page shows, in words (an upload by its file name)."""
     if source == builtin:
@@ -54,84 +52,119 @@ def main():
     st.caption("Chen et al., *Identifiability Matters* (ICML 2024): relevance is recoverable up to scale **iff** "
                "the identifiability graph (IG) over bias factors is connected (Theorem 1). Nodes are bias factors; "
                "two factors are linked when one document was shown with both.")
-
-    linked = linked_log()
-    lost_log = False
     with st.sidebar:
         st.header("Log")
-        builtin, current, from_link = "built-in: fully synthetic", "current log (Simulate / Upload page)", "the log this link names"
-        options = [builtin] + ([from_link] if linked is not None else []) + ([current] if "log" in st.session_state else [])
-        has_current = "log" in st.session_state
-        asked = qp("source", "link" if linked is not None else "current" if has_current else "builtin",
-                   options=("builtin", "current", "link"))
-        want = {"builtin": builtin, "current": current, "link": from_link}.get(asked, builtin)
-        if want == current and current not in options and linked is not None:
-            want = from_link                  # a shared link to a simulated log, opened in a new session
-        elif want == current and not has_current:
-            lost_log = True                   # e.g. an upload from another session: it cannot be rebuilt from a link
-        source = st.radio("source", options, options.index(want) if want in options else 0,
-                          help="fully synthetic one-hot data with K components (a teaching version of the paper's "
-                               "App. C.1 data: dense position blocks, uniform labels — the presets below use the "
-                               "paper's own layouts), a log that a shared link names, or the log made on the "
-                               "Simulate or Upload page")
-        params = {"source": {builtin: "builtin", current: "current", from_link: "link"}[source]}
-        link_spec = None
-        if source == builtin:
-            k = st.slider("components K", 1, 5, qp("k", 2, int, 1, 5),
-                          help="positions are cut into K blocks that never share a document")
-            session_opts = [20_000, 50_000, 100_000, 300_000]
-            sessions = st.select_slider("sessions", session_opts, qp("sessions", 100_000, int, options=session_opts),
-                                        help="more sessions give more clicks per (document, position)")
-            seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the data and the clicks")
-            ds, log = _builtin(k, sessions, int(seed))
-            key = ("builtin", k, sessions, int(seed))
-            lists = (ds.train.labels, ds.train.offsets, ds.train.doc_ids)
-            params.update(k=k, sessions=sessions, seed=int(seed))
-        elif source == from_link:
-            link_spec, _, log = linked
-            key = ("logspec", link_spec)
-            lists = None
-        else:
-            log = st.session_state["log"]
-            key = st.session_state.get("log_key") or log_digest(log)
-            lists = None
-            link_spec = session_log_spec()     # a simulated log: a link rebuilds it in another session
-        candidates = [c for c in log.frame.columns if c not in ("session_id", "doc_id", "click", "shown", "row",
-                                                                "true_relevance", "true_observation", "label",
-                                                                "doc_key", "query_key")]
-        default = [c for c in log.bias_columns if c in candidates] or candidates[:1]
-        if "bias" in st.query_params:
-            asked = [c for c in st.query_params["bias"].split(",") if c]
-            default = [c for c in asked if c in candidates] or default
-        bias = st.multiselect("bias factor columns", candidates, default,
-                              help="a bias factor is the tuple of these columns (e.g. context × position)")
-        teach = st.toggle("teaching mode: predict before you see", qp("teach", 0, int, 0, 1) == 1,
-                          help="hide the verdict until you have guessed")
+        src = _source_choice(linked_log())
+        bias, teach = _bias_choice(src["log"])
     url_notices()
-    if lost_log:
-        st.warning("This link names the current log of another session (an upload, or a log without a "
-                   "reproducible spec): it cannot be rebuilt here, so the page shows the built-in fully synthetic "
-                   "data instead. Upload the file on the Upload page to see its graph.")
-    st.caption("Showing: " + escape_markdown(_describe(source, key, builtin, current)))
-    if source == current:
-        for note in st.session_state.get("log_notes", ()):      # what the reader dropped or repaired
-            st.caption("Reading the log: " + escape_markdown(note))
+    _say_what_is_shown(src)
     st.query_params.clear()
-    st.query_params.update({k: str(v) for k, v in params.items()})
+    st.query_params.update({k: str(v) for k, v in src["params"].items()})
     st.query_params.update({"bias": ",".join(bias), "teach": str(int(teach))})
-    if link_spec:
-        st.query_params["log"] = link_spec
-
+    if src["link_spec"]:
+        st.query_params["log"] = src["link_spec"]
     if not bias:
         st.warning("Pick at least one bias-factor column in the sidebar.")
         st.stop()
+    log, key = src["log"], src["key"]
     try:
         an = cached_analysis(log, key, tuple(bias))
     except (ConfigError, DataFormatError, ValueError) as e:
         st.error(f"Cannot build the graph: {escape_markdown(e)}")
         st.stop()
-    rep, g = an.report, an.graph
+    rep = an.report
+    reveal = _verdict(rep, bias, key, teach)
+    c = st.columns(4)
+    c[0].metric("bias factors (nodes)", f"{rep['n_nodes']:,}")
+    c[1].metric("components", f"{rep['n_components']:,}" if reveal else "?")
+    c[2].metric("largest component", f"{rep['largest_share']:.0%}" if reveal else "?")
+    c[3].metric("documents", f"{rep['n_documents']:,}")
+    if reveal:
+        _graph(an)
+        _curves(an, log, key, bias)
+        _plans(an)
+        if log.has_truth:
+            _before_after(an, log, key, bias, src["lists"])
+    st.divider()
+    _k_sweep_preset()
+    _repairs_preset()
+    st.divider()
+    _contexts_section()
 
+
+def _source_choice(linked) -> dict:
+    """The sidebar's log: built-in data, a link's log or the current log (Simulate / Upload), with its cache key,
+    its ranked lists (built-in only), the link that rebuilds it and the URL parameters."""
+    lost_log = False
+    builtin, current, from_link = "built-in: fully synthetic", "current log (Simulate / Upload page)", "the log this link names"
+    options = [builtin] + ([from_link] if linked is not None else []) + ([current] if "log" in st.session_state else [])
+    has_current = "log" in st.session_state
+    asked = qp("source", "link" if linked is not None else "current" if has_current else "builtin",
+               options=("builtin", "current", "link"))
+    want = {"builtin": builtin, "current": current, "link": from_link}.get(asked, builtin)
+    if want == current and current not in options and linked is not None:
+        want = from_link                  # a shared link to a simulated log, opened in a new session
+    elif want == current and not has_current:
+        lost_log = True                   # e.g. an upload from another session: it cannot be rebuilt from a link
+    source = st.radio("source", options, options.index(want) if want in options else 0,
+                      help="fully synthetic one-hot data with K components (a teaching version of the paper's "
+                           "App. C.1 data: dense position blocks, uniform labels — the presets below use the "
+                           "paper's own layouts), a log that a shared link names, or the log made on the "
+                           "Simulate or Upload page")
+    params = {"source": {builtin: "builtin", current: "current", from_link: "link"}[source]}
+    link_spec = None
+    if source == builtin:
+        k = st.slider("components K", 1, 5, qp("k", 2, int, 1, 5),
+                      help="positions are cut into K blocks that never share a document")
+        session_opts = [20_000, 50_000, 100_000, 300_000]
+        sessions = st.select_slider("sessions", session_opts, qp("sessions", 100_000, int, options=session_opts),
+                                    help="more sessions give more clicks per (document, position)")
+        seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the data and the clicks")
+        ds, log = _builtin(k, sessions, int(seed))
+        key = ("builtin", k, sessions, int(seed))
+        lists = (ds.train.labels, ds.train.offsets, ds.train.doc_ids)
+        params.update(k=k, sessions=sessions, seed=int(seed))
+    elif source == from_link:
+        link_spec, _, log = linked
+        key = ("logspec", link_spec)
+        lists = None
+    else:
+        log = st.session_state["log"]
+        key = st.session_state.get("log_key") or log_digest(log)
+        lists = None
+        link_spec = session_log_spec()     # a simulated log: a link rebuilds it in another session
+    return {"source": source, "builtin": builtin, "current": current, "log": log, "key": key, "lists": lists,
+            "link_spec": link_spec, "params": params, "lost_log": lost_log}
+
+
+def _bias_choice(log):
+    candidates = [c for c in log.frame.columns if c not in ("session_id", "doc_id", "click", "shown", "row",
+                                                            "true_relevance", "true_observation", "label",
+                                                            "doc_key", "query_key")]
+    default = [c for c in log.bias_columns if c in candidates] or candidates[:1]
+    if "bias" in st.query_params:
+        asked = [c for c in st.query_params["bias"].split(",") if c]
+        default = [c for c in asked if c in candidates] or default
+    bias = st.multiselect("bias factor columns", candidates, default,
+                          help="a bias factor is the tuple of these columns (e.g. context × position)")
+    teach = st.toggle("teaching mode: predict before you see", qp("teach", 0, int, 0, 1) == 1,
+                      help="hide the verdict until you have guessed")
+    return bias, teach
+
+
+def _say_what_is_shown(src: dict) -> None:
+    if src["lost_log"]:
+        st.warning("This link names the current log of another session (an upload, or a log without a "
+                   "reproducible spec): it cannot be rebuilt here, so the page shows the built-in fully synthetic "
+                   "data instead. Upload the file on the Upload page to see its graph.")
+    st.caption("Showing: " + escape_markdown(_describe(src["source"], src["key"], src["builtin"], src["current"])))
+    if src["source"] == src["current"]:
+        for note in st.session_state.get("log_notes", ()):      # what the reader dropped or repaired
+            st.caption("Reading the log: " + escape_markdown(note))
+
+
+def _verdict(rep: dict, bias: list, key, teach: bool) -> bool:
+    """The verdict, after a guess in teaching mode; True once it is shown."""
     reveal = True
     if teach:
         revealed_for = st.session_state.get("ig_revealed")
@@ -155,126 +188,135 @@ def main():
         if alt and alt["changes_verdict"]:
             st.info("The verdict depends on what a document is: " + escape_markdown(alt["message"].replace(
                 f"use {alt['flag']}", "choose the other key on the Upload page")))
-    c = st.columns(4)
-    c[0].metric("bias factors (nodes)", f"{rep['n_nodes']:,}")
-    c[1].metric("components", f"{rep['n_components']:,}" if reveal else "?")
-    c[2].metric("largest component", f"{rep['largest_share']:.0%}" if reveal else "?")
-    c[3].metric("documents", f"{rep['n_documents']:,}")
+    return reveal
 
-    if reveal:
-        show_m = st.checkbox("show proposed merges", True, help="node merging (§4.2): closest factors across components, "
-                                                               "joined by a minimum spanning tree")
-        show_i = st.checkbox("show proposed interventions", an.intervention_plan is not None,
-                             disabled=an.intervention_plan is None,
-                             help="node intervention (§4.1): swap one document into another component, K − 1 swaps")
-        view = g.display_graph()
-        merges = an.merge_plan.pairs if show_m and an.merge_plan else None
-        swaps = an.intervention_plan.swaps if show_i and an.intervention_plan else None
-        drawing = st.radio("graph view", ["interactive", "static"], horizontal=True, key="ig_view",
-                           format_func={"interactive": "interactive (drag; ctrl + wheel zooms)",
-                                        "static": "static (plotly: PNG export from its toolbar)"}.get,
-                           help="interactive: vis-network via pyvis, inlined, works offline; static: the same graph "
-                                "drawn by plotly")
-        if drawing == "interactive":
-            # the page is ours: user labels sit only inside pyvis' tojson-escaped data (see the factory)
-            st.iframe(identifiability_graph_html(view, merges, swaps, height=GRAPH_PX), height=GRAPH_PX)  # card = frame
-        else:
-            st.plotly_chart(identifiability_graph_figure(view, merges, swaps), key="ig_graph")
-        st.caption("Drawing rule: up to 150 factors are drawn with their IG edges (at most 600, sampled); larger "
-                   "graphs are drawn with each component contracted to one node, the 149 largest kept and the rest "
-                   "pooled as 'other'.")
-        left, right = st.columns(2)
-        with left:
-            st.subheader("Components")
-            comps = g.components_table()
-            st.dataframe(comps, hide_index=True, height="auto" if len(comps) <= 5 else 250)
-        with right:
-            st.plotly_chart(component_sizes_figure(g.sizes), key="sizes")
-        st.subheader("Position bias per component")
-        st.caption("Observation is identifiable only up to one scale per connected component: each curve is "
-                   "normalised within its component (Agarwal et al., WSDM 2019, intervention harvesting; or a "
-                   "position-based model fitted by EM), with 90 % document-bootstrap bands.")
-        est = st.selectbox("estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"), key="ig_estimator",
-                           help="pivot one / adjacent chain / all pairs: click-rate ratios of documents shown at two "
-                                "factors; em: r·o fitted by expectation–maximisation")
-        try:
-            curves_an = cached_analysis(log, key, tuple(bias), est)
-        except (ConfigError, ValueError) as e:
-            st.info(f"No curve: {escape_markdown(e)}")
-            curves_an = None
-        if curves_an is not None:
-            pb = curves_an.report["position_bias"]
-            import pandas as pd
-            curves = pd.DataFrame(pb["curves"])
-            for note in pb["notes"]:
-                st.caption(escape_markdown(note))
-            if len(curves):
-                truth = log.true_observation_curve() if list(bias) == ["position"] and log.has_truth else None
-                st.plotly_chart(bias_curves_figure(curves, truth if g.n_components == 1 else None), key="ig_bias")
-        if an.merge_plan is not None and len(an.merge_plan.pairs):
-            st.subheader("Proposed merges")
-            st.latex(formula_lines(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2",
-                                   r"b = [\text{context vector},\ 10\,p]\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}"))
-            st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]].round(6), hide_index=True,
-                         height=_plan_height(an.merge_plan.pairs))
-        if an.intervention_plan is not None and len(an.intervention_plan.swaps):
-            st.subheader("Proposed interventions")
-            st.latex(formula_lines(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
-                                   r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')}", r"\text{(§4.1, eq. 3)}"))
-            st.dataframe(an.interventions.round(6),
-                         hide_index=True, height=_plan_height(an.intervention_plan.swaps))
-        elif "intervention_skipped" in rep:
-            st.info(rep["intervention_skipped"])
-        plan = plan_table(an)
-        if len(plan):
-            st.download_button("Download the plan (CSV)", plan.to_csv(index=False), "repair_plan.csv", mime="text/csv",
-                               help="every proposed merge and intervention with its cost, in the log's own ids")
 
-        if log.has_truth:
-            st.subheader("Before / after: embedding DLA with and without repair")
-            if st.button("Train DLA (3 bootstrap replicates)",
-                         help="embedding DLA (closed-form alternating updates) without repair, after node "
-                              "merging and after node intervention, each on 3 bootstrap replicates of the log's "
-                              "sessions (DLA to convergence is deterministic: replicates show the data's "
-                              "uncertainty)"):
-                table, curves = compare_repairs(log, an, *(lists if lists else (None, None, None)))
-                st.session_state["repairs"] = (key, tuple(bias), table, curves)
-            if st.session_state.get("repairs", (None,))[0] == key and st.session_state["repairs"][1] == tuple(bias):
-                _, _, table, curves = st.session_state["repairs"]
-                metrics = [m for m in ("mcc", "ndcg@10") if m in table]
-                summ = summarise(table, "strategy", metrics)
-                cols = st.columns(len(metrics))
-                for col, m in zip(cols, metrics):
-                    col.plotly_chart(interval_bar_figure(summ, "strategy", m, f"{m} (mean, 90 % t-interval, 3 replicates)"),
-                                     key=f"rep_{m}")
-                if list(bias) == ["position"]:
-                    truth = log.true_observation_curve()
-                    st.plotly_chart(observation_curve_figure({**curves, "truth": truth}), key="rep_curve")
-                st.dataframe(table, hide_index=True)
+def _graph(an) -> None:
+    """The IG drawn (interactive or static) with the proposed merges and swaps, and the components."""
+    g = an.graph
+    show_m = st.checkbox("show proposed merges", True, help="node merging (§4.2): closest factors across components, "
+                                                           "joined by a minimum spanning tree")
+    show_i = st.checkbox("show proposed interventions", an.intervention_plan is not None,
+                         disabled=an.intervention_plan is None,
+                         help="node intervention (§4.1): swap one document into another component, K − 1 swaps")
+    view = g.display_graph()
+    merges = an.merge_plan.pairs if show_m and an.merge_plan else None
+    swaps = an.intervention_plan.swaps if show_i and an.intervention_plan else None
+    drawing = st.radio("graph view", ["interactive", "static"], horizontal=True, key="ig_view",
+                       format_func={"interactive": "interactive (drag; ctrl + wheel zooms)",
+                                    "static": "static (plotly: PNG export from its toolbar)"}.get,
+                       help="interactive: vis-network via pyvis, inlined, works offline; static: the same graph "
+                            "drawn by plotly")
+    if drawing == "interactive":
+        # the page is ours: user labels sit only inside pyvis' tojson-escaped data (see the factory)
+        st.iframe(identifiability_graph_html(view, merges, swaps, height=GRAPH_PX), height=GRAPH_PX)  # card = frame
+    else:
+        st.plotly_chart(identifiability_graph_figure(view, merges, swaps), key="ig_graph")
+    st.caption("Drawing rule: up to 150 factors are drawn with their IG edges (at most 600, sampled); larger "
+               "graphs are drawn with each component contracted to one node, the 149 largest kept and the rest "
+               "pooled as 'other'.")
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Components")
+        comps = g.components_table()
+        st.dataframe(comps, hide_index=True, height="auto" if len(comps) <= 5 else 250)
+    with right:
+        st.plotly_chart(component_sizes_figure(g.sizes), key="sizes")
 
-    st.divider()
+
+def _curves(an, log, key, bias: list) -> None:
+    g = an.graph
+    st.subheader("Position bias per component")
+    st.caption("Observation is identifiable only up to one scale per connected component: each curve is "
+               "normalised within its component (Agarwal et al., WSDM 2019, intervention harvesting; or a "
+               "position-based model fitted by EM), with 90 % document-bootstrap bands.")
+    est = st.selectbox("estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"), key="ig_estimator",
+                       help="pivot one / adjacent chain / all pairs: click-rate ratios of documents shown at two "
+                            "factors; em: r·o fitted by expectation–maximisation")
+    try:
+        curves_an = cached_analysis(log, key, tuple(bias), est)
+    except (ConfigError, ValueError) as e:
+        st.info(f"No curve: {escape_markdown(e)}")
+        curves_an = None
+    if curves_an is not None:
+        pb = curves_an.report["position_bias"]
+        import pandas as pd
+        curves = pd.DataFrame(pb["curves"])
+        for note in pb["notes"]:
+            st.caption(escape_markdown(note))
+        if len(curves):
+            truth = log.true_observation_curve() if list(bias) == ["position"] and log.has_truth else None
+            st.plotly_chart(bias_curves_figure(curves, truth if g.n_components == 1 else None), key="ig_bias")
+
+
+def _plans(an) -> None:
+    rep = an.report
+    if an.merge_plan is not None and len(an.merge_plan.pairs):
+        st.subheader("Proposed merges")
+        st.latex(formula_lines(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2",
+                               r"b = [\text{context vector},\ 10\,p]\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}"))
+        st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]].round(6), hide_index=True,
+                     height=_plan_height(an.merge_plan.pairs))
+    if an.intervention_plan is not None and len(an.intervention_plan.swaps):
+        st.subheader("Proposed interventions")
+        st.latex(formula_lines(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
+                               r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')}", r"\text{(§4.1, eq. 3)}"))
+        st.dataframe(an.interventions.round(6),
+                     hide_index=True, height=_plan_height(an.intervention_plan.swaps))
+    elif "intervention_skipped" in rep:
+        st.info(rep["intervention_skipped"])
+    plan = plan_table(an)
+    if len(plan):
+        st.download_button("Download the plan (CSV)", plan.to_csv(index=False), "repair_plan.csv", mime="text/csv",
+                           help="every proposed merge and intervention with its cost, in the log's own ids")
+
+
+def _before_after(an, log, key, bias: list, lists) -> None:
+    st.subheader("Before / after: embedding DLA with and without repair")
+    if st.button("Train DLA (3 bootstrap replicates)",
+                 help="embedding DLA (closed-form alternating updates) without repair, after node "
+                      "merging and after node intervention, each on 3 bootstrap replicates of the log's "
+                      "sessions (DLA to convergence is deterministic: replicates show the data's "
+                      "uncertainty)"):
+        table, curves = compare_repairs(log, an, *(lists if lists else (None, None, None)))
+        st.session_state["repairs"] = (key, tuple(bias), table, curves)
+    if st.session_state.get("repairs", (None,))[0] == key and st.session_state["repairs"][1] == tuple(bias):
+        _, _, table, curves = st.session_state["repairs"]
+        metrics = [m for m in ("mcc", "ndcg@10") if m in table]
+        summ = summarise(table, "strategy", metrics)
+        cols = st.columns(len(metrics))
+        for col, m in zip(cols, metrics):
+            col.plotly_chart(interval_bar_figure(summ, "strategy", m, f"{m} (mean, 90 % t-interval, 3 replicates)"),
+                             key=f"rep_{m}")
+        if list(bias) == ["position"]:
+            truth = log.true_observation_curve()
+            st.plotly_chart(observation_curve_figure({**curves, "truth": truth}), key="rep_curve")
+        st.dataframe(table, hide_index=True)
+
+
+def _k_sweep_preset() -> None:
     st.subheader("Preset: K components → recovery (paper Fig. 3a / Table 1)")
     st.caption("The paper's own fully synthetic data (App. C.1: its K = 1…4 layouts, 10⁶ impressions per row), "
                "embedding DLA fitted to convergence with its official update, 3 seeds (≈ 2 s on a free worker, "
                "measured). "
                "Predict first: for which K will DLA recover the relevance (MCC ≈ 1)?")
     job_buttons("k_sweep_job", "▶ Run the K sweep", lambda: submit_job(("k_sweep",), components_sweep))
+    live("k_sweep_job", _show_sweep)
 
 
-    def show_sweep(job):
-        df = finished_result(job, "sweep")
-        if df is not None:
-            summ = summarise(df.assign(K=df["K"].astype(str)), "K", ["mcc", "ndcg@10"])
-            a, b = st.columns(2)
-            a.plotly_chart(interval_bar_figure(summ, "K", "mcc", "MCC by number of components (90 % t-interval)"),
-                           key="ksweep_mcc")
-            b.plotly_chart(interval_bar_figure(summ, "K", "ndcg@10", "nDCG@10 by number of components"),
-                           key="ksweep_ndcg")
-            st.dataframe(df.round(4), hide_index=True)
+def _show_sweep(job):
+    df = finished_result(job, "sweep")
+    if df is not None:
+        summ = summarise(df.assign(K=df["K"].astype(str)), "K", ["mcc", "ndcg@10"])
+        a, b = st.columns(2)
+        a.plotly_chart(interval_bar_figure(summ, "K", "mcc", "MCC by number of components (90 % t-interval)"),
+                       key="ksweep_mcc")
+        b.plotly_chart(interval_bar_figure(summ, "K", "ndcg@10", "nDCG@10 by number of components"),
+                       key="ksweep_ndcg")
+        st.dataframe(df.round(4), hide_index=True)
 
 
-    live("k_sweep_job", show_sweep)
-
+def _repairs_preset() -> None:
     st.subheader("Preset: which repair, and how (paper Table 1 row K = 2, Figs. 4a/4b)")
     st.caption("The paper's K = 2 data (blocks {1–4}, {5–10}), DLA to convergence, 3 seeds (≈ 20 s on a free worker, "
                "measured; longer while other visitors' jobs run): node merging "
@@ -282,20 +324,19 @@ def main():
                "3 & 4, 2 & 4, 1 & 4), and node intervention with minimum-cost against random-cost swaps. "
                "Predict first: which merge recovers most?")
     job_buttons("repairs_sweep_job", "▶ Run the repairs", lambda: submit_job(("repairs_sweep",), repairs_sweep))
+    live("repairs_sweep_job", _show_repairs)
 
 
-    def show_repairs(job):
-        df = finished_result(job, "comparison")
-        if df is not None:
-            summ = summarise(df, "strategy", ["mcc", "ndcg@10"])
-            st.plotly_chart(interval_bar_figure(summ, "strategy", "mcc", "MCC by repair (90 % t-interval)"),
-                            key="repairs_mcc")
-            st.dataframe(df.round(4), hide_index=True)
+def _show_repairs(job):
+    df = finished_result(job, "comparison")
+    if df is not None:
+        summ = summarise(df, "strategy", ["mcc", "ndcg@10"])
+        st.plotly_chart(interval_bar_figure(summ, "strategy", "mcc", "MCC by repair (90 % t-interval)"),
+                        key="repairs_mcc")
+        st.dataframe(df.round(4), hide_index=True)
 
 
-    live("repairs_sweep_job", show_repairs)
-
-    st.divider()
+def _contexts_section() -> None:
     st.subheader("More contexts, less identifiability (Example 2, Fig. 4c/d)")
     st.latex(formula_lines(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big)",
                            r"|T| = \text{contexts} \times \text{positions}"))
@@ -310,6 +351,7 @@ def main():
     st.plotly_chart(probability_figure(_prob(n_pairs, n_x, ctx, positions, trials, 0), x="contexts"), key="prob")
     st.caption("Pairs drawn uniformly from X × T; a factor never drawn is an isolated node. The formula is the "
                "paper's Gilbert-style approximation; the simulation counts connected graphs. Seed 0.")
+
 
 
 run_page(main)
