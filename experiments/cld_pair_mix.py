@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "experiments"))
 import pandas as pd  # noqa: E402
 
 from _common import frame_md  # noqa: E402
-from cld_study import TABLE2_DATA  # noqa: E402
+from cld_common import TABLE2_DATA  # noqa: E402
 from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
 from ultr_core.simulation.simulated import simulate_log  # noqa: E402
 from ultr_core.studies.cld_protocols import protocol_click  # noqa: E402

@@ -4,15 +4,12 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from apphelp import no_crash
+from apphelp import no_crash, page
+from apphelp import wait as _wait
 
 from ultr_core.simulation.logspec import LogSpec
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def page(name: str) -> AppTest:
-    return AppTest.from_file(str(ROOT / "pages" / name), default_timeout=60)
 
 
 def test_app_entry_opens_the_playground():
@@ -54,136 +51,6 @@ def test_simulate_offers_datasets_by_name_never_a_path(data_dir):
     assert not at.sidebar.text_input                        # no free-form server path anywhere
     at.sidebar.selectbox[0].select("mq2008").run()
     assert no_crash(at) and not at.error and at.query_params["dataset"] in ("mq2008", ["mq2008"])
-
-
-def test_identifiability_default_k2_is_not_identifiable():
-    at = page("identifiability.py").run()
-    assert no_crash(at)
-    assert not at.error and at.warning and "Not identifiable" in at.warning[0].value
-    assert at.metric[1].value == "2"
-    assert len(at.get("iframe")) == 1 and len(at.get("plotly_chart")) >= 3     # interactive IG view + charts
-    at.radio(key="ig_view").set_value("static").run()
-    assert not at.get("iframe") and len(at.get("plotly_chart")) >= 4          # plotly drawing for export
-    assert any("Position bias per component" in h.value for h in at.subheader)
-    assert any("2 components" in c.value and "not identifiable" in c.value for c in at.caption)
-
-
-def test_identifiability_teaching_mode_hides_verdict():
-    at = page("identifiability.py").run()
-    at.sidebar.toggle[0].set_value(True).run()
-    assert not at.warning and at.metric[1].value == "?"
-    assert at.radio[0].value is None and at.button[0].disabled          # no guess pre-selected
-    at.radio[0].set_value("no").run()
-    at.button[0].click().run()
-    assert at.warning and "Not identifiable" in at.warning[0].value
-    assert any("right" in c.value for c in at.caption)
-    at.sidebar.select_slider[0].set_value(50_000).run()                # a new log: hidden again
-    assert at.metric[1].value == "?"
-
-
-def test_identifiability_repairs_compare_dla():
-    at = page("identifiability.py").run()
-    at.sidebar.select_slider[0].set_value(20_000).run()
-    train = [b for b in at.button if b.label.startswith("Train DLA")]
-    train[0].click().run()
-    assert no_crash(at)
-    table = at.session_state["repairs"][2]
-    assert set(table["strategy"]) == {"none", "node merging", "node intervention"}
-    # the three seeds are bootstrap replicates: their MCCs differ (DLA to convergence is deterministic,
-    # so seeds that only changed its initialisation gave one number three times, a zero-width interval)
-    assert (table.groupby("strategy")["mcc"].nunique() == 3).all()
-    assert (table.groupby("strategy")["mcc"].std() > 1e-4).all()
-
-
-def test_identifiability_uses_log_from_simulate_page():
-    at = page("simulate.py").run()
-    log = at.session_state["log"]
-    at2 = page("identifiability.py")
-    at2.session_state["log"] = log
-    at2.run()
-    at2.sidebar.radio[0].set_value("current log (Simulate / Upload page)").run()
-    assert not at2.exception
-    # a fixed logging ranker shows each synthetic document at one position only: 10 components
-    assert at2.metric[1].value == "10"
-
-
-CSV = (b"qid,url,pos,clicked,device\n1,a,1,1,m\n1,b,2,0,m\n2,b,1,0,d\n2,c,2,1,d\n"
-       b"3,d,3,0,m\n3,e,4,1,m\n4,e,3,0,m\n4,f,4,1,m\n")   # positions {1,2} and {3,4}: two components
-
-
-def test_upload_maps_columns_and_reports():
-    at = page("upload.py").run()
-    assert at.info and "Drop a file" in at.info[0].value
-    at.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
-    assert no_crash(at) and not at.error
-    mapped = {sb.label: sb.value for sb in at.selectbox}
-    assert mapped["query_id"] == "qid" and mapped["doc_id"] == "url"   # guessed from common names
-    comps = [m for m in at.metric if m.label == "components"][0]
-    assert comps.value == "4"          # documents are (query, url) pairs: no url links two queries
-    at.radio[0].set_value("global").run()
-    comps = [m for m in at.metric if m.label == "components"][0]
-    assert comps.value == "2"          # url b and e recur across queries: positions {1,2} and {3,4}
-    assert "log" in at.session_state
-    assert at.get("download_button")
-
-
-def test_upload_mapping_starts_fresh_for_a_new_file():
-    at = page("upload.py").run()
-    at.file_uploader[0].set_value(("a.csv", CSV, "text/csv")).run()
-    [sb for sb in at.selectbox if sb.label == "position"][0].set_value("device").run()
-    other = CSV.replace(b"qid,url,pos,clicked,device", b"qid,url,pos,clicked,extra")
-    at.file_uploader[0].set_value(("b.csv", other, "text/csv")).run()
-    assert no_crash(at)
-    assert [sb for sb in at.selectbox if sb.label == "position"][0].value == "pos"
-
-
-def test_upload_bad_file_shows_message_and_keeps_session():
-    at = page("upload.py")
-    at.session_state["keep"] = 42
-    at.run()
-    at.file_uploader[0].set_value(("bad.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
-    assert no_crash(at)
-    assert at.error and "position" in at.error[0].value and "bad.csv" in at.error[0].value
-    assert at.session_state["keep"] == 42
-
-
-def test_upload_escapes_user_strings():
-    at = page("upload.py").run()
-    at.file_uploader[0].set_value(("<b>x</b>_*.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
-    assert no_crash(at)
-    assert at.error and "<b>" not in at.error[0].value and "&lt;b&gt;x&lt;/b&gt;\\_\\*.csv" in at.error[0].value
-
-
-def test_upload_yandex():
-    y = b"10\t0\tQ\t5\t1\tu1\tu2\n10\t3\tC\tu2\n11\t0\tQ\t5\t1\tu2\tu1\n"
-    at = page("upload.py").run()
-    at.file_uploader[0].set_value(("clicks.txt", y, "text/plain")).run()
-    assert no_crash(at) and not at.error
-    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
-
-
-def test_upload_clara2_without_extension_shows_curves():
-    import gzip
-    rows = []
-    for s in range(60):                                   # documents move between positions 1 and 2
-        a, b = ("u1", "u2") if s % 2 else ("u2", "u1")
-        rows.append(f"{s}\t0\tQ\t7\t1\t{a}\t{b}\t\t")
-        if s % 3 == 0:
-            rows.append(f"{s}\t5\tC\t{a}\t\t\t")
-    data = gzip.compress(("\r\n".join(rows) + "\r\n").encode())
-    at = page("upload.py").run()
-    at.file_uploader[0].set_value(("clara2_log", data, "application/octet-stream")).run()
-    assert no_crash(at) and not at.error
-    assert at.selectbox[0].value == "yandex"                # sniffed from gzip content, no extension
-    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
-    assert any("Position bias per connected component" in h.value for h in at.subheader)
-    assert at.get("plotly_chart")
-
-
-def _wait(at, key, timeout=60):
-    job = at.session_state[key]
-    assert job.join(timeout), "the background job did not finish"
-    return at.run()
 
 
 def test_train_default_dla_runs_in_background_and_reports():
@@ -413,33 +280,6 @@ def test_every_control_has_help_text(name):
 
 
 @pytest.mark.slow
-def test_identifiability_k_sweep_preset():
-    at = page("identifiability.py").run()
-    start = [i for i, b in enumerate(at.button) if b.label.startswith("▶ Run the K sweep")][0]
-    at.button[start].click().run()
-    at = _wait(at, "k_sweep_job", 180)
-    assert no_crash(at)
-    df = at.session_state["k_sweep_job"].result
-    m = df.groupby("K")["mcc"].mean()
-    assert list(df.groupby("K")["components"].first()) == [1, 2, 3, 4]
-    assert m[1] > 0.99 and max(m[2], m[3], m[4]) < 0.9                  # recovery only when connected (paper data)
-
-
-@pytest.mark.slow
-def test_identifiability_repairs_preset_orders_merges_and_interventions():
-    at = page("identifiability.py").run()
-    assert not [e.value for e in at.error], "the page showed an error before anything ran"
-    start = [i for i, b in enumerate(at.button) if b.label.startswith("▶ Run the repairs")][0]
-    at.button[start].click().run()
-    at = _wait(at, "repairs_sweep_job", 300)
-    assert no_crash(at) and not [e.value for e in at.error]
-    m = at.session_state["repairs_sweep_job"].result.groupby("strategy")["mcc"].mean()
-    assert m["intervention, min cost"] > 0.99 > m["merge 4 & 5 (planned)"] > m["merge 3 & 5"] > m["merge 2 & 5"]
-    assert m["DLA (disconnected)"] < 0.8 and m["intervention, random cost"] < m["intervention, min cost"]
-    assert any(p.type == "plotly_chart" or "repairs_mcc" in str(p.key) for p in at.get("plotly_chart"))
-
-
-@pytest.mark.slow
 def test_heatmaps_quick_grid_draws_and_a_clicked_cell_shows_its_curves():
     at = page("heatmaps.py").run()
     at.sidebar.multiselect[0].set_value([0.0]).run()
@@ -503,22 +343,6 @@ def test_heatmaps_state_round_trips_through_the_url():
     assert at.query_params["levels"] in (["0.1,0.5"], "0.1,0.5")
 
 
-def test_identifiability_state_round_trips_through_the_url():
-    at = page("identifiability.py")
-    at.query_params.update({"k": "3", "sessions": "20000", "seed": "4", "teach": "1"})
-    at.run()
-    assert no_crash(at)
-    assert at.sidebar.slider[0].value == 3 and at.sidebar.select_slider[0].value == 20_000
-    assert at.sidebar.number_input[0].value == 4 and at.sidebar.toggle[0].value
-    linked = page("identifiability.py")
-    linked.query_params["log"] = "synthetic:100/contexts=3/sessions=2000/seed=1"
-    linked.query_params["bias"] = "context,position"
-    linked.run()
-    assert not linked.exception and not linked.error
-    assert linked.sidebar.radio[0].value == "the log this link names"
-    assert linked.sidebar.multiselect[0].value == ["context", "position"]
-
-
 def test_train_hyper_parameters_round_trip_through_the_url():
     at = page("train.py")
     at.query_params.update({"table3": "0", "lam": "10.0", "t": "0.3", "penalty": "paper", "clicks": "online",
@@ -531,90 +355,3 @@ def test_train_hyper_parameters_round_trip_through_the_url():
     assert at.sidebar.radio[1].value == "online" and not at.sidebar.checkbox[2].value
     assert at.sidebar.slider[2].value == 1.5 and at.sidebar.slider[3].value == 0.2
     assert at.query_params["penalty"] in (["paper"], "paper") and at.query_params["lam"] in (["10.0"], "10.0")
-
-
-def _zipped_official_layout(tmp_path, k):
-    """An ULTRA folder laid out as the identifiability paper's published data, zipped as a user would."""
-    import io
-    import zipfile
-    from test_official_layout import write_official_layout
-    folder = write_official_layout(tmp_path / f"K={k}", k)
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for f in sorted(folder.rglob("*")):
-            if f.is_file():
-                z.write(f, f"K={k}/" + f.relative_to(folder).as_posix())
-    return buf.getvalue()
-
-
-def test_upload_reads_a_zipped_ultra_folder_by_feature_vector(tmp_path):
-    at = page("upload.py").run()
-    at.file_uploader[0].set_value(("K=1.zip", _zipped_official_layout(tmp_path, 1), "application/zip")).run()
-    assert no_crash(at) and not at.error
-    assert at.selectbox[0].value == "ultra"                  # sniffed from the archive
-    assert [m for m in at.metric if m.label == "components"][0].value == "1"
-    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
-    assert any("verdict depends on what a document is" in i.value for i in at.info)
-    at.radio[0].set_value("query").run()                     # (query, document): nothing links two positions
-    assert [m for m in at.metric if m.label == "components"][0].value == "10"
-    assert at.session_state["log_key"][0] == "upload"
-
-
-def test_upload_reads_a_pyclick_log():
-    text = b"q1\ta,b,c : b , a; q1\tb,a,c :; q1\tc,a,b : c;\n" * 20
-    at = page("upload.py").run()
-    at.file_uploader[0].set_value(("trainSample", text, "application/octet-stream")).run()
-    assert no_crash(at) and not at.error
-    assert at.selectbox[0].value == "pyclick"
-    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
-
-
-def test_identifiability_opens_on_the_uploaded_log_and_names_it():
-    up = page("upload.py").run()
-    up.file_uploader[0].set_value(("my <log>.csv", CSV, "text/csv")).run()
-    at = page("identifiability.py")
-    for k in ("log", "log_key"):                            # what the Upload page hands over in one session
-        at.session_state[k] = up.session_state[k]
-    at.run()
-    assert no_crash(at)
-    assert at.sidebar.radio[0].value.startswith("current log")
-    assert any("your uploaded log “my &lt;log&gt;.csv”" in c.value for c in at.caption)
-    assert at.metric[1].value == "4"                           # the upload's (query, url) graph, not the built-in
-
-
-def test_a_link_to_another_sessions_upload_says_what_it_shows():
-    at = page("identifiability.py")
-    at.query_params["source"] = "current"
-    at.run()
-    assert no_crash(at)
-    assert at.warning and "cannot be rebuilt here" in at.warning[0].value
-    assert any("built-in fully synthetic data" in c.value for c in at.caption)
-
-
-def test_identifiability_says_when_the_uploads_other_document_key_changes_the_verdict():
-    # url b and e recur across queries: by (query, url) 4 components, by url alone 2 — no change of
-    # verdict; a log where the global key connects everything: the page says so
-    rows = [f"q{q},d{(q + p) % 3},{p},{(q + p) % 2}" for q in range(6) for p in (1, 2, 3)]
-    data = ("qid,url,pos,clicked\n" + "\n".join(rows) + "\n").encode()
-    up = page("upload.py").run()
-    up.file_uploader[0].set_value(("shared.csv", data, "text/csv")).run()
-    at = page("identifiability.py")
-    for k in ("log", "log_key"):
-        at.session_state[k] = up.session_state[k]
-    at.run()
-    assert no_crash(at)
-    assert at.metric[1].value == "3"
-    assert any("verdict depends on what a document is" in i.value and "it has 1" in i.value for i in at.info)
-
-
-def test_upload_reads_an_ultra_folders_files_dropped_together(tmp_path):
-    from test_official_layout import write_official_layout
-    folder = write_official_layout(tmp_path / "K=2", 2)
-    files = [(f.name, f.read_bytes(), "application/octet-stream") for f in sorted((folder / "train").iterdir())]
-    at = page("upload.py").run()
-    at.file_uploader[0].set_value(files).run()
-    assert no_crash(at) and not at.error
-    assert at.selectbox[0].value == "ultra"
-    assert [m for m in at.metric if m.label == "components"][0].value == "2"
-    at.file_uploader[0].set_value([("a.csv", CSV, "text/csv"), ("b.csv", CSV, "text/csv")]).run()
-    assert no_crash(at) and at.error and "upload one log at a time" in at.error[0].value

@@ -125,3 +125,50 @@ def test_no_import_cycle_between_modules():
         if n not in state and visit(n, []):
             break
     assert not cycle, f"import cycle: {' → '.join(cycle)}"
+
+
+REPO = ROOT.parent
+#: where a function may be at most MAX_FUNCTION lines (a page's main() is split into its sections)
+FUNCTION_DIRS = ("ultr_core", "pages", "experiments")
+MAX_FUNCTION = 60
+
+
+def _repo_modules():
+    skip = {".venv", ".git", "node_modules"}
+    return sorted(p for p in REPO.rglob("*.py") if not skip & set(p.relative_to(REPO).parts))
+
+
+def test_no_module_anywhere_is_longer_than_400_lines():
+    """Every Python file of the repository (core, pages, experiments, benchmarks, tests, scripts)."""
+    long = {str(p.relative_to(REPO)): n for p in _repo_modules() if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"split these by concept (at most {MAX_LINES} lines): {long}"
+
+
+def test_no_function_is_longer_than_60_lines():
+    long = {}
+    for p in _repo_modules():
+        if p.relative_to(REPO).parts[0] not in FUNCTION_DIRS:
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > MAX_FUNCTION:
+                    long[f"{p.relative_to(REPO)}:{node.name}"] = n
+    assert not long, f"functions over {MAX_FUNCTION} lines (split them into named steps): {long}"
+
+
+def test_one_name_for_the_data_root_variable():
+    """ULTR_DATA_DIR everywhere (code, tests, docs, CI); the old ULTR_DATA spelling is gone."""
+    import re
+    hits = [str(p.relative_to(REPO)) for p in [*_repo_modules(), *REPO.glob("docs/*.md"), REPO / "README.md",
+                                                *REPO.glob(".ci/*"), *REPO.glob("scripts/*")]
+            if p.is_file() and re.search(r"ULTR_DATA(?!_DIR)", p.read_text(errors="ignore"))]
+    hits = [h for h in hits if h != "tests/test_architecture.py"]
+    assert not hits, hits
+
+
+def test_experiments_take_data_from_the_data_roots():
+    """No hard-coded ../shared/data path in experiments/: data sets come by name from ultr_core.data.roots."""
+    hits = [p.name for p in (REPO / "experiments").glob("*.py") if '"shared"' in p.read_text()
+            or "shared/data" in p.read_text()]
+    assert not hits, hits

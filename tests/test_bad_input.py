@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from ultr_core.__main__ import main
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.data.loaders import load_svmlight, load_svmlight_upload
 from apphelp import no_crash
+from apphelp import page as _page
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ['<a href="https://evil.example/phish">CLICK</a>', "<b>bold</b>", "<script>alert(1)</script>",
@@ -196,8 +196,8 @@ def test_byte_lru_keeps_its_budget():
 
 
 # --------------------------------------------------------------------------- app
-def page(name):
-    return AppTest.from_file(str(ROOT / "pages" / name), default_timeout=90)
+def page(name: str):
+    return _page(name, timeout=90)
 
 
 @pytest.mark.parametrize("params, field", [

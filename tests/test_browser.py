@@ -4,8 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from browser_flow import (CHROMIUM, clipped_formulas, playground_fit, run_settings_fit, run_closed_tab, run_cold_deep_link, run_compare_and_upload, run_heatmap_click, run_hostile_flow,
-                          run_interactive_graph, run_main_flow, run_playground, run_upload_then_identifiability, serve_app)
+from browser_flow import (CHROMIUM, clipped_formulas, playground_fit, run_hostile_flow, run_main_flow, run_playground,
+                          run_settings_fit, serve_app)
+from browser_pages import (run_closed_tab, run_cold_deep_link, run_compare_and_upload, run_heatmap_click,
+                           run_interactive_graph, run_upload_then_identifiability)
 
 
 def _need_chromium():
@@ -181,7 +183,7 @@ def test_closing_the_tab_stops_its_training_and_frees_the_cpu(app_url):
 def test_a_presentation_link_keeps_every_knob_after_its_run(app_url):
     """Open a story's presentation link on a fresh server, wait for its five seeds, open "knobs": every knob
     is the preset's (it was at its minimum — η 0, ε 0, no methods — once the run had ended)."""
-    from browser_flow import run_presentation_link
+    from browser_pages import run_presentation_link
     from ultr_core.app.playground import PRESETS
     preset = next(p for p in PRESETS if p.name == "position bias breaks Naive")      # the quickest story
     seen = run_presentation_link(app_url, preset.name)

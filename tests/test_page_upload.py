@@ -1,0 +1,124 @@
+"""AppTest of the Upload page: column mapping, formats (Yandex, CLARA2, PyClick, ULTRA folders and archives), messages."""
+from apphelp import no_crash, page
+
+
+CSV = (b"qid,url,pos,clicked,device\n1,a,1,1,m\n1,b,2,0,m\n2,b,1,0,d\n2,c,2,1,d\n"
+       b"3,d,3,0,m\n3,e,4,1,m\n4,e,3,0,m\n4,f,4,1,m\n")   # positions {1,2} and {3,4}: two components
+
+
+def test_upload_maps_columns_and_reports():
+    at = page("upload.py").run()
+    assert at.info and "Drop a file" in at.info[0].value
+    at.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
+    assert no_crash(at) and not at.error
+    mapped = {sb.label: sb.value for sb in at.selectbox}
+    assert mapped["query_id"] == "qid" and mapped["doc_id"] == "url"   # guessed from common names
+    comps = [m for m in at.metric if m.label == "components"][0]
+    assert comps.value == "4"          # documents are (query, url) pairs: no url links two queries
+    at.radio[0].set_value("global").run()
+    comps = [m for m in at.metric if m.label == "components"][0]
+    assert comps.value == "2"          # url b and e recur across queries: positions {1,2} and {3,4}
+    assert "log" in at.session_state
+    assert at.get("download_button")
+
+
+def test_upload_mapping_starts_fresh_for_a_new_file():
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("a.csv", CSV, "text/csv")).run()
+    [sb for sb in at.selectbox if sb.label == "position"][0].set_value("device").run()
+    other = CSV.replace(b"qid,url,pos,clicked,device", b"qid,url,pos,clicked,extra")
+    at.file_uploader[0].set_value(("b.csv", other, "text/csv")).run()
+    assert no_crash(at)
+    assert [sb for sb in at.selectbox if sb.label == "position"][0].value == "pos"
+
+
+def test_upload_bad_file_shows_message_and_keeps_session():
+    at = page("upload.py")
+    at.session_state["keep"] = 42
+    at.run()
+    at.file_uploader[0].set_value(("bad.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
+    assert no_crash(at)
+    assert at.error and "position" in at.error[0].value and "bad.csv" in at.error[0].value
+    assert at.session_state["keep"] == 42
+
+
+def test_upload_escapes_user_strings():
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("<b>x</b>_*.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
+    assert no_crash(at)
+    assert at.error and "<b>" not in at.error[0].value and "&lt;b&gt;x&lt;/b&gt;\\_\\*.csv" in at.error[0].value
+
+
+def test_upload_yandex():
+    y = b"10\t0\tQ\t5\t1\tu1\tu2\n10\t3\tC\tu2\n11\t0\tQ\t5\t1\tu2\tu1\n"
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("clicks.txt", y, "text/plain")).run()
+    assert no_crash(at) and not at.error
+    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
+
+
+def test_upload_clara2_without_extension_shows_curves():
+    import gzip
+    rows = []
+    for s in range(60):                                   # documents move between positions 1 and 2
+        a, b = ("u1", "u2") if s % 2 else ("u2", "u1")
+        rows.append(f"{s}\t0\tQ\t7\t1\t{a}\t{b}\t\t")
+        if s % 3 == 0:
+            rows.append(f"{s}\t5\tC\t{a}\t\t\t")
+    data = gzip.compress(("\r\n".join(rows) + "\r\n").encode())
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("clara2_log", data, "application/octet-stream")).run()
+    assert no_crash(at) and not at.error
+    assert at.selectbox[0].value == "yandex"                # sniffed from gzip content, no extension
+    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
+    assert any("Position bias per connected component" in h.value for h in at.subheader)
+    assert at.get("plotly_chart")
+
+
+def _zipped_official_layout(tmp_path, k):
+    """An ULTRA folder laid out as the identifiability paper's published data, zipped as a user would."""
+    import io
+    import zipfile
+    from test_official_layout import write_official_layout
+    folder = write_official_layout(tmp_path / f"K={k}", k)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                z.write(f, f"K={k}/" + f.relative_to(folder).as_posix())
+    return buf.getvalue()
+
+
+def test_upload_reads_a_zipped_ultra_folder_by_feature_vector(tmp_path):
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("K=1.zip", _zipped_official_layout(tmp_path, 1), "application/zip")).run()
+    assert no_crash(at) and not at.error
+    assert at.selectbox[0].value == "ultra"                  # sniffed from the archive
+    assert [m for m in at.metric if m.label == "components"][0].value == "1"
+    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
+    assert any("verdict depends on what a document is" in i.value for i in at.info)
+    at.radio[0].set_value("query").run()                     # (query, document): nothing links two positions
+    assert [m for m in at.metric if m.label == "components"][0].value == "10"
+    assert at.session_state["log_key"][0] == "upload"
+
+
+def test_upload_reads_a_pyclick_log():
+    text = b"q1\ta,b,c : b , a; q1\tb,a,c :; q1\tc,a,b : c;\n" * 20
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("trainSample", text, "application/octet-stream")).run()
+    assert no_crash(at) and not at.error
+    assert at.selectbox[0].value == "pyclick"
+    assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
+
+
+def test_upload_reads_an_ultra_folders_files_dropped_together(tmp_path):
+    from test_official_layout import write_official_layout
+    folder = write_official_layout(tmp_path / "K=2", 2)
+    files = [(f.name, f.read_bytes(), "application/octet-stream") for f in sorted((folder / "train").iterdir())]
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(files).run()
+    assert no_crash(at) and not at.error
+    assert at.selectbox[0].value == "ultra"
+    assert [m for m in at.metric if m.label == "components"][0].value == "2"
+    at.file_uploader[0].set_value([("a.csv", CSV, "text/csv"), ("b.csv", CSV, "text/csv")]).run()
+    assert no_crash(at) and at.error and "upload one log at a time" in at.error[0].value
