@@ -189,7 +189,8 @@ def _parser() -> argparse.ArgumentParser:
                                         "traceback of an unexpected error.")
     ap.add_argument("--debug", action="store_true", help="show the full traceback of unexpected errors")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for add in (_add_ig, _add_ig_fit, _add_simulate, _add_train):
+    from ultr_core.clickmodels.cli import add_parser as _add_click_models
+    for add in (_add_ig, _add_ig_fit, _add_simulate, _add_train, _add_click_models):
         add(sub)
     return ap
 

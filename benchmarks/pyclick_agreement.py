@@ -1,0 +1,107 @@
+"""Our click models against PyClick (markovi/PyClick, run unmodified from its repository in a separate Python
+environment): the same sessions, the same split (PyClick's ``examples/Example.py``: the first 75 % train, test
+sessions of unseen queries dropped), log-likelihood, perplexity and the time each side takes.
+
+    python benchmarks/pyclick_agreement.py LOG [--pyclick DIR] [--python PYTHON] [--format F]
+
+DIR holds PyClick's ``pyclick`` package (e.g. ``git archive HEAD pyclick`` of its repository), PYTHON is the
+interpreter of a separate virtual environment (PyClick is pure Python: no packages needed).  The sessions travel
+to PyClick as a plain table (query, documents, 0/1 clicks) read by this project's reader, so both sides see
+exactly the same sessions; the driver below only builds PyClick's own ``SearchSession`` objects and calls its
+``train`` and ``Evaluation`` classes.  Prints a Markdown table (docs/click_models.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DRIVER = r"""
+import json, sys, time
+from pyclick.click_models.Evaluation import LogLikelihood, Perplexity
+from pyclick.click_models.CM import CM
+from pyclick.click_models.CTR import DCTR, GCTR, RCTR
+from pyclick.click_models.DCM import DCM
+from pyclick.click_models.PBM import PBM
+from pyclick.click_models.SDBN import SDBN
+from pyclick.click_models.UBM import UBM
+from pyclick.search_session.SearchResult import SearchResult
+from pyclick.search_session.SearchSession import SearchSession
+from pyclick.utils.Utils import Utils
+sessions = []
+for line in open(sys.argv[1]):
+    query, docs, clicks = line.rstrip("\n").split("\t")
+    s = SearchSession(query)
+    for d, c in zip(docs.split(","), clicks.split(",")):
+        s.web_results.append(SearchResult(d, int(c)))
+    sessions.append(s)
+cut = int(len(sessions) * 0.75)
+train = sessions[:cut]
+test = Utils.filter_sessions(sessions[cut:], Utils.get_unique_queries(train))
+out = {"train_sessions": len(train), "test_sessions": len(test), "models": {}}
+for name in sys.argv[2].split(","):
+    model = globals()[name]()
+    t0 = time.time()
+    model.train(train)
+    ll = LogLikelihood().evaluate(model, test)
+    perp, by_rank = Perplexity().evaluate(model, test)
+    out["models"][name] = {"log_likelihood": ll, "perplexity": perp, "perplexity_by_rank": by_rank,
+                           "seconds": time.time() - t0}
+print(json.dumps(out))
+"""
+
+
+def export_sessions(frame, path: Path) -> None:
+    """One line per session in file order: query, comma-separated documents, comma-separated 0/1 clicks."""
+    f = frame.sort_values(["session_id", "position"], kind="stable")
+    g = f.groupby("session_id", sort=True)
+    rows = zip(g["query_id"].first().astype(str), g["doc_id"].agg(lambda x: ",".join(map(str, x))),
+               g["click"].agg(lambda x: ",".join(str(int(v)) for v in x)))
+    path.write_text("".join(f"{q}\t{d}\t{c}\n" for q, d, c in rows))
+
+
+def main():
+    from ultr_core.clickmodels.cli import _frame
+    from ultr_core.clickmodels.compare import compare_click_models
+    from ultr_core.clickmodels.registry import CLICK_MODELS
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("log")
+    ap.add_argument("--format")
+    ap.add_argument("--pyclick", default="/tmp/pyclick")
+    ap.add_argument("--python", default="/tmp/pyclick_venv/bin/python")
+    a = ap.parse_args()
+    frame, _ = _frame(a.log, a.format, a.log)
+    t0 = time.perf_counter()
+    ours = compare_click_models(frame, a.log, [s.key for s in CLICK_MODELS], 0.75)
+    t_ours = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as tmp:
+        sessions = Path(tmp) / "sessions.tsv"
+        export_sessions(frame, sessions)
+        t0 = time.perf_counter()
+        proc = subprocess.run([a.python, "-c", DRIVER, str(sessions), ",".join(s.label for s in CLICK_MODELS)],
+                              capture_output=True, text=True, env={"PYTHONPATH": a.pyclick})
+        t_theirs = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(proc.stderr[-2000:])
+    theirs = json.loads(proc.stdout)
+    print(f"{a.log}: train {ours['train_sessions']:,} / {theirs['train_sessions']:,} sessions, test "
+          f"{ours['test_sessions']:,} / {theirs['test_sessions']:,} (ours / PyClick); wall: ours {t_ours:.2f} s "
+          f"for all models, PyClick {t_theirs:.1f} s\n")
+    print("| model | log-likelihood (ours) | (PyClick) | perplexity (ours) | (PyClick) | max abs. diff | seconds "
+          "(ours) | (PyClick) |\n|---|---:|---:|---:|---:|---:|---:|---:|")
+    for s in CLICK_MODELS:
+        o, p = ours["models"][s.key], theirs["models"][s.label]
+        diff = max(abs(o["log_likelihood"] - p["log_likelihood"]), abs(o["perplexity"] - p["perplexity"]))
+        print(f"| {s.label} | {o['log_likelihood']:.6f} | {p['log_likelihood']:.6f} | {o['perplexity']:.6f} | "
+              f"{p['perplexity']:.6f} | {diff:.1e} | {o['seconds']:.3f} | {p['seconds']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Click models (issue #34): hand-computed parameters on toy logs, marginal click probabilities against an
+independent enumeration of every click vector, scores by their definitions, recovery on PBM clicks, the CLI and
+its refusals.  Agreement with PyClick itself is benchmarks/pyclick_agreement.py (docs/click_models.md)."""
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from clihelp import cli, refused
+
+from ultr_core.clickmodels import CLICK_MODELS, MODEL_BY_KEY, SessionArrays, compare_click_models
+from ultr_core.clickmodels.evaluation import scores
+from ultr_core.clickmodels.models import CM, DCM, PBM, RCTR, SDBN, UBM
+from ultr_core.clickmodels.sessions import SessionTable
+
+
+def toy(rows, depth):
+    """Sessions (query, docs, clicks) as a click table."""
+    recs = [{"session_id": s, "query_id": q, "doc_id": d, "position": r + 1, "click": c}
+            for s, (q, docs, clicks) in enumerate(rows) for r, (d, c) in enumerate(zip(docs, clicks))]
+    return pd.DataFrame(recs)
+
+
+TWO = toy([("q", "ab", (1, 0)), ("q", "ab", (0, 1))], 2)
+
+
+def test_every_model_record_is_complete_and_named_once():
+    assert len({s.key for s in CLICK_MODELS}) == len({s.label for s in CLICK_MODELS}) == len(CLICK_MODELS)
+    for s in CLICK_MODELS:
+        assert s.key and s.label and s.cite and s.params and s.relevance and s.inference in ("mle", "em")
+        assert hasattr(s.cls, "fit") and hasattr(s.cls, "full")
+
+
+def test_counting_models_by_hand_on_two_sessions():
+    t = SessionArrays.from_frame(TWO).compress()          # pairs: a = 0, b = 1
+    assert RCTR().fit(t).ctr.tolist() == [(1 + 1) / (2 + 2), (1 + 1) / (2 + 2)]
+    cm = CM().fit(t)                                        # session 1 stops at a; session 2 sees a, b
+    assert cm.attr.tolist() == [(1 + 1) / (2 + 2), (1 + 1) / (2 + 1)]
+    dcm = DCM().fit(t)                                      # both sessions examined down to their last click
+    assert dcm.attr.tolist() == [(1 + 1) / (2 + 2), (1 + 1) / (2 + 1)]
+    assert dcm.cont.tolist() == [(1 + 0) / (2 + 1), (1 + 0) / (2 + 1)]   # each click is its session's last
+    sdbn = SDBN().fit(t)
+    assert sdbn.sat.tolist() == [(1 + 1) / (2 + 1), (1 + 1) / (2 + 1)]
+
+
+def test_pbm_em_first_step_by_hand():
+    t = SessionArrays.from_frame(TWO).compress()
+    m = PBM().fit(t, n_iter=1)                             # from α = γ = ½: a non-click's posterior is ⅓
+    assert np.allclose(m.attr, [(1 + 1 + 1 / 3) / 4, (1 + 1 + 1 / 3) / 4])
+    assert np.allclose(m.exam, [(1 + 1 + 1 / 3) / 4] * 2)
+
+
+def _enumerated_marginals(model, pairs, depth):
+    """P(c_r = 1) by summing the model's joint probability Π_r P(c_r | c_<r) over all 2^D click vectors."""
+    out = np.zeros(depth)
+    for clicks in itertools.product([0, 1], repeat=depth):
+        t = SessionTable(pairs[None, :], np.array([clicks], bool), np.ones(1), model.attr.size, 1)
+        out += np.prod(model.conditional(t)) * np.array(clicks)
+    return out
+
+
+@pytest.mark.parametrize("cls", [PBM, UBM, DCM, SDBN])
+def test_marginal_click_probabilities_match_an_enumeration_of_every_click_vector(cls):
+    rng = np.random.default_rng(3)
+    rows = [("q", "abcd", tuple(rng.integers(0, 2, 4))) for _ in range(30)]
+    t = SessionArrays.from_frame(toy(rows, 4)).compress()
+    model = cls().fit(t)
+    pairs = np.arange(4)
+    full = model.full(SessionTable(pairs[None, :], np.zeros((1, 4), bool), np.ones(1), 4, 1))[0]
+    assert np.allclose(full, _enumerated_marginals(model, pairs, 4), atol=1e-12)
+
+
+def test_scores_by_their_definitions():
+    t = SessionArrays.from_frame(TWO).compress()
+    m = PBM().fit(t)
+    cond, full = m.conditional(t), m.full(t)
+    s = scores(m, t)
+    assert np.isclose(s["log_likelihood"], np.mean(np.log(cond).mean(1)))
+    obs = np.where(t.clicks, full, 1 - full)
+    assert np.allclose(s["perplexity_by_rank"], 2 ** (-np.log2(obs).mean(0)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_on_pbm_clicks_pbm_explains_held_out_sessions_best_and_recovers_the_curve(seed):
+    from ultr_core.simulation.logspec import LogSpec
+    ds, sim, log = LogSpec.parse(f"synthetic:100/noise=0.0/shuffle=1.0/sessions=40000/seed={seed}").simulate()
+    out = compare_click_models(log.frame, "sim", None, 0.75)
+    ll = {k: v["log_likelihood"] for k, v in out["models"].items()}
+    assert max(ll, key=ll.get) in ("pbm", "ubm")                  # UBM nests PBM
+    assert ll["pbm"] > max(ll[k] for k in ("gctr", "rctr", "dctr", "cm", "dcm", "sdbn"))
+    exam = np.array(out["models"]["pbm"]["bias"]["examination"])
+    truth = sim.observation_curve(10)
+    assert np.allclose(exam / exam[0], truth / truth[0], atol=0.05)
+
+
+def test_cli_prints_json_and_writes_relevance(tmp_path, capsys):
+    path = tmp_path / "log.csv"
+    rng = np.random.default_rng(0)
+    rows = [(f"q{i % 20}", [f"d{(i + k) % 7}" for k in range(5)], tuple(rng.integers(0, 2, 5))) for i in range(400)]
+    recs = [{"session_id": s, "query_id": q, "doc_id": d, "position": r + 1, "click": c}
+            for s, (q, docs, clicks) in enumerate(rows) for r, (d, c) in enumerate(zip(docs, clicks))]
+    pd.DataFrame(recs).to_csv(path, index=False)
+    rc, out, _ = cli(["click-models", path, "--models", "pbm,dctr", "--relevance", tmp_path / "rel.csv",
+                      "--json"], capsys)
+    rep = json.loads(out)
+    assert rc == 0 and set(rep["models"]) == {"pbm", "dctr"} and rep["train_sessions"] == 300
+    for key in ("log_likelihood", "perplexity", "perplexity_by_rank", "conditional_perplexity", "seconds"):
+        assert key in rep["models"]["pbm"]
+    rel = pd.read_csv(tmp_path / "rel.csv")
+    assert {"query_id", "doc_id", "impressions", "clicks", "PBM", "DCTR"} <= set(rel.columns)
+    assert rel["query_id"].astype(str).str.startswith("q").all()       # the file's own ids
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--models", "pbm,nope"], ["unknown click model 'nope'", "pbm"]),
+    (["--split", "1.5"], ["split", "(0, 1)"]),
+    (["--split", "0"], ["split", "(0, 1)"]),
+])
+def test_cli_refuses_bad_options(tmp_path, capsys, args, words):
+    path = tmp_path / "log.csv"
+    TWO.to_csv(path, index=False)
+    refused(["click-models", path, *args], capsys, *words)
+
+
+def test_cli_refuses_ragged_lists_and_logs_without_sessions(tmp_path, capsys):
+    ragged = tmp_path / "ragged.csv"
+    toy([("q", "ab", (1, 0)), ("q", "abc", (0, 1, 0))], 3).to_csv(ragged, index=False)
+    refused(["click-models", ragged], capsys, "ragged result lists", "session 2")
+    nosess = tmp_path / "nosess.csv"
+    TWO.drop(columns="session_id").to_csv(nosess, index=False)
+    refused(["click-models", nosess], capsys, "session_id")
+    deep = tmp_path / "deep.csv"
+    toy([("q", "abcdefghijk", (0,) * 11)] * 2, 11).to_csv(deep, index=False)
+    refused(["click-models", deep], capsys, "11 exceed the 10 ranks")
+
+
+def test_model_keys_are_the_cli_choices():
+    assert list(MODEL_BY_KEY) == [s.key for s in CLICK_MODELS]

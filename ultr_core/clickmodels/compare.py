@@ -1,0 +1,66 @@
+"""One call from a click table to every model's held-out scores and relevance estimates."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.clickmodels.evaluation import scores
+from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
+from ultr_core.clickmodels.sessions import SessionArrays, split_sessions
+from ultr_core.errors import ConfigError
+
+__all__ = ["compare_click_models", "parse_models"]
+
+
+def parse_models(text: str | None) -> list[str]:
+    """``pbm,ubm`` → keys, every unknown name refused with the names on offer; None → all models."""
+    if not text:
+        return [s.key for s in CLICK_MODELS]
+    keys = [k.strip().lower() for k in str(text).split(",") if k.strip()]
+    bad = [k for k in keys if k not in MODEL_BY_KEY]
+    if bad or not keys:
+        raise ConfigError("models", f"unknown click model {bad[0][:20]!r}; choose from "
+                                    f"{', '.join(MODEL_BY_KEY)}" if bad else "name at least one click model")
+    return list(dict.fromkeys(keys))
+
+
+def compare_click_models(frame: pd.DataFrame, name: str = "log", models=None, split: float = 0.75,
+                         test_frame: pd.DataFrame | None = None) -> dict:
+    """Fit every model in ``models`` on the first ``split`` of the sessions (or on ``frame`` with ``test_frame``
+    as the test log) and score it on the rest: a JSON-ready dict with ``train_sessions``, ``test_sessions``,
+    ``dropped_test_sessions`` (queries unseen in training) and, per model, its scores and ``seconds``;
+    ``relevance`` is a table of one row per (query_id, doc_id) with impressions, clicks and each model's estimate."""
+    keys = parse_models(models) if not isinstance(models, list) else models
+    if test_frame is None:
+        train, test, dropped = split_sessions(SessionArrays.from_frame(frame, name), split)
+    else:
+        both = pd.concat([frame.assign(_part=0), test_frame.assign(_part=1)], ignore_index=True)
+        both["session_id"] = pd.factorize(both[["_part", "session_id"]].apply(tuple, axis=1))[0]
+        arrays = SessionArrays.from_frame(both, name)
+        n_train = frame["session_id"].nunique()
+        train, test = arrays.subset(slice(0, n_train)), arrays.subset(slice(n_train, None))
+        seen = np.isin(test.query, np.unique(train.query))
+        test, dropped = test.subset(seen), int((~seen).sum())
+    if test.n_sessions == 0:
+        raise ConfigError("split", "no test session's query occurs in training: nothing to score")
+    tr, te = train.compress(), test.compress()
+    out = {"train_sessions": train.n_sessions, "test_sessions": test.n_sessions, "dropped_test_sessions": dropped,
+           "depth": train.depth, "models": {}}
+    rel = _relevance_frame(train)
+    for key in keys:
+        spec, t0 = MODEL_BY_KEY[key], time.perf_counter()
+        model = spec.cls().fit(tr)
+        out["models"][key] = {"label": spec.label, **scores(model, te), "bias": model.bias(),
+                              "seconds": round(time.perf_counter() - t0, 3)}
+        rel[spec.label] = model.relevance()
+    out["relevance"] = rel
+    return out
+
+
+def _relevance_frame(train: SessionArrays) -> pd.DataFrame:
+    """One row per (query, document) pair of the log with its training impressions and clicks."""
+    n = np.bincount(train.pairs.ravel(), minlength=train.n_pairs)
+    c = np.bincount(train.pairs.ravel(), train.clicks.ravel().astype(float), train.n_pairs)
+    return train.pair_keys.assign(impressions=n, clicks=c.astype(np.int64))

@@ -1,0 +1,259 @@
+"""The click models (Chuklin, Markov & de Rijke, *Click Models for Web Search*, 2015), fitted on session patterns
+(:class:`~ultr_core.clickmodels.sessions.SessionTable`) with PyClick's conventions so that the two agree
+(docs/click_models.md): every parameter starts as 1 success in 2 trials (value ½, also the value of a
+(query, document) pair never seen in training), maximum likelihood by counting where the model has a closed form
+(CTR models, CM, DCM, SDBN), else 50 EM iterations whose M-step is (1 + Σ posterior) / (2 + Σ trials), capped at
+1 − 10⁻⁶.  Each model gives, per pattern and rank, the conditional click probability P(c_r | c_<r) of the
+observed click and the marginal (full) click probability P(c_r = 1).
+
+>>> import numpy as np
+>>> from ultr_core.clickmodels.sessions import SessionTable
+>>> t = SessionTable(np.array([[0, 1], [0, 1]]), np.array([[1, 0], [0, 0]], bool), np.array([1.0, 1.0]), 2, 2)
+>>> DCTR().fit(t).attr.tolist()          # pair 0: (1 + 1) / (2 + 2); pair 1: (1 + 0) / (2 + 2)
+[0.5, 0.25]
+>>> CM().fit(t).attr.tolist()            # session 1 stops at its click: pair 1 is seen once, unclicked
+[0.5, 0.3333333333333333]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["GCTR", "RCTR", "DCTR", "PBM", "UBM", "CM", "DCM", "SDBN", "EM_ITERATIONS", "PROB_MIN"]
+
+#: EM iterations (PyClick's EMInference.ITERATION_NUM)
+EM_ITERATIONS = 50
+#: the smallest probability used where a model says 0 (PyClick's PROB_MIN)
+PROB_MIN = 1e-6
+
+
+def _pair_mean(t, mask, success, prior=(1.0, 2.0)) -> np.ndarray:
+    """(prior successes + Σ weight·success) / (prior trials + Σ weight) over the (pattern, rank) cells in ``mask``,
+    per (query, document) pair."""
+    w = np.broadcast_to(t.weight[:, None], t.pairs.shape) * mask
+    num = prior[0] + np.bincount(t.pairs.ravel(), (w * success).ravel(), t.n_pairs)
+    den = prior[1] + np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs)
+    return num / den
+
+
+def _rank_mean(t, mask, success) -> np.ndarray:
+    w = t.weight[:, None] * mask
+    return (1.0 + (w * success).sum(0)) / (2.0 + w.sum(0))
+
+
+def _observed(full: np.ndarray, clicks: np.ndarray) -> np.ndarray:
+    """P(the observed click) from P(click): p where clicked, 1 − p elsewhere."""
+    return np.where(clicks, full, 1 - full)
+
+
+def _last_click(clicks: np.ndarray) -> np.ndarray:
+    """Rank (0-based) of each pattern's last click; D when there is none (PyClick's get_last_click_rank)."""
+    d = clicks.shape[1]
+    last = d - 1 - np.argmax(clicks[:, ::-1], axis=1)
+    return np.where(clicks.any(1), last, d)
+
+
+def _first_click(clicks: np.ndarray) -> np.ndarray:
+    return np.where(clicks.any(1), np.argmax(clicks, axis=1), clicks.shape[1])
+
+
+class ClickModel:
+    """A fitted click model: ``fit(table)`` → self; ``full(table)`` and ``conditional(table)`` → (P, D) arrays;
+    ``relevance()`` → one estimate per (query, document) pair; ``bias()`` → the model's bias parameters."""
+
+    attr: np.ndarray
+
+    def fit(self, t):
+        raise NotImplementedError
+
+    def relevance(self) -> np.ndarray:
+        return self.attr
+
+    def bias(self) -> dict:
+        return {}
+
+    def conditional(self, t) -> np.ndarray:
+        return _observed(self.full(t), t.clicks)
+
+
+class GCTR(ClickModel):
+    """Global CTR (random click model): one click probability for every result."""
+
+    def fit(self, t):
+        self.ctr = float((1 + (t.weight[:, None] * t.clicks).sum()) / (2 + t.weight.sum() * t.depth))
+        self.attr = np.full(t.n_pairs, self.ctr)
+        return self
+
+    def full(self, t):
+        return np.full(t.pairs.shape, self.ctr)
+
+
+class RCTR(ClickModel):
+    """Rank CTR: one click probability per rank; no relevance (PyClick's predict_relevance returns 0)."""
+
+    def fit(self, t):
+        self.ctr = _rank_mean(t, np.ones(t.pairs.shape), t.clicks)
+        self.attr = np.zeros(t.n_pairs)
+        return self
+
+    def full(self, t):
+        return np.broadcast_to(self.ctr, t.pairs.shape).copy()
+
+    def bias(self):
+        return {"ctr_by_rank": self.ctr.tolist()}
+
+
+class DCTR(ClickModel):
+    """Document CTR: one click probability per (query, document) pair."""
+
+    def fit(self, t):
+        self.attr = _pair_mean(t, np.ones(t.pairs.shape), t.clicks)
+        return self
+
+    def full(self, t):
+        return self.attr[t.pairs]
+
+
+class PBM(ClickModel):
+    """Position-based model (Craswell et al., WSDM 2008; Chuklin et al. 2015 §3.4): P(c_r) = α_qd · γ_r."""
+
+    def fit(self, t, n_iter: int = EM_ITERATIONS):
+        self.attr, self.exam = np.full(t.n_pairs, 0.5), np.full(t.depth, 0.5)
+        one = np.ones(t.pairs.shape)
+        for _ in range(n_iter):
+            a, g = self.attr[t.pairs], self.exam[None, :]
+            post_a = np.where(t.clicks, 1.0, (1 - g) * a / (1 - g * a))
+            post_g = np.where(t.clicks, 1.0, (1 - a) * g / (1 - g * a))
+            self.attr = np.minimum(_pair_mean(t, one, post_a), 1 - PROB_MIN)
+            self.exam = np.minimum(_rank_mean(t, one, post_g), 1 - PROB_MIN)
+        return self
+
+    def full(self, t):
+        return self.attr[t.pairs] * self.exam[None, :]
+
+    def bias(self):
+        return {"examination": self.exam.tolist()}
+
+
+class UBM(ClickModel):
+    """User browsing model (Dupret & Piwowarski, SIGIR 2008): P(c_r) = α_qd · γ_{r, r′}, r′ the rank of the last
+    click above r (D − 1 when there is none, as PyClick)."""
+
+    def fit(self, t, n_iter: int = EM_ITERATIONS):
+        d = t.depth
+        self.attr, self.exam = np.full(t.n_pairs, 0.5), np.full((d, d), 0.5)
+        prev = _previous_click(t.clicks)
+        cell = np.arange(d)[None, :] * d + prev
+        one = np.ones(t.pairs.shape)
+        for _ in range(n_iter):
+            a, g = self.attr[t.pairs], self.exam.ravel()[cell]
+            post_a = np.where(t.clicks, 1.0, (1 - g) * a / (1 - g * a))
+            post_g = np.where(t.clicks, 1.0, (1 - a) * g / (1 - g * a))
+            self.attr = np.minimum(_pair_mean(t, one, post_a), 1 - PROB_MIN)
+            w = t.weight[:, None] * one
+            num = 1 + np.bincount(cell.ravel(), (w * post_g).ravel(), d * d)
+            self.exam = np.minimum(num / (2 + np.bincount(cell.ravel(), w.ravel(), d * d)), 1 - PROB_MIN).reshape(d, d)
+        return self
+
+    def conditional(self, t):
+        cell = np.arange(t.depth)[None, :] * t.depth + _previous_click(t.clicks)
+        return _observed(self.attr[t.pairs] * self.exam.ravel()[cell], t.clicks)
+
+    def full(self, t):
+        """P(c_r = 1) = Σ_j P(c_j = 1) Π_{j<k<r} (1 − α_k γ_{k,j}) α_r γ_{r,j}, j = −1 (no click: column D − 1)."""
+        d, a = t.depth, self.attr[t.pairs]
+        out = np.zeros(t.pairs.shape)
+        for r in range(d):
+            for j in range(-1, r):
+                col = d - 1 if j < 0 else j
+                none_between = np.prod(1 - a[:, j + 1:r] * self.exam[j + 1:r, col][None, :], axis=1)
+                out[:, r] += (1.0 if j < 0 else out[:, j]) * none_between * a[:, r] * self.exam[r, col]
+        return out
+
+    def bias(self):
+        return {"examination_by_rank_and_last_click": self.exam.tolist()}
+
+
+def _previous_click(clicks: np.ndarray) -> np.ndarray:
+    """(P, D): the rank of the last click above each rank, D − 1 when there is none."""
+    d = clicks.shape[1]
+    ranks = np.where(clicks, np.arange(d)[None, :], -1)
+    before = np.maximum.accumulate(np.concatenate([np.full((len(clicks), 1), -1), ranks[:, :-1]], axis=1), axis=1)
+    return np.where(before < 0, d - 1, before)
+
+
+class CM(ClickModel):
+    """Cascade model (Craswell et al., WSDM 2008): results are examined top-down until the first click."""
+
+    def fit(self, t):
+        first = _first_click(t.clicks)
+        self.attr = _pair_mean(t, np.arange(t.depth)[None, :] <= first[:, None], t.clicks)
+        return self
+
+    def full(self, t):
+        a = self.attr[t.pairs]
+        return a * np.cumprod(np.concatenate([np.ones((len(a), 1)), 1 - a[:, :-1]], axis=1), axis=1)
+
+    def conditional(self, t):
+        """As PyClick: the marginal probability of the observed click up to the first click, PROB_MIN below it."""
+        below = np.arange(t.depth)[None, :] > _first_click(t.clicks)[:, None]
+        return np.where(below, PROB_MIN, _observed(self.full(t), t.clicks))
+
+
+class DCM(ClickModel):
+    """Dependent click model (Guo, Liu & Wang, WSDM 2009): after a click at rank r the user goes on with λ_r."""
+
+    def fit(self, t):
+        last = _last_click(t.clicks)
+        ranks = np.arange(t.depth)[None, :]
+        self.attr = _pair_mean(t, ranks <= last[:, None], t.clicks)
+        self.cont = _rank_mean(t, t.clicks, ranks != last[:, None])
+        return self
+
+    def full(self, t):
+        a, out, exam = self.attr[t.pairs], np.zeros(t.pairs.shape), np.ones(len(t.pairs))
+        for r in range(t.depth):
+            out[:, r] = a[:, r] * exam
+            exam = exam * (self.cont[r] * a[:, r] + 1 - a[:, r])
+        return out
+
+    def conditional(self, t):
+        a, out, exam = self.attr[t.pairs], np.zeros(t.pairs.shape), np.ones(len(t.pairs))
+        for r in range(t.depth):
+            c = t.clicks[:, r]
+            out[:, r] = np.where(c, a[:, r] * exam, 1 - a[:, r] * exam)
+            exam = np.where(c, self.cont[r], exam * (1 - a[:, r]) / out[:, r])
+        return out
+
+    def bias(self):
+        return {"continuation_after_click": self.cont.tolist()}
+
+
+class SDBN(ClickModel):
+    """Simplified DBN (Chapelle & Zhang, WWW 2009): examined down to the last click; satisfaction σ_qd ends it."""
+
+    def fit(self, t):
+        last = _last_click(t.clicks)
+        ranks = np.arange(t.depth)[None, :]
+        self.attr = _pair_mean(t, ranks <= last[:, None], t.clicks)
+        self.sat = _pair_mean(t, t.clicks, ranks == last[:, None])
+        return self
+
+    def relevance(self):
+        return self.attr * self.sat
+
+    def full(self, t):
+        a, s = self.attr[t.pairs], self.sat[t.pairs]
+        out, exam = np.zeros(t.pairs.shape), np.ones(len(t.pairs))
+        for r in range(t.depth):
+            out[:, r] = a[:, r] * exam
+            exam = exam * ((1 - s[:, r]) * a[:, r] + 1 - a[:, r])
+        return out
+
+    def conditional(self, t):
+        a, s = self.attr[t.pairs], self.sat[t.pairs]
+        out, exam = np.zeros(t.pairs.shape), np.ones(len(t.pairs))
+        for r in range(t.depth):
+            c = t.clicks[:, r]
+            out[:, r] = np.where(c, a[:, r] * exam, 1 - a[:, r] * exam)
+            exam = np.where(c, 1 - s[:, r], exam * (1 - a[:, r]) / out[:, r])
+        return out

@@ -1,0 +1,131 @@
+"""Sessions as click models read them: one row per search session — its query, the (query, document) pair shown
+at each rank and the click vector — compressed to distinct patterns with a count, so that every fit and every
+evaluation is a handful of vectorised passes over patterns, never a Python loop over sessions.
+
+>>> import pandas as pd
+>>> f = pd.DataFrame({"session_id": [0, 0, 1, 1, 2, 2], "query_id": [0, 0, 0, 0, 1, 1],
+...                   "doc_id": [5, 6, 5, 6, 5, 7], "position": [1, 2] * 3, "click": [1, 0, 1, 0, 0, 1]})
+>>> s = SessionArrays.from_frame(f, "toy")
+>>> s.n_sessions, s.depth, s.pairs.tolist()
+(3, 2, [[0, 1], [0, 1], [2, 3]])
+>>> t = s.compress()
+>>> t.weight.tolist(), t.clicks.astype(int).tolist()
+([2.0, 1.0], [[1, 0], [0, 1]])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError
+
+__all__ = ["SessionArrays", "SessionTable", "MAX_DEPTH", "split_sessions"]
+
+#: ranks a click model describes (PyClick's RANK_MAX): longer result lists are refused, not cut
+MAX_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class SessionArrays:
+    """Sessions in file order: ``query`` (S,), ``pairs`` (S, D) codes of the (query, document) pairs shown at each
+    rank, ``clicks`` (S, D) bool; ``pair_query`` maps a pair code to its query code and ``pair_keys`` to the
+    file's (query, document) ids."""
+
+    query: np.ndarray
+    pairs: np.ndarray
+    clicks: np.ndarray
+    pair_query: np.ndarray
+    pair_keys: pd.DataFrame
+
+    @property
+    def n_sessions(self) -> int:
+        return len(self.query)
+
+    @property
+    def depth(self) -> int:
+        return self.pairs.shape[1]
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.pair_query)
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, name: str = "log") -> "SessionArrays":
+        """From a click table (session_id, query_id, doc_id, position, click; ``shown`` rows only when present):
+        every session must show ranks 1 … D, the same D for all (at most :data:`MAX_DEPTH`)."""
+        missing = [c for c in ("session_id", "query_id", "doc_id", "position", "click") if c not in frame]
+        if missing:
+            raise MissingColumnError(name, f"click models need column(s) {', '.join(missing)} (a session id per "
+                                           "result list)", missing)
+        if "shown" in frame:
+            frame = frame[frame["shown"].astype(bool)]
+        if len(frame) == 0:
+            raise DataFormatError(name, "the log has no shown rows")
+        f = frame.sort_values(["session_id", "position"], kind="stable")
+        codes = pd.factorize(f["session_id"], sort=False)[0]       # session ids number sessions in file order
+        depth = _check_lists(codes, f["position"].to_numpy(), name)
+        key = ["query_id", "doc_id"]
+        pair, keys = pd.factorize(pd.MultiIndex.from_frame(f[key]), sort=True)
+        pair_keys = pd.DataFrame(list(keys), columns=key)
+        pair_query = pd.factorize(pair_keys["query_id"], sort=True)[0]
+        pairs = pair.reshape(-1, depth)
+        clicks = f["click"].to_numpy().astype(bool).reshape(-1, depth)
+        return cls(pair_query[pairs[:, 0]], pairs, clicks, pair_query, pair_keys)
+
+    def subset(self, rows) -> "SessionArrays":
+        return SessionArrays(self.query[rows], self.pairs[rows], self.clicks[rows], self.pair_query, self.pair_keys)
+
+    def compress(self) -> "SessionTable":
+        """Distinct (pairs, clicks) patterns with their counts."""
+        flat = np.concatenate([self.pairs, self.clicks.astype(self.pairs.dtype)], axis=1)
+        uniq, inverse = np.unique(flat, axis=0, return_inverse=True)
+        weight = np.bincount(inverse.ravel(), minlength=len(uniq)).astype(np.float64)
+        d = self.depth
+        return SessionTable(uniq[:, :d], uniq[:, d:].astype(bool), weight, self.n_pairs, self.n_sessions)
+
+
+@dataclass(frozen=True)
+class SessionTable:
+    """Distinct session patterns: ``pairs`` (P, D), ``clicks`` (P, D), ``weight`` (P,) sessions per pattern;
+    ``n_pairs`` sizes the attractiveness arrays (every pair of the log, seen in training or not)."""
+
+    pairs: np.ndarray
+    clicks: np.ndarray
+    weight: np.ndarray
+    n_pairs: int
+    n_sessions: int
+
+    @property
+    def depth(self) -> int:
+        return self.pairs.shape[1]
+
+
+def _check_lists(codes: np.ndarray, position: np.ndarray, name: str) -> int:
+    """The common list length D; refuses ragged lists, gaps in the ranks and lists longer than MAX_DEPTH."""
+    sizes = np.bincount(codes)
+    depth = int(sizes[0])
+    if (sizes != depth).any():
+        bad = int(np.flatnonzero(sizes != depth)[0])
+        raise DataFormatError(name, f"ragged result lists: session {bad + 1} (in file order) shows {sizes[bad]} "
+                                    f"results, the first shows {depth}; click models need one list length")
+    if depth > MAX_DEPTH:
+        raise DataFormatError(name, f"result lists of {depth} exceed the {MAX_DEPTH} ranks a click model describes")
+    expected = np.tile(np.arange(1, depth + 1), len(sizes))
+    if not np.array_equal(position, expected):
+        raise DataFormatError(name, f"every session must show ranks 1 to {depth} once each")
+    return depth
+
+
+def split_sessions(s: SessionArrays, fraction: float) -> tuple[SessionArrays, SessionArrays, int]:
+    """PyClick's ``examples/Example.py``: the first ``fraction`` of the sessions (file order) train, the rest
+    test; test sessions whose query never occurs in training are dropped and counted."""
+    if not 0 < fraction < 1:
+        raise ConfigError("split", f"must be a number in (0, 1), got {fraction!r}")
+    cut = int(s.n_sessions * fraction)
+    if cut == 0 or cut == s.n_sessions:
+        raise ConfigError("split", f"{fraction} of {s.n_sessions} sessions leaves no training or no test session")
+    train, test = s.subset(slice(0, cut)), s.subset(slice(cut, None))
+    seen = np.isin(test.query, np.unique(train.query))
+    return train, test.subset(seen), int((~seen).sum())
