@@ -1,0 +1,47 @@
+"""Click models at scale (issue #34): the default ``click-models LOG`` command (all models, --split 0.75) on a
+30,000-session log and on 1,000,000 sessions × 10 results (10 M rows), whole CLI process, peak RSS by GNU time.
+
+    python benchmarks/bench_click_models.py [--sessions 30000,1000000]
+
+The logs: ``python -m ultr_core simulate --sessions N`` (the synthetic default, PBM clicks with η = 1, ε = 0.1),
+as Parquet.  Logs beyond the in-memory reader's 20 M values (1 M sessions × 10 results × 10 columns) are refused
+with a message until the out-of-core pattern builder exists (docs/click_models.md).
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(args: list[str]) -> tuple[float, float, str]:
+    with tempfile.NamedTemporaryFile(suffix=".rss") as rss:
+        t0 = time.perf_counter()
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name, sys.executable, "-m", "ultr_core", *args],
+                              cwd=ROOT, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if proc.returncode:
+            raise SystemExit(proc.stderr[-1000:])
+        return wall, float(Path(rss.name).read_text().split()[-1]) / 1024, proc.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sessions", default="30000,1000000")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (int(s) for s in a.sessions.split(",")):
+            path = Path(tmp) / f"log_{n}.parquet"
+            _run(["simulate", "--sessions", str(n), "--out", str(path)])
+            wall, rss, out = _run(["click-models", str(path)])
+            print(f"{n:,} sessions ({n * 10:,} rows): `click-models LOG` {wall:.2f} s wall, peak RSS {rss:,.0f} MB")
+            print(out)
+
+
+if __name__ == "__main__":
+    main()
