@@ -4,8 +4,7 @@
     python benchmarks/bench_click_models.py [--sessions 30000,1000000]
 
 The logs: ``python -m ultr_core simulate --sessions N`` (the synthetic default, PBM clicks with η = 1, ε = 0.1),
-as Parquet.  Logs beyond the in-memory reader's 20 M values (1 M sessions × 10 results × 10 columns) are refused
-with a message until the out-of-core pattern builder exists (docs/click_models.md).
+as Parquet; the command reads it out of core (DuckDB, ``clickmodels.outofcore``).
 """
 from __future__ import annotations
 

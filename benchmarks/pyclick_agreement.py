@@ -58,17 +58,16 @@ print(json.dumps(out))
 """
 
 
-def export_sessions(frame, path: Path) -> None:
+def export_sessions(s, path: Path) -> None:
     """One line per session in file order: query, comma-separated documents, comma-separated 0/1 clicks."""
-    f = frame.sort_values(["session_id", "position"], kind="stable")
-    g = f.groupby("session_id", sort=True)
-    rows = zip(g["query_id"].first().astype(str), g["doc_id"].agg(lambda x: ",".join(map(str, x))),
-               g["click"].agg(lambda x: ",".join(str(int(v)) for v in x)))
-    path.write_text("".join(f"{q}\t{d}\t{c}\n" for q, d, c in rows))
+    q = s.pair_keys["query_id"].astype(str).to_numpy()[s.pairs[:, 0]]
+    docs = s.pair_keys["doc_id"].astype(str).to_numpy()[s.pairs]
+    path.write_text("".join(f"{a}\t{','.join(d)}\t{','.join(map(str, c.astype(int)))}\n"
+                            for a, d, c in zip(q, docs, s.clicks)))
 
 
 def main():
-    from ultr_core.clickmodels.cli import _frame
+    from ultr_core.clickmodels.cli import _sessions
     from ultr_core.clickmodels.compare import compare_click_models
     from ultr_core.clickmodels.registry import CLICK_MODELS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -77,15 +76,15 @@ def main():
     ap.add_argument("--pyclick", default="/tmp/pyclick")
     ap.add_argument("--python", default="/tmp/pyclick_venv/bin/python")
     a = ap.parse_args()
-    frame, _ = _frame(a.log, a.format, a.log)
+    sessions = _sessions(a.log, a.format, a.log)
     t0 = time.perf_counter()
-    ours = compare_click_models(frame, a.log, [s.key for s in CLICK_MODELS], 0.75)
+    ours = compare_click_models(sessions, a.log, [s.key for s in CLICK_MODELS], 0.75)
     t_ours = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
-        sessions = Path(tmp) / "sessions.tsv"
-        export_sessions(frame, sessions)
+        table = Path(tmp) / "sessions.tsv"
+        export_sessions(sessions, table)
         t0 = time.perf_counter()
-        proc = subprocess.run([a.python, "-c", DRIVER, str(sessions), ",".join(s.label for s in CLICK_MODELS)],
+        proc = subprocess.run([a.python, "-c", DRIVER, str(table), ",".join(s.label for s in CLICK_MODELS)],
                               capture_output=True, text=True, env={"PYTHONPATH": a.pyclick})
         t_theirs = time.perf_counter() - t0
     if proc.returncode:

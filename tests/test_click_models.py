@@ -148,3 +148,16 @@ def test_on_a_fixed_ranking_dctr_explains_clicks_as_well_as_pbm(seed):
     ll = {k: v["log_likelihood"] for k, v in compare_click_models(log.frame, "sim", ["pbm", "dctr"], 0.75)["models"]
           .items()}
     assert abs(ll["dctr"] - ll["pbm"]) < 0.002, ll
+
+
+def test_cli_reads_a_pyclick_session_file(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    lines = []
+    for i in range(120):
+        docs = [f"d{(i + k) % 6}" for k in range(3)]
+        lines.append(f"q{i % 4}\t{','.join(docs)} : {' , '.join(d for d in docs if rng.random() < 0.3)}")
+    path = tmp_path / "sessions.txt"
+    path.write_text("; ".join(lines))
+    rc, out, _ = cli(["click-models", path, "--format", "pyclick", "--models", "pbm", "--json"], capsys)
+    rep = json.loads(out)
+    assert rc == 0 and rep["train_sessions"] == 90 and rep["test_sessions"] == 30 and rep["depth"] == 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ultr_core.errors import ConfigError, printable
+from ultr_core.errors import printable
 
 __all__ = ["add_parser"]
 
@@ -27,30 +27,22 @@ def add_parser(sub) -> None:
     p.set_defaults(fn=run)
 
 
-def _frame(path: str, fmt, name: str):
-    """The log's shown rows with the file's own query and document ids; refused without session ids."""
-    from ultr_core.logs.mapping import peek_columns, read_user_log
-    from ultr_core.logs.sniff import TEXT_FORMATS, infer_format
-    fmt = fmt or infer_format(path, name)
-    if fmt not in TEXT_FORMATS and fmt != "ultra" and "session_id" not in peek_columns(path, fmt, name):
-        raise ConfigError("log", f"{name}: click models need a session_id column (one id per result list)")
-    log, notes = read_user_log(path, fmt, name=name, document="query")
-    f = log.frame
-    f = f.assign(query_id=f["query_key"] if "query_key" in f else f["query_id"],
-                 doc_id=f["doc_key"] if "doc_key" in f else f["doc_id"])
-    return f, notes
+def _sessions(path: str, fmt, name: str):
+    """The log's sessions, read out of core by DuckDB (any format the app reads)."""
+    from ultr_core.clickmodels.outofcore import sessions_from_source
+    from ultr_core.logs.sniff import infer_format
+    return sessions_from_source(path, fmt or infer_format(path, name), name)
 
 
 def run(a) -> int:
     from ultr_core.clickmodels.compare import compare_click_models, parse_models
     keys = parse_models(a.models)
-    frame, notes = _frame(a.path, a.format, a.path)
-    test = _frame(a.test, a.format, a.test)[0] if a.test else None
-    out = compare_click_models(frame, a.path, keys, a.split, test)
+    sessions = _sessions(a.path, a.format, a.path)
+    test = _sessions(a.test, a.format, a.test) if a.test else None
+    out = compare_click_models(sessions, a.path, keys, a.split, test)
     rel = out.pop("relevance")
     if a.relevance:
         rel.to_csv(a.relevance, index=False)
-    out["notes"] = list(notes)
     if a.json:
         print(json.dumps(out))
         return 0

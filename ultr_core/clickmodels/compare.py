@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.clickmodels.evaluation import scores
+from ultr_core.clickmodels.outofcore import join_sessions
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, split_sessions
 from ultr_core.errors import ConfigError
@@ -26,27 +27,25 @@ def parse_models(text: str | None) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def compare_click_models(frame: pd.DataFrame, name: str = "log", models=None, split: float = 0.75,
-                         test_frame: pd.DataFrame | None = None) -> dict:
-    """Fit every model in ``models`` on the first ``split`` of the sessions (or on ``frame`` with ``test_frame``
-    as the test log) and score it on the rest: a JSON-ready dict with ``train_sessions``, ``test_sessions``,
-    ``dropped_test_sessions`` (queries unseen in training) and, per model, its scores and ``seconds``;
-    ``relevance`` is a table of one row per (query_id, doc_id) with impressions, clicks and each model's estimate."""
+def compare_click_models(data, name: str = "log", models=None, split: float = 0.75, test=None) -> dict:
+    """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
+    :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
+    the test sessions: a JSON-ready dict with ``train_sessions``, ``test_sessions``, ``dropped_test_sessions``
+    (queries unseen in training) and, per model, its scores, bias parameters and ``seconds``; ``relevance`` is a
+    table of one row per (query_id, doc_id) with training impressions, clicks and each model's estimate."""
     keys = parse_models(models) if not isinstance(models, list) else models
-    if test_frame is None:
-        train, test, dropped = split_sessions(SessionArrays.from_frame(frame, name), split)
+    arrays = data if isinstance(data, SessionArrays) else SessionArrays.from_frame(data, name)
+    if test is None:
+        train, test_s, dropped = split_sessions(arrays, split)
     else:
-        both = pd.concat([frame.assign(_part=0), test_frame.assign(_part=1)], ignore_index=True)
-        both["session_id"] = pd.factorize(both[["_part", "session_id"]].apply(tuple, axis=1))[0]
-        arrays = SessionArrays.from_frame(both, name)
-        n_train = frame["session_id"].nunique()
-        train, test = arrays.subset(slice(0, n_train)), arrays.subset(slice(n_train, None))
-        seen = np.isin(test.query, np.unique(train.query))
-        test, dropped = test.subset(seen), int((~seen).sum())
-    if test.n_sessions == 0:
+        other = test if isinstance(test, SessionArrays) else SessionArrays.from_frame(test, name)
+        train, test_s = join_sessions(arrays, other)
+        seen = np.isin(test_s.query, np.unique(train.query))
+        test_s, dropped = test_s.subset(seen), int((~seen).sum())
+    if test_s.n_sessions == 0:
         raise ConfigError("split", "no test session's query occurs in training: nothing to score")
-    tr, te = train.compress(), test.compress()
-    out = {"train_sessions": train.n_sessions, "test_sessions": test.n_sessions, "dropped_test_sessions": dropped,
+    tr, te = train.compress(), test_s.compress()
+    out = {"train_sessions": train.n_sessions, "test_sessions": test_s.n_sessions, "dropped_test_sessions": dropped,
            "depth": train.depth, "models": {}}
     rel = _relevance_frame(train)
     for key in keys:
