@@ -41,5 +41,7 @@ CLICK_MODELS = (
                    "attractiveness per (query, doc), continuation after a click per rank", "attractiveness"),
     ClickModelSpec("sdbn", "SDBN", m.SDBN, "mle", "Chapelle & Zhang, WWW 2009 (simplified DBN)",
                    "attractiveness and satisfaction per (query, doc)", "attractiveness × satisfaction"),
+    ClickModelSpec("dbn", "DBN", m.DBN, "em", "Chapelle & Zhang, WWW 2009",
+                   "attractiveness and satisfaction per (query, doc), one continuation γ", "attractiveness × satisfaction"),
 )
 MODEL_BY_KEY = {s.key: s for s in CLICK_MODELS}
