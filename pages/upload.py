@@ -3,8 +3,12 @@ import json
 
 import streamlit as st
 
+import pandas as pd
+
+from ultr_core.app.figures import perplexity_by_rank_figure
+from ultr_core.clickmodels import compare_click_models
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.identifiability.reports import format_report, plan_table
+from ultr_core.identifiability.reports import document_components, format_report, plan_table
 from ultr_core.app.text import escape_markdown
 from ultr_core.app.graph_figures import bias_curves_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
@@ -97,6 +101,9 @@ def main():
         st.session_state.pop("log_spec", None)          # an upload cannot be rebuilt from a link
     _show_report(an)
     _downloads(an)
+    if kept:
+        has_sessions = fmt in TEXT or "session_id" in [(columns or {}).get(c, c) for c in cols or ()]
+        _click_models(subject, an, ("upload", read_key), has_sessions)
     if kept:
         st.caption("The log is now the *current log*: the Identifiability page draws its graph from the same "
                    "analysis (same verdict, same plan).")
@@ -222,13 +229,41 @@ def _show_report(an) -> None:
         st.subheader("Position bias per connected component")
         for note in pb["notes"]:
             st.caption(escape_markdown(note))
-        import pandas as pd
         curves = pd.DataFrame(pb["curves"])
         if len(curves):
             st.plotly_chart(bias_curves_figure(curves), key="upload_bias")
             st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True, height=220)
         else:
             st.info("No position-bias curve can be estimated from this log: the notes above say why.")
+
+
+def _click_models(log, an, key, has_sessions: bool) -> None:
+    """Which click model explains the log (first 75 % of the sessions train, the rest test — PyClick's protocol),
+    and each model's relevance per (query, document): one core call, a table, a chart and a CSV."""
+    st.subheader("Which click model explains the clicks?")
+    if not has_sessions:
+        st.info("Click models need sessions: this file has no session_id column (map one above), so the sessions "
+                "the page shows were inferred from query changes — not fitted here.")
+        return
+    frame = log.frame.assign(query_id=log.frame.get("query_key", log.frame["query_id"]),
+                             doc_id=log.frame.get("doc_key", log.frame["doc_id"]))
+    try:
+        out = memo(("clickmodels", key), lambda: compare_click_models(frame, "upload"))
+    except (ConfigError, DataFormatError) as e:
+        st.info(f"No click model is fitted: {escape_markdown(e)}")
+        return
+    rows = [{"model": m["label"], "log-likelihood": m["log_likelihood"], "perplexity": m["perplexity"],
+             "conditional perplexity": m["conditional_perplexity"], "seconds": m["seconds"]}
+            for m in out["models"].values()]
+    st.caption(f"Fitted on the first {out['train_sessions']:,} sessions, scored on the next {out['test_sessions']:,} "
+               f"({out['dropped_test_sessions']:,} of unseen queries dropped); PyClick's conventions and scores "
+               "(docs/click_models.md). Higher log-likelihood and lower perplexity are better.")
+    st.dataframe(pd.DataFrame(rows).round(4), hide_index=True)
+    st.plotly_chart(perplexity_by_rank_figure(out["models"]), key="upload_perplexity")
+    rel = out["relevance"].astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
+    st.download_button("Download relevance per (query, document) and model (CSV)", rel.to_csv(index=False), "click_model_relevance.csv", mime="text/csv",
+                       help="training impressions and clicks of each pair, its IG component and every model's relevance "
+                            "estimate: compare estimates only inside one component")
 
 
 def _downloads(an) -> None:

@@ -161,3 +161,18 @@ def test_cli_reads_a_pyclick_session_file(tmp_path, capsys):
     rc, out, _ = cli(["click-models", path, "--format", "pyclick", "--models", "pbm", "--json"], capsys)
     rep = json.loads(out)
     assert rc == 0 and rep["train_sessions"] == 90 and rep["test_sessions"] == 30 and rep["depth"] == 3
+
+
+def test_relevance_joins_each_document_with_its_ig_component(tmp_path):
+    """x, y swap between ranks 1–2 and z, w between ranks 3–4, never across: two IG components, named per
+    (query, document) in the file's ids."""
+    from ultr_core.identifiability.reports import analyse_identifiability, document_components
+    from ultr_core.logs.mapping import read_user_log
+    rows = [("qa", "xyzw", (1, 0, 0, 0)), ("qa", "yxwz", (0, 1, 1, 0))] * 20
+    path = tmp_path / "log.csv"
+    toy(rows, 4).to_csv(path, index=False)
+    log, _ = read_user_log(str(path))
+    comp = document_components(analyse_identifiability(log), log)
+    by = dict(zip(comp["query_id"] + "/" + comp["doc_id"], comp["component"]))
+    assert sorted(by) == ["qa/w", "qa/x", "qa/y", "qa/z"]
+    assert by["qa/x"] == by["qa/y"] != by["qa/z"] == by["qa/w"]

@@ -122,3 +122,24 @@ def test_upload_reads_an_ultra_folders_files_dropped_together(tmp_path):
     assert [m for m in at.metric if m.label == "components"][0].value == "2"
     at.file_uploader[0].set_value([("a.csv", CSV, "text/csv"), ("b.csv", CSV, "text/csv")]).run()
     assert no_crash(at) and at.error and "upload one log at a time" in at.error[0].value
+
+
+def test_upload_compares_click_models_and_gives_relevance_with_components():
+    rows = "".join(f"{s},q{s % 3},d{(s + p) % 5},{p},{int((s + p) % 4 == 0)}\n" for s in range(300) for p in (1, 2, 3))
+    data = ("session_id,query_id,doc_id,position,click\n" + rows).encode()
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("sessions.csv", data, "text/csv")).run()
+    assert no_crash(at) and not at.error
+    assert "Which click model explains the clicks?" in [h.value for h in at.subheader]
+    table = at.dataframe[-1].value
+    assert list(table["model"]) == ["GCTR", "RCTR", "DCTR", "PBM", "UBM", "CM", "DCM", "SDBN", "DBN"]
+    assert (table["perplexity"] >= 1).all()
+    labels = [b.label for b in at.get("download_button")]
+    assert "Download relevance per (query, document) and model (CSV)" in labels
+
+
+def test_upload_without_session_ids_says_why_no_click_model_is_fitted():
+    at = page("upload.py").run()
+    at.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
+    assert no_crash(at)
+    assert any("Click models need sessions" in i.value for i in at.info)

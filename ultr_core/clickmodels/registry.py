@@ -12,7 +12,7 @@ __all__ = ["ClickModelSpec", "CLICK_MODELS", "MODEL_BY_KEY"]
 @dataclass(frozen=True)
 class ClickModelSpec:
     """One click model: key (CLI name), label, its class, the inference (``mle``: counting, ``em``: 50 EM
-    iterations), citation, the parameters it fits, and what its relevance estimate is."""
+    iterations), citation, the parameters it fits, what its relevance estimate is, and its colour in every chart."""
 
     key: str
     label: str
@@ -21,27 +21,31 @@ class ClickModelSpec:
     cite: str
     params: str
     relevance: str
+    colour: str = ""
 
 
 CLICK_MODELS = (
     ClickModelSpec("gctr", "GCTR", m.GCTR, "mle", "Chuklin, Markov & de Rijke 2015, §3.1 (random click model)",
-                   "one click probability", "the global CTR (the same for every document)"),
+                   "one click probability", "the global CTR (the same for every document)", colour="#9e9e9e"),
     ClickModelSpec("rctr", "RCTR", m.RCTR, "mle", "Chuklin, Markov & de Rijke 2015, §3.1", "CTR per rank",
-                   "none (0, as PyClick)"),
+                   "none (0, as PyClick)", colour="#616161"),
     ClickModelSpec("dctr", "DCTR", m.DCTR, "mle", "Chuklin, Markov & de Rijke 2015, §3.1", "CTR per (query, doc)",
-                   "the document's CTR"),
+                   "the document's CTR", colour="#8c564b"),
     ClickModelSpec("pbm", "PBM", m.PBM, "em", "Craswell et al., WSDM 2008; Chuklin et al. 2015 §3.4",
-                   "attractiveness per (query, doc), examination per rank", "attractiveness"),
+                   "attractiveness per (query, doc), examination per rank", "attractiveness", colour="#1f77b4"),
     ClickModelSpec("ubm", "UBM", m.UBM, "em", "Dupret & Piwowarski, SIGIR 2008",
                    "attractiveness per (query, doc), examination per (rank, rank of the last click)",
-                   "attractiveness"),
+                   "attractiveness", colour="#17becf"),
     ClickModelSpec("cm", "CM", m.CM, "mle", "Craswell et al., WSDM 2008 (cascade model)",
-                   "attractiveness per (query, doc)", "attractiveness"),
+                   "attractiveness per (query, doc)", "attractiveness", colour="#d62728"),
     ClickModelSpec("dcm", "DCM", m.DCM, "mle", "Guo, Liu & Wang, WSDM 2009",
-                   "attractiveness per (query, doc), continuation after a click per rank", "attractiveness"),
+                   "attractiveness per (query, doc), continuation after a click per rank", "attractiveness",
+                   colour="#ff7f0e"),
     ClickModelSpec("sdbn", "SDBN", m.SDBN, "mle", "Chapelle & Zhang, WWW 2009 (simplified DBN)",
-                   "attractiveness and satisfaction per (query, doc)", "attractiveness × satisfaction"),
+                   "attractiveness and satisfaction per (query, doc)", "attractiveness × satisfaction",
+                   colour="#2ca02c"),
     ClickModelSpec("dbn", "DBN", m.DBN, "em", "Chapelle & Zhang, WWW 2009",
-                   "attractiveness and satisfaction per (query, doc), one continuation γ", "attractiveness × satisfaction"),
+                   "attractiveness and satisfaction per (query, doc), one continuation γ", "attractiveness × satisfaction",
+                   colour="#9467bd"),
 )
 MODEL_BY_KEY = {s.key: s for s in CLICK_MODELS}

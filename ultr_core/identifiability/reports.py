@@ -324,3 +324,18 @@ def repairs_sweep(seeds=(0, 1, 2), strategies=tuple(PAPER_REPAIRS), report=None,
     runs = [(2, seed, {"strategy": name, "seed": seed}, PAPER_REPAIRS[name]) for seed in seeds for name in strategies]
     df = _paper_fits(runs, ("components_after", "iterations"), report, stop)
     return df[["strategy", "seed", "mcc", "ndcg@10", "components_after", "iterations"]] if len(df) else df
+
+
+def document_components(analysis: IdentifiabilityAnalysis, log: ClickLog) -> pd.DataFrame:
+    """The IG component of every document of a kept log, in the file's own ids (``query_id``, ``doc_id``): a
+    document's relevance is comparable only with documents of the same component (Theorem 1)."""
+    g = analysis.graph
+    comp = np.full(g.n_documents, -1, np.int64)
+    comp[g.doc] = g.component[g.fac]
+    codes = pd.DataFrame({"doc_code": np.asarray(g.documents), "component": comp})
+    f = log.frame
+    ids = f.drop_duplicates("doc_id").assign(query=f.get("query_key", f["query_id"]).astype(str),
+                                             doc=f.get("doc_key", f["doc_id"]).astype(str))
+    out = ids[["doc_id", "query", "doc"]].merge(codes, left_on="doc_id", right_on="doc_code")
+    return out.rename(columns={"query": "query_id", "doc": "doc_id_file"})[["query_id", "doc_id_file", "component"]] \
+        .rename(columns={"doc_id_file": "doc_id"}).reset_index(drop=True)
