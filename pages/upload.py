@@ -232,7 +232,7 @@ def _show_report(an) -> None:
         curves = pd.DataFrame(pb["curves"])
         if len(curves):
             st.plotly_chart(bias_curves_figure(curves), key="upload_bias")
-            st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True, height=220)
+            st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True, height="auto" if len(curves) <= 5 else 220)
         else:
             st.info("No position-bias curve can be estimated from this log: the notes above say why.")
 
