@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 DRIVER = r"""
 import json, sys, time
 from pyclick.click_models.Evaluation import LogLikelihood, Perplexity
+from pyclick.click_models.CCM import CCM
 from pyclick.click_models.CM import CM
 from pyclick.click_models.CTR import DCTR, GCTR, RCTR
 from pyclick.click_models.DBN import DBN
@@ -67,16 +68,17 @@ def export_sessions(s, path: Path) -> None:
                             for a, d, c in zip(q, docs, s.clicks)))
 
 
-def _dbn_pyclick_tails(sessions) -> dict:
-    """Our DBN with PyClick's misaligned tail probabilities in the γ update: the one place DBN differs."""
+def _pyclick_tails(label: str, sessions) -> dict:
+    """Our DBN or CCM with PyClick's misaligned tail probabilities in the continuation update: the one place they
+    differ."""
     import time as _time
 
     from ultr_core.clickmodels.evaluation import scores
-    from ultr_core.clickmodels.models import DBN
+    from ultr_core.clickmodels import dbn
     from ultr_core.clickmodels.sessions import split_sessions
     train, test, _ = split_sessions(sessions, 0.75)
     t0 = _time.perf_counter()
-    model = DBN(pyclick_tails=True).fit(train.compress())
+    model = getattr(dbn, label)(pyclick_tails=True).fit(train.compress())
     return {**scores(model, test.compress()), "seconds": _time.perf_counter() - t0}
 
 
@@ -110,7 +112,8 @@ def main():
     print("| model | log-likelihood (ours) | (PyClick) | perplexity (ours) | (PyClick) | max abs. diff | seconds "
           "(ours) | (PyClick) |\n|---|---:|---:|---:|---:|---:|---:|---:|")
     rows = [(s.label, ours["models"][s.key], theirs["models"][s.label]) for s in CLICK_MODELS]
-    rows.append(("DBN with PyClick's tails", _dbn_pyclick_tails(sessions), theirs["models"]["DBN"]))
+    for label in ("DBN", "CCM"):
+        rows.append((f"{label} with PyClick's tails", _pyclick_tails(label, sessions), theirs["models"][label]))
     for label, o, p in rows:
         diff = max(abs(o["log_likelihood"] - p["log_likelihood"]), abs(o["perplexity"] - p["perplexity"]))
         print(f"| {label} | {o['log_likelihood']:.6f} | {p['log_likelihood']:.6f} | {o['perplexity']:.6f} | "

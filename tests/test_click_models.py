@@ -11,7 +11,8 @@ from clihelp import cli, refused
 
 from ultr_core.clickmodels import CLICK_MODELS, MODEL_BY_KEY, SessionArrays, compare_click_models
 from ultr_core.clickmodels.evaluation import scores
-from ultr_core.clickmodels.models import CM, DBN, DCM, PBM, RCTR, SDBN, UBM
+from ultr_core.clickmodels.dbn import CCM, DBN
+from ultr_core.clickmodels.models import CM, DCM, PBM, RCTR, SDBN, UBM
 from ultr_core.clickmodels.sessions import SessionTable
 
 
@@ -60,7 +61,7 @@ def _enumerated_marginals(model, pairs, depth):
     return out
 
 
-@pytest.mark.parametrize("cls", [PBM, UBM, DCM, SDBN, DBN])
+@pytest.mark.parametrize("cls", [PBM, UBM, DCM, SDBN, DBN, CCM])
 def test_marginal_click_probabilities_match_an_enumeration_of_every_click_vector(cls):
     rng = np.random.default_rng(3)
     rows = [("q", "abcd", tuple(rng.integers(0, 2, 4))) for _ in range(30)]

@@ -132,7 +132,7 @@ def test_upload_compares_click_models_and_gives_relevance_with_components():
     assert no_crash(at) and not at.error
     assert "Which click model explains the clicks?" in [h.value for h in at.subheader]
     table = at.dataframe[-1].value
-    assert list(table["model"]) == ["GCTR", "RCTR", "DCTR", "PBM", "UBM", "CM", "DCM", "SDBN", "DBN"]
+    assert list(table["model"]) == ["GCTR", "RCTR", "DCTR", "PBM", "UBM", "CM", "DCM", "SDBN", "DBN", "CCM"]
     assert (table["perplexity"] >= 1).all()
     labels = [b.label for b in at.get("download_button")]
     assert "Download relevance per (query, document) and model (CSV)" in labels

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ultr_core.clickmodels import dbn
 from ultr_core.clickmodels import models as m
 
 __all__ = ["ClickModelSpec", "CLICK_MODELS", "MODEL_BY_KEY"]
@@ -44,8 +45,11 @@ CLICK_MODELS = (
     ClickModelSpec("sdbn", "SDBN", m.SDBN, "mle", "Chapelle & Zhang, WWW 2009 (simplified DBN)",
                    "attractiveness and satisfaction per (query, doc)", "attractiveness × satisfaction",
                    colour="#2ca02c"),
-    ClickModelSpec("dbn", "DBN", m.DBN, "em", "Chapelle & Zhang, WWW 2009",
+    ClickModelSpec("dbn", "DBN", dbn.DBN, "em", "Chapelle & Zhang, WWW 2009",
                    "attractiveness and satisfaction per (query, doc), one continuation γ", "attractiveness × satisfaction",
                    colour="#9467bd"),
+    ClickModelSpec("ccm", "CCM", dbn.CCM, "em", "Guo, Liu, Kannan, Minka, Taylor, Wang & Faloutsos, WWW 2009",
+                   "attractiveness per (query, doc), continuation τ₁ (no click), τ₂, τ₃ (after a click)",
+                   "attractiveness²", colour="#e377c2"),
 )
 MODEL_BY_KEY = {s.key: s for s in CLICK_MODELS}

@@ -1,0 +1,198 @@
+"""The two click models whose EM needs the joint posterior of (E_r, S_r, E_{r+1}) given a session's clicks:
+DBN (Chapelle & Zhang, WWW 2009) and CCM (Guo et al., WWW 2009), with PyClick's updates
+(``pyclick/click_models/DBN.py``, ``CCM.py``) — see :mod:`~ultr_core.clickmodels.models` for the conventions
+and docs/click_models.md for the one place we compute differently (``pyclick_tails``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ultr_core.clickmodels.models import EM_ITERATIONS, PROB_MIN, ClickModel, _last_click, _pair_mean
+
+__all__ = ["DBN", "CCM"]
+
+
+class DBN(ClickModel):
+    """Dynamic Bayesian network (Chapelle & Zhang, WWW 2009): examined top-down; attracted with α_qd, satisfied after
+    a click with σ_qd (then stops), else goes on with γ.  EM as PyClick's ``DBN.py`` (its α and σ updates), with
+    one difference: the γ posterior uses the tail click probabilities of the ranks below r, where PyClick's
+    ``_get_tail_clicks`` applies the parameters of ranks 0, 1, … to the results from r + 1 on (docs/click_models.md)."""
+
+    def __init__(self, pyclick_tails: bool = False):
+        self.pyclick_tails = pyclick_tails          # True: PyClick's misaligned tails (to show that is the difference)
+
+    def fit(self, t, n_iter: int = EM_ITERATIONS):
+        self.attr, self.sat, self.cont = np.full(t.n_pairs, 0.5), np.full(t.n_pairs, 0.5), 0.5
+        last = _last_click(t.clicks)
+        ranks = np.arange(t.depth)[None, :]
+        w = np.broadcast_to(t.weight[:, None], t.pairs.shape)
+        for _ in range(n_iter):
+            a, s, g = self.attr[t.pairs], self.sat[t.pairs], self.cont
+            exam, car = _dbn_exam(a, s, g), _dbn_car(a, g)
+            post_a = np.where(t.clicks, 1.0, np.where(ranks >= last[:, None],
+                                                       (1 - exam) * a / (1 - exam * car[:, :-1]), 0.0))
+            post_s = np.where(ranks == last[:, None], s / (1 - (1 - s) * g * car[:, 1:]), 0.0)
+            num, den = _dbn_cont_posterior(t, a, s, g, last, self.pyclick_tails)
+            self.attr = np.minimum(_pair_mean(t, np.ones(t.pairs.shape), post_a), 1 - PROB_MIN)
+            self.sat = np.minimum(_pair_mean(t, t.clicks, post_s), 1 - PROB_MIN)
+            self.cont = float(min((1 + (w * num).sum()) / (2 + (w * den).sum()), 1 - PROB_MIN))
+        return self
+
+    def relevance(self):
+        return self.attr * self.sat
+
+    def full(self, t):
+        a, s = self.attr[t.pairs], self.sat[t.pairs]
+        return a * _dbn_exam(a, s, self.cont)
+
+    def conditional(self, t):
+        a, s = self.attr[t.pairs], self.sat[t.pairs]
+        return _dbn_tail(a, s, self.cont, t.clicks, 0)[0]
+
+    def bias(self):
+        return {"continuation": self.cont}
+
+
+def _dbn_exam(a, s, g) -> np.ndarray:
+    """Marginal P(E_r = 1): E_0 = 1, E_{r+1} = E_r · γ((1 − σ_r)α_r + 1 − α_r)."""
+    step = g * ((1 - s) * a + 1 - a)
+    return np.cumprod(np.concatenate([np.ones((len(a), 1)), step[:, :-1]], axis=1), axis=1)
+
+
+def _dbn_car(a, g) -> np.ndarray:
+    """(P, D + 1): P(a click at or below r | E_r = 1), 0 past the last rank."""
+    car = np.zeros((a.shape[0], a.shape[1] + 1))
+    for r in range(a.shape[1] - 1, -1, -1):
+        car[:, r] = a[:, r] + (1 - a[:, r]) * g * car[:, r + 1]
+    return car
+
+
+def _dbn_tail(a, s, g, clicks, start: int, pyclick: bool = False):
+    """P(c_k | c_start … c_{k−1}, E_start = 1) for k ≥ start, and P(E_k = 1 | the same) (PyClick's tail clicks, with
+    the parameters of the ranks they describe; ``pyclick``: of ranks 0, 1, … as PyClick's loop indexes them)."""
+    exam = np.ones(len(a))
+    probs, exams = np.ones(a.shape), np.ones(a.shape)
+    for r in range(start, a.shape[1]):
+        c, j = clicks[:, r], r - start if pyclick else r
+        exams[:, r] = exam
+        probs[:, r] = np.where(c, a[:, j] * exam, 1 - a[:, j] * exam)
+        exam = np.where(c, g * (1 - s[:, j]), exam * g * (1 - a[:, j]) / probs[:, r])
+    return probs, exams
+
+
+def _dbn_cont_posterior(t, a, s, g, last, pyclick: bool = False):
+    """Per (pattern, rank): P(E_r = 1, S_r = 0, E_{r+1} = 1 | clicks) and P(E_r = 1, S_r = 0 | clicks), from the
+    eight joint states (E_r, S_r, E_{r+1}) as PyClick's ``_get_continuation_factor`` enumerates them."""
+    d, c = t.depth, t.clicks
+    exam = _dbn_tail(a, s, g, c, 0)[1]
+    tail = np.ones((len(a), d + 1))                         # P(clicks below r | E_{r+1} = 1)
+    for r in range(d - 1):
+        tail[:, r] = np.prod(_dbn_tail(a, s, g, c, r + 1, pyclick)[0][:, r + 1:], axis=1)
+    num, den = np.zeros(a.shape), np.zeros(a.shape)
+    for r in range(d):
+        f = {}
+        for x, y, z in ((x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)):
+            p = np.where(c[:, r], _clicked(a[:, r], s[:, r], g, x, y, z), _skipped(a[:, r], g, x, y, z))
+            p = p * (np.where(last >= r + 1, 0.0, 1.0) if z == 0 else (tail[:, r] if r + 1 < d else 1.0))
+            f[x, y, z] = p * (exam[:, r] if x else 1 - exam[:, r])
+        total = sum(f.values())
+        num[:, r] = f[1, 0, 1] / total
+        den[:, r] = (f[1, 0, 0] + f[1, 0, 1]) / total
+    return num, den
+
+
+def _clicked(a, s, g, x, y, z):
+    if not x or (y and z):
+        return np.zeros_like(a)
+    return a * (s if y else (1 - s) * (g if z else 1 - g))
+
+
+def _skipped(a, g, x, y, z):
+    if y or (not x and z):
+        return np.zeros_like(a)
+    return (1 - a) * ((g if z else 1 - g) if x else 1.0)
+
+
+class CCM(ClickModel):
+    """Click chain model (Guo et al., WWW 2009): examined top-down; attracted with α_qd; after no click the user goes
+    on with τ₁, after a click with τ₂(1 − α) + τ₃α (a click on a relevant result: α).  Relevance α² as PyClick.
+    EM as PyClick's ``CCM.py``; ``pyclick_tails`` as :class:`DBN`."""
+
+    def __init__(self, pyclick_tails: bool = False):
+        self.pyclick_tails = pyclick_tails
+
+    def fit(self, t, n_iter: int = EM_ITERATIONS):
+        self.attr, self.tau = np.full(t.n_pairs, 0.5), np.full(3, 0.5)
+        last = _last_click(t.clicks)
+        ranks = np.arange(t.depth)[None, :]
+        w = np.broadcast_to(t.weight[:, None], t.pairs.shape)
+        for _ in range(n_iter):
+            a, (t1, t2, t3) = self.attr[t.pairs], self.tau
+            exam, car = _ccm_exam(a, *self.tau), _dbn_car(a, t1)
+            cont = t2 * (1 - a) + t3 * a
+            post = np.where(t.clicks, 1.0, np.where(ranks >= last[:, None], (1 - exam) * a / (1 - exam * car[:, :-1]),
+                                                     0.0))
+            post = post + np.where(t.clicks & (ranks == last[:, None]), a / (1 - cont * car[:, 1:]), 0.0)
+            f = _ccm_factors(t, a, self.tau, last, self.pyclick_tails)
+            total = sum(f.values())
+            self.attr = np.minimum(_pair_mean(t, 1.0 + t.clicks, post / (1.0 + t.clicks)), 1 - PROB_MIN)
+            self.tau = np.array([
+                _tau(w, ~t.clicks, f[1, 0, 1] + f[1, 1, 1], f[1, 0, 0] + f[1, 0, 1] + f[1, 1, 0] + f[1, 1, 1], total),
+                _tau(w, t.clicks, f[1, 0, 1], f[1, 0, 0] + f[1, 0, 1], total),
+                _tau(w, t.clicks, f[1, 1, 1], f[1, 1, 0] + f[1, 1, 1], total)])
+        return self
+
+    def relevance(self):
+        return self.attr ** 2
+
+    def full(self, t):
+        a = self.attr[t.pairs]
+        return a * _ccm_exam(a, *self.tau)
+
+    def conditional(self, t):
+        return _ccm_tail(self.attr[t.pairs], self.tau, t.clicks, 0)[0]
+
+    def bias(self):
+        return {"tau_no_click": self.tau[0], "tau_click_nonrelevant": self.tau[1], "tau_click_relevant": self.tau[2]}
+
+
+def _tau(w, mask, num, den, total) -> float:
+    """(1 + Σ posterior) / (2 + Σ trials) over the (pattern, rank) cells where the parameter is updated."""
+    ww = w * mask
+    return float(min((1 + (ww * num / total).sum()) / (2 + (ww * den / total).sum()), 1 - PROB_MIN))
+
+
+def _ccm_exam(a, t1, t2, t3) -> np.ndarray:
+    step = (1 - a) * t1 + a * ((1 - a) * t2 + a * t3)
+    return np.cumprod(np.concatenate([np.ones((len(a), 1)), step[:, :-1]], axis=1), axis=1)
+
+
+def _ccm_tail(a, tau, clicks, start: int, pyclick: bool = False):
+    t1, t2, t3 = tau
+    exam = np.ones(len(a))
+    probs, exams = np.ones(a.shape), np.ones(a.shape)
+    for r in range(start, a.shape[1]):
+        c, j = clicks[:, r], r - start if pyclick else r
+        exams[:, r] = exam
+        probs[:, r] = np.where(c, a[:, j] * exam, 1 - a[:, j] * exam)
+        exam = np.where(c, t2 * (1 - a[:, j]) + t3 * a[:, j], exam * t1 * (1 - a[:, j]) / probs[:, r])
+    return probs, exams
+
+
+def _ccm_factors(t, a, tau, last, pyclick: bool) -> dict:
+    """(E_r, S_r, E_{r+1}) → (P, D) joint probabilities up to a constant, as PyClick's continuation factor."""
+    d, c = t.depth, t.clicks
+    exam = _ccm_tail(a, tau, c, 0)[1]
+    tail = np.ones((len(a), d))
+    for r in range(d - 1):
+        tail[:, r] = np.prod(_ccm_tail(a, tau, c, r + 1, pyclick)[0][:, r + 1:], axis=1)
+    ranks = np.arange(d)[None, :]
+    t1, t2, t3 = tau
+    out = {}
+    for x, y, z in ((x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)):
+        go_on = lambda p: p if z else 1 - p                                       # noqa: E731
+        clicked = (a * ((1 - a) * go_on(t2) if not y else a * go_on(t3))) if x else np.zeros_like(a)
+        skipped = np.zeros_like(a) if y or (not x and z) else (1 - a) * (go_on(t1) if x else 1.0)
+        p = np.where(c, clicked, skipped)
+        p = p * (np.where(last[:, None] >= ranks + 1, 0.0, 1.0) if z == 0 else np.where(ranks + 1 < d, tail, 1.0))
+        out[x, y, z] = p * (exam if x else 1 - exam)
+    return out
