@@ -27,7 +27,8 @@ def paper_table2(seeds, jobs, t0, datasets, real_seeds=None):
     validation over [0.05, 0.30] beside the γ = 0 ablation; paired differences CLD − baselines."""
     from ultr_core.studies.selection import tuned_per_seed
     metrics = ["ndcg@1", "ndcg@3", "map"]
-    raw, used = _paper_table2_runs(seeds, jobs, t0, datasets, real_seeds)
+    raw, used = _table2_runs(seeds, jobs, t0, datasets, real_seeds,
+                             dict(convention="reciprocal", relevance="binary"), VARIANTS)
     oracle = raw[raw.method == "Oracle"]
     raw = pd.concat([raw, oracle.assign(eta=0.1)], ignore_index=True)
     cld = raw[raw.method == "CLD"]
@@ -67,24 +68,23 @@ def paper_table2(seeds, jobs, t0, datasets, real_seeds=None):
     _save("cld", "table2", df, md, {})
 
 
-def _paper_table2_runs(seeds, jobs, t0, datasets, real_seeds):
-    """Every variant of :data:`VARIANTS` on every data set at η ∈ {0.1, 1} (Oracle at η = 1 only) and the seeds
-    per data set."""
+def _table2_runs(seeds, jobs, t0, datasets, real_seeds, click_kw: dict, variants):
+    """Every variant on every data set at η ∈ {0.1, 1} (Oracle at η = 1 only: labels are the same at every η)
+    with the click model ``click_kw`` of the protocol, and the seeds per data set."""
     frames, used = [], {}
     for name in datasets:
         ds, n_sessions = TABLE2_DATA[name]
         seeds_here = seeds if name == "synthetic" or real_seeds is None else real_seeds
         used[name] = len(seeds_here)
         for eta in (0.1, 1.0):
-            click = ClickModelConfig(topk=5, convention="reciprocal", eta=eta, noise=0.1, relevance="binary")
-            for label, changes, grid in VARIANTS:
+            click = ClickModelConfig(topk=5, eta=eta, noise=0.1, **click_kw)
+            for label, changes, grid in variants:
                 if label == "Oracle" and eta != 1.0:
-                    continue                                  # labels only: the same at every η
+                    continue
                 base = ExperimentSpec(dataset=ds, click=click, n_sessions=n_sessions,
-                                      train=TrainConfig(steps=600, **changes))
+                                      train=TrainConfig(**{"steps": 600, **changes}))
                 df = run_grid(base, grid, seeds_here, n_jobs=jobs, cache_dir=CACHE)
-                df["method"], df["dataset"], df["eta"] = label, name, eta
-                frames.append(df)
+                frames.append(df.assign(method=label, dataset=name, eta=eta))
             print(f"{name} η={eta}: {time.time() - t0:.0f} s", flush=True)
     return pd.concat(frames, ignore_index=True), used
 
@@ -95,7 +95,8 @@ def official_table2(seeds, jobs, t0, datasets, real_seeds=None):
     :data:`~ultr_core.studies.cld_protocols.RHO_GRID`, ρ = 0 beside every CLD row, paired differences."""
     from ultr_core.studies.selection import tuned_per_seed
     metrics = ["ndcg@1", "ndcg@3", "map"]
-    raw, used = _official_table2_runs(seeds, jobs, t0, datasets, real_seeds)
+    from ultr_core.studies.cld_protocols import protocol_click
+    raw, used = _table2_runs(seeds, jobs, t0, datasets, real_seeds, protocol_click("official"), official_variants())
 
     raw = pd.concat([raw, raw[raw.method == "Oracle"].assign(eta=0.1)], ignore_index=True)
     cld = raw[raw.method == "CLD"]
@@ -143,26 +144,6 @@ def official_table2(seeds, jobs, t0, datasets, real_seeds=None):
           + "\n\nρ chosen on validation per seed:\n\n" + frame_md(chosen, index=False)
           + f"\n\nRe-run: `python experiments/cld_study.py --figure table2` ({time.time() - t0:.0f} s here).")
     _save("cld", "table2_official", df, md, {})
-
-
-def _official_table2_runs(seeds, jobs, t0, datasets, real_seeds):
-    from ultr_core.studies.cld_protocols import protocol_click
-    frames, used = [], {}
-    for name in datasets:
-        ds, n_sessions = TABLE2_DATA[name]
-        seeds_here = seeds if name == "synthetic" or real_seeds is None else real_seeds
-        used[name] = len(seeds_here)
-        for eta in (0.1, 1.0):
-            click = ClickModelConfig(topk=5, eta=eta, noise=0.1, **protocol_click("official"))
-            for label, changes, grid in official_variants():
-                if label == "Oracle" and eta != 1.0:
-                    continue
-                base = ExperimentSpec(dataset=ds, click=click, n_sessions=n_sessions,
-                                      train=TrainConfig(**{"steps": 600, **changes}))
-                df = run_grid(base, grid, seeds_here, n_jobs=jobs, cache_dir=CACHE)
-                frames.append(df.assign(method=label, dataset=name, eta=eta))
-            print(f"{name} η={eta}: {time.time() - t0:.0f} s", flush=True)
-    return pd.concat(frames, ignore_index=True), used
 
 
 LR_GRID = [2e-4, 5e-4, 1e-3, 2e-3, 5e-3]                # the paper's learning-rate grid (§6)

@@ -87,9 +87,8 @@ def main():
         if log.has_truth:
             _before_after(an, log, key, bias, src["lists"])
     st.divider()
-    _k_sweep_preset()
-    _repairs_preset()
-    _equal_fit_preset()
+    for preset in PRESETS:
+        _preset(*preset)
     st.divider()
     _contexts_section()
 
@@ -296,16 +295,6 @@ def _before_after(an, log, key, bias: list, lists) -> None:
         st.dataframe(table, hide_index=True)
 
 
-def _k_sweep_preset() -> None:
-    st.subheader("Preset: K components → recovery (paper Fig. 3a / Table 1)")
-    st.caption("The paper's own fully synthetic data (App. C.1: its K = 1…4 layouts, 10⁶ impressions per row), "
-               "embedding DLA fitted to convergence with its official update, 3 seeds (≈ 2 s on a free worker, "
-               "measured). "
-               "Predict first: for which K will DLA recover the relevance (MCC ≈ 1)?")
-    job_buttons("k_sweep_job", "▶ Run the K sweep", lambda: submit_job(("k_sweep",), components_sweep))
-    live("k_sweep_job", _show_sweep)
-
-
 def _show_sweep(job):
     df = finished_result(job, "sweep")
     if df is not None:
@@ -318,17 +307,6 @@ def _show_sweep(job):
         st.dataframe(df.round(4), hide_index=True)
 
 
-def _repairs_preset() -> None:
-    st.subheader("Preset: which repair, and how (paper Table 1 row K = 2, Figs. 4a/4b)")
-    st.caption("The paper's K = 2 data (blocks {1–4}, {5–10}), DLA to convergence, 3 seeds (≈ 20 s on a free worker, "
-               "measured; longer while other visitors' jobs run): node merging "
-               "of the planned neighbours 4 & 5 against the farther 3 & 5 and 2 & 5 (the paper writes them 0-based: "
-               "3 & 4, 2 & 4, 1 & 4), and node intervention with minimum-cost against random-cost swaps. "
-               "Predict first: which merge recovers most?")
-    job_buttons("repairs_sweep_job", "▶ Run the repairs", lambda: submit_job(("repairs_sweep",), repairs_sweep))
-    live("repairs_sweep_job", _show_repairs)
-
-
 def _show_repairs(job):
     df = finished_result(job, "comparison")
     if df is not None:
@@ -336,14 +314,6 @@ def _show_repairs(job):
         st.plotly_chart(interval_bar_figure(summ, "strategy", "mcc", "MCC by repair (90 % t-interval)"),
                         key="repairs_mcc")
         st.dataframe(df.round(4), hide_index=True)
-
-
-def _equal_fit_preset() -> None:
-    st.subheader("A perfect click fit can still rank wrong (Oosterhuis 2022, quoted in §1)")
-    st.caption("The paper's K = 2 data, DLA to convergence from four random starts, before and after node merging. "
-               "Predict first: do fits that explain the clicks equally well rank the documents alike?")
-    job_buttons("equal_fit_job", "▶ Fit four times", lambda: submit_job(("equal_fit",), equal_fit_fits))
-    live("equal_fit_job", _show_equal_fit)
 
 
 def _show_equal_fit(job):
@@ -360,6 +330,34 @@ def _show_equal_fit(job):
     st.plotly_chart(interval_bar_figure(summarise(df, "repair", ["mcc"]), "repair", "mcc",
                                         "MCC of four equally good fits (90 % t-interval over starts)"), key="eq_mcc")
     st.dataframe(df.round({"log_likelihood": 9, "mcc": 4, "ndcg@10": 4}), hide_index=True)
+
+
+def _preset(title: str, caption: str, key: str, button: str, run, show) -> None:
+    """One preset section: what it runs and what to predict, a pooled job with Run and Stop, its live result."""
+    st.subheader(title)
+    st.caption(caption)
+    job_buttons(key, button, lambda: submit_job((key,), run))
+    live(key, show)
+
+
+#: the page's presets: (title, caption, job key, button, the core call, the view of its result)
+PRESETS = (
+    ("Preset: K components → recovery (paper Fig. 3a / Table 1)",
+     "The paper's own fully synthetic data (App. C.1: its K = 1…4 layouts, 10⁶ impressions per row), embedding DLA "
+     "fitted to convergence with its official update, 3 seeds (≈ 2 s on a free worker, measured). Predict first: for "
+     "which K will DLA recover the relevance (MCC ≈ 1)?", "k_sweep_job", "▶ Run the K sweep", components_sweep,
+     _show_sweep),
+    ("Preset: which repair, and how (paper Table 1 row K = 2, Figs. 4a/4b)",
+     "The paper's K = 2 data (blocks {1–4}, {5–10}), DLA to convergence, 3 seeds (≈ 20 s on a free worker, measured; "
+     "longer while other visitors' jobs run): node merging of the planned neighbours 4 & 5 against the farther 3 & 5 "
+     "and 2 & 5 (the paper writes them 0-based: 3 & 4, 2 & 4, 1 & 4), and node intervention with minimum-cost "
+     "against random-cost swaps. Predict first: which merge recovers most?", "repairs_sweep_job",
+     "▶ Run the repairs", repairs_sweep, _show_repairs),
+    ("A perfect click fit can still rank wrong (Oosterhuis 2022, quoted in §1)",
+     "The paper's K = 2 data, DLA to convergence from four random starts, before and after node merging. Predict "
+     "first: do fits that explain the clicks equally well rank the documents alike?", "equal_fit_job",
+     "▶ Fit four times", equal_fit_fits, _show_equal_fit),
+)
 
 
 def _contexts_section() -> None:

@@ -245,10 +245,10 @@ def _click_models(log, an, key, has_sessions: bool) -> None:
         st.info("Click models need sessions: this file has no session_id column (map one above), so the sessions "
                 "the page shows were inferred from query changes — not fitted here.")
         return
-    frame = log.frame.assign(query_id=log.frame.get("query_key", log.frame["query_id"]),
-                             doc_id=log.frame.get("doc_key", log.frame["doc_id"]))
+    f = log.frame                                           # the file's own ids; built once, in the cached call
     try:
-        out = memo(("clickmodels", key), lambda: compare_click_models(frame, "upload"))
+        out = memo(("clickmodels", key), lambda: compare_click_models(
+            f.assign(query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), "upload"))
     except (ConfigError, DataFormatError) as e:
         st.info(f"No click model is fitted: {escape_markdown(e)}")
         return

@@ -46,7 +46,7 @@ class DBN(ClickModel):
 
     def conditional(self, t):
         a, s = self.attr[t.pairs], self.sat[t.pairs]
-        return _dbn_tail(a, s, self.cont, t.clicks, 0)[0]
+        return _tail(a, self.cont * (1 - s), self.cont, t.clicks, 0)[0]
 
     def bias(self):
         return {"continuation": self.cont}
@@ -54,8 +54,7 @@ class DBN(ClickModel):
 
 def _dbn_exam(a, s, g) -> np.ndarray:
     """Marginal P(E_r = 1): E_0 = 1, E_{r+1} = E_r · γ((1 − σ_r)α_r + 1 − α_r)."""
-    step = g * ((1 - s) * a + 1 - a)
-    return np.cumprod(np.concatenate([np.ones((len(a), 1)), step[:, :-1]], axis=1), axis=1)
+    return _marginal_exam(g * ((1 - s) * a + 1 - a))
 
 
 def _dbn_car(a, g) -> np.ndarray:
@@ -66,27 +65,41 @@ def _dbn_car(a, g) -> np.ndarray:
     return car
 
 
-def _dbn_tail(a, s, g, clicks, start: int, pyclick: bool = False):
-    """P(c_k | c_start … c_{k−1}, E_start = 1) for k ≥ start, and P(E_k = 1 | the same) (PyClick's tail clicks, with
-    the parameters of the ranks they describe; ``pyclick``: of ranks 0, 1, … as PyClick's loop indexes them)."""
+def _tail(a, after_click, go_on: float, clicks, start: int, pyclick: bool = False):
+    """P(c_k | c_start … c_{k−1}, E_start = 1) for k ≥ start, and P(E_k = 1 | the same): PyClick's tail clicks for
+    a cascade that, after a click at rank j, goes on with ``after_click[:, j]`` and, after no click, with
+    ``go_on``; with the parameters of the ranks they describe (``pyclick``: of ranks 0, 1, … as PyClick's loop
+    indexes them)."""
     exam = np.ones(len(a))
     probs, exams = np.ones(a.shape), np.ones(a.shape)
     for r in range(start, a.shape[1]):
         c, j = clicks[:, r], r - start if pyclick else r
         exams[:, r] = exam
         probs[:, r] = np.where(c, a[:, j] * exam, 1 - a[:, j] * exam)
-        exam = np.where(c, g * (1 - s[:, j]), exam * g * (1 - a[:, j]) / probs[:, r])
+        exam = np.where(c, after_click[:, j], exam * go_on * (1 - a[:, j]) / probs[:, r])
     return probs, exams
+
+
+def _exam_and_tails(a, after_click, go_on: float, clicks, pyclick: bool):
+    """P(E_r = 1 | clicks above r) and (P, D) P(the clicks below r | E_{r+1} = 1) — the parts of PyClick's
+    continuation factor that depend on the other ranks."""
+    d = a.shape[1]
+    tail = np.ones(a.shape)
+    for r in range(d - 1):
+        tail[:, r] = np.prod(_tail(a, after_click, go_on, clicks, r + 1, pyclick)[0][:, r + 1:], axis=1)
+    return _tail(a, after_click, go_on, clicks, 0)[1], tail
+
+
+def _marginal_exam(step) -> np.ndarray:
+    """E_0 = 1, E_{r+1} = E_r · step_r."""
+    return np.cumprod(np.concatenate([np.ones((len(step), 1)), step[:, :-1]], axis=1), axis=1)
 
 
 def _dbn_cont_posterior(t, a, s, g, last, pyclick: bool = False):
     """Per (pattern, rank): P(E_r = 1, S_r = 0, E_{r+1} = 1 | clicks) and P(E_r = 1, S_r = 0 | clicks), from the
     eight joint states (E_r, S_r, E_{r+1}) as PyClick's ``_get_continuation_factor`` enumerates them."""
     d, c = t.depth, t.clicks
-    exam = _dbn_tail(a, s, g, c, 0)[1]
-    tail = np.ones((len(a), d + 1))                         # P(clicks below r | E_{r+1} = 1)
-    for r in range(d - 1):
-        tail[:, r] = np.prod(_dbn_tail(a, s, g, c, r + 1, pyclick)[0][:, r + 1:], axis=1)
+    exam, tail = _exam_and_tails(a, g * (1 - s), g, c, pyclick)
     num, den = np.zeros(a.shape), np.zeros(a.shape)
     for r in range(d):
         f = {}
@@ -149,7 +162,8 @@ class CCM(ClickModel):
         return a * _ccm_exam(a, *self.tau)
 
     def conditional(self, t):
-        return _ccm_tail(self.attr[t.pairs], self.tau, t.clicks, 0)[0]
+        a, (t1, t2, t3) = self.attr[t.pairs], self.tau
+        return _tail(a, t2 * (1 - a) + t3 * a, t1, t.clicks, 0)[0]
 
     def bias(self):
         return {"tau_no_click": self.tau[0], "tau_click_nonrelevant": self.tau[1], "tau_click_relevant": self.tau[2]}
@@ -162,31 +176,15 @@ def _tau(w, mask, num, den, total) -> float:
 
 
 def _ccm_exam(a, t1, t2, t3) -> np.ndarray:
-    step = (1 - a) * t1 + a * ((1 - a) * t2 + a * t3)
-    return np.cumprod(np.concatenate([np.ones((len(a), 1)), step[:, :-1]], axis=1), axis=1)
-
-
-def _ccm_tail(a, tau, clicks, start: int, pyclick: bool = False):
-    t1, t2, t3 = tau
-    exam = np.ones(len(a))
-    probs, exams = np.ones(a.shape), np.ones(a.shape)
-    for r in range(start, a.shape[1]):
-        c, j = clicks[:, r], r - start if pyclick else r
-        exams[:, r] = exam
-        probs[:, r] = np.where(c, a[:, j] * exam, 1 - a[:, j] * exam)
-        exam = np.where(c, t2 * (1 - a[:, j]) + t3 * a[:, j], exam * t1 * (1 - a[:, j]) / probs[:, r])
-    return probs, exams
+    return _marginal_exam((1 - a) * t1 + a * ((1 - a) * t2 + a * t3))
 
 
 def _ccm_factors(t, a, tau, last, pyclick: bool) -> dict:
     """(E_r, S_r, E_{r+1}) → (P, D) joint probabilities up to a constant, as PyClick's continuation factor."""
     d, c = t.depth, t.clicks
-    exam = _ccm_tail(a, tau, c, 0)[1]
-    tail = np.ones((len(a), d))
-    for r in range(d - 1):
-        tail[:, r] = np.prod(_ccm_tail(a, tau, c, r + 1, pyclick)[0][:, r + 1:], axis=1)
-    ranks = np.arange(d)[None, :]
     t1, t2, t3 = tau
+    exam, tail = _exam_and_tails(a, t2 * (1 - a) + t3 * a, t1, c, pyclick)
+    ranks = np.arange(d)[None, :]
     out = {}
     for x, y, z in ((x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)):
         go_on = lambda p: p if z else 1 - p                                       # noqa: E731

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import tempfile
 
-import numpy as np
 import pandas as pd
 
-from ultr_core.clickmodels.sessions import SessionArrays, _check_lists
-from ultr_core.errors import DataFormatError, MissingColumnError
+from ultr_core.clickmodels.sessions import SessionArrays, check_session_columns
+from ultr_core.errors import DataFormatError
 
 __all__ = ["sessions_from_source", "join_sessions"]
 
@@ -27,10 +26,7 @@ def sessions_from_source(source, fmt: str, name: str, memory_limit: str = "2GB")
         try:
             register_normalised(con, source, fmt, name)
             have = {r[0] for r in _run(con, "DESCRIBE norm", name)}
-            missing = [c for c in ("session_id", "query_id", "doc_id", "position", "click") if c not in have]
-            if missing:
-                raise MissingColumnError(name, f"click models need column(s) {', '.join(missing)} (a session id "
-                                               "per result list)", missing)
+            check_session_columns(have, name)
             shown = "WHERE lower(CAST(shown AS VARCHAR)) IN ('1', 'true')" if "shown" in have else ""
             _run(con, f"""CREATE TEMP TABLE rows AS SELECT session_id, query_id, doc_id,
                           try_cast(position AS INTEGER) AS position, try_cast(click AS INTEGER) AS click
@@ -45,19 +41,7 @@ def sessions_from_source(source, fmt: str, name: str, memory_limit: str = "2GB")
             keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
         finally:
             con.close()
-    return _arrays(arr, keys, name)
-
-
-def _arrays(arr: dict, keys: pd.DataFrame, name: str) -> SessionArrays:
-    if len(arr["pair"]) == 0:
-        raise DataFormatError(name, "the log has no shown rows")
-    sid = np.asarray(arr["session_id"])
-    codes = np.cumsum(np.r_[True, sid[1:] != sid[:-1]]) - 1
-    depth = _check_lists(codes, np.asarray(arr["position"]), name)
-    pair_query = pd.factorize(keys["query_id"], sort=True)[0]
-    pairs = np.asarray(arr["pair"], np.int64).reshape(-1, depth)
-    clicks = np.asarray(arr["click"]).astype(bool).reshape(-1, depth)
-    return SessionArrays(pair_query[pairs[:, 0]], pairs, clicks, pair_query, keys)
+    return SessionArrays.from_rows(arr["session_id"], arr["pair"], arr["position"], arr["click"], keys, name)
 
 
 def join_sessions(train: SessionArrays, test: SessionArrays) -> tuple[SessionArrays, SessionArrays]:

@@ -55,23 +55,27 @@ class SessionArrays:
     def from_frame(cls, frame: pd.DataFrame, name: str = "log") -> "SessionArrays":
         """From a click table (session_id, query_id, doc_id, position, click; ``shown`` rows only when present):
         every session must show ranks 1 … D, the same D for all (at most :data:`MAX_DEPTH`)."""
-        missing = [c for c in ("session_id", "query_id", "doc_id", "position", "click") if c not in frame]
-        if missing:
-            raise MissingColumnError(name, f"click models need column(s) {', '.join(missing)} (a session id per "
-                                           "result list)", missing)
+        check_session_columns(frame.columns, name)
         if "shown" in frame:
             frame = frame[frame["shown"].astype(bool)]
-        if len(frame) == 0:
-            raise DataFormatError(name, "the log has no shown rows")
         f = frame.sort_values(["session_id", "position"], kind="stable")
-        codes = pd.factorize(f["session_id"], sort=False)[0]       # session ids number sessions in file order
-        depth = _check_lists(codes, f["position"].to_numpy(), name)
         key = ["query_id", "doc_id"]
         pair, keys = pd.factorize(pd.MultiIndex.from_frame(f[key]), sort=True)
-        pair_keys = pd.DataFrame(list(keys), columns=key)
+        return cls.from_rows(f["session_id"].to_numpy(), pair, f["position"].to_numpy(), f["click"].to_numpy(),
+                             pd.DataFrame(list(keys), columns=key), name)
+
+    @classmethod
+    def from_rows(cls, session, pair, position, click, pair_keys: pd.DataFrame, name: str) -> "SessionArrays":
+        """From rows ordered by (session id, rank): session ids, pair codes (rows of ``pair_keys``), ranks,
+        0/1 clicks; every session must show ranks 1 … D, one D for all (at most :data:`MAX_DEPTH`)."""
+        if len(pair) == 0:
+            raise DataFormatError(name, "the log has no shown rows")
+        session = np.asarray(session)
+        codes = np.cumsum(np.r_[True, session[1:] != session[:-1]]) - 1   # session ids number sessions in file order
+        depth = _check_lists(codes, np.asarray(position), name)
         pair_query = pd.factorize(pair_keys["query_id"], sort=True)[0]
-        pairs = pair.reshape(-1, depth)
-        clicks = f["click"].to_numpy().astype(bool).reshape(-1, depth)
+        pairs = np.asarray(pair, np.int64).reshape(-1, depth)
+        clicks = np.asarray(click).astype(bool).reshape(-1, depth)
         return cls(pair_query[pairs[:, 0]], pairs, clicks, pair_query, pair_keys)
 
     def subset(self, rows) -> "SessionArrays":
@@ -100,6 +104,14 @@ class SessionTable:
     @property
     def depth(self) -> int:
         return self.pairs.shape[1]
+
+
+def check_session_columns(have, name: str) -> None:
+    """Click models need a session id per result list, besides query, document, rank and click."""
+    missing = [c for c in ("session_id", "query_id", "doc_id", "position", "click") if c not in have]
+    if missing:
+        raise MissingColumnError(name, f"click models need column(s) {', '.join(missing)} (a session id per "
+                                       "result list)", missing)
 
 
 def _check_lists(codes: np.ndarray, position: np.ndarray, name: str) -> int:
