@@ -20,7 +20,7 @@ NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
           "click noise ε": "click.noise", "sessions": "n_sessions", "coupling level η_c": "click.coupling",
           "assumed η of IPS / CLD (misspecification)": "train.ips_eta,train.cld_rho_eta",
-          "CLD selection coupling ρ (γ)": "train.cld_gamma"}
+          "CLD selection coupling ρ (γ)": "train.cld_gamma", "user model (how simulated users click)": "click.user_model"}
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "compare")
 
 
@@ -82,7 +82,7 @@ def _choices() -> dict:
     values_txt = st.text_input("values (comma-separated)", default_values, key=f"v_{preset}",
                                disabled=SWEEPS[sweep_name] is None,
                                help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")
-    seeds = st.slider("seeds", 1, 10, qp("seeds", 3, int, 1, 10),
+    seeds = st.slider("seeds", 1, 10, qp("seeds", p.get("seeds", 3), int, 1, 10), key=f"n_{preset}",
                       help="each seed re-simulates the clicks and re-initialises training")
     session_opts, step_opts = [5_000, 10_000, 20_000, 50_000, 100_000], [100, 200, 400, 600, 1000]
     sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),

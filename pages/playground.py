@@ -10,6 +10,7 @@ from ultr_core.app.knobs import CONTEXTS, KNOBS, LRS, SEEDS, SESSIONS, STEPS, TO
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, log_view,
                                       seed_runs, seed_table)
 from ultr_core.app.text import escape_markdown
+from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.evaluation.claims import VERDICT_RULE_SHORT
 from pages._common import job_figure, live, memo, qp, queue_note, release_job, run_page, submit_jobs, url_notices
 
@@ -124,6 +125,10 @@ def _model_knobs() -> None:
     a.select_slider("contexts", CONTEXTS, key="pg_contexts",
                     help="context types of a contextual PBM: each (query, position) gets one, and it scales observation")
     b.select_slider("steps", STEPS, key="pg_steps", help="batches of 256 sessions per method")
+    st.selectbox("users click as", USER_MODELS, key="pg_users", format_func=lambda k: MODEL_BY_KEY[k].label,
+                 help="the user model the clicks are drawn from — " + "; ".join(
+                     f"{MODEL_BY_KEY[k].label}: {MODEL_BY_KEY[k].behaviour}" for k in USER_MODELS)
+                 + ". Coupling and contexts apply to PBM only.")
     st.multiselect("methods (+ Naive, Oracle)", list(NAMES), key="pg_methods",
                    help="trained one after another on the same log with the same seed; Naive (raw clicks) and "
                         "Oracle (true labels) are always trained first as the floor and the ceiling")
@@ -230,7 +235,8 @@ def _charts(settings, preset, changed: bool, present: bool, verdict_box) -> None
     with top_r:
         live("pg_job", lambda job: _show_curves(_first_seed(job, n_methods), present))
     with bot_l:
-        live("pg_job", lambda job: _show_observation(_first_seed(job, n_methods), present, view["truth"]))
+        live("pg_job", lambda job: _show_observation(_first_seed(job, n_methods), present, view["truth"],
+                                                     settings.users))
     with verdict_box or bot_r:
         _verdict(view["verdict"], present)
     with bot_r:
@@ -250,12 +256,15 @@ def _show_curves(job, present: bool) -> None:                 # the live parts, 
     st.plotly_chart(fig, key="pg_curves")
 
 
-def _show_observation(job, present: bool, truth) -> None:
+def _show_observation(job, present: bool, truth, users: str) -> None:
     recs = job.records if job is not None else []
     obs = live_observation_curves(recs, truth)
     if len(obs) > 1:                               # an estimate beside the truth
         st.plotly_chart(job_figure(job, f"pg-obs-{present}", lambda: _tile(present)(observation_curve_figure(obs)),
                                    len(recs)), key="pg_obs")
+        if users != "pbm":
+            st.caption(f"truth: the average probability that {MODEL_BY_KEY[users].label} users examine each position "
+                       "of this log — it depends on the clicks above, so no per-position curve is the whole story.")
 
 
 def _verdict(ig: dict, present: bool) -> None:

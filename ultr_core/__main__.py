@@ -90,8 +90,8 @@ def _simulate(a) -> int:
     out = _check_out(a.out, a.force, (".parquet", ".csv"))
     ds = load_dataset(a.dataset, a.seed)
     cfg = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
-                           coupling=a.coupling, n_contexts=a.contexts,
-                           logging="given" if a.dataset.startswith("ig") else "svm")
+                           coupling=a.coupling, n_contexts=a.contexts, user_model=a.click_model,
+                           continuation=a.continuation, logging="given" if a.dataset.startswith("ig") else "svm")
     log = ClickSimulator(cfg, seed=a.seed).fit(ds).simulate(ds.train, a.sessions)
     _atomic_write(out, lambda tmp: log.to_parquet(tmp) if out.suffix == ".parquet" else log.to_csv(tmp))
     print(f"wrote {len(log):,} rows ({log.n_sessions:,} sessions) to {out}")
@@ -146,7 +146,8 @@ def _train(a) -> int:
     if not 1 <= a.seeds <= 100:
         raise ConfigError("--seeds", f"must be 1 to 100, got {a.seeds}")
     click = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
-                             coupling=a.coupling, n_contexts=a.contexts)
+                             coupling=a.coupling, n_contexts=a.contexts, user_model=a.click_model,
+                             continuation=a.continuation)
     base = TrainConfig(algorithm=a.algorithm, seed=a.seed, clicks=a.clicks,
                        **(PAPER_SCALE | {"clicks": "online"} if a.paper_scale else {}))
     train = TrainConfig.from_pairs(a.set or [], base)
@@ -248,6 +249,19 @@ def _add_ig_fit(sub) -> None:
     fx.set_defaults(fn=_ig_fit)
 
 
+def _add_user_model(p) -> None:
+    """``--click-model`` and ``--continuation``: how simulated users click (one record per model in
+    :data:`ultr_core.clickmodels.registry.CLICK_MODELS`)."""
+    from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
+    p.add_argument("--click-model", default="pbm", choices=USER_MODELS,
+                   help="user model the clicks are drawn from: " + "; ".join(
+                       f"{k}: {MODEL_BY_KEY[k].behaviour}" for k in USER_MODELS))
+    p.add_argument("--continuation", type=float, default=None,
+                   help="the cascade models' γ in [0, 1] (DCM's λ, DBN's γ, CCM's τ₁; default: "
+                        + ", ".join(f"{k} {MODEL_BY_KEY[k].gamma}" for k in USER_MODELS if MODEL_BY_KEY[k].gamma)
+                        + ")")
+
+
 def _add_simulate(sub) -> None:
     sm = sub.add_parser("simulate", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="simulate a click log and write it as Parquet or CSV")
     sm.add_argument("--dataset", default="synthetic", help="synthetic, ig:K, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
@@ -258,6 +272,7 @@ def _add_simulate(sub) -> None:
     sm.add_argument("--topk", type=int, default=None, help="show only the top k (selection bias)")
     sm.add_argument("--coupling", type=float, default=0.0, help="coupling level η_c (LBD)")
     sm.add_argument("--contexts", type=int, default=0, help="context types of a contextual PBM (0: off)")
+    _add_user_model(sm)
     sm.add_argument("--sessions", type=int, default=20_000, help="simulated sessions")
     sm.add_argument("--seed", type=int, default=0, help="seed of the simulation (and training)")
     sm.add_argument("--out", required=True, help="output .parquet or .csv (written atomically)")
@@ -278,6 +293,7 @@ def _add_train(sub) -> None:
     tr.add_argument("--topk", type=int, default=None, help="show only the top k (selection bias)")
     tr.add_argument("--noise", type=float, default=0.1, help="click noise ε")
     tr.add_argument("--contexts", type=int, default=0, help="context types of a contextual PBM (0: off)")
+    _add_user_model(tr)
     tr.add_argument("--sessions", type=int, default=20_000, help="simulated sessions")
     tr.add_argument("--seed", type=int, default=0, help="seed of the simulation (and training)")
     tr.add_argument("--seeds", type=int, default=1, help="run this many seeds (seed, seed + 1, …) and print each and "

@@ -73,6 +73,12 @@ ALGORITHM_SPECS = (
                   cite="Joachims, Swaminathan & Schnabel, WSDM 2017 (inverse propensity scoring)",
                 latex=r"\mathcal{L} = -\sum_i \frac{o_1}{o_{p_i}}\, c_i \log \operatorname{softmax}(f(x))_i",
                 params=("ips_eta", "max_weight")),
+    AlgorithmSpec("cm_ips", "CM-IPS", "#b15928", "position", "listwise", "learners:CMIPS",
+                  cite="Vardasbi, de Rijke & Markov, SIGIR 2020 (cascade model-based propensities, CM-IPS): "
+                       "ρ_k from the clicks above k, λ fitted by DCM on the training log",
+                  latex=formula_lines(r"\rho_k = \prod_{i<k} \big(1 - c_i (1 - \lambda_i)\big)",
+                                      r"\mathcal{L} = -\sum_k \frac{c_k}{\rho_k} \log \operatorname{softmax}(f(x))_k"),
+                  params=("max_weight",)),
     AlgorithmSpec("dla", "DLA", "#1f77b4", "position", "listwise", "learners:DLA",
                   cite="Ai et al., SIGIR 2018, Dual Learning Algorithm (eq. 5–8)",
                 latex=formula_lines(r"\mathcal{L}_f = -\sum_i \frac{\hat o_1}{\hat o_i} c_i \log \operatorname{softmax}(f)_i",

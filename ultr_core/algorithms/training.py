@@ -128,7 +128,7 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
         rng = np.random.default_rng([config.seed, 3])
         context = {"true_propensity": data.true_propensity(), "generator": torch.Generator().manual_seed(config.seed),
                    "convention": log.meta.get("click_model", {}).get("convention", "eye_tracking"),
-                   "click_model": log.meta.get("click_model", {}), "rng": rng}
+                   "click_model": log.meta.get("click_model", {}), "rng": rng, "sessions": data}
         context["propensity"] = (_estimated_propensity(log, dataset, split, data, config.seed)
                                  if config.propensity == "estimated" else context["true_propensity"])
         if config.algorithm not in LEARNERS:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.app.playground import PlaygroundSettings, algorithm_names
+from ultr_core.clickmodels.registry import USER_MODELS
 
 __all__ = ["Knob", "KNOBS", "KNOB_BY_FIELD", "settings_from_state", "TOPK", "CONTEXTS", "STEPS", "SESSIONS", "LRS",
            "SEEDS"]
@@ -91,6 +92,7 @@ KNOBS = (
     Knob("contexts", "contexts", int, options=CONTEXTS),
     Knob("shuffle", "shuffle", float, 0.0, 1.0),
     Knob("blocks", "blocks", int, 1, 5),
+    Knob("users", "users", str, options=USER_MODELS),
     Knob("methods", "methods", tuple, widget_of=lambda v: [ALGORITHMS[m] for m in v],
          setting_of=lambda v: tuple(algorithm_names()[m] for m in v), url_parse=_methods_parse),
     Knob("steps", "steps", int, options=STEPS),

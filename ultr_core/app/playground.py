@@ -37,7 +37,7 @@ __all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "PRESET_SEEDS", "
            "METHODS", "verdict", "log_view", "algorithm_names", "warm_worker", "seed_runs", "seed_table"]
 
 #: the methods a playground run may train besides its Naive and Oracle references
-METHODS = ("dla", "lbd", "ips", "regression_em", "pair_debias", "vectorization", "cld")
+METHODS = ("dla", "lbd", "ips", "cm_ips", "regression_em", "pair_debias", "vectorization", "cld")
 #: most sessions a playground log may hold (a run must stay interactive)
 MAX_SESSIONS = 100_000
 #: most seeds one playground request may train (each seed: a fresh log and initialisation)
@@ -58,6 +58,7 @@ class PlaygroundSettings:
     contexts: int = 0                  #: context types of a contextual PBM (0: off)
     shuffle: float = 0.1               #: share of sessions shown in a random order (exploration)
     blocks: int = 1                    #: shuffle only within this many position blocks (K → K IG components)
+    users: str = "pbm"                 #: the user model clicks are drawn from (PBM: the papers' setting)
     methods: tuple = ("dla", "lbd")    #: trained between the Naive and Oracle references
     steps: int = 300
     lr: float = 0.01
@@ -71,7 +72,7 @@ class PlaygroundSettings:
                    "lr": [Interval(float, 0, 1, closed="right")], "seeds": [Interval(int, 1, MAX_SEEDS)],
                    "methods": [Rule(lambda ms: all(m in METHODS for m in ms), "playground methods")]}
     #: fields another class declares (the test that every field is declared reads this)
-    DELEGATED = ("dataset", "eta", "noise", "topk", "coupling", "contexts", "shuffle", "blocks", "seed")
+    DELEGATED = ("dataset", "eta", "noise", "topk", "coupling", "contexts", "shuffle", "blocks", "users", "seed")
 
     def __post_init__(self):
         object.__setattr__(self, "methods", tuple(dict.fromkeys(self.methods)))
@@ -86,7 +87,8 @@ class PlaygroundSettings:
 
     def click(self) -> ClickModelConfig:
         return ClickModelConfig(eta=self.eta, noise=self.noise, topk=self.topk, coupling=self.coupling,
-                                n_contexts=self.contexts, shuffle=self.shuffle, shuffle_blocks=self.blocks)
+                                n_contexts=self.contexts, shuffle=self.shuffle, shuffle_blocks=self.blocks,
+                                user_model=self.users)
 
     def log_spec(self) -> LogSpec:
         """The reproducible spec of the log this setting simulates (what links carry)."""

@@ -6,14 +6,18 @@ from dataclasses import dataclass
 
 from ultr_core.clickmodels import dbn
 from ultr_core.clickmodels import models as m
+from ultr_core.clickmodels import samplers as smp
 
-__all__ = ["ClickModelSpec", "CLICK_MODELS", "MODEL_BY_KEY"]
+__all__ = ["ClickModelSpec", "CLICK_MODELS", "MODEL_BY_KEY", "USER_MODELS"]
 
 
 @dataclass(frozen=True)
 class ClickModelSpec:
     """One click model: key (CLI name), label, its class, the inference (``mle``: counting, ``em``: 50 EM
-    iterations), citation, the parameters it fits, what its relevance estimate is, and its colour in every chart."""
+    iterations), citation, the parameters it fits, what its relevance estimate is, and its colour in every chart.
+    A model simulated users can follow (a *user model*, :mod:`~ultr_core.clickmodels.samplers`) also has its
+    ``sampler``, the default ``gamma`` of its continuation parameter (None: it has none) and ``behaviour``, one
+    sentence on how its simulated users click."""
 
     key: str
     label: str
@@ -23,6 +27,9 @@ class ClickModelSpec:
     params: str
     relevance: str
     colour: str = ""
+    sampler: object = None
+    gamma: float | None = None
+    behaviour: str = ""
 
 
 CLICK_MODELS = (
@@ -33,23 +40,33 @@ CLICK_MODELS = (
     ClickModelSpec("dctr", "DCTR", m.DCTR, "mle", "Chuklin, Markov & de Rijke 2015, §3.1", "CTR per (query, doc)",
                    "the document's CTR", colour="#8c564b"),
     ClickModelSpec("pbm", "PBM", m.PBM, "em", "Craswell et al., WSDM 2008; Chuklin et al. 2015 §3.4",
-                   "attractiveness per (query, doc), examination per rank", "attractiveness", colour="#1f77b4"),
+                   "attractiveness per (query, doc), examination per rank", "attractiveness", colour="#1f77b4",
+                   sampler=smp.sample_pbm, behaviour="examine position p with o_p (η, convention), click what attracts"),
     ClickModelSpec("ubm", "UBM", m.UBM, "em", "Dupret & Piwowarski, SIGIR 2008",
                    "attractiveness per (query, doc), examination per (rank, rank of the last click)",
-                   "attractiveness", colour="#17becf"),
+                   "attractiveness", colour="#17becf",
+                   sampler=smp.sample_ubm, behaviour="examine p with o_d, d = distance from the last click above p"),
     ClickModelSpec("cm", "CM", m.CM, "mle", "Craswell et al., WSDM 2008 (cascade model)",
-                   "attractiveness per (query, doc)", "attractiveness", colour="#d62728"),
+                   "attractiveness per (query, doc)", "attractiveness", colour="#d62728",
+                   sampler=smp.cascade_sampler("cm"), behaviour="scan down, stop at the first click"),
     ClickModelSpec("dcm", "DCM", m.DCM, "mle", "Guo, Liu & Wang, WSDM 2009",
                    "attractiveness per (query, doc), continuation after a click per rank", "attractiveness",
-                   colour="#ff7f0e"),
+                   colour="#ff7f0e", sampler=smp.cascade_sampler("dcm"), gamma=0.6,
+                   behaviour="scan down; after a click go on with λ = γ"),
     ClickModelSpec("sdbn", "SDBN", m.SDBN, "mle", "Chapelle & Zhang, WWW 2009 (simplified DBN)",
                    "attractiveness and satisfaction per (query, doc)", "attractiveness × satisfaction",
-                   colour="#2ca02c"),
+                   colour="#2ca02c", sampler=smp.cascade_sampler("sdbn"),
+                   behaviour="scan down; a click satisfies with σ = α and ends the session"),
     ClickModelSpec("dbn", "DBN", dbn.DBN, "em", "Chapelle & Zhang, WWW 2009",
                    "attractiveness and satisfaction per (query, doc), one continuation γ", "attractiveness × satisfaction",
-                   colour="#9467bd"),
+                   colour="#9467bd", sampler=smp.cascade_sampler("dbn"), gamma=0.9,
+                   behaviour="go on with γ after each document; a click satisfies with σ = α and ends it"),
     ClickModelSpec("ccm", "CCM", dbn.CCM, "em", "Guo, Liu, Kannan, Minka, Taylor, Wang & Faloutsos, WWW 2009",
                    "attractiveness per (query, doc), continuation τ₁ (no click), τ₂, τ₃ (after a click)",
-                   "attractiveness²", colour="#e377c2"),
+                   "attractiveness²", colour="#e377c2",
+                   sampler=smp.cascade_sampler("ccm"), gamma=0.9,
+                   behaviour="go on with τ₁ = γ without a click, τ₂(1 − α) + τ₃α after one (τ₂ = γ, τ₃ = γ/2)"),
 )
 MODEL_BY_KEY = {s.key: s for s in CLICK_MODELS}
+#: the models simulated users can follow (PBM first: the papers' setting and every simulation's default)
+USER_MODELS = tuple(s.key for s in CLICK_MODELS if s.sampler is not None)

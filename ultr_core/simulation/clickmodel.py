@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.constraints import Interval, Options, validate
 from ultr_core.errors import ConfigError
 
@@ -41,6 +42,9 @@ class ClickModelConfig:
     shuffle_blocks: int = 1          #: shuffle only within this many contiguous blocks of each list (K blocks → K IG components)
     relevance: str = "graded"        #: "graded" r(y); "binary" (CLD §6 text: grades ≥ ¾·y_max relevant, others clicked
     #                                     with ε) or "binary_official" (hyz20/CLD: ≥ 2 on 0–4 grades, ≥ 1 otherwise)
+    user_model: str = "pbm"          #: how simulated users click: a user model of :mod:`ultr_core.clickmodels`
+    #                                     (PBM: the papers' setting; UBM and the cascade family: issue #34)
+    continuation: float | None = None  #: the cascade family's γ (DCM's λ, DBN's γ, CCM's τ₁); None: the model's default
 
     #: what every field accepts (:mod:`ultr_core.constraints`; a test checks every field is declared)
     CONSTRAINTS = {
@@ -52,10 +56,23 @@ class ClickModelConfig:
         "intervention": [Options(True, False)], "coupling_seed": [None, Interval(int, 0, 2**32 - 1)],
         "shuffle": [Interval(float, 0, 1)], "shuffle_blocks": [Interval(int, 1, 100)],
         "relevance": [Options("graded", "binary", "binary_official")],
+        "user_model": [Options(*USER_MODELS)], "continuation": [None, Interval(float, 0, 1)],
     }
 
     def __post_init__(self):
         validate(self)
+        if self.user_model != "pbm" and (self.coupling > 0 or self.n_contexts > 0):
+            raise ConfigError("user_model", f"coupling and contexts change PBM's examination; the user model "
+                                            f"{self.user_model!r} has its own — set user_model='pbm' or turn them off")
+
+    @property
+    def gamma(self) -> float | None:
+        """The continuation parameter the user model draws with (``continuation`` or the model's default).
+
+        >>> ClickModelConfig(user_model="dbn").gamma, ClickModelConfig(user_model="dcm", continuation=0.3).gamma
+        (0.9, 0.3)
+        """
+        return MODEL_BY_KEY[self.user_model].gamma if self.continuation is None else self.continuation
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -9,6 +9,8 @@ same log.  The string form is ``DATASET/key=value/…`` with the keys of :data:`
 ('synthetic:500', 1.5, 5, 20000, 3)
 >>> LogSpec.parse(s.to_string()) == s
 True
+>>> LogSpec.parse("synthetic/user=dbn/gamma=0.8").click.gamma
+0.8
 >>> LogSpec.parse("synthetic/eta=99")
 Traceback (most recent call last):
 ...
@@ -30,8 +32,10 @@ KEYS = {
     "topk": ("click.topk", int), "coupling": ("click.coupling", float), "contexts": ("click.n_contexts", int),
     "logging": ("click.logging", str), "shuffle": ("click.shuffle", float),
     "blocks": ("click.shuffle_blocks", int), "sessions": ("n_sessions", int), "seed": ("seed", int),
-    "data_seed": ("data_seed", int),
+    "data_seed": ("data_seed", int), "user": ("click.user_model", str), "gamma": ("click.continuation", float),
 }
+#: keys whose value may be ``none``
+NONE_KEYS = ("topk", "gamma")
 #: most sessions a link may ask for (the app's own limit is checked where the log is built)
 MAX_SESSIONS = 6_000_000
 
@@ -84,7 +88,7 @@ class LogSpec:
                 raise ConfigError("log", f"{item[:30]!r}: expected key=value with key one of {', '.join(KEYS)}")
             dotted, kind = KEYS[key]
             try:
-                value = None if raw.lower() == "none" and key == "topk" else kind(raw)
+                value = None if raw.lower() == "none" and key in NONE_KEYS else kind(raw)
             except ValueError:
                 raise ConfigError(key, f"{raw[:20]!r} is not a {kind.__name__}") from None
             head, _, tail = dotted.partition(".")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.data.dataset import LTRDataset, RankingData
 from ultr_core.errors import ConfigError
 from ultr_core.logs.clicklog import ClickLog
@@ -153,8 +154,9 @@ class ClickSimulator:
         rel = relevance_probability(data.labels, self.max_label_, cfg.noise,
                                     binary_rule(cfg.relevance))[np.maximum(rows, 0)]
         shown = mask & ((positions <= cfg.topk)[None, :] if cfg.topk is not None else True)
-        clicks = (rng.random(rows.shape, dtype=np.float32) < rel * obs) & shown
-        out.update(rows=rows, mask=mask, shown=np.broadcast_to(shown, rows.shape), clicks=clicks,
+        shown = np.broadcast_to(shown, rows.shape)
+        clicks, obs = MODEL_BY_KEY[cfg.user_model].sampler(rel, shown, obs, cfg.gamma, rng)
+        out.update(rows=rows, mask=mask, shown=shown, clicks=clicks,
                    obs=obs, rel=rel)
         return out
 

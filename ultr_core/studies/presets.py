@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from ultr_core.evaluation.claims import Claim
 
-__all__ = ["PRESET_SWEEPS", "comparison_grid"]
+__all__ = ["PRESET_SWEEPS", "NAME_SWEEPS", "comparison_grid"]
+
+#: swept parameters whose values are names, not numbers
+NAME_SWEEPS = ("click.user_model",)
 
 #: the CLD presets run the official code's protocol (``studies/cld_protocols.py``) with the page's ranker:
 #: official binarisation, estimated propensities, pairwise Naive / IPS without clipping, the official
@@ -20,13 +23,30 @@ _CLD_BASE = {"dataset": "synthetic:500:24", "click.topk": 5, "click.convention":
              "train.max_weight": None, "train.heckman": "official", "train.cld_form": "official",
              "train.cld_gamma": 0.5, "train.pair_orientation": "official"}
 
-#: paper settings for the Compare page: base changes, methods, the swept parameter and the paper's claims
+#: paper settings for the Compare page: base changes, methods, the swept parameter and the paper's claims (and
+#: ``seeds``, the page's default number of seeds for the preset, where it is not 3)
 PRESET_SWEEPS = {
     "PBM η = 1: Oracle / DLA / IPS / Naive (synthetic default)": dict(
         base={}, methods=["naive", "ips", "dla", "oracle"], sweep=None, values=[],
         claims=[Claim("DLA", "Naive", "ndcg@10", source="DLA (Ai et al., SIGIR 2018): debiased clicks beat raw clicks"),
                 Claim("IPS", "Naive", "ndcg@10", source="IPS (Joachims et al., WSDM 2017) under a known PBM"),
                 Claim("Oracle", "DLA", "ndcg@10", source="true labels are the upper bound")]),
+    "Users who don't follow PBM: DCM and DBN clicks, CM-IPS (Vardasbi et al., SIGIR 2020)": dict(
+        base={}, methods=["naive", "ips", "dla", "lbd", "cm_ips", "oracle"], sweep="click.user_model",
+        values=["pbm", "dcm", "dbn"], seeds=5,
+        claims=[Claim("CM-IPS", "IPS", "ndcg@10", at=(("click.user_model", "dcm"),),
+                      source="Vardasbi et al. 2020: under cascade (DCM) clicks CM-IPS beats PBM-based IPS"),
+                Claim("Oracle", "IPS", "ndcg@10", at=(("click.user_model", "dcm"),),
+                      source="Vardasbi et al. 2020: … where PBM-based IPS keeps a gap to full information"),
+                Claim("IPS", "CM-IPS", "ndcg@10", at=(("click.user_model", "pbm"),),
+                      source="Vardasbi et al. 2020: the opposite when clicks follow PBM"),
+                *[Claim(m, "Naive", "ndcg@10", at=(("click.user_model", "dcm"),),
+                        source=f"our question: does PBM-based {m} still beat raw clicks when users follow DCM?")
+                  for m in ("IPS", "DLA", "LBD")],
+                Claim("CM-IPS", "IPS", "ndcg@10", at=(("click.user_model", "dbn"),),
+                      source="our question: do DCM-form propensities (λ fitted by DCM) help under DBN clicks?"),
+                Claim("Oracle", "CM-IPS", "ndcg@10", at=(("click.user_model", "dbn"),),
+                      source="our question: … or is there still a gap to full information under DBN?")]),
     "LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)": dict(
         base={}, methods=["naive", "dla", "vectorization", "lbd", "lbd_lips", "lbd_ber"], sweep="click.coupling",
         values=[0.0, 0.2, 0.4, 0.6],
@@ -111,7 +131,7 @@ def comparison_grid(base_changes: dict, algorithms, sweep: str | None = None, va
     base = base.with_value("train.steps", steps)
     grid = {"train.algorithm": list(algorithms)}
     if sweep:
-        vals = [float(v) for v in values]
+        vals = [str(v).strip() for v in values] if sweep in NAME_SWEEPS else [float(v) for v in values]
         if not vals:
             raise ConfigError("values", "give at least one value to sweep")
         if sweep in ("click.topk", "n_sessions"):
