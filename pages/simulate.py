@@ -7,6 +7,7 @@ import streamlit as st
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.app.figures import clicks_per_rank_figure, ctr_by_position_figure
 from ultr_core.data.loaders import load_svmlight_upload
+from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulator import ClickSimulator, hidden_relevant
 from ultr_core.data.roots import available_datasets, dataset_spec
@@ -115,12 +116,29 @@ def _click_model_choice() -> dict:
                               "splits, as in the official code (η_c is the paper's η only under this scaling)")
     n_contexts = st.number_input("contexts", 0, 100_000, qp("contexts", 0, int, 0, 100_000),
                                  help="contextual PBM with this many context types (0 = off)")
+    user, gamma = _user_model_choice()
     n_sessions = st.number_input("sessions", 100, 1_000_000, qp("sessions", 20_000, int, 100, 1_000_000), 1000,
                                  help="impressions of a ranked list; queries are drawn uniformly")
     seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the click simulation")
 
     return {"convention": convention, "eta": eta, "noise": noise, "topk": topk, "coupling": coupling,
-            "contexts": n_contexts, "sessions": n_sessions, "seed": seed}
+            "contexts": n_contexts, "user": user, "gamma": gamma, "sessions": n_sessions, "seed": seed}
+
+
+def _user_model_choice() -> tuple[str, float | None]:
+    """How simulated users click (a user model of the click-model table) and its continuation γ, if it has one."""
+    user = st.selectbox("users click as", USER_MODELS, USER_MODELS.index(qp("user", "pbm", options=USER_MODELS)),
+                        format_func=lambda k: MODEL_BY_KEY[k].label,
+                        help="; ".join(f"{MODEL_BY_KEY[k].label} ({MODEL_BY_KEY[k].cite}): {MODEL_BY_KEY[k].behaviour}"
+                                       for k in USER_MODELS) + ". η and the curve apply to PBM and UBM; coupling and "
+                                                               "contexts to PBM only.")
+    default = MODEL_BY_KEY[user].gamma
+    if default is None:
+        return user, None
+    gamma = st.slider("continuation γ", 0.0, 1.0, qp("gamma", default, float, 0.0, 1.0), 0.05,
+                      help="DCM: go on after a click with λ = γ; DBN: go on after any document with γ; CCM: τ₁ = τ₂ = γ, "
+                           "τ₃ = γ/2")
+    return user, gamma
 
 
 def _build(d: dict, c: dict):
@@ -135,7 +153,8 @@ def _build(d: dict, c: dict):
     eta, convention, noise, topk, coupling = c["eta"], c["convention"], c["noise"], c["topk"], c["coupling"]
     n_contexts, n_sessions, seed = c["contexts"], c["sessions"], c["seed"]
     cfg = ClickModelConfig(eta=eta, convention=convention, noise=noise, topk=topk, coupling=coupling,
-                           n_contexts=int(n_contexts), logging="given" if source == "ig" else "svm")
+                           n_contexts=int(n_contexts), user_model=c["user"], continuation=c["gamma"],
+                           logging="given" if source == "ig" else "svm")
     list_len = int(np.diff(ds.train.offsets).max()) if ds.train.n_queries else 0
     if int(n_sessions) * list_len > APP_MAX_LOG_ROWS:
         raise ConfigError("sessions", f"{int(n_sessions):,} sessions × {list_len} documents = "

@@ -11,6 +11,7 @@ from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.identifiability.reports import document_components, format_report, plan_table
 from ultr_core.app.text import escape_markdown
 from ultr_core.app.graph_figures import bias_curves_figure
+from ultr_core.app.clickmodel_figures import continuation_table, rank_parameters_figure, ubm_matrix_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS, UPLOAD_MAX_PAIRS
 from ultr_core.logs.ingestion import ingest
@@ -260,10 +261,25 @@ def _click_models(log, an, key, has_sessions: bool) -> None:
                "(docs/click_models.md). Higher log-likelihood and lower perplexity are better.")
     st.dataframe(pd.DataFrame(rows).round(4), hide_index=True)
     st.plotly_chart(perplexity_by_rank_figure(out["models"]), key="upload_perplexity")
+    _bias_parameters(out["models"])
     rel = out["relevance"].astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
     st.download_button("Download relevance per (query, document) and model (CSV)", rel.to_csv(index=False), "click_model_relevance.csv", mime="text/csv",
                        help="training impressions and clicks of each pair, its IG component and every model's relevance "
                             "estimate: compare estimates only inside one component")
+
+
+def _bias_parameters(models: dict) -> None:
+    """Each fitted model's bias parameters: per-rank lines, UBM's matrix, the scalar continuations."""
+    with st.expander("Each model's bias parameters"):
+        st.plotly_chart(rank_parameters_figure(models), key="upload_rank_params")
+        if "ubm" in models:
+            st.plotly_chart(ubm_matrix_figure(models), key="upload_ubm")
+        table = continuation_table(models)
+        if len(table):
+            st.caption("Continuation parameters (DBN: γ after any document; CCM: τ₁ without a click, τ₂ / τ₃ after a "
+                       "click on a non-relevant / relevant result). Attractiveness and satisfaction are per document; "
+                       "the CSV below holds each model's relevance estimate (DBN, SDBN: α·σ).")
+            st.dataframe(table.round(4), hide_index=True)
 
 
 def _downloads(an) -> None:

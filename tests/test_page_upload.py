@@ -131,9 +131,14 @@ def test_upload_compares_click_models_and_gives_relevance_with_components():
     at.file_uploader[0].set_value(("sessions.csv", data, "text/csv")).run()
     assert no_crash(at) and not at.error
     assert "Which click model explains the clicks?" in [h.value for h in at.subheader]
-    table = at.dataframe[-1].value
+    table = next(d.value for d in at.dataframe if "perplexity" in d.value.columns)
     assert list(table["model"]) == ["GCTR", "RCTR", "DCTR", "PBM", "UBM", "CM", "DCM", "SDBN", "DBN", "CCM"]
     assert (table["perplexity"] >= 1).all()
+    import json
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert {"Bias parameters by rank", "UBM: examination by rank and last click above"} <= set(titles)
+    scalars = at.dataframe[-1].value                                     # DBN's γ and CCM's τ₁–τ₃
+    assert list(scalars["model"]) == ["DBN", "CCM", "CCM", "CCM"] and scalars["value"].between(0, 1).all()
     labels = [b.label for b in at.get("download_button")]
     assert "Download relevance per (query, document) and model (CSV)" in labels
 

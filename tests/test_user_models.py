@@ -149,3 +149,30 @@ def test_compare_preset_paper_claims_hold_over_five_seeds():
     got = [[str(v) for v in row] for row in table.itertuples(index=False)]
     assert [r[0] for r in got] == ["reproduced"] * 3
     assert got == [r for r in _doc_rows(name) if r[1].startswith("Vardasbi")]
+
+
+def test_simulate_page_draws_from_a_user_model_and_its_link_rebuilds_the_log():
+    from tests.apphelp import no_crash, page
+    at = page("simulate.py")
+    at.query_params.update({"user": "dbn", "gamma": "0.7", "sessions": "2000"})
+    at.run()
+    assert no_crash(at) and not at.error
+    log = at.session_state["log"]
+    assert log.meta["click_model"]["user_model"] == "dbn" and log.meta["click_model"]["continuation"] == 0.7
+    _, spec = at.session_state["log_spec"]
+    assert "user=dbn" in spec and "gamma=0.7" in spec
+    pd.testing.assert_frame_equal(LogSpec.parse(spec).simulate()[2].frame, log.frame)
+    assert at.query_params["user"] in ("dbn", ["dbn"])
+
+
+def test_playground_users_knob_retrains_on_cascade_clicks_and_says_what_the_truth_is():
+    from tests.apphelp import no_crash, page
+    at = page("playground.py").run()
+    at.selectbox(key="pg_users").set_value("dcm").run()
+    job = at.session_state["pg_job"]
+    assert all("user=dcm" in j._args[0] for j in job.jobs)
+    assert job.join(90)
+    at.run()
+    assert no_crash(at) and not at.error
+    assert any("DCM users examine each position" in c.value for c in at.caption)
+    assert at.query_params["users"] in ("dcm", ["dcm"])

@@ -182,13 +182,15 @@ class CMIPS(Learner):
 
     @staticmethod
     def true_lambda(cfg, click_model: dict, n_positions: int) -> np.ndarray | None:
-        """The simulation's own λ when ``propensity="true"`` and its users follow DCM (as IPS reads the true
-        examination curve), else None (λ is then fitted)."""
+        """The simulation's own λ_r = γ·(1/r)^η when ``propensity="true"`` and its users follow DCM (as IPS reads the
+        true examination curve, and as the official code passes ``--click_gold_dcm_lambdas``), else None (fitted)."""
         if cfg.propensity != "true" or click_model.get("user_model") != "dcm":
             return None
-        from ultr_core.clickmodels.registry import MODEL_BY_KEY
-        gamma = click_model.get("continuation")
-        return np.full(n_positions, MODEL_BY_KEY["dcm"].gamma if gamma is None else gamma)
+        from dataclasses import fields
+
+        from ultr_core.simulation.clickmodel import ClickModelConfig
+        known = {f.name for f in fields(ClickModelConfig)}
+        return ClickModelConfig(**{k: v for k, v in click_model.items() if k in known}).continuation_curve(n_positions)
 
     def loss(self, b):
         c = b["clicks"]

@@ -52,7 +52,7 @@ CLICK_MODELS = (
     ClickModelSpec("dcm", "DCM", m.DCM, "mle", "Guo, Liu & Wang, WSDM 2009",
                    "attractiveness per (query, doc), continuation after a click per rank", "attractiveness",
                    colour="#ff7f0e", sampler=smp.cascade_sampler("dcm"), gamma=0.6,
-                   behaviour="scan down; after a click go on with λ = γ"),
+                   behaviour="scan down; after a click at rank r go on with λ_r = γ·(1/r)^η (the CM-IPS code's DCM)"),
     ClickModelSpec("sdbn", "SDBN", m.SDBN, "mle", "Chapelle & Zhang, WWW 2009 (simplified DBN)",
                    "attractiveness and satisfaction per (query, doc)", "attractiveness × satisfaction",
                    colour="#2ca02c", sampler=smp.cascade_sampler("sdbn"),

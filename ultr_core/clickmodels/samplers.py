@@ -11,9 +11,10 @@ Every sampler has one signature: ``sample(attract, shown, curve, gamma, rng) -> 
 * ``curve`` — the position curve o_p of the position-based model (η and the convention), broadcastable to the
   arrays; PBM examines position p with o_p, UBM examines p with o_d, d = p − (position of the last click above p,
   0 when there is none) — distance-based, so that UBM without clicks is PBM;
-* ``gamma`` — the continuation parameter of the cascade family: DCM's λ (go on after a click), DBN's γ (go on
-  after any document), CCM's τ₁ = γ (no click), τ₂ = γ (a click on an unattractive document), τ₃ = γ/2 (a click
-  on an attractive one);
+* ``gamma`` — the continuation parameter of the cascade family, a number or one value per position
+  (:func:`continuation_by_rank`): DCM's λ_r (go on after a click at r; λ_r = γ·(1/r)^η as the official CM-IPS code
+  draws DCM clicks, ``prepare_data/clicks_gen.py``), DBN's γ (go on after any document), CCM's τ₁ = γ (no click),
+  τ₂ = γ (a click on an unattractive document), τ₃ = γ/2 (a click on an attractive one);
 * ``examination`` — the probability that each position is examined given the shown list (the marginal over the
   user's earlier clicks), what ``true_observation`` holds in a simulated log; under every model
   P(c_p = 1) = α_p · examination_p, because attraction is independent of examination.
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CONTINUATION", "cascade_examination", "ubm_examination", "sample_pbm", "sample_ubm", "cascade_sampler"]
+__all__ = ["CONTINUATION", "continuation_by_rank", "cascade_examination", "ubm_examination", "sample_pbm", "sample_ubm", "cascade_sampler"]
 
 #: model → (P(go on | clicked), P(go on | not clicked)) as functions of α (= σ) and γ
 CONTINUATION = {
@@ -44,6 +45,19 @@ CONTINUATION = {
     "dbn": lambda a, g: (g * (1.0 - a), g + 0.0 * a),
     "ccm": lambda a, g: (g * (1.0 - a) + 0.5 * g * a, g + 0.0 * a),
 }
+
+
+def continuation_by_rank(model: str, gamma: float | None, eta: float, n: int) -> np.ndarray | None:
+    """The continuation parameter at positions 1 … n: DCM's λ_r = γ·(1/r)^η (the official CM-IPS code's
+    ``DCM_binary``: ``mult · (1/(i+1))^eta``), γ at every position for DBN and CCM, None for models without one.
+
+    >>> continuation_by_rank("dcm", 0.6, 1.0, 3).round(3).tolist(), continuation_by_rank("dbn", 0.9, 1.0, 2).tolist()
+    ([0.6, 0.3, 0.2], [0.9, 0.9])
+    """
+    if gamma is None:
+        return None
+    r = np.arange(1, n + 1, dtype=np.float64)
+    return gamma * (1.0 / r) ** eta if model == "dcm" else np.full(n, float(gamma))
 
 
 def _exclusive_cumprod(x: np.ndarray) -> np.ndarray:

@@ -44,7 +44,7 @@ class ClickModelConfig:
     #                                     with ε) or "binary_official" (hyz20/CLD: ≥ 2 on 0–4 grades, ≥ 1 otherwise)
     user_model: str = "pbm"          #: how simulated users click: a user model of :mod:`ultr_core.clickmodels`
     #                                     (PBM: the papers' setting; UBM and the cascade family: issue #34)
-    continuation: float | None = None  #: the cascade family's γ (DCM's λ, DBN's γ, CCM's τ₁); None: the model's default
+    continuation: float | None = None  #: the cascade family's γ (DCM's λ_r = γ·(1/r)^η, DBN's γ, CCM's τ₁); None: the model's default
 
     #: what every field accepts (:mod:`ultr_core.constraints`; a test checks every field is declared)
     CONSTRAINTS = {
@@ -73,6 +73,16 @@ class ClickModelConfig:
         (0.9, 0.3)
         """
         return MODEL_BY_KEY[self.user_model].gamma if self.continuation is None else self.continuation
+
+    def continuation_curve(self, n_positions: int) -> np.ndarray | None:
+        """The user model's continuation at positions 1 … n (DCM: λ_r = γ·(1/r)^η; see
+        :func:`ultr_core.clickmodels.samplers.continuation_by_rank`), None when it has none.
+
+        >>> ClickModelConfig(user_model="dcm", continuation=0.8, eta=2.0).continuation_curve(2).tolist()
+        [0.8, 0.2]
+        """
+        from ultr_core.clickmodels.samplers import continuation_by_rank
+        return continuation_by_rank(self.user_model, self.gamma, self.eta, n_positions)
 
     def to_dict(self) -> dict:
         return asdict(self)

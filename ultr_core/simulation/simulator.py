@@ -155,7 +155,7 @@ class ClickSimulator:
                                     binary_rule(cfg.relevance))[np.maximum(rows, 0)]
         shown = mask & ((positions <= cfg.topk)[None, :] if cfg.topk is not None else True)
         shown = np.broadcast_to(shown, rows.shape)
-        clicks, obs = MODEL_BY_KEY[cfg.user_model].sampler(rel, shown, obs, cfg.gamma, rng)
+        clicks, obs = MODEL_BY_KEY[cfg.user_model].sampler(rel, shown, obs, cfg.continuation_curve(L), rng)
         out.update(rows=rows, mask=mask, shown=shown, clicks=clicks,
                    obs=obs, rel=rel)
         return out

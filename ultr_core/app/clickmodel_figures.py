@@ -1,0 +1,69 @@
+"""Figures of fitted click models' bias parameters (issue #34, item 3), from
+:func:`ultr_core.clickmodels.compare.compare_click_models`'s ``"models"`` (each with its ``bias`` dict): the
+per-rank parameters as lines (PBM's examination, DCM's continuation after a click, RCTR's CTR), UBM's examination
+by (rank, rank of the last click) as a heat-map, and the scalar continuation parameters (DBN's γ, CCM's τ) as a
+table.  Colours come from the click-model table.
+
+>>> models = {"pbm": {"label": "PBM", "bias": {"examination": [0.9, 0.5]}},
+...           "ubm": {"label": "UBM", "bias": {"examination_by_rank_and_last_click": [[0.9, 0.5], [0.8, 0.6]]}},
+...           "dbn": {"label": "DBN", "bias": {"continuation": 0.95}}}
+>>> [t.name for t in rank_parameters_figure(models).data]
+['PBM: examination']
+>>> [list(row) for row in ubm_matrix_figure(models).data[0].z]
+[[None, 0.5], [0.8, 0.6]]
+>>> continuation_table(models).to_dict("records")
+[{'model': 'DBN', 'parameter': 'continuation', 'value': 0.95}]
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+__all__ = ["RANK_PARAMETERS", "rank_parameters_figure", "ubm_matrix_figure", "continuation_table"]
+
+#: bias entries that hold one value per rank, and what they are called on the chart
+RANK_PARAMETERS = {"examination": "examination", "continuation_after_click": "continuation after a click",
+                   "ctr_by_rank": "CTR"}
+_UBM = "examination_by_rank_and_last_click"
+
+
+def rank_parameters_figure(models: dict) -> go.Figure:
+    """Every per-rank bias parameter of every fitted model, one line each in the model's colour; probabilities on
+    a 0–1 axis."""
+    from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    fig = go.Figure()
+    for key, m in models.items():
+        for name, label in RANK_PARAMETERS.items():
+            values = m.get("bias", {}).get(name)
+            if values is None:
+                continue
+            fig.add_trace(go.Scatter(x=list(range(1, len(values) + 1)), y=values, mode="lines+markers",
+                                     name=f"{m['label']}: {label}",
+                                     line=dict(color=MODEL_BY_KEY[key].colour if key in MODEL_BY_KEY else None,
+                                               dash="dot" if name != "examination" else None)))
+    fig.update_layout(title="Bias parameters by rank", xaxis_title="rank", yaxis_title="probability",
+                      yaxis_range=[0, 1.02], height=320, margin=dict(l=50, r=20, t=50, b=40))
+    return fig
+
+
+def ubm_matrix_figure(models: dict) -> go.Figure:
+    """UBM's examination γ(r, r′): rows the rank r, columns the rank r′ of the last click above it (the last
+    column: no click above, PyClick's convention); cells with r′ ≥ r cannot occur and stay empty."""
+    gamma = np.asarray(models["ubm"]["bias"][_UBM], dtype=float)
+    d = gamma.shape[0]
+    r, rp = np.meshgrid(np.arange(d), np.arange(d), indexing="ij")
+    z = np.where((rp < r) | (rp == d - 1), gamma, np.nan)
+    cols = [str(c + 1) for c in range(d - 1)] + ["none"]
+    fig = go.Figure(go.Heatmap(z=np.where(np.isnan(z), None, z).tolist(), x=cols, y=[str(i + 1) for i in range(d)],
+                               zmin=0, zmax=1, colorscale="Blues", colorbar=dict(title="γ")))
+    fig.update_layout(title="UBM: examination by rank and last click above", xaxis_title="rank of the last click",
+                      yaxis_title="rank", yaxis_autorange="reversed", height=340, margin=dict(l=50, r=20, t=50, b=40))
+    return fig
+
+
+def continuation_table(models: dict) -> pd.DataFrame:
+    """The scalar bias parameters (DBN's γ, CCM's τ₁–τ₃): one row each."""
+    rows = [{"model": m["label"], "parameter": name, "value": float(v)}
+            for m in models.values() for name, v in m.get("bias", {}).items() if np.ndim(v) == 0]
+    return pd.DataFrame(rows, columns=["model", "parameter", "value"])
