@@ -2,7 +2,10 @@
 environment): the same sessions, the same split (PyClick's ``examples/Example.py``: the first 75 % train, test
 sessions of unseen queries dropped), log-likelihood, perplexity and the time each side takes.
 
-    python benchmarks/pyclick_agreement.py LOG [--pyclick DIR] [--python PYTHON] [--format F]
+    python benchmarks/pyclick_agreement.py LOG [--test LOG2] [--pyclick DIR] [--python PYTHON] [--format F]
+
+With ``--test`` the second log is the test set (PyClick's ``SimpleExample.py`` protocol: ``oneQueryTrain`` and
+``oneQueryTest``), test sessions of unseen queries dropped on both sides.
 
 DIR holds PyClick's ``pyclick`` package (e.g. ``git archive HEAD pyclick`` of its repository), PYTHON is the
 interpreter of a separate virtual environment (PyClick is pure Python: no packages needed).  The sessions travel
@@ -44,7 +47,7 @@ for line in open(sys.argv[1]):
     for d, c in zip(docs.split(","), clicks.split(",")):
         s.web_results.append(SearchResult(d, int(c)))
     sessions.append(s)
-cut = int(len(sessions) * 0.75)
+cut = int(sys.argv[3]) if len(sys.argv) > 3 else int(len(sessions) * 0.75)
 train = sessions[:cut]
 test = Utils.filter_sessions(sessions[cut:], Utils.get_unique_queries(train))
 out = {"train_sessions": len(train), "test_sessions": len(test), "models": {}}
@@ -68,17 +71,18 @@ def export_sessions(s, path: Path) -> None:
                             for a, d, c in zip(q, docs, s.clicks)))
 
 
-def _pyclick_tails(label: str, sessions) -> dict:
-    """Our DBN or CCM with PyClick's misaligned tail probabilities in the continuation update: the one place they
-    differ."""
+def _pyclick_tails(label: str, sessions, test=None) -> dict:
+    """Our CM with PyClick's conditional probabilities below the first click, or our DBN or CCM with PyClick's
+    misaligned tail probabilities in the continuation update: the places where they differ."""
     import time as _time
 
+    from ultr_core.clickmodels import dbn, models
     from ultr_core.clickmodels.evaluation import scores
-    from ultr_core.clickmodels import dbn
-    from ultr_core.clickmodels.sessions import split_sessions
-    train, test, _ = split_sessions(sessions, 0.75)
+    from ultr_core.clickmodels.compare import train_test
+    train, test, _ = train_test(sessions, "log", 0.75, test)
     t0 = _time.perf_counter()
-    model = getattr(dbn, label)(pyclick_tails=True).fit(train.compress())
+    model = (models.CM(pyclick_conditional=True) if label == "CM"
+             else getattr(dbn, label)(pyclick_tails=True)).fit(train.compress())
     return {**scores(model, test.compress()), "seconds": _time.perf_counter() - t0}
 
 
@@ -91,16 +95,25 @@ def main():
     ap.add_argument("--format")
     ap.add_argument("--pyclick", default="/tmp/pyclick")
     ap.add_argument("--python", default="/tmp/pyclick_venv/bin/python")
+    ap.add_argument("--models", default=None, help="comma-separated labels (default: all ten)")
+    ap.add_argument("--test", default=None, help="a test log (default: the last 25 %% of LOG)")
     a = ap.parse_args()
     sessions = _sessions(a.log, a.format, a.log)
+    test = _sessions(a.test, a.format, a.test) if a.test else None
     t0 = time.perf_counter()
-    ours = compare_click_models(sessions, a.log, [s.key for s in CLICK_MODELS], 0.75)
+    specs = [s for s in CLICK_MODELS if a.models is None or s.label in a.models.split(",")]
+    ours = compare_click_models(sessions, a.log, [s.key for s in specs], 0.75, test=test)
     t_ours = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "sessions.tsv"
         export_sessions(sessions, table)
+        cut = []
+        if test is not None:
+            export_sessions(test, Path(tmp) / "test.tsv")
+            table.write_text(table.read_text() + (Path(tmp) / "test.tsv").read_text())
+            cut = [str(sessions.n_sessions)]
         t0 = time.perf_counter()
-        proc = subprocess.run([a.python, "-c", DRIVER, str(table), ",".join(s.label for s in CLICK_MODELS)],
+        proc = subprocess.run([a.python, "-c", DRIVER, str(table), ",".join(s.label for s in specs), *cut],
                               capture_output=True, text=True, env={"PYTHONPATH": a.pyclick})
         t_theirs = time.perf_counter() - t0
     if proc.returncode:
@@ -111,9 +124,12 @@ def main():
           f"for all models, PyClick {t_theirs:.1f} s\n")
     print("| model | log-likelihood (ours) | (PyClick) | perplexity (ours) | (PyClick) | max abs. diff | seconds "
           "(ours) | (PyClick) |\n|---|---:|---:|---:|---:|---:|---:|---:|")
-    rows = [(s.label, ours["models"][s.key], theirs["models"][s.label]) for s in CLICK_MODELS]
+    rows = [(s.label, ours["models"][s.key], theirs["models"][s.label]) for s in specs]
+    if "CM" in theirs["models"]:
+        rows.append(("CM with PyClick's conditional", _pyclick_tails("CM", sessions, test), theirs["models"]["CM"]))
     for label in ("DBN", "CCM"):
-        rows.append((f"{label} with PyClick's tails", _pyclick_tails(label, sessions), theirs["models"][label]))
+        if label in theirs["models"]:
+            rows.append((f"{label} with PyClick's tails", _pyclick_tails(label, sessions, test), theirs["models"][label]))
     for label, o, p in rows:
         diff = max(abs(o["log_likelihood"] - p["log_likelihood"]), abs(o["perplexity"] - p["perplexity"]))
         print(f"| {label} | {o['log_likelihood']:.6f} | {p['log_likelihood']:.6f} | {o['perplexity']:.6f} | "

@@ -156,6 +156,11 @@ def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None 
         seen["upload_components"] = page.locator('[data-testid="stMetricValue"]').nth(1).inner_text()
         seen["upload_notes"] = [t for t in page.locator('[data-testid="stAlertContentInfo"]').all_inner_texts()
                                 if "dropped" in t]
+        page.get_by_text("Which click model explains the clicks?").wait_for(timeout=60_000)    # the log has sessions
+        page.get_by_text("Held-out perplexity by rank").first.wait_for(timeout=30_000)
+        page.get_by_text("Each model's bias parameters").click()
+        page.get_by_text("UBM: examination by rank and last click above").first.wait_for(timeout=30_000)
+        seen["click_model_charts"] = page.get_by_text("Bias parameters by rank").count()
         _no_error(page)
         page.get_by_role("link", name="Open the Identifiability page").click()   # the page's own link
         page.get_by_text("Showing: your uploaded log").wait_for(timeout=60_000)

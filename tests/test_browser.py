@@ -160,6 +160,7 @@ def test_upload_then_identifiability_shows_the_uploaded_log(shared_url, tmp_path
     log = tmp_path / "my_clicks.csv"
     log.write_text("\n".join(rows) + "\n")
     seen = run_upload_then_identifiability(shared_url, log)
+    assert seen["click_model_charts"] >= 1, seen                                # upload → click models, by clicks
     assert "my_clicks.csv" in seen["caption"], seen
     assert seen["source"].startswith("current log"), seen
     assert seen["graph_components"] == seen["upload_components"] != "", seen

@@ -178,3 +178,21 @@ def test_relevance_joins_each_document_with_its_ig_component(tmp_path):
     by = dict(zip(comp["query_id"] + "/" + comp["doc_id"], comp["component"]))
     assert sorted(by) == ["qa/w", "qa/x", "qa/y", "qa/z"]
     assert by["qa/x"] == by["qa/y"] != by["qa/z"] == by["qa/w"]
+
+
+def test_cm_below_the_first_click_is_certain_not_a_penalty():
+    """Under CM the user examines everything down to the first click and leaves after it: P(c_r | no click above)
+    = α_r, no click below the first has probability 1 (PyClick: the marginal above, 10⁻⁶ below, reproduced by
+    ``pyclick_conditional=True``)."""
+    from ultr_core.clickmodels.sessions import SessionTable
+    t = SessionTable(np.array([[0, 1, 2]]), np.array([[True, False, False]]), np.array([1.0]), 3, 1)
+    cm = CM().fit(t)
+    a = cm.attr[0]
+    assert cm.conditional(t)[0].tolist() == [a, 1.0, 1.0]
+    assert CM(pyclick_conditional=True).fit(t).conditional(t)[0].tolist() == [a, 1e-6, 1e-6]
+    skip = SessionTable(np.array([[0, 1, 2]]), np.array([[False, True, False]]), np.array([1.0]), 3, 1)
+    a0, a1 = cm.attr[0], cm.attr[1]                  # rank 2 is examined for sure after no click at rank 1
+    assert np.allclose(cm.conditional(skip)[0], [1 - a0, a1, 1.0])
+    assert np.allclose(CM(pyclick_conditional=True).fit(t).conditional(skip)[0], [1 - a0, (1 - a0) * a1, 1e-6])
+    clicked_below = SessionTable(np.array([[0, 1, 2]]), np.array([[True, True, False]]), np.array([1.0]), 3, 1)
+    assert cm.conditional(clicked_below)[0, 1] == 1e-6                        # impossible under CM

@@ -12,7 +12,7 @@ from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, split_sessions
 from ultr_core.errors import ConfigError
 
-__all__ = ["compare_click_models", "parse_models"]
+__all__ = ["compare_click_models", "parse_models", "train_test"]
 
 
 def parse_models(text: str | None) -> list[str]:
@@ -27,6 +27,19 @@ def parse_models(text: str | None) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
+def train_test(data, name: str = "log", split: float = 0.75, test=None):
+    """(train, test, dropped): the first ``split`` of ``data``'s sessions and the rest (PyClick's ``Example.py``), or
+    all of them and ``test`` on one coding of pairs; test sessions of queries unseen in training dropped and
+    counted.  ``data`` and ``test``: click tables or :class:`SessionArrays`."""
+    arrays = data if isinstance(data, SessionArrays) else SessionArrays.from_frame(data, name)
+    if test is None:
+        return split_sessions(arrays, split)
+    other = test if isinstance(test, SessionArrays) else SessionArrays.from_frame(test, name)
+    train, test_s = join_sessions(arrays, other)
+    seen = np.isin(test_s.query, np.unique(train.query))
+    return train, test_s.subset(seen), int((~seen).sum())
+
+
 def compare_click_models(data, name: str = "log", models=None, split: float = 0.75, test=None) -> dict:
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
     :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
@@ -34,14 +47,7 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     (queries unseen in training) and, per model, its scores, bias parameters and ``seconds``; ``relevance`` is a
     table of one row per (query_id, doc_id) with training impressions, clicks and each model's estimate."""
     keys = parse_models(models) if not isinstance(models, list) else models
-    arrays = data if isinstance(data, SessionArrays) else SessionArrays.from_frame(data, name)
-    if test is None:
-        train, test_s, dropped = split_sessions(arrays, split)
-    else:
-        other = test if isinstance(test, SessionArrays) else SessionArrays.from_frame(test, name)
-        train, test_s = join_sessions(arrays, other)
-        seen = np.isin(test_s.query, np.unique(train.query))
-        test_s, dropped = test_s.subset(seen), int((~seen).sum())
+    train, test_s, dropped = train_test(data, name, split, test)
     if test_s.n_sessions == 0:
         raise ConfigError("split", "no test session's query occurs in training: nothing to score")
     tr, te = train.compress(), test_s.compress()

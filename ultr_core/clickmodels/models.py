@@ -182,7 +182,15 @@ def _previous_click(clicks: np.ndarray) -> np.ndarray:
 
 
 class CM(ClickModel):
-    """Cascade model (Craswell et al., WSDM 2008): results are examined top-down until the first click."""
+    """Cascade model (Craswell et al., WSDM 2008): results are examined top-down until the first click.
+
+    Until the first click every result is examined, so P(c_r = 1 | no click above) = α_r; below the first click
+    the user has left: P(no click) = 1 (a click there is impossible: ``PROB_MIN``).  PyClick's
+    ``CM.get_conditional_click_probs`` uses the marginal α_r·Π(1 − α) above and ``PROB_MIN`` for every rank below,
+    clicked or not (ln 10⁻⁶ a rank even on logs CM generated); ``pyclick_conditional=True`` reproduces it."""
+
+    def __init__(self, pyclick_conditional: bool = False):
+        self.pyclick_conditional = pyclick_conditional
 
     def fit(self, t):
         first = _first_click(t.clicks)
@@ -194,9 +202,13 @@ class CM(ClickModel):
         return a * np.cumprod(np.concatenate([np.ones((len(a), 1)), 1 - a[:, :-1]], axis=1), axis=1)
 
     def conditional(self, t):
-        """As PyClick: the marginal probability of the observed click up to the first click, PROB_MIN below it."""
+        """Up to the first click the user examines every result: P(c_r | no click above) = α (1 − α without a
+        click); below it 1 for no click, PROB_MIN for a click.  PyClick uses the marginal α·Π(1 − α_above) up to the
+        first click and PROB_MIN for everything below it (``pyclick_conditional=True``)."""
         below = np.arange(t.depth)[None, :] > _first_click(t.clicks)[:, None]
-        return np.where(below, PROB_MIN, _observed(self.full(t), t.clicks))
+        if self.pyclick_conditional:
+            return np.where(below, PROB_MIN, _observed(self.full(t), t.clicks))
+        return np.where(below, np.where(t.clicks, PROB_MIN, 1.0), _observed(self.attr[t.pairs], t.clicks))
 
 
 class DCM(ClickModel):
