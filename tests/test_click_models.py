@@ -196,3 +196,28 @@ def test_cm_below_the_first_click_is_certain_not_a_penalty():
     assert np.allclose(CM(pyclick_conditional=True).fit(t).conditional(skip)[0], [1 - a0, (1 - a0) * a1, 1e-6])
     clicked_below = SessionTable(np.array([[0, 1, 2]]), np.array([[True, True, False]]), np.array([1.0]), 3, 1)
     assert cm.conditional(clicked_below)[0, 1] == 1e-6                        # impossible under CM
+
+
+def test_duckdb_patterns_score_as_the_in_memory_sessions(tmp_path):
+    """The CLI's default path (DuckDB groups sessions into patterns, clickmodels.patterns) gives the scores, counts
+    and relevance table of the in-memory path (SessionArrays → compress)."""
+    from ultr_core.clickmodels.compare import compare_click_models
+    from ultr_core.clickmodels.outofcore import sessions_from_source
+    from ultr_core.clickmodels.patterns import patterns_from_source
+    rng = np.random.default_rng(3)
+    S, D = 3000, 5
+    q = rng.integers(0, 40, S)
+    docs = np.argsort(rng.random((S, D)), axis=1)
+    frame = pd.DataFrame({"session_id": np.repeat(np.arange(S) * 7 + 3, D), "query_id": np.repeat(q, D),
+                          "doc_id": (docs + 10 * q[:, None]).ravel(), "position": np.tile(np.arange(1, D + 1), S),
+                          "click": (rng.random(S * D) < 0.3).astype(int)})
+    path = tmp_path / "log.parquet"
+    frame.sample(frac=1, random_state=0).to_parquet(path)            # row order must not matter
+    a = compare_click_models(patterns_from_source(str(path), "parquet", "log", 0.75), "log")
+    b = compare_click_models(sessions_from_source(str(path), "parquet", "log"), "log")
+    assert (a["train_sessions"], a["test_sessions"], a["dropped_test_sessions"]) == \
+           (b["train_sessions"], b["test_sessions"], b["dropped_test_sessions"])
+    for k in b["models"]:
+        for m in ("log_likelihood", "perplexity", "conditional_perplexity"):
+            assert a["models"][k][m] == pytest.approx(b["models"][k][m], abs=1e-12), (k, m)
+    pd.testing.assert_frame_equal(a["relevance"], b["relevance"], check_exact=False, atol=1e-12)

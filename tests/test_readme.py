@@ -40,7 +40,7 @@ def test_readme_command_lines_run_verbatim_in_order(tmp_path):
             gzip.compress(("query_id,doc_id,position,click\n" + rows).encode()))
     (tmp_path / "clara2_log").write_text("7\t0\tQ\t100\t1\t11\t12\t\t\n7\t5\tC\t12\t\t\t\n8\t0\tQ\t100\t1\t12\t11\n")
     cli = [ln for ln in _blocks("bash")[1].splitlines() if ln.startswith("python -m ultr_core")]
-    assert len(cli) == 8
+    assert len(cli) == 9
     for line in cli:
         r = subprocess.run([sys.executable, *shlex.split(line)[1:]], cwd=tmp_path, env=_env(), capture_output=True,
                            text=True, timeout=600)

@@ -37,9 +37,14 @@ def _sessions(path: str, fmt, name: str):
 def run(a) -> int:
     from ultr_core.clickmodels.compare import compare_click_models, parse_models
     keys = parse_models(a.models)
-    sessions = _sessions(a.path, a.format, a.path)
-    test = _sessions(a.test, a.format, a.test) if a.test else None
-    out = compare_click_models(sessions, a.path, keys, a.split, test)
+    if a.test:
+        out = compare_click_models(_sessions(a.path, a.format, a.path), a.path, keys, a.split,
+                                   _sessions(a.test, a.format, a.test))
+    else:                                     # grouped into patterns by DuckDB: any size within its memory limit
+        from ultr_core.clickmodels.patterns import patterns_from_source
+        from ultr_core.logs.sniff import infer_format
+        fmt = a.format or infer_format(a.path, a.path)
+        out = compare_click_models(patterns_from_source(a.path, fmt, a.path, a.split), a.path, keys)
     rel = out.pop("relevance")
     if a.relevance:
         rel.to_csv(a.relevance, index=False)

@@ -9,7 +9,7 @@ import pandas as pd
 from ultr_core.clickmodels.evaluation import scores
 from ultr_core.clickmodels.outofcore import join_sessions
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
-from ultr_core.clickmodels.sessions import SessionArrays, split_sessions
+from ultr_core.clickmodels.sessions import SessionArrays, SessionTable, split_sessions
 from ultr_core.errors import ConfigError
 
 __all__ = ["compare_click_models", "parse_models", "train_test"]
@@ -47,13 +47,12 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     (queries unseen in training) and, per model, its scores, bias parameters and ``seconds``; ``relevance`` is a
     table of one row per (query_id, doc_id) with training impressions, clicks and each model's estimate."""
     keys = parse_models(models) if not isinstance(models, list) else models
-    train, test_s, dropped = train_test(data, name, split, test)
-    if test_s.n_sessions == 0:
+    tr, te, dropped, pair_keys = _tables(data, name, split, test)
+    if te.n_sessions == 0:
         raise ConfigError("split", "no test session's query occurs in training: nothing to score")
-    tr, te = train.compress(), test_s.compress()
-    out = {"train_sessions": train.n_sessions, "test_sessions": test_s.n_sessions, "dropped_test_sessions": dropped,
-           "depth": train.depth, "models": {}}
-    rel = _relevance_frame(train)
+    out = {"train_sessions": tr.n_sessions, "test_sessions": te.n_sessions, "dropped_test_sessions": dropped,
+           "depth": tr.depth, "models": {}}
+    rel = _relevance_frame(tr, pair_keys)
     for key in keys:
         spec, t0 = MODEL_BY_KEY[key], time.perf_counter()
         model = spec.cls().fit(tr)
@@ -64,8 +63,19 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     return out
 
 
-def _relevance_frame(train: SessionArrays) -> pd.DataFrame:
+def _tables(data, name: str, split: float, test):
+    """(train patterns, test patterns, dropped test sessions, pair keys) of ``data``: split patterns as DuckDB built
+    them (:class:`~ultr_core.clickmodels.patterns.SplitPatterns`), or sessions compressed here."""
+    from ultr_core.clickmodels.patterns import SplitPatterns
+    if isinstance(data, SplitPatterns):
+        return data.train, data.test, data.dropped, data.pair_keys
+    train, test_s, dropped = train_test(data, name, split, test)
+    return train.compress(), test_s.compress(), dropped, train.pair_keys
+
+
+def _relevance_frame(train: SessionTable, pair_keys: pd.DataFrame) -> pd.DataFrame:
     """One row per (query, document) pair of the log with its training impressions and clicks."""
-    n = np.bincount(train.pairs.ravel(), minlength=train.n_pairs)
-    c = np.bincount(train.pairs.ravel(), train.clicks.ravel().astype(float), train.n_pairs)
-    return train.pair_keys.assign(impressions=n, clicks=c.astype(np.int64))
+    w = np.broadcast_to(train.weight[:, None], train.pairs.shape)
+    n = np.bincount(train.pairs.ravel(), w.ravel(), train.n_pairs)
+    c = np.bincount(train.pairs.ravel(), (w * train.clicks).ravel(), train.n_pairs)
+    return pair_keys.assign(impressions=n.astype(np.int64), clicks=c.astype(np.int64))

@@ -11,31 +11,42 @@ import pandas as pd
 from ultr_core.clickmodels.sessions import SessionArrays, check_session_columns
 from ultr_core.errors import DataFormatError
 
-__all__ = ["sessions_from_source", "join_sessions"]
+__all__ = ["register_rows", "sessions_from_source", "join_sessions"]
 
 _PAIRS = """CREATE TEMP TABLE pairs AS SELECT query_id, doc_id, (row_number() OVER (ORDER BY query_id, doc_id)) - 1
             AS pair FROM (SELECT DISTINCT query_id, doc_id FROM rows)"""
 
 
+def register_rows(con, source, fmt: str, name: str) -> int:
+    """The view ``rows`` (session_id, query_id, doc_id, position, click: shown rows, checked; a view, so that a
+    log of any size is scanned, never held) and the table ``pairs`` (the (query, document) pairs coded
+    0 … n − 1 in sorted order) of a log in ``con``; returns the largest position."""
+    from ultr_core.logs.normalise import register_normalised
+    from ultr_core.logs.sql import _run
+    register_normalised(con, source, fmt, name)
+    have = {r[0] for r in _run(con, "DESCRIBE norm", name)}
+    check_session_columns(have, name)
+    shown = "WHERE lower(CAST(shown AS VARCHAR)) IN ('1', 'true')" if "shown" in have else ""
+    _run(con, f"""CREATE TEMP VIEW rows AS SELECT session_id, query_id, doc_id,
+                  try_cast(position AS INTEGER) AS position, try_cast(click AS INTEGER) AS click
+                  FROM norm {shown}""", name)
+    n, bad, top = _run(con, "SELECT count(*), count(*) FILTER (WHERE position IS NULL OR click IS NULL OR click NOT IN "
+                            "(0, 1)), max(position) FROM rows", name)[0]
+    if bad:
+        raise DataFormatError(name, f"{bad:,} row(s) without a whole-number position or a 0/1 click")
+    if n == 0:
+        raise DataFormatError(name, "the log has no shown rows")
+    _run(con, _PAIRS, name)
+    return int(top)
+
+
 def sessions_from_source(source, fmt: str, name: str, memory_limit: str = "2GB") -> SessionArrays:
     """The sessions of a log file (or glob) as :class:`SessionArrays`, built by DuckDB under ``memory_limit``."""
-    from ultr_core.logs.normalise import register_normalised
-    from ultr_core.logs.sql import _run, connect
+    from ultr_core.logs.sql import connect
     with tempfile.TemporaryDirectory() as tmp:
         con = connect(memory_limit, tmp)
         try:
-            register_normalised(con, source, fmt, name)
-            have = {r[0] for r in _run(con, "DESCRIBE norm", name)}
-            check_session_columns(have, name)
-            shown = "WHERE lower(CAST(shown AS VARCHAR)) IN ('1', 'true')" if "shown" in have else ""
-            _run(con, f"""CREATE TEMP TABLE rows AS SELECT session_id, query_id, doc_id,
-                          try_cast(position AS INTEGER) AS position, try_cast(click AS INTEGER) AS click
-                          FROM norm {shown}""", name)
-            bad = con.execute("SELECT count(*) FROM rows WHERE position IS NULL OR click IS NULL "
-                              "OR click NOT IN (0, 1)").fetchall()[0][0]
-            if bad:
-                raise DataFormatError(name, f"{bad:,} row(s) without a whole-number position or a 0/1 click")
-            _run(con, _PAIRS, name)
+            register_rows(con, source, fmt, name)
             arr = con.execute("SELECT session_id, pair, position, click FROM rows JOIN pairs USING (query_id, doc_id) "
                               "ORDER BY session_id, position").fetchnumpy()
             keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()

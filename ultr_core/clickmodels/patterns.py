@@ -1,0 +1,108 @@
+"""Train and test sessions compressed to patterns where the log lives: DuckDB groups a log of any size into
+distinct (shown pairs, click vector) patterns with their counts, so that a 100 M-row log reaches Python as the few
+million patterns the models fit — never as one array per row (issue #34, item 7).
+
+The split is PyClick's ``examples/Example.py`` as :func:`~ultr_core.clickmodels.sessions.split_sessions` does it:
+the first ``int(S · split)`` sessions in session-id order (the readers number sessions in file order) train, the
+rest test, test sessions of queries unseen in training dropped and counted; the lists are checked as
+:class:`~ultr_core.clickmodels.sessions.SessionArrays` checks them (one length D ≤ 10, ranks 1 … D once each).
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.clickmodels.sessions import MAX_DEPTH, SessionTable, check_session_columns
+from ultr_core.errors import ConfigError, DataFormatError
+
+__all__ = ["SplitPatterns", "patterns_from_source"]
+
+def _sessions_sql(depth: int) -> str:
+    """One row per session: its size, the ranks it shows as a bit mask, its clicks as a bit mask and the pair shown
+    at each rank — fixed-width aggregates only, so that DuckDB can spill the grouping to disk."""
+    cols = ", ".join(f"max(pair) FILTER (WHERE position = {i}) AS p{i}" for i in range(1, depth + 1))
+    return f"""CREATE TEMP TABLE sess AS SELECT session_id, count(*) AS n, max(position) AS hi,
+        bit_or(CAST(1 AS BIGINT) << (position - 1)) AS ranks, sum(CAST(click AS BIGINT) << (position - 1)) AS cbits,
+        {cols} FROM rows JOIN pairs USING (query_id, doc_id) GROUP BY session_id"""
+
+
+@dataclass(frozen=True)
+class SplitPatterns:
+    """Training and test patterns on one coding of (query, document) pairs (``pair_keys``, ``pair_query``)."""
+
+    train: SessionTable
+    test: SessionTable
+    pair_keys: pd.DataFrame
+    pair_query: np.ndarray
+    dropped: int
+
+    @property
+    def depth(self) -> int:
+        return self.train.depth
+
+
+def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memory_limit: str = "2GB") -> SplitPatterns:
+    """The split patterns of a log file (or glob), grouped by DuckDB under ``memory_limit`` (spilling to disk)."""
+    from ultr_core.clickmodels.outofcore import register_rows
+    from ultr_core.logs.sql import _run, connect
+    if not 0 < split < 1:
+        raise ConfigError("split", f"must be a number in (0, 1), got {split!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        con = connect(memory_limit, tmp)
+        try:
+            top = register_rows(con, source, fmt, name)
+            if top > MAX_DEPTH or top < 1:
+                raise DataFormatError(name, f"result lists of {top} exceed the {MAX_DEPTH} ranks a click model "
+                                            "describes" if top > MAX_DEPTH else "positions must start at 1")
+            _run(con, _sessions_sql(top), name)
+            depth, n_sessions = _check_lists(con, name)
+            cut = int(n_sessions * split)
+            if cut == 0 or cut == n_sessions:
+                raise ConfigError("split", f"{split} of {n_sessions} sessions leaves no training or no test session")
+            first_test = con.execute("SELECT session_id FROM sess ORDER BY session_id LIMIT 1 OFFSET ?",
+                                     [cut]).fetchall()[0][0]
+            cols = ", ".join(f"p{i}" for i in range(1, depth + 1))
+            pat = con.execute(f"SELECT session_id < ? AS train, {cols}, cbits, count(*) AS w FROM sess GROUP BY ALL",
+                              [first_test]).fetchnumpy()
+            keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
+        finally:
+            con.close()
+    return _split(pat, keys, depth, cut, n_sessions)
+
+
+def _check_lists(con, name: str) -> tuple[int, int]:
+    """(D, sessions): one list length D ≤ MAX_DEPTH for every session, ranks 1 … D once each."""
+    n_sessions, lo_n, hi_n = con.execute("SELECT count(*), min(n), max(n) FROM sess").fetchall()[0]
+    if lo_n != hi_n:
+        first_n = con.execute("SELECT n FROM sess ORDER BY session_id LIMIT 1").fetchall()[0][0]
+        k, n = con.execute("SELECT k, n FROM (SELECT row_number() OVER (ORDER BY session_id) AS k, n FROM sess) "
+                           "WHERE n <> ? ORDER BY k LIMIT 1", [first_n]).fetchall()[0]
+        raise DataFormatError(name, f"ragged result lists: session {k} (in file order) shows {n} results, the "
+                                    f"first shows {first_n}; click models need one list length")
+    if hi_n > MAX_DEPTH:
+        raise DataFormatError(name, f"result lists of {hi_n} exceed the {MAX_DEPTH} ranks a click model describes")
+    gaps = con.execute("SELECT count(*) FROM sess WHERE ranks <> (CAST(1 AS BIGINT) << n) - 1").fetchall()[0][0]
+    if gaps:
+        raise DataFormatError(name, f"every session must show ranks 1 to {hi_n} once each")
+    return int(hi_n), int(n_sessions)
+
+
+def _split(pat: dict, keys: pd.DataFrame, depth: int, cut: int, n_sessions: int) -> SplitPatterns:
+    """Patterns → training and test :class:`SessionTable` s; test patterns of unseen queries dropped."""
+    pairs = np.stack([np.asarray(pat[f"p{i}"], np.int64) for i in range(1, depth + 1)], axis=1)
+    bits = np.asarray(pat["cbits"], np.int64)
+    clicks = ((bits[:, None] >> np.arange(depth)[None, :]) & 1).astype(bool)
+    weight = np.asarray(pat["w"], np.float64)
+    train = np.asarray(pat["train"], bool)
+    pair_query = pd.factorize(keys["query_id"], sort=True)[0]
+    query = pair_query[pairs[:, 0]]
+    seen = np.isin(query, np.unique(query[train]))
+    test = ~train & seen
+    dropped = int(weight[~train & ~seen].sum())
+    n_pairs = len(keys)
+    return SplitPatterns(SessionTable(pairs[train], clicks[train], weight[train], n_pairs, cut),
+                         SessionTable(pairs[test], clicks[test], weight[test], n_pairs,
+                                      n_sessions - cut - dropped), keys, pair_query, dropped)
