@@ -8,6 +8,7 @@ from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.identifiability import probability_table
 from ultr_core.identifiability.lesson import equal_fit_fits
 from ultr_core.identifiability.reports import plan_table, compare_repairs, components_sweep, repairs_sweep
+from pages._clickmodels import click_model_section
 from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live, log_digest, memo, qp,
                            run_page, submit_job, url_notices)
 from ultr_core.simulation.clickmodel import ClickModelConfig
@@ -84,6 +85,10 @@ def main():
         _graph(an)
         _curves(an, log, key, bias)
         _plans(an)
+        if st.toggle("Which click model explains this log? (fits ten click models)", key="ig_click_models",
+                     help="GCTR … CCM fitted on the first 75 % of the sessions and scored on the rest, as on the "
+                          "Upload page — with each model's relevance per document and its IG component"):
+            click_model_section(log, an, key, "ig")
         if log.has_truth:
             _before_after(an, log, key, bias, src["lists"])
     st.divider()

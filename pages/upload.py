@@ -5,13 +5,10 @@ import streamlit as st
 
 import pandas as pd
 
-from ultr_core.app.figures import perplexity_by_rank_figure
-from ultr_core.clickmodels import compare_click_models
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.identifiability.reports import document_components, format_report, plan_table
+from ultr_core.identifiability.reports import format_report, plan_table
 from ultr_core.app.text import escape_markdown
 from ultr_core.app.graph_figures import bias_curves_figure
-from ultr_core.app.clickmodel_figures import continuation_table, rank_parameters_figure, ubm_matrix_figure
 from ultr_core.identifiability.estimation import ESTIMATORS
 from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS, UPLOAD_MAX_PAIRS
 from ultr_core.logs.ingestion import ingest
@@ -19,6 +16,7 @@ from ultr_core.logs.formats import FORMAT_NAMES, LOG_FORMATS
 from ultr_core.data.archives import ultra_files_or_one
 from ultr_core.logs.mapping import TARGETS, column_chosen_twice, default_document, guess_mapping, peek_columns, read_user_log
 from ultr_core.logs.sniff import infer_format
+from pages._clickmodels import click_model_section
 from pages._common import cached_analysis, memo, run_page
 
 #: the one table of formats (ultr_core.logs.formats): choices, labels and the columns a text format yields
@@ -103,8 +101,7 @@ def main():
     _show_report(an)
     _downloads(an)
     if kept:
-        has_sessions = fmt in TEXT or "session_id" in [(columns or {}).get(c, c) for c in cols or ()]
-        _click_models(subject, an, ("upload", read_key), has_sessions)
+        click_model_section(subject, an, ("upload", read_key), "upload")
     if kept:
         st.caption("The log is now the *current log*: the Identifiability page draws its graph from the same "
                    "analysis (same verdict, same plan).")
@@ -236,50 +233,6 @@ def _show_report(an) -> None:
             st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True, height="auto" if len(curves) <= 5 else 220)
         else:
             st.info("No position-bias curve can be estimated from this log: the notes above say why.")
-
-
-def _click_models(log, an, key, has_sessions: bool) -> None:
-    """Which click model explains the log (first 75 % of the sessions train, the rest test — PyClick's protocol),
-    and each model's relevance per (query, document): one core call, a table, a chart and a CSV."""
-    st.subheader("Which click model explains the clicks?")
-    if not has_sessions:
-        st.info("Click models need sessions: this file has no session_id column (map one above), so the sessions "
-                "the page shows were inferred from query changes — not fitted here.")
-        return
-    f = log.frame                                           # the file's own ids; built once, in the cached call
-    try:
-        out = memo(("clickmodels", key), lambda: compare_click_models(
-            f.assign(query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), "upload"))
-    except (ConfigError, DataFormatError) as e:
-        st.info(f"No click model is fitted: {escape_markdown(e)}")
-        return
-    rows = [{"model": m["label"], "log-likelihood": m["log_likelihood"], "perplexity": m["perplexity"],
-             "conditional perplexity": m["conditional_perplexity"], "seconds": m["seconds"]}
-            for m in out["models"].values()]
-    st.caption(f"Fitted on the first {out['train_sessions']:,} sessions, scored on the next {out['test_sessions']:,} "
-               f"({out['dropped_test_sessions']:,} of unseen queries dropped); PyClick's conventions and scores "
-               "(docs/click_models.md). Higher log-likelihood and lower perplexity are better.")
-    st.dataframe(pd.DataFrame(rows).round(4), hide_index=True)
-    st.plotly_chart(perplexity_by_rank_figure(out["models"]), key="upload_perplexity")
-    _bias_parameters(out["models"])
-    rel = out["relevance"].astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
-    st.download_button("Download relevance per (query, document) and model (CSV)", rel.to_csv(index=False), "click_model_relevance.csv", mime="text/csv",
-                       help="training impressions and clicks of each pair, its IG component and every model's relevance "
-                            "estimate: compare estimates only inside one component")
-
-
-def _bias_parameters(models: dict) -> None:
-    """Each fitted model's bias parameters: per-rank lines, UBM's matrix, the scalar continuations."""
-    with st.expander("Each model's bias parameters"):
-        st.plotly_chart(rank_parameters_figure(models), key="upload_rank_params")
-        if "ubm" in models:
-            st.plotly_chart(ubm_matrix_figure(models), key="upload_ubm")
-        table = continuation_table(models)
-        if len(table):
-            st.caption("Continuation parameters (DBN: γ after any document; CCM: τ₁ without a click, τ₂ / τ₃ after a "
-                       "click on a non-relevant / relevant result). Attractiveness and satisfaction are per document; "
-                       "the CSV below holds each model's relevance estimate (DBN, SDBN: α·σ).")
-            st.dataframe(table.round(4), hide_index=True)
 
 
 def _downloads(an) -> None:

@@ -135,3 +135,14 @@ def test_identifiability_says_when_the_uploads_other_document_key_changes_the_ve
     assert no_crash(at)
     assert at.metric[1].value == "3"
     assert any("verdict depends on what a document is" in i.value and "it has 1" in i.value for i in at.info)
+
+
+def test_identifiability_page_fits_click_models_on_the_current_log_when_asked():
+    from apphelp import no_crash, page
+    at = page("identifiability.py").run()
+    assert not any(s.value == "Which click model explains the clicks?" for s in at.subheader)   # off by default
+    at.toggle(key="ig_click_models").set_value(True).run()
+    assert no_crash(at) and not at.error
+    assert "Which click model explains the clicks?" in [s.value for s in at.subheader]
+    table = next(d.value for d in at.dataframe if "perplexity" in d.value.columns)
+    assert len(table) == 10 and (table["perplexity"] >= 1).all()

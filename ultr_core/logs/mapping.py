@@ -193,11 +193,12 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
     out["query_key"] = out["query_id"].astype(str)
     out["query_id"] = pd.factorize(out["query_id"], sort=True)[0]
     _code_documents(out, doc_columns, document, name)
-    notes = []
+    notes, inferred = [], False
     if "session_id" not in out:
         new = (out["query_id"].diff().fillna(1) != 0) | (out["position"].diff().fillna(-1) <= 0)
         out["session_id"] = np.cumsum(new.to_numpy()) - 1
         if session_note:
+            inferred = True
             notes.append("no session_id column: a new session starts where the query changes or the "
                          "position does not increase")
     else:
@@ -208,7 +209,10 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
     if dup.any():
         notes.append(f"dropped {int(dup.sum()):,} duplicate row(s) (same session and position) of {len(out):,}")
         out = out[~dup]
-    log = ClickLog._from_frame(out, {"source": name, "document": "columns" if doc_columns else document}, name)
+    meta = {"source": name, "document": "columns" if doc_columns else document}
+    if inferred:
+        meta["sessions"] = "inferred"            # click models need real sessions (pages say so instead of fitting)
+    log = ClickLog._from_frame(out, meta, name)
     return log, notes
 
 
