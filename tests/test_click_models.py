@@ -29,7 +29,7 @@ TWO = toy([("q", "ab", (1, 0)), ("q", "ab", (0, 1))], 2)
 def test_every_model_record_is_complete_and_named_once():
     assert len({s.key for s in CLICK_MODELS}) == len({s.label for s in CLICK_MODELS}) == len(CLICK_MODELS)
     for s in CLICK_MODELS:
-        assert s.key and s.label and s.cite and s.params and s.relevance and s.inference in ("mle", "em")
+        assert s.key and s.label and s.cite and s.params and s.relevance and s.inference in ("mle", "em", "gradient")
         assert hasattr(s.cls, "fit") and hasattr(s.cls, "full") and s.colour.startswith("#")
     assert len({s.colour for s in CLICK_MODELS}) == len(CLICK_MODELS)          # every model its own colour
 

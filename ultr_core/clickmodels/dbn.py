@@ -1,7 +1,8 @@
-"""The two click models whose EM needs the joint posterior of (E_r, S_r, E_{r+1}) given a session's clicks:
-DBN (Chapelle & Zhang, WWW 2009) and CCM (Guo et al., WWW 2009), with PyClick's updates
-(``pyclick/click_models/DBN.py``, ``CCM.py``) — see :mod:`~ultr_core.clickmodels.models` for the conventions
-and docs/click_models.md for the one place we compute differently (``pyclick_tails``)."""
+"""The two cascade models with a latent state after a click: DBN (Chapelle & Zhang, WWW 2009) and CCM (Guo et al.,
+WWW 2009).  By default fitted by maximum likelihood (:mod:`~ultr_core.clickmodels.gradient`); ``pyclick=True``
+runs PyClick's EM (``pyclick/click_models/DBN.py``, ``CCM.py``) exactly — its joint posterior of
+(E_r, S_r, E_{r+1}), its marginal examination in the attractiveness update and its tail-click indexing — which
+agrees with PyClick to 10⁻¹⁵ but does not maximise the likelihood (docs/click_models.md)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,14 +14,18 @@ __all__ = ["DBN", "CCM"]
 
 class DBN(ClickModel):
     """Dynamic Bayesian network (Chapelle & Zhang, WWW 2009): examined top-down; attracted with α_qd, satisfied after
-    a click with σ_qd (then stops), else goes on with γ.  EM as PyClick's ``DBN.py`` (its α and σ updates), with
-    one difference: the γ posterior uses the tail click probabilities of the ranks below r, where PyClick's
-    ``_get_tail_clicks`` applies the parameters of ranks 0, 1, … to the results from r + 1 on (docs/click_models.md)."""
+    a click with σ_qd (then stops), else goes on with γ.  Maximum likelihood by default; ``pyclick=True``: PyClick's
+    ``DBN.py`` EM, 50 iterations."""
 
-    def __init__(self, pyclick_tails: bool = False):
-        self.pyclick_tails = pyclick_tails          # True: PyClick's misaligned tails (to show that is the difference)
+    def __init__(self, pyclick: bool = False):
+        self.pyclick = pyclick
 
     def fit(self, t, n_iter: int = EM_ITERATIONS):
+        if not self.pyclick:
+            from ultr_core.clickmodels.gradient import fit_cascade
+            (self.attr, self.sat), g = fit_cascade(t, 2, 1, lambda per, g: (g[0] * (1 - per[1]), g[0]))
+            self.cont = float(g[0])
+            return self
         self.attr, self.sat, self.cont = np.full(t.n_pairs, 0.5), np.full(t.n_pairs, 0.5), 0.5
         last = _last_click(t.clicks)
         ranks = np.arange(t.depth)[None, :]
@@ -31,7 +36,7 @@ class DBN(ClickModel):
             post_a = np.where(t.clicks, 1.0, np.where(ranks >= last[:, None],
                                                        (1 - exam) * a / (1 - exam * car[:, :-1]), 0.0))
             post_s = np.where(ranks == last[:, None], s / (1 - (1 - s) * g * car[:, 1:]), 0.0)
-            num, den = _dbn_cont_posterior(t, a, s, g, last, self.pyclick_tails)
+            num, den = _dbn_cont_posterior(t, a, s, g, last, pyclick=True)
             self.attr = np.minimum(_pair_mean(t, np.ones(t.pairs.shape), post_a), 1 - PROB_MIN)
             self.sat = np.minimum(_pair_mean(t, t.clicks, post_s), 1 - PROB_MIN)
             self.cont = float(min((1 + (w * num).sum()) / (2 + (w * den).sum()), 1 - PROB_MIN))
@@ -128,12 +133,17 @@ def _skipped(a, g, x, y, z):
 class CCM(ClickModel):
     """Click chain model (Guo et al., WWW 2009): examined top-down; attracted with α_qd; after no click the user goes
     on with τ₁, after a click with τ₂(1 − α) + τ₃α (a click on a relevant result: α).  Relevance α² as PyClick.
-    EM as PyClick's ``CCM.py``; ``pyclick_tails`` as :class:`DBN`."""
+    Maximum likelihood by default; ``pyclick=True``: PyClick's ``CCM.py`` EM, 50 iterations."""
 
-    def __init__(self, pyclick_tails: bool = False):
-        self.pyclick_tails = pyclick_tails
+    def __init__(self, pyclick: bool = False):
+        self.pyclick = pyclick
 
     def fit(self, t, n_iter: int = EM_ITERATIONS):
+        if not self.pyclick:
+            from ultr_core.clickmodels.gradient import fit_cascade
+            (self.attr,), self.tau = fit_cascade(t, 1, 3, lambda per, tau: (tau[1] * (1 - per[0]) + tau[2] * per[0],
+                                                                             tau[0]))
+            return self
         self.attr, self.tau = np.full(t.n_pairs, 0.5), np.full(3, 0.5)
         last = _last_click(t.clicks)
         ranks = np.arange(t.depth)[None, :]
@@ -145,7 +155,7 @@ class CCM(ClickModel):
             post = np.where(t.clicks, 1.0, np.where(ranks >= last[:, None], (1 - exam) * a / (1 - exam * car[:, :-1]),
                                                      0.0))
             post = post + np.where(t.clicks & (ranks == last[:, None]), a / (1 - cont * car[:, 1:]), 0.0)
-            f = _ccm_factors(t, a, self.tau, last, self.pyclick_tails)
+            f = _ccm_factors(t, a, self.tau, last, pyclick=True)
             total = sum(f.values())
             self.attr = np.minimum(_pair_mean(t, 1.0 + t.clicks, post / (1.0 + t.clicks)), 1 - PROB_MIN)
             self.tau = np.array([

@@ -19,7 +19,8 @@ import pandas as pd
 from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.clickmodels.samplers import continuation_by_rank
 
-__all__ = ["sample_sessions", "true_attractiveness", "recovery_scores", "fitted_vs_generating", "pbm_curve_bootstrap"]
+__all__ = ["sample_sessions", "true_attractiveness", "recovery_scores", "fitted_vs_generating", "pbm_curve_bootstrap",
+           "bootstrap_coverage"]
 
 #: the eye-tracking examination curve (Joachims et al. 2005) of :mod:`ultr_core.simulation`
 _EYE = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
@@ -97,3 +98,53 @@ def pbm_curve_bootstrap(n_sessions: int, n_boot: int = 20, seed: int = 0) -> dic
     lo, hi = np.percentile(ratios, [5, 95], axis=0)
     est = PBM().fit(s.compress()).exam
     return {"truth": _EYE[:s.depth] / _EYE[0], "estimate": est / est[0], "lo": lo, "hi": hi}
+
+
+def _truth(model: str, s, seed: int, depth: int) -> dict:
+    """The generating value of each identifiable parameter family, in the fitted model's layout (ratios where the
+    model fixes only α·γ)."""
+    q, d = s.pair_keys["query_id"].to_numpy(), s.pair_keys["doc_id"].to_numpy()
+    alpha = true_attractiveness(int(q.max()) + 1, depth, seed)[q, d - 100 * q]
+    o = _EYE[:depth]
+    if model == "pbm":
+        return {"exam": o / o[0]}
+    if model == "ubm":
+        r, prev = np.meshgrid(np.arange(depth), np.arange(depth), indexing="ij")
+        gamma = np.where(prev == depth - 1, o[r], o[np.clip(r - prev - 1, 0, depth - 1)])
+        valid = (prev < r) | (prev == depth - 1)
+        return {"exam": np.where(valid, gamma / o[0], np.nan)}
+    out = {"attr": alpha}
+    if model == "dcm":
+        out["cont"] = continuation_by_rank("dcm", MODEL_BY_KEY["dcm"].gamma, 1.0, depth)
+    return out
+
+
+def _estimate(model: str, fitted, name: str) -> np.ndarray:
+    v = np.asarray(getattr(fitted, name), np.float64)
+    if model == "pbm":
+        return v / v[0]
+    if model == "ubm":
+        return v / v[0, -1]
+    return v
+
+
+def bootstrap_coverage(model: str, n_sessions: int = 20_000, n_boot: int = 20, seed: int = 0) -> list[dict]:
+    """For PBM, UBM (examination ratios), CM, SDBN (attractiveness) and DCM (attractiveness, λ): the share of the
+    generating values inside their 90 % session-bootstrap intervals and the largest error of the fit."""
+    from ultr_core.clickmodels.sessions import SessionArrays
+    s = SessionArrays.from_frame(sample_sessions(model, n_sessions, seed=seed), model)
+    truth = _truth(model, s, seed, s.depth)
+    cls = MODEL_BY_KEY[model].cls
+    rng = np.random.default_rng([seed, 11])
+    boots = [cls().fit(s.subset(rng.integers(0, s.n_sessions, s.n_sessions)).compress()) for _ in range(n_boot)]
+    full = cls().fit(s.compress())
+    rows = []
+    for name, t in truth.items():
+        est = _estimate(model, full, name)
+        b = np.array([_estimate(model, m, name) for m in boots])
+        lo, hi = np.nanpercentile(b, [5, 95], axis=0)
+        keep = ~np.isnan(t) & ~((t == 1) & (lo == 1) & (hi == 1))         # the reference cell is 1 by definition
+        rows.append({"model": MODEL_BY_KEY[model].label, "parameter": name, "values": int(keep.sum()),
+                     "covered": float(((lo[keep] - 1e-9 <= t[keep]) & (t[keep] <= hi[keep] + 1e-9)).mean()),
+                     "max_error": float(np.abs(est[keep] - t[keep]).max())})
+    return rows

@@ -14,7 +14,7 @@ __all__ = ["ClickModelSpec", "CLICK_MODELS", "MODEL_BY_KEY", "USER_MODELS"]
 @dataclass(frozen=True)
 class ClickModelSpec:
     """One click model: key (CLI name), label, its class, the inference (``mle``: counting, ``em``: 50 EM
-    iterations), citation, the parameters it fits, what its relevance estimate is, and its colour in every chart.
+    iterations, ``gradient``: maximum likelihood by L-BFGS, :mod:`~ultr_core.clickmodels.gradient`), citation, the parameters it fits, what its relevance estimate is, and its colour in every chart.
     A model simulated users can follow (a *user model*, :mod:`~ultr_core.clickmodels.samplers`) also has its
     ``sampler``, the default ``gamma`` of its continuation parameter (None: it has none) and ``behaviour``, one
     sentence on how its simulated users click."""
@@ -57,11 +57,11 @@ CLICK_MODELS = (
                    "attractiveness and satisfaction per (query, doc)", "attractiveness × satisfaction",
                    colour="#2ca02c", sampler=smp.cascade_sampler("sdbn"),
                    behaviour="scan down; a click satisfies with σ = α and ends the session"),
-    ClickModelSpec("dbn", "DBN", dbn.DBN, "em", "Chapelle & Zhang, WWW 2009",
+    ClickModelSpec("dbn", "DBN", dbn.DBN, "gradient", "Chapelle & Zhang, WWW 2009",
                    "attractiveness and satisfaction per (query, doc), one continuation γ", "attractiveness × satisfaction",
                    colour="#9467bd", sampler=smp.cascade_sampler("dbn"), gamma=0.9,
                    behaviour="go on with γ after each document; a click satisfies with σ = α and ends it"),
-    ClickModelSpec("ccm", "CCM", dbn.CCM, "em", "Guo, Liu, Kannan, Minka, Taylor, Wang & Faloutsos, WWW 2009",
+    ClickModelSpec("ccm", "CCM", dbn.CCM, "gradient", "Guo, Liu, Kannan, Minka, Taylor, Wang & Faloutsos, WWW 2009",
                    "attractiveness per (query, doc), continuation τ₁ (no click), τ₂, τ₃ (after a click)",
                    "attractiveness²", colour="#e377c2",
                    sampler=smp.cascade_sampler("ccm"), gamma=0.9,
