@@ -42,8 +42,9 @@ def main():
     lines = ["# Compare's paper presets: does the run reproduce the paper?", "",
              f"`python experiments/compare_presets.py --seeds {a.seeds}` — each preset at the page's defaults "
              f"(20,000 sessions, 400 steps, seeds 0–{a.seeds - 1}; a sweep runs only the values its claims are "
-             "about). A claim is *reproduced* when its paired 90 % t-interval over seeds is above 0, *opposite* "
-             "when below, *not resolved* otherwise — what the page shows after the same run. Three seeds are "
+             "about). A claim is *reproduced* when its whole paired 90 % t-interval over seeds is above the claimed "
+             "margin (0: no Compare claim names one), *opposite* when below 0, *not resolved* otherwise — what the "
+             "page shows after the same run. Three seeds are "
              "the page's default, not a study: *not resolved* often means \"more seeds\" (the studies in "
              "docs/ use 5).", ""]
     for name, p in PRESET_SWEEPS.items():

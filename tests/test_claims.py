@@ -33,6 +33,16 @@ def test_verdicts_match_a_hand_computed_t_interval():
     assert res["n"].tolist() == [3, 3, 3, 0, 0] and res["holds"].tolist() == [True, False, False, False, False]
 
 
+def test_a_claim_holds_only_when_its_whole_interval_clears_the_margin():
+    """One rule everywhere (issue #36): a mean above the margin is not enough while the interval reaches below it."""
+    runs = pd.DataFrame({"seed": [0, 1, 2, 3, 4] * 2, "method": ["A"] * 5 + ["B"] * 5,
+                         "ndcg@3": [0.85, 0.83, 0.87, 0.84, 0.86, 0.80, 0.80, 0.80, 0.80, 0.80]})
+    res = check_claims(runs, [Claim("A", "B", margin=0.04), Claim("A", "B", margin=0.02), Claim("A", "B")])
+    assert res["mean_diff"].round(3).tolist() == [0.05, 0.05, 0.05]
+    assert res.loc[0, "lo"] < 0.04 < res.loc[0, "mean_diff"]
+    assert res["verdict"].tolist() == ["not resolved", "reproduced", "reproduced"]
+
+
 def test_a_margin_and_one_seed_are_not_enough():
     runs = _runs()
     res = check_claims(runs, [Claim("Naive", "DLA", "ndcg@10", margin=0.05, at=(("click.coupling", 0.6),))],

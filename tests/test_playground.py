@@ -117,8 +117,8 @@ def test_preset_sets_its_knobs_and_tells_its_story():
     assert list(table["method"]) == ["Naive", "Oracle", "DLA"]
     assert all(t.count("[") == 1 for t in table["90 % interval"])
     assert any("over 5 of 5 seeds" in c.value for c in at.caption)
-    verdict = next(c.value for c in at.caption if "Oracle − DLA > 0.01" in c.value and "over 5 of 5" in c.value)
-    assert "**reproduced**" in verdict          # docs/playground_presets.md: +0.030 [+0.017, +0.043] over seeds 0–4
+    verdict = next(c.value for c in at.caption if "Oracle − DLA > 0:" in c.value and "over 5 of 5" in c.value)
+    assert "**reproduced**" in verdict          # docs/playground_presets.md: +0.029 [+0.009, +0.048] over seeds 0–4
 
 
 def test_several_seeds_give_an_interval_per_method():

@@ -1,6 +1,6 @@
 """Each Playground preset's sentence, checked over seeds 0–4 at the preset's own settings (the
-size a class sees): every claim's paired mean difference exceeds its stated margin and its 90 %
-t-interval lies above 0 (``ultr_core.app.playground.check_claims``)."""
+size a class sees): every claim's paired 90 % t-interval lies wholly above its stated margin
+(``ultr_core.app.playground.check_claims``; the one verdict rule of issue #36)."""
 import pytest
 
 from ultr_core.algorithms.config import ALGORITHMS

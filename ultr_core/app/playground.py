@@ -151,7 +151,7 @@ PRESETS = [
            "η = 2: users rarely look below rank 3, so raw clicks (Naive) reward what the old ranker put on top; "
            "DLA estimates the observation curve and divides it out.",
            "Joachims et al., WSDM 2017; Ai et al., SIGIR 2018",
-           claims=(Claim("DLA", "Naive", margin=0.02),)),
+           claims=(Claim("DLA", "Naive"),)),
     Preset("coupling breaks DLA, LBD holds", {**_BASE, "topk": 10, "coupling": 1.0, "sessions": 50_000,
                                               "methods": ("dla", "lbd")},
            "η_c = 1: observation depends strongly on the document itself; DLA's position-only correction explains "
@@ -167,7 +167,7 @@ PRESETS = [
            "Shuffling only within positions 1–5 and 6–10 splits the identifiability graph in two: clicks cannot "
            "compare the blocks (a feature-based ranker may still bridge them through its features).",
            "Chen et al., ICML 2024, Thm. 1",
-           claims=(Claim("Oracle", "DLA", margin=0.01),)),
+           claims=(Claim("Oracle", "DLA"),)),
 ]
 
 

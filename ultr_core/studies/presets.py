@@ -78,22 +78,22 @@ PRESET_SWEEPS = {
     "CLD Table 2: top-5, η = 1 (reciprocal), 10 % noise, binarised relevance (official protocol)": dict(
         base={**_CLD_BASE, "click.eta": 1.0, "click.noise": 0.1},
         methods=["naive", "ips", "heckman", "rankagg", "cld", "cld_pair", "oracle"], sweep=None, values=[],
-        claims=[Claim("CLD", c, "ndcg@3", source="CLD Table 2: CLD beats the baselines under top-k selection bias")
+        claims=[Claim("CLD", c, "ndcg@3", source=f"CLD Table 2: CLD beats {c} under top-k selection bias")
                 for c in ("IPS", "Heckman", "RankAgg")]
-               + [Claim("CLD_pair", c, "ndcg@3", source="CLD Table 2: so does CLD_pair") for c in ("IPS", "Heckman")]),
+               + [Claim("CLD_pair", c, "ndcg@3", source=f"CLD Table 2: CLD_pair beats {c} too") for c in ("IPS", "Heckman")]),
     "CLD ρ ablation: does the selection coupling matter? (ρ = 0 vs the official 0.5 and the paper's range)": dict(
         base={**_CLD_BASE, "click.eta": 1.0, "click.noise": 0.1}, methods=["cld"], sweep="train.cld_gamma",
         values=[0.0, 0.1, 0.3, 0.5, 0.7], claims=[]),          # our ablation: the paper makes no claim about ρ = 0
     "CLD Fig. 4: cut-off k": dict(
         base={k: v for k, v in _CLD_BASE.items() if k != "click.topk"} | {"click.eta": 1.0},
         methods=["naive", "ips", "heckman", "cld"], sweep="click.topk", values=[2, 3, 5, 10, 15],
-        claims=[Claim("CLD", c, "ndcg@3", at=(("click.topk", 2),), source="CLD Fig. 4: CLD's lead is largest at small k")
+        claims=[Claim("CLD", c, "ndcg@3", at=(("click.topk", 2),), source=f"CLD Fig. 4: CLD leads {c} most at small k")
                 for c in ("IPS", "Heckman")]),
     "CLD Fig. 4 (right): position-bias severity η (top-5)": dict(
         base=_CLD_BASE, methods=["naive", "ips", "heckman", "cld"],
         sweep="click.eta", values=[0.0, 0.5, 1.0, 1.5, 2.0],
-        claims=[Claim("CLD", c, "ndcg@3", at=(("click.eta", 2.0),), source="CLD Fig. 4 (right): CLD beats the baselines "
-                                                                           "under severe position bias")
+        claims=[Claim("CLD", c, "ndcg@3", at=(("click.eta", 2.0),), source=f"CLD Fig. 4 (right): CLD beats {c} under severe "
+                                                                           "position bias")
                 for c in ("IPS", "Heckman")]),
     "CLD Fig. 5: click sessions (top-5, η = 1)": dict(
         base={**_CLD_BASE, "click.eta": 1.0}, methods=["naive", "ips", "heckman", "cld"],
