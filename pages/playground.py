@@ -227,7 +227,8 @@ def _charts(settings, preset, changed: bool, present: bool, verdict_box) -> None
         st.session_state["pg_running_settings"] = settings
     view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
     ctr_fig = job_figure(None, ("pg-ctr", spec.to_string(), present),
-                         lambda: _tile(present)(ctr_by_position_figure(view["ctr"], view["observation"])), 0)
+                         lambda: _tile(present)(ctr_by_position_figure(view["ctr"], view["observation"],
+                                                                       view["observation_label"])), 0)
     n_methods = len(settings.train_configs())
     top_l, top_r = st.columns(2)
     bot_l, bot_r = st.columns(2)

@@ -178,3 +178,22 @@ def test_playground_users_knob_retrains_on_cascade_clicks_and_says_what_the_trut
     assert no_crash(at) and not at.error
     assert any("DCM users examine each position" in c.value for c in at.caption)
     assert at.query_params["users"] in ("dcm", ["dcm"])
+
+
+def test_compare_page_sweeps_the_user_model():
+    """Compare's 'user model' sweep runs names, not numbers, and draws one point per user model."""
+    import json as _json
+
+    from tests.apphelp import no_crash, page, wait
+    at = page("compare.py", timeout=120)
+    name = "Users who don't follow PBM: DCM and DBN clicks, CM-IPS (Vardasbi et al., SIGIR 2020)"
+    at.query_params.update({"preset": name, "seeds": "2", "sessions": "5000", "steps": "100",
+                            "methods": "Naive,CM-IPS"})
+    at.run()
+    assert no_crash(at) and not at.error
+    at.button[0].click().run()
+    at = wait(at, "compare_job", 180)
+    assert no_crash(at) and not at.error
+    sweep = next(_json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                 if "user" in _json.dumps(_json.loads(c.proto.spec)["layout"].get("xaxis", {})))
+    assert all(set(t["x"]) == {"pbm", "dcm", "dbn"} for t in sweep["data"])        # lines and interval bands

@@ -97,9 +97,10 @@ def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     return fig
 
 
-def ctr_by_position_figure(ctr: pd.DataFrame, observation: np.ndarray | None = None) -> go.Figure:
+def ctr_by_position_figure(ctr: pd.DataFrame, observation: np.ndarray | None = None, label: str = "o_p") -> go.Figure:
     """Observed CTR per position (±1.96 binomial s.e.) against the true r·o and, if given,
-    the true observation curve o_p (dashed, right axis)."""
+    the true observation curve (dashed, right axis): PBM's o_p, or under another user model the mean examination
+    per position of the log (``label`` names it)."""
     fig = go.Figure()
     fig.add_bar(x=ctr["position"], y=ctr["ctr"], name="observed CTR",
                 error_y=dict(type="data", array=1.96 * ctr["se"]), marker_color="#1f77b4")
@@ -108,8 +109,8 @@ def ctr_by_position_figure(ctr: pd.DataFrame, observation: np.ndarray | None = N
                         mode="lines+markers", line=dict(color="#111111"))
     if observation is not None:
         fig.add_scatter(x=np.arange(1, len(observation) + 1), y=observation, yaxis="y2",
-                        name="o_p (right axis)", mode="lines", line=dict(dash="dash", color="#d62728"))
-        fig.update_layout(yaxis2=dict(overlaying="y", side="right", range=[0, 1.05], title="o_p",
+                        name=f"{label} (right axis)", mode="lines", line=dict(dash="dash", color="#d62728"))
+        fig.update_layout(yaxis2=dict(overlaying="y", side="right", range=[0, 1.05], title=label,
                                       tickvals=[0, 0.5, 1], showgrid=False))
     return _layout(fig, "Click-through rate by position", "position", "CTR")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
 
 from ultr_core.algorithms import TrainConfig
@@ -274,8 +275,11 @@ def log_view(log, simulator) -> dict:
     position and the :func:`verdict`."""
     n_pos = int(log.frame.loc[log.frame["shown"], "position"].max())
     ctr = log.ctr_by_position()
-    return {"ctr": ctr[ctr["position"] <= n_pos], "observation": simulator.observation_curve(n_pos),
-            "truth": log.true_observation_curve(), "verdict": verdict(log)}
+    truth = log.true_observation_curve()
+    pbm = simulator.config.user_model == "pbm"
+    return {"ctr": ctr[ctr["position"] <= n_pos], "truth": truth, "verdict": verdict(log),
+            "observation": simulator.observation_curve(n_pos) if pbm else np.asarray(truth)[:n_pos],
+            "observation_label": "o_p" if pbm else "mean examination"}
 
 
 def verdict(log) -> dict:
