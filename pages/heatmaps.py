@@ -9,7 +9,7 @@ from ultr_core.algorithms.catalog import formula_lines
 from ultr_core.studies.experiment import ExperimentSpec, grid_job
 from ultr_core.studies.selection import best_cells, table3_agreement
 from ultr_core.app.tables import table3_table
-from ultr_core.app.figures import figure_png, heatmap_figure, training_curves_figure
+from ultr_core.app.figures import HEATMAP_MIN_SPAN, figure_png, heatmap_figure, training_curves_figure
 from pages._common import (finished_runs, job_buttons, job_progress, live, partial_runs, qp, run_page,
                            submit_job, url_notices)
 
@@ -122,8 +122,9 @@ def _results(df, model: str):
     fig = heatmap_figure(df)
     event = st.plotly_chart(fig, key="heat", on_select="rerun", selection_mode="points")
     st.caption("Click a cell to see that run's training curves. Cells show test nDCG@10; colours are per panel "
-               "(darker = better); ★ = the cell with the best validation nDCG@10 (model selection as in the paper, "
-               "so ★ need not be the darkest cell).")
+               f"(darker = better) and span at least {HEATMAP_MIN_SPAN:g} nDCG, so a spread within seed noise stays "
+               "pale; ★ = the cell with the best validation nDCG@10 (model selection as in the paper, so ★ need not "
+               "be the darkest cell).")
     if "valid_ndcg@10" in df:
         _table3_check(df, st.session_state.get("heat_model", model))
     _cell_curves(df, event)

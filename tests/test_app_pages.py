@@ -221,6 +221,8 @@ def test_heatmap_figure_draws_a_partial_grid():
     fig = heatmap_figure(pd.DataFrame(rows))
     z = [d for d in fig.data if d.type == "heatmap"][0].z
     assert sum(v == v for row in z for v in row) == 2                       # the rest are empty (NaN)
+    heat = [d for d in fig.data if d.type == "heatmap"][0]
+    assert heat.zmax - heat.zmin >= 0.05 - 1e-12          # a 0.001 spread is not drawn as white-to-dark (#36)
 
 
 def test_simulate_settings_round_trip_through_url():

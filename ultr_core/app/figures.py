@@ -202,10 +202,32 @@ def sweep_figure(summary: pd.DataFrame, x: str, metric: str, by: str = "algorith
     return fig
 
 
+#: the smallest metric range one heat-map panel's colours span (nDCG): gaps under ≈ 0.01 are seed noise on these
+#: runs (the Heat-maps page says so), so they must not look like the difference between white and dark blue
+HEATMAP_MIN_SPAN = 0.05
+
+
+def colour_range(z) -> dict:
+    """``zmin``/``zmax`` of a heat-map panel: its own range, widened about its middle to at least
+    :data:`HEATMAP_MIN_SPAN`.
+
+    >>> colour_range(np.array([[0.80, 0.815]]))
+    {'zmin': 0.7825, 'zmax': 0.8325}
+    >>> colour_range(np.array([[0.7, 0.9]]))
+    {'zmin': 0.7, 'zmax': 0.9}
+    """
+    lo, hi = float(np.nanmin(z)), float(np.nanmax(z))
+    half = max(hi - lo, HEATMAP_MIN_SPAN) / 2
+    mid = (lo + hi) / 2
+    return {"zmin": round(mid - half, 10), "zmax": round(mid + half, 10)}
+
+
 def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "click.coupling",
                    row: str = "train.lbd_lambda", col: str = "train.lbd_t", select: str | None = None) -> go.Figure:
     """LBD Figure 4: one λ × t heat-map per coupling level, colour = mean ``metric`` over seeds
-    (each panel on its own scale, darker = better, as in the paper).  The cell marked ★ is the best
+    (each panel on its own scale, darker = better, as in the paper — but spanning at least
+    :data:`HEATMAP_MIN_SPAN`, so that a spread within seed noise stays pale instead of filling the whole colour
+    range).  The cell marked ★ is the best
     by ``select`` (default: validation nDCG@10 when the cells have it — model selection as in the
     paper — else ``metric``)."""
     from plotly.subplots import make_subplots
@@ -224,7 +246,7 @@ def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "c
         fig.add_heatmap(z=z, x=xs, y=ys, colorscale="Blues", showscale=True,
                         colorbar=dict(len=0.8, thickness=8, tickformat=".3f", tickfont=dict(size=9),
                                       x=fig.layout[f"xaxis{i if i > 1 else ''}"].domain[1] + 0.004),
-                        zmin=np.nanmin(z), zmax=np.nanmax(z), customdata=np.full(z.shape, lv),
+                        **colour_range(z), customdata=np.full(z.shape, lv),
                         text=np.vectorize(lambda v: "" if not np.isfinite(v) else f"{v:.3f}")(z),
                         texttemplate="%{text}", textfont=dict(size=10),
                         hoverinfo="skip", row=1, col=i)      # hover and clicks go to the cell markers below
