@@ -31,6 +31,8 @@ div[data-testid="stAlertContainer"] {padding: 0.6rem 0.8rem;}
   section[data-testid="stSidebar"] div[data-testid="stExpanderDetails"] {padding-left: 0.5rem; padding-right: 0.5rem;}
   section[data-testid="stSidebar"] div[data-baseweb="select"] {font-size: 0.8rem;}
 }
+/* the story box shows its whole name instead of cutting it at 1024 px ("coupling breaks DLA, LBD h"): a smaller font */
+@media (max-width: 1100px) {.st-key-pg_preset input {font-size: 0.74rem !important; padding-left: 0.3rem !important;}}
 @media (max-height: 640px) {          /* a 576-px-high projector: denser knobs, no page title (the sidebar names it) */
   div[data-testid="stMarkdownContainer"] h4 {display: none;}
   div[data-testid="stVerticalBlock"] {gap: 0.15rem;}
