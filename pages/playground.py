@@ -207,8 +207,9 @@ def _layout(present: bool, presets: list, datasets: list):
                       help="projector: hide the sidebar, the charts take the screen, the knobs open from a button")
             verdict_box = st.container()                    # the log's IG verdict, under the knobs that made it
         n_seeds = st.session_state["pg_seeds"]
-        with st.sidebar.expander(f"run settings · {n_seeds} seed{'s' if n_seeds > 1 else ''}"):
+        with st.sidebar.expander("run settings", key="pg_run_settings"):   # one label and key: it stays open
             _run_knobs(datasets)
+        st.sidebar.caption(f"{n_seeds} seed{'s' if n_seeds > 1 else ''} · {st.session_state['pg_sessions']:,} sessions")
         story_box = charts
 
     return charts, story_box, verdict_box

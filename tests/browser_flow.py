@@ -280,7 +280,8 @@ _SIDEBAR_JS = """() => {
 
 def run_settings_fit(url: str, width: int, height: int, shot: Path | None = None) -> dict:
     """The Playground's "run settings" expander opened with a click at ``width``×``height``: the
-    sidebar's state open (``open``) and after a second click closes it (``closed``)."""
+    sidebar's state open (``open``), whether it stays open after a setting inside it changes (``stays_open``) and
+    after a second click closes it (``closed``)."""
     with browser_page(width, height) as page:
         page.goto(url + "/")
         page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=300_000)
@@ -291,6 +292,11 @@ def run_settings_fit(url: str, width: int, height: int, shot: Path | None = None
         seen = {"open": page.evaluate(_SIDEBAR_JS)}
         if shot:
             page.screenshot(path=str(shot))
+        thumb = page.get_by_role("group", name="seeds").locator('input[type="range"]')     # "seeds": move it
+        thumb.focus()
+        thumb.press("ArrowRight")
+        page.wait_for_timeout(2500)                                 # the page reruns with the new setting
+        seen["stays_open"] = page.locator('section[data-testid="stSidebar"] details[open]').count() > 0
         toggle.click()
         page.wait_for_timeout(800)
         seen["closed"] = page.evaluate(_SIDEBAR_JS)

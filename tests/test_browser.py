@@ -87,6 +87,7 @@ def test_run_settings_fit_the_sidebar_at_projector_sizes(shared_url, size, tmp_p
     seen = run_settings_fit(shared_url, *size, tmp_path / "settings.png")
     assert seen["open"]["overflow_px"] <= 0 and seen["open"]["wrapped"] == [], seen
     assert not seen["open"]["nav_shown"] and seen["closed"]["nav_shown"], seen
+    assert seen["stays_open"], seen                         # changing a setting no longer closes it (#36)
 
 
 @pytest.mark.slow
