@@ -99,7 +99,7 @@ def _report(sel, em, curve, sizes, seeds, seconds: float) -> str:
 
 def _coverage(cover) -> str:
     return "\n".join([
-        "## Every model's parameters against their bootstrap intervals", "",
+        "", "## Every model's parameters against their bootstrap intervals", "",
         "20,000 sessions, 50 session bootstraps, 90 % percentile intervals: the share of the generating values "
         "inside them (PBM and UBM: examination ratios to the first rank, as they identify α·γ only; CM, DCM, SDBN: "
         "attractiveness of the 500 documents, DCM's λ_r). Shares below 90 % come from the prior every parameter "
