@@ -1,33 +1,49 @@
-"""The click-model section the Upload and Identifiability pages share (issue #34): widgets → one core call
-(:func:`ultr_core.clickmodels.compare_click_models`) → tables and figure factories."""
+"""The click-model section the Upload and Identifiability pages share (issue #34): the log → one pooled job
+(:func:`ultr_core.clickmodels.compare.compare_job`, progress per model) → tables and figure factories."""
 import pandas as pd
 import streamlit as st
 
-from pages._common import memo
+from pages._common import live, queue_note, submit_job
 from ultr_core.app.clickmodel_figures import continuation_table, rank_parameters_figure, ubm_matrix_figure
 from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
-from ultr_core.clickmodels import compare_click_models
-from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.clickmodels.compare import compare_job
 from ultr_core.identifiability.reports import document_components
 
 
 def click_model_section(log, an, key, prefix: str) -> None:
     """Which click model explains the log (first 75 % of the sessions train, the rest test — PyClick's protocol),
-    each model's bias parameters and its relevance per (query, document) with the IG component: one core call, a
-    table, charts and a CSV.  ``prefix`` keeps the widget keys of two pages apart."""
+    each model's bias parameters and its relevance per (query, document) with the IG component: one pooled job
+    (shared by every page and visitor that asks for the same log, progress per model), a table, charts and a CSV.
+    ``prefix`` keeps the widget keys of two pages apart."""
     st.subheader("Which click model explains the clicks?")
     if log.meta.get("sessions") == "inferred":
         st.info("Click models need sessions: this log has no session ids (the Upload page maps a session column), "
                 "so its sessions were inferred from query changes — no click model is fitted to them.")
         return
-    f = log.frame                                           # the file's own ids; built once, in the cached call
-    try:
-        out = memo(("clickmodels", key), lambda: compare_click_models(
-            f.assign(query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), prefix))
-    except (ConfigError, DataFormatError) as e:
-        st.info(f"No click model is fitted: {escape_markdown(e)}")
+    job_key = f"{prefix}_cm_job"
+    if st.session_state.get(f"{job_key}_for") != key:          # a new log: fit the zoo as one pooled job
+        f = log.frame                                           # the file's own ids
+        st.session_state[job_key] = submit_job(("clickmodels", key), compare_job, f.assign(
+            query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), prefix)
+        st.session_state[f"{job_key}_for"] = key
+    live(job_key, lambda job: _show(job, an, log, prefix))
+
+
+def _show(job, an, log, prefix: str) -> None:
+    """The running job's progress, its refusal, or the comparison."""
+    if job is None or queue_note(job):
         return
+    if job.error:
+        st.info(f"No click model is fitted: {escape_markdown(job.error)}")
+        return
+    if job.running or job.result is None:
+        recs = [r for r in job.records if "done" in r]
+        done, total = (recs[-1]["done"], recs[-1]["total"]) if recs else (0, 10)
+        last = f" (last: {recs[-1]['model']})" if recs else ""
+        st.progress(done / total, text=f"fitting click models: {done} of {total}{last} · {job.elapsed:.0f} s")
+        return
+    out = job.result
     rows = [{"model": m["label"], "log-likelihood": m["log_likelihood"], "perplexity": m["perplexity"],
              "conditional perplexity": m["conditional_perplexity"], "seconds": m["seconds"]}
             for m in out["models"].values()]
@@ -40,8 +56,8 @@ def click_model_section(log, an, key, prefix: str) -> None:
     rel = out["relevance"].astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
     st.download_button("Download relevance per (query, document) and model (CSV)", rel.to_csv(index=False), "click_model_relevance.csv", mime="text/csv",
                        key=f"{prefix}_relevance_csv",
-                       help="training impressions and clicks of each pair, its IG component and every model's relevance "
-                            "estimate: compare estimates only inside one component")
+                       help="training impressions and clicks of each pair, its IG component, every model's relevance "
+                            "estimate and DBN's and SDBN's satisfaction: compare estimates only inside one component")
 
 
 def _bias_parameters(models: dict, prefix: str) -> None:
@@ -53,6 +69,6 @@ def _bias_parameters(models: dict, prefix: str) -> None:
         table = continuation_table(models)
         if len(table):
             st.caption("Continuation parameters (DBN: γ after any document; CCM: τ₁ without a click, τ₂ / τ₃ after a "
-                       "click on a non-relevant / relevant result). Attractiveness and satisfaction are per document; "
-                       "the CSV below holds each model's relevance estimate (DBN, SDBN: α·σ).")
+                       "click on a non-relevant / relevant result). Attractiveness and satisfaction are per document: "
+                       "the CSV below holds every model's relevance estimate (DBN, SDBN: α·σ) and their σ.")
             st.dataframe(table.round(4), hide_index=True)

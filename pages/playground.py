@@ -35,6 +35,7 @@ div[data-testid="stAlertContainer"] {padding: 0.6rem 0.8rem;}
 @media (max-width: 1100px) {.st-key-pg_preset input {font-size: 0.74rem !important; padding-left: 0.3rem !important;}}
 @media (max-height: 640px) {          /* a 576-px-high projector: denser knobs, no page title (the sidebar names it) */
   div[data-testid="stMarkdownContainer"] h4 {display: none;}
+  .st-key-pg_users [data-testid="stWidgetLabel"], .st-key-pg_methods [data-testid="stWidgetLabel"] {display: none;}
   div[data-testid="stVerticalBlock"] {gap: 0.15rem;}
   div[data-testid="stWidgetLabel"] {min-height: 1rem; margin-bottom: -0.2rem;}
   div[data-testid="stSlider"] > div {margin-top: -0.3rem;}
@@ -127,13 +128,18 @@ def _model_knobs() -> None:
     a.select_slider("contexts", CONTEXTS, key="pg_contexts",
                     help="context types of a contextual PBM: each (query, position) gets one, and it scales observation")
     b.select_slider("steps", STEPS, key="pg_steps", help="batches of 256 sessions per method")
-    st.selectbox("users click as", USER_MODELS, key="pg_users", format_func=lambda k: MODEL_BY_KEY[k].label,
-                 help="the user model the clicks are drawn from — " + "; ".join(
-                     f"{MODEL_BY_KEY[k].label}: {MODEL_BY_KEY[k].behaviour}" for k in USER_MODELS)
-                 + ". Coupling and contexts apply to PBM only.")
+    _users_knob(st)
     st.multiselect("methods (+ Naive, Oracle)", list(NAMES), key="pg_methods",
                    help="trained one after another on the same log with the same seed; Naive (raw clicks) and "
                         "Oracle (true labels) are always trained first as the floor and the ceiling")
+
+
+def _users_knob(where) -> None:
+    """The user model the clicks are drawn from ("users: PBM" in the box, so its label may go on a projector)."""
+    where.selectbox("users click as", USER_MODELS, key="pg_users", format_func=lambda k: f"users: {MODEL_BY_KEY[k].label}",
+                    help="how simulated users click — " + "; ".join(
+                        f"{MODEL_BY_KEY[k].label}: {MODEL_BY_KEY[k].behaviour}" for k in USER_MODELS)
+                    + ". Coupling and contexts apply to PBM only.")
 
 
 def _run_knobs(datasets) -> None:

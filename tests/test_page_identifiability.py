@@ -144,5 +144,7 @@ def test_identifiability_page_fits_click_models_on_the_current_log_when_asked():
     at.toggle(key="ig_click_models").set_value(True).run()
     assert no_crash(at) and not at.error
     assert "Which click model explains the clicks?" in [s.value for s in at.subheader]
+    at = _wait(at, "ig_cm_job", 120)
+    assert no_crash(at) and not at.error
     table = next(d.value for d in at.dataframe if "perplexity" in d.value.columns)
     assert len(table) == 10 and (table["perplexity"] >= 1).all()

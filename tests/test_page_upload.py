@@ -1,5 +1,5 @@
 """AppTest of the Upload page: column mapping, formats (Yandex, CLARA2, PyClick, ULTRA folders and archives), messages."""
-from apphelp import no_crash, page
+from apphelp import no_crash, page, wait
 
 
 CSV = (b"qid,url,pos,clicked,device\n1,a,1,1,m\n1,b,2,0,m\n2,b,1,0,d\n2,c,2,1,d\n"
@@ -131,6 +131,8 @@ def test_upload_compares_click_models_and_gives_relevance_with_components():
     at.file_uploader[0].set_value(("sessions.csv", data, "text/csv")).run()
     assert no_crash(at) and not at.error
     assert "Which click model explains the clicks?" in [h.value for h in at.subheader]
+    at = wait(at, "upload_cm_job", 120)                       # the zoo is one pooled job with progress per model
+    assert no_crash(at) and not at.error
     table = next(d.value for d in at.dataframe if "perplexity" in d.value.columns)
     assert list(table["model"]) == ["GCTR", "RCTR", "DCTR", "PBM", "UBM", "CM", "DCM", "SDBN", "DBN", "CCM"]
     assert (table["perplexity"] >= 1).all()

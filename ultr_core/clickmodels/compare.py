@@ -12,7 +12,7 @@ from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable, split_sessions
 from ultr_core.errors import ConfigError
 
-__all__ = ["compare_click_models", "parse_models", "train_test"]
+__all__ = ["compare_click_models", "compare_job", "parse_models", "train_test"]
 
 
 def parse_models(text: str | None) -> list[str]:
@@ -40,12 +40,15 @@ def train_test(data, name: str = "log", split: float = 0.75, test=None):
     return train, test_s.subset(seen), int((~seen).sum())
 
 
-def compare_click_models(data, name: str = "log", models=None, split: float = 0.75, test=None) -> dict:
+def compare_click_models(data, name: str = "log", models=None, split: float = 0.75, test=None, on_model=None,
+                         stop=None) -> dict:
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
     :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
     the test sessions: a JSON-ready dict with ``train_sessions``, ``test_sessions``, ``dropped_test_sessions``
     (queries unseen in training) and, per model, its scores, bias parameters and ``seconds``; ``relevance`` is a
-    table of one row per (query_id, doc_id) with training impressions, clicks and each model's estimate."""
+    table of one row per (query_id, doc_id) with training impressions, clicks, each model's estimate and DBN's and
+    SDBN's satisfaction.  ``on_model(done, total, label)`` is called as models finish; ``stop`` (an Event) set
+    between two models ends the comparison early with the models done so far."""
     keys = parse_models(models) if not isinstance(models, list) else models
     tr, te, dropped, pair_keys = _tables(data, name, split, test)
     if te.n_sessions == 0:
@@ -53,14 +56,27 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     out = {"train_sessions": tr.n_sessions, "test_sessions": te.n_sessions, "dropped_test_sessions": dropped,
            "depth": tr.depth, "models": {}}
     rel = _relevance_frame(tr, pair_keys)
-    for key in keys:
+    for i, key in enumerate(keys):
+        if stop is not None and stop.is_set():
+            break
         spec, t0 = MODEL_BY_KEY[key], time.perf_counter()
         model = spec.cls().fit(tr)
         out["models"][key] = {"label": spec.label, **scores(model, te), "bias": model.bias(),
                               "seconds": round(time.perf_counter() - t0, 3)}
         rel[spec.label] = model.relevance()
+        if hasattr(model, "sat"):
+            rel[f"{spec.label} satisfaction"] = model.sat
+        if on_model is not None:
+            on_model(i + 1, len(keys), spec.label)
     out["relevance"] = rel
     return out
+
+
+def compare_job(frame: pd.DataFrame, name: str, report=None, stop=None) -> dict:
+    """:func:`compare_click_models` of every model on a click table as a job of the app's pool
+    (:mod:`ultr_core.app.jobpool`): a ``{"done", "total", "model"}`` record after each model."""
+    return compare_click_models(frame, name, on_model=lambda d, n, m: report and report({"done": d, "total": n,
+                                                                                          "model": m}), stop=stop)
 
 
 def _tables(data, name: str, split: float, test):

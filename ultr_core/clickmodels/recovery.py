@@ -114,13 +114,18 @@ def _truth(model: str, s, seed: int, depth: int) -> dict:
         valid = (prev < r) | (prev == depth - 1)
         return {"exam": np.where(valid, gamma / o[0], np.nan)}
     out = {"attr": alpha}
+    g = MODEL_BY_KEY[model].gamma
     if model == "dcm":
-        out["cont"] = continuation_by_rank("dcm", MODEL_BY_KEY["dcm"].gamma, 1.0, depth)
+        out["cont"] = continuation_by_rank("dcm", g, 1.0, depth)
+    elif model == "dbn":
+        out.update(sat=alpha, cont=np.array([g]))
+    elif model == "ccm":
+        out["tau"] = np.array([g, g, g / 2])
     return out
 
 
 def _estimate(model: str, fitted, name: str) -> np.ndarray:
-    v = np.asarray(getattr(fitted, name), np.float64)
+    v = np.atleast_1d(np.asarray(getattr(fitted, name), np.float64))
     if model == "pbm":
         return v / v[0]
     if model == "ubm":
@@ -129,8 +134,9 @@ def _estimate(model: str, fitted, name: str) -> np.ndarray:
 
 
 def bootstrap_coverage(model: str, n_sessions: int = 20_000, n_boot: int = 20, seed: int = 0) -> list[dict]:
-    """For PBM, UBM (examination ratios), CM, SDBN (attractiveness) and DCM (attractiveness, λ): the share of the
-    generating values inside their 90 % session-bootstrap intervals and the largest error of the fit."""
+    """For PBM, UBM (examination ratios), CM, SDBN (attractiveness), DCM (attractiveness, λ), DBN (attractiveness,
+    satisfaction, γ) and CCM (attractiveness, τ): the share of the generating values inside their 90 %
+    session-bootstrap intervals and the largest error of the fit."""
     from ultr_core.clickmodels.sessions import SessionArrays
     s = SessionArrays.from_frame(sample_sessions(model, n_sessions, seed=seed), model)
     truth = _truth(model, s, seed, s.depth)
