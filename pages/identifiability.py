@@ -15,6 +15,7 @@ from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulated import simulate_log
 from ultr_core.evaluation.stats import summarise
 from ultr_core.app.text import escape_markdown
+from pages._repair import repair_on_log_section
 
 
 def _builtin(k: int, sessions: int, seed: int):
@@ -89,6 +90,7 @@ def main():
                      help="GCTR … CCM fitted on the first 75 % of the sessions and scored on the rest, as on the "
                           "Upload page — with each model's relevance per document and its IG component"):
             click_model_section(log, an, key, "ig")
+        repair_on_log_section(an, log, key, bias)
         if log.has_truth:
             _before_after(an, log, key, bias, src["lists"])
     st.divider()

@@ -148,3 +148,29 @@ def test_identifiability_page_fits_click_models_on_the_current_log_when_asked():
     assert no_crash(at) and not at.error
     table = next(d.value for d in at.dataframe if "perplexity" in d.value.columns)
     assert len(table) == 10 and (table["perplexity"] >= 1).all()
+
+
+def test_the_merge_is_evaluated_on_the_logs_own_held_out_clicks():
+    """The repair on the log itself (no true relevance needed): held-out likelihood as logged and merged, the
+    verdict that one tie joining two components cannot be tested by clicks, the relevance figure and its CSV."""
+    at = page("identifiability.py").run()
+    assert no_crash(at) and not at.error
+    assert "The repair on this log: what the clicks can say" in [s.value for s in at.subheader]
+    table = next(d.value for d in at.dataframe if "held-out log-likelihood" in d.value.columns)
+    assert table["strategy"].tolist() == ["as logged", "after node merging"]
+    assert table["components"].tolist() == [2, 1]
+    assert any(m.value.startswith("The clicks cannot test this merge") for m in at.markdown)
+    assert any("Relevance per document" in c.proto.spec for c in at.get("plotly_chart"))
+
+
+def test_the_uploaded_logs_merge_is_evaluated_or_the_page_says_why():
+    up = page("upload.py").run()
+    up.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
+    at = page("identifiability.py")
+    for k in ("log", "log_key"):
+        at.session_state[k] = up.session_state[k]
+    at.run()
+    assert no_crash(at) and not at.error
+    said = [m.value for m in at.markdown] + [i.value for i in at.info]
+    assert any(v.startswith("The clicks cannot test this merge") or v.startswith("Not evaluated: split")
+               for v in said), said

@@ -226,3 +226,28 @@ def observation_boxplot_figure(obs: pd.DataFrame, truth: np.ndarray | None = Non
     fig.update_xaxes(tickmode="array", tickvals=sorted(obs["position"].unique()))
     fig.update_yaxes(rangemode="tozero")
     return fig
+
+
+def repair_relevance_figure(docs: pd.DataFrame, max_points: int = 3000) -> go.Figure:
+    """Each document's relevance as logged (x) against after node merging (y), one colour per IG component (the
+    table of :func:`ultr_core.identifiability.heldout.heldout_repair`; at most ``max_points``, the most shown): as
+    logged each component has its own free scale, so its documents lie on their own line through 0 — the merge picks
+    one slope per component.
+
+    >>> d = pd.DataFrame({"component": [0, 1], "train_impressions": [5, 3],
+    ...                   "relevance (as logged)": [0.5, 0.2], "relevance (after node merging)": [0.5, 0.4]})
+    >>> len(repair_relevance_figure(d).data)
+    2
+    """
+    x_col, y_col = "relevance (as logged)", "relevance (after node merging)"
+    d = docs.dropna(subset=[x_col, y_col]).nlargest(max_points, "train_impressions")
+    fig = go.Figure()
+    for i, (comp, grp) in enumerate(d.groupby("component", sort=True)):
+        fig.add_scatter(x=grp[x_col], y=grp[y_col], mode="markers", name=f"component {comp}",
+                        marker=dict(color=PALETTE[i % len(PALETTE)], size=6, opacity=0.75),
+                        hovertemplate="as logged %{x:.3f}<br>after merging %{y:.3f}<extra></extra>")
+    fig = _layout(fig, "Relevance per document: as logged vs after node merging", "r̂ as logged (scale free per "
+                  "component)", "r̂ after node merging")
+    fig.update_xaxes(rangemode="tozero")
+    fig.update_yaxes(rangemode="tozero")
+    return fig

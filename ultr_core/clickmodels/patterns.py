@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ultr_core.clickmodels.sessions import MAX_DEPTH, SessionTable, check_session_columns
+from ultr_core.clickmodels.sessions import MAX_DEPTH, SessionTable
 from ultr_core.errors import ConfigError, DataFormatError
 
 __all__ = ["SplitPatterns", "patterns_from_source"]
