@@ -40,9 +40,11 @@ def frame_md(df: pd.DataFrame, index: bool = True, align: str | None = None) -> 
 
 
 def table(summary: pd.DataFrame, by: list[str], metrics: list[str]) -> str:
-    """Rows of ``stats.summarise`` as 'mean [lo, hi]' cells."""
-    rows = [[*(str(r[b]) for b in by), *(f"{r[m]:.4f} [{r[m + '_lo']:.4f}, {r[m + '_hi']:.4f}]" for m in metrics)]
-            for _, r in summary.iterrows()]
+    """Rows of ``stats.summarise`` as 'mean [lo, hi]' cells ('—' where a group has no value: a metric that is not
+    defined for it)."""
+    def cell(r, m):
+        return "—" if pd.isna(r[m]) else f"{r[m]:.4f} [{r[m + '_lo']:.4f}, {r[m + '_hi']:.4f}]"
+    rows = [[*(str(r[b]) for b in by), *(cell(r, m) for m in metrics)] for _, r in summary.iterrows()]
     return frame_md(pd.DataFrame(rows, columns=list(by) + list(metrics)), index=False)
 
 

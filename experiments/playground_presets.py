@@ -22,6 +22,11 @@ from ultr_core.app.playground import PRESETS, check_claims, preset_runs  # noqa:
 from ultr_core.evaluation.stats import summarise  # noqa: E402
 
 
+#: test nDCG, and how near each method's final observation curve came to the truth (−mean |ô/ô₁ − o/o₁|; the
+#: flat curve Naive assumes is the reference of a curve claim)
+METRICS = ["ndcg@3", "ndcg@10", "curve_fit"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=5)
@@ -35,13 +40,15 @@ def main():
              f"`python experiments/playground_presets.py --seeds {a.seeds}` ({time.time() - t0:.0f} s on 2 cores). "
              "Each preset at its own settings (10,000 sessions, 300 steps, the page's defaults for every knob it "
              f"does not set), seeds 0–{a.seeds - 1}: a fresh log and initialisation per seed. Test-set nDCG, "
-             "mean [90 % t-interval]; claims are paired differences over seeds. "
+             "mean [90 % t-interval]; curve fit: minus the mean absolute difference between a method's final "
+             "observation curve and the truth, both ÷ position 1 (the flat curve Naive assumes as the reference; "
+             "empty for methods without a curve). Claims are paired differences over seeds. "
              "`tests/test_playground_presets.py` asserts the same claims.", ""]
     for i, p in enumerate(presets):
         df = __import__("pandas").concat(runs[i * a.seeds:(i + 1) * a.seeds], ignore_index=True)
         claims = check_claims(df, p.claims)
         lines += [f"## {p.name}", "", f"> {p.story} — *{p.cite}*", "",
-                  table(summarise(df, "method", ["ndcg@3", "ndcg@10"]), ["method"], ["ndcg@3", "ndcg@10"]), "",
+                  table(summarise(df, "method", METRICS), ["method"], METRICS), "",
                   frame_md(claims, index=False), ""]
         print(p.name)
         print(claims.to_string(index=False))

@@ -7,7 +7,7 @@ from ultr_core.studies.experiment import live_observation_curves, training_progr
 from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
 from ultr_core.app.jobhandles import JobGroup
 from ultr_core.app.knobs import CONTEXTS, KNOBS, LRS, SEEDS, SESSIONS, STEPS, TOPK, settings_from_state
-from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, log_view,
+from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, curve_note, log_view,
                                       seed_runs, seed_table)
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
@@ -272,6 +272,9 @@ def _show_observation(job, present: bool, truth, users: str) -> None:
     if len(obs) > 1:                               # an estimate beside the truth
         st.plotly_chart(job_figure(job, f"pg-obs-{present}", lambda: _tile(present)(observation_curve_figure(obs)),
                                    len(recs)), key="pg_obs")
+        note = curve_note(list(obs), short=present)
+        if note:
+            st.caption(note)
         if users != "pbm":
             st.caption(f"truth: the average probability that {MODEL_BY_KEY[users].label} users examine each position "
                        "of this log — it depends on the clicks above, so no per-position curve is the whole story.")

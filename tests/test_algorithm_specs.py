@@ -16,6 +16,10 @@ def test_every_algorithm_record_is_complete(spec):
     assert callable(resolve(spec.learner))
     fields = set(TrainConfig.__dataclass_fields__)
     assert set(spec.params) <= fields, set(spec.params) - fields
+    learner = resolve(spec.learner)
+    from ultr_core.algorithms.learners import Learner
+    draws_a_curve = isinstance(learner, type) and learner.observation is not Learner.observation
+    assert bool(spec.curve) == draws_a_curve, "a learner with an observation curve says what it is, no other does"
 
 
 def test_every_method_has_its_own_colour():

@@ -5,7 +5,7 @@ import pytest
 
 from ultr_core.algorithms.config import ALGORITHMS
 
-from ultr_core.app.playground import PRESETS, Claim, check_claims, preset_runs
+from ultr_core.app.playground import FLAT, PRESETS, Claim, check_claims, preset_runs
 
 
 def test_every_preset_states_claims_and_sets_its_data():
@@ -13,13 +13,13 @@ def test_every_preset_states_claims_and_sets_its_data():
         assert p.claims and all(isinstance(c, Claim) for c in p.claims)
         assert "dataset" in p.changes                       # a preset never keeps the previous preset's data
         for c in p.claims:                                  # claims name methods the preset trains
-            trained = {"Naive", "Oracle", *(ALGORITHMS[m] for m in p.changes["methods"])}
+            trained = {"Naive", "Oracle", FLAT, *(ALGORITHMS[m] for m in p.changes["methods"])}
             assert {c.better, c.worse} <= trained, (p.name, c.text)
 
 
 #: proven through the page instead: tests/test_playground.py runs this preset over its five seeds in AppTest
 #: and asserts the verdict the tile shows ("reproduced": the same check_claims on the same runs)
-ON_THE_PAGE = "two components: relevance lost"
+ON_THE_PAGE = "two components: features bridge them"
 
 
 def test_the_preset_left_to_the_page_test_is_checked_there():

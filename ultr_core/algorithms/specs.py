@@ -38,7 +38,7 @@ class AlgorithmSpec:
     """One learning algorithm: ``key`` (CLI, configs, links), ``label`` (charts and tables), ``colour`` (the same
     on every page), ``family`` (:data:`FAMILIES`), ``loss`` (:data:`LOSSES`), ``learner`` (``"module:name"`` under
     ``ultr_core.algorithms``: a learner class, or the closed-form fitter of the selection models), ``cite`` (paper
-    and equation), ``latex`` (the loss it minimises) and ``params`` (the :class:`TrainConfig` fields it reads)."""
+    and equation), ``latex`` (the loss it minimises) ``params`` (the :class:`TrainConfig` fields it reads) and ``curve`` (what its drawn observation curve is)."""
 
     key: str
     label: str
@@ -49,6 +49,9 @@ class AlgorithmSpec:
     cite: str
     latex: str
     params: tuple = ()
+    #: what its observation curve in the app is (the Playground's and Train page's observation tile draws it ÷ its
+    #: position 1); required of every learner whose ``observation()`` returns a curve, empty otherwise
+    curve: str = ""
 
     @property
     def needs_topk(self) -> bool:
@@ -62,6 +65,12 @@ class AlgorithmSpec:
             raise ValueError(f"{self.key}: colour must be #rrggbb")
 
 
+#: what the observation curve of LBD and its ablations is (their observation head sees the document)
+LBD_CURVE = ("the mean of its observation head h_p(x) over the documents shown at each position (a running average "
+             "over batches); the head sees the document, is left out of a share t of the logits (Bernoulli) and kept "
+             "smooth in x by the penalty λ — nothing fits it to this per-position average: read LBD by its ranking, "
+             "not by this curve")
+
 ALGORITHM_SPECS = (
     AlgorithmSpec("naive", "Naive", "#7f7f7f", "reference", "listwise", "learners:Naive",
                   cite="Click Data baseline (no debiasing)",
@@ -72,46 +81,54 @@ ALGORITHM_SPECS = (
     AlgorithmSpec("ips", "IPS", "#ff7f0e", "position", "listwise", "learners:IPS",
                   cite="Joachims, Swaminathan & Schnabel, WSDM 2017 (inverse propensity scoring)",
                 latex=r"\mathcal{L} = -\sum_i \frac{o_1}{o_{p_i}}\, c_i \log \operatorname{softmax}(f(x))_i",
-                params=("ips_eta", "max_weight")),
+                params=("ips_eta", "max_weight"),
+                  curve="the propensities it divides by: the log's true o_p, or the curve of the η′ it assumes"),
     AlgorithmSpec("cm_ips", "CM-IPS", "#b15928", "position", "listwise", "learners:CMIPS",
                   cite="Vardasbi, de Rijke & Markov, SIGIR 2020 (cascade model-based propensities, CM-IPS): "
                        "ρ_k from the clicks above k, λ fitted by DCM on the training log",
                   latex=formula_lines(r"\rho_k = \prod_{i<k} \big(1 - c_i (1 - \lambda_i)\big)",
                                       r"\mathcal{L} = -\sum_k \frac{c_k}{\rho_k} \log \operatorname{softmax}(f(x))_k"),
-                  params=("max_weight",)),
+                  params=("max_weight",),
+                  curve="its mean propensity ρ per position over the training sessions (ρ itself differs per session)"),
     AlgorithmSpec("dla", "DLA", "#1f77b4", "position", "listwise", "learners:DLA",
                   cite="Ai et al., SIGIR 2018, Dual Learning Algorithm (eq. 5–8)",
                 latex=formula_lines(r"\mathcal{L}_f = -\sum_i \frac{\hat o_1}{\hat o_i} c_i \log \operatorname{softmax}(f)_i",
                                     r"\mathcal{L}_g = -\sum_i \frac{\hat r_1}{\hat r_i} c_i \log \operatorname{softmax}(g)_i"),
-                params=("max_weight",)),
+                params=("max_weight",),
+                  curve="its propensity tower ô_p, estimated jointly with the ranker"),
     AlgorithmSpec("regression_em", "RegressionEM", "#9467bd", "position", "pointwise", "learners:RegressionEM",
                   cite="Wang et al., WSDM 2018, Regression-EM",
                           latex=formula_lines(r"P(R{=}1\mid C{=}0) = \frac{(1-o)r}{1-or}", r"P(E{=}1\mid C{=}0) = \frac{o(1-r)}{1-or}"),
-                          params=("em_step",)),
+                          params=("em_step",),
+                  curve="its observation parameters ô_p from the EM step"),
     AlgorithmSpec("two_tower", "TwoTower", "#8c564b", "position", "pointwise", "learners:TwoTower",
                   cite="Guo et al. 2019 (two-tower additive model)",
-                      latex=r"\hat c = \sigma(f(x))\,\sigma(g(p)),\quad \mathcal{L} = \mathrm{BCE}(\hat c, c)", params=()),
+                      latex=r"\hat c = \sigma(f(x))\,\sigma(g(p)),\quad \mathcal{L} = \mathrm{BCE}(\hat c, c)", params=(),
+                  curve="its position tower σ(g(p))"),
     AlgorithmSpec("pair_debias", "PairDebias", "#e377c2", "position", "pairwise", "learners:PairDebias",
                   cite="Hu et al., WWW 2019, Unbiased LambdaMART (pairwise debiasing)",
                         latex=r"\mathcal{L} = \sum_{c_i=1,c_j=0} \frac{\log(1+e^{-(s_i-s_j)})}{t^+_{p_i}\,t^-_{p_j}}",
-                        params=("max_weight",)),
+                        params=("max_weight",),
+                  curve="its estimated position propensities t⁺_p"),
     AlgorithmSpec("vectorization", "Vectorization", "#6a3d9a", "individual", "listwise", "individual:Vectorization",
                   cite="Chen, Liu, Liu & Sun, KDD 2022, Vectorization (\"Scalar is Not Enough\")",
                           latex=formula_lines(r"\hat c_p(x) \propto \exp\langle r(x), o_p\rangle",
                                               r"\text{score}(x) = \langle r(x), b(q)\rangle,\ b(q) = \frac{\sum_i \mu(x_i)/\sigma^2(x_i)}{\sum_i 1/\sigma^2(x_i)}"),
-                          params=("vec_dim", "vec_freeze")),
+                          params=("vec_dim", "vec_freeze"),
+                  curve="none: observation is a vector per position, with no scalar curve"),
     AlgorithmSpec("lbd", "LBD", "#d62728", "individual", "listwise", "individual:LBD",
                   cite="Chen, Liu, Liu & Sun, NeurIPS 2022, LBD §5 eq. 2",
                 latex=formula_lines(r"\text{logit}\,\hat c_p = s(x) + \gamma\, h_p(x),\ \gamma\sim\mathrm{Bern}(1-t)",
                                     r"\mathcal{L} = -\sum_i c_i \log\operatorname{softmax}(\text{logit}\,\hat c)_i + "
                                     r"\lambda \big\lVert\nabla_X \overline{\mathrm{dropout}_{0.1}(H)}\big\rVert_2^2"),
-                params=("lbd_lambda", "lbd_t", "lbd_penalty")),
+                params=("lbd_lambda", "lbd_t", "lbd_penalty"),
+                  curve=LBD_CURVE),
     AlgorithmSpec("lbd_lips", "LBD_Lips", "#ff9896", "individual", "listwise", "individual:LBDLips",
-                  cite="LBD ablation: Lipschitz decoupling only (t = 0)", latex=r"t = 0", params=("lbd_lambda",)),
+                  cite="LBD ablation: Lipschitz decoupling only (t = 0)", latex=r"t = 0", params=("lbd_lambda",), curve=LBD_CURVE),
     AlgorithmSpec("lbd_ber", "LBD_Ber", "#f7b6d2", "individual", "listwise", "individual:LBDBer",
-                  cite="LBD ablation: Bernoulli decoupling only (λ = 0)", latex=r"\lambda = 0", params=("lbd_t",)),
+                  cite="LBD ablation: Bernoulli decoupling only (λ = 0)", latex=r"\lambda = 0", params=("lbd_t",), curve=LBD_CURVE),
     AlgorithmSpec("unlimited", "Unlimited", "#bcbd22", "individual", "listwise", "individual:Unlimited",
-                  cite="LBD ablation: no decoupling (λ = t = 0)", latex=r"\lambda = t = 0", params=()),
+                  cite="LBD ablation: no decoupling (λ = t = 0)", latex=r"\lambda = t = 0", params=(), curve=LBD_CURVE),
     AlgorithmSpec("hte", "HTE", "#e6550d", "individual", "listwise", "individual:HTE",
                   cite="HTE (LBD §6.3 / Fig. 3c, after Tian et al.): T-learner τ̂_k(x) = m_k(x)/m_1(x) on an intervention log",
                 latex=r"\mathcal{L} = -\sum_i \frac{c_i}{\hat\tau_{p_i}(x_i)} \log \operatorname{softmax}(f(x))_i", params=("max_weight",)),
@@ -120,7 +137,7 @@ ALGORITHM_SPECS = (
                        latex=r"\tau_k(x) = o_k(x)/o_1(x)", params=("max_weight",)),
     AlgorithmSpec("lbd_hte_oracle", "LBD-HTE-oracle", "#843c39", "individual", "listwise", "individual:LBDHTEOracle",
                   cite="LBD-HTE-oracle (LBD §6.3): LBD on clicks corrected with the true τ",
-                           latex=r"\text{LBD loss with click weights } 1/\tau_{p_i}(x_i)", params=("lbd_lambda", "lbd_t")),
+                           latex=r"\text{LBD loss with click weights } 1/\tau_{p_i}(x_i)", params=("lbd_lambda", "lbd_t"), curve=LBD_CURVE),
     AlgorithmSpec("cld", "CLD", "#17becf", "selection", "pointwise", "selection:fit_selection",
                   cite="CLD (Causal Likelihood Decomposition), eq. 10 and Algorithm 1 as the official code fits them "
                      "(hyz20/CLD TobitLoss): one row per (session, candidate), w = 1/ρ_p, logistic link σ, ρ = 0.5; "

@@ -30,7 +30,7 @@ from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.constraints import Interval, Rule, validate
 from ultr_core.errors import ConfigError
-from ultr_core.evaluation.claims import Claim, check_claims  # noqa: F401  (the presets' claims; re-exported)
+from ultr_core.evaluation.claims import FLAT, Claim, check_claims  # noqa: F401  (the presets' claims; re-exported)
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.logspec import LogSpec
 
@@ -149,14 +149,14 @@ class Preset:
 _BASE = dict(dataset="synthetic:300", eta=1.0, noise=0.1, topk=None, coupling=0.0, contexts=0, shuffle=0.1, blocks=1)
 PRESETS = [
     Preset("position bias breaks Naive", {**_BASE, "eta": 2.0, "methods": ("dla",)},
-           "η = 2: users rarely look below rank 3, so raw clicks (Naive) reward what the old ranker put on top; "
-           "DLA estimates the observation curve and divides it out.",
+           "η = 2: users rarely look below rank 3, so raw clicks (Naive) reward the old ranker's top; DLA "
+           "estimates the observation curve (nearer the truth than Naive's flat one, if rough) and divides it out.",
            "Joachims et al., WSDM 2017; Ai et al., SIGIR 2018",
-           claims=(Claim("DLA", "Naive"),)),
+           claims=(Claim("DLA", "Naive"), Claim("DLA", FLAT, "curve_fit"))),
     Preset("coupling breaks DLA, LBD holds", {**_BASE, "topk": 10, "coupling": 1.0, "sessions": 50_000,
                                               "methods": ("dla", "lbd")},
-           "η_c = 1: observation depends strongly on the document itself; DLA's position-only correction explains "
-           "relevance away and falls below Naive, LBD keeps the two apart and stays above DLA.",
+           "η_c = 1: observation depends on the document; DLA's position-only correction explains relevance away "
+           "and falls below Naive, LBD stays above DLA (read the table: LBD's curve is no per-position estimate).",
            "Chen et al., LBD, NeurIPS 2022, Fig. 3a",
            claims=(Claim("Naive", "DLA", margin=0.02), Claim("LBD", "DLA", margin=0.02))),
     Preset("top-k cut hides relevance", {**_BASE, "topk": 3, "shuffle": 0.0, "methods": ("dla", "cld")},
@@ -164,11 +164,11 @@ PRESETS = [
            "click-trained method stays well below Oracle.",
            "CLD, Table 2 and Fig. 4",
            claims=(Claim("Oracle", "DLA", margin=0.02), Claim("Oracle", "CLD", margin=0.02))),
-    Preset("two components: relevance lost", {**_BASE, "shuffle": 0.3, "blocks": 2, "methods": ("dla",)},
-           "Shuffling only within positions 1–5 and 6–10 splits the identifiability graph in two: clicks cannot "
-           "compare the blocks (a feature-based ranker may still bridge them through its features).",
-           "Chen et al., ICML 2024, Thm. 1",
-           claims=(Claim("Oracle", "DLA"),)),
+    Preset("two components: features bridge them", {**_BASE, "shuffle": 0.3, "blocks": 2, "methods": ("dla",)},
+           "Positions 1–5 and 6–10 never swap documents: the IG splits in two and clicks alone cannot compare the "
+           "blocks (Thm. 1) — but DLA's features bridge them: its curve spans both blocks and it beats Naive.",
+           "Chen et al., ICML 2024, Thm. 1 and §5",
+           claims=(Claim("DLA", "Naive"), Claim("Oracle", "DLA"), Claim("DLA", FLAT, "curve_fit"))),
 ]
 
 
@@ -179,10 +179,29 @@ def preset_runs(preset: Preset, seeds=range(5), **overrides) -> pd.DataFrame:
     rows = []
     for seed in seeds:
         s = preset.settings(seed, **overrides)
-        res = train_spec(s.log_spec().to_string(), s.train_configs(), noise=s.noise)
-        rows += [{"seed": seed, "method": m, "ndcg@3": v["metrics"]["ndcg@3"], "ndcg@10": v["metrics"]["ndcg@10"]}
-                 for m, v in res.items()]
-    return pd.DataFrame(rows)
+        rows += run_rows(seed, train_spec(s.log_spec().to_string(), s.train_configs(), noise=s.noise))
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+#: the columns of a table of runs: test nDCG and how near the final observation curve came to the truth
+RUN_COLUMNS = ["seed", "method", "ndcg@3", "ndcg@10", "curve_fit"]
+
+
+def run_rows(seed: int, result: dict) -> list[dict]:
+    """One row per method of one seed's :func:`~ultr_core.studies.experiment.train_spec` result (``curve_fit`` empty
+    for a method without a curve) and, when the log has a true curve, a row for the flat curve Naive assumes — the
+    reference of a curve claim.
+
+    >>> r = {"DLA": {"metrics": {"ndcg@3": .7, "ndcg@10": .8, "curve_fit": -.1, "flat_curve_fit": -.4}}}
+    >>> [(x["method"], x["curve_fit"]) for x in run_rows(0, r)]
+    [('DLA', -0.1), ('flat curve', -0.4)]
+    """
+    rows = [{"seed": seed, "method": m, "ndcg@3": v["metrics"]["ndcg@3"], "ndcg@10": v["metrics"]["ndcg@10"],
+             "curve_fit": v["metrics"].get("curve_fit", np.nan)} for m, v in result.items()]
+    flat = next((v["metrics"]["flat_curve_fit"] for v in result.values() if "flat_curve_fit" in v["metrics"]), None)
+    if flat is not None:
+        rows.append({"seed": seed, "method": FLAT, "ndcg@3": np.nan, "ndcg@10": np.nan, "curve_fit": flat})
+    return rows
 
 
 def seed_runs(settings: PlaygroundSettings, results) -> pd.DataFrame:
@@ -194,10 +213,10 @@ def seed_runs(settings: PlaygroundSettings, results) -> pd.DataFrame:
     >>> s = PlaygroundSettings(methods=("dla",), seeds=2)
     >>> r = lambda m, x: {m: {"metrics": {"ndcg@3": x, "ndcg@10": x}}}
     >>> seed_runs(s, [r("Naive", .5), r("Oracle", .9), r("DLA", .7), r("Naive", .6), None, None])
-       seed  method  ndcg@3  ndcg@10
-    0     0   Naive     0.5      0.5
-    1     0  Oracle     0.9      0.9
-    2     0     DLA     0.7      0.7
+       seed  method  ndcg@3  ndcg@10  curve_fit
+    0     0   Naive     0.5      0.5        NaN
+    1     0  Oracle     0.9      0.9        NaN
+    2     0     DLA     0.7      0.7        NaN
     """
     n = len(settings.train_configs())
     rows = []
@@ -205,9 +224,8 @@ def seed_runs(settings: PlaygroundSettings, results) -> pd.DataFrame:
         part = list(results[i * n:(i + 1) * n])
         if len(part) < n or any(p is None for p in part):
             continue
-        rows += [{"seed": seed, "method": m, "ndcg@3": v["metrics"]["ndcg@3"], "ndcg@10": v["metrics"]["ndcg@10"]}
-                 for p in part for m, v in p.items()]
-    return pd.DataFrame(rows, columns=["seed", "method", "ndcg@3", "ndcg@10"])
+        rows += run_rows(seed, {m: v for p in part for m, v in p.items()})     # one job per method: one result
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
 
 def seed_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -227,6 +245,7 @@ def seed_table(runs: pd.DataFrame) -> pd.DataFrame:
     1    DLA  0.940   0.950
     """
     from ultr_core.evaluation.stats import mean_ci
+    runs = runs.dropna(subset=["ndcg@3"])            # the flat-curve reference has no ranking
     several = runs["seed"].nunique() > 1
     rows = []
     for method, g in runs.groupby("method", sort=False):
@@ -306,11 +325,49 @@ def verdict(log) -> dict:
         text = (f"Not identifiable from clicks alone: the {n} bias factors ({factors}) fall into {k} "
                 f"components (largest holds {g.sizes[0] / n:.0%}); relevance is comparable only within a component.")
     hint = None
+    cut = unshown_candidates(log)
+    if cut:
+        text += (f" {cut[0]:,} of the {cut[1]:,} candidate documents were never shown (top-k cut): no click says "
+                 "anything about them, and the graph leaves them out.")
     if k > 1 and log.meta.get("click_model", {}).get("shuffle", 0) == 0:
         hint = "A fixed ranking shows each document at one position: raise exploration (shuffled sessions)."
         text += " " + hint
     return {"components": k, "identifiable": k == 1, "factors": factors, "nodes": n, "text": text,
             "short": short, "hint": hint}
+
+
+def unshown_candidates(log) -> tuple[int, int] | None:
+    """(never shown, all) candidate (query, document) pairs of a log with a top-k cut; None when every one was shown.
+
+    >>> from ultr_core.simulation.logspec import LogSpec
+    >>> unshown_candidates(LogSpec.parse("synthetic:50/topk=3/shuffle=0/sessions=500").simulate()[2])
+    (210, 300)
+
+    (the log covers the 30 training queries; a fixed ranking shows 3 of their 10 candidates)
+    """
+    f = log.frame
+    seen = f.groupby(["query_id", "doc_id"], sort=False)["shown"].any()
+    never = int((~seen).sum())
+    return (never, len(seen)) if never else None
+
+
+def curve_note(labels, short: bool = False) -> str:
+    """What each drawn observation curve is (the algorithm table's ``curve``), for the caption under the chart; with
+    ``short`` (a projector tile) only the curves that are not per-position estimates.
+
+    >>> curve_note(["DLA", "truth"])
+    'Each curve ÷ its position 1. DLA: its propensity tower ô_p, estimated jointly with the ranker.'
+    >>> curve_note(["DLA", "LBD"], short=True)
+    "LBD's curve is not a per-position estimate: its observation head sees the document."
+    """
+    from ultr_core.algorithms.specs import ALGORITHM_SPECS, LBD_CURVE
+    by_label = {s.label: s for s in ALGORITHM_SPECS}
+    drawn = [by_label[x] for x in labels if x in by_label and by_label[x].curve]
+    if short:
+        odd = [s.label for s in drawn if s.curve == LBD_CURVE]
+        return (f"{', '.join(odd)}'s curve is not a per-position estimate: its observation head sees the document."
+                if odd else "")
+    return "Each curve ÷ its position 1. " + " ".join(f"{s.label}: {s.curve}." for s in drawn) if drawn else ""
 
 
 def algorithm_names() -> dict:

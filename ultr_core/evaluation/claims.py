@@ -26,7 +26,7 @@ import pandas as pd
 
 from ultr_core.evaluation.stats import mean_ci
 
-__all__ = ["Claim", "check_claims", "VERDICTS", "VERDICT_RULE", "VERDICT_RULE_SHORT"]
+__all__ = ["Claim", "check_claims", "FLAT", "METRIC_NAMES", "VERDICTS", "VERDICT_RULE", "VERDICT_RULE_SHORT"]
 
 VERDICTS = ("reproduced", "not resolved", "opposite", "not checked")
 #: the rule of :func:`check_claims` in words — every page that shows a verdict states it with this text
@@ -35,6 +35,13 @@ VERDICT_RULE = ("*reproduced* when the whole 90 % t-interval of the difference o
                 "resolved* otherwise; *not checked* when the run lacks a method or the sweep value the claim is about")
 #: the same rule in a few words, for a verdict on a projector tile
 VERDICT_RULE_SHORT = "a claim holds when its whole 90 % interval clears the claimed margin"
+
+
+#: how a claim names a metric that is not nDCG@k; ``curve_fit``: minus the mean absolute difference between a
+#: method's observation curve and the truth, both ÷ position 1 (``ultr_core.studies.experiment.with_curve_fit``)
+METRIC_NAMES = {"map": "MAP", "curve_fit": "curve fit"}
+#: the method name of the reference a curve claim compares with: the flat curve Naive implicitly assumes
+FLAT = "flat curve"
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,8 @@ class Claim:
     'DLA − Naive > 0.02 on nDCG@3'
     >>> Claim("Naive", "DLA", "ndcg@10", at=(("click.coupling", 0.6),)).text
     'Naive − DLA > 0 on nDCG@10 at click.coupling = 0.6'
+    >>> Claim("DLA", "flat curve", "curve_fit").text
+    'DLA − flat curve > 0 on curve fit'
     """
 
     better: str
@@ -59,7 +68,7 @@ class Claim:
     @property
     def text(self) -> str:
         where = "".join(f" at {k} = {v:g}" if isinstance(v, (int, float)) else f" at {k} = {v}" for k, v in self.at)
-        name = {"map": "MAP"}.get(self.metric, f"nDCG@{self.metric.split('@')[-1]}")
+        name = METRIC_NAMES.get(self.metric, f"nDCG@{self.metric.split('@')[-1]}")
         return f"{self.better} − {self.worse} > {self.margin:g} on {name}{where}"
 
 

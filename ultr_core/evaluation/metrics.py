@@ -140,14 +140,21 @@ def click_mse(predicted, true) -> float:
     return float(np.mean((a - b) ** 2))
 
 
-def observation_curve_error(estimated, true) -> float:
-    """Mean absolute relative error of the position-1-normalised observation curves."""
+def observation_curve_error(estimated, true, relative: bool = True) -> float:
+    """Mean absolute relative error of the position-1-normalised observation curves; with ``relative=False`` the mean
+    absolute difference (what a chart of the two curves shows: a flat curve against a steep truth is far off).
+
+    >>> observation_curve_error([1.0, 1.0], [1.0, 0.5]), observation_curve_error([2.0, 1.0], [1.0, 0.25], False)
+    (0.5, 0.125)
+    """
     e, t = np.asarray(estimated, np.float64), np.asarray(true, np.float64)
     if e.shape != t.shape or e.ndim != 1 or e.size < 1:
         raise ValueError("curves must be 1-D and equally long")
     if e[0] <= 0 or t[0] <= 0:
         raise ValueError("observation at position 1 must be positive to normalise")
     e, t = e / e[0], t / t[0]
+    if not relative:
+        return float(np.mean(np.abs(e - t)))
     ok = t > 0
     return float(np.mean(np.abs(e[ok] - t[ok]) / t[ok]))
 

@@ -15,6 +15,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ultr_core.algorithms import TrainConfig
@@ -304,7 +305,32 @@ def train_spec(spec: str, configs, report=None, stop=None, noise: float | None =
     Playground's pooled job: only the short spec travels to the worker, which simulates the log
     itself (deterministic: the same rows the page shows)."""
     ds, _, log = simulated(spec)
-    return train_many(log, ds, configs, report=report, stop=stop, noise=noise)
+    return with_curve_fit(train_many(log, ds, configs, report=report, stop=stop, noise=noise),
+                          log.true_observation_curve())
+
+
+def with_curve_fit(results: dict, truth) -> dict:
+    """``results`` (:func:`train_many`'s) with ``curve_fit`` — minus the mean absolute difference between each method's
+    final observation curve and ``truth``, both ÷ position 1 (:func:`observation_curve_error`) — in the metrics of
+    every method that has a curve, and ``flat_curve_fit`` (the same for a flat curve) in every method's metrics;
+    unchanged without a truth.
+
+    >>> r = with_curve_fit({"DLA": {"metrics": {}, "observation": [1.0, 0.5]}}, [1.0, 0.6])
+    >>> {k: round(v, 3) for k, v in r["DLA"]["metrics"].items()}
+    {'curve_fit': -0.05, 'flat_curve_fit': -0.2}
+    """
+    from ultr_core.evaluation.metrics import observation_curve_error
+    if truth is None:
+        return results
+    truth = np.asarray(truth, np.float64)
+    flat = -observation_curve_error(np.ones_like(truth), truth, relative=False)
+    for v in results.values():
+        obs = v.get("observation")
+        if obs is not None and len(obs):
+            n = min(len(obs), len(truth))
+            v["metrics"]["curve_fit"] = -observation_curve_error(np.asarray(obs[:n]), truth[:n], relative=False)
+        v["metrics"]["flat_curve_fit"] = flat
+    return results
 
 
 def steps_done(records: list[dict]) -> int:
