@@ -284,7 +284,8 @@ def _verdict(ig: dict, present: bool) -> None:
     head = f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}**"
     (st.success if ig["identifiable"] else st.warning)(       # one line on a projector
         f"{head} — {'identifiable' if ig['identifiable'] else 'not identifiable'}" if present else
-        f"{head} over {ig['factors']} — " + (f"not identifiable. {ig['hint']}" if ig["hint"] else f"{ig['short']}."))
+        f"{head} over {ig['factors']} — " + (f"not identifiable. {ig['hint']}" if ig["hint"] else f"{ig['short']}.")
+        + (f" {ig['cut']}" if ig.get("cut") else ""))
 
 
 def _show_status(job, settings, preset, changed: bool):

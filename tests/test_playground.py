@@ -197,3 +197,11 @@ def test_every_playground_setting_is_one_knob_and_links_round_trip():
                 for k, v in zip(KNOBS, state.values())}
         assert back == state, preset.name
         assert PlaygroundSettings(**{k.field: k.to_setting(back[k.key]) for k in KNOBS}) == s, preset.name
+
+
+def test_the_ig_box_names_the_top_k_cut_when_it_hides_candidates():
+    at = page().run()
+    at.selectbox(key="pg_preset").select("top-k cut hides relevance").run()
+    assert no_crash(at)
+    box = next(w.value for w in at.warning if "IG:" in w.value)
+    assert "candidates never shown (top-k cut)" in box and box.index("top-k cut") > box.index("components")

@@ -305,7 +305,8 @@ def verdict(log) -> dict:
     """The identifiability verdict of a log over its bias factors (position, plus context when the
     log has contexts) with (query, document) pairs as documents: the number of IG components and
     one sentence that says what it means (Identifiability Matters, Thm. 1); ``hint`` says what to
-    change when a fixed ranking is the cause (else None).
+    change when a fixed ranking is the cause (else None); ``cut`` counts the candidates a top-k cut never showed
+    (else None) — the graph says nothing about them.
 
     >>> from ultr_core.simulation.logspec import LogSpec
     >>> _, _, log = LogSpec.parse("synthetic:50/shuffle=0.5/blocks=2/sessions=2000").simulate()
@@ -326,14 +327,15 @@ def verdict(log) -> dict:
                 f"components (largest holds {g.sizes[0] / n:.0%}); relevance is comparable only within a component.")
     hint = None
     cut = unshown_candidates(log)
-    if cut:
-        text += (f" {cut[0]:,} of the {cut[1]:,} candidate documents were never shown (top-k cut): no click says "
-                 "anything about them, and the graph leaves them out.")
+    cut_note = (f"{cut[0]:,} of {cut[1]:,} candidates never shown (top-k cut): no click says anything about them."
+                if cut else None)
+    if cut_note:
+        text += " " + cut_note
     if k > 1 and log.meta.get("click_model", {}).get("shuffle", 0) == 0:
         hint = "A fixed ranking shows each document at one position: raise exploration (shuffled sessions)."
         text += " " + hint
     return {"components": k, "identifiable": k == 1, "factors": factors, "nodes": n, "text": text,
-            "short": short, "hint": hint}
+            "short": short, "hint": hint, "cut": cut_note}
 
 
 def unshown_candidates(log) -> tuple[int, int] | None:
