@@ -35,6 +35,9 @@ def repair_on_log_section(an, log, key, bias: list) -> None:
     st.dataframe(h.table.round(5), hide_index=True)
     st.markdown(merge_verdict(h))
     st.plotly_chart(repair_relevance_figure(h.documents), key="ig_heldout_scatter")
+    st.caption("As logged, each component's relevance has its own free scale; the merge puts them on one. A component "
+               "whose points leave one line could not rescale whole (r and o stay ≤ 1): the merged fit moved the tied "
+               "examinations instead.")
     st.caption("Node intervention is not evaluated here: it needs clicks on the swapped lists, which only new "
                "traffic gives — run the plan above and upload the new log with this one.")
     st.download_button("Download relevance as logged and after merging (CSV)", h.documents.to_csv(index=False),

@@ -11,8 +11,9 @@ there is none, so this module asks what the log *can* answer:
   merge plan (merged factors share one ``o``) — and scored on the remaining sessions: the mean log-likelihood per
   impression, its perplexity ``exp(−mean ln P)`` and the paired difference with a 90 % interval over held-out
   sessions.  Ties that only join components (K − 1 ties for K components) fix the components' relative scales and
-  **nothing else**: every prediction, hence the likelihood, is unchanged — the clicks cannot tell a right merge from
-  a wrong one.  Only ties inside a component (``testable_ties``) are tested by the held-out clicks.
+  **nothing else**: every prediction, hence the likelihood, is unchanged (up to the prior and the bound r, o ≤ 1,
+  which can stop a whole component from rescaling: then the merged fit moves the tied examinations instead) — the
+  clicks cannot tell a right merge from a wrong one.  Only ties inside a component (``testable_ties``) are tested by the held-out clicks.
 * **what does it change?**  Before the repair each component's relevance has its own free scale; after it, one
   scale.  The document table gives both estimates with the component, and ``flips`` says how much of the order
   across components the untestable assumption decides: the share of (largest component, other component)
@@ -273,7 +274,8 @@ def merge_verdict(h: HeldOutRepair) -> str:
                f"if the tied examinations differ by ×2 or ×½ from what it assumes.")
     if h.testable_ties == 0:
         return ("The clicks cannot test this merge: its ties only join components, which fixes their relative "
-                f"scales and leaves every predicted click unchanged — held-out log-likelihood {span}." + decided +
+                f"scales and leaves the predicted clicks unchanged (up to the prior and the bound r, o ≤ 1) — "
+                f"held-out log-likelihood {span}." + decided +
                 " Only new traffic (node intervention) can check it.")
     if hi < 0:
         return (f"The merge costs fit: held-out log-likelihood {span}; the clicks contradict {h.testable_ties} "
