@@ -9,6 +9,9 @@ from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability.heldout import heldout_repair, merge_verdict
 
+#: the table's columns as a 1024-px screen fits them (LL: log-likelihood per impression, natural log)
+SHORT = {"observation parameters": "ô parameters", "train log-likelihood": "train LL",
+         "held-out log-likelihood": "held-out LL", "held-out perplexity": "perplexity", "EM iterations": "EM steps"}
 #: logs up to this many rows are evaluated on open; larger ones wait for the toggle
 AUTO_ROWS = 2_000_000
 
@@ -31,8 +34,8 @@ def repair_on_log_section(an, log, key, bias: list) -> None:
     st.caption(f"Click model P(click) = r(document)·o(bias factor) (*Identifiability Matters* eq. 1) fitted by EM "
                f"with PyClick's prior on {h.train_sessions:,} training sessions, scored on {h.test_sessions:,} "
                f"held-out sessions ({h.scored_rows:,} rows; {h.unscored_rows:,} rows whose document or factor "
-               f"training never showed are not scored).")
-    st.dataframe(h.table.round(5), hide_index=True)
+               f"training never showed are not scored). LL: log-likelihood per impression (natural log).")
+    st.dataframe(h.table.round(5).rename(columns=SHORT), hide_index=True)
     st.markdown(merge_verdict(h))
     st.plotly_chart(repair_relevance_figure(h.documents), key="ig_heldout_scatter")
     st.caption("As logged, each component's relevance has its own free scale; the merge puts them on one. A component "

@@ -156,7 +156,7 @@ def test_the_merge_is_evaluated_on_the_logs_own_held_out_clicks():
     at = page("identifiability.py").run()
     assert no_crash(at) and not at.error
     assert "The repair on this log: what the clicks can say" in [s.value for s in at.subheader]
-    table = next(d.value for d in at.dataframe if "held-out log-likelihood" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "held-out LL" in d.value.columns)
     assert table["strategy"].tolist() == ["as logged", "after node merging"]
     assert table["components"].tolist() == [2, 1]
     assert any(m.value.startswith("The clicks cannot test this merge") for m in at.markdown)

@@ -95,7 +95,8 @@ def identifiability_graph_html(view, merges: pd.DataFrame | None = None, swaps: 
         text = str(d.get("label", n))
         net.add_node(str(n), label=f"C{comp}" if contracted else text, title=text,
                      color=PALETTE[comp % len(PALETTE)] if comp >= 0 else "#cccccc",
-                     size=(10 + 25 * np.sqrt(d.get("size", 1) / smax)) if contracted else 14)
+                     size=(10 + 25 * np.sqrt(d.get("size", 1) / smax)) if contracted else 14,
+                     font={"size": 17, "strokeWidth": 4, "strokeColor": "#ffffff"})   # a halo: readable over edges
     for a, b in view.edges():
         net.add_edge(str(a), str(b), color="#bbbbbb", width=1)
 
@@ -112,13 +113,15 @@ def identifiability_graph_html(view, merges: pd.DataFrame | None = None, swaps: 
             if a in net.get_nodes() and b in net.get_nodes():
                 cost = "0" if abs(r.cost) < 1e-9 else f"{r.cost:.3g}"
                 net.add_edge(a, b, color=color, width=3, dashes=dashes, label=cost, title=f"proposed {what}, cost {cost}",
-                             font={"color": color, "strokeWidth": 0, "background": "#ffffff"})   # the cost readable on its line
+                             font={"color": color, "size": 16, "strokeWidth": 0, "background": "#ffffff"})   # the cost readable on its line
     # vis-network's own wheel zoom is off: over a graph embedded in a long page it would swallow the
     # wheel, and a reader scrolling past the graph would zoom it instead.  Plain wheel scrolls the page;
     # ctrl / ⌘ + wheel (a trackpad pinch sends the same) zooms about the pointer (CTRL_WHEEL_ZOOM).
     # layout.randomSeed: vis-network places nodes at random before the physics settle; a fixed seed
     # draws the same graph the same way on every rerun and for every visitor.
-    net.set_options('{"physics": {"barnesHut": {"springLength": 120}, "stabilization": {"iterations": 150}}, '
+    # barnesHut: a stronger repulsion and avoidOverlap keep labels (drawn under their node) off their neighbours
+    net.set_options('{"physics": {"barnesHut": {"springLength": 120, "gravitationalConstant": -3000, '
+                    '"avoidOverlap": 0.5}, "stabilization": {"iterations": 150}}, '
                     '"layout": {"randomSeed": 0}, '
                     '"interaction": {"hover": true, "navigationButtons": false, "zoomView": false}}')
     html = net.generate_html()
