@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -7,6 +9,7 @@ from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.logspec import LogSpec
+from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.studies.experiment import live_observation_curves, train_jobs, training_progress
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
 from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
@@ -24,6 +27,8 @@ def main():
     st.title("Train & watch")
     st.caption("Training runs in the background: the charts update every second while the rest of the app stays usable.")
     link_spec, ds, log = _log_to_train()
+    with st.sidebar:
+        link_spec, ds, log = _users_of(link_spec, ds, log)
     noise = log.meta.get("click_model", {}).get("noise", 0.1)
     with st.sidebar:
         c = _choices()
@@ -76,6 +81,40 @@ def _log_to_train():
         ds, _, log = memo(("logspec", link_spec), default.simulate)
         st.info(default_note)
     return link_spec, ds, log
+
+
+def _users_of(link_spec, ds, log):
+    """The user model of the log to train on (issue #34): the same simulated log with users who click as another
+    model of the click-model table — the link then names that log; an uploaded log's users are what they are."""
+    st.header("Log")
+    spec = None
+    if link_spec:
+        try:
+            spec = LogSpec.parse(link_spec)
+        except ConfigError:
+            spec = None
+    current = log.meta.get("click_model", {}).get("user_model", "pbm")
+    if spec is None or current not in USER_MODELS:
+        st.caption("Users: as recorded in the uploaded log (no user model to change).")
+        return link_spec, ds, log
+    if st.session_state.get("train_user_for") != link_spec:       # another log: start from its own users
+        st.session_state.pop("train_user", None)
+    user = st.selectbox("users click as", USER_MODELS, USER_MODELS.index(current), key="train_user",
+                        format_func=lambda k: MODEL_BY_KEY[k].label,
+                        help="the same data, sessions and seeds with clicks drawn by this user model (its default "
+                             "continuation γ); the Simulate page sets every other knob")
+    if user == current:
+        st.session_state["train_user_for"] = link_spec
+        return link_spec, ds, log
+    st.session_state["train_user_for"] = link_spec
+    try:
+        new = replace(spec, click=replace(spec.click, user_model=user, continuation=None))
+    except ConfigError as e:
+        st.warning(f"Kept {MODEL_BY_KEY[current].label} users: {escape_markdown(e)}")
+        return link_spec, ds, log
+    ds, _, log = memo(("logspec", new.to_string()), new.simulate)
+    st.caption(f"Training on the same log with {MODEL_BY_KEY[user].label} users: `{escape_markdown(new.to_string())}`.")
+    return new.to_string(), ds, log
 
 
 def _choices() -> dict:

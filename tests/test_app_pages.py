@@ -357,3 +357,25 @@ def test_train_hyper_parameters_round_trip_through_the_url():
     assert at.sidebar.radio[1].value == "online" and not at.sidebar.checkbox[2].value
     assert at.sidebar.slider[2].value == 1.5 and at.sidebar.slider[3].value == 0.2
     assert at.query_params["penalty"] in (["paper"], "paper") and at.query_params["lam"] in (["10.0"], "10.0")
+
+
+def test_train_draws_the_same_log_with_another_user_model_and_links_it():
+    """#34: Train & watch offers the user model — the same data, sessions and seeds with clicks drawn by DBN users;
+    the link then names that log, and the training job rebuilds it."""
+    at = page("train.py")
+    at.query_params["log"] = "synthetic:100/sessions=3000/seed=7"
+    at.run()
+    assert at.selectbox(key="train_user").value == "pbm"
+    at.selectbox(key="train_user").set_value("dbn").run()
+    assert no_crash(at) and not at.error
+    assert at.query_params["log"] in (["synthetic:100/sessions=3000/seed=7/user=dbn"],
+                                      "synthetic:100/sessions=3000/seed=7/user=dbn")
+    assert any("DBN users" in c.value for c in at.sidebar.caption)
+    at.button[0].click().run()
+    at = _wait(at, "train_job")
+    assert at.session_state["train_job"].jobs[0]._args[0].endswith("user=dbn")
+    coupled = page("train.py")
+    coupled.query_params["log"] = "synthetic:100/coupling=0.5/sessions=3000/seed=7"
+    coupled.run()
+    coupled.selectbox(key="train_user").set_value("cm").run()
+    assert no_crash(coupled) and any("Kept PBM users" in w.value for w in coupled.sidebar.warning)
