@@ -195,9 +195,7 @@ def _show(log, sim, topk, seed: int) -> None:
                   help="distinct (query, document) pairs with label ≥ 1 below the cut-off")
 
     n_pos = int(ctr["position"].max())
-    pbm = sim.config.user_model == "pbm"                    # other user models: the log's mean examination
-    curve = sim.observation_curve(n_pos) if pbm else log.true_observation_curve()[:n_pos]
-    st.plotly_chart(ctr_by_position_figure(ctr, curve, "o_p" if pbm else "mean examination"), key="ctr")
+    st.plotly_chart(ctr_by_position_figure(ctr, *sim.examination_shown(log, n_pos)), key="ctr")
     st.caption("Bars: observed CTR with 95 % binomial intervals. Black: the true expected CTR r·o of the documents "
                "at each rank. Dashed red: the position's observation probability (right axis).")
     st.plotly_chart(clicks_per_rank_figure(log.frame), key="clicks")

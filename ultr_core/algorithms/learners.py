@@ -186,11 +186,8 @@ class CMIPS(Learner):
         true examination curve, and as the official code passes ``--click_gold_dcm_lambdas``), else None (fitted)."""
         if cfg.propensity != "true" or click_model.get("user_model") != "dcm":
             return None
-        from dataclasses import fields
-
         from ultr_core.simulation.clickmodel import ClickModelConfig
-        known = {f.name for f in fields(ClickModelConfig)}
-        return ClickModelConfig(**{k: v for k, v in click_model.items() if k in known}).continuation_curve(n_positions)
+        return ClickModelConfig.from_meta(click_model).continuation_curve(n_positions)
 
     def loss(self, b):
         c = b["clicks"]

@@ -56,14 +56,11 @@ def _batch(rows, candidate, shown, clicks, X_all, labels, width, use_candidates,
 
 def log_click_model(log: ClickLog, what: str = "this method"):
     """The :class:`ClickModelConfig` that produced ``log`` (from its metadata)."""
-    from dataclasses import fields as dc_fields
-
     from ultr_core.simulation.clickmodel import ClickModelConfig
     meta = log.meta
     if "click_model" not in meta or "seed" not in meta:
         raise ConfigError("log", f"{what} needs a simulated log (its click model is in the log's metadata)")
-    known = {f.name for f in dc_fields(ClickModelConfig)}
-    return ClickModelConfig(**{k: v for k, v in meta["click_model"].items() if k in known})
+    return ClickModelConfig.from_meta(meta["click_model"])
 
 
 def log_simulator(log: ClickLog, dataset: LTRDataset, what: str = "this method"):

@@ -295,10 +295,9 @@ def log_view(log, simulator) -> dict:
     n_pos = int(log.frame.loc[log.frame["shown"], "position"].max())
     ctr = log.ctr_by_position()
     truth = log.true_observation_curve()
-    pbm = simulator.config.user_model == "pbm"
+    curve, label = simulator.examination_shown(log, n_pos)
     return {"ctr": ctr[ctr["position"] <= n_pos], "truth": truth, "verdict": verdict(log),
-            "observation": simulator.observation_curve(n_pos) if pbm else np.asarray(truth)[:n_pos],
-            "observation_label": "o_p" if pbm else "mean examination"}
+            "observation": curve, "observation_label": label}
 
 
 def verdict(log) -> dict:

@@ -17,13 +17,13 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.clickmodels.registry import MODEL_BY_KEY
-from ultr_core.clickmodels.samplers import continuation_by_rank
+from ultr_core.clickmodels.samplers import EYE_TRACKING, continuation_by_rank
 
 __all__ = ["sample_sessions", "true_attractiveness", "recovery_scores", "fitted_vs_generating", "pbm_curve_bootstrap",
            "bootstrap_coverage"]
 
 #: the eye-tracking examination curve (Joachims et al. 2005) of :mod:`ultr_core.simulation`
-_EYE = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
+_EYE = EYE_TRACKING                 #: the examination every recovery log is drawn with
 
 
 def true_attractiveness(n_queries: int, depth: int, seed: int) -> np.ndarray:

@@ -35,6 +35,10 @@ from __future__ import annotations
 
 import numpy as np
 
+#: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005) — the simulations' PBM curve
+#: (``ultr_core.simulation.clickmodel`` re-exports it) and the recovery study's examination
+EYE_TRACKING = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
+
 __all__ = ["CONTINUATION", "continuation_by_rank", "cascade_examination", "ubm_examination", "sample_pbm", "sample_ubm", "cascade_sampler"]
 
 #: model → (P(go on | clicked), P(go on | not clicked)) as functions of α (= σ) and γ

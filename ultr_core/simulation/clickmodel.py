@@ -8,13 +8,14 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
+from ultr_core.clickmodels.samplers import EYE_TRACKING as _EYE_TRACKING
 from ultr_core.constraints import Interval, Options, validate
 from ultr_core.errors import ConfigError
 
 __all__ = ["EYE_TRACKING", "N_CRUX", "MAX_CONTEXTS", "MAX_LOG_ROWS", "ClickModelConfig", "binary_threshold", "binary_rule", "relevance_probability", "position_observation"]
 
-#: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005)
-EYE_TRACKING = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
+#: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005): defined with the samplers
+EYE_TRACKING = _EYE_TRACKING
 N_CRUX = 10
 #: most context types a simulation may use (each has a 10-dim vector)
 MAX_CONTEXTS = 1_000_000
@@ -86,6 +87,17 @@ class ClickModelConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_meta(cls, click_model: dict) -> "ClickModelConfig":
+        """The configuration a log's metadata records (:meth:`to_dict`), ignoring keys this version does not know.
+
+        >>> ClickModelConfig.from_meta({"eta": 1.5, "user_model": "dcm", "retired_knob": 3}).eta
+        1.5
+        """
+        from dataclasses import fields
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in click_model.items() if k in known})
 
 
 def binary_threshold(max_label: int, rule: bool | str = "binary") -> int:

@@ -116,6 +116,14 @@ class ClickSimulator:
         c = self.config
         return position_observation(n_positions, c.eta, c.convention, c.topk)
 
+    def examination_shown(self, log, n_positions: int) -> tuple[np.ndarray, str]:
+        """The examination curve a CTR chart draws beside ``log`` (which this simulator drew) and its name: PBM's
+        o_p, or under another user model the log's mean examination per position (it depends on the clicks
+        above, so the model has no one curve)."""
+        if self.config.user_model == "pbm":
+            return self.observation_curve(n_positions), "o_p"
+        return np.asarray(log.true_observation_curve())[:n_positions], "mean examination"
+
     # ---------------------------------------------------------------- simulate
     def draw_sessions(self, data: RankingData, qs: np.ndarray, rng: np.random.Generator,
                       rows_q: np.ndarray | None = None, mask_q: np.ndarray | None = None,
