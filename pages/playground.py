@@ -272,9 +272,9 @@ def _show_observation(job, present: bool, truth, users: str) -> None:
     if len(obs) > 1:                               # an estimate beside the truth
         st.plotly_chart(job_figure(job, f"pg-obs-{present}", lambda: _tile(present)(observation_curve_figure(obs)),
                                    len(recs)), key="pg_obs")
-        note = curve_note(list(obs), short=present)
+        note = curve_note(list(obs), short=True)       # the Train page says what every curve is, in full
         if note:
-            st.caption(note)
+            st.caption(note if present else note + " Train & watch says what every curve is.")
         if users != "pbm":
             st.caption(f"truth: the average probability that {MODEL_BY_KEY[users].label} users examine each position "
                        "of this log — it depends on the clicks above, so no per-position curve is the whole story.")
@@ -284,8 +284,15 @@ def _verdict(ig: dict, present: bool) -> None:
     head = f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}**"
     (st.success if ig["identifiable"] else st.warning)(       # one line on a projector
         f"{head} — {'identifiable' if ig['identifiable'] else 'not identifiable'}" if present else
-        f"{head} over {ig['factors']} — " + (f"not identifiable. {ig['hint']}" if ig["hint"] else f"{ig['short']}.")
-        + (f" {ig['cut']}" if ig.get("cut") else ""))
+        f"{head} over {ig['factors']} — " + _verdict_text(ig))
+
+
+def _verdict_text(ig: dict) -> str:
+    """The IG box's sentence: the top-k cut first when there is one (the short form fits a 1024-px knob column)."""
+    if ig.get("cut"):
+        return f"{'identifiable' if ig['identifiable'] else 'not identifiable'}. {ig['cut']}" + (
+            "; fixed ranking: raise exploration." if ig["hint"] else ".")
+    return f"not identifiable. {ig['hint']}" if ig["hint"] else f"{ig['short']}."
 
 
 def _show_status(job, settings, preset, changed: bool):

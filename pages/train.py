@@ -12,6 +12,7 @@ from ultr_core.simulation.logspec import LogSpec
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.studies.experiment import live_observation_curves, train_jobs, training_progress
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
+from ultr_core.app.playground import curve_note
 from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
                            submit_jobs, url_notices)
 
@@ -204,6 +205,7 @@ def _show(job, truth, seed):
     curves = live_observation_curves(recs, truth)
     if len(curves) > 1:                                # an estimate beside the truth
         st.plotly_chart(observation_curve_figure(curves), key="live_obs")
+        st.caption(curve_note(list(curves)))
     if job.error:
         st.error(f"Training failed — {escape_markdown(job.error)}")
     elif not job.running and job.result:

@@ -37,7 +37,12 @@ def run_cold_deep_link(url: str) -> dict:
         except Exception:                   # noqa: BLE001 - the assertion reports what the nav shows
             pass
         nav = nav_el.inner_text()
-        sessions = page.locator('[data-testid="stMetricValue"]').first.inner_text()
+        metric = page.locator('[data-testid="stMetricValue"]').first
+        for _ in range(40):                 # a loaded server may still be drawing the run the URL asked for
+            if metric.inner_text() == "2,000":
+                break
+            page.wait_for_timeout(500)
+        sessions = metric.inner_text()
     return {"nav": nav, "sessions": sessions}
 
 

@@ -374,6 +374,7 @@ def test_train_draws_the_same_log_with_another_user_model_and_links_it():
     at.button[0].click().run()
     at = _wait(at, "train_job")
     assert at.session_state["train_job"].jobs[0]._args[0].endswith("user=dbn")
+    assert any(c.value.startswith("Each curve ÷ its position 1. DLA: its propensity tower") for c in at.caption)
     coupled = page("train.py")
     coupled.query_params["log"] = "synthetic:100/coupling=0.5/sessions=3000/seed=7"
     coupled.run()

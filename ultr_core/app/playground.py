@@ -326,10 +326,9 @@ def verdict(log) -> dict:
                 f"components (largest holds {g.sizes[0] / n:.0%}); relevance is comparable only within a component.")
     hint = None
     cut = unshown_candidates(log)
-    cut_note = (f"{cut[0]:,} of {cut[1]:,} candidates never shown (top-k cut): no click says anything about them."
-                if cut else None)
+    cut_note = f"{cut[0]:,} of {cut[1]:,} candidates never shown (top-k cut)" if cut else None
     if cut_note:
-        text += " " + cut_note
+        text += f" {cut_note}: no click says anything about them."
     if k > 1 and log.meta.get("click_model", {}).get("shuffle", 0) == 0:
         hint = "A fixed ranking shows each document at one position: raise exploration (shuffled sessions)."
         text += " " + hint
