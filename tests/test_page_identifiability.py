@@ -99,13 +99,18 @@ def test_identifiability_state_round_trips_through_the_url():
     assert linked.sidebar.multiselect[0].value == ["context", "position"]
 
 
-def test_identifiability_opens_on_the_uploaded_log_and_names_it():
+def _after_upload(name: str, data: bytes):
+    """The Identifiability page run in the session of an Upload page that read ``data`` as ``name``."""
     up = page("upload.py").run()
-    up.file_uploader[0].set_value(("my <log>.csv", CSV, "text/csv")).run()
+    up.file_uploader[0].set_value((name, data, "text/csv")).run()
     at = page("identifiability.py")
     for k in ("log", "log_key"):                            # what the Upload page hands over in one session
         at.session_state[k] = up.session_state[k]
-    at.run()
+    return at.run()
+
+
+def test_identifiability_opens_on_the_uploaded_log_and_names_it():
+    at = _after_upload("my <log>.csv", CSV)
     assert no_crash(at)
     assert at.sidebar.radio[0].value.startswith("current log")
     assert any("your uploaded log “my &lt;log&gt;.csv”" in c.value for c in at.caption)
@@ -125,13 +130,7 @@ def test_identifiability_says_when_the_uploads_other_document_key_changes_the_ve
     # url b and e recur across queries: by (query, url) 4 components, by url alone 2 — no change of
     # verdict; a log where the global key connects everything: the page says so
     rows = [f"q{q},d{(q + p) % 3},{p},{(q + p) % 2}" for q in range(6) for p in (1, 2, 3)]
-    data = ("qid,url,pos,clicked\n" + "\n".join(rows) + "\n").encode()
-    up = page("upload.py").run()
-    up.file_uploader[0].set_value(("shared.csv", data, "text/csv")).run()
-    at = page("identifiability.py")
-    for k in ("log", "log_key"):
-        at.session_state[k] = up.session_state[k]
-    at.run()
+    at = _after_upload("shared.csv", ("qid,url,pos,clicked\n" + "\n".join(rows) + "\n").encode())
     assert no_crash(at)
     assert at.metric[1].value == "3"
     assert any("verdict depends on what a document is" in i.value and "it has 1" in i.value for i in at.info)
@@ -164,12 +163,7 @@ def test_the_merge_is_evaluated_on_the_logs_own_held_out_clicks():
 
 
 def test_the_uploaded_logs_merge_is_evaluated_or_the_page_says_why():
-    up = page("upload.py").run()
-    up.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
-    at = page("identifiability.py")
-    for k in ("log", "log_key"):
-        at.session_state[k] = up.session_state[k]
-    at.run()
+    at = _after_upload("log.csv", CSV)
     assert no_crash(at) and not at.error
     said = [m.value for m in at.markdown] + [i.value for i in at.info]
     assert any(v.startswith("The clicks cannot test this merge") or v.startswith("Not evaluated: split")

@@ -98,14 +98,15 @@ def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, fa
 
 def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int | None = None, seed: int = 0,
                lr: float = 0.01, tol: float = 1e-9, init=None, on_step=None, stop=None, every: int = 10,
-               doc_ids=None) -> EmbeddingResult:
+               doc_ids=None, prior: tuple = (0.0, 0.0)) -> EmbeddingResult:
     """Fit on (document code ``d``, group code ``g``, impressions ``n``, clicks ``c``) arrays —
     the click-through table of a log or of an IG built from counts.  Stops after ``n_iter``
     iterations or when the largest change of r̂ and ô falls below ``tol`` (> 0): by default a
     fit to convergence (tolerance 1e-9, at most :data:`MAX_ITERS` of the method — 20,000, or
     100,000 for Regression-EM, as the official code — when ``n_iter`` is None; ``iterations`` and
     ``converged`` on the result say which).  ``init``: ``"random"`` (uniform, the default: DLA_R),
-    ``"ones"`` (observations start at 1: DLA_I, the paper's Table 6) or (r, o) arrays."""
+    ``"ones"`` (observations start at 1: DLA_I, the paper's Table 6) or (r, o) arrays.  ``prior`` (EM only):
+    (pseudo-successes, pseudo-trials) added to every parameter's update — PyClick's PBM uses (1, 2)."""
     if method not in EMBEDDING_METHODS:
         raise ConfigError("method", f"unknown embedding method {method!r}; use one of {EMBEDDING_METHODS}")
     n_iter = MAX_ITERS[method] if n_iter is None else int(n_iter)
@@ -114,7 +115,7 @@ def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int | No
     if len(n) == 0 or n.sum() == 0:
         raise ConfigError("log", "no shown rows to fit")
     r, o, a, b = _start(method, init, D, G, np.random.default_rng(seed))
-    t = _Table(d, g, n, c, _ratio(c, n), np.bincount(d, n, D), np.bincount(g, n, G), D, G)
+    t = _Table(d, g, n, c, _ratio(c, n), np.bincount(d, n, D), np.bincount(g, n, G), D, G, tuple(prior))
     adam = {k: 0.0 for k in ("ma", "va", "mb", "vb")}
     history, converged, step = [], False, 0
     for step in range(1, n_iter + 1):
@@ -150,6 +151,7 @@ class _Table(NamedTuple):
     ng: np.ndarray
     D: int
     G: int
+    prior: tuple = (0.0, 0.0)    #: EM's (pseudo-successes, pseudo-trials) per parameter
 
 
 def _start(method: str, init, D: int, G: int, rng):
@@ -196,7 +198,9 @@ def _em_step(t: _Table, r, o):
     p = np.clip(o[g] * r[d], 0, 1 - 1e-9)
     post_r = c + (n - c) * (1 - o[g]) * r[d] / (1 - p)
     post_o = c + (n - c) * o[g] * (1 - r[d]) / (1 - p)
-    return np.clip(_ratio(np.bincount(d, post_r, t.D), t.nd), 0, 1), np.clip(_ratio(np.bincount(g, post_o, t.G), t.ng), 0, 1)
+    a, b = t.prior
+    return (np.clip(_ratio(a + np.bincount(d, post_r, t.D), b + t.nd), 0, 1),
+            np.clip(_ratio(a + np.bincount(g, post_o, t.G), b + t.ng), 0, 1))
 
 
 _CLOSED_FORM_STEPS = {"dla": _dla_step, "dla_ls": lambda t, r, o: _dla_step(t, r, o, least_squares=True),

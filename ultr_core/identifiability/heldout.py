@@ -39,6 +39,8 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.errors import ConfigError
+from ultr_core.identifiability.embedding import fit_counts
+from ultr_core.identifiability.graph import _distinct_pairs
 from ultr_core.logs.clicklog import ClickLog
 from ultr_core.logs.coding import lookup_codes
 
@@ -93,11 +95,10 @@ def _codes(frame: pd.DataFrame, graph) -> tuple[np.ndarray, np.ndarray]:
     return doc, graph.codes_of(frame)
 
 
-def _counts(doc: np.ndarray, grp: np.ndarray, clicks: np.ndarray, n_groups: int):
+def _counts(doc: np.ndarray, grp: np.ndarray, clicks: np.ndarray, n_docs: int, n_groups: int):
     """Distinct (document, group) cells with impressions and clicks."""
-    key = doc.astype(np.int64) * n_groups + grp
-    uk, inv = np.unique(key, return_inverse=True)
-    return uk // n_groups, uk % n_groups, np.bincount(inv).astype(np.float64), np.bincount(inv, clicks)
+    d, g, inv = _distinct_pairs(doc.astype(np.int64), grp.astype(np.int64), n_docs, n_groups)
+    return d, g, np.bincount(inv, minlength=len(d)).astype(np.float64), np.bincount(inv, clicks, len(d))
 
 
 def _row_log_lik(p: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -150,44 +151,25 @@ def _fit_strategy(g, groups: np.ndarray, train_codes, test_codes, seed: int):
     d_tr, f_tr, c_tr = train_codes
     d_te, f_te, c_te, _ = test_codes
     n_groups = int(groups.max()) + 1
-    d, grp, n, c = _counts(d_tr, groups[f_tr], c_tr, n_groups)
+    d, grp, n, c = _counts(d_tr, groups[f_tr], c_tr, g.n_documents, n_groups)
     fit = em_with_prior(d, grp, n, c, g.n_documents, n_groups, seed)
     train_ll = _log_lik(fit.relevance[d_tr] * fit.observation[groups[f_tr]], c_tr)
     return fit, train_ll, _row_log_lik(fit.relevance[d_te] * fit.observation[groups[f_te]], c_te)
 
 
-@dataclass
-class _Fit:
-    relevance: np.ndarray
-    observation: np.ndarray
-    iterations: int
-    converged: bool
-
-
-def em_with_prior(d, g, n, c, n_docs: int, n_groups: int, seed: int = 0) -> _Fit:
+def em_with_prior(d, g, n, c, n_docs: int, n_groups: int, seed: int = 0):
     """EM for ``P(click) = r_d·o_g`` on (document, group, impressions, clicks) cells with :data:`PRIOR`'s pseudo
-    counts on every parameter (PyClick's PBM update); random start (``seed``), stop at :data:`TOL` or
-    :data:`MAX_ITER`.
+    counts on every parameter (PyClick's PBM update): the embedding models' EM
+    (:func:`~ultr_core.identifiability.embedding.fit_counts`) from a uniform start in [0.1, 0.9] (``seed``),
+    stopping at :data:`TOL` or :data:`MAX_ITER`.
 
     >>> f = em_with_prior(np.array([0]), np.array([0]), np.array([8.]), np.array([8.]), 1, 1)
     >>> float(f.relevance[0]), float(f.observation[0])     # 8 clicks in 8: (1 + 8) / (2 + 8) each, in one step
     (0.9, 0.9)
     """
     rng = np.random.default_rng(seed)
-    r, o = rng.uniform(0.1, 0.9, n_docs), rng.uniform(0.1, 0.9, n_groups)
-    den_r = PRIOR[1] + np.bincount(d, n, n_docs)
-    den_o = PRIOR[1] + np.bincount(g, n, n_groups)
-    for it in range(1, MAX_ITER + 1):
-        p = np.minimum(r[d] * o[g], 1 - 1e-12)
-        post_r = c + (n - c) * r[d] * (1 - o[g]) / (1 - p)
-        post_o = c + (n - c) * o[g] * (1 - r[d]) / (1 - p)
-        r_new = (PRIOR[0] + np.bincount(d, post_r, n_docs)) / den_r
-        o_new = (PRIOR[0] + np.bincount(g, post_o, n_groups)) / den_o
-        moved = max(np.abs(r_new - r).max(initial=0), np.abs(o_new - o).max(initial=0))
-        r, o = r_new, o_new
-        if moved < TOL:
-            return _Fit(r, o, it, True)
-    return _Fit(r, o, MAX_ITER, False)
+    start = rng.uniform(0.1, 0.9, n_docs), rng.uniform(0.1, 0.9, n_groups)
+    return fit_counts(d, g, n, c, n_docs, n_groups, "em", n_iter=MAX_ITER, tol=TOL, init=start, prior=PRIOR)
 
 
 def _document_table(g, log: ClickLog, train_codes, fits: dict) -> pd.DataFrame:
@@ -195,8 +177,7 @@ def _document_table(g, log: ClickLog, train_codes, fits: dict) -> pd.DataFrame:
     and r̂ per strategy (empty where training never showed it)."""
     keys = g.document_keys.copy() if g.document_keys is not None else pd.DataFrame({"doc_id": np.arange(g.n_documents)})
     if list(keys.columns) == ["doc_id"] and "doc_key" in log.frame:
-        file_ids = log.frame.drop_duplicates("doc_id").set_index("doc_id")["doc_key"]
-        keys = pd.DataFrame({"document": file_ids.reindex(keys["doc_id"]).to_numpy()})
+        keys = pd.DataFrame({"document": log.file_doc_ids(keys["doc_id"])})
     comp = np.zeros(g.n_documents, np.int64)
     comp[g.doc] = g.component[g.fac]
     shown = np.bincount(train_codes[0], minlength=g.n_documents)

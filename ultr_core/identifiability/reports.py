@@ -105,9 +105,8 @@ def _intervention_section(g: IdentifiabilityGraph, plan, log, seed: int, max_com
     ip = plan_interventions(g, rel, obs, seed=seed, max_components=max_components)
     swaps = ip.swaps.copy()
     doc_values = g.documents[swaps["document"].to_numpy()]
-    if log is not None and "doc_key" in log.frame:       # user logs keep the file's own document ids
-        key = log.frame.drop_duplicates("doc_id").set_index("doc_id")["doc_key"]
-        doc_values = key.reindex(doc_values).to_numpy()
+    if log is not None:                                  # user logs keep the file's own document ids
+        doc_values = log.file_doc_ids(doc_values)
     swaps["document"] = [_plain(v) for v in doc_values]
     shown = swaps[["document", "from_label", "to_label", "cost"]].reset_index(drop=True)
     out["interventions"] = shown.head(max_listed).to_dict("records")

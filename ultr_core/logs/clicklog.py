@@ -252,6 +252,20 @@ class ClickLog:
         out["session_id"] = np.repeat(np.arange(len(pick), dtype=f["session_id"].dtype), n)
         return ClickLog._trusted(out, self.meta)
 
+    def file_doc_ids(self, doc_ids) -> np.ndarray:
+        """The file's own document ids of the internal ``doc_ids`` where the log keeps them (an uploaded log's
+        ``doc_key``), else ``doc_ids`` as they are.
+
+        >>> log = ClickLog(pd.DataFrame({"session_id": [0, 0], "query_id": 0, "doc_id": [3, 4], "position": [1, 2],
+        ...                              "shown": True, "click": [1, 0], "doc_key": ["a", "b"]}))
+        >>> log.file_doc_ids([4, 3]).tolist()
+        ['b', 'a']
+        """
+        if "doc_key" not in self.frame:
+            return np.asarray(doc_ids)
+        key = self.frame.drop_duplicates("doc_id").set_index("doc_id")["doc_key"]
+        return key.reindex(doc_ids).to_numpy()
+
     def sample(self, n: int = 50, seed: int = 0) -> pd.DataFrame:
         n = min(n, len(self.frame))
         return self.frame.sample(n=n, random_state=seed).sort_values(["session_id", "position"])
