@@ -17,6 +17,8 @@ from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, 
                            submit_jobs, url_notices)
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
+#: metrics of a run the test table leaves out: pooled MCC, and the preset claims' curve fits (the chart shows the curve)
+NOT_SHOWN = ("mcc", "curve_fit", "flat_curve_fit")
 TRAINABLE = list(ALGORITHMS.values())
 
 
@@ -27,9 +29,10 @@ TRAINABLE = list(ALGORITHMS.values())
 def main():
     st.title("Train & watch")
     st.caption("Training runs in the background: the charts update every second while the rest of the app stays usable.")
-    link_spec, ds, log = _log_to_train()
+    link_spec, ds, log, note = _log_to_train()
     with st.sidebar:
-        link_spec, ds, log = _users_of(link_spec, ds, log)
+        link_spec, ds, log, other_users = _users_of(link_spec, ds, log)
+    st.info(other_users or note)
     noise = log.meta.get("click_model", {}).get("noise", 0.1)
     with st.sidebar:
         c = _choices()
@@ -52,8 +55,8 @@ def main():
 
 
 def _log_to_train():
-    """(link spec or None, data set, log): a link's log, else the Simulate page's, else the built-in default —
-    the page says which."""
+    """(link spec or None, data set, log, what the page says it trains on): a link's log, else the Simulate
+    page's, else the built-in default."""
     session_log = ("log" in st.session_state and "dataset" in st.session_state
                    and "row" in st.session_state["log"].frame)
     link_spec = None
@@ -64,9 +67,9 @@ def _log_to_train():
     if linked is not None:
         link_spec, ds, log = linked
         if link_spec == default.to_string():       # the page's own link to the default (it is in the URL after a rerun)
-            st.info(default_note)
+            note = default_note
         else:
-            st.info(f"Training on the log this link names: `{escape_markdown(link_spec)}` ({log.n_sessions:,} sessions "
+            note = (f"Training on the log this link names: `{escape_markdown(link_spec)}` ({log.n_sessions:,} sessions "
                     f"on {escape_markdown(ds.name)}).")
     elif "log" in st.query_params:
         st.session_state.setdefault("_url_notices", []).append(
@@ -75,18 +78,19 @@ def _log_to_train():
         log = st.session_state["log"]
         ds = st.session_state["dataset"]
         link_spec = session_log_spec()
-        st.info(f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {escape_markdown(ds.name)})."
+        note = (f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {escape_markdown(ds.name)})."
                 + ("" if link_spec else " It was built from an uploaded file, so links to this page cannot rebuild it."))
     elif link_spec is None:
         link_spec = default.to_string()
         ds, _, log = memo(("logspec", link_spec), default.simulate)
-        st.info(default_note)
-    return link_spec, ds, log
+        note = default_note
+    return link_spec, ds, log, note
 
 
 def _users_of(link_spec, ds, log):
     """The user model of the log to train on (issue #34): the same simulated log with users who click as another
-    model of the click-model table — the link then names that log; an uploaded log's users are what they are."""
+    model of the click-model table — the link then names that log; an uploaded log's users are what they are.
+    Returns (link spec, data set, log, what the page says it trains on when the users changed, else None)."""
     st.header("Log")
     spec = None
     if link_spec:
@@ -97,7 +101,7 @@ def _users_of(link_spec, ds, log):
     current = log.meta.get("click_model", {}).get("user_model", "pbm")
     if spec is None or current not in USER_MODELS:
         st.caption("Users: as recorded in the uploaded log (no user model to change).")
-        return link_spec, ds, log
+        return link_spec, ds, log, None
     if st.session_state.get("train_user_for") != link_spec:       # another log: start from its own users
         st.session_state.pop("train_user", None)
     user = st.selectbox("users click as", USER_MODELS, USER_MODELS.index(current), key="train_user",
@@ -106,16 +110,17 @@ def _users_of(link_spec, ds, log):
                              "continuation γ); the Simulate page sets every other knob")
     if user == current:
         st.session_state["train_user_for"] = link_spec
-        return link_spec, ds, log
+        return link_spec, ds, log, None
     st.session_state["train_user_for"] = link_spec
     try:
         new = replace(spec, click=replace(spec.click, user_model=user, continuation=None))
     except ConfigError as e:
         st.warning(f"Kept {MODEL_BY_KEY[current].label} users: {escape_markdown(e)}")
-        return link_spec, ds, log
+        return link_spec, ds, log, None
     ds, _, log = memo(("logspec", new.to_string()), new.simulate)
-    st.caption(f"Training on the same log with {MODEL_BY_KEY[user].label} users: `{escape_markdown(new.to_string())}`.")
-    return new.to_string(), ds, log
+    said = f"Training on the same log with {MODEL_BY_KEY[user].label} users: `{escape_markdown(new.to_string())}`."
+    st.caption(said)
+    return new.to_string(), ds, log, said
 
 
 def _choices() -> dict:
@@ -209,7 +214,7 @@ def _show(job, truth, seed):
     if job.error:
         st.error(f"Training failed — {escape_markdown(job.error)}")
     elif not job.running and job.result:
-        rows = [{"algorithm": k, **{m: x for m, x in v["metrics"].items() if m != "mcc"}, "steps": v["steps"]}
+        rows = [{"algorithm": k, **{m: x for m, x in v["metrics"].items() if m not in NOT_SHOWN}, "steps": v["steps"]}
                 for k, v in job.result.items()]
         st.subheader("Test metrics")
         st.dataframe(pd.DataFrame(rows).rename(columns={"spearman_within_query": "Spearman (within query)"}).round(4),

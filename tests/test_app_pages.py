@@ -371,6 +371,7 @@ def test_train_draws_the_same_log_with_another_user_model_and_links_it():
     assert at.query_params["log"] in (["synthetic:100/sessions=3000/seed=7/user=dbn"],
                                       "synthetic:100/sessions=3000/seed=7/user=dbn")
     assert any("DBN users" in c.value for c in at.sidebar.caption)
+    assert any("DBN users" in i.value for i in at.info)                # the page says what it trains on
     at.button[0].click().run()
     at = _wait(at, "train_job")
     assert at.session_state["train_job"].jobs[0]._args[0].endswith("user=dbn")
