@@ -84,6 +84,7 @@ def _once(make):
                 if not made:
                     made.append(make())
         return made[0]
+    get.existing = lambda: made[0] if made else None          # without making one
     return get
 
 

@@ -1,7 +1,17 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# One BLAS/OpenMP thread per test process (and every server, CLI or pool process a test starts): the
+# suite runs on two workers on two cores, and two processes with two spinning OpenMP threads each made
+# the click models' L-BFGS fits 4.5x slower (27 s instead of 6 s for the ten models on 40 k sessions,
+# measured; #33).  Set before torch or numpy's BLAS is imported.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+if "torch" in sys.modules:
+    sys.modules["torch"].set_num_threads(1)
 
 ROOT = Path(__file__).resolve().parents[1]
 # the same variable as the app's data roots (ultr_core.data.roots): its first folder, else ../shared/data
@@ -29,6 +39,18 @@ def synthetic():
 def _isolated_cache(tmp_path, monkeypatch):
     """Pages cache sweep cells under ULTR_CACHE_DIR; tests use a fresh one each."""
     monkeypatch.setenv("ULTR_CACHE_DIR", str(tmp_path / "cache"))
+
+@pytest.fixture(autouse=True)
+def _no_jobs_left_running():
+    """A test's unfinished pool jobs are stopped when it ends: AppTest sessions share this process's
+    job pool and are never reported gone, so a Playground opened by one test would otherwise go on
+    training beside every later test (and queue ahead of their jobs)."""
+    yield
+    common = sys.modules.get("pages._common")
+    pool = common.job_pool.existing() if common is not None else None
+    if pool is not None:
+        pool.stop_all()
+
 
 def pytest_collection_modifyitems(config, items):
     """Both workers start with half of the full tier's studies and browser flows (longest first where

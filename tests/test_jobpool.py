@@ -170,6 +170,20 @@ def test_a_queued_job_that_is_released_never_runs(pool):
     assert all(b.join(30) for b in blockers)
 
 
+def test_stop_all_stops_running_and_drops_queued_jobs():
+    p = JobPool(workers=1, per_session=4, hard_stop_s=5)
+    try:
+        running, queued = p.submit(("all", 1), sleeper, 30, "a"), p.submit(("all", 2), sleeper, 30, "b")
+        assert _wait(lambda: running.records)                   # the first one runs, the second waits
+        assert p.stop_all() == 2
+        assert running.join(10) and queued.join(10)
+        assert running.status == "stopped" and running.result == "stopped"
+        assert queued.status == "stopped" and not queued.records  # dropped before it ran
+        assert p.stop_all() == 0 and p.stats()["running"] == 0
+    finally:
+        p.shutdown()
+
+
 def test_jobs_of_sessions_that_are_gone_are_stopped():
     live = {"open-tab"}
     p = JobPool(workers=1, idle_s=0.5, alive=lambda s: s in live)

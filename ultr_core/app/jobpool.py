@@ -156,6 +156,16 @@ class JobPool:
             return {"workers": self.workers, "running": sum(w.job is not None for w in self._pool),
                     "queued": len(self._pending), "kept": len(self._done_keys), "watchers": len(self._watchers)}
 
+    def stop_all(self) -> int:
+        """Stop every unfinished job (a queued one is dropped) and return how many there were — for
+        an operator, and for tests whose sessions share one process's pool (AppTest's sessions are
+        never reported gone, so nothing would reap what a finished test left running)."""
+        with self._lock:
+            jobs = list(self._by_id.values())
+            for job in jobs:
+                self._cancel(job)
+        return len(jobs)
+
     def shutdown(self) -> None:
         self._closed.set()
         with self._lock:
