@@ -248,6 +248,16 @@ VERDICT_JS = ("() => [...document.querySelectorAll('[data-testid=\"stCaptionCont
               ".map(e => e.textContent).find(t => /over 5 of 5 seeds\\. Claim/.test(t)) || null")
 
 
+def fit_seen(page) -> dict:
+    """The finished Playground's layout as :func:`playground_fit` reads it (after its three charts have drawn)."""
+    page.locator(".js-plotly-plot").nth(2).wait_for(timeout=60_000)
+    page.wait_for_timeout(1_000)
+    seen = page.evaluate(_FIT_JS)
+    seen["exceptions"] = page.locator('[data-testid="stException"]').count()
+    seen["verdict"] = page.evaluate(VERDICT_JS)
+    return seen
+
+
 def playground_fit(url: str, width: int, height: int, query: str = "", shot: Path | None = None) -> dict:
     """The Playground at ``width``×``height`` with URL ``query`` (a preset, presentation mode) once
     its run has finished: the lowest and rightmost edge of its elements, which elements scroll,
@@ -256,11 +266,7 @@ def playground_fit(url: str, width: int, height: int, query: str = "", shot: Pat
         page.goto(url + "/" + query)
         page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=300_000)      # hang guards
         page.wait_for_function("() => !document.body.innerText.includes('training — step')", timeout=300_000)
-        page.locator(".js-plotly-plot").nth(2).wait_for(timeout=60_000)
-        page.wait_for_timeout(1_000)
-        seen = page.evaluate(_FIT_JS)
-        seen["exceptions"] = page.locator('[data-testid="stException"]').count()
-        seen["verdict"] = page.evaluate(VERDICT_JS)
+        seen = fit_seen(page)
         if shot:
             page.screenshot(path=str(shot))
     return seen
@@ -278,20 +284,24 @@ _SIDEBAR_JS = """() => {
 }"""
 
 
-def run_settings_fit(url: str, width: int, height: int, shot: Path | None = None) -> dict:
-    """The Playground's "run settings" expander opened with a click at ``width``×``height``: the
-    sidebar's state open (``open``), whether it stays open after a setting inside it changes (``stays_open``) and
-    after a second click closes it (``closed``)."""
-    with browser_page(width, height) as page:
+def run_settings_fit(url: str, sizes, shot: Path | None = None) -> dict:
+    """The Playground's "run settings" expander opened with a click, then read at each ``(width, height)``
+    of ``sizes`` (the viewport resized, the same page): the sidebar's state open (``open``, one per size),
+    whether it stays open after a setting inside it changes (``stays_open``) and after a second click
+    closes it (``closed``, at the last size)."""
+    with browser_page(*sizes[0]) as page:
         page.goto(url + "/")
         page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=300_000)
         toggle = page.locator('section[data-testid="stSidebar"]').get_by_text("run settings")
         toggle.click()
         page.locator('section[data-testid="stSidebar"]').get_by_text("learning rate").wait_for(timeout=30_000)
-        page.wait_for_timeout(800)
-        seen = {"open": page.evaluate(_SIDEBAR_JS)}
-        if shot:
-            page.screenshot(path=str(shot))
+        seen = {"open": {}}
+        for width, height in sizes:
+            page.set_viewport_size({"width": width, "height": height})
+            page.wait_for_timeout(800)
+            seen["open"][(width, height)] = page.evaluate(_SIDEBAR_JS)
+            if shot:
+                page.screenshot(path=str(shot.with_name(f"{shot.stem}_{width}{shot.suffix}")))
         thumb = page.get_by_role("group", name="seeds").locator('input[type="range"]')     # "seeds": move it
         thumb.focus()
         thumb.press("ArrowRight")
@@ -313,22 +323,28 @@ CLIPPED_FORMULAS_JS = """() => [...document.querySelectorAll('.katex-display')].
 }).filter(x => x)"""
 
 
-def clipped_formulas(url: str, width: int, height: int) -> dict:
-    """Per page (every method's formula on Compare, "Methods and formulas" open): the formulas cut off
-    at ``width``×``height``."""
+def clipped_formulas(url: str, sizes) -> dict:
+    """Per page (every method's formula on Compare, "Methods and formulas" open) and per ``(width, height)``
+    of ``sizes`` (the viewport resized, the page loaded once): the formulas cut off, under
+    ``(size, path)``, and how many formulas the page printed, under ``(path, "formulas")``."""
     from urllib.parse import quote
     from ultr_core.algorithms import ALGORITHMS
     every = ",".join(ALGORITHMS.values())
     out = {}
-    with browser_page(width, height) as page:
+    with browser_page(*sizes[0]) as page:
         for path in ["/home", "/heatmaps", "/identifiability", "/train", "/compare?methods=" + quote(every)]:
+            page.set_viewport_size(dict(zip(("width", "height"), sizes[0])))
             page.goto(url + path)
             page.locator(".katex-display").first.wait_for(state="attached", timeout=60_000)
             for ex in page.get_by_text("Methods and formulas").all():
                 ex.click()
             page.wait_for_timeout(1_500)
-            out[path.split("?")[0]] = page.evaluate(CLIPPED_FORMULAS_JS)
-            out[path.split("?")[0] + " formulas"] = page.locator(".katex-display").count()
+            name = path.split("?")[0]
+            out[(name, "formulas")] = page.locator(".katex-display").count()
+            for width, height in sizes:
+                page.set_viewport_size({"width": width, "height": height})
+                page.wait_for_timeout(600)
+                out[((width, height), name)] = page.evaluate(CLIPPED_FORMULAS_JS)
     return out
 
 

@@ -184,15 +184,18 @@ def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None 
 
 def run_presentation_link(url: str, preset: str, width: int = 1024, height: int = 576, shot: Path | None = None,
                           timeout: float = 240) -> dict:
-    """Open a preset's presentation link cold, wait until its seeds have all finished (the table's caption
-    says "over N of N seeds"), then open "knobs" and read every knob: the slider values, the story and the
-    methods (clicks only, nothing injected)."""
+    """Open a preset's presentation link, wait until its seeds have all finished (the table's caption
+    says "over N of N seeds"), read the layout (``fit``: :func:`browser_flow.fit_seen`), then open "knobs"
+    and read every knob: the slider values, the story and the methods (clicks only, nothing injected)."""
     from urllib.parse import quote_plus
+
+    from browser_flow import fit_seen
     seen = {}
     with browser_page(width, height) as page:
         page.goto(f"{url}/?preset={quote_plus(preset)}&present=1")
         page.get_by_text(re.compile(r"over (\d) of \1 seeds")).first.wait_for(timeout=timeout * 1000)
         page.wait_for_timeout(2500)                 # the rerun that ends the run has drawn
+        seen["fit"] = fit_seen(page)
         body = page.locator('[data-testid="stPopoverBody"]')
         for attempt in range(4):                    # a rerun may redraw the button under the first click
             page.get_by_role("button", name="knobs").click()

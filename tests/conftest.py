@@ -1,5 +1,6 @@
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,18 @@ def _no_jobs_left_running():
     pool = common.job_pool.existing() if common is not None else None
     if pool is not None:
         pool.stop_all()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With ``ULTR_TEST_TIMELINE=<file>``: one line per test (process, start, end, node id) appended to the
+    file, to see where a run's two workers wait (#33: CI time); nothing otherwise."""
+    path = os.environ.get("ULTR_TEST_TIMELINE")
+    start = time.time()
+    yield
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{os.getpid()}\t{start:.2f}\t{time.time():.2f}\t{item.nodeid}\n")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -199,15 +199,33 @@ def test_run_grid_caches_and_resumes(tmp_path, monkeypatch):
     assert len(first) == 4 and len(list(tmp_path.glob("*.json"))) == 4
     assert progress[0] == (0, 4) and progress[-1] == (4, 4)
     calls, cells = [], []
-    monkeypatch.setattr(ex, "run_experiment", lambda spec: calls.append(spec))
+    monkeypatch.setattr(ex, "run_experiment", lambda spec, data=None: calls.append(spec))
     again = run_grid(base, grid, seeds=[0, 1], cache_dir=tmp_path, on_cell=cells.append)   # all from the cache
     assert calls == [] and again["ndcg@10"].tolist() == first["ndcg@10"].tolist()
-    assert [c["ndcg@10"] for c in cells] == first["ndcg@10"].tolist()       # one call per finished cell, in order
-    assert [c["algorithm"] for c in cells] == ["Naive", "Naive", "DLA", "DLA"]
+    # one call per finished cell, grouped by simulated log (seed 0's methods, then seed 1's); the table in grid order
+    assert [(c["algorithm"], c["seed"]) for c in cells] == [("Naive", 0), ("DLA", 0), ("Naive", 1), ("DLA", 1)]
+    assert [c["ndcg@10"] for c in cells] == first["ndcg@10"].iloc[[0, 2, 1, 3]].tolist()
+    assert first["algorithm"].tolist() == ["Naive", "Naive", "DLA", "DLA"] and first["seed"].tolist() == [0, 1, 0, 1]
     with pytest.raises(ConfigError, match="unknown grid key"):
         run_grid(base, {"nope": [1]}, seeds=[0])
     with pytest.raises(ConfigError, match="dask"):
         run_grid(base, grid, seeds=[0], n_jobs=2, backend="dask")
+
+
+def test_a_grid_simulates_each_log_once_and_gives_what_each_cell_alone_gives(monkeypatch):
+    """Cells that share a simulated log (dataset, clicks, sessions, seed) are trained on one simulation
+    of it; every cell's result is the one it gets run on its own."""
+    import ultr_core.studies.experiment as ex
+    from ultr_core.studies.experiment import run_experiment
+    base = ExperimentSpec(n_sessions=1500, train=TrainConfig(steps=12, eval_every=6, model="linear"))
+    grid = {"train.algorithm": ["naive", "dla"], "click.eta": [1.0, 2.0]}
+    alone = [run_experiment(spec)["metrics"]["ndcg@10"] for _, spec in ex.expand_grid(base, grid, [0, 1])]
+    sims = []
+    real = ex.simulate_log
+    monkeypatch.setattr(ex, "simulate_log", lambda *a: sims.append(a) or real(*a))
+    df = run_grid(base, grid, seeds=[0, 1])
+    assert df["ndcg@10"].tolist() == alone
+    assert len(sims) == 4 and len(set(sims)) == 4                  # (η, seed): 4 logs for 8 cells
 
 
 def test_train_cli_json(capsys):

@@ -176,6 +176,7 @@ def test_compare_default_runs_and_shows_intervals():
     assert f"Below Naive on ndcg@10: {', '.join(below) or 'none'}" in verdict
 
 
+@pytest.mark.slow
 def test_compare_preset_says_whether_the_run_reproduces_the_paper():
     """LBD Fig. 3a preset, cut down to η_c = 0.6 and three methods: the claims it can check get a verdict
     from the run's seeds, the two about LBD_Lips / LBD_Ber (not run) say so."""

@@ -363,10 +363,10 @@ def test_grid_refuses_an_impossible_cell_before_running_and_keeps_finished_runs(
         ex.run_grid(base.with_value("train.algorithm", "cld"), {"click.topk": [2, 10]}, seeds=[0])
     real = ex.run_experiment
 
-    def flaky(spec):
+    def flaky(spec, data=None):
         if spec.seed == 1:
             raise RuntimeError("a run broke")
-        return real(spec)
+        return real(spec, data=data)
     monkeypatch.setattr(ex, "run_experiment", flaky)
     df = ex.run_grid(base, {"train.algorithm": ["naive"]}, seeds=[0, 1, 2])
     assert len(df) == 3 and df["error"].notna().sum() == 1 and df["ndcg@10"].notna().sum() == 2

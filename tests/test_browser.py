@@ -56,15 +56,17 @@ def test_playground_fits_one_screen_and_reacts_to_a_knob(shared_url):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("size, query", [
-    ((1024, 576), "?preset=top-k+cut+hides+relevance"),
-    ((1024, 576), "?present=1&preset=position+bias+breaks+Naive"), ((1280, 720), "?present=1")])
+@pytest.mark.parametrize("size, query", [((1024, 576), "?preset=top-k+cut+hides+relevance"), ((1280, 720), "?present=1")])
 def test_playground_and_presentation_mode_fit_a_projector(shared_url, size, query):
     """No page scrolling and nothing outside the screen at a 1024×576 projector and in presentation
     mode (the top-k preset is the tallest page: a non-identifiable log's verdict and hint under the
-    knobs, four methods and two claims in the results tile; 1280×720 is run_playground's)."""
+    knobs, four methods and two claims in the results tile; 1280×720 is run_playground's; a preset in
+    presentation mode at 1024×576 is read by the presentation-link test)."""
+    _assert_fits(playground_fit(shared_url, *size, query), size, query)
+
+
+def _assert_fits(seen: dict, size, query: str) -> None:
     w, h = size
-    seen = playground_fit(shared_url, w, h, query)
     assert seen["exceptions"] == 0 and seen["charts"] == 3, seen
     assert seen["bottom"] <= h and seen["right"] <= w, seen
     assert seen["legend_on_axis"] == [], seen                                       # no legend drawn on an axis
@@ -78,26 +80,32 @@ def test_playground_and_presentation_mode_fit_a_projector(shared_url, size, quer
         assert seen["verdict"].count("reproduced") == len(preset.claims), seen["verdict"]
 
 
+#: the projector sizes every layout test reads (1024×576 first: the tighter one)
+PROJECTORS = [(1024, 576), (1280, 720)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("size", [(1024, 576), (1280, 720)])
-def test_run_settings_fit_the_sidebar_at_projector_sizes(shared_url, size, tmp_path):
+def test_run_settings_fit_the_sidebar_at_projector_sizes(shared_url, tmp_path):
     """Opening "run settings" on a projector: every setting is visible without scrolling the sidebar
     (the page list steps aside while it is open and comes back when it closes) and no label wraps
-    (before: 860 px of sidebar in 576, and "seeds" broken as "seed / s" at 1024 px)."""
-    seen = run_settings_fit(shared_url, *size, tmp_path / "settings.png")
-    assert seen["open"]["overflow_px"] <= 0 and seen["open"]["wrapped"] == [], seen
-    assert not seen["open"]["nav_shown"] and seen["closed"]["nav_shown"], seen
+    (before: 860 px of sidebar in 576, and "seeds" broken as "seed / s" at 1024 px); both sizes are read
+    on one page, the viewport resized."""
+    seen = run_settings_fit(shared_url, PROJECTORS, tmp_path / "settings.png")
+    for size in PROJECTORS:
+        assert seen["open"][size]["overflow_px"] <= 0 and seen["open"][size]["wrapped"] == [], (size, seen)
+        assert not seen["open"][size]["nav_shown"], (size, seen)
+    assert seen["closed"]["nav_shown"], seen
     assert seen["stays_open"], seen                         # changing a setting no longer closes it (#36)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("size", [(1024, 576), (1280, 720)])
-def test_no_formula_is_cut_off(shared_url, size):
+def test_no_formula_is_cut_off(shared_url):
     """Every equation the app prints (Home, Heat-maps, Identifiability, Train, and every method's on
-    Compare) fits its column at a projector's width: long ones are set on several lines."""
-    seen = clipped_formulas(shared_url, *size)
-    assert seen["/compare formulas"] >= 15, seen          # every method's formula was on the page
-    assert {k: v for k, v in seen.items() if not k.endswith("formulas") and v} == {}, seen
+    Compare) fits its column at both projector widths (each page loaded once, the viewport resized):
+    long ones are set on several lines."""
+    seen = clipped_formulas(shared_url, PROJECTORS)
+    assert seen[("/compare", "formulas")] >= 15, seen          # every method's formula was on the page
+    assert {k: v for k, v in seen.items() if k[1] != "formulas" and v} == {}, seen
 
 
 @pytest.mark.slow
@@ -182,13 +190,15 @@ def test_closing_the_tab_stops_its_training_and_frees_the_cpu(app_url):
 
 
 @pytest.mark.slow
-def test_a_presentation_link_keeps_every_knob_after_its_run(app_url):
-    """Open a story's presentation link on a fresh server, wait for its five seeds, open "knobs": every knob
-    is the preset's (it was at its minimum — η 0, ε 0, no methods — once the run had ended)."""
+def test_a_presentation_link_fits_a_projector_and_keeps_every_knob_after_its_run(shared_url):
+    """Open a story's presentation link at 1024×576, wait for its five seeds: the page fits the projector and
+    tells the story's verdict; then open "knobs": every knob is the preset's (it was at its minimum — η 0,
+    ε 0, no methods — once the run had ended)."""
     from browser_pages import run_presentation_link
     from ultr_core.app.playground import PRESETS
     preset = next(p for p in PRESETS if p.name == "position bias breaks Naive")      # the quickest story
-    seen = run_presentation_link(app_url, preset.name)
+    seen = run_presentation_link(shared_url, preset.name, 1024, 576)
+    _assert_fits(seen["fit"], (1024, 576), "?present=1&preset=" + preset.name.replace(" ", "+"))
     from ultr_core.app.playground import PlaygroundSettings
     c = preset.changes
     sessions = c.get("sessions", PlaygroundSettings().sessions)

@@ -6,6 +6,7 @@ import pytest
 from ultr_core.clickmodels.recovery import fitted_vs_generating, pbm_curve_bootstrap, recovery_scores, sample_sessions
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["pbm", "ubm", "cm", "dcm", "ccm"])
 def test_the_generating_model_explains_its_own_clicks_best(model):
     """20,000 sessions (15,000 train): the generator has the best held-out log-likelihood of all ten models."""
@@ -14,6 +15,7 @@ def test_the_generating_model_explains_its_own_clicks_best(model):
     assert r["test_sessions"] == 5_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["sdbn", "dbn"])
 def test_sdbn_and_dbn_clicks_are_explained_as_well_by_ccm_which_nests_them(model):
     """Simulated satisfaction is the attractiveness (σ = α), which CCM (τ₂ = γ, τ₃ = 0; SDBN: γ = 1) expresses with
@@ -22,6 +24,7 @@ def test_sdbn_and_dbn_clicks_are_explained_as_well_by_ccm_which_nests_them(model
     assert 0 <= r["gap"] < 0.003 and r["best"] in ("ccm", "dbn", "sdbn")
 
 
+@pytest.mark.slow
 def test_dbn_and_ccm_recover_their_continuation_by_maximum_likelihood():
     """20,000 sessions drawn with γ = 0.9 (CCM: τ = 0.9, 0.9, 0.45): the fitted continuation is within 0.02 and the
     held-out log-likelihood within 0.005 of the generating parameters'."""
@@ -32,6 +35,7 @@ def test_dbn_and_ccm_recover_their_continuation_by_maximum_likelihood():
     assert np.allclose(tau, [0.9, 0.9, 0.45], atol=0.02) and abs(c["fitted"] - c["generating"]) < 0.005
 
 
+@pytest.mark.slow
 def test_pyclick_em_for_dbn_does_not_increase_the_likelihood():
     """PyClick's DBN EM (``pyclick=True``, reproduced to 1e-15): the training log-likelihood rises, then falls while
     γ runs to 1 — why maximum likelihood is the default."""
@@ -45,6 +49,7 @@ def test_pyclick_em_for_dbn_does_not_increase_the_likelihood():
     assert scores(DBN().fit(t), t)["log_likelihood"] > ll[5]
 
 
+@pytest.mark.slow
 def test_pbm_recovers_its_examination_curve_within_bootstrap_intervals():
     r = pbm_curve_bootstrap(20_000, n_boot=20, seed=0)
     covered = (r["lo"] - 1e-9 <= r["truth"]) & (r["truth"] <= r["hi"] + 1e-9)
@@ -58,6 +63,7 @@ def test_sampled_logs_show_every_document_at_every_position():
     assert (per_doc == 4).all() and f.groupby("session_id").size().eq(4).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, floor", [("ubm", 0.8), ("cm", 0.7), ("dcm", 0.7)])
 def test_parameters_fall_inside_their_bootstrap_intervals(model, floor):
     """90 % session-bootstrap intervals (20 bootstraps, 20,000 sessions) hold most generating values: UBM's

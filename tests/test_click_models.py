@@ -83,6 +83,7 @@ def test_scores_by_their_definitions():
     assert np.allclose(s["perplexity_by_rank"], 2 ** (-np.log2(obs).mean(0)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_on_pbm_clicks_pbm_explains_held_out_sessions_best_and_recovers_the_curve(seed):
     from ultr_core.simulation.logspec import LogSpec

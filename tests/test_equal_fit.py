@@ -7,6 +7,7 @@ from apphelp import wait as _wait
 from ultr_core.identifiability.lesson import equal_fit_fits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("data_seed", [0, 1, 2])
 def test_equal_likelihood_different_relevance_until_the_graph_is_repaired(data_seed):
     df = equal_fit_fits(data_seed=data_seed)

@@ -218,6 +218,7 @@ def test_explicit_factor_groups_are_a_merge():
         fit_repaired(table, r, o, data, factor_groups=np.zeros(g.n_factors))
 
 
+@pytest.mark.slow
 def test_fig4a_random_cost_interventions_are_worse_than_min_cost():
     data = make_paper_identifiability_data(2, seed=0)
     table, r, o = binomial_ctr_table(data, seed=0)

@@ -100,6 +100,7 @@ def test_moving_a_knob_restarts_training_on_the_new_log():
     assert at.session_state["pg_job"] is second
 
 
+@pytest.mark.slow
 def test_preset_sets_its_knobs_and_tells_its_story():
     at = page().run()
     at.number_input(key="pg_seed").set_value(7).run()

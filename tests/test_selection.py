@@ -170,6 +170,7 @@ def test_selection_methods_need_a_cutoff():
         fit(log, ds, TrainConfig(algorithm="cld"))
 
 
+@pytest.mark.slow
 def test_cld_beats_naive_and_heckman_under_top5():
     """Seeded small version of CLD Table 2 (synthetic, top-5, η = 1, 10 % noise, 3 seeds), CLD in its
     default (official) form.  Measured: CLD 0.842, Naive 0.793, Heckman 0.793 (nDCG@1, mean of 3)."""

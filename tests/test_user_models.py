@@ -129,6 +129,7 @@ def test_cli_simulate_and_train_take_a_click_model(tmp_path):
     assert bad.returncode == 2 and "invalid choice: 'dbm'" in bad.stderr
 
 
+@pytest.mark.slow
 def test_compare_preset_paper_claims_hold_over_five_seeds():
     """The three claims the preset takes from Vardasbi et al. (2020), re-run at the page's defaults over seeds 0–4
     (only the methods and user models they need): the verdicts and intervals docs/compare_presets.md records —

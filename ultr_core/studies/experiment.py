@@ -136,23 +136,25 @@ def check_cells(cells) -> None:
                                             f"{lengths[key]} candidates: choose k below {lengths[key]}")
 
 
-def _run_cell_safe(spec: ExperimentSpec, cache_dir) -> dict:
+def _run_cell_safe(spec: ExperimentSpec, cache_dir, data=None) -> dict:
     """:func:`_run_cell`, with a failure recorded in the result (``error``) instead of raised, so
     the finished cells of a grid are never thrown away."""
     try:
-        return _run_cell(spec, cache_dir)
+        return _run_cell(spec, cache_dir, data)
     except (ConfigError, ValueError, FloatingPointError, RuntimeError) as e:
         return {"metrics": {}, "observation": None, "true_observation": None, "final_step": 0, "history": [],
                 "error": f"{type(e).__name__}: {str(e)[:300]}"}
 
 
-def _run_cell(spec: ExperimentSpec, cache_dir) -> dict:
+def _run_cell(spec: ExperimentSpec, cache_dir, data=None) -> dict:
+    """One cell, from the result cache when it holds it; ``data()`` (optional) returns the cell's simulated
+    log (dataset, simulator, log), called only when the cell must run."""
     from ultr_core.studies import resultcache
     if cache_dir is not None:
         cached = resultcache.load(cache_dir, spec.key())      # None when absent, corrupt or edited
         if cached is not None:
             return cached
-    out = run_experiment(spec)
+    out = run_experiment(spec, data=None if data is None else data())
     out = {"metrics": out["metrics"], "observation": out["observation"],
            "true_observation": out["true_observation"], "final_step": out["history"][-1]["step"]
            if out["history"] else 0, "history": [{k: v for k, v in h.items() if k != "observation"}
@@ -181,47 +183,50 @@ def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1,
     check_cells(cells)
     if cache_dir is not None:
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
-    _check_backend(backend)
+    from ultr_core.studies.backends import check_backend
+    check_backend(backend)
     if progress is not None:
         progress(0, len(cells))
     report = (lambda values, spec, out: on_cell(_row(values, spec, out, keep_history))) if on_cell else None
     run = _run_sequential if n_jobs == 1 or backend == "sequential" else _run_parallel
     outputs = run(cells, cache_dir, stop, report, progress, backend, n_jobs)
-    return pd.DataFrame([_row(values, spec, out, keep_history) for (values, spec), out in zip(cells, outputs)])
+    return pd.DataFrame([_row(values, spec, out, keep_history) for (values, spec), out in zip(cells, outputs)
+                         if out is not None])                   # None: not run (stopped)
 
 
-def _check_backend(backend: str) -> None:
-    """Refuse an unknown joblib backend, or dask / ray when they are missing or not started."""
-    if backend not in ("loky", "threading", "sequential", "dask", "ray"):
-        raise ConfigError("backend", f"unknown backend {backend!r}")
-    if backend == "dask":
-        try:
-            import distributed
-        except ImportError:
-            raise ConfigError("backend", "the dask backend needs 'dask[distributed]' installed") from None
-        try:
-            distributed.get_client()
-        except ValueError:
-            raise ConfigError("backend", "the dask backend runs on a dask.distributed Client: create one first, "
-                                         "e.g. distributed.Client('tcp://scheduler:8786')") from None
-    if backend == "ray":
-        try:
-            from ray.util.joblib import register_ray
-            register_ray()
-        except ImportError:
-            raise ConfigError("backend", "the ray backend needs 'ray' installed") from None
+def _simulation_key(spec: ExperimentSpec) -> tuple:
+    """What a cell's simulated log depends on: cells equal here share one log."""
+    return spec.dataset, spec.click, spec.n_sessions, spec.seed, spec.data_seed
 
 
 def _run_sequential(cells, cache_dir, stop, report, progress, backend, n_jobs) -> list:
-    outputs = []
-    for i, (values, spec) in enumerate(cells):
+    """The cells one after another, grouped by their simulated log (the order its first cell has in the
+    grid): every method and setting that shares a log (dataset, clicks, sessions, seed) is trained on one
+    simulation of it, held while its group runs.  Outputs are in grid order (None: stopped before it ran)."""
+    first: dict = {}
+    for i, (_, spec) in enumerate(cells):
+        first.setdefault(_simulation_key(spec), i)
+    order = sorted(range(len(cells)), key=lambda i: (first[_simulation_key(cells[i][1])], i))
+    outputs, held = [None] * len(cells), {}          # held: the current group's log, one at a time
+
+    def log_of(spec):
+        def get():
+            key = _simulation_key(spec)
+            if key not in held:
+                held.clear()                         # the previous group's log is released
+                held[key] = simulate_log(spec.dataset, spec.click, spec.n_sessions, spec.seed, spec.data_seed)
+            return held[key]
+        return get
+
+    for n, i in enumerate(order):
         if stop is not None and stop.is_set():
             break
-        outputs.append(_run_cell_safe(spec, cache_dir))
+        values, spec = cells[i]
+        outputs[i] = _run_cell_safe(spec, cache_dir, log_of(spec))
         if report is not None:
-            report(values, spec, outputs[-1])
+            report(values, spec, outputs[i])
         if progress is not None:
-            progress(i + 1, len(cells))
+            progress(n + 1, len(cells))
     return outputs
 
 
