@@ -70,8 +70,10 @@ def pytest_collection_modifyitems(config, items):
     known), the short tests after them: xdist's work-stealing gives each worker one contiguous half
     of this list, so the long runs overlap and the short tests fill the gaps, and an idle worker steals
     what is left (#23: CI time).  Order never changes a result: every test seeds its own randomness."""
-    first = ("test_fig3a_on_the_yahoo_sample", "test_mq2008_oracle_dla_naive", "test_preset_story_holds",
-             "test_main_flow_simulate", "test_closing_the_tab", "test_pbm_ordering")
+    first = ("test_fig3a_on_the_yahoo_sample", "test_playground_and_presentation_mode", "test_playground_fits_one_screen",
+             "test_mq2008_oracle_dla_naive", "test_compare_preset_paper_claims", "test_compare_preset_verdicts",
+             "test_readme_command_lines", "test_main_flow_simulate", "test_closing_the_tab", "test_preset_story_holds",
+             "test_pbm_ordering")
     def rank(item):
         return next((i for i, name in enumerate(first) if item.name.startswith(name)), len(first))
     slow = sorted((it for it in items if it.get_closest_marker("slow") is not None), key=rank)
