@@ -8,7 +8,7 @@ from ultr_core.app.figures import compact, ctr_by_position_figure, observation_c
 from ultr_core.app.jobhandles import JobGroup
 from ultr_core.app.knobs import CONTEXTS, KNOBS, LRS, SEEDS, SESSIONS, STEPS, TOPK, settings_from_state
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, curve_note, log_view,
-                                      seed_runs, seed_table)
+                                      seed_runs, seed_table, truth_note)
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.evaluation.claims import VERDICT_RULE_SHORT
@@ -275,9 +275,8 @@ def _show_observation(job, present: bool, truth, users: str) -> None:
         note = curve_note(list(obs), short=True)       # the Train page says what every curve is, in full
         if note:
             st.caption(note if present else note + " Train & watch says what every curve is.")
-        if users != "pbm":
-            st.caption(f"truth: the average probability that {MODEL_BY_KEY[users].label} users examine each position "
-                       "of this log — it depends on the clicks above, so no per-position curve is the whole story.")
+        if truth_note(users):
+            st.caption(truth_note(users))
 
 
 def _verdict(ig: dict, present: bool) -> None:

@@ -12,7 +12,7 @@ from ultr_core.simulation.logspec import LogSpec
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.studies.experiment import live_observation_curves, train_jobs, training_progress
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
-from ultr_core.app.playground import curve_note
+from ultr_core.app.playground import curve_note, truth_note
 from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
                            submit_jobs, url_notices)
 
@@ -46,7 +46,8 @@ def main():
     job_buttons("train_job", "▶ Start training", lambda: _start(c, noise, link_spec, log, ds),
                 disabled=not c["algorithms"])
     truth = log.true_observation_curve()
-    live("train_job", lambda job: _show(job, truth, c["seed"]))
+    users = log.meta.get("click_model", {}).get("user_model", "pbm")
+    live("train_job", lambda job: _show(job, truth, c["seed"], users))
     with st.expander("Methods and formulas", expanded=False):
         for a in c["algorithms"]:
             info = CATALOG[NAMES[a]]
@@ -189,7 +190,7 @@ def _start(c: dict, noise: float, link_spec, log, ds):
     return submit_jobs(train_jobs(configs, noise, spec=link_spec, log=log, dataset=ds))
 
 
-def _show(job, truth, seed):
+def _show(job, truth, seed, users="pbm"):
     if job is None:
         st.caption("Press Start: loss, validation nDCG@10 and the estimated observation curve appear here live.")
         return
@@ -210,7 +211,7 @@ def _show(job, truth, seed):
     curves = live_observation_curves(recs, truth)
     if len(curves) > 1:                                # an estimate beside the truth
         st.plotly_chart(observation_curve_figure(curves), key="live_obs")
-        st.caption(curve_note(list(curves)))
+        st.caption(" ".join(x for x in (curve_note(list(curves)), truth_note(users) if "truth" in curves else "") if x))
     if job.error:
         st.error(f"Training failed — {escape_markdown(job.error)}")
     elif not job.running and job.result:

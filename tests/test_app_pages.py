@@ -67,6 +67,7 @@ def test_train_default_dla_runs_in_background_and_reports():
     spec = json.loads(at.get("plotly_chart")[1].proto.spec)
     assert any(d["name"] == "Oracle (reference)" and d["line"]["dash"] == "dash" for d in spec["data"])
     assert any(r.get("observation") for r in job.records)
+    assert not any("truth: the average probability" in c.value for c in at.caption)     # PBM: the truth is o_p
     assert len(at.dataframe) == 1                    # the final metrics table
     assert at.query_params["algorithms"] == ["DLA"] or at.query_params["algorithms"] == "DLA"
 
@@ -377,6 +378,8 @@ def test_train_draws_the_same_log_with_another_user_model_and_links_it():
     at = _wait(at, "train_job")
     assert at.session_state["train_job"].jobs[0]._args[0].endswith("user=dbn")
     assert any(c.value.startswith("Each curve ÷ its position 1. DLA: its propensity tower") for c in at.caption)
+    # under DBN users the "truth" drawn is their mean examination per position, and the caption says so
+    assert any("truth: the average probability that DBN users examine each position" in c.value for c in at.caption)
     coupled = page("train.py")
     coupled.query_params["log"] = "synthetic:100/coupling=0.5/sessions=3000/seed=7"
     coupled.run()

@@ -370,6 +370,21 @@ def curve_note(labels, short: bool = False) -> str:
     return "Each curve ÷ its position 1. " + " ".join(f"{s.label}: {s.curve}." for s in drawn) if drawn else ""
 
 
+def truth_note(users: str) -> str:
+    """What the drawn "truth" curve is when the log's users are not PBM users (empty for PBM, where it is o_p).
+
+    >>> truth_note("pbm")
+    ''
+    >>> truth_note("dcm").startswith("truth: the average probability that DCM")
+    True
+    """
+    from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    if users == "pbm":
+        return ""
+    return (f"truth: the average probability that {MODEL_BY_KEY[users].label} users examine each position of this "
+            "log — it depends on the clicks above, so no per-position curve is the whole story.")
+
+
 def algorithm_names() -> dict:
     """Display name → key of the playground's methods (for widgets)."""
     return {ALGORITHMS[m]: m for m in METHODS}
