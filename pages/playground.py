@@ -275,8 +275,9 @@ def _show_observation(job, present: bool, truth, users: str) -> None:
         note = curve_note(list(obs), short=True)       # the Train page says what every curve is, in full
         if note:
             st.caption(note if present else note + " Train & watch says what every curve is.")
-        if truth_note(users):
-            st.caption(truth_note(users))
+        truth_said = truth_note(users)
+        if truth_said:
+            st.caption(truth_said)
 
 
 def _verdict(ig: dict, present: bool) -> None:
