@@ -56,20 +56,33 @@ def _no_jobs_left_running():
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """With ``ULTR_TEST_TIMELINE=<file>``: one line per test (process, start, end, node id) appended to the
-    file, to see where a run's two workers wait (#33: CI time); nothing otherwise."""
+    file, with the CPU seconds the test used itself and in the processes it started, to see where a run's
+    two workers wait and what they compute (#33: CI time); nothing otherwise."""
     path = os.environ.get("ULTR_TEST_TIMELINE")
-    start = time.time()
+    start, cpu = time.time(), _cpu_seconds()
     yield
     if path:
+        own, children = (after - before for after, before in zip(_cpu_seconds(), cpu))
         with open(path, "a") as f:
-            f.write(f"{os.getpid()}\t{start:.2f}\t{time.time():.2f}\t{item.nodeid}\n")
+            f.write(f"{os.getpid()}\t{start:.2f}\t{time.time():.2f}\t{item.nodeid}\t{own:.2f}\t{children:.2f}\n")
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its finished children (servers, CLI runs,
+    chromium: each counted once its parent has waited for it)."""
+    import resource
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time(), kids.ru_utime + kids.ru_stime
 
 
 def pytest_collection_modifyitems(config, items):
-    """Both workers start with half of the full tier's studies and browser flows (longest first where
-    known), the short tests after them: xdist's work-stealing gives each worker one contiguous half
-    of this list, so the long runs overlap and the short tests fill the gaps, and an idle worker steals
-    what is left (#23: CI time).  Order never changes a result: every test seeds its own randomness."""
+    """The full tier's browser flows lead one worker's half of this list and the other studies (longest
+    first where known) the other's, the short tests after them: xdist's work-stealing gives each worker one
+    contiguous half of the list, so the flows' waits on their server and chromium overlap the studies'
+    computing (when both workers ran flows at once, both waited and the CPU idled), one server serves every
+    flow (the module's fixture starts one per worker), the short tests fill the gaps, and an idle worker
+    steals what is left (#23, #33: CI time).  Order never changes a result: every test seeds its own
+    randomness."""
     first = ("test_fig3a_on_the_yahoo_sample", "test_playground_and_presentation_mode", "test_playground_fits_one_screen",
              "test_mq2008_oracle_dla_naive", "test_compare_preset_paper_claims", "test_compare_preset_verdicts",
              "test_readme_command_lines", "test_main_flow_simulate", "test_closing_the_tab", "test_preset_story_holds",
@@ -77,9 +90,11 @@ def pytest_collection_modifyitems(config, items):
     def rank(item):
         return next((i for i, name in enumerate(first) if item.name.startswith(name)), len(first))
     slow = sorted((it for it in items if it.get_closest_marker("slow") is not None), key=rank)
+    flows = [it for it in slow if it.path.name in ("test_browser.py", "test_shared_server.py")]
+    studies = [it for it in slow if it not in flows]
     fast = [it for it in items if it.get_closest_marker("slow") is None]
-    half = len(fast) // 2
-    items[:] = slow[0::2] + fast[:half] + slow[1::2] + fast[half:]
+    k = min(max(len(items) // 2 - len(flows), 0), len(fast))
+    items[:] = flows + fast[:k] + studies + fast[k:]
 
 
 import sys as _sys
