@@ -177,7 +177,9 @@ def test_playground_users_knob_retrains_on_cascade_clicks_and_says_what_the_trut
     assert job.join(90)
     at.run()
     assert no_crash(at) and not at.error
-    assert any("DCM users examine each position" in c.value for c in at.caption)
+    from ultr_core.app.playground import truth_note
+    said = [c.value for c in at.caption if "DCM users' mean examination per position" in c.value]
+    assert len(said) == 1 and truth_note("dcm", short=True) in said[0], said      # one line: the projector tile's
     assert at.query_params["users"] in ("dcm", ["dcm"])
 
 

@@ -370,18 +370,24 @@ def curve_note(labels, short: bool = False) -> str:
     return "Each curve ÷ its position 1. " + " ".join(f"{s.label}: {s.curve}." for s in drawn) if drawn else ""
 
 
-def truth_note(users: str) -> str:
-    """What the drawn "truth" curve is when the log's users are not PBM users (empty for PBM, where it is o_p).
+def truth_note(users: str, short: bool = False) -> str:
+    """What the drawn "truth" curve is when the log's users are not PBM users (empty for PBM, where it is o_p);
+    with ``short`` (a projector tile) in one line.
 
     >>> truth_note("pbm")
     ''
     >>> truth_note("dcm").startswith("truth: the average probability that DCM")
     True
+    >>> truth_note("dcm", short=True)
+    "truth: DCM users' mean examination per position."
     """
     from ultr_core.clickmodels.registry import MODEL_BY_KEY
     if users == "pbm":
         return ""
-    return (f"truth: the average probability that {MODEL_BY_KEY[users].label} users examine each position of this "
+    label = MODEL_BY_KEY[users].label
+    if short:
+        return f"truth: {label} users' mean examination per position."
+    return (f"truth: the average probability that {label} users examine each position of this "
             "log — it depends on the clicks above, so no per-position curve is the whole story.")
 
 
