@@ -217,10 +217,11 @@ def _show(job, truth, seed, users="pbm"):
     elif not job.running and job.result:
         rows = [{"algorithm": k, **{m: x for m, x in v["metrics"].items() if m not in NOT_SHOWN}, "steps": v["steps"]}
                 for k, v in job.result.items()]
+        table = pd.DataFrame(rows).rename(columns={"spearman_within_query": "Spearman ρ"}).round(3)
+        steps = f"{table['steps'].iloc[0]:,} steps each; " if table["steps"].nunique() == 1 else ""
         st.subheader("Test metrics")
-        st.dataframe(pd.DataFrame(rows).rename(columns={"spearman_within_query": "Spearman (within query)"}).round(4),
-                     hide_index=True)
-        st.caption(f"Seed {seed}; nDCG@k excludes queries without a relevant document; Spearman (within query) = "
+        st.dataframe(table.drop(columns="steps") if steps else table, hide_index=True)   # fits a 1024 px projector
+        st.caption(f"Seed {seed}; {steps}nDCG@k excludes queries without a relevant document; Spearman ρ (within query) = "
                    "rank correlation of the scores with the true relevance inside each query, pooled over queries. "
                    "MCC (a Pearson correlation of raw scores) is not shown here: listwise scores are fixed only up "
                    "to a shift per query and on a log scale, so it is not defined for them.")

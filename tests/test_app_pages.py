@@ -69,6 +69,10 @@ def test_train_default_dla_runs_in_background_and_reports():
     assert any(r.get("observation") for r in job.records)
     assert not any("truth: the average probability" in c.value for c in at.caption)     # PBM: the truth is o_p
     assert len(at.dataframe) == 1                    # the final metrics table
+    table = at.dataframe[0].value                    # one run length for all: said once, not a column (1024 px)
+    assert "Spearman ρ" in table.columns and "steps" not in table.columns, table.columns
+    assert any("600 steps each" in c.value for c in at.caption)
+    assert (table["ndcg@10"].round(3) == table["ndcg@10"]).all()
     assert at.query_params["algorithms"] == ["DLA"] or at.query_params["algorithms"] == "DLA"
 
 
