@@ -2,6 +2,7 @@
 when its sessions are gone, and robust to a worker that ignores a stop."""
 import os
 import time
+import weakref
 
 import pytest
 
@@ -222,6 +223,20 @@ def test_shutdown_never_spawns_replacement_workers():
         original.proc.join(10)
     time.sleep(1.0)                   # the reaper has the lock now
     assert p._pool[0] is original and not original.proc.is_alive()     # no replacement was spawned
+    p.shutdown()
+
+
+def test_a_pool_never_shut_down_spawns_no_workers_at_interpreter_exit():
+    """At exit multiprocessing terminates a pool's daemonic workers; the pool's exit hook (registered when the
+    pool starts) closes it first, so the reaper does not replace them."""
+    from ultr_core.app.jobpool import _closed_at_exit
+    p = JobPool(workers=1, idle_s=0.5)
+    original = p._pool[0]
+    _closed_at_exit(weakref.ref(p))              # the hook, run as the interpreter exits
+    original.proc.terminate()                    # what multiprocessing's own exit hook does next
+    original.proc.join(10)
+    time.sleep(1.2)                              # two reaper ticks
+    assert p._closed.is_set() and p._pool[0] is original and not original.proc.is_alive()
     p.shutdown()
 
 

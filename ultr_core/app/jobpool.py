@@ -32,6 +32,7 @@ True
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import logging
 import multiprocessing as mp
@@ -39,6 +40,7 @@ import os
 import queue
 import threading
 import time
+import weakref
 
 from ultr_core.app.jobhandles import JobGroup, JobLimitError, PoolJob
 from ultr_core.app.jobworker import _square, _Worker  # noqa: F401  (_square: the doctest's job)
@@ -47,6 +49,16 @@ __all__ = ["JobPool", "PoolJob", "JobGroup", "JobLimitError"]
 
 
 LOG = logging.getLogger("ultr_explorer.jobpool")
+
+
+def _closed_at_exit(ref) -> None:
+    """At interpreter exit multiprocessing terminates the daemonic workers; a pool never shut down must not
+    take them for crashed ones and spawn replacements (which then fail to attach to the closing queue: the
+    SemLock FileNotFoundError seen at the end of a CI run).  Registered after multiprocessing's hook, so run
+    before it."""
+    pool = ref()
+    if pool is not None:
+        pool._closed.set()
 
 
 class JobPool:
@@ -73,6 +85,7 @@ class JobPool:
         self._closed = threading.Event()
         self._watchers: dict = {}                           # session → time of its last touch
         self._pool = [_Worker(self._ctx, self._outq, initializer) for _ in range(self.workers)]
+        atexit.register(_closed_at_exit, weakref.ref(self))      # runs before multiprocessing's own exit hook
         threading.Thread(target=self._collect, daemon=True, name="ultr-pool-collect").start()
         threading.Thread(target=self._reap, daemon=True, name="ultr-pool-reap").start()
 
