@@ -37,11 +37,10 @@ def _worker_main(inq, outq, flag, initializer):          # runs in the worker pr
     nice = int(os.environ.get("ULTR_WORKER_NICE", "5"))
     if nice > 0 and hasattr(os, "nice"):                   # batch work yields to the server answering pages
         os.nice(nice)
-    try:
-        import torch
-        torch.set_num_threads(1)
-    except ImportError:                                     # pragma: no cover — torch is a dependency
-        pass
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"          # one thread per worker, read when a job first imports torch or BLAS:
+    if "torch" in sys.modules:         # a worker that runs no training never pays torch's import (≈ 1 s)
+        sys.modules["torch"].set_num_threads(1)
     parent = os.getppid()
     if initializer is not None:
         try:
