@@ -20,8 +20,8 @@ def _need_chromium():
 @pytest.fixture
 def app_url(tmp_path):
     """A fresh app server on loopback (its own result cache) for one test: for what needs a server
-    nobody has used yet (first visit, CPU at rest) — started without the warm-up's default
-    Playground run (``ULTR_WARM_RUN=0``), which these tests do not use; chromium required in CI."""
+    nobody has used yet (its first visit) — started without the warm-up's default Playground run
+    (``ULTR_WARM_RUN=0``), which that test does not use; chromium required in CI."""
     _need_chromium()
     with serve_app(cache_dir=tmp_path / "cache", warm_run=False) as url:
         yield url
@@ -180,10 +180,12 @@ def test_upload_then_identifiability_shows_the_uploaded_log(shared_url, tmp_path
 
 
 @pytest.mark.slow
-def test_closing_the_tab_stops_its_training_and_frees_the_cpu(app_url):
+def test_closing_the_tab_stops_its_training_and_frees_the_cpu(shared_url):
     """A 5,000-step training keeps a worker busy; once its only tab closes, the server notices the
-    session is gone (no poll for a few seconds), stops the job, and CPU returns to idle."""
-    seen = run_closed_tab(app_url)
+    session is gone (no poll for a few seconds), stops the job, and CPU returns to idle.  On the flows'
+    shared server (the flows run one at a time on one worker): the run first waits until the server is at
+    rest, so an earlier flow's runs cannot count as this one's."""
+    seen = run_closed_tab(shared_url)
     assert seen["idle_before_s"] < 120 and seen["busy_cpu"] > 30, seen      # idle is < 10 % of a core
     # a 5,000-step run left alone keeps a core busy for ≈ 40 s or more here: idle within 30 s means it was
     # stopped.  The 10 s target is a benchmark, measured on a quiet server (docs/benchmarks.md: 6 s); beside
