@@ -273,10 +273,11 @@ def _show_observation(job, present: bool, truth, users: str) -> None:
         st.plotly_chart(job_figure(job, f"pg-obs-{present}", lambda: _tile(present)(observation_curve_figure(obs)),
                                    len(recs)), key="pg_obs")
         note = curve_note(list(obs), short=True)       # the Train page says what every curve is, in full
-        notes = [note if present or not note else note + " Train & watch says what every curve is.",
-                 truth_note(users, short=True)]
-        if any(notes):                                 # one caption: a projector has no line to spare
-            st.caption(" ".join(n for n in notes if n))
+        if note and not present:
+            note += " Train & watch says what every curve is."
+        said = " ".join(n for n in (note, truth_note(users, short=True)) if n)
+        if said:                                       # one caption: a projector has no line to spare
+            st.caption(said)
 
 
 def _verdict(ig: dict, present: bool) -> None:

@@ -46,7 +46,7 @@ def main():
     job_buttons("train_job", "▶ Start training", lambda: _start(c, noise, link_spec, log, ds),
                 disabled=not c["algorithms"])
     truth = log.true_observation_curve()
-    users = log.meta.get("click_model", {}).get("user_model", "pbm")
+    users = _user_model(log)
     live("train_job", lambda job: _show(job, truth, c["seed"], users))
     with st.expander("Methods and formulas", expanded=False):
         for a in c["algorithms"]:
@@ -99,7 +99,7 @@ def _users_of(link_spec, ds, log):
             spec = LogSpec.parse(link_spec)
         except ConfigError:
             spec = None
-    current = log.meta.get("click_model", {}).get("user_model", "pbm")
+    current = _user_model(log)
     if spec is None or current not in USER_MODELS:
         st.caption("Users: as recorded in the uploaded log (no user model to change).")
         return link_spec, ds, log, None
@@ -122,6 +122,11 @@ def _users_of(link_spec, ds, log):
     said = f"Training on the same log with {MODEL_BY_KEY[user].label} users: `{escape_markdown(new.to_string())}`."
     st.caption(said)
     return new.to_string(), ds, log, said
+
+
+def _user_model(log) -> str:
+    """The user model that drew the log's clicks (its metadata; a log without one: PBM's positions)."""
+    return log.meta.get("click_model", {}).get("user_model", "pbm")
 
 
 def _choices() -> dict:

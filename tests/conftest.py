@@ -9,7 +9,9 @@ import pytest
 # suite runs on two workers on two cores, and two processes with two spinning OpenMP threads each made
 # the click models' L-BFGS fits 4.5x slower (27 s instead of 6 s for the ten models on 40 k sessions,
 # measured; #33).  Set before torch or numpy's BLAS is imported.
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+from ultr_core.app.jobworker import THREAD_ENV  # noqa: E402  (imports neither numpy nor torch)
+
+for _var in THREAD_ENV:
     os.environ.setdefault(_var, "1")
 if "torch" in sys.modules:
     sys.modules["torch"].set_num_threads(1)

@@ -15,6 +15,9 @@ import types
 
 LOG = logging.getLogger("ultr_explorer.jobpool")
 
+#: the thread-count variables of OpenMP and the BLAS libraries, read when torch or numpy's BLAS first loads
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
 
 
 def _square(x, report=None, stop=None):
@@ -37,7 +40,7 @@ def _worker_main(inq, outq, flag, initializer):          # runs in the worker pr
     nice = int(os.environ.get("ULTR_WORKER_NICE", "5"))
     if nice > 0 and hasattr(os, "nice"):                   # batch work yields to the server answering pages
         os.nice(nice)
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    for var in THREAD_ENV:
         os.environ[var] = "1"          # one thread per worker, read when a job first imports torch or BLAS:
     if "torch" in sys.modules:         # a worker that runs no training never pays torch's import (≈ 1 s)
         sys.modules["torch"].set_num_threads(1)
