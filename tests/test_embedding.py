@@ -82,3 +82,44 @@ def test_callbacks_stop_and_errors(log1):
     assert np.array_equal(a, b)
     with pytest.raises(ConfigError, match="unknown embedding method"):
         fit_embedding(log1, "nope")
+
+
+def _reference_steps():
+    """The closed-form updates written out plainly (each gather and product in place, a masked division):
+    the form the fast steps in :mod:`ultr_core.identifiability.embedding` must equal bit for bit."""
+    def ratio(a, b):
+        return np.divide(a, b, out=np.zeros_like(a), where=b > 0)
+
+    def dla(t, r, o):
+        r = np.clip(ratio(np.bincount(t.d, t.n * t.ctr * o[t.g], t.D), np.bincount(t.d, t.n * o[t.g] ** 2, t.D)), 0, 1)
+        return r, np.clip(ratio(np.bincount(t.g, t.n * ratio(t.ctr, r[t.d]), t.G), t.ng), 0, 1)
+
+    def em(t, r, o):
+        p = np.clip(o[t.g] * r[t.d], 0, 1 - 1e-9)
+        post_r = t.c + (t.n - t.c) * (1 - o[t.g]) * r[t.d] / (1 - p)
+        post_o = t.c + (t.n - t.c) * o[t.g] * (1 - r[t.d]) / (1 - p)
+        a, b = t.prior
+        return (np.clip(ratio(a + np.bincount(t.d, post_r, t.D), b + t.nd), 0, 1),
+                np.clip(ratio(a + np.bincount(t.g, post_o, t.G), b + t.ng), 0, 1))
+    return {"dla": dla, "em": em}
+
+
+@pytest.mark.parametrize("method", ["dla", "em"])
+def test_the_fast_closed_form_steps_give_the_plain_formulas_bits(method, monkeypatch):
+    """Precomputed n·ctr, one gather per step and an unmasked division (≈ 25 % faster per iteration, #33)
+    change no bit of a fit: the same r̂, ô, iterations and loss history as the plain formulas, on tables
+    with empty rows (n = 0), long (≥ 1,000 rows) and short ones."""
+    from ultr_core.identifiability import embedding
+    rng = np.random.default_rng(3)
+    for n_rows in (300, 4_000):
+        D, G = n_rows // 3, 7
+        d, g = rng.integers(0, D, n_rows), rng.integers(0, G, n_rows)
+        n = rng.integers(0, 40, n_rows).astype(float)
+        c = np.floor(n * rng.uniform(0, 1, n_rows))
+        fast = embedding.fit_counts(d, g, n, c, D, G, method, n_iter=400, seed=1, prior=(1, 2) if method == "em" else (0, 0))
+        with monkeypatch.context() as m:
+            m.setitem(embedding._CLOSED_FORM_STEPS, method, _reference_steps()[method])
+            plain = embedding.fit_counts(d, g, n, c, D, G, method, n_iter=400, seed=1,
+                                         prior=(1, 2) if method == "em" else (0, 0))
+        assert np.array_equal(fast.relevance, plain.relevance) and np.array_equal(fast.observation, plain.observation)
+        assert fast.iterations == plain.iterations and fast.history == plain.history
