@@ -15,6 +15,12 @@ for _var in THREAD_ENV:
     os.environ.setdefault(_var, "1")
 if "torch" in sys.modules:
     sys.modules["torch"].set_num_threads(1)
+# The AppTests' job pool (one per test process, pages/_common.job_pool) runs one worker: two test processes
+# already keep both cores busy, and every pool worker pays the warm-up (torch's import, the default log and
+# three optimiser steps: 3.7 CPU-s) — a second worker per process added two warm-ups to every run and made
+# the pools' jobs compete with the tests.  The app servers the browser tests start keep the app's default
+# (one worker per core): tests/browser_flow.serve_app removes this variable from their environment.
+os.environ.setdefault("ULTR_APP_WORKERS", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 # the same variable as the app's data roots (ultr_core.data.roots): its first folder, else ../shared/data
