@@ -83,6 +83,7 @@ def _cpu_seconds() -> tuple[float, float]:
     return time.process_time(), kids.ru_utime + kids.ru_stime
 
 
+@pytest.hookimpl(trylast=True)           # after -m's deselection: the halves are halves of what runs
 def pytest_collection_modifyitems(config, items):
     """The full tier's browser flows lead one worker's half of this list and the other studies (longest
     first where known) the other's, the short tests after them: xdist's work-stealing gives each worker one
@@ -102,7 +103,21 @@ def pytest_collection_modifyitems(config, items):
     studies = [it for it in slow if it not in flows]
     fast = [it for it in items if it.get_closest_marker("slow") is None]
     k = min(max(len(items) // 2 - len(flows), 0), len(fast))
-    items[:] = flows + fast[:k] + studies + fast[k:]
+    # the fast tier's longest tests (4-10 s: they wait for the pool's trainings or start processes) lead the
+    # two halves in turn, so that neither worker is left with one of them at the end (fast tier: one worker
+    # ended 7 s before the other)
+    longs = [it for name in FAST_FIRST for it in fast if it.name.startswith(name)]
+    rest = [it for it in fast if it not in longs]
+    head_a, head_b = longs[0::2], longs[1::2]
+    cut = max(k - len(head_a), 0)
+    items[:] = flows + head_a + rest[:cut] + studies + head_b + rest[cut:]
+
+
+#: the fast tier's longest tests, longest first (tests/conftest.py's order; ULTR_TEST_TIMELINE measures them)
+FAST_FIRST = ("test_identifiability_page_fits_click_models", "test_train_default_dla_runs",
+              "test_readme_study_commands", "test_train_draws_the_same_log", "test_moving_a_knob_restarts",
+              "test_playground_users_knob", "test_playground_starts_by_itself", "test_train_link_rebuilds",
+              "test_hostile_strings_never_render", "test_several_seeds_give_an_interval", "test_compare_page_sweeps")
 
 
 import sys as _sys
