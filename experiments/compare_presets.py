@@ -22,14 +22,15 @@ from ultr_core.studies.experiment import run_grid  # noqa: E402
 from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid  # noqa: E402
 
 
-def preset_runs(p: dict, seeds: int, sessions: int = 20_000, steps: int = 400, n_jobs: int = 2):
-    """The runs the Compare page makes for preset ``p`` at its defaults, cut to the claims' sweep values."""
+def preset_runs(p: dict, seeds: int, sessions: int = 20_000, steps: int = 400, n_jobs: int = 2, cache_dir=None):
+    """The runs the Compare page makes for preset ``p`` at its defaults, cut to the claims' sweep values (with
+    ``cache_dir``, each finished cell is kept there and read back by a later call that runs the same cell)."""
     values = []
     if p["sweep"]:
         first = p["sweep"].split(",")[0]
         values = [v for v in p["values"] if any(dict(c.at).get(first) == v for c in p["claims"])] or p["values"]
     base, grid = comparison_grid(p["base"], p["methods"], p["sweep"], values, sessions, steps)
-    return run_grid(base, grid, seeds=list(range(seeds)), n_jobs=n_jobs)
+    return run_grid(base, grid, seeds=list(range(seeds)), n_jobs=n_jobs, cache_dir=cache_dir)
 
 
 def main():

@@ -44,6 +44,14 @@ def synthetic():
     return make_synthetic_ltr(seed=0)
 
 
+@pytest.fixture(scope="session")
+def study_cache(tmp_path_factory) -> Path:
+    """One result cache (``run_grid``'s, keyed by the code version and each cell's whole spec) for the seeded
+    studies of one test process: two studies that run the same cell (the PBM preset's IPS and Oracle runs are
+    also the user-model preset's PBM runs) train it once (#33: a shared fitted fixture)."""
+    return tmp_path_factory.mktemp("study-cache")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
     """Pages cache sweep cells under ULTR_CACHE_DIR; tests use a fresh one each."""

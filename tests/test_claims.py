@@ -88,7 +88,7 @@ def _doc_rows(name: str) -> list[list[str]]:
                                   "CLD Fig. 5: click sessions (top-5, η = 1)",
                                   "CLD Fig. 6: click noise ε (top-5, η = 1)",
                                   "CLD Fig. 7: misspecified propensity (true η = 1, k = 3)"])
-def test_compare_preset_verdicts_are_the_ones_the_doc_records(name):
+def test_compare_preset_verdicts_are_the_ones_the_doc_records(name, study_cache):
     """docs/compare_presets.md is what the page shows: the preset re-run at the page's defaults (3 seeds)
     gives the recorded verdicts and the same differences and intervals, digit for digit (the seven
     synthetic presets that take ≤ 17 s; the Yahoo! Fig. 3a, Fig. 3c and CLD Table 2 presets (16–27 s each)
@@ -105,6 +105,6 @@ def test_compare_preset_verdicts_are_the_ones_the_doc_records(name):
     # one it gets alone (tests/test_algorithms.py), so the other methods' runs cannot change a digit
     named = {m for c in p["claims"] for m in (c.better, c.worse)}
     p = {**p, "methods": [m for m in p["methods"] if ALGORITHMS[m] in named]}
-    table = claims_table(check_claims(preset_runs(p, 3, n_jobs=1), p["claims"], method_col="algorithm"))
+    table = claims_table(check_claims(preset_runs(p, 3, n_jobs=1, cache_dir=study_cache), p["claims"], method_col="algorithm"))
     got = [[str(v) for v in row] for row in table.itertuples(index=False)]
     assert got == _doc_rows(name)

@@ -130,7 +130,7 @@ def test_cli_simulate_and_train_take_a_click_model(tmp_path):
 
 
 @pytest.mark.slow
-def test_compare_preset_paper_claims_hold_over_five_seeds():
+def test_compare_preset_paper_claims_hold_over_five_seeds(study_cache):
     """The three claims the preset takes from Vardasbi et al. (2020), re-run at the page's defaults over seeds 0–4
     (only the methods and user models they need): the verdicts and intervals docs/compare_presets.md records —
     with the CM-IPS code's own DCM (λ_r = 0.6/r) CM-IPS does not beat IPS on the synthetic default (not resolved),
@@ -147,7 +147,8 @@ def test_compare_preset_paper_claims_hold_over_five_seeds():
     name = next(n for n in PRESET_SWEEPS if n.startswith("Users who"))
     p = PRESET_SWEEPS[name]
     paper = [c for c in p["claims"] if c.source.startswith("Vardasbi")]
-    runs = preset_runs({**p, "methods": ["ips", "cm_ips", "oracle"], "claims": paper}, p["seeds"], n_jobs=1)
+    runs = preset_runs({**p, "methods": ["ips", "cm_ips", "oracle"], "claims": paper}, p["seeds"], n_jobs=1,
+                       cache_dir=study_cache)
     table = claims_table(check_claims(runs, paper, method_col="algorithm"))
     got = [[str(v) for v in row] for row in table.itertuples(index=False)]
     assert got == [r for r in _doc_rows(name) if r[1].startswith("Vardasbi")]
