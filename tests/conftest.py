@@ -123,7 +123,7 @@ def pytest_collection_modifyitems(config, items):
 
 #: the fast tier's longest tests, longest first (tests/conftest.py's order; ULTR_TEST_TIMELINE measures them)
 FAST_FIRST = ("test_identifiability_page_fits_click_models", "test_train_default_dla_runs",
-              "test_readme_study_commands", "test_train_draws_the_same_log", "test_moving_a_knob_restarts",
+              "test_train_draws_the_same_log", "test_moving_a_knob_restarts",
               "test_playground_users_knob", "test_playground_starts_by_itself", "test_train_link_rebuilds",
               "test_hostile_strings_never_render", "test_several_seeds_give_an_interval", "test_compare_page_sweeps")
 

@@ -32,7 +32,13 @@ def test_readme_library_example_runs_from_another_directory(tmp_path):
 
 
 @pytest.mark.slow
-def test_readme_command_lines_run_verbatim_in_order(tmp_path):
+def test_readme_command_lines_run_verbatim_in_order(tmp_path, monkeypatch, capsys):
+    """Every ``python -m ultr_core …`` line of README's second bash block, in order, in one directory (each
+    reads what an earlier one wrote).  They run through the same ``main`` that ``python -m ultr_core`` calls,
+    in this process: nine fresh interpreters paid ≈ 15 CPU-s of imports (torch among them) before the first
+    line of work (#33); the module entry itself is run as a process by
+    ``test_cli_help_shows_defaults_and_set_keys``."""
+    from ultr_core.__main__ import main
     (tmp_path / "logs").mkdir()
     for i in range(2):
         rows = "".join(f"q{q},d{(q + p + i) % 7},{p},{int((q + p) % 3 == 0)}\n" for q in range(30) for p in (1, 2, 3))
@@ -41,11 +47,14 @@ def test_readme_command_lines_run_verbatim_in_order(tmp_path):
     (tmp_path / "clara2_log").write_text("7\t0\tQ\t100\t1\t11\t12\t\t\n7\t5\tC\t12\t\t\t\n8\t0\tQ\t100\t1\t12\t11\n")
     cli = [ln for ln in _blocks("bash")[1].splitlines() if ln.startswith("python -m ultr_core")]
     assert len(cli) == 9
+    monkeypatch.chdir(tmp_path)
     for line in cli:
-        r = subprocess.run([sys.executable, *shlex.split(line)[1:]], cwd=tmp_path, env=_env(), capture_output=True,
-                           text=True, timeout=600)
-        assert r.returncode == 0, f"{line}\n{r.stderr[-2000:]}"
-        assert "Traceback" not in r.stderr
+        argv = shlex.split(line)
+        assert argv[:3] == ["python", "-m", "ultr_core"], line
+        rc = main(argv[3:])
+        out = capsys.readouterr()
+        assert rc == 0, f"{line}\n{out.err[-2000:]}"
+        assert "Traceback" not in out.err and out.out.strip(), line
 
 
 def test_cli_help_shows_defaults_and_set_keys():
@@ -63,10 +72,28 @@ def test_readme_study_commands_name_existing_scripts_and_flags():
         flags.setdefault(script, set()).update(re.findall(r"--[a-z][a-z0-9-]*", rest))
     for script, wanted in flags.items():
         assert (ROOT / script).exists(), script
-        r = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stderr[-2000:]
-        missing = [f for f in wanted if not re.search(re.escape(f) + r"(?![a-z0-9-])", r.stdout)]
+        out = _script_help(ROOT / script)
+        missing = [f for f in wanted if not re.search(re.escape(f) + r"(?![a-z0-9-])", out)]
         assert not missing, f"{script} does not accept {missing}"
+
+
+def _script_help(path: Path) -> str:
+    """``python <script> --help``'s output, run in this process as ``__main__`` (argparse prints the help
+    and exits 0): the same code a shell runs, without a fresh interpreter's imports for each script (#33)."""
+    import contextlib
+    import io
+    import runpy
+    old_argv, old_path = sys.argv, list(sys.path)
+    buf = io.StringIO()
+    try:
+        sys.argv = [str(path), "--help"]
+        sys.path.insert(0, str(path.parent))              # what `python <script>` puts first on the path
+        with contextlib.redirect_stdout(buf), pytest.raises(SystemExit) as done:
+            runpy.run_path(str(path), run_name="__main__")
+    finally:
+        sys.argv, sys.path[:] = old_argv, old_path
+    assert done.value.code in (0, None), f"{path.name} --help exited with {done.value.code}"
+    return buf.getvalue()
 
 
 def test_heatmap_page_quotes_the_quick_grid_study_it_cites():
