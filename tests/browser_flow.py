@@ -31,7 +31,8 @@ class ServerURL(str):
 @contextlib.contextmanager
 def serve_app(timeout: float = 60, cache_dir=None, warm_run: bool = True):
     port = free_port()
-    env = {**{k: v for k, v in os.environ.items() if k != "ULTR_APP_WORKERS"}, "ULTR_CACHE_DIR": str(cache_dir or os.environ.get("ULTR_CACHE_DIR", ROOT / ".ultr_cache")),
+    inherited = {k: v for k, v in os.environ.items() if k != "ULTR_APP_WORKERS"}   # the app's own pool size
+    env = {**inherited, "ULTR_CACHE_DIR": str(cache_dir or os.environ.get("ULTR_CACHE_DIR", ROOT / ".ultr_cache")),
            "ULTR_WARM_RUN": "1" if warm_run else "0"}
     proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--server.port", str(port),
                              "--server.address", "127.0.0.1", "--server.headless", "true"],

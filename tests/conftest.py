@@ -100,12 +100,8 @@ def pytest_collection_modifyitems(config, items):
     flow (the module's fixture starts one per worker), the short tests fill the gaps, and an idle worker
     steals what is left (#23, #33: CI time).  Order never changes a result: every test seeds its own
     randomness."""
-    first = ("test_fig3a_on_the_yahoo_sample", "test_playground_and_presentation_mode", "test_playground_fits_one_screen",
-             "test_mq2008_oracle_dla_naive", "test_compare_preset_paper_claims", "test_compare_preset_verdicts",
-             "test_readme_command_lines", "test_main_flow_simulate", "test_closing_the_tab", "test_preset_story_holds",
-             "test_pbm_ordering")
     def rank(item):
-        return next((i for i, name in enumerate(first) if item.name.startswith(name)), len(first))
+        return next((i for i, name in enumerate(SLOW_FIRST) if item.name.startswith(name)), len(SLOW_FIRST))
     slow = sorted((it for it in items if it.get_closest_marker("slow") is not None), key=rank)
     flows = [it for it in slow if it.path.name in ("test_browser.py", "test_shared_server.py")]
     studies = [it for it in slow if it not in flows]
@@ -121,7 +117,12 @@ def pytest_collection_modifyitems(config, items):
     items[:] = flows + head_a + rest[:cut] + studies + head_b + rest[cut:]
 
 
-#: the fast tier's longest tests, longest first (tests/conftest.py's order; ULTR_TEST_TIMELINE measures them)
+#: the full tier's longest tests, longest first (ULTR_TEST_TIMELINE measures them)
+SLOW_FIRST = ("test_fig3a_on_the_yahoo_sample", "test_playground_and_presentation_mode", "test_playground_fits_one_screen",
+              "test_mq2008_oracle_dla_naive", "test_compare_preset_paper_claims", "test_compare_preset_verdicts",
+              "test_readme_command_lines", "test_main_flow_simulate", "test_closing_the_tab", "test_preset_story_holds",
+              "test_pbm_ordering")
+#: the fast tier's longest tests, longest first
 FAST_FIRST = ("test_identifiability_page_fits_click_models", "test_train_default_dla_runs",
               "test_train_draws_the_same_log", "test_moving_a_knob_restarts",
               "test_playground_users_knob", "test_playground_starts_by_itself", "test_train_link_rebuilds",

@@ -105,6 +105,7 @@ def test_compare_preset_verdicts_are_the_ones_the_doc_records(name, study_cache)
     # one it gets alone (tests/test_algorithms.py), so the other methods' runs cannot change a digit
     named = {m for c in p["claims"] for m in (c.better, c.worse)}
     p = {**p, "methods": [m for m in p["methods"] if ALGORITHMS[m] in named]}
-    table = claims_table(check_claims(preset_runs(p, 3, n_jobs=1, cache_dir=study_cache), p["claims"], method_col="algorithm"))
+    runs = preset_runs(p, 3, n_jobs=1, cache_dir=study_cache)
+    table = claims_table(check_claims(runs, p["claims"], method_col="algorithm"))
     got = [[str(v) for v in row] for row in table.itertuples(index=False)]
     assert got == _doc_rows(name)

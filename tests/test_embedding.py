@@ -116,10 +116,10 @@ def test_the_fast_closed_form_steps_give_the_plain_formulas_bits(method, monkeyp
         d, g = rng.integers(0, D, n_rows), rng.integers(0, G, n_rows)
         n = rng.integers(0, 40, n_rows).astype(float)
         c = np.floor(n * rng.uniform(0, 1, n_rows))
-        fast = embedding.fit_counts(d, g, n, c, D, G, method, n_iter=400, seed=1, prior=(1, 2) if method == "em" else (0, 0))
+        prior = (1, 2) if method == "em" else (0, 0)
+        fast = embedding.fit_counts(d, g, n, c, D, G, method, n_iter=400, seed=1, prior=prior)
         with monkeypatch.context() as m:
             m.setitem(embedding._CLOSED_FORM_STEPS, method, _reference_steps()[method])
-            plain = embedding.fit_counts(d, g, n, c, D, G, method, n_iter=400, seed=1,
-                                         prior=(1, 2) if method == "em" else (0, 0))
+            plain = embedding.fit_counts(d, g, n, c, D, G, method, n_iter=400, seed=1, prior=prior)
         assert np.array_equal(fast.relevance, plain.relevance) and np.array_equal(fast.observation, plain.observation)
         assert fast.iterations == plain.iterations and fast.history == plain.history
