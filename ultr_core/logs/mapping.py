@@ -113,8 +113,10 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
                 import json
                 return ClickLog._from_frame(df, json.loads(raw), name), []   # a log this library wrote
         else:
+            ids = _id_file_columns(columns)
             df = pd.read_csv(buf, sep="\t" if fmt == "tsv" else ",", compression="gzip" if is_gzip(source) else None,
-                             encoding="utf-8-sig")
+                             encoding="utf-8-sig", dtype={c: str for c in ids})
+            df = _exact_ids(df, ids)
     except DataFormatError:
         raise
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError,
@@ -214,6 +216,27 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
         meta["sessions"] = "inferred"            # click models need real sessions (pages say so instead of fitting)
     log = ClickLog._from_frame(out, meta, name)
     return log, notes
+
+
+def _id_file_columns(columns: dict | None) -> tuple:
+    """The file columns holding the session, query and document ids under the user's mapping."""
+    back = {t: src for src, t in (columns or {}).items()}
+    return tuple(back.get(r, r) for r in ("session_id", "query_id", "doc_id"))
+
+
+def _exact_ids(df: pd.DataFrame, ids) -> pd.DataFrame:
+    """Id columns read as text become int64 where every value is a whole decimal number within int64 (the type
+    DuckDB infers for them), and stay the file's text otherwise: an id above 2**53, or beside a decimal one, never
+    becomes a float that merges with its neighbour (issue #50)."""
+    for c in ids:
+        if c not in df.columns:
+            continue
+        text = df[c].dropna().astype(str).str.strip()
+        if text.str.fullmatch(r"[+-]?[0-9]{1,19}").all():
+            num = pd.to_numeric(text, errors="coerce")
+            if num.notna().all() and pd.api.types.is_integer_dtype(num.dtype) and abs(num).max() < 2 ** 63:
+                df[c] = pd.to_numeric(df[c]).astype("Int64" if df[c].isna().any() else np.int64)
+    return df
 
 
 def _renamed(df: pd.DataFrame, name: str, columns: dict | None) -> pd.DataFrame:
