@@ -3,6 +3,8 @@
 import pandas as pd
 import streamlit as st
 
+from ultr_core.logs.outputs import safe_csv
+
 from pages._common import live, queue_note, submit_job
 from ultr_core.app.clickmodel_figures import continuation_table, rank_parameters_figure, ubm_matrix_figure
 from ultr_core.app.figures import perplexity_by_rank_figure
@@ -54,7 +56,7 @@ def _show(job, an, log, prefix: str) -> None:
     st.plotly_chart(perplexity_by_rank_figure(out["models"]), key=f"{prefix}_perplexity")
     _bias_parameters(out["models"], prefix)
     rel = out["relevance"].astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
-    st.download_button("Download relevance per (query, document) and model (CSV)", rel.to_csv(index=False), "click_model_relevance.csv", mime="text/csv",
+    st.download_button("Download relevance per (query, document) and model (CSV)", safe_csv(rel), "click_model_relevance.csv", mime="text/csv",
                        key=f"{prefix}_relevance_csv",
                        help="training impressions and clicks of each pair, its IG component, every model's relevance "
                             "estimate and DBN's and SDBN's satisfaction: compare estimates only inside one component")

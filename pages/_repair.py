@@ -3,6 +3,8 @@
 a CSV.  Shared by every log the Identifiability page shows; a simulated log also gets the truth-based comparison."""
 import streamlit as st
 
+from ultr_core.logs.outputs import safe_csv
+
 from pages._common import memo
 from ultr_core.app.graph_figures import repair_relevance_figure
 from ultr_core.app.text import escape_markdown
@@ -43,5 +45,5 @@ def repair_on_log_section(an, log, key, bias: list) -> None:
                "examinations instead.")
     st.caption("Node intervention is not evaluated here: it needs clicks on the swapped lists, which only new "
                "traffic gives — run the plan above and upload the new log with this one.")
-    st.download_button("Download relevance as logged and after merging (CSV)", h.documents.to_csv(index=False),
+    st.download_button("Download relevance as logged and after merging (CSV)", safe_csv(h.documents),
                        "relevance_before_after_merge.csv", mime="text/csv", key="ig_heldout_csv")

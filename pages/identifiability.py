@@ -1,5 +1,7 @@
 import streamlit as st
 
+from ultr_core.logs.outputs import safe_csv
+
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.algorithms.catalog import formula_lines
 from ultr_core.app.figures import interval_bar_figure, observation_curve_figure
@@ -275,7 +277,7 @@ def _plans(an) -> None:
         st.info(rep["intervention_skipped"])
     plan = plan_table(an)
     if len(plan):
-        st.download_button("Download the plan (CSV)", plan.to_csv(index=False), "repair_plan.csv", mime="text/csv",
+        st.download_button("Download the plan (CSV)", safe_csv(plan), "repair_plan.csv", mime="text/csv",
                            help="every proposed merge and intervention with its cost, in the log's own ids")
 
 

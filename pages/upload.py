@@ -3,6 +3,8 @@ import json
 
 import streamlit as st
 
+from ultr_core.logs.outputs import safe_csv
+
 import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError
@@ -240,7 +242,7 @@ def _downloads(an) -> None:
                        "identifiability.json", mime="application/json")
     plan = plan_table(an)
     if len(plan):
-        st.download_button("Download the plan (CSV)", plan.to_csv(index=False), "repair_plan.csv", mime="text/csv",
+        st.download_button("Download the plan (CSV)", safe_csv(plan), "repair_plan.csv", mime="text/csv",
                            help="every proposed merge and intervention with its cost, in the log's own ids")
 
 

@@ -188,3 +188,30 @@ def test_json_is_always_valid():
     from ultr_core.logs.outputs import json_safe
     text = json.dumps(json_safe({"mcc": float("nan"), "x": [np.float64("inf"), np.int64(3)]}), allow_nan=False)
     assert json.loads(text) == {"mcc": None, "x": [None, 3]}
+
+
+def test_a_diverged_fit_is_reported_and_its_json_stays_valid(capsys):
+    """SGD at lr = 10 without a weight cap: the observation estimates become NaN.  The JSON is strict (null, a
+    ``diverged`` reason), the exit status 3, one line on stderr and no warning that names a source path."""
+    rc, out, err = cli(["train", "--sessions", 300, "--set", "steps=30", "--set", "eval_every=30", "--set", "lr=10",
+                        "--set", "optimizer=sgd", "--set", "max_weight=none", "--json"], capsys)
+    d = json.loads(out)                         # json.loads accepts NaN: check the text too
+    assert rc == 3 and "NaN" not in out and "Infinity" not in out
+    assert d["diverged"].startswith("non-finite") and None in d["observation"]
+    assert "diverged for seed(s) 0" in err and ".py" not in err and "/" not in err.replace(" / ", "")
+
+
+def test_train_options_are_checked_before_any_seed_runs(capsys):
+    refused(["train", "--seed", 2 ** 32 - 1, "--seeds", 2], capsys, "--seeds", "4,294,967,295")
+    refused(["train", "--set", "algorithm=naive"], capsys, "--set algorithm", "use --algorithm")
+    refused(["train", "--set", "seed=3"], capsys, "--set seed", "use --seed")
+    refused(["train", "--set", "hidden=65536,65536"], capsys, "hidden", "8,192", "16,777,216 weights")
+
+
+def test_paper_scale_runs_through_the_cli(capsys):
+    """``--paper-scale`` (issue #49: it crashed with "got multiple values for keyword argument 'clicks'")."""
+    rc, out, _ = cli(["train", "--paper-scale", "--set", "steps=2", "--set", "eval_every=1", "--sessions", 200,
+                      "--json"], capsys)
+    d = json.loads(out)
+    assert rc == 0 and d["config"]["train"]["hidden"] == [512, 256, 128] and d["config"]["train"]["clicks"] == "online"
+    assert d["config"]["train"]["steps"] == 2

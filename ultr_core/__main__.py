@@ -108,11 +108,14 @@ def _train(a) -> int:
     from ultr_core.studies.experiment import ExperimentSpec, run_experiment
     if not 1 <= a.seeds <= 100:
         raise ConfigError("--seeds", f"must be 1 to 100, got {a.seeds}")
+    if a.seed + a.seeds - 1 >= 2 ** 32:              # checked before any seed runs: none is discarded
+        raise ConfigError("--seeds", f"seeds {a.seed} to {a.seed + a.seeds - 1:,} pass the largest seed "
+                                     f"{2 ** 32 - 1:,}; start lower or run fewer")
     click = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
                              coupling=a.coupling, n_contexts=a.contexts, user_model=a.click_model,
                              continuation=a.continuation)
-    base = TrainConfig(algorithm=a.algorithm, seed=a.seed, clicks=a.clicks,
-                       **(PAPER_SCALE | {"clicks": "online"} if a.paper_scale else {}))
+    base = TrainConfig(algorithm=a.algorithm, seed=a.seed,
+                       **(PAPER_SCALE if a.paper_scale else {"clicks": a.clicks}))
     train = TrainConfig.from_pairs(a.set or [], base)
     outs = []
     for seed in range(a.seed, a.seed + a.seeds):
@@ -120,12 +123,14 @@ def _train(a) -> int:
                               seed=seed, data_seed=a.data_seed)
         outs.append(run_experiment(spec))
     out = outs[0]
+    diverged = [a.seed + i for i, o in enumerate(outs) if _diverged(o)]
     if a.json:
-        payload = [{"seed": a.seed + i, "metrics": o["metrics"], "config": o["spec"], "algorithm": o["algorithm"],
-                    "observation": o["observation"], "true_observation": o["true_observation"]}
-                   for i, o in enumerate(outs)]
-        print(json.dumps(payload[0] if a.seeds == 1 else payload, default=float))
-        return 0
+        from ultr_core.logs.outputs import json_safe
+        payload = [{"seed": a.seed + i, "diverged": _diverged(o), "metrics": o["metrics"], "config": o["spec"],
+                    "algorithm": o["algorithm"], "observation": o["observation"],
+                    "true_observation": o["true_observation"]} for i, o in enumerate(outs)]
+        print(json.dumps(json_safe(payload[0] if a.seeds == 1 else payload), default=float, allow_nan=False))
+        return _diverged_status(diverged)
     print(f"{out['algorithm']} on {a.dataset} ({a.sessions:,} sessions, clicks from the {train.clicks}"
           f"{'' if train.clicks == 'log' else ' simulation'}) — test split:")
     if train.algorithm.startswith("lbd") and (train.lbd_lambda is None or train.lbd_t is None):
@@ -136,14 +141,34 @@ def _train(a) -> int:
     if a.seeds == 1:
         for k, v in out["metrics"].items():
             print(f"  {k:10s} {v:.4f}")
-        return 0
+        return _diverged_status(diverged)
     import numpy as np
     keys = list(out["metrics"])
     print("  seed  " + "  ".join(f"{k:>8s}" for k in keys))
     for i, o in enumerate(outs):
         print(f"  {a.seed + i:4d}  " + "  ".join(f"{o['metrics'][k]:8.4f}" for k in keys))
     print("  mean  " + "  ".join(f"{np.mean([o['metrics'][k] for o in outs]):8.4f}" for k in keys))
-    return 0
+    return _diverged_status(diverged)
+
+
+def _diverged(out: dict) -> str | None:
+    """Why a run's fit is not usable — a metric or an estimated observation that is not a finite number (a diverged
+    or collapsed model, e.g. SGD at lr = 10) — or None."""
+    import numpy as np
+    bad = [k for k, v in out["metrics"].items() if v is None or not np.isfinite(v)]
+    obs = out.get("observation")
+    if obs is not None and not np.isfinite(np.asarray(obs, dtype=float)).all():
+        bad.append("observation")
+    return f"non-finite {', '.join(bad)}: the fit diverged (lower lr, clip_norm or max_weight)" if bad else None
+
+
+def _diverged_status(seeds: list) -> int:
+    """Exit status 3 with one line on stderr when a seed's fit diverged (its numbers were printed as null/nan)."""
+    if not seeds:
+        return 0
+    print(f"error: the fit diverged for seed(s) {', '.join(map(str, seeds))}: non-finite metrics or observation "
+          "estimates — lower lr, set clip_norm or max_weight", file=sys.stderr)
+    return 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -278,8 +303,22 @@ def _add_train(sub) -> None:
     tr.set_defaults(fn=_train)
 
 
+def _plain_warnings() -> None:
+    """Library warnings as one line ``warning: …`` each (once per message), never a source path."""
+    import warnings
+    seen = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = printable(str(message).splitlines()[0][:200] if str(message) else category.__name__)
+        if text not in seen:
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr)
+    warnings.showwarning = show
+
+
 def main(argv=None) -> int:
     a = _parser().parse_args(argv)
+    _plain_warnings()
     try:
         _check_seeds(a)
         return a.fn(a)

@@ -10,6 +10,13 @@ from ultr_core.errors import ConfigError
 
 __all__ = ["TrainConfig", "ALGORITHMS", "PRESETS", "LBD_TABLE3", "lbd_table3", "PAPER_SCALE"]
 
+#: a hidden layer's size, and the weights between hidden layers (16.8 M: 64 MB of float32, far above the paper's
+#: 512-256-128 = 164 K) — larger networks are refused before torch tries to allocate them (issue #50)
+MAX_LAYER = 8192
+MAX_WEIGHTS = 16_777_216
+#: ``--set`` keys that have their own options (the CLI's ``--algorithm`` and ``--seed``)
+NOT_SET = ("algorithm", "seed")
+
 #: LBD Table 3 (Yahoo!, DNN): the (λ, t) the paper selected on validation per coupling level η
 LBD_TABLE3 = {0.0: (100.0, 0.1), 0.1: (100.0, 0.1), 0.2: (100.0, 0.1), 0.3: (1.0, 0.1), 0.4: (1.0, 0.3),
               0.5: (1.0, 0.3), 0.6: (1.0, 0.4)}
@@ -90,8 +97,10 @@ class TrainConfig:
     #: what every field accepts (:mod:`ultr_core.constraints`; a test checks every field is declared)
     CONSTRAINTS = {
         "algorithm": [Options(*ALGORITHMS)], "model": [Options("linear", "dnn")],
-        "hidden": [Rule(lambda h: len(h) >= 1 and all(int(x) == x and 1 <= x <= 65_536 for x in h),
-                        "a non-empty sequence of layer sizes from 1 to 65,536")],
+        "hidden": [Rule(lambda h: len(h) >= 1 and all(int(x) == x and 1 <= x <= MAX_LAYER for x in h)
+                        and sum(a * b for a, b in zip(h, h[1:])) <= MAX_WEIGHTS,
+                        f"a non-empty sequence of layer sizes from 1 to {MAX_LAYER:,} with at most {MAX_WEIGHTS:,} "
+                        "weights between them")],
         "layer_norm": [Options(True, False)], "dropout": [Interval(float, 0, 1, closed="left")],
         "optimizer": [Options("adam", "adagrad", "sgd")], "lr": [Interval(float, 0, 10, closed="right")],
         "weight_decay": [Interval(float, 0, 10)], "init": [Options("default", "xavier", "xavier_normal")],
@@ -136,8 +145,11 @@ class TrainConfig:
         changes = {}
         for p in pairs:
             key, sep, raw = p.partition("=")
+            if key in NOT_SET:
+                raise ConfigError(f"--set {key}", f"not a --set key: use --{key}")
             if not sep or key not in kinds:
-                raise ConfigError(key or p, f"expected key=value with key one of {', '.join(kinds)}")
+                raise ConfigError(key or p, "expected key=value with key one of "
+                                            + ", ".join(k for k in kinds if k not in NOT_SET))
             cur = getattr(base, key)
             try:
                 if key == "hidden":

@@ -232,7 +232,8 @@ class DLA(Learner):
 
     def observation(self):
         o = torch.softmax(self.g.detach(), 0).cpu().numpy()
-        return o / o[0]
+        with np.errstate(divide="ignore", invalid="ignore"):       # a diverged fit: NaN, reported by the caller
+            return o / o[0]
 
 
 class RegressionEM(Learner):
