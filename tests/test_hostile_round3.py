@@ -215,3 +215,78 @@ def test_paper_scale_runs_through_the_cli(capsys):
     d = json.loads(out)
     assert rc == 0 and d["config"]["train"]["hidden"] == [512, 256, 128] and d["config"]["train"]["clicks"] == "online"
     assert d["config"]["train"]["steps"] == 2
+
+
+# --------------------------------------------------------------------------- the result cache verifies
+def _entry(tmp_path):
+    from ultr_core.studies import resultcache
+    payload = {"metrics": {"ndcg@10": 0.5, "mcc": float("nan")}, "observation": [1.0, 0.5], "true_observation": None,
+               "final_step": 10, "history": [{"step": 5, "loss": 0.3, "best": True}]}
+    resultcache.store(tmp_path, "k", payload)
+    return resultcache, tmp_path / "k.json"
+
+
+def test_cache_round_trip_keeps_nan_as_nan(tmp_path):
+    rc, path = _entry(tmp_path)
+    assert "NaN" not in path.read_text()
+    got = rc.load(tmp_path, "k")
+    assert got["metrics"]["ndcg@10"] == 0.5 and np.isnan(got["metrics"]["mcc"])
+
+
+def test_cache_refuses_forged_entries(tmp_path):
+    """An edit with a recomputed unkeyed SHA-256 (what an attacker without the secret can compute) is refused, and
+    so are NaN metrics, junk history and extra keys even with a valid keyed checksum."""
+    import hashlib
+    rc, path = _entry(tmp_path)
+    entry = json.loads(path.read_text())
+    entry["payload"]["metrics"]["ndcg@10"] = 0.999999
+    entry["checksum"] = hashlib.sha256(json.dumps(entry["payload"], sort_keys=True).encode()).hexdigest()
+    path.write_text(json.dumps(entry))
+    assert rc.load(tmp_path, "k") is None
+    for edit in ({"metrics": {"ndcg@10": float("nan")}}, {"history": [{"step": 1, "x": "junk"}]},
+                 {"history": ["junk"]}, {"extra": 1}, {"final_step": "10"}):
+        rc.store(tmp_path, "k", _payload())
+        assert rc.load(tmp_path, "k") is not None
+        forged = {**_payload(), **edit}                     # signed with the install's own key
+        path.write_text(json.dumps({"payload": forged, "checksum": _hmac(rc._secret(), forged)}))
+        assert rc.load(tmp_path, "k") is None, edit
+
+
+def _payload():
+    return {"metrics": {"ndcg@10": 0.5}, "observation": None, "true_observation": None, "final_step": 1, "history": []}
+
+
+def test_cache_reads_only_small_regular_files_of_bounded_depth(tmp_path):
+    rc, path = _entry(tmp_path)
+    path.write_text("[" * 200_000 + "]" * 200_000)                    # RecursionError in json.loads
+    assert rc.load(tmp_path, "k") is None
+    path.unlink()
+    os.mkfifo(path)                                                   # would block a plain open()
+    assert rc.load(tmp_path, "k") is None
+    path.unlink()
+    other = tmp_path / "other.json"
+    rc.store(tmp_path, "other", _payload())
+    path.symlink_to(other)
+    assert rc.load(tmp_path, "k") is None and rc.load(tmp_path, "other") is not None
+
+
+def test_cache_secret_lives_outside_the_cache_folder(tmp_path, monkeypatch):
+    from ultr_core.studies import resultcache
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ULTR_CACHE_SECRET", raising=False)
+    resultcache._secret.cache_clear()
+    try:
+        key = resultcache._secret()
+        f = tmp_path / "home" / ".config" / "ultr_explorer" / "cache.key"
+        assert f.read_bytes().strip() == key and (f.stat().st_mode & 0o777) == 0o600
+        monkeypatch.setenv("ULTR_CACHE_SECRET", "another install")
+        resultcache._secret.cache_clear()
+        assert resultcache._checksum(_payload()) != _hmac(key, _payload())
+    finally:
+        resultcache._secret.cache_clear()
+
+
+def _hmac(key, payload):
+    import hashlib
+    import hmac
+    return hmac.new(key, json.dumps(payload, sort_keys=True).encode(), hashlib.sha256).hexdigest()
