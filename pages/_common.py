@@ -243,13 +243,17 @@ def linked_log():
     from ultr_core.errors import ConfigError, DataFormatError
     from ultr_core.simulation.logspec import LogSpec
     raw = st.query_params["log"]
+    from ultr_core.simulation.simulated import APP_MAX_LOG_ROWS
     try:
         spec = LogSpec.parse(raw)
-        with st.spinner("Simulating the click log of this link …"):
-            ds, _, log = memo(("logspec", spec.to_string()), spec.simulate)
+        with st.spinner("Simulating the click log of this link …"):      # within the app's row limit, as Simulate
+            spec, ds, _, log, note = memo(("logspec", spec.to_string(), APP_MAX_LOG_ROWS),
+                                          lambda: spec.simulate_within(APP_MAX_LOG_ROWS))
     except (ConfigError, DataFormatError, ValueError) as e:
         st.session_state.setdefault("_url_notices", []).append(f"log={raw[:40]!r} cannot be rebuilt ({e})")
         return None
+    if note:
+        st.session_state.setdefault("_url_notices", []).append(note)
     return spec.to_string(), ds, log
 
 

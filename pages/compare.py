@@ -2,6 +2,8 @@ import os
 
 import streamlit as st
 
+from ultr_core.simulation.simulated import APP_MAX_SWEEP_SESSIONS
+
 from ultr_core.app.text import escape_markdown
 
 from ultr_core.algorithms import ALGORITHMS
@@ -98,7 +100,7 @@ def _start(c: dict):
         key = SWEEPS[c["sweep_name"]]
         values = [x for x in c["values_txt"].replace(";", ",").split(",") if x.strip()] if key else []
         base, grid = comparison_grid(c["p"]["base"], [NAMES[m] for m in c["methods"]], key, values, c["sessions"],
-                                     c["steps"])
+                                     c["steps"], max_sessions=APP_MAX_SWEEP_SESSIONS)
         check_cells(expand_grid(base, grid, [0]))   # every grid key and cell checked before anything runs
     except (ConfigError, ValueError) as e:
         st.error(f"Check the settings — {escape_markdown(e)}")

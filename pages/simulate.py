@@ -13,12 +13,11 @@ from ultr_core.simulation.simulator import ClickSimulator, hidden_relevant
 from ultr_core.data.roots import available_datasets, dataset_spec
 from ultr_core.simulation.logspec import LogSpec
 from ultr_core.data.sources import load_dataset
+from ultr_core.simulation.simulated import check_app_rows
 from ultr_core.app.text import escape_markdown
 from pages._common import memo, qp, run_page, url_notices
 
 
-#: the app simulates at most this many log rows (≈ 0.5 GB); the CLI allows simulation.MAX_LOG_ROWS
-APP_MAX_LOG_ROWS = 10_000_000
 
 
 def _dataset(spec: str, seed: int):
@@ -156,11 +155,7 @@ def _build(d: dict, c: dict):
                            n_contexts=int(n_contexts), user_model=c["user"], continuation=c["gamma"],
                            logging="given" if source == "ig" else "svm")
     list_len = int(np.diff(ds.train.offsets).max()) if ds.train.n_queries else 0
-    if int(n_sessions) * list_len > APP_MAX_LOG_ROWS:
-        raise ConfigError("sessions", f"{int(n_sessions):,} sessions × {list_len} documents = "
-                                      f"{int(n_sessions) * list_len:,} rows exceed the app's limit of "
-                                      f"{APP_MAX_LOG_ROWS:,} (use fewer sessions, or the command line: "
-                                      "python -m ultr_core simulate)")
+    check_app_rows(int(n_sessions), list_len)
     sim, log = _simulate(ds, key, cfg, int(n_sessions), int(seed))
     return ds, key, cfg, sim, log
 

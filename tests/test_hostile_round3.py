@@ -290,3 +290,36 @@ def _hmac(key, payload):
     import hashlib
     import hmac
     return hmac.new(key, json.dumps(payload, sort_keys=True).encode(), hashlib.sha256).hexdigest()
+
+
+# --------------------------------------------------------------------------- every entry point has the app's bounds
+def test_a_link_is_clamped_to_the_apps_row_limit():
+    from ultr_core.simulation.logspec import LogSpec
+    spec, ds, _, log, note = LogSpec.parse("synthetic:100/sessions=6000000/seed=1").simulate_within(30_000)
+    list_len = int(np.diff(ds.train.offsets).max())
+    assert spec.n_sessions == 30_000 // list_len == log.n_sessions and len(log) <= 30_000
+    assert "sessions=6,000,000" in note and f"clamped to {spec.n_sessions:,} sessions" in note
+    same = LogSpec.parse("synthetic:100/sessions=2000/seed=1").simulate_within(30_000)
+    assert same[0].n_sessions == 2000 and same[-1] is None
+
+
+@pytest.mark.parametrize("name", ["train.py", "identifiability.py"])
+def test_pages_clamp_a_linked_log_with_a_notice(name, monkeypatch):
+    from apphelp import no_crash, page
+    from ultr_core.simulation import simulated
+    monkeypatch.setattr(simulated, "APP_MAX_LOG_ROWS", 40_000)     # the same rule at a size a test can build
+    at = page(name, timeout=120)
+    at.query_params["log"] = "synthetic:100/sessions=6000000/seed=2"
+    at.run()
+    notes = " ".join(i.value for i in at.info)
+    assert no_crash(at) and "clamped to 4,000 sessions" in notes and "above the app's limit of 40,000" in notes
+
+
+def test_compare_sweep_sessions_are_bounded():
+    from ultr_core.errors import ConfigError
+    from ultr_core.simulation.simulated import APP_MAX_SWEEP_SESSIONS
+    from ultr_core.studies.presets import comparison_grid
+    with pytest.raises(ConfigError, match="6,000,000 sessions per run exceed the app's 100,000"):
+        comparison_grid({}, ["naive"], "n_sessions", ["5000", "6000000"], max_sessions=APP_MAX_SWEEP_SESSIONS)
+    base, grid = comparison_grid({}, ["naive"], "n_sessions", ["5000"], max_sessions=APP_MAX_SWEEP_SESSIONS)
+    assert grid["n_sessions"] == [5000]

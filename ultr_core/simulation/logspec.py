@@ -103,6 +103,24 @@ class LogSpec:
             return self.dataset
         return dataset_spec(self.dataset)
 
+    def simulate_within(self, max_rows: int):
+        """(spec, dataset, simulator, log, note): the log with its sessions clamped so that it holds at most
+        ``max_rows`` rows (the app's limit for every entry point: a link asking for more is corrected, and
+        ``note`` says so; None when nothing changed)."""
+        import numpy as np
+
+        from ultr_core.data.sources import load_dataset
+        from ultr_core.simulation.simulated import app_sessions
+        ds = load_dataset(self.resolved_dataset(), self.data_seed)
+        list_len = int(np.diff(ds.train.offsets).max()) if ds.train.n_queries else 1
+        n = app_sessions(self.n_sessions, list_len, max_rows)
+        spec, note = self, None
+        if n < self.n_sessions:
+            spec = replace(self, n_sessions=n)
+            note = (f"sessions={self.n_sessions:,} would simulate {self.n_sessions * list_len:,} rows, above the "
+                    f"app's limit of {max_rows:,}: clamped to {n:,} sessions")
+        return (spec, *spec.simulate(), note)
+
     def simulate(self):
         """(dataset, simulator, log), exactly as the Simulate page builds them."""
         from ultr_core.simulation.simulated import simulate_log

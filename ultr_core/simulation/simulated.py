@@ -5,7 +5,32 @@ from __future__ import annotations
 
 from ultr_core.data.sources import load_dataset
 
-__all__ = ["simulate_log"]
+__all__ = ["simulate_log", "APP_MAX_LOG_ROWS", "APP_MAX_SWEEP_SESSIONS", "check_app_rows", "app_sessions"]
+
+#: the app simulates at most this many log rows (≈ 0.5 GB) — from a page, a link or a preset alike; the CLI allows
+#: :data:`ultr_core.simulation.clickmodel.MAX_LOG_ROWS` (issue #50: links were not bounded like the pages)
+APP_MAX_LOG_ROWS = 10_000_000
+#: most sessions per cell of a Compare sweep over sessions (the page's slider's top)
+APP_MAX_SWEEP_SESSIONS = 100_000
+
+
+def app_sessions(n_sessions: int, list_len: int, max_rows: int = APP_MAX_LOG_ROWS) -> int:
+    """The most sessions, at most ``n_sessions``, whose log of ``list_len`` documents a list stays within
+    ``max_rows``.
+
+    >>> app_sessions(6_000_000, 10), app_sessions(5_000, 10)
+    (1000000, 5000)
+    """
+    return int(min(int(n_sessions), max(1, max_rows // max(int(list_len), 1))))
+
+
+def check_app_rows(n_sessions: int, list_len: int, max_rows: int = APP_MAX_LOG_ROWS) -> None:
+    """Refuse a log over the app's row limit, naming sessions, list length and the way out."""
+    from ultr_core.errors import ConfigError
+    if int(n_sessions) * int(list_len) > max_rows:
+        raise ConfigError("sessions", f"{int(n_sessions):,} sessions × {list_len} documents = "
+                                      f"{int(n_sessions) * list_len:,} rows exceed the app's limit of {max_rows:,} "
+                                      "(use fewer sessions, or the command line: python -m ultr_core simulate)")
 
 
 def simulate_log(spec: str, config=None, n_sessions: int = 20_000, seed: int = 0, data_seed: int = 0):

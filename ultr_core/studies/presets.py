@@ -113,10 +113,11 @@ PRESET_SWEEPS = {
 
 
 def comparison_grid(base_changes: dict, algorithms, sweep: str | None = None, values=(), n_sessions: int = 20_000,
-                    steps: int = 400):
+                    steps: int = 400, max_sessions: int | None = None):
     """The (base spec, grid) a comparison runs: ``base_changes`` (a preset's ``base``) on the default
     spec, ``steps`` training steps, one cell per algorithm (internal names) and, with ``sweep``, per
-    value (whole numbers for ``click.topk`` and ``n_sessions``).  The Compare page and
+    value (whole numbers for ``click.topk`` and ``n_sessions``; at most ``max_sessions`` sessions, the app's
+    bound).  The Compare page and
     ``experiments/compare_presets.py`` build their runs here.
 
     >>> base, grid = comparison_grid({"click.topk": 5}, ["naive", "cld"], "click.eta", [0.5, 1], steps=100)
@@ -136,5 +137,8 @@ def comparison_grid(base_changes: dict, algorithms, sweep: str | None = None, va
             raise ConfigError("values", "give at least one value to sweep")
         if sweep in ("click.topk", "n_sessions"):
             vals = [int(v) for v in vals]
+        if sweep == "n_sessions" and max_sessions is not None and max(vals) > max_sessions:
+            raise ConfigError("values", f"{max(vals):,} sessions per run exceed the app's {max_sessions:,} (the "
+                                        "command line takes more: experiments/compare_presets.py)")
         grid = {sweep: vals, **grid}
     return base, grid
