@@ -323,3 +323,63 @@ def test_compare_sweep_sessions_are_bounded():
         comparison_grid({}, ["naive"], "n_sessions", ["5000", "6000000"], max_sessions=APP_MAX_SWEEP_SESSIONS)
     base, grid = comparison_grid({}, ["naive"], "n_sessions", ["5000"], max_sessions=APP_MAX_SWEEP_SESSIONS)
     assert grid["n_sessions"] == [5000]
+
+
+# --------------------------------------------------------------------------- CPU per upload analysis is bounded
+def _wide_log(ranks=60, sessions=12, seed=0):
+    """One query, sessions of ``ranks`` shuffled documents: every document at many positions (many pairs)."""
+    from ultr_core.logs.mapping import frame_to_log
+    rng = np.random.default_rng(seed)
+    docs = np.concatenate([rng.permutation(ranks) for _ in range(sessions)])
+    pos = np.tile(np.arange(1, ranks + 1), sessions)
+    frame = pd.DataFrame({"session_id": np.repeat(np.arange(sessions), ranks), "query_id": 1, "doc_id": docs,
+                          "position": pos, "click": (rng.random(len(pos)) < 0.6 / pos ** 0.5).astype(int)})
+    return frame_to_log(frame, "wide.csv")[0]
+
+
+def test_the_bootstrap_stops_at_its_time_budget_with_a_note():
+    from ultr_core.identifiability.pairs import Budget
+    from ultr_core.identifiability.reports import analyse_identifiability
+    log = _wide_log()
+    full = analyse_identifiability(log, ["position"], estimate="all_pairs", n_bootstrap=40).report["position_bias"]
+    cut = analyse_identifiability(log, ["position"], estimate="all_pairs", n_bootstrap=40,
+                                  budget=Budget(seconds=0.0, chunk=5)).report["position_bias"]
+    assert full["n_bootstrap"] == 40 and cut["n_bootstrap"] == 0
+    assert any("ended the bootstrap after 0 of 40 resamples: no interval is shown" in n for n in cut["notes"])
+    est = [c["estimate"] for c in cut["curves"]]
+    assert est == [c["estimate"] for c in full["curves"]]                  # the curve itself is the same
+    assert all(c["lower"] is None for c in cut["curves"]) and any(c["lower"] is not None for c in full["curves"])
+
+
+def test_a_closed_tab_stops_the_estimation_and_a_large_one_is_not_started():
+    from ultr_core.identifiability.pairs import Budget, Stopped
+    from ultr_core.identifiability.reports import analyse_identifiability
+    log = _wide_log()
+    calls = []
+
+    def closed():
+        calls.append(1)
+        return len(calls) > 2                     # the tab closes after two chunks
+    with pytest.raises(Stopped):
+        analyse_identifiability(log, ["position"], estimate="all_pairs", n_bootstrap=100,
+                                budget=Budget(stop=closed, chunk=5))
+    assert len(calls) == 3
+    rep = analyse_identifiability(log, ["position"], estimate="all_pairs", budget=Budget(max_pairs=1_000)).report
+    assert rep["position_bias"]["curves"] == [] and "exceed the cap 1,000" in rep["position_bias"]["notes"][0]
+    assert "identifiable" in rep and rep["n_components"] == 1              # the graph's verdict is still given
+
+
+def test_the_upload_page_analyses_within_the_apps_budget(monkeypatch):
+    """The Upload page's estimation runs within the app's budget (here a pairs cap a test can reach): the graph's
+    verdict is shown, the curve is refused with the way out."""
+    from apphelp import no_crash, page
+    from ultr_core.identifiability import pairs
+    monkeypatch.setattr(pairs, "APP_MAX_PAIRS", 1_000)
+    f = _wide_log().frame
+    csv = f.assign(doc_id=f["doc_key"])[["session_id", "query_id", "doc_id", "position", "click"]].to_csv(index=False)
+    at = page("upload.py", timeout=120).run()
+    at.file_uploader[0].set_value(("wide.csv", csv.encode(), "text/csv")).run()
+    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption) + \
+        " ".join(i.value for i in at.info) + " ".join(w.value for w in at.warning)
+    assert no_crash(at) and [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
+    assert "no curve" in text and "exceed the cap 1,000" in text

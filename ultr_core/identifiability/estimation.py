@@ -58,13 +58,13 @@ from scipy import sparse
 
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability.graph import IdentifiabilityGraph
+from ultr_core.identifiability.pairs import MAX_INTERVENTION_PAIRS, Budget, intervention_sets
 from ultr_core.identifiability.support import blank_unsupported
 from ultr_core.logs.coding import tuple_labels
 
-__all__ = ["ESTIMATORS", "estimate_bias", "BiasEstimate", "intervention_sets"]
+__all__ = ["ESTIMATORS", "estimate_bias", "BiasEstimate", "intervention_sets", "Budget"]
 
 ESTIMATORS = ("pivot_one", "adjacent_chain", "all_pairs", "em")
-MAX_INTERVENTION_PAIRS = 50_000_000
 
 
 @dataclass
@@ -84,34 +84,12 @@ class BiasEstimate:
 
 
 MAX_ESTIMATED_FACTORS = 5_000
+#: fewest resamples for an interval: with fewer (a time budget ran out) no interval is shown
+MIN_BOOTSTRAP = 20
 MAX_EM_ITER = 5_000
 #: EM steps of each bootstrap refit (they start from the full-data fit); the notes state it
 MAX_BOOTSTRAP_EM_ITER = 300
 _CHUNK_CELLS = 8_000_000           # resample rows × columns held at once (float64: 64 MB per array)
-
-
-# --------------------------------------------------------------------------- intervention sets
-def intervention_sets(doc: np.ndarray, fac: np.ndarray, max_pairs: int = MAX_INTERVENTION_PAIRS):
-    """All ordered pairs (i, j), i ≠ j, of (document, factor) rows that share a document:
-    the rows behind Agarwal et al.'s intervention sets.  Vectorised by document degree."""
-    order = np.argsort(doc, kind="stable")
-    d = doc[order]
-    starts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]]) if len(d) else np.zeros(0, np.int64)
-    deg = np.diff(np.r_[starts, len(d)])
-    total = int((deg * (deg - 1)).sum())
-    if total > max_pairs:
-        raise ConfigError("estimation", f"{total:,} intervention pairs exceed the cap {max_pairs:,}; "
-                                        "estimate on a coarser bias factor (e.g. position alone)")
-    a_out, b_out = [], []
-    for m in np.unique(deg[deg > 1]):            # one block per document degree (a handful), not per document
-        s = starts[deg == m]
-        block = order[s[:, None] + np.arange(m)[None, :]]
-        i, j = np.nonzero(~np.eye(m, dtype=bool))
-        a_out.append(block[:, i].ravel())
-        b_out.append(block[:, j].ravel())
-    if not a_out:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(a_out), np.concatenate(b_out)
 
 
 # --------------------------------------------------------------------------- the stacked problem
@@ -177,20 +155,20 @@ def _stack(graph: IdentifiabilityGraph, chosen: np.ndarray) -> _Stack:
                   graph.impressions[rows].astype(np.float64), graph.clicks[rows].astype(np.float64), len(uniq))
 
 
-def _weights(rng, n_boot: int, n_docs: int, width: int):
+def _weights(rng, n_boot: int, n_docs: int, width: int, chunk: int | None = None):
     """Row blocks of the Poisson(1) bootstrap weight matrix (``n_boot`` × ``n_docs``), in chunks
-    that keep chunk × ``width`` cells bounded; the same draws whatever the chunking."""
-    step = max(1, min(n_boot, _CHUNK_CELLS // max(width, 1)))
+    that keep chunk × ``width`` cells bounded (and at most ``chunk`` rows); the same draws whatever the chunking."""
+    step = max(1, min(n_boot, _CHUNK_CELLS // max(width, 1), chunk or n_boot))
     for b0 in range(0, n_boot, step):
         yield rng.poisson(1.0, (min(step, n_boot - b0), n_docs)).astype(np.float64)
 
 
-def _pair_sums(S: _Stack):
+def _pair_sums(S: _Stack, max_pairs: int = MAX_INTERVENTION_PAIRS):
     """Ordered slot pairs (i, j) that share a document and the sparse maps document → pair
     (ĉ_{d,i} and 1): ``W @ Mc`` and ``W @ Mn`` are the intervention-set sums C, N per resample.
     Only documents shown at two factors or more enter an intervention set, so the maps (and the
     bootstrap weights) have one row per such document; returns (keys, Mc, Mn, documents)."""
-    ia, ib = intervention_sets(S.doc, S.slot)
+    ia, ib = intervention_sets(S.doc, S.slot, max_pairs)
     ctr = np.divide(S.c, S.n, out=np.zeros_like(S.c), where=S.n > 0)
     keys, kinv = np.unique(S.slot[ia] * S.F + S.slot[ib], return_inverse=True)
     docs, dinv = np.unique(S.doc[ia], return_inverse=True)
@@ -338,9 +316,10 @@ _COLUMNS = ["component", "factor", "label", "position", "estimate", "lower", "up
 
 def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n_bootstrap: int = 100,
                        alpha: float = 0.1, seed: int = 0, max_components: int = 10,
-                       tol: float = 1e-6, max_factors: int = MAX_ESTIMATED_FACTORS) -> BiasEstimate:
+                       tol: float = 1e-6, max_factors: int = MAX_ESTIMATED_FACTORS,
+                       budget: Budget = Budget()) -> BiasEstimate:
     """As :func:`estimate_bias`, returning the :class:`BiasEstimate` with its notes (and the work
-    rule of the module docstring)."""
+    rule of the module docstring), within ``budget``."""
     if method not in ESTIMATORS:
         raise ConfigError("method", f"unknown estimator {method!r}; use one of {', '.join(ESTIMATORS)}")
     if graph.impressions is None:
@@ -354,18 +333,16 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
     if len(chosen) == 0:
         return BiasEstimate(pd.DataFrame(columns=_COLUMNS), method, n_bootstrap, alpha, notes)
     S = _stack(graph, chosen)
-    pairs = _pair_sums(S) if method != "em" else None
+    pairs = _pair_sums(S, budget.max_pairs) if method != "em" else None
     n_w = pairs[3] if pairs else S.n_docs            # documents whose weights can change an estimate
     width = max(len(S.doc), pairs[0].size if pairs else 0, n_w)
     est, init = _curves(S, method, np.ones((1, n_w)), tol, pairs=pairs)
     est = est[0]
-    rng = np.random.default_rng(seed)
-    boots = [_curves(S, method, W, tol, init, pairs, MAX_BOOTSTRAP_EM_ITER)[0]
-             for W in _weights(rng, n_bootstrap, n_w, width)]
+    boots = _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budget, notes)
     if boots and method in ("em", "all_pairs"):
         notes.append(f"bootstrap refits start from the full-data fit and run at most {MAX_BOOTSTRAP_EM_ITER} EM steps "
                      "(SQUAREM-accelerated)")
-    if boots:
+    if sum(len(b) for b in boots) >= min(MIN_BOOTSTRAP, n_bootstrap) > 0:
         B = np.vstack(boots)
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)          # all-NaN columns give NaN bounds
@@ -386,4 +363,21 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
         notes.append(f"component {int(chosen[k])}: {missing[k]} factor(s) share no document with the "
                      f"{'reference' if method == 'pivot_one' else 'neighbouring'} factor: not estimated by {method}")
     table = table[~no_clicks].reset_index(drop=True)        # a component without clicks has no curve at all
-    return BiasEstimate(table, method, n_bootstrap, alpha, notes + support_notes)
+    return BiasEstimate(table, method, sum(len(b) for b in boots), alpha, notes + support_notes)
+
+
+def _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budget: Budget, notes) -> list:
+    """The bootstrap curves, chunk by chunk, until ``n_bootstrap`` are done or the budget is spent (then a note
+    says how many were done; with fewer than :data:`MIN_BOOTSTRAP` no interval is drawn)."""
+    import time
+    t0, boots = time.monotonic(), []
+    for W in _weights(np.random.default_rng(seed), n_bootstrap, n_w, width, budget.chunk):
+        if budget.spent(t0):
+            done = sum(len(b) for b in boots)
+            notes.append(f"the time budget of this shared server ({budget.seconds:g} s) ended the bootstrap after "
+                         f"{done} of {n_bootstrap} resamples" + (": no interval is shown" if done < MIN_BOOTSTRAP
+                                                                  else ": intervals from those") +
+                         " — python -m ultr_core ig FILE computes all of them")
+            break
+        boots.append(_curves(S, method, W, tol, init, pairs, MAX_BOOTSTRAP_EM_ITER)[0])
+    return boots

@@ -35,7 +35,7 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
                             context_vectors=None, seed: int = 0, max_listed: int = 200,
                             document=("doc_id",), max_intervention_components: int = 2000,
                             estimate: str | None = None, n_bootstrap: int = 100,
-                            alpha: float = 0.1) -> IdentifiabilityAnalysis:
+                            alpha: float = 0.1, budget=None) -> IdentifiabilityAnalysis:
     """Graph statistics, and with ``merge`` / ``intervene`` the proposed merges / swaps with
     their costs and the component count afterwards, and with ``estimate`` (an estimator of
     :mod:`ultr_core.identifiability.estimation`) the observation curve of every component
@@ -45,7 +45,8 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
     :class:`~ultr_core.logs.ingestion.CountTable` from :func:`ingest` (out of core).
     Merging uses the context vectors a simulated log carries (else one-hot contexts), with
     10·position appended.  Intervention costs need r̂ and ô; as in the paper (App. C.3) they
-    come from embedding DLA fitted after node merging, on the graph's click counts.
+    come from embedding DLA fitted after node merging, on the graph's click counts.  ``budget``
+    (:class:`~ultr_core.identifiability.pairs.Budget`) bounds the estimation in a shared server.
     """
     is_log = isinstance(log, ClickLog)
     table = CountTable.from_log(log, bias, document) if is_log else log
@@ -80,11 +81,26 @@ def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool
         ip, shown_swaps = _intervention_section(g, plan, log if is_log else None, seed, max_intervention_components,
                                                 max_listed, out)
     if estimate:
-        from ultr_core.identifiability.estimation import estimate_bias_full
-        est = estimate_bias_full(g, estimate, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)
-        out["position_bias"] = {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha,
-                                "notes": est.notes, "curves": est.to_records()}
+        out["position_bias"] = _position_bias(g, estimate, n_bootstrap, alpha, seed, budget)
     return IdentifiabilityAnalysis(g, out, plan, ip, shown_swaps)
+
+
+def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, budget) -> dict:
+    """The observation curves within ``budget`` (default: the CLI's); a fit over the budget's intervention pairs is
+    not started, and the report says so instead of a curve."""
+    from ultr_core.identifiability.estimation import estimate_bias_full
+    from ultr_core.identifiability.pairs import Budget
+    budget = budget or Budget()
+    try:
+        est = estimate_bias_full(g, estimate, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed, budget=budget)
+    except ConfigError as e:
+        if "intervention pairs" not in str(e):
+            raise
+        return {"method": estimate, "n_bootstrap": 0, "alpha": alpha, "curves": [],
+                "notes": [f"no curve: {e.problem.split(';')[0]} (the budget of one estimation in this shared "
+                          "server) — python -m ultr_core ig FILE estimates it"]}
+    return {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha, "notes": est.notes,
+            "curves": est.to_records()}
 
 
 def _intervention_section(g: IdentifiabilityGraph, plan, log, seed: int, max_components: int, max_listed: int,
