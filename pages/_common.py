@@ -193,15 +193,13 @@ def cached_analysis(log, key: tuple, bias: tuple, estimate: str | None = None, n
     content: a digest or the simulation spec — never an object id), the bias columns and the
     estimator — within the shared server's budget (:func:`~ultr_core.identifiability.pairs.app_budget`)."""
     from ultr_core.identifiability.pairs import Stopped, app_budget
-    sid = session_id()
-    budget = app_budget(stop=lambda: _session_alive(sid) is False)      # bounded, and stopped when the tab closes
-    with st.spinner("Building the identifiability graph …"):
-        try:
-            return memo(("analysis", key, tuple(bias), estimate, int(n_bootstrap)),
-                        lambda: analyse_identifiability(log, list(bias), merge=True, intervene=True,
-                                                        estimate=estimate, n_bootstrap=n_bootstrap, budget=budget))
-        except Stopped:                       # nobody is watching: nothing is shown or cached
-            st.stop()
+    sid, budget = session_id(), app_budget(stop=lambda: _session_alive(sid) is False)   # stopped when the tab closes
+    try:
+        with st.spinner("Building the identifiability graph …"):
+            return memo(("analysis", key, tuple(bias), estimate, int(n_bootstrap)), lambda: analyse_identifiability(
+                log, list(bias), merge=True, intervene=True, estimate=estimate, n_bootstrap=n_bootstrap, budget=budget))
+    except Stopped:                           # nobody is watching: nothing is shown or cached
+        st.stop()
 
 
 def log_digest(log) -> tuple:
