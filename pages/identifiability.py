@@ -154,7 +154,10 @@ def _bias_choice(log):
     default = [c for c in log.bias_columns if c in candidates] or candidates[:1]
     if "bias" in st.query_params:
         asked = [c for c in st.query_params["bias"].split(",") if c]
-        default = [c for c in asked if c in candidates] or default
+        default = list(dict.fromkeys(c for c in asked if c in candidates)) or default     # each column once
+        if len(default) < len(asked):
+            st.session_state.setdefault("_url_notices", []).append(
+                f"bias={st.query_params['bias'][:60]!r}: a column named twice or not in this log is left out")
     bias = st.multiselect("bias factor columns", candidates, default,
                           help="a bias factor is the tuple of these columns (e.g. context × position)")
     teach = st.toggle("teaching mode: predict before you see", qp("teach", 0, int, 0, 1) == 1,

@@ -3,6 +3,8 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from ultr_core.algorithms.selection import check_selection_log
+
 from ultr_core.app.text import escape_markdown
 
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
@@ -186,6 +188,7 @@ def _start(c: dict, noise: float, link_spec, log, ds):
         refs = [r for r in ("Naive", "Oracle") if c["refs"] and r not in c["algorithms"]]
         configs += [TrainConfig(algorithm=NAMES[r], model=model, lr=lr, steps=steps, seed=seed,
                                 clicks=clicks, eval_every=max(10, steps // 30)) for r in refs]
+        check_selection_log(configs, log)                           # before anything runs: earlier results stay
         st.session_state["train_refs"] = tuple(refs)
     except ConfigError as e:
         st.error(f"Check the settings: {escape_markdown(e)}")

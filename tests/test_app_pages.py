@@ -74,6 +74,11 @@ def test_train_default_dla_runs_in_background_and_reports():
     assert any("600 steps each" in c.value for c in at.caption)
     assert (table["ndcg@10"].round(3) == table["ndcg@10"]).all()
     assert at.query_params["algorithms"] == ["DLA"] or at.query_params["algorithms"] == "DLA"
+    at.sidebar.multiselect[0].set_value(["CLD"]).run()          # the default log shows every candidate (#50)
+    at.button[0].click().run()
+    assert no_crash(at) and at.session_state["train_job"] is job           # nothing was started
+    assert any("CLD models top-k selection" in e.value and "shows every candidate" in e.value for e in at.error)
+    assert len(at.dataframe) == 1 and "Training failed" not in " ".join(e.value for e in at.error)
 
 
 def test_train_default_log_keeps_its_name_after_a_rerun():

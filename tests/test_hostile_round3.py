@@ -383,3 +383,47 @@ def test_the_upload_page_analyses_within_the_apps_budget(monkeypatch):
         " ".join(i.value for i in at.info) + " ".join(w.value for w in at.warning)
     assert no_crash(at) and [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
     assert "no curve" in text and "exceed the cap 1,000" in text
+
+
+# --------------------------------------------------------------------------- messages
+def test_a_bias_column_named_twice(capsys, tmp_path):
+    from apphelp import no_crash, page
+    f = write(tmp_path, "log.csv", _sessions())
+    refused(["ig", f, "--bias", "position,position"], capsys, "'position' is named twice")
+    at = page("identifiability.py", timeout=120)
+    at.query_params["bias"] = "position,position"
+    at.run()
+    assert no_crash(at) and not at.error
+    assert any("named twice" in i.value for i in at.info) and at.sidebar.multiselect[0].value == ["position"]
+
+
+def _two_position_log(n_sessions, clicks=True):
+    from ultr_core.logs.mapping import frame_to_log
+    rows = [(s, 1, (s + p) % 3, p, int(clicks and (s + p) % 2)) for s in range(n_sessions) for p in (1, 2)]
+    return frame_to_log(pd.DataFrame(rows, columns=["session_id", "query_id", "doc_id", "position", "click"]),
+                        "log.csv")[0]
+
+
+def test_the_held_out_repair_refuses_what_it_cannot_measure():
+    """One held-out session gave "[+nan, +nan]"; a log without clicks gave a difference of +0.0001 (#49, #50)."""
+    from ultr_core.errors import ConfigError
+    from ultr_core.identifiability.heldout import heldout_repair
+    from ultr_core.identifiability.reports import analyse_identifiability
+    for log, words in ((_two_position_log(4), "only 1 held-out session can be scored"),
+                       (_two_position_log(40, clicks=False), "the log has no clicks")):
+        an = analyse_identifiability(log, ["position"], merge=True)
+        with pytest.raises(ConfigError, match=words):
+            heldout_repair(log, an)
+    log = _two_position_log(40)
+    h = heldout_repair(log, analyse_identifiability(log, ["position"], merge=True))
+    assert np.isfinite(h.difference).all()
+
+
+def test_job_failures_never_show_a_class_name():
+    from ultr_core.app.jobworker import job_message
+    from ultr_core.errors import ConfigError
+    assert job_message(ConfigError("log", "no clicks")) == "log: no clicks"
+    assert job_message(KeyError("x")) == "an unexpected error stopped it (the server log has the details)"
+    from ultr_core.clickmodels.compare import compare_click_models
+    with pytest.raises(ConfigError, match="no clicks in its training sessions"):
+        compare_click_models(_two_position_log(40, clicks=False).frame, "log")

@@ -31,7 +31,7 @@ from ultr_core.data.dataset import RankingData
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import position_observation
 
-__all__ = ["fit_selection", "candidate_table", "session_rows", "cld_loss"]
+__all__ = ["fit_selection", "candidate_table", "session_rows", "cld_loss", "check_selection_log"]
 
 
 @dataclass
@@ -277,6 +277,20 @@ def borda(scores: np.ndarray, offsets: np.ndarray | None) -> np.ndarray:
             pts[order] = np.arange(b - a, 0, -1)
             total[a:b] += pts
     return total
+
+
+def check_selection_log(configs, log) -> None:
+    """Refuse, before anything trains, a top-k selection method (``needs_topk`` in the algorithm table) on a log
+    that shows every candidate: it has no unselected candidate to model (issue #50: the failure came from the
+    worker and wiped the page's earlier results)."""
+    from ultr_core.algorithms.specs import SPECS_BY_KEY
+    if "shown" not in log.frame or not bool(log.frame["shown"].all()):
+        return
+    names = [c.display_name for c in configs if SPECS_BY_KEY[c.algorithm].needs_topk]
+    if names:
+        raise ConfigError("topk", f"{', '.join(names)} model{'s' if len(names) == 1 else ''} top-k selection, but "
+                                  "this log shows every candidate: simulate with a top-k cut-off (Simulate page, "
+                                  "'show only the top k') or choose other methods")
 
 
 def fit_selection(log, dataset, split: RankingData, data: SessionData, config: TrainConfig, context: dict,

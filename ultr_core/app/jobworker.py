@@ -67,7 +67,18 @@ def _worker_main(inq, outq, flag, initializer):          # runs in the worker pr
             result = fn(*args, report=report, stop=_Flag(flag), **kwargs)
             outq.put(("done", job_id, result, None, None))
         except Exception as e:                              # noqa: BLE001 — reported to the job
-            outq.put(("done", job_id, None, f"{type(e).__name__}: {e}", traceback.format_exc()))
+            outq.put(("done", job_id, None, job_message(e), traceback.format_exc()))
+
+
+def job_message(e: Exception) -> str:
+    """What a page shows of a job's failure: an input problem in its own words, anything else without a class name
+    or a path (the traceback goes to the server log as the job's ``error_detail``)."""
+    from ultr_core.errors import ConfigError, DataFormatError
+    if isinstance(e, (ConfigError, DataFormatError)):
+        return str(e)
+    if isinstance(e, MemoryError):
+        return "it needs more memory than the server has — use fewer sessions or a smaller log"
+    return "an unexpected error stopped it (the server log has the details)"
 
 
 _spawn_lock = threading.Lock()

@@ -55,6 +55,9 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     between two models ends the comparison early with the models done so far."""
     keys = parse_models(models) if not isinstance(models, list) else models
     tr, te, dropped, pair_keys = _tables(data, name, split, test)
+    if not tr.clicks.any():
+        raise ConfigError("log", "the log has no clicks in its training sessions: no click model can be fitted "
+                                 "(no result without data)")
     if te.n_sessions == 0:
         raise ConfigError("split", "no test session's query occurs in training: nothing to score")
     out = {"train_sessions": tr.n_sessions, "test_sessions": te.n_sessions, "dropped_test_sessions": dropped,

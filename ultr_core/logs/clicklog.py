@@ -104,6 +104,9 @@ def check_roles(bias, doc_columns=None) -> None:
     ...
     ultr_core.errors.ConfigError: bias: 'click' cannot be a bias factor (it is the click, query, document or session column); use position or a display column such as a context
     """
+    twice = [b for b in dict.fromkeys(bias) if list(bias).count(b) > 1]
+    if twice:
+        raise ConfigError("bias", f"{twice[0]!r} is named twice; name each bias-factor column once")
     bad = [b for b in bias if b in NOT_A_BIAS]
     if bad:
         raise ConfigError("bias", f"{bad[0]!r} cannot be a bias factor (it is the click, query, document or session "
