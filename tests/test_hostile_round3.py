@@ -215,3 +215,9 @@ def test_paper_scale_runs_through_the_cli(capsys):
     d = json.loads(out)
     assert rc == 0 and d["config"]["train"]["hidden"] == [512, 256, 128] and d["config"]["train"]["clicks"] == "online"
     assert d["config"]["train"]["steps"] == 2
+
+
+def test_ig_refuses_flags_that_do_not_apply(tmp_path, capsys):
+    f = write(tmp_path, "log.csv", _sessions())
+    refused(["ig", f, "--scheduler", "tcp://127.0.0.1:1"], capsys, "--scheduler", "--engine dask")
+    refused(["ig", f, "--estimate", "none", "--bootstrap", 5], capsys, "--bootstrap", "--estimate none")

@@ -12,6 +12,10 @@ from ultr_core.errors import ConfigError, DataFormatError, printable
 def _ig(a) -> int:
     from ultr_core.identifiability.reports import format_report, identifiability_report
     from ultr_core.logs.ingestion import ingest
+    if a.scheduler and a.engine != "dask":
+        raise ConfigError("--scheduler", "applies to --engine dask; add it or leave the scheduler out")
+    if a.bootstrap is not None and a.estimate == "none":
+        raise ConfigError("--bootstrap", "applies to an estimate; --estimate none computes no interval")
     bias = [c.strip() for c in a.bias.split(",") if c.strip()] if a.bias else ["position"]
     columns = _column_map(a.column)
     table = ingest(a.path, a.format, bias=bias, columns=columns, document=a.document,
@@ -19,7 +23,7 @@ def _ig(a) -> int:
                    engine=a.engine, scheduler=a.scheduler, memory_limit=a.memory_limit)
     rep = identifiability_report(table, bias, merge=a.merge, intervene=a.intervene, seed=a.seed,
                                  estimate=None if a.estimate == "none" else a.estimate,
-                                 n_bootstrap=a.bootstrap)
+                                 n_bootstrap=100 if a.bootstrap is None else a.bootstrap)
     rep["notes"] = list(table.notes)
     rep["source"] = a.path
     if a.json:
@@ -203,8 +207,8 @@ def _add_ig(sub) -> None:
                     choices=["none", "pivot_one", "adjacent_chain", "all_pairs", "em"],
                     help="observation curve per IG component (Agarwal et al. 2019 "
                          "intervention harvesting, or a PBM fitted by EM)")
-    ig.add_argument("--bootstrap", type=int, default=100,
-                    help="document-bootstrap resamples for the 90%% intervals")
+    ig.add_argument("--bootstrap", type=int, default=None,
+                    help="document-bootstrap resamples for the 90%% intervals (default 100)")
     ig.add_argument("--engine", choices=["duckdb", "dask"], default="duckdb",
                     help="out-of-core aggregation engine")
     ig.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for --engine dask")
