@@ -36,6 +36,22 @@ class _Flag:
         return bool(self._value.value)
 
 
+#: seconds between two checks that the server is still alive (issue #49: workers outlived a killed server by 49–110 s)
+PARENT_CHECK_SECONDS = 1.0
+
+
+def _watch_parent(parent: int) -> None:
+    """A daemon thread that ends this worker at once when its server is gone (re-parented: ``kill -9`` of the
+    server leaves no one to stop it), even in the middle of a job."""
+    def watch():
+        import time
+        while True:
+            time.sleep(PARENT_CHECK_SECONDS)
+            if os.getppid() != parent:
+                os._exit(0)
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _worker_main(inq, outq, flag, initializer):          # runs in the worker process
     nice = int(os.environ.get("ULTR_WORKER_NICE", "5"))
     if nice > 0 and hasattr(os, "nice"):                   # batch work yields to the server answering pages
@@ -45,6 +61,7 @@ def _worker_main(inq, outq, flag, initializer):          # runs in the worker pr
     if "torch" in sys.modules:         # a worker that runs no training never pays torch's import (≈ 1 s)
         sys.modules["torch"].set_num_threads(1)
     parent = os.getppid()
+    _watch_parent(parent)
     if initializer is not None:
         try:
             initializer()

@@ -20,6 +20,10 @@ __all__ = ["cascade_log_likelihood", "fit_cascade"]
 MAX_ITER = 100
 #: patterns per chunk of the likelihood's gradient (≈ 100 MB of autograd state for 10 ranks)
 CHUNK = 100_000
+#: torch threads of a fit: its tensors are a few hundred thousand values, where intra-op threads gain little when
+#: the machine is idle and spin against other processes when it is not (issue #49: DBN 128 s instead of 6 s on a busy
+#: 2-core machine with two threads; docs/benchmarks.md, "Click models under load")
+FIT_THREADS = 1
 
 
 def cascade_log_likelihood(a, after_click, go_on, clicks):
@@ -66,7 +70,12 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = M
         (-prior / total_w).backward()
         return torch.tensor(value - float(prior.detach()) / total_w, dtype=torch.float64)
 
-    with torch.random.fork_rng():
-        opt.step(closure)
+    old = torch.get_num_threads()
+    torch.set_num_threads(FIT_THREADS)          # small tensors: spinning OpenMP threads only cost under contention
+    try:
+        with torch.random.fork_rng():
+            opt.step(closure)
+    finally:
+        torch.set_num_threads(old)
     with torch.no_grad():
         return torch.sigmoid(local).numpy().copy(), torch.sigmoid(shared).numpy().copy()
