@@ -6,7 +6,8 @@ from ultr_core.data.roots import available_datasets
 from ultr_core.studies.experiment import live_observation_curves, training_progress
 from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
 from ultr_core.app.jobhandles import JobGroup
-from ultr_core.app.knobs import CONTEXTS, KNOBS, LRS, SEEDS, SESSIONS, STEPS, TOPK, settings_from_state
+from ultr_core.app.knobs import (CONTEXTS, KNOB_BY_FIELD, KNOBS, LRS, SEEDS, SESSIONS, STEPS, TOPK, reconcile,
+                                 settings_from_state)
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, curve_note, log_view,
                                       seed_runs, seed_table, truth_note)
 from ultr_core.app.text import escape_markdown
@@ -90,6 +91,22 @@ def _pin_knobs() -> None:
             st.session_state[key] = st.session_state[key]
 
 
+def _moved(field: str) -> None:
+    """A knob's callback: remember which knob the user moved (it wins in :func:`_reconcile_knobs`)."""
+    st.session_state["pg_changed"] = field
+
+
+def _reconcile_knobs() -> None:
+    """Before the knobs are drawn: a combination no run can take (cascade users with PBM's coupling, CLD without a
+    top-k) is resolved by :func:`ultr_core.app.knobs.reconcile`, and the page says what it changed."""
+    values = {k.field: k.to_setting(st.session_state[k.key]) for k in KNOBS}
+    fixed, notes = reconcile(values, st.session_state.pop("pg_changed", None))
+    for field, value in fixed.items():
+        if value != values[field]:
+            st.session_state[KNOB_BY_FIELD[field].key] = KNOB_BY_FIELD[field].to_widget(value)
+    st.session_state["pg_knob_notes"] = notes
+
+
 def _from_url(knob, datasets):
     """A knob's first value: its URL value when valid (clamped to its range), else the default's widget value."""
     default = knob.to_widget(getattr(D, knob.field))
@@ -115,8 +132,9 @@ def _model_knobs() -> None:
     b.slider("click noise ε", 0.0, 0.5, step=0.05, key="pg_noise",
              help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
     a, b = st.columns(2)
-    a.select_slider("shown top-k", TOPK, key="pg_topk", help="only the first k candidates are shown (selection bias)")
-    b.slider("coupling η_c", 0.0, 1.0, step=0.1, key="pg_coupling",
+    a.select_slider("shown top-k", TOPK, key="pg_topk", on_change=_moved, args=("topk",),
+                    help="only the first k candidates are shown (selection bias)")
+    b.slider("coupling η_c", 0.0, 1.0, step=0.1, key="pg_coupling", on_change=_moved, args=("coupling",),
              help="LBD's coupling level: observation o = v_p^max(1 + wᵀx, 0) depends on the document")
     a, b = st.columns(2)
     a.slider("exploration", 0.0, 1.0, step=0.05, key="pg_shuffle",
@@ -125,18 +143,18 @@ def _model_knobs() -> None:
     b.select_slider("blocks", [1, 2, 3, 4, 5], key="pg_blocks",
                     help="shuffle only within this many blocks of positions: K blocks → K graph components")
     a, b = st.columns(2)
-    a.select_slider("contexts", CONTEXTS, key="pg_contexts",
+    a.select_slider("contexts", CONTEXTS, key="pg_contexts", on_change=_moved, args=("contexts",),
                     help="context types of a contextual PBM: each (query, position) gets one, and it scales observation")
     b.select_slider("steps", STEPS, key="pg_steps", help="batches of 256 sessions per method")
     _users_knob(st)
-    st.multiselect("methods (+ Naive, Oracle)", list(NAMES), key="pg_methods",
+    st.multiselect("methods (+ Naive, Oracle)", list(NAMES), key="pg_methods", on_change=_moved, args=("methods",),
                    help="trained one after another on the same log with the same seed; Naive (raw clicks) and "
                         "Oracle (true labels) are always trained first as the floor and the ceiling")
 
 
 def _users_knob(where) -> None:
     """The user model the clicks are drawn from ("users: PBM" in the box, so its label may go on a projector)."""
-    where.selectbox("users click as", USER_MODELS, key="pg_users", format_func=lambda k: f"users: {MODEL_BY_KEY[k].label}",
+    where.selectbox("users click as", USER_MODELS, key="pg_users", on_change=_moved, args=("users",), format_func=lambda k: f"users: {MODEL_BY_KEY[k].label}",
                     help="how simulated users click — " + "; ".join(
                         f"{MODEL_BY_KEY[k].label}: {MODEL_BY_KEY[k].behaviour}" for k in USER_MODELS)
                     + ". Coupling and contexts apply to PBM only.")
@@ -168,6 +186,7 @@ def main():
         _init(k.key, _from_url(k, datasets))
     _init("pg_present", qp("present", 0, int, 0, 1) == 1)
     _pin_knobs()
+    _reconcile_knobs()
     present = st.session_state["pg_present"]
     charts, story_box, verdict_box = _layout(present, presets, datasets)
     settings = settings_from_state(st.session_state)
@@ -177,6 +196,8 @@ def main():
                             "present": str(int(st.session_state["pg_present"]))})
     with charts:
         url_notices()
+        for note in st.session_state.get("pg_knob_notes", []):     # one plain line each, in both modes
+            st.caption(f"⚠ {escape_markdown(note)}")
     changed = True
     if preset is not None:
         changed = any(getattr(settings, k) != v for k, v in preset.changes.items())

@@ -256,6 +256,7 @@ def fit_seen(page) -> dict:
     seen = page.evaluate(_FIT_JS)
     seen["exceptions"] = page.locator('[data-testid="stException"]').count()
     seen["verdict"] = page.evaluate(VERDICT_JS)
+    seen["text"] = page.evaluate("() => document.body.innerText")[:20_000]
     return seen
 
 

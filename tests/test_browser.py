@@ -57,14 +57,20 @@ def test_playground_fits_one_screen_and_reacts_to_a_knob(shared_url):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("size, query", [((1024, 576), "?preset=top-k+cut+hides+relevance"), ((1280, 720), "?present=1"),
-                                         ((1024, 576), "?users=dcm")])
+                                         ((1024, 576), "?users=dcm"),
+                                         ((1024, 576), "?present=1&users=cm&coupling=0.5&contexts=20")])
 def test_playground_and_presentation_mode_fit_a_projector(shared_url, size, query):
     """No page scrolling and nothing outside the screen at a 1024×576 projector and in presentation
     mode (the top-k preset is the tallest page: a non-identifiable log's verdict and hint under the
     knobs, four methods and two claims in the results tile; 1280×720 is run_playground's; a preset in
     presentation mode at 1024×576 is read by the presentation-link test; cascade users add a line on what
-    the "truth" curve is, which ran one line past 576 px before it was shortened)."""
-    _assert_fits(playground_fit(shared_url, *size, query), size, query)
+    the "truth" curve is, which ran one line past 576 px before it was shortened; a link whose knobs no run can
+    take — cascade users with PBM's coupling and contexts — keeps its tiles and says in one line what it changed:
+    it wiped the projector screen, issue #49)."""
+    seen = playground_fit(shared_url, *size, query)
+    _assert_fits(seen, size, query)
+    if "coupling" in query:
+        assert "were turned off" in seen["text"] and "Please check the input" not in seen["text"], seen["text"]
 
 
 def _assert_fits(seen: dict, size, query: str) -> None:

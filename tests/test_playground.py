@@ -206,3 +206,27 @@ def test_the_ig_box_names_the_top_k_cut_when_it_hides_candidates():
     assert no_crash(at)
     box = next(w.value for w in at.warning if "IG:" in w.value)
     assert "candidates never shown (top-k cut)" in box and box.index("top-k cut") > box.index("components")
+
+
+def test_no_knob_or_link_wipes_the_tiles():
+    """Cascade users with PBM's coupling and contexts, from a link and from a knob, in both modes; CLD without a
+    top-k: the tiles stay and one plain line says what was changed (issue #49: the page showed only "Please check
+    the input — user_model: …")."""
+    from apphelp import no_crash, page
+    cases = [({"users": "cm", "coupling": "0.5", "contexts": "20"}, "were turned off"),
+             ({"methods": "CLD"}, "the shown top-k was set to 3"),
+             ({"preset": "coupling breaks DLA, LBD holds", "present": "1"}, None)]     # the knobs below act on it
+    for query, words in cases:
+        at = page("playground.py", timeout=120)
+        for k, v in query.items():
+            at.query_params[k] = v
+        at.run()
+        notes = " ".join(c.value for c in at.caption if c.value.startswith("⚠"))
+        assert no_crash(at) and not at.error and len(at.get("plotly_chart")) >= 2, query
+        assert (words in notes) if words else not notes, (query, notes)
+    at.selectbox(key="pg_users").set_value("dbn").run()                 # a knob inside the presentation popover
+    assert no_crash(at) and not at.error and at.session_state["pg_coupling"] == 0.0
+    assert any("DBN users have their own examination" in c.value for c in at.caption)
+    at.slider(key="pg_coupling").set_value(0.5).run()                   # the knob moved last wins
+    assert no_crash(at) and at.session_state["pg_users"] == "pbm" and at.session_state["pg_coupling"] == 0.5
+    assert any("users now click as PBM" in c.value for c in at.caption)

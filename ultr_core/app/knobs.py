@@ -12,7 +12,7 @@ from ultr_core.app.playground import PlaygroundSettings, algorithm_names
 from ultr_core.clickmodels.registry import USER_MODELS
 
 __all__ = ["Knob", "KNOBS", "KNOB_BY_FIELD", "settings_from_state", "TOPK", "CONTEXTS", "STEPS", "SESSIONS", "LRS",
-           "SEEDS"]
+           "SEEDS", "reconcile", "PBM_ONLY"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,53 @@ KNOBS = (
     Knob("seeds", "seeds", int, options=SEEDS),
 )
 KNOB_BY_FIELD = {k.field: k for k in KNOBS}
+
+
+#: knobs that change PBM's examination; the cascade models have their own, so they apply to PBM users only
+PBM_ONLY = {"coupling": "coupling η_c", "contexts": "contexts"}
+#: the shown top-k a top-k method gets when a link or a knob asks for it without one
+TOPK_FOR_SELECTION = 3
+
+
+def reconcile(values: dict, changed: str | None = None) -> tuple[dict, list[str]]:
+    """Knob settings (by field) made consistent, and one plain sentence per change, so that no combination of
+    knobs or link can leave the Playground without its tiles (issue #49).  The knob the user just moved
+    (``changed``) wins; a link's values (``changed`` None) keep the user model and the methods.
+
+    >>> v, notes = reconcile({"users": "dbn", "coupling": 0.5, "contexts": 20, "methods": ("dla",), "topk": None})
+    >>> v["users"], v["coupling"], v["contexts"], notes
+    ('dbn', 0.0, 0, ['DBN users have their own examination: coupling η_c and contexts are for PBM users and were turned off.'])
+    >>> reconcile({"users": "dbn", "coupling": 0.5, "contexts": 0, "methods": (), "topk": None}, "coupling")[0]["users"]
+    'pbm'
+    >>> reconcile({"users": "pbm", "coupling": 0, "contexts": 0, "methods": ("cld",), "topk": None})[1]
+    ['CLD models top-k selection: the shown top-k was set to 3.']
+    """
+    from ultr_core.algorithms.specs import SPECS_BY_KEY
+    from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    v, notes = dict(values), []
+    on = [f for f in PBM_ONLY if v.get(f)]
+    if v.get("users", "pbm") != "pbm" and on:
+        if changed in PBM_ONLY:
+            notes.append(f"{PBM_ONLY[changed]} changes PBM's examination: users now click as PBM "
+                         f"(not {MODEL_BY_KEY[v['users']].label}).")
+            v["users"] = "pbm"
+        else:
+            notes.append(f"{MODEL_BY_KEY[v['users']].label} users have their own examination: "
+                         f"{' and '.join(PBM_ONLY[f] for f in on)} {'is' if len(on) == 1 else 'are'} for PBM users "
+                         "and " + ("was" if len(on) == 1 else "were") + " turned off.")
+            v.update({f: type(v[f])(0) for f in on})
+    selection = [m for m in v.get("methods", ()) if SPECS_BY_KEY[m].needs_topk]
+    if selection and v.get("topk") is None:
+        names = ", ".join(SPECS_BY_KEY[m].label for m in selection)
+        if changed == "topk":
+            notes.append(f"{names} model{'s' if len(selection) == 1 else ''} top-k selection, which needs a shown "
+                         f"top-k: {names} was left out.")
+            v["methods"] = tuple(m for m in v["methods"] if m not in selection)
+        else:
+            notes.append(f"{names} model{'s' if len(selection) == 1 else ''} top-k selection: the shown top-k was "
+                         f"set to {TOPK_FOR_SELECTION}.")
+            v["topk"] = TOPK_FOR_SELECTION
+    return v, notes
 
 
 def settings_from_state(state) -> PlaygroundSettings:
