@@ -208,15 +208,6 @@ def test_train_options_are_checked_before_any_seed_runs(capsys):
     refused(["train", "--set", "hidden=65536,65536"], capsys, "hidden", "8,192", "16,777,216 weights")
 
 
-def test_paper_scale_runs_through_the_cli(capsys):
-    """``--paper-scale`` (issue #49: it crashed with "got multiple values for keyword argument 'clicks'")."""
-    rc, out, _ = cli(["train", "--paper-scale", "--set", "steps=2", "--set", "eval_every=1", "--sessions", 200,
-                      "--json"], capsys)
-    d = json.loads(out)
-    assert rc == 0 and d["config"]["train"]["hidden"] == [512, 256, 128] and d["config"]["train"]["clicks"] == "online"
-    assert d["config"]["train"]["steps"] == 2
-
-
 def test_ig_refuses_flags_that_do_not_apply(tmp_path, capsys):
     f = write(tmp_path, "log.csv", _sessions())
     refused(["ig", f, "--scheduler", "tcp://127.0.0.1:1"], capsys, "--scheduler", "--engine dask")

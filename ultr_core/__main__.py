@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -118,8 +119,14 @@ def _train(a) -> int:
     click = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
                              coupling=a.coupling, n_contexts=a.contexts, user_model=a.click_model,
                              continuation=a.continuation)
+    hardware = {"device": a.device or ("auto" if a.paper_scale else "cpu"),
+                "threads": a.threads if a.threads is not None else (min(os.cpu_count() or 1, 64) if a.paper_scale else 1)}
+    if hardware["device"] == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            raise ConfigError("--device", "cuda was asked for, but torch sees no CUDA device here; use auto or cpu")
     base = TrainConfig(algorithm=a.algorithm, seed=a.seed,
-                       **(PAPER_SCALE if a.paper_scale else {"clicks": a.clicks}))
+                       **(PAPER_SCALE if a.paper_scale else {"clicks": a.clicks}) | hardware)
     train = TrainConfig.from_pairs(a.set or [], base)
     outs = []
     for seed in range(a.seed, a.seed + a.seeds):
@@ -296,6 +303,11 @@ def _add_train(sub) -> None:
     tr.add_argument("--paper-scale", action="store_true",
                     help="the official LBD scale: 512-256-128 + LayerNorm, Adagrad 0.05, clip 5, 10,000 online "
                          "steps, unclipped DLA weights (slow on a CPU)")
+    tr.add_argument("--device", choices=["auto", "cpu", "cuda"], default=None,
+                    help="where the ranker trains (default: cpu; auto with --paper-scale — cuda when available)")
+    tr.add_argument("--threads", type=int, default=None,
+                    help="torch threads on the CPU (default: 1, which keeps small fits fast on a busy machine; all "
+                         "cores with --paper-scale)")
     tr.add_argument("--data-seed", type=int, default=0, help="seed of generated data")
     from dataclasses import fields as _fields
 
