@@ -156,6 +156,9 @@ def repair_notes(state: dict) -> list[str]:
                      "session showed")
     if state.get("repeated_clicks"):
         notes.append(f"counted {state['repeated_clicks']:,} repeated click(s) on the same impression once")
+    if state.get("multi_position_clicks"):
+        notes.append(f"counted {state['multi_position_clicks']:,} click(s) on a URL shown at several positions of one "
+                     "result page once, at its first position (PyClick's rule for Yandex logs)")
     return notes
 
 

@@ -130,15 +130,27 @@ def _t(i: int) -> str:
     return f"coalesce(trim(f[{i}]), '')"
 
 
-def _impressions_view(con, name: str, extra=()) -> dict:
+def _impressions_view(con, name: str, extra=(), first_only: bool = False) -> dict:
     """The view ``norm`` from tables ``imp`` (impressions), ``clk`` (click rows) and ``hit``
-    (clicked impressions with their click counts); returns the repair counts."""
+    (clicked impressions with their click counts); returns the repair counts.  ``first_only``: a click on a URL
+    that the impression shows at several positions is counted once, at its first (topmost) position — PyClick's
+    rule for the Yandex logs (``YandexRelPredChallengeParser``: ``results.index(url)``) — and counted in the
+    repairs (``multi_position_clicks``); otherwise at every position showing it (PyClick's rule for its session
+    text)."""
     cols = "".join(f", imp.{c}" for c in extra)
+    if first_only:
+        _run(con, """CREATE OR REPLACE TEMP TABLE hit AS SELECT hit.*, f.position, f.k FROM hit JOIN (
+            SELECT session_id, doc_id, min(position) AS position, count(*) AS k FROM imp GROUP BY ALL) f
+            USING (session_id, doc_id)""", name)
+    on = "(session_id, doc_id, position)" if first_only else "(session_id, doc_id)"
     _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS
         SELECT imp.session_id, imp.query_id, imp.doc_id, imp.position,
                (hit.n IS NOT NULL)::TINYINT AS click{cols}
-        FROM imp LEFT JOIN hit USING (session_id, doc_id)""", name)
-    return _repairs(con)
+        FROM imp LEFT JOIN hit USING {on}""", name)
+    out = _repairs(con)
+    if first_only:
+        out["multi_position_clicks"] = int(_scalar(con, "SELECT count(*) FROM hit WHERE k > 1") or 0)
+    return out
 
 
 def _repairs(con) -> dict:

@@ -120,8 +120,8 @@ MATCH_BUCKET_ROWS = 2_000_000
 def _match_clicks(con, name: str, n: int) -> dict:
     """Table ``hitpos(session_id, doc_id, query_id, position)``: the clicked impressions of the
     typed log ``yb``.  A click belongs to the latest query row at or before its line in the same
-    session that shows the URL (at every position showing it); repeated clicks on one impression
-    count once.  Vectorised: most clicks follow their query row, so the latest query row before
+    session that shows the URL, at the first position showing it (PyClick's ``YandexRelPredChallengeParser``);
+    repeated clicks on one impression count once.  Vectorised: most clicks follow their query row, so the latest query row before
     each click (a binary search over line numbers) is tried first; the rest — a click on an
     earlier page of the session, interleaved sessions — go through a general join in SQL.
     Sessions are taken in buckets (session id modulo B, B = query rows / :data:`MATCH_BUCKET_ROWS`)
@@ -140,10 +140,14 @@ def _match_clicks(con, name: str, n: int) -> dict:
         where = "" if buckets == 1 else f" AND ((c1 % {buckets}) + {buckets}) % {buckets} = {b}"
         m, t = _match_bucket(con, name, urls, none, where)
         matched, total = matched + m, total + t
-    _run(con, "CREATE OR REPLACE TEMP TABLE hitpos AS SELECT DISTINCT * FROM hitraw", name)
+    # a URL shown at several positions of one page: its click counts once, at the first (PyClick's rule)
+    _run(con, """CREATE OR REPLACE TEMP TABLE hitpos AS SELECT session_id, doc_id, query_id, min(position) AS position,
+                 count(DISTINCT position) AS k FROM hitraw GROUP BY session_id, doc_id, query_id""", name)
     _run(con, "DROP TABLE hitraw", name)
     distinct = _scalar(con, "SELECT count(*) FROM (SELECT DISTINCT session_id, doc_id FROM hitpos)")
-    return {"orphan_clicks": total - matched, "repeated_clicks": matched - distinct}
+    multi = _scalar(con, "SELECT count(*) FROM hitpos WHERE k > 1") or 0
+    _run(con, "ALTER TABLE hitpos DROP COLUMN k", name)
+    return {"orphan_clicks": total - matched, "repeated_clicks": matched - distinct, "multi_position_clicks": multi}
 
 
 def _match_bucket(con, name: str, urls: list, none: int, where: str) -> tuple[int, int]:
@@ -234,7 +238,7 @@ def _yandex_from(con, name: str, table: str) -> dict:
         SELECT c.ln, c.doc_id, max(i.session_id) AS session_id FROM clk c
         JOIN imp i ON c.s = i.s AND c.doc_id = i.doc_id AND i.session_id <= c.ln GROUP BY c.ln, c.doc_id)
         GROUP BY ALL""", name)
-    return _impressions_view(con, name)
+    return _impressions_view(con, name, first_only=True)
 
 
 def _yandex_checks(con, name: str, src: str) -> None:
@@ -271,4 +275,4 @@ def _yandex2013(con, name: str) -> dict:
     _run(con, """CREATE OR REPLACE TEMP TABLE hit AS
         SELECT i.session_id, i.doc_id, count(*) AS n FROM clk c
         JOIN (SELECT DISTINCT session_id, s, serp, doc_id FROM imp) i USING (s, serp, doc_id) GROUP BY ALL""", name)
-    return _impressions_view(con, name, ["domain"])
+    return _impressions_view(con, name, ["domain"], first_only=True)
