@@ -222,5 +222,5 @@ def test_job_failures_never_show_a_class_name():
     assert job_message(ConfigError("log", "no clicks")) == "log: no clicks"
     assert job_message(KeyError("x")) == "an unexpected error stopped it (the server log has the details)"
     from ultr_core.clickmodels.compare import compare_click_models
-    with pytest.raises(ConfigError, match="no clicks in its training sessions"):
+    with pytest.raises(ConfigError, match="the log has no clicks in its training sessions"):
         compare_click_models(_two_position_log(40, clicks=False).frame, "log")

@@ -168,3 +168,22 @@ def test_the_uploaded_logs_merge_is_evaluated_or_the_page_says_why():
     said = [m.value for m in at.markdown] + [i.value for i in at.info]
     assert any(v.startswith("The clicks cannot test this merge") or v.startswith("Not evaluated: split")
                for v in said), said
+
+
+def test_a_log_without_clicks_gets_one_plain_message_on_both_pages():
+    """No numbers for a log that cannot support them (issue #49): the held-out repair showed +0.0001 [+0.0001,
+    +0.0002] and a one-dot scatter; the click-model section "ConfigError: split: no test session's query occurs in
+    training" — a class name and the wrong reason.  A document never changes position: two components, a merge."""
+    from apphelp import wait
+    from ultr_core.logs.clicklog import NO_CLICKS
+    rows = [f"{s},{s % 4},{'ab'[p - 1]}{s % 4},{p},0" for s in range(200) for p in (1, 2)]
+    data = ("session_id,query_id,doc_id,position,click\n" + "\n".join(rows) + "\n").encode()
+    up = page("upload.py").run()
+    up.file_uploader[0].set_value(("noclicks.csv", data, "text/csv")).run()
+    up = wait(up, "upload_cm_job")
+    at = _after_upload("noclicks.csv", data)
+    for p, lead in ((up, "No click model is fitted"), (at, "Not evaluated")):
+        said = [i.value for i in p.info]
+        assert no_crash(p) and any(v.startswith(lead) and NO_CLICKS.split(":")[0] in v for v in said), said
+        assert not any("Error" in v for v in said), said
+    assert not any(m.value.startswith(("The clicks", "The merge")) for m in at.markdown)

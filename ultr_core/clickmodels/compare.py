@@ -56,8 +56,8 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     keys = parse_models(models) if not isinstance(models, list) else models
     tr, te, dropped, pair_keys = _tables(data, name, split, test)
     if not tr.clicks.any():
-        raise ConfigError("log", "the log has no clicks in its training sessions: no click model can be fitted "
-                                 "(no result without data)")
+        from ultr_core.logs.clicklog import NO_CLICKS
+        raise ConfigError("log", NO_CLICKS)
     if te.n_sessions == 0:
         raise ConfigError("split", "no test session's query occurs in training: nothing to score")
     out = {"train_sessions": tr.n_sessions, "test_sessions": te.n_sessions, "dropped_test_sessions": dropped,

@@ -212,8 +212,8 @@ def heldout_repair(log: ClickLog, analysis, split: float = 0.75, seed: int = 0) 
         raise ConfigError("split", "no held-out row shows a document and a bias factor seen in training: "
                                    "nothing to score")
     if not shown_tr["click"].any():
-        raise ConfigError("log", "the log has no clicks in its training sessions: click likelihood cannot judge a "
-                                 "repair (no result without data)")
+        from ultr_core.logs.clicklog import NO_CLICKS
+        raise ConfigError("log", NO_CLICKS)
     if np.unique(test_codes[3]).size < 2:
         raise ConfigError("split", f"only {np.unique(test_codes[3]).size} held-out session can be scored: an interval "
                                    "over sessions needs at least 2 — use a log with more sessions")

@@ -41,7 +41,7 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, show
 
-__all__ = ["ClickLog", "SCHEMA", "REQUIRED", "RANGES", "MAX_POSITION", "SHOWN_TEXT", "not_decimal", "check_roles",
+__all__ = ["ClickLog", "SCHEMA", "REQUIRED", "RANGES", "MAX_POSITION", "SHOWN_TEXT", "NO_CLICKS", "not_decimal", "check_roles",
            "check_mapping"]
 
 SCHEMA = {
@@ -55,6 +55,10 @@ REQUIRED = ("session_id", "query_id", "doc_id", "position", "shown", "click")
 MAX_POSITION = 10_000
 #: the one rule for a ``shown`` flag in every reader (pandas, DuckDB, Dask): 0/1 or true/false, nothing else
 SHOWN_TEXT = {"0": 0, "1": 1, "true": 1, "false": 0}
+#: the one message for a log whose training sessions hold no click: the click-model comparison and the held-out
+#: repair say it alike, on every page and on the CLI (no result without data, issue #49)
+NO_CLICKS = ("the log has no clicks in its training sessions: no click model and no repair can be judged by its "
+             "clicks (no result without data)")
 
 
 def not_decimal(values: pd.Series) -> pd.Series:
