@@ -5,7 +5,7 @@ import streamlit as st
 
 from ultr_core.algorithms.selection import check_selection_log
 
-from ultr_core.app.text import escape_markdown
+from ultr_core.app.text import code_span, escape_markdown
 
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.catalog import CATALOG
@@ -72,7 +72,7 @@ def _log_to_train():
         if link_spec == default.to_string():       # the page's own link to the default (it is in the URL after a rerun)
             note = default_note
         else:
-            note = (f"Training on the log this link names: `{escape_markdown(link_spec)}` ({log.n_sessions:,} sessions "
+            note = (f"Training on the log this link names: {code_span(link_spec)} ({log.n_sessions:,} sessions "
                     f"on {escape_markdown(ds.name)}).")
     elif "log" in st.query_params:
         st.session_state.setdefault("_url_notices", []).append(
@@ -121,7 +121,7 @@ def _users_of(link_spec, ds, log):
         st.warning(f"Kept {MODEL_BY_KEY[current].label} users: {escape_markdown(e)}")
         return link_spec, ds, log, None
     ds, _, log = memo(("logspec", new.to_string()), new.simulate)
-    said = f"Training on the same log with {MODEL_BY_KEY[user].label} users: `{escape_markdown(new.to_string())}`."
+    said = f"Training on the same log with {MODEL_BY_KEY[user].label} users: {code_span(new.to_string())}."
     st.caption(said)
     return new.to_string(), ds, log, said
 

@@ -394,3 +394,4 @@ def test_train_draws_the_same_log_with_another_user_model_and_links_it():
     coupled.run()
     coupled.selectbox(key="train_user").set_value("cm").run()
     assert no_crash(coupled) and any("Kept PBM users" in w.value for w in coupled.sidebar.warning)
+
