@@ -303,9 +303,12 @@ def _show_observation(job, present: bool, truth, users: str) -> None:
 
 def _verdict(ig: dict, present: bool) -> None:
     head = f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}**"
-    (st.success if ig["identifiable"] else st.warning)(       # one line on a projector
-        f"{head} — {'identifiable' if ig['identifiable'] else 'not identifiable'}" if present else
-        f"{head} over {ig['factors']} — " + _verdict_text(ig))
+    pbm = " (PBM users)" if ig.get("users") else ""
+    (st.success if ig["identifiable"] else st.warning)(       # one line on a projector, with its reason
+        f"{head} — {'identifiable' + pbm if ig['identifiable'] else 'not identifiable: ' + ig['reason']}" if present
+        else f"{head} over {ig['factors']} — " + _verdict_text(ig))
+    if ig.get("users") and not present:
+        st.caption(ig["users"])
 
 
 def _verdict_text(ig: dict) -> str:

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.config import ALGORITHMS
+from ultr_core.app.igverdict import unshown_candidates, verdict  # noqa: F401  (re-exported)
 from ultr_core.constraints import Interval, Rule, validate
 from ultr_core.errors import ConfigError
 from ultr_core.evaluation.claims import FLAT, Claim, check_claims  # noqa: F401  (the presets' claims; re-exported)
@@ -299,57 +300,6 @@ def log_view(log, simulator) -> dict:
     curve, label = simulator.examination_shown(log, n_pos)
     return {"ctr": ctr[ctr["position"] <= n_pos], "truth": truth, "verdict": verdict(log),
             "observation": curve, "observation_label": label}
-
-
-def verdict(log) -> dict:
-    """The identifiability verdict of a log over its bias factors (position, plus context when the
-    log has contexts) with (query, document) pairs as documents: the number of IG components and
-    one sentence that says what it means (Identifiability Matters, Thm. 1); ``hint`` says what to
-    change when a fixed ranking is the cause (else None); ``cut`` counts the candidates a top-k cut never showed
-    (else None) — the graph says nothing about them.
-
-    >>> from ultr_core.simulation.logspec import LogSpec
-    >>> _, _, log = LogSpec.parse("synthetic:50/shuffle=0.5/blocks=2/sessions=2000").simulate()
-    >>> v = verdict(log); (v["components"], v["identifiable"])
-    (2, False)
-    """
-    from ultr_core.identifiability import IdentifiabilityGraph
-    g = IdentifiabilityGraph.from_log(log)
-    k, n = g.n_components, g.n_factors
-    factors = " × ".join(g.bias_columns)
-    short = ("identifiable: relevance is recoverable up to one scale" if k == 1 else
-             "not identifiable: relevance is comparable only within a component")
-    if k == 1:
-        text = (f"Identifiable: the {n} bias factors ({factors}) form one connected graph, so relevance "
-                "can be recovered up to one scale.")
-    else:
-        text = (f"Not identifiable from clicks alone: the {n} bias factors ({factors}) fall into {k} "
-                f"components (largest holds {g.sizes[0] / n:.0%}); relevance is comparable only within a component.")
-    hint = None
-    cut = unshown_candidates(log)
-    cut_note = f"{cut[0]:,} of {cut[1]:,} candidates never shown (top-k cut)" if cut else None
-    if cut_note:
-        text += f" {cut_note}: no click says anything about them."
-    if k > 1 and log.meta.get("click_model", {}).get("shuffle", 0) == 0:
-        hint = "A fixed ranking shows each document at one position: raise exploration (shuffled sessions)."
-        text += " " + hint
-    return {"components": k, "identifiable": k == 1, "factors": factors, "nodes": n, "text": text,
-            "short": short, "hint": hint, "cut": cut_note}
-
-
-def unshown_candidates(log) -> tuple[int, int] | None:
-    """(never shown, all) candidate (query, document) pairs of a log with a top-k cut; None when every one was shown.
-
-    >>> from ultr_core.simulation.logspec import LogSpec
-    >>> unshown_candidates(LogSpec.parse("synthetic:50/topk=3/shuffle=0/sessions=500").simulate()[2])
-    (210, 300)
-
-    (the log covers the 30 training queries; a fixed ranking shows 3 of their 10 candidates)
-    """
-    f = log.frame
-    seen = f.groupby(["query_id", "doc_id"], sort=False)["shown"].any()
-    never = int((~seen).sum())
-    return (never, len(seen)) if never else None
 
 
 def curve_note(labels, short: bool = False) -> str:

@@ -1,0 +1,66 @@
+"""The Playground's identifiability box: the verdict of a simulated log's graph in one sentence, its short forms and
+what the graph says nothing about (a top-k cut's unshown candidates, cascade users' examination)."""
+from __future__ import annotations
+
+__all__ = ["verdict", "unshown_candidates"]
+
+
+def verdict(log) -> dict:
+    """The identifiability verdict of a log over its bias factors (position, plus context when the
+    log has contexts) with (query, document) pairs as documents: the number of IG components and
+    one sentence that says what it means (Identifiability Matters, Thm. 1); ``hint`` says what to
+    change when a fixed ranking is the cause (else None); ``reason`` is the short why of a disconnected graph (the
+    projector's one line); ``cut`` counts the candidates a top-k cut never showed (else None) — the graph says
+    nothing about them; ``users`` says, under cascade users, that the verdict is about PBM users (else None).
+
+    >>> from ultr_core.simulation.logspec import LogSpec
+    >>> _, _, log = LogSpec.parse("synthetic:50/shuffle=0.5/blocks=2/sessions=2000").simulate()
+    >>> v = verdict(log); (v["components"], v["identifiable"])
+    (2, False)
+    """
+    from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    from ultr_core.identifiability import IdentifiabilityGraph
+    g = IdentifiabilityGraph.from_log(log)
+    k, n = g.n_components, g.n_factors
+    factors = " × ".join(g.bias_columns)
+    users = log.meta.get("click_model", {}).get("user_model", "pbm")
+    pbm = "" if users == "pbm" else " for PBM users"
+    short = (f"identifiable{pbm}: relevance is recoverable up to one scale" if k == 1 else
+             "not identifiable: relevance is comparable only within a component")
+    if k == 1:
+        text = (f"Identifiable{pbm}: the {n} bias factors ({factors}) form one connected graph, so relevance "
+                "can be recovered up to one scale.")
+    else:
+        text = (f"Not identifiable from clicks alone: the {n} bias factors ({factors}) fall into {k} "
+                f"components (largest holds {g.sizes[0] / n:.0%}); relevance is comparable only within a component.")
+    users_note = None
+    if users != "pbm":                      # Theorem 1 is about examination by the bias factors alone
+        users_note = (f"The graph's verdict is about PBM users (examination by position alone); "
+                      f"{MODEL_BY_KEY[users].label} users examine by the clicks above, which the graph does not model.")
+        text += " " + users_note
+    hint = None
+    cut = unshown_candidates(log)
+    cut_note = f"{cut[0]:,} of {cut[1]:,} candidates never shown (top-k cut)" if cut else None
+    if cut_note:
+        text += f" {cut_note}: no click says anything about them."
+    if k > 1 and log.meta.get("click_model", {}).get("shuffle", 0) == 0:
+        hint = "A fixed ranking shows each document at one position: raise exploration (shuffled sessions)."
+        text += " " + hint
+    reason = None if k == 1 else ("fixed ranking — raise exploration" if hint else "no document links the components")
+    return {"components": k, "identifiable": k == 1, "factors": factors, "nodes": n, "text": text,
+            "short": short, "hint": hint, "cut": cut_note, "reason": reason, "users": users_note}
+
+
+def unshown_candidates(log) -> tuple[int, int] | None:
+    """(never shown, all) candidate (query, document) pairs of a log with a top-k cut; None when every one was shown.
+
+    >>> from ultr_core.simulation.logspec import LogSpec
+    >>> unshown_candidates(LogSpec.parse("synthetic:50/topk=3/shuffle=0/sessions=500").simulate()[2])
+    (210, 300)
+
+    (the log covers the 30 training queries; a fixed ranking shows 3 of their 10 candidates)
+    """
+    f = log.frame
+    seen = f.groupby(["query_id", "doc_id"], sort=False)["shown"].any()
+    never = int((~seen).sum())
+    return (never, len(seen)) if never else None
