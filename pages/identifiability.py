@@ -6,7 +6,7 @@ from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.algorithms.catalog import formula_lines
 from ultr_core.app.figures import interval_bar_figure, observation_curve_figure
 from ultr_core.app.graph_figures import bias_curves_figure, component_sizes_figure, identifiability_graph_figure, identifiability_graph_html, probability_figure
-from ultr_core.identifiability.estimation import ESTIMATORS
+from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
 from ultr_core.identifiability import probability_table
 from ultr_core.identifiability.lesson import equal_fit_fits
 from ultr_core.identifiability.reports import plan_table, compare_repairs, components_sweep, repairs_sweep
@@ -243,9 +243,10 @@ def _curves(an, log, key, bias: list) -> None:
     st.caption("Observation is identifiable only up to one scale per connected component: each curve is "
                "normalised within its component (Agarwal et al., WSDM 2019, intervention harvesting; or a "
                "position-based model fitted by EM), with 90 % document-bootstrap bands.")
-    est = st.selectbox("estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"), key="ig_estimator",
-                       help="pivot one / adjacent chain / all pairs: click-rate ratios of documents shown at two "
-                            "factors; em: r·o fitted by expectation–maximisation")
+    est = st.selectbox("position-bias estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"),
+                       key="ig_estimator", format_func=ESTIMATOR_LABELS.get,
+                       help="intervention harvesting (Agarwal et al. 2019): click-rate ratios of documents shown at "
+                            "two factors; EM: r·o fitted by expectation–maximisation")
     try:
         curves_an = cached_analysis(log, key, tuple(bias), est)
     except (ConfigError, ValueError) as e:

@@ -11,7 +11,7 @@ from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.identifiability.reports import format_report, plan_table
 from ultr_core.app.text import escape_markdown
 from ultr_core.app.graph_figures import bias_curves_figure
-from ultr_core.identifiability.estimation import ESTIMATORS
+from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
 from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS, UPLOAD_MAX_PAIRS
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.formats import FORMAT_NAMES, LOG_FORMATS
@@ -181,10 +181,7 @@ def _bias_and_estimator(fmt: str, columns, cols, doc_cols: tuple):
     if not bias:
         st.stop()
     estimator = st.selectbox("position-bias estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"),
-                             format_func={"pivot_one": "intervention harvesting: pivot one (Agarwal et al. 2019)",
-                                          "adjacent_chain": "intervention harvesting: adjacent chain",
-                                          "all_pairs": "intervention harvesting: all pairs (ML)",
-                                          "em": "position-based model fitted by EM"}.get,
+                             format_func=ESTIMATOR_LABELS.get,
                              help="observation is estimated inside each connected component of the IG, normalised "
                                   "there; 90 % intervals from 100 document-bootstrap resamples")
     return bias, estimator

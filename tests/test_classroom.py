@@ -34,3 +34,21 @@ def test_the_ig_box_says_why_in_presentation_mode_and_what_it_means_under_cascad
     assert "identifiable for PBM users" in box and "DBN users examine by the clicks above" in box
     at = _playground()                                                          # PBM users: no such note
     assert not any("examine by the clicks above" in c.value for c in at.caption)
+
+
+def test_one_name_per_estimator_on_every_page(capsys, tmp_path):
+    """"all_pairs" on one page, "intervention harvesting: all pairs (ML)" on the other (issue #49)."""
+    from clihelp import cli
+    from test_page_upload import CSV
+    from ultr_core.identifiability.estimation import ESTIMATOR_LABELS
+    up = page("upload.py").run()
+    up.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
+    ig = page("identifiability.py", timeout=120).run()
+    names = list(ESTIMATOR_LABELS.values())
+    for at in (up, ig):
+        box = [s for s in at.selectbox if s.label == "position-bias estimator"][0]
+        assert no_crash(at) and box.options == names and box.value == "all_pairs"
+    f = tmp_path / "log.csv"
+    f.write_bytes(CSV.replace(b"qid,url,pos,clicked", b"query_id,doc_id,position,click"))
+    rc, out, _ = cli(["ig", f, "--bootstrap", 5], capsys)
+    assert rc == 0 and "intervention harvesting: all pairs (ML), 90 % document-bootstrap" in out

@@ -210,10 +210,11 @@ def _add_ig(sub) -> None:
     ig.add_argument("--doc-columns", help="comma-separated feature columns that identify a document instead")
     ig.add_argument("--column", action="append", metavar="FILE_COLUMN=NAME",
                     help="map a file column onto query_id, doc_id, position, click or shown (repeatable)")
+    from ultr_core.identifiability.estimation import ESTIMATOR_LABELS
     ig.add_argument("--estimate", default="all_pairs",
                     choices=["none", "pivot_one", "adjacent_chain", "all_pairs", "em"],
-                    help="observation curve per IG component (Agarwal et al. 2019 "
-                         "intervention harvesting, or a PBM fitted by EM)")
+                    help="observation curve per IG component: " + "; ".join(
+                        f"{k}: {v}" for k, v in ESTIMATOR_LABELS.items()) + " (Agarwal et al. 2019)")
     ig.add_argument("--bootstrap", type=int, default=None,
                     help="document-bootstrap resamples for the 90%% intervals (default 100)")
     ig.add_argument("--engine", choices=["duckdb", "dask"], default="duckdb",

@@ -62,9 +62,13 @@ from ultr_core.identifiability.pairs import MAX_INTERVENTION_PAIRS, Budget, inte
 from ultr_core.identifiability.support import blank_unsupported
 from ultr_core.logs.coding import tuple_labels
 
-__all__ = ["ESTIMATORS", "estimate_bias", "BiasEstimate", "intervention_sets", "Budget"]
+__all__ = ["ESTIMATORS", "ESTIMATOR_LABELS", "estimate_bias", "BiasEstimate", "intervention_sets", "Budget"]
 
 ESTIMATORS = ("pivot_one", "adjacent_chain", "all_pairs", "em")
+#: one name per estimator on every page, the CLI's report and its help (issue #49)
+ESTIMATOR_LABELS = {"pivot_one": "intervention harvesting: pivot one", "adjacent_chain":
+                    "intervention harvesting: adjacent chain", "all_pairs": "intervention harvesting: all pairs (ML)",
+                    "em": "position-based model fitted by EM"}
 
 
 @dataclass

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError
 from ultr_core.evaluation.metrics import mcc, ndcg
+from ultr_core.identifiability.estimation import ESTIMATOR_LABELS
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 from ultr_core.identifiability.intervention import InterventionPlan, plan_interventions
 
@@ -269,8 +270,9 @@ def format_report(rep: dict) -> str:
     if "position_bias" in rep:
         pb = rep["position_bias"]
         level = round(100 * (1 - pb["alpha"]))
-        lines.append(f"Observation (position bias) per component — {pb['method']}, {level} % document-bootstrap "
-                     f"intervals ({pb['n_bootstrap']} resamples), normalised to 1 at each component's first factor:")
+        lines.append(f"Observation (position bias) per component — {ESTIMATOR_LABELS[pb['method']]}, {level} % "
+                     f"document-bootstrap intervals ({pb['n_bootstrap']} resamples), normalised to 1 at each "
+                     "component's first factor:")
         for note in pb["notes"]:
             lines.append(f"  note: {note}")
         curves = pd.DataFrame(pb["curves"])
