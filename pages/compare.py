@@ -36,7 +36,8 @@ def main():
     url_notices()
     st.query_params.clear()
     st.query_params.update({"preset": c["preset"], "methods": ",".join(c["methods"]), "sweep": c["sweep_name"],
-                            "seeds": str(c["seeds"]), "sessions": str(c["sessions"]), "steps": str(c["steps"])})
+                            "seeds": str(c["seeds"]), "sessions": str(c["sessions"]), "steps": str(c["steps"]),
+                            "guess": str(int(c["guess"]))})
     if SWEEPS[c["sweep_name"]] is not None:
         st.query_params["values"] = c["values_txt"]
     job_buttons("compare_job", "▶ Run", lambda: _start(c), disabled=not c["methods"])
@@ -91,8 +92,10 @@ def _choices() -> dict:
                                 help="simulated sessions per run (synthetic default data)")
     steps = st.select_slider("training steps", step_opts, qp("steps", 400, int, options=step_opts),
                              help="batches of 256 sessions per run; the best validation checkpoint is kept")
+    guess = st.toggle("predict before you see", qp("guess", 1, int, 0, 1) == 1, key="cmp_guess_on",
+                      help="before the bars, guess which methods end below raw clicks (Naive); off: results at once")
     return {"preset": preset, "p": p, "methods": methods, "sweep_name": sweep_name, "values_txt": values_txt,
-            "seeds": seeds, "sessions": sessions, "steps": steps}
+            "seeds": seeds, "sessions": sessions, "steps": steps, "guess": guess}
 
 
 def _start(c: dict):
@@ -141,19 +144,28 @@ def _show(job):
                        "comparison.csv")
 
 
+def _skip_guess() -> None:
+    st.session_state["cmp_guess_on"] = False
+
+
 def _guess_then_reveal(job, summ, metric: str) -> bool:
     """Before the bars: ask which methods end below Naive; after: score the guess. False while waiting."""
     naive = summ.loc[summ["algorithm"] == "Naive", metric]
     below = summ[(summ[metric] < naive.iloc[0])]["algorithm"].tolist() if len(naive) else []
     others = [a for a in summ["algorithm"] if a not in ("Naive", "Oracle")]
     revealed = st.session_state.get("revealed")
+    if not st.session_state.get("cmp_guess_on", True):          # the guess is skipped (remembered in the URL)
+        return True
     if others and (revealed is None or revealed[0] != id(job)):
         st.info(f"Predict before you look: which methods end up **below** raw clicks (Naive) on {metric} "
-                "(by the mean over seeds)? Record your guess, then reveal.")
+                "(by the mean over seeds)? Record your guess, then reveal — or skip it.")
         guess = st.multiselect("my guess: below Naive", others, key="cmp_guess")
-        if st.button("Record my guess and reveal", type="primary"):
+        a, b = st.columns(2)
+        if a.button("Record my guess and reveal", type="primary"):
             st.session_state["revealed"] = (id(job), tuple(guess), metric)
             st.rerun()
+        b.button("Skip: show the results", on_click=_skip_guess,
+                 help="turns off 'predict before you see' in the sidebar (and in this page's link)")
         return False
     if others:
         guess = revealed[1]

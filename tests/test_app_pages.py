@@ -211,9 +211,12 @@ def test_compare_preset_says_whether_the_run_reproduces_the_paper():
 
 
 def test_compare_runs_vectorization_and_hte():
-    _, df = _run_compare(1, ["Naive", "Vectorization", "HTE", "HTE-oracle"], timeout=180)
+    at, df = _run_compare(1, ["Naive", "Vectorization", "HTE", "HTE-oracle"], timeout=180)
     assert set(df["algorithm"]) == {"Naive", "Vectorization", "HTE", "HTE-oracle"}
     assert df["error"].isna().all() and (df["ndcg@10"] > 0.5).all()
+    [b for b in at.button if b.label == "Skip: show the results"][0].click().run()      # the guess can be skipped
+    assert no_crash(at) and len(at.dataframe) == 1 and at.get("plotly_chart")
+    assert not at.toggle(key="cmp_guess_on").value and at.query_params["guess"] in ("0", ["0"])   # and stays so
 
 
 def test_compare_bad_sweep_values_message():

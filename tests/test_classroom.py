@@ -52,3 +52,10 @@ def test_one_name_per_estimator_on_every_page(capsys, tmp_path):
     f.write_bytes(CSV.replace(b"qid,url,pos,clicked", b"query_id,doc_id,position,click"))
     rc, out, _ = cli(["ig", f, "--bootstrap", 5], capsys)
     assert rc == 0 and "intervention harvesting: all pairs (ML), 90 % document-bootstrap" in out
+
+
+def test_a_compare_link_remembers_a_skipped_guess():
+    at = page("compare.py")
+    at.query_params["guess"] = "0"
+    at.run()
+    assert no_crash(at) and not at.toggle(key="cmp_guess_on").value
