@@ -53,8 +53,15 @@ button[data-testid="stExpandSidebarButton"], header[data-testid="stHeader"] {dis
 div[data-testid="stMainBlockContainer"] {padding: 0.6rem 1.2rem 0.2rem 1.2rem;}
 @media (min-height: 700px) and (min-width: 1200px) {html {font-size: 18px;}}
 @media (max-height: 640px) {div[data-testid="stCaptionContainer"] p {font-size: 0.8rem; line-height: 1.3;}}
+div[data-testid="stPopoverBody"] {max-height: calc(100vh - 90px) !important; overflow-y: scroll !important;}
+div[data-testid="stPopoverBody"]::-webkit-scrollbar {width: 10px;}
+div[data-testid="stPopoverBody"]::-webkit-scrollbar-thumb {background: #9aa0a6; border-radius: 5px;}
+div[data-testid="stPopoverBody"]::-webkit-scrollbar-track {background: #eceff1;}
+div[data-testid="stPopoverBody"]::after {content: "⇕ scroll for every knob"; position: sticky; bottom: -24px;
+  display: block; text-align: center; font-size: 0.75rem; color: #444; padding: 16px 0 6px 0;
+  background: linear-gradient(rgba(255, 255, 255, 0), #fff 45%);}
 </style>"""
-PRESENT_TILE = 235          # px: two rows of tiles under one row of buttons fit a 576-px projector
+PRESENT_TILE = 230          # px: two rows of tiles under one row of buttons and a two-line note fit 576 px
 NAMES = algorithm_names()
 OWN = "(your own settings)"
 D = PlaygroundSettings()
@@ -70,6 +77,7 @@ def _apply_preset(keep=()) -> None:
     """Set the knobs of the chosen preset (those named in ``keep`` — URL parameters — stay): every knob the
     story depends on, its data included, and the seeds its claims are checked over."""
     name = st.session_state["pg_preset"]
+    st.session_state["pg_knob_notes"] = []          # a story's knobs are consistent: earlier notes no longer apply
     preset = next((p for p in PRESETS if p.name == name), None)
     if preset is None:
         return
@@ -100,11 +108,13 @@ def _reconcile_knobs() -> None:
     """Before the knobs are drawn: a combination no run can take (cascade users with PBM's coupling, CLD without a
     top-k) is resolved by :func:`ultr_core.app.knobs.reconcile`, and the page says what it changed."""
     values = {k.field: k.to_setting(st.session_state[k.key]) for k in KNOBS}
-    fixed, notes = reconcile(values, st.session_state.pop("pg_changed", None))
+    moved = st.session_state.pop("pg_changed", None)
+    fixed, notes = reconcile(values, moved)
     for field, value in fixed.items():
         if value != values[field]:
             st.session_state[KNOB_BY_FIELD[field].key] = KNOB_BY_FIELD[field].to_widget(value)
-    st.session_state["pg_knob_notes"] = notes
+    if notes or moved is not None:          # kept through the live reruns until a knob moves again
+        st.session_state["pg_knob_notes"] = notes
 
 
 def _from_url(knob, datasets):
@@ -196,7 +206,8 @@ def main():
                             "present": str(int(st.session_state["pg_present"]))})
     with charts:
         url_notices()
-        for note in st.session_state.get("pg_knob_notes", []):     # one plain line each, in both modes
+    with story_box if present else charts:               # one plain line each; on a projector in the top row
+        for note in st.session_state.get("pg_knob_notes", []):
             st.caption(f"⚠ {escape_markdown(note)}")
     changed = True
     if preset is not None:
@@ -307,8 +318,6 @@ def _verdict(ig: dict, present: bool) -> None:
     (st.success if ig["identifiable"] else st.warning)(       # one line on a projector, with its reason
         f"{head} — {'identifiable' + pbm if ig['identifiable'] else 'not identifiable: ' + ig['reason']}" if present
         else f"{head} over {ig['factors']} — " + _verdict_text(ig))
-    if ig.get("users") and not present:
-        st.caption(ig["users"])
 
 
 def _verdict_text(ig: dict) -> str:

@@ -182,6 +182,15 @@ def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None 
     return seen
 
 
+#: the knobs popover: its bottom edge, the screen's height, whether it scrolls and what its scroll hint says
+_POPOVER_JS = """() => {
+  const b = document.querySelector('[data-testid="stPopoverBody"]');
+  const r = b.getBoundingClientRect();
+  return {bottom: r.bottom, vh: window.innerHeight, scrolls: b.scrollHeight > b.clientHeight + 1,
+          hint: getComputedStyle(b, '::after').content};
+}"""
+
+
 def run_presentation_link(url: str, preset: str, width: int = 1024, height: int = 576, shot: Path | None = None,
                           timeout: float = 240) -> dict:
     """Open a preset's presentation link, wait until its seeds have all finished (the table's caption
@@ -205,6 +214,7 @@ def run_presentation_link(url: str, preset: str, width: int = 1024, height: int 
             except Exception:                        # noqa: BLE001 — closed again: click once more
                 page.keyboard.press("Escape")
         page.wait_for_timeout(1000)
+        seen["popover"] = page.evaluate(_POPOVER_JS)
         for s in body.locator('[data-testid="stSlider"]').all():                # sliders and select sliders
             label = s.locator('[data-testid="stWidgetLabel"]').inner_text().strip()
             seen[label] = s.locator('[data-testid="stSliderThumbValue"]').inner_text().strip()

@@ -209,6 +209,8 @@ def test_a_presentation_link_fits_a_projector_and_keeps_every_knob_after_its_run
     preset = next(p for p in PRESETS if p.name == "position bias breaks Naive")      # the quickest story
     seen = run_presentation_link(shared_url, preset.name, 1024, 576)
     _assert_fits(seen["fit"], (1024, 576), "?present=1&preset=" + preset.name.replace(" ", "+"))
+    pop = seen["popover"]                 # the knobs fit the screen, and say so when they scroll (issue #49)
+    assert pop["bottom"] <= pop["vh"] and (not pop["scrolls"] or "scroll for every knob" in pop["hint"]), pop
     from ultr_core.app.playground import PlaygroundSettings
     c = preset.changes
     sessions = c.get("sessions", PlaygroundSettings().sessions)

@@ -30,10 +30,10 @@ def test_the_ig_box_says_why_in_presentation_mode_and_what_it_means_under_cascad
     at = _playground(present="1", shuffle="0")
     assert any("not identifiable: fixed ranking — raise exploration" in w.value for w in at.warning)
     at = _playground(users="dbn")
-    box = " ".join(s.value for s in at.success) + " ".join(c.value for c in at.caption)
-    assert "identifiable for PBM users" in box and "DBN users examine by the clicks above" in box
+    box = " ".join(s.value for s in at.success)
+    assert "identifiable for PBM users only: DBN users examine by the clicks above" in box, box
     at = _playground()                                                          # PBM users: no such note
-    assert not any("examine by the clicks above" in c.value for c in at.caption)
+    assert "recoverable up to one scale" in " ".join(s.value for s in at.success)
 
 
 def test_one_name_per_estimator_on_every_page(capsys, tmp_path):

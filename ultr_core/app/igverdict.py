@@ -25,8 +25,9 @@ def verdict(log) -> dict:
     factors = " × ".join(g.bias_columns)
     users = log.meta.get("click_model", {}).get("user_model", "pbm")
     pbm = "" if users == "pbm" else " for PBM users"
-    short = (f"identifiable{pbm}: relevance is recoverable up to one scale" if k == 1 else
-             "not identifiable: relevance is comparable only within a component")
+    short = ("identifiable: relevance is recoverable up to one scale" if k == 1 and users == "pbm" else
+             f"identifiable for PBM users only: {MODEL_BY_KEY[users].label} users examine by the clicks above"
+             if k == 1 else "not identifiable: relevance is comparable only within a component")
     if k == 1:
         text = (f"Identifiable{pbm}: the {n} bias factors ({factors}) form one connected graph, so relevance "
                 "can be recovered up to one scale.")
