@@ -17,7 +17,8 @@ from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlExcepti
 
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.app.jobpool import JobLimitError, JobPool
-from ultr_core.app.lrucache import ByteLRU
+from ultr_core.app.lrucache import ByteLRU, log_digest  # noqa: F401  (log_digest: the pages' content key)
+from ultr_core.app.memory import start_janitor
 from ultr_core.identifiability.reports import analyse_identifiability
 from ultr_core.app.text import escape_markdown
 from pages import _streamlit_fix
@@ -90,8 +91,11 @@ def _once(make):
 
 @_once
 def shared_cache() -> ByteLRU:
-    """One LRU cache for the process, bounded by :data:`CACHE_BYTES`, keyed by content."""
-    return ByteLRU(CACHE_BYTES)
+    """One LRU cache for the process (:data:`CACHE_BYTES`, keyed by content); its janitor frees closed tabs'."""
+    cache = ByteLRU(CACHE_BYTES)
+    start_janitor(cache, lambda s: _session_alive(s) is False, pool=job_pool.existing,
+                  sweep=functools.partial(_streamlit_fix.close_gone_sessions, _seen_sessions))
+    return cache
 
 
 _seen_sessions: set = set()
@@ -177,9 +181,13 @@ def warm_server() -> None:
     ctr_by_position_figure(view["ctr"], view["observation"]).to_json()
 
 
-def memo(key: tuple, compute):
-    """``compute()`` once per ``key`` (a content digest or a reproducible spec) in the shared cache."""
-    return shared_cache().get_or_compute(key, compute)
+def memo(key: tuple, compute, own: bool = False):
+    """``compute()`` once per ``key`` (a content digest or a reproducible spec) in the shared cache; ``own``: the
+    entry is this visitor's upload, released when their tab closes."""
+    sid = session_id() if own else None
+    if sid is not None:
+        _session_alive(sid)                                # seen alive: its closing is noticed
+    return shared_cache().get_or_compute(key, compute, owner=sid)
 
 
 #: bootstrap resamples of every position-bias curve a page shows (one number, so two pages showing one log
@@ -197,18 +205,10 @@ def cached_analysis(log, key: tuple, bias: tuple, estimate: str | None = None, n
     try:
         with st.spinner("Building the identifiability graph …"):
             return memo(("analysis", key, tuple(bias), estimate, int(n_bootstrap)), lambda: analyse_identifiability(
-                log, list(bias), merge=True, intervene=True, estimate=estimate, n_bootstrap=n_bootstrap, budget=budget))
+                log, list(bias), merge=True, intervene=True, estimate=estimate, n_bootstrap=n_bootstrap, budget=budget),
+                own=key[0] == "upload")
     except Stopped:                           # nobody is watching: nothing is shown or cached
         st.stop()
-
-
-def log_digest(log) -> tuple:
-    """A content key of a click log (for caches): a digest of its rows."""
-    import hashlib
-
-    import pandas as pd
-    h = hashlib.sha256(pd.util.hash_pandas_object(log.frame, index=False).to_numpy().tobytes()).hexdigest()
-    return ("log", h[:32])
 
 
 def qp(name: str, default, cast=str, lo=None, hi=None, options=None):

@@ -73,3 +73,49 @@ def apply() -> bool:
         return True
     AppSession._create_scriptrunner = deferred_create(current)
     return True
+
+
+_gone_since: dict = {}
+_closed: set = set()
+
+
+def _close(rt, sid: str) -> None:
+    """On the event loop: empty the session's state (a reference that outlives its shutdown — a finished websocket
+    coroutine — would otherwise keep its log alive), then shut it down (its uploaded files go)."""
+    info = rt._session_mgr.get_session_info(sid)
+    if info is not None:
+        info.session.session_state.clear()
+        storage = getattr(info.session, "_fragment_storage", None)   # live fragments' closures hold the log too
+        if storage is not None:
+            storage.clear()
+    rt.close_session(sid)
+
+
+def close_gone_sessions(seen) -> int:
+    """Close for good each session of ``seen`` (sessions the app has seen working) that has been disconnected for
+    half of ``server.disconnectedSessionTTL`` (once expired, the store no longer hands it out to be shut down).  Streamlit keeps a closed tab's session for a reconnect in a
+    store that drops expired entries only on its next write, and does not shut them down then: the tab's uploaded
+    files and current log stayed in memory until a server restart (issue #49).  :func:`_close` runs on the
+    server's event loop, as ``Runtime.close_session`` must; nothing happens where Streamlit lacks these internals.  Returns how many
+    were closed."""
+    import time
+    closed = 0
+    try:
+        from streamlit import config
+        from streamlit.runtime import Runtime
+        if not Runtime.exists():
+            return 0
+        rt = Runtime.instance()
+        ttl, now = float(config.get_option("server.disconnectedSessionTTL")), time.monotonic()
+        for sid in list(seen):
+            if sid in _closed or rt.is_active_session(sid):
+                _gone_since.pop(sid, None)
+                continue
+            if now - _gone_since.setdefault(sid, now) >= ttl / 2:      # still in the store: shut down whole
+                rt._get_async_objs().eventloop.call_soon_threadsafe(_close, rt, sid)
+                LOG.info("closing session %s: disconnected for %.0f s", sid, now - _gone_since[sid])
+                _closed.add(sid)
+                closed += 1
+    except Exception:                                  # noqa: BLE001 — cleanup is best effort
+        return closed
+    return closed

@@ -1,3 +1,4 @@
+import contextlib
 import hashlib
 import json
 
@@ -19,7 +20,8 @@ from ultr_core.data.archives import ultra_files_or_one
 from ultr_core.logs.mapping import TARGETS, column_chosen_twice, default_document, guess_mapping, peek_columns, read_user_log
 from ultr_core.logs.sniff import infer_format
 from pages._clickmodels import click_model_section
-from pages._common import cached_analysis, memo, run_page
+from pages._common import _session_alive, cached_analysis, memo, run_page, session_id
+from ultr_core.app.memory import UPLOAD_GATE, Left
 
 #: the one table of formats (ultr_core.logs.formats): choices, labels and the columns a text format yields
 FORMATS = list(FORMAT_NAMES)
@@ -54,9 +56,28 @@ def _read(name: str, digest: str, data: bytes, fmt: str, columns: tuple, doc_col
     with st.spinner("Reading the log …"):
         return memo(("user-log", digest, fmt, columns, doc_columns, document),
                     lambda: read_user_log(data, fmt, columns=dict(columns) or None,
-                                          doc_columns=list(doc_columns) or None, name=name, document=document))
+                                          doc_columns=list(doc_columns) or None, name=name, document=document),
+                    own=True)
 
 
+
+
+@contextlib.contextmanager
+def _upload_slot():
+    """A place among the uploads analysed at once (:data:`ultr_core.app.memory.UPLOAD_GATE`); while waiting the page
+    says how many are ahead; a visitor who leaves while waiting computes nothing."""
+    box = st.empty()
+
+    def waiting(ahead: int, busy: int) -> None:
+        box.info(f"Waiting for memory: {busy} upload{'s are' if busy > 1 else ' is'} being analysed "
+                 f"(at most {UPLOAD_GATE.slots} at once on this server); {ahead} visitor(s) ahead of you.")
+    sid = session_id()
+    try:
+        with UPLOAD_GATE.hold(on_wait=waiting, stop=lambda: _session_alive(sid) is False):
+            box.empty()
+            yield
+    except Left:
+        st.stop()
 
 
 def _link_identifiability() -> None:
@@ -87,11 +108,13 @@ def main():
     mapping, doc_cols = tuple(sorted((columns or {}).items())), tuple(doc_columns or ())
     bias, estimator = _bias_and_estimator(fmt, columns, cols, doc_cols)
     read_key = (name, digest, fmt, mapping, doc_cols, document)
-    subject, notes, kept = _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bias, read_key)
+    with _upload_slot():                      # one memory ceiling for every visitor's upload (issue #49)
+        subject, notes, kept = _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bias,
+                                                  read_key)
+        an = _stop_on_error(lambda: cached_analysis(subject, ("upload", read_key), tuple(bias), estimator),
+                            "We could not analyse the log — ", (ConfigError, DataFormatError, ValueError))
     for n in notes:
         st.info(escape_markdown(n))
-    an = _stop_on_error(lambda: cached_analysis(subject, ("upload", read_key), tuple(bias), estimator),
-                        "We could not analyse the log — ", (ConfigError, DataFormatError, ValueError))
     rep = an.report
     st.success(f"Read {rep['n_rows']:,} impressions with {rep['n_clicks']:,} clicks: {len(an.graph.doc):,} distinct "
                "(document, factor) pairs.")
@@ -195,7 +218,7 @@ def _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bia
             table = memo(("counts", read_key, tuple(bias)),
                          lambda: ingest(data, fmt, bias=bias, columns=dict(mapping) or None, document=document,
                                         doc_columns=list(doc_cols) or None, memory_limit=DUCKDB_MEMORY,
-                                        name=name, max_pairs=UPLOAD_MAX_PAIRS))
+                                        name=name, max_pairs=UPLOAD_MAX_PAIRS), own=True)
         if table.n_rows > CURRENT_LOG_MAX_ROWS:
             return table, list(table.notes), False
         subject, notes = _read(name, digest, data, fmt, mapping, doc_cols, document)

@@ -44,11 +44,14 @@ import weakref
 
 from ultr_core.app.jobhandles import JobGroup, JobLimitError, PoolJob
 from ultr_core.app.jobworker import _square, _Worker  # noqa: F401  (_square: the doctest's job)
+from ultr_core.app.lrucache import approx_nbytes
 
 __all__ = ["JobPool", "PoolJob", "JobGroup", "JobLimitError"]
 
 
 LOG = logging.getLogger("ultr_explorer.jobpool")
+#: a finished job keeps its inputs when they are this small (a log spec, settings); an upload's frame is dropped
+ARGS_KEPT_BYTES = 1 * 2 ** 20
 
 
 def _closed_at_exit(ref) -> None:
@@ -250,6 +253,8 @@ class JobPool:
         self._order = None
         job.result, job.error, job.error_detail = result, error, detail
         job.finished_at = time.time()
+        if approx_nbytes(job._args) + approx_nbytes(job._kwargs) > ARGS_KEPT_BYTES:   # an upload's frame: a
+            job._args, job._kwargs = (), {}                  # finished job needs its result only (issue #49)
         self._by_id.pop(job.id, None)
         if job.key is not None and self._by_key.get(job.key) is job:
             if error or job.stop_event.is_set():
@@ -262,6 +267,18 @@ class JobPool:
         if detail:
             LOG.error("pooled job %s failed: %s", job.id, detail)
         job._done.set()
+
+    def release(self, gone) -> int:
+        """Forget the finished jobs kept for sharing whose every visitor has gone (``gone(session)`` true): their
+        results (an upload's click-model comparison) are no one else's.  Jobs of no visitor (the warm start) stay.
+        Returns how many were forgotten."""
+        with self._lock:
+            dead = [k for k, j in self._by_key.items() if not j.running and j.subscribers
+                    and all(s is not None and gone(s) for s in j.subscribers)]
+            for k in dead:
+                del self._by_key[k]
+                self._done_keys.pop(k, None)
+            return len(dead)
 
     def _collect(self) -> None:
         while not self._closed.is_set():

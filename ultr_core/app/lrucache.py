@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-__all__ = ["ByteLRU", "approx_nbytes"]
+__all__ = ["ByteLRU", "approx_nbytes", "log_digest"]
 
 
 def approx_nbytes(obj, _depth: int = 0) -> int:
@@ -57,6 +57,7 @@ class ByteLRU:
         self._sizes: dict = {}
         self._lock = threading.RLock()
         self._key_locks: dict = {}
+        self._owners: dict = {}              # key -> the sessions that asked for it (entries of one visitor's data)
 
     @property
     def nbytes(self) -> int:
@@ -87,8 +88,12 @@ class ByteLRU:
                 old, _ = self._items.popitem(last=False)
                 del self._sizes[old]
 
-    def get_or_compute(self, key, compute):
-        """The cached value of ``key``, computing it once (concurrent callers of the same key wait)."""
+    def get_or_compute(self, key, compute, owner=None):
+        """The cached value of ``key``, computing it once (concurrent callers of the same key wait).  With
+        ``owner`` (a session) the entry is that visitor's: :meth:`release` drops it once every owner has gone."""
+        if owner is not None:
+            with self._lock:
+                self._owners.setdefault(key, set()).add(owner)
         hit = self.get(key, _MISSING)
         if hit is not _MISSING:
             return hit
@@ -104,10 +109,39 @@ class ByteLRU:
             self._key_locks.pop(key, None)
         return value
 
+    def release(self, gone) -> int:
+        """Drop the entries whose owners have all gone (``gone(owner)`` true): what closed tabs held comes back
+        (issue #49).  Entries without an owner (simulated logs any visitor may share) stay.  Returns bytes freed.
+
+        >>> c = ByteLRU(10_000)
+        >>> _ = c.get_or_compute("upload", lambda: b"x" * 100, owner="tab1"); _ = c.get_or_compute("spec", lambda: b"y")
+        >>> c.release(lambda owner: owner == "tab1"), c.keys()
+        (100, ['spec'])
+        """
+        with self._lock:
+            dead = [k for k, owners in self._owners.items() if owners and all(gone(o) for o in owners)]
+            freed = 0
+            for k in dead:
+                del self._owners[k]
+                if k in self._items:
+                    del self._items[k]
+                    freed += self._sizes.pop(k)
+            return freed
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
             self._sizes.clear()
+            self._owners.clear()
 
 
 _MISSING = object()
+
+
+def log_digest(log) -> tuple:
+    """A content key of a click log (for caches): a digest of its rows."""
+    import hashlib
+
+    import pandas as pd
+    h = hashlib.sha256(pd.util.hash_pandas_object(log.frame, index=False).to_numpy().tobytes()).hexdigest()
+    return ("log", h[:32])
