@@ -63,7 +63,7 @@ def test_a_closed_tabs_cache_entries_and_finished_jobs_are_released():
         assert big.join(60) and small.join(60) and warm.join(60)
         assert big.result == ARGS_KEPT_BYTES + 1 and big._args == () and small._args == (b"s",)
         assert pool.submit(("cm", 1), _echo_len, b"", session="tab2") is big                # shared while kept
-        assert pool.release(lambda s: s in ("tab", "tab2")) == 2                            # warm's stays
+        assert pool.forget_finished(lambda s: s in ("tab", "tab2")) == 2                            # warm's stays
         assert pool.submit(("warm", 1), _echo_len, b"w") is warm
     finally:
         pool.shutdown()

@@ -268,7 +268,7 @@ class JobPool:
             LOG.error("pooled job %s failed: %s", job.id, detail)
         job._done.set()
 
-    def release(self, gone) -> int:
+    def forget_finished(self, gone) -> int:
         """Forget the finished jobs kept for sharing whose every visitor has gone (``gone(session)`` true): their
         results (an upload's click-model comparison) are no one else's.  Jobs of no visitor (the warm start) stay.
         Returns how many were forgotten."""

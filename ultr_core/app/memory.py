@@ -142,7 +142,7 @@ def start_janitor(cache, gone, interval: float = 10.0, sweep=None, pool=None) ->
                     floor = me.memory_info().rss
                 closed = sweep() if sweep is not None else 0
                 jobs = pool() if pool is not None else None
-                freed = (jobs.release(gone) if jobs is not None else 0) + cache.release(gone)
+                freed = (jobs.forget_finished(gone) if jobs is not None else 0) + cache.release(gone)
                 if freed or me.memory_info().rss - floor > TRIM_GROWTH_BYTES:
                     trim()
                     floor = me.memory_info().rss
