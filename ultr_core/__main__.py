@@ -28,7 +28,8 @@ def _ig(a) -> int:
     rep["notes"] = list(table.notes)
     rep["source"] = a.path
     if a.json:
-        print(json.dumps(rep, default=_json_default))        # JSON escapes every control character
+        from ultr_core.logs.outputs import json_safe        # strict JSON: a NaN is null
+        print(json.dumps(json_safe(rep), default=_json_default, allow_nan=False))   # JSON escapes control characters
     else:
         for n in table.notes:
             print(printable(f"note: {n}"))
@@ -72,7 +73,8 @@ def _ig_fit(a) -> int:
     out = {"source": a.path, "algorithm": a.algorithm, "repair": a.repair, "init": a.init,
            "n_components": out.pop("components"), "n_components_after_repair": out.pop("components_after"), **out}
     if a.json:
-        print(json.dumps(out, default=_json_default))
+        from ultr_core.logs.outputs import json_safe
+        print(json.dumps(json_safe(out), default=_json_default, allow_nan=False))
     else:
         for k, v in out.items():
             if k != "observation":
