@@ -190,6 +190,7 @@ def test_json_is_always_valid():
     assert json.loads(text) == {"mcc": None, "x": [None, 3]}
 
 
+@pytest.mark.slow
 def test_a_diverged_fit_is_reported_and_its_json_stays_valid(capsys):
     """SGD at lr = 10 without a weight cap: the observation estimates become NaN.  The JSON is strict (null, a
     ``diverged`` reason), the exit status 3, one line on stderr and no warning that names a source path."""

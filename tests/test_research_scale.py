@@ -12,6 +12,7 @@ from clihelp import cli, refused
 TINY = ["--sessions", 200, "--set", "steps=2", "--set", "eval_every=1", "--json"]
 
 
+@pytest.mark.slow
 def test_paper_scale_runs_through_the_cli(capsys):
     """``--paper-scale`` crashed with "got multiple values for keyword argument 'clicks'" on every dataset."""
     rc, out, _ = cli(["train", "--paper-scale"] + TINY, capsys)
@@ -21,6 +22,7 @@ def test_paper_scale_runs_through_the_cli(capsys):
     assert t["device"] == "auto" and t["threads"] == min(os.cpu_count() or 1, 64)     # all cores at paper scale
 
 
+@pytest.mark.slow
 def test_device_and_threads_options(capsys):
     rc, out, _ = cli(["train", "--device", "cpu", "--threads", 2] + TINY, capsys)
     t = json.loads(out)["config"]["train"]
