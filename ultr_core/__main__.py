@@ -5,7 +5,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 from ultr_core.errors import ConfigError, DataFormatError, printable
 
