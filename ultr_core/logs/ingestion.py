@@ -203,6 +203,7 @@ def _count_sql(sel: dict, keys: list[str], table: str) -> str:
 
 
 def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_pairs=None):
+    from ultr_core.logs.mapping import file_columns
     from ultr_core.logs.normalise import ID_COLUMNS, register_normalised, repair_notes
     from ultr_core.logs.sql import _ident as q
     from ultr_core.logs.sql import connect
@@ -210,8 +211,8 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_
         source = _spill_upload(source, fmt, tmp)
         con = connect(memory_limit, tmp, threads)
         try:
-            state = register_normalised(con, source, fmt, name, text_columns=_file_columns(columns, ("position",)),
-                                        id_columns=_file_columns(columns, ID_COLUMNS))
+            state = register_normalised(con, source, fmt, name, text_columns=file_columns(columns, ("position",)),
+                                        id_columns=file_columns(columns, ID_COLUMNS))
             types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE norm").fetchall()}
             sel = _select_list(list(types), columns, keys + ["click"], name)
             nested = [c for c in dict.fromkeys(sel.values()) if "[" in types[c]
@@ -255,13 +256,6 @@ def _spill_upload(source, fmt: str, tmp: str):
     path = Path(tmp) / f"upload.{fmt}{'.gz' if is_gzip(source) else ''}"
     path.write_bytes(bytes(source))
     return str(path)
-
-
-def _file_columns(columns: dict | None, roles) -> tuple:
-    """The file columns that hold ``roles`` under the user's mapping (the position is read as text so that ``0x2``
-    cannot be parsed as 2; ids of inexact types are read as text so that 64-bit ids stay distinct)."""
-    back = {t: s for s, t in (columns or {}).items()}
-    return tuple(back.get(r, r) for r in roles)
 
 
 def _check_pairs(n: int, max_pairs: int | None, name: str) -> None:

@@ -113,7 +113,8 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
                 import json
                 return ClickLog._from_frame(df, json.loads(raw), name), []   # a log this library wrote
         else:
-            ids = _id_file_columns(columns)
+            from ultr_core.logs.normalise import ID_COLUMNS
+            ids = file_columns(columns, ID_COLUMNS)
             df = pd.read_csv(buf, sep="\t" if fmt == "tsv" else ",", compression="gzip" if is_gzip(source) else None,
                              encoding="utf-8-sig", dtype={c: str for c in ids})
             df = _exact_ids(df, ids)
@@ -218,10 +219,11 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
     return log, notes
 
 
-def _id_file_columns(columns: dict | None) -> tuple:
-    """The file columns holding the session, query and document ids under the user's mapping."""
+def file_columns(columns: dict | None, roles) -> tuple:
+    """The file columns that hold ``roles`` under the user's mapping (file column → role), for the readers that
+    must treat them before the mapping is applied (ids read as text, the position checked as text)."""
     back = {t: src for src, t in (columns or {}).items()}
-    return tuple(back.get(r, r) for r in ("session_id", "query_id", "doc_id"))
+    return tuple(back.get(r, r) for r in roles)
 
 
 def _exact_ids(df: pd.DataFrame, ids) -> pd.DataFrame:
