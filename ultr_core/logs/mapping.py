@@ -41,6 +41,7 @@ from ultr_core.logs.bounds import read_parquet_bounded
 from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_mapping, check_roles, not_decimal
 from ultr_core.logs.coding import factor_codes
 from ultr_core.logs.formats import FORMAT_NAMES, FORMATS_BY_NAME
+from ultr_core.logs.normalise import ID_COLUMNS
 from ultr_core.logs.sniff import infer_format, is_gzip
 from ultr_core.logs.ultra import ultra_frame
 
@@ -113,7 +114,6 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
                 import json
                 return ClickLog._from_frame(df, json.loads(raw), name), []   # a log this library wrote
         else:
-            from ultr_core.logs.normalise import ID_COLUMNS
             ids = file_columns(columns, ID_COLUMNS)
             df = pd.read_csv(buf, sep="\t" if fmt == "tsv" else ",", compression="gzip" if is_gzip(source) else None,
                              encoding="utf-8-sig", dtype={c: str for c in ids})
