@@ -6,7 +6,7 @@ import streamlit as st
 from ultr_core.logs.outputs import safe_csv
 
 from pages._common import live, queue_note, submit_job
-from ultr_core.app.clickmodel_figures import continuation_table, rank_parameters_figure, ubm_matrix_figure
+from ultr_core.app.clickmodel_figures import continuation_table, matrix_figures, rank_parameters_figure
 from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.compare import compare_job
@@ -66,8 +66,8 @@ def _bias_parameters(models: dict, prefix: str) -> None:
     """Each fitted model's bias parameters: per-rank lines, UBM's matrix, the scalar continuations."""
     with st.expander("Each model's bias parameters"):
         st.plotly_chart(rank_parameters_figure(models), key=f"{prefix}_rank_params")
-        if "ubm" in models:
-            st.plotly_chart(ubm_matrix_figure(models), key=f"{prefix}_ubm")
+        for key, fig in matrix_figures(models):
+            st.plotly_chart(fig, key=f"{prefix}_{key}")
         table = continuation_table(models)
         if len(table):
             st.caption("Continuation parameters (DBN: γ after any document; CCM: τ₁ without a click, τ₂ / τ₃ after a "

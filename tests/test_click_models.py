@@ -12,7 +12,8 @@ from clihelp import cli, refused
 from ultr_core.clickmodels import CLICK_MODELS, MODEL_BY_KEY, SessionArrays, compare_click_models
 from ultr_core.clickmodels.evaluation import scores
 from ultr_core.clickmodels.dbn import CCM, DBN
-from ultr_core.clickmodels.models import CM, DCM, PBM, RCTR, SDBN, UBM
+from ultr_core.clickmodels.models import CM, DCM, PBM, RCTR, SDBN
+from ultr_core.clickmodels.ubm import UBM
 from ultr_core.clickmodels.sessions import SessionTable
 
 

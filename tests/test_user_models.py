@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from ultr_core.algorithms.learners import cascade_propensity, dcm_continuation
-from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
-from ultr_core.clickmodels.samplers import cascade_examination, ubm_examination
+from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY, USER_MODELS
+from ultr_core.clickmodels.samplers import ubm_examination
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import EYE_TRACKING, ClickModelConfig
 from ultr_core.simulation.logspec import LogSpec
@@ -18,8 +18,14 @@ from ultr_core.simulation.logspec import LogSpec
 CURVE = np.array([1.0, 0.8, 0.6, 0.4])
 
 
+def cascade_examination(model, a, shown, gamma):
+    return MODEL_BY_KEY[model].cls.examination(a, shown, CURVE[:a.shape[1]], gamma)
+
+
 def test_every_user_model_is_a_complete_record():
-    assert USER_MODELS[0] == "pbm" and set(USER_MODELS) == {"pbm", "ubm", "cm", "dcm", "sdbn", "dbn", "ccm"}
+    """Derived from the table: a user model is a class with a sampler; PBM (Theorem 1's setting) comes first."""
+    assert USER_MODELS == tuple(s.key for s in CLICK_MODELS if s.cls.USER_MODEL) and len(USER_MODELS) >= 2
+    assert MODEL_BY_KEY[USER_MODELS[0]].position_only
     for k in USER_MODELS:
         s = MODEL_BY_KEY[k]
         assert callable(s.sampler) and s.behaviour and s.cite

@@ -184,7 +184,10 @@ class CMIPS(Learner):
     def true_lambda(cfg, click_model: dict, n_positions: int) -> np.ndarray | None:
         """The simulation's own λ_r = γ·(1/r)^η when ``propensity="true"`` and its users follow DCM (as IPS reads the
         true examination curve, and as the official code passes ``--click_gold_dcm_lambdas``), else None (fitted)."""
-        if cfg.propensity != "true" or click_model.get("user_model") != "dcm":
+        from ultr_core.clickmodels.models import DCM
+        from ultr_core.clickmodels.registry import MODEL_BY_KEY
+        users = MODEL_BY_KEY.get(click_model.get("user_model", ""))
+        if cfg.propensity != "true" or users is None or users.cls is not DCM:
             return None
         from ultr_core.simulation.clickmodel import ClickModelConfig
         return ClickModelConfig.from_meta(click_model).continuation_curve(n_positions)

@@ -9,8 +9,8 @@ table.  Colours come from the click-model table.
 ...           "dbn": {"label": "DBN", "bias": {"continuation": 0.95}}}
 >>> [t.name for t in rank_parameters_figure(models).data]
 ['PBM: examination']
->>> [list(row) for row in ubm_matrix_figure(models).data[0].z]
-[[None, 0.5], [0.8, 0.6]]
+>>> [(key, [list(row) for row in fig.data[0].z]) for key, fig in matrix_figures(models)]
+[('ubm', [[None, 0.5], [0.8, 0.6]])]
 >>> continuation_table(models).to_dict("records")
 [{'model': 'DBN', 'parameter': 'continuation', 'value': 0.95}]
 """
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-__all__ = ["RANK_PARAMETERS", "rank_parameters_figure", "ubm_matrix_figure", "continuation_table"]
+__all__ = ["RANK_PARAMETERS", "rank_parameters_figure", "matrix_figures", "continuation_table"]
 
 #: bias entries that hold one value per rank, and what they are called on the chart
 RANK_PARAMETERS = {"examination": "examination", "continuation_after_click": "continuation after a click",
@@ -47,17 +47,23 @@ def rank_parameters_figure(models: dict) -> go.Figure:
     return fig
 
 
-def ubm_matrix_figure(models: dict) -> go.Figure:
-    """UBM's examination γ(r, r′): rows the rank r, columns the rank r′ of the last click above it (the last
+def matrix_figures(models: dict) -> list[tuple[str, go.Figure]]:
+    """(model key, heat-map) for every fitted model with a bias matrix (by the parameter, not the model: today UBM)."""
+    return [(key, _matrix_figure(m["label"], m["bias"][_UBM])) for key, m in models.items()
+            if _UBM in m.get("bias", {})]
+
+
+def _matrix_figure(label: str, values) -> go.Figure:
+    """Examination γ(r, r′): rows the rank r, columns the rank r′ of the last click above it (the last
     column: no click above, PyClick's convention); cells with r′ ≥ r cannot occur and stay empty."""
-    gamma = np.asarray(models["ubm"]["bias"][_UBM], dtype=float)
+    gamma = np.asarray(values, dtype=float)
     d = gamma.shape[0]
     r, rp = np.meshgrid(np.arange(d), np.arange(d), indexing="ij")
     z = np.where((rp < r) | (rp == d - 1), gamma, np.nan)
     cols = [str(c + 1) for c in range(d - 1)] + ["none"]
     fig = go.Figure(go.Heatmap(z=np.where(np.isnan(z), None, z).tolist(), x=cols, y=[str(i + 1) for i in range(d)],
                                zmin=0, zmax=1, colorscale="Blues", colorbar=dict(title="γ")))
-    fig.update_layout(title="UBM: examination by rank and last click above", xaxis_title="rank of the last click",
+    fig.update_layout(title=f"{label}: examination by rank and last click above", xaxis_title="rank of the last click",
                       yaxis_title="rank", yaxis_autorange="reversed", height=340, margin=dict(l=50, r=20, t=50, b=40))
     return fig
 

@@ -18,14 +18,15 @@ def verdict(log) -> dict:
     >>> v = verdict(log); (v["components"], v["identifiable"])
     (2, False)
     """
-    from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
     from ultr_core.identifiability import IdentifiabilityGraph
     g = IdentifiabilityGraph.from_log(log)
     k, n = g.n_components, g.n_factors
     factors = " × ".join(g.bias_columns)
-    users = log.meta.get("click_model", {}).get("user_model", "pbm")
-    pbm = "" if users == "pbm" else " for PBM users"
-    short = ("identifiable: relevance is recoverable up to one scale" if k == 1 and users == "pbm" else
+    users = log.meta.get("click_model", {}).get("user_model", DEFAULT_USER_MODEL)
+    theorem = MODEL_BY_KEY[users].position_only          # Theorem 1 is about examination by the bias factors alone
+    pbm = "" if theorem else " for PBM users"
+    short = ("identifiable: relevance is recoverable up to one scale" if k == 1 and theorem else
              f"identifiable for PBM users only: {MODEL_BY_KEY[users].label} users examine by the clicks above"
              if k == 1 else "not identifiable: relevance is comparable only within a component")
     if k == 1:
@@ -35,7 +36,7 @@ def verdict(log) -> dict:
         text = (f"Not identifiable from clicks alone: the {n} bias factors ({factors}) fall into {k} "
                 f"components (largest holds {g.sizes[0] / n:.0%}); relevance is comparable only within a component.")
     users_note = None
-    if users != "pbm":                      # Theorem 1 is about examination by the bias factors alone
+    if not theorem:
         users_note = (f"The graph's verdict is about PBM users (examination by position alone); "
                       f"{MODEL_BY_KEY[users].label} users examine by the clicks above, which the graph does not model.")
         text += " " + users_note

@@ -124,14 +124,14 @@ def reconcile(values: dict, changed: str | None = None) -> tuple[dict, list[str]
     ['CLD models top-k selection: the shown top-k was set to 3.']
     """
     from ultr_core.algorithms.specs import SPECS_BY_KEY
-    from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
     v, notes = dict(values), []
     on = [f for f in PBM_ONLY if v.get(f)]
-    if v.get("users", "pbm") != "pbm" and on:
+    if not MODEL_BY_KEY[v.get("users", DEFAULT_USER_MODEL)].position_only and on:
         if changed in PBM_ONLY:
             notes.append(f"{PBM_ONLY[changed]} changes PBM's examination: users now click as PBM "
                          f"(not {MODEL_BY_KEY[v['users']].label}).")
-            v["users"] = "pbm"
+            v["users"] = DEFAULT_USER_MODEL
         else:
             notes.append(f"{MODEL_BY_KEY[v['users']].label} users have their own examination: "
                          f"{' and '.join(PBM_ONLY[f] for f in on)} {'is' if len(on) == 1 else 'are'} for PBM users "

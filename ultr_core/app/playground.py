@@ -333,7 +333,7 @@ def truth_note(users: str, short: bool = False) -> str:
     "truth: DCM users' mean examination per position."
     """
     from ultr_core.clickmodels.registry import MODEL_BY_KEY
-    if users == "pbm":
+    if MODEL_BY_KEY[users].position_only:
         return ""
     label = MODEL_BY_KEY[users].label
     if short:

@@ -7,23 +7,42 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultr_core.clickmodels.models import EM_ITERATIONS, PROB_MIN, ClickModel, _last_click, _pair_mean
+from ultr_core.clickmodels.models import EM_ITERATIONS, PROB_MIN, Cascade, _last_click, _pair_mean
 
 __all__ = ["DBN", "CCM"]
 
 
-class DBN(ClickModel):
+class DBN(Cascade):
     """Dynamic Bayesian network (Chapelle & Zhang, WWW 2009): examined top-down; attracted with α_qd, satisfied after
     a click with σ_qd (then stops), else goes on with γ.  Maximum likelihood by default; ``pyclick=True``: PyClick's
     ``DBN.py`` EM, 50 iterations."""
 
+    N_PER, DEFAULT_GAMMA = 2, 0.9
+
     def __init__(self, pyclick: bool = False):
         self.pyclick = pyclick
+
+    @staticmethod
+    def transition(per, shared):
+        """After a click go on with γ(1 − σ) (satisfied: stop), after none with γ."""
+        return shared[0] * (1 - per[1]), shared[0]
+
+    @classmethod
+    def shared(cls, gamma):
+        return (gamma,)
+
+    @classmethod
+    def generating(cls, alpha, curve, gamma):
+        return {"attr": alpha, "sat": alpha, "cont": np.array([gamma])}
+
+    def use_generating(self, alpha, gamma):
+        self.attr, self.sat, self.cont = alpha.copy(), alpha.copy(), gamma
+        return self
 
     def fit(self, t, n_iter: int = EM_ITERATIONS):
         if not self.pyclick:
             from ultr_core.clickmodels.gradient import fit_cascade
-            (self.attr, self.sat), g = fit_cascade(t, 2, 1, lambda per, g: (g[0] * (1 - per[1]), g[0]))
+            (self.attr, self.sat), g = fit_cascade(t, 2, 1, self.transition)
             self.cont = float(g[0])
             return self
         self.attr, self.sat, self.cont = np.full(t.n_pairs, 0.5), np.full(t.n_pairs, 0.5), 0.5
@@ -32,7 +51,7 @@ class DBN(ClickModel):
         w = np.broadcast_to(t.weight[:, None], t.pairs.shape)
         for _ in range(n_iter):
             a, s, g = self.attr[t.pairs], self.sat[t.pairs], self.cont
-            exam, car = _dbn_exam(a, s, g), _dbn_car(a, g)
+            exam, car = self._exam(a, self.transition((a, s), (g,))), _dbn_car(a, g)
             post_a = np.where(t.clicks, 1.0, np.where(ranks >= last[:, None],
                                                        (1 - exam) * a / (1 - exam * car[:, :-1]), 0.0))
             post_s = np.where(ranks == last[:, None], s / (1 - (1 - s) * g * car[:, 1:]), 0.0)
@@ -46,20 +65,20 @@ class DBN(ClickModel):
         return self.attr * self.sat
 
     def full(self, t):
-        a, s = self.attr[t.pairs], self.sat[t.pairs]
-        return a * _dbn_exam(a, s, self.cont)
+        a = self.attr[t.pairs]
+        return a * self._exam(a, self.transition((a, self.sat[t.pairs]), (self.cont,)))
 
     def conditional(self, t):
-        a, s = self.attr[t.pairs], self.sat[t.pairs]
-        return _tail(a, self.cont * (1 - s), self.cont, t.clicks, 0)[0]
+        a = self.attr[t.pairs]
+        return _tail(a, *self.transition((a, self.sat[t.pairs]), (self.cont,)), t.clicks, 0)[0]
+
+    @staticmethod
+    def _exam(a, go_on):
+        """Marginal P(E_r = 1) of a cascade with the transition ``go_on``."""
+        return _marginal_exam(a * go_on[0] + (1 - a) * go_on[1])
 
     def bias(self):
         return {"continuation": self.cont}
-
-
-def _dbn_exam(a, s, g) -> np.ndarray:
-    """Marginal P(E_r = 1): E_0 = 1, E_{r+1} = E_r · γ((1 − σ_r)α_r + 1 − α_r)."""
-    return _marginal_exam(g * ((1 - s) * a + 1 - a))
 
 
 def _dbn_car(a, g) -> np.ndarray:
@@ -104,7 +123,7 @@ def _dbn_cont_posterior(t, a, s, g, last, pyclick: bool = False):
     """Per (pattern, rank): P(E_r = 1, S_r = 0, E_{r+1} = 1 | clicks) and P(E_r = 1, S_r = 0 | clicks), from the
     eight joint states (E_r, S_r, E_{r+1}) as PyClick's ``_get_continuation_factor`` enumerates them."""
     d, c = t.depth, t.clicks
-    exam, tail = _exam_and_tails(a, g * (1 - s), g, c, pyclick)
+    exam, tail = _exam_and_tails(a, *DBN.transition((a, s), (g,)), c, pyclick)
     num, den = np.zeros(a.shape), np.zeros(a.shape)
     for r in range(d):
         f = {}
@@ -130,28 +149,47 @@ def _skipped(a, g, x, y, z):
     return (1 - a) * ((g if z else 1 - g) if x else 1.0)
 
 
-class CCM(ClickModel):
+class CCM(Cascade):
     """Click chain model (Guo et al., WWW 2009): examined top-down; attracted with α_qd; after no click the user goes
     on with τ₁, after a click with τ₂(1 − α) + τ₃α (a click on a relevant result: α).  Relevance α² as PyClick.
     Maximum likelihood by default; ``pyclick=True``: PyClick's ``CCM.py`` EM, 50 iterations."""
 
+    DEFAULT_GAMMA = 0.9
+
     def __init__(self, pyclick: bool = False):
         self.pyclick = pyclick
+
+    @staticmethod
+    def transition(per, shared):
+        """After a click go on with τ₂(1 − α) + τ₃α, after none with τ₁."""
+        return shared[1] * (1 - per[0]) + shared[2] * per[0], shared[0]
+
+    @classmethod
+    def shared(cls, gamma):
+        """τ₁ = τ₂ = γ, τ₃ = γ/2 for simulated users."""
+        return (gamma, gamma, gamma / 2)
+
+    @classmethod
+    def generating(cls, alpha, curve, gamma):
+        return {"attr": alpha, "tau": np.array(cls.shared(gamma))}
+
+    def use_generating(self, alpha, gamma):
+        self.attr, self.tau = alpha.copy(), np.array(self.shared(gamma))
+        return self
 
     def fit(self, t, n_iter: int = EM_ITERATIONS):
         if not self.pyclick:
             from ultr_core.clickmodels.gradient import fit_cascade
-            (self.attr,), self.tau = fit_cascade(t, 1, 3, lambda per, tau: (tau[1] * (1 - per[0]) + tau[2] * per[0],
-                                                                             tau[0]))
+            (self.attr,), self.tau = fit_cascade(t, 1, 3, self.transition)
             return self
         self.attr, self.tau = np.full(t.n_pairs, 0.5), np.full(3, 0.5)
         last = _last_click(t.clicks)
         ranks = np.arange(t.depth)[None, :]
         w = np.broadcast_to(t.weight[:, None], t.pairs.shape)
         for _ in range(n_iter):
-            a, (t1, t2, t3) = self.attr[t.pairs], self.tau
-            exam, car = _ccm_exam(a, *self.tau), _dbn_car(a, t1)
-            cont = t2 * (1 - a) + t3 * a
+            a = self.attr[t.pairs]
+            cont, t1 = self.transition((a,), self.tau)
+            exam, car = DBN._exam(a, (cont, t1)), _dbn_car(a, t1)
             post = np.where(t.clicks, 1.0, np.where(ranks >= last[:, None], (1 - exam) * a / (1 - exam * car[:, :-1]),
                                                      0.0))
             post = post + np.where(t.clicks & (ranks == last[:, None]), a / (1 - cont * car[:, 1:]), 0.0)
@@ -169,11 +207,11 @@ class CCM(ClickModel):
 
     def full(self, t):
         a = self.attr[t.pairs]
-        return a * _ccm_exam(a, *self.tau)
+        return a * DBN._exam(a, self.transition((a,), self.tau))
 
     def conditional(self, t):
-        a, (t1, t2, t3) = self.attr[t.pairs], self.tau
-        return _tail(a, t2 * (1 - a) + t3 * a, t1, t.clicks, 0)[0]
+        a = self.attr[t.pairs]
+        return _tail(a, *self.transition((a,), self.tau), t.clicks, 0)[0]
 
     def bias(self):
         return {"tau_no_click": self.tau[0], "tau_click_nonrelevant": self.tau[1], "tau_click_relevant": self.tau[2]}
@@ -185,15 +223,11 @@ def _tau(w, mask, num, den, total) -> float:
     return float(min((1 + (ww * num / total).sum()) / (2 + (ww * den / total).sum()), 1 - PROB_MIN))
 
 
-def _ccm_exam(a, t1, t2, t3) -> np.ndarray:
-    return _marginal_exam((1 - a) * t1 + a * ((1 - a) * t2 + a * t3))
-
-
 def _ccm_factors(t, a, tau, last, pyclick: bool) -> dict:
     """(E_r, S_r, E_{r+1}) → (P, D) joint probabilities up to a constant, as PyClick's continuation factor."""
     d, c = t.depth, t.clicks
     t1, t2, t3 = tau
-    exam, tail = _exam_and_tails(a, t2 * (1 - a) + t3 * a, t1, c, pyclick)
+    exam, tail = _exam_and_tails(a, *CCM.transition((a,), tau), c, pyclick)
     ranks = np.arange(d)[None, :]
     out = {}
     for x, y, z in ((x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)):

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GCTR", "RCTR", "DCTR", "PBM", "UBM", "CM", "DCM", "SDBN", "EM_ITERATIONS", "PROB_MIN"]
+from ultr_core.clickmodels import samplers as smp
+
+__all__ = ["ClickModel", "Cascade", "GCTR", "RCTR", "DCTR", "PBM", "CM", "DCM", "SDBN", "EM_ITERATIONS",
+           "PROB_MIN"]
 
 #: EM iterations (PyClick's EMInference.ITERATION_NUM)
 EM_ITERATIONS = 50
@@ -57,10 +60,21 @@ def _first_click(clicks: np.ndarray) -> np.ndarray:
 
 
 class ClickModel:
-    """A fitted click model: ``fit(table)`` → self; ``full(table)`` and ``conditional(table)`` → (P, D) arrays;
-    ``relevance()`` → one estimate per (query, document) pair; ``bias()`` → the model's bias parameters."""
+    """A click model owns what every part of the app asks of it (CLAX's ``ClickModel`` in spirit): ``fit(table)`` →
+    self; ``full(table)`` and ``conditional(table)`` → (P, D) arrays; ``relevance()`` → one estimate per (query,
+    document) pair; ``bias()`` → its bias parameters; and, for a model simulated users can follow
+    (``USER_MODEL``), ``sample`` and ``examination`` with the one signature of :mod:`~ultr_core.clickmodels.samplers`;
+    for the recovery study, ``generating`` (its parameters as a log was drawn), ``recovered`` (the fitted ones in
+    the same layout) and ``use_generating``."""
 
     attr: np.ndarray
+    #: simulated users can follow it (it has ``sample``)
+    USER_MODEL = False
+    #: the continuation γ its simulated users go on with by default (None: it has none)
+    DEFAULT_GAMMA: float | None = None
+    #: examination depends on the position (and context) alone: the setting of Identifiability Matters' Theorem 1,
+    #: of LBD's coupling and of contextual position bias
+    POSITION_ONLY = False
 
     def fit(self, t):
         raise NotImplementedError
@@ -73,6 +87,59 @@ class ClickModel:
 
     def conditional(self, t) -> np.ndarray:
         return _observed(self.full(t), t.clicks)
+
+    @classmethod
+    def continuation_by_rank(cls, gamma: float | None, eta: float, n: int) -> np.ndarray | None:
+        """Its continuation at positions 1 … n (γ at every position; None for a model without one)."""
+        return None if gamma is None else np.full(n, float(gamma))
+
+    @classmethod
+    def sample(cls, attract, shown, curve, gamma, rng):
+        raise NotImplementedError(f"{cls.__name__} is not a user model")
+
+    @classmethod
+    def generating(cls, alpha: np.ndarray, curve: np.ndarray, gamma: float | None) -> dict:
+        """Parameter name → the value a recovery log was drawn with, in the fitted model's layout."""
+        return {"attr": alpha}
+
+    def recovered(self, name: str) -> np.ndarray:
+        """A fitted parameter in the layout of :meth:`generating`."""
+        return np.atleast_1d(np.asarray(getattr(self, name), np.float64))
+
+    def use_generating(self, alpha: np.ndarray, gamma: float | None):
+        raise ValueError(f"{type(self).__name__}: generating parameters are set for the models fitted by gradient")
+
+
+class Cascade(ClickModel):
+    """The cascade family: the user scans down and goes on after position p with ``transition(per, shared)`` =
+    (P(go on | clicked), P(go on | not clicked)), from the per-(query, document) parameters ``per`` (attractiveness
+    first) and the shared ones — one rule that the sampler and, for DBN and CCM, the fit and the likelihoods use."""
+
+    USER_MODEL = True
+    #: per-(query, document) parameters the transition reads (simulated users: each = the attractiveness)
+    N_PER = 1
+
+    @staticmethod
+    def transition(per, shared):
+        raise NotImplementedError
+
+    @classmethod
+    def shared(cls, gamma) -> tuple:
+        """The shared parameters simulated users go on with, from the one continuation knob γ."""
+        return ()
+
+    @classmethod
+    def go_on(cls, attract, gamma):
+        a = np.asarray(attract, np.float64)
+        return cls.transition((a,) * cls.N_PER, cls.shared(gamma))
+
+    @classmethod
+    def sample(cls, attract, shown, curve, gamma, rng):
+        return smp.sample_cascade(cls.go_on(attract, gamma), attract, shown, rng)
+
+    @classmethod
+    def examination(cls, attract, shown, curve, gamma):
+        return smp.cascade_examination(cls.go_on(attract, gamma), attract, shown)
 
 
 class GCTR(ClickModel):
@@ -116,6 +183,20 @@ class DCTR(ClickModel):
 class PBM(ClickModel):
     """Position-based model (Craswell et al., WSDM 2008; Chuklin et al. 2015 §3.4): P(c_r) = α_qd · γ_r."""
 
+    USER_MODEL = POSITION_ONLY = True
+    sample = staticmethod(smp.sample_pbm)
+
+    @staticmethod
+    def examination(attract, shown, curve, gamma):
+        return np.broadcast_to(curve, np.shape(attract))
+
+    @classmethod
+    def generating(cls, alpha, curve, gamma):
+        return {"exam": curve / curve[0]}
+
+    def recovered(self, name):
+        return self.exam / self.exam[0]
+
     def fit(self, t, n_iter: int = EM_ITERATIONS):
         self.attr, self.exam = np.full(t.n_pairs, 0.5), np.full(t.depth, 0.5)
         one = np.ones(t.pairs.shape)
@@ -134,54 +215,7 @@ class PBM(ClickModel):
         return {"examination": self.exam.tolist()}
 
 
-class UBM(ClickModel):
-    """User browsing model (Dupret & Piwowarski, SIGIR 2008): P(c_r) = α_qd · γ_{r, r′}, r′ the rank of the last
-    click above r (D − 1 when there is none, as PyClick)."""
-
-    def fit(self, t, n_iter: int = EM_ITERATIONS):
-        d = t.depth
-        self.attr, self.exam = np.full(t.n_pairs, 0.5), np.full((d, d), 0.5)
-        prev = _previous_click(t.clicks)
-        cell = np.arange(d)[None, :] * d + prev
-        one = np.ones(t.pairs.shape)
-        for _ in range(n_iter):
-            a, g = self.attr[t.pairs], self.exam.ravel()[cell]
-            post_a = np.where(t.clicks, 1.0, (1 - g) * a / (1 - g * a))
-            post_g = np.where(t.clicks, 1.0, (1 - a) * g / (1 - g * a))
-            self.attr = np.minimum(_pair_mean(t, one, post_a), 1 - PROB_MIN)
-            w = t.weight[:, None] * one
-            num = 1 + np.bincount(cell.ravel(), (w * post_g).ravel(), d * d)
-            self.exam = np.minimum(num / (2 + np.bincount(cell.ravel(), w.ravel(), d * d)), 1 - PROB_MIN).reshape(d, d)
-        return self
-
-    def conditional(self, t):
-        cell = np.arange(t.depth)[None, :] * t.depth + _previous_click(t.clicks)
-        return _observed(self.attr[t.pairs] * self.exam.ravel()[cell], t.clicks)
-
-    def full(self, t):
-        """P(c_r = 1) = Σ_j P(c_j = 1) Π_{j<k<r} (1 − α_k γ_{k,j}) α_r γ_{r,j}, j = −1 (no click: column D − 1)."""
-        d, a = t.depth, self.attr[t.pairs]
-        out = np.zeros(t.pairs.shape)
-        for r in range(d):
-            for j in range(-1, r):
-                col = d - 1 if j < 0 else j
-                none_between = np.prod(1 - a[:, j + 1:r] * self.exam[j + 1:r, col][None, :], axis=1)
-                out[:, r] += (1.0 if j < 0 else out[:, j]) * none_between * a[:, r] * self.exam[r, col]
-        return out
-
-    def bias(self):
-        return {"examination_by_rank_and_last_click": self.exam.tolist()}
-
-
-def _previous_click(clicks: np.ndarray) -> np.ndarray:
-    """(P, D): the rank of the last click above each rank, D − 1 when there is none."""
-    d = clicks.shape[1]
-    ranks = np.where(clicks, np.arange(d)[None, :], -1)
-    before = np.maximum.accumulate(np.concatenate([np.full((len(clicks), 1), -1), ranks[:, :-1]], axis=1), axis=1)
-    return np.where(before < 0, d - 1, before)
-
-
-class CM(ClickModel):
+class CM(Cascade):
     """Cascade model (Craswell et al., WSDM 2008): results are examined top-down until the first click.
 
     Until the first click every result is examined, so P(c_r = 1 | no click above) = α_r; below the first click
@@ -191,6 +225,11 @@ class CM(ClickModel):
 
     def __init__(self, pyclick_conditional: bool = False):
         self.pyclick_conditional = pyclick_conditional
+
+    @staticmethod
+    def transition(per, shared):
+        """Go on only without a click."""
+        return 0.0 * per[0], 1.0
 
     def fit(self, t):
         first = _first_click(t.clicks)
@@ -211,8 +250,34 @@ class CM(ClickModel):
         return np.where(below, np.where(t.clicks, PROB_MIN, 1.0), _observed(self.attr[t.pairs], t.clicks))
 
 
-class DCM(ClickModel):
+class DCM(Cascade):
     """Dependent click model (Guo, Liu & Wang, WSDM 2009): after a click at rank r the user goes on with λ_r."""
+
+    DEFAULT_GAMMA = 0.6
+
+    @staticmethod
+    def transition(per, shared):
+        """After a click at r go on with λ_r (``shared[0]``, one value per rank), always without one."""
+        return shared[0] + 0.0 * per[0], 1.0
+
+    @classmethod
+    def shared(cls, gamma):
+        return (gamma,)
+
+    @classmethod
+    def continuation_by_rank(cls, gamma, eta, n):
+        """λ_r = γ·(1/r)^η (the official CM-IPS code's ``DCM_binary``: ``mult · (1/(i+1))^eta``).
+
+        >>> DCM.continuation_by_rank(0.6, 1.0, 3).round(3).tolist()
+        [0.6, 0.3, 0.2]
+        """
+        if gamma is None:
+            return None
+        return gamma * (1.0 / np.arange(1, n + 1, dtype=np.float64)) ** eta
+
+    @classmethod
+    def generating(cls, alpha, curve, gamma):
+        return {"attr": alpha, "cont": cls.continuation_by_rank(gamma, 1.0, len(curve))}
 
     def fit(self, t):
         last = _last_click(t.clicks)
@@ -240,8 +305,15 @@ class DCM(ClickModel):
         return {"continuation_after_click": self.cont.tolist()}
 
 
-class SDBN(ClickModel):
+class SDBN(Cascade):
     """Simplified DBN (Chapelle & Zhang, WWW 2009): examined down to the last click; satisfaction σ_qd ends it."""
+
+    N_PER = 2
+
+    @staticmethod
+    def transition(per, shared):
+        """A click satisfies with σ and ends the session; no click: go on."""
+        return 1.0 - per[1], 1.0
 
     def fit(self, t):
         last = _last_click(t.clicks)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.clickmodels.registry import MODEL_BY_KEY
-from ultr_core.clickmodels.samplers import EYE_TRACKING, continuation_by_rank
+from ultr_core.clickmodels.samplers import EYE_TRACKING
 
 __all__ = ["sample_sessions", "true_attractiveness", "recovery_scores", "fitted_vs_generating", "pbm_curve_bootstrap",
            "bootstrap_coverage"]
@@ -40,7 +40,7 @@ def sample_sessions(model: str, n_sessions: int, n_queries: int = 50, depth: int
     order = np.argsort(rng.random((n_sessions, depth)), axis=1)       # each session in a random order
     a = np.take_along_axis(attract[q], order, axis=1)
     spec = MODEL_BY_KEY[model]
-    cont = continuation_by_rank(model, spec.gamma if gamma is None else gamma, 1.0, depth)     # η = 1
+    cont = spec.continuation_by_rank(spec.gamma if gamma is None else gamma, 1.0, depth)     # η = 1
     clicks, _ = spec.sampler(a, np.ones_like(a, bool), _EYE[:depth], cont, rng)
     return pd.DataFrame({"session_id": np.repeat(np.arange(n_sessions), depth), "query_id": np.repeat(q, depth),
                          "doc_id": (order + 100 * q[:, None]).ravel(), "position": np.tile(np.arange(1, depth + 1),
@@ -73,14 +73,7 @@ def fitted_vs_generating(model: str, n_sessions: int, seed: int = 0, split: floa
     out = {"fitted": scores(fitted, t_test)["log_likelihood"], "fitted_bias": fitted.bias()}
     q, d = s.pair_keys["query_id"].to_numpy(), s.pair_keys["doc_id"].to_numpy()
     alpha = true_attractiveness(int(q.max()) + 1, 10, seed)[q, d - 100 * q]
-    true = spec.cls().fit(t_train)
-    true.attr = alpha.copy()
-    if model == "dbn":
-        true.sat, true.cont = alpha.copy(), spec.gamma
-    elif model == "ccm":
-        true.tau = np.array([spec.gamma, spec.gamma, spec.gamma / 2])
-    else:
-        raise ValueError("fitted_vs_generating covers the EM cascade models, dbn and ccm")
+    true = spec.cls().use_generating(alpha, spec.gamma)
     out["generating"] = scores(true, t_test)["log_likelihood"]
     return out
 
@@ -102,35 +95,11 @@ def pbm_curve_bootstrap(n_sessions: int, n_boot: int = 20, seed: int = 0) -> dic
 
 def _truth(model: str, s, seed: int, depth: int) -> dict:
     """The generating value of each identifiable parameter family, in the fitted model's layout (ratios where the
-    model fixes only α·γ)."""
+    model fixes only α·γ): the model class's ``generating``."""
     q, d = s.pair_keys["query_id"].to_numpy(), s.pair_keys["doc_id"].to_numpy()
     alpha = true_attractiveness(int(q.max()) + 1, depth, seed)[q, d - 100 * q]
-    o = _EYE[:depth]
-    if model == "pbm":
-        return {"exam": o / o[0]}
-    if model == "ubm":
-        r, prev = np.meshgrid(np.arange(depth), np.arange(depth), indexing="ij")
-        gamma = np.where(prev == depth - 1, o[r], o[np.clip(r - prev - 1, 0, depth - 1)])
-        valid = (prev < r) | (prev == depth - 1)
-        return {"exam": np.where(valid, gamma / o[0], np.nan)}
-    out = {"attr": alpha}
-    g = MODEL_BY_KEY[model].gamma
-    if model == "dcm":
-        out["cont"] = continuation_by_rank("dcm", g, 1.0, depth)
-    elif model == "dbn":
-        out.update(sat=alpha, cont=np.array([g]))
-    elif model == "ccm":
-        out["tau"] = np.array([g, g, g / 2])
-    return out
-
-
-def _estimate(model: str, fitted, name: str) -> np.ndarray:
-    v = np.atleast_1d(np.asarray(getattr(fitted, name), np.float64))
-    if model == "pbm":
-        return v / v[0]
-    if model == "ubm":
-        return v / v[0, -1]
-    return v
+    spec = MODEL_BY_KEY[model]
+    return spec.cls.generating(alpha, _EYE[:depth], spec.gamma)
 
 
 def bootstrap_coverage(model: str, n_sessions: int = 20_000, n_boot: int = 20, seed: int = 0) -> list[dict]:
@@ -146,8 +115,8 @@ def bootstrap_coverage(model: str, n_sessions: int = 20_000, n_boot: int = 20, s
     full = cls().fit(s.compress())
     rows = []
     for name, t in truth.items():
-        est = _estimate(model, full, name)
-        b = np.array([_estimate(model, m, name) for m in boots])
+        est = full.recovered(name)
+        b = np.array([m.recovered(name) for m in boots])
         lo, hi = np.nanpercentile(b, [5, 95], axis=0)
         keep = ~np.isnan(t) & ~((t == 1) & (lo == 1) & (hi == 1))         # the reference cell is 1 by definition
         rows.append({"model": MODEL_BY_KEY[model].label, "parameter": name, "values": int(keep.sum()),

@@ -6,18 +6,19 @@ from dataclasses import dataclass
 
 from ultr_core.clickmodels import dbn
 from ultr_core.clickmodels import models as m
-from ultr_core.clickmodels import samplers as smp
+from ultr_core.clickmodels.ubm import UBM
 
-__all__ = ["ClickModelSpec", "CLICK_MODELS", "MODEL_BY_KEY", "USER_MODELS"]
+__all__ = ["ClickModelSpec", "CLICK_MODELS", "MODEL_BY_KEY", "USER_MODELS", "DEFAULT_USER_MODEL"]
 
 
 @dataclass(frozen=True)
 class ClickModelSpec:
     """One click model: key (CLI name), label, its class, the inference (``mle``: counting, ``em``: 50 EM
     iterations, ``gradient``: maximum likelihood by L-BFGS, :mod:`~ultr_core.clickmodels.gradient`), citation, the parameters it fits, what its relevance estimate is, and its colour in every chart.
-    A model simulated users can follow (a *user model*, :mod:`~ultr_core.clickmodels.samplers`) also has its
-    ``sampler``, the default ``gamma`` of its continuation parameter (None: it has none) and ``behaviour``, one
-    sentence on how its simulated users click."""
+    Everything a model *does* — fit, likelihoods, sampling, its transition rule, its default continuation and what
+    the recovery study checks — is its class's (:class:`~ultr_core.clickmodels.models.ClickModel`); a model
+    simulated users can follow (a *user model*, ``cls.USER_MODEL``) has ``behaviour``, one sentence on how its
+    simulated users click."""
 
     key: str
     label: str
@@ -27,9 +28,25 @@ class ClickModelSpec:
     params: str
     relevance: str
     colour: str = ""
-    sampler: object = None
-    gamma: float | None = None
     behaviour: str = ""
+
+    @property
+    def sampler(self):
+        """Its class's ``sample`` when simulated users can follow it, else None."""
+        return self.cls.sample if self.cls.USER_MODEL else None
+
+    @property
+    def gamma(self) -> float | None:
+        """The continuation its simulated users go on with by default (None: it has none)."""
+        return self.cls.DEFAULT_GAMMA
+
+    @property
+    def position_only(self) -> bool:
+        """Examination by position (and context) alone: Theorem 1's setting, where coupling and contexts apply."""
+        return self.cls.POSITION_ONLY
+
+    def continuation_by_rank(self, gamma: float | None, eta: float, n: int):
+        return self.cls.continuation_by_rank(gamma, eta, n)
 
 
 CLICK_MODELS = (
@@ -41,32 +58,32 @@ CLICK_MODELS = (
                    "the document's CTR", colour="#8c564b"),
     ClickModelSpec("pbm", "PBM", m.PBM, "em", "Craswell et al., WSDM 2008; Chuklin et al. 2015 §3.4",
                    "attractiveness per (query, doc), examination per rank", "attractiveness", colour="#1f77b4",
-                   sampler=smp.sample_pbm, behaviour="examine position p with o_p (η, convention), click what attracts"),
-    ClickModelSpec("ubm", "UBM", m.UBM, "em", "Dupret & Piwowarski, SIGIR 2008",
+                   behaviour="examine position p with o_p (η, convention), click what attracts"),
+    ClickModelSpec("ubm", "UBM", UBM, "em", "Dupret & Piwowarski, SIGIR 2008",
                    "attractiveness per (query, doc), examination per (rank, rank of the last click)",
                    "attractiveness", colour="#17becf",
-                   sampler=smp.sample_ubm, behaviour="examine p with o_d, d = distance from the last click above p"),
+                   behaviour="examine p with o_d, d = distance from the last click above p"),
     ClickModelSpec("cm", "CM", m.CM, "mle", "Craswell et al., WSDM 2008 (cascade model)",
                    "attractiveness per (query, doc)", "attractiveness", colour="#d62728",
-                   sampler=smp.cascade_sampler("cm"), behaviour="scan down, stop at the first click"),
+                   behaviour="scan down, stop at the first click"),
     ClickModelSpec("dcm", "DCM", m.DCM, "mle", "Guo, Liu & Wang, WSDM 2009",
                    "attractiveness per (query, doc), continuation after a click per rank", "attractiveness",
-                   colour="#ff7f0e", sampler=smp.cascade_sampler("dcm"), gamma=0.6,
+                   colour="#ff7f0e",
                    behaviour="scan down; after a click at rank r go on with λ_r = γ·(1/r)^η (the CM-IPS code's DCM)"),
     ClickModelSpec("sdbn", "SDBN", m.SDBN, "mle", "Chapelle & Zhang, WWW 2009 (simplified DBN)",
                    "attractiveness and satisfaction per (query, doc)", "attractiveness × satisfaction",
-                   colour="#2ca02c", sampler=smp.cascade_sampler("sdbn"),
-                   behaviour="scan down; a click satisfies with σ = α and ends the session"),
+                   colour="#2ca02c", behaviour="scan down; a click satisfies with σ = α and ends the session"),
     ClickModelSpec("dbn", "DBN", dbn.DBN, "gradient", "Chapelle & Zhang, WWW 2009",
                    "attractiveness and satisfaction per (query, doc), one continuation γ", "attractiveness × satisfaction",
-                   colour="#9467bd", sampler=smp.cascade_sampler("dbn"), gamma=0.9,
+                   colour="#9467bd",
                    behaviour="go on with γ after each document; a click satisfies with σ = α and ends it"),
     ClickModelSpec("ccm", "CCM", dbn.CCM, "gradient", "Guo, Liu, Kannan, Minka, Taylor, Wang & Faloutsos, WWW 2009",
                    "attractiveness per (query, doc), continuation τ₁ (no click), τ₂, τ₃ (after a click)",
                    "attractiveness²", colour="#e377c2",
-                   sampler=smp.cascade_sampler("ccm"), gamma=0.9,
                    behaviour="go on with τ₁ = γ without a click, τ₂(1 − α) + τ₃α after one (τ₂ = γ, τ₃ = γ/2)"),
 )
 MODEL_BY_KEY = {s.key: s for s in CLICK_MODELS}
 #: the models simulated users can follow (PBM first: the papers' setting and every simulation's default)
-USER_MODELS = tuple(s.key for s in CLICK_MODELS if s.sampler is not None)
+USER_MODELS = tuple(s.key for s in CLICK_MODELS if s.cls.USER_MODEL)
+#: the user model of every simulation unless one is chosen
+DEFAULT_USER_MODEL = USER_MODELS[0]

@@ -12,7 +12,7 @@ Every sampler has one signature: ``sample(attract, shown, curve, gamma, rng) -> 
   arrays; PBM examines position p with o_p, UBM examines p with o_d, d = p − (position of the last click above p,
   0 when there is none) — distance-based, so that UBM without clicks is PBM;
 * ``gamma`` — the continuation parameter of the cascade family, a number or one value per position
-  (:func:`continuation_by_rank`): DCM's λ_r (go on after a click at r; λ_r = γ·(1/r)^η as the official CM-IPS code
+  (``continuation_by_rank`` of the model's class): DCM's λ_r (go on after a click at r; λ_r = γ·(1/r)^η as the official CM-IPS code
   draws DCM clicks, ``prepare_data/clicks_gen.py``), DBN's γ (go on after any document), CCM's τ₁ = γ (no click),
   τ₂ = γ (a click on an unattractive document), τ₃ = γ/2 (a click on an attractive one);
 * ``examination`` — the probability that each position is examined given the shown list (the marginal over the
@@ -20,13 +20,14 @@ Every sampler has one signature: ``sample(attract, shown, curve, gamma, rng) -> 
   P(c_p = 1) = α_p · examination_p, because attraction is independent of examination.
 
 The cascade family is drawn without a loop over positions: attraction A_p ~ Bern(α_p) and a continuation draw per
-position are independent, the user goes on after p with P(go on | A_p) (:data:`CONTINUATION` below), and
+position are independent, the user goes on after p with P(go on | A_p) (the model class's ``transition``, which its fit uses too), and
 position p is examined iff every earlier step went on — an exclusive cumulative product.
 
->>> a = np.array([[0.5, 0.5, 0.5]]); shown = np.ones_like(a, bool)
->>> cascade_examination("cm", a, shown, 1.0).tolist()          # CM: go on only without a click
+>>> a = np.array([[0.5, 0.5, 0.5]])
+>>> shown = np.ones_like(a, bool)
+>>> cascade_examination((0.0 * a, 1.0), a, shown).tolist()      # CM: go on only without a click
 [[1.0, 0.5, 0.25]]
->>> cascade_examination("dbn", a, shown, 0.8).round(4).tolist()  # DBN: γ(1 − α·σ) per step, σ = α
+>>> cascade_examination((0.8 * (1 - a), 0.8), a, shown).round(4).tolist()  # DBN: γ(1 − α·σ) per step, σ = α
 [[1.0, 0.6, 0.36]]
 >>> ubm_examination(np.array([[1.0, 1.0, 1.0]]), shown, np.array([0.9, 0.5, 0.2])).round(4).tolist()
 [[0.9, 0.86, 0.829]]
@@ -39,29 +40,7 @@ import numpy as np
 #: (``ultr_core.simulation.clickmodel`` re-exports it) and the recovery study's examination
 EYE_TRACKING = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.2, 0.11, 0.1, 0.08, 0.06])
 
-__all__ = ["CONTINUATION", "continuation_by_rank", "cascade_examination", "ubm_examination", "sample_pbm", "sample_ubm", "cascade_sampler"]
-
-#: model → (P(go on | clicked), P(go on | not clicked)) as functions of α (= σ) and γ
-CONTINUATION = {
-    "cm": lambda a, g: (0.0 * a, 1.0 + 0.0 * a),
-    "dcm": lambda a, g: (g + 0.0 * a, 1.0 + 0.0 * a),
-    "sdbn": lambda a, g: (1.0 - a, 1.0 + 0.0 * a),
-    "dbn": lambda a, g: (g * (1.0 - a), g + 0.0 * a),
-    "ccm": lambda a, g: (g * (1.0 - a) + 0.5 * g * a, g + 0.0 * a),
-}
-
-
-def continuation_by_rank(model: str, gamma: float | None, eta: float, n: int) -> np.ndarray | None:
-    """The continuation parameter at positions 1 … n: DCM's λ_r = γ·(1/r)^η (the official CM-IPS code's
-    ``DCM_binary``: ``mult · (1/(i+1))^eta``), γ at every position for DBN and CCM, None for models without one.
-
-    >>> continuation_by_rank("dcm", 0.6, 1.0, 3).round(3).tolist(), continuation_by_rank("dbn", 0.9, 1.0, 2).tolist()
-    ([0.6, 0.3, 0.2], [0.9, 0.9])
-    """
-    if gamma is None:
-        return None
-    r = np.arange(1, n + 1, dtype=np.float64)
-    return gamma * (1.0 / r) ** eta if model == "dcm" else np.full(n, float(gamma))
+__all__ = ["cascade_examination", "sample_cascade", "ubm_examination", "sample_pbm", "sample_ubm", "EYE_TRACKING"]
 
 
 def _exclusive_cumprod(x: np.ndarray) -> np.ndarray:
@@ -71,24 +50,24 @@ def _exclusive_cumprod(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def cascade_examination(model: str, attract: np.ndarray, shown: np.ndarray, gamma: float) -> np.ndarray:
-    """P(position p is examined | the shown list) under a cascade-family ``model``."""
+def cascade_examination(go_on, attract: np.ndarray, shown: np.ndarray) -> np.ndarray:
+    """P(position p is examined | the shown list) of a cascade whose users go on after p with ``go_on`` =
+    (P(go on | clicked), P(go on | not clicked)) — the transition rule of the model's class
+    (:meth:`ultr_core.clickmodels.models.Cascade.go_on`)."""
     a = np.asarray(attract, np.float64)
-    on_click, on_skip = CONTINUATION[model](a, gamma)
+    on_click, on_skip = go_on
     return _exclusive_cumprod(a * on_click + (1 - a) * on_skip) * shown
 
 
-def cascade_sampler(model: str):
-    """The sampler of one cascade-family model (see the module docstring)."""
-    def sample(attract, shown, curve, gamma, rng):
-        a = np.asarray(attract, np.float64)
-        attracted = rng.random(a.shape, dtype=np.float32) < a
-        on_click, on_skip = CONTINUATION[model](a, gamma)
-        go_on = rng.random(a.shape, dtype=np.float32) < np.where(attracted, on_click, on_skip)
-        examined = _exclusive_cumprod(go_on.astype(np.int8)).astype(bool) & shown
-        return examined & attracted, cascade_examination(model, a, shown, gamma)
-    sample.__name__ = f"sample_{model}"
-    return sample
+def sample_cascade(go_on, attract, shown, rng):
+    """Clicks of a cascade with the transition ``go_on`` (see :func:`cascade_examination`): attraction and a
+    continuation draw per position, examined iff every earlier step went on; returns (clicks, examination)."""
+    a = np.asarray(attract, np.float64)
+    attracted = rng.random(a.shape, dtype=np.float32) < a
+    on_click, on_skip = go_on
+    went_on = rng.random(a.shape, dtype=np.float32) < np.where(attracted, on_click, on_skip)
+    examined = _exclusive_cumprod(went_on.astype(np.int8)).astype(bool) & shown
+    return examined & attracted, cascade_examination(go_on, a, shown)
 
 
 def sample_pbm(attract, shown, curve, gamma, rng):

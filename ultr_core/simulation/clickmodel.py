@@ -62,7 +62,7 @@ class ClickModelConfig:
 
     def __post_init__(self):
         validate(self)
-        if self.user_model != "pbm" and (self.coupling > 0 or self.n_contexts > 0):
+        if not MODEL_BY_KEY[self.user_model].position_only and (self.coupling > 0 or self.n_contexts > 0):
             raise ConfigError("user_model", f"coupling and contexts change PBM's examination; the user model "
                                             f"{self.user_model!r} has its own — set user_model='pbm' or turn them off")
 
@@ -77,13 +77,12 @@ class ClickModelConfig:
 
     def continuation_curve(self, n_positions: int) -> np.ndarray | None:
         """The user model's continuation at positions 1 … n (DCM: λ_r = γ·(1/r)^η; see
-        :func:`ultr_core.clickmodels.samplers.continuation_by_rank`), None when it has none.
+        :meth:`ultr_core.clickmodels.models.ClickModel.continuation_by_rank`), None when it has none.
 
         >>> ClickModelConfig(user_model="dcm", continuation=0.8, eta=2.0).continuation_curve(2).tolist()
         [0.8, 0.2]
         """
-        from ultr_core.clickmodels.samplers import continuation_by_rank
-        return continuation_by_rank(self.user_model, self.gamma, self.eta, n_positions)
+        return MODEL_BY_KEY[self.user_model].continuation_by_rank(self.gamma, self.eta, n_positions)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -120,7 +120,7 @@ class ClickSimulator:
         """The examination curve a CTR chart draws beside ``log`` (which this simulator drew) and its name: PBM's
         o_p, or under another user model the log's mean examination per position (it depends on the clicks
         above, so the model has no one curve)."""
-        if self.config.user_model == "pbm":
+        if MODEL_BY_KEY[self.config.user_model].position_only:
             return self.observation_curve(n_positions), "o_p"
         return np.asarray(log.true_observation_curve())[:n_positions], "mean examination"
 

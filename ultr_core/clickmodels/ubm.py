@@ -1,0 +1,75 @@
+"""The user browsing model (Dupret & Piwowarski, SIGIR 2008), fitted by PyClick's EM as the models of
+:mod:`~ultr_core.clickmodels.models` (re-exported there)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ultr_core.clickmodels import samplers as smp
+from ultr_core.clickmodels.models import EM_ITERATIONS, PROB_MIN, ClickModel, _observed, _pair_mean
+
+__all__ = ["UBM"]
+
+
+class UBM(ClickModel):
+    """User browsing model (Dupret & Piwowarski, SIGIR 2008): P(c_r) = α_qd · γ_{r, r′}, r′ the rank of the last
+    click above r (D − 1 when there is none, as PyClick)."""
+
+    USER_MODEL = True
+    sample = staticmethod(smp.sample_ubm)
+
+    @staticmethod
+    def examination(attract, shown, curve, gamma):
+        return smp.ubm_examination(attract, shown, curve)
+
+    @classmethod
+    def generating(cls, alpha, curve, gamma):
+        """γ(r, r′) = o at distance r − r′ (o_r without a click above), ÷ γ(1, none); impossible cells NaN."""
+        depth = len(curve)
+        r, prev = np.meshgrid(np.arange(depth), np.arange(depth), indexing="ij")
+        g = np.where(prev == depth - 1, curve[r], curve[np.clip(r - prev - 1, 0, depth - 1)])
+        return {"exam": np.where((prev < r) | (prev == depth - 1), g / curve[0], np.nan)}
+
+    def recovered(self, name):
+        return self.exam / self.exam[0, -1]
+
+    def fit(self, t, n_iter: int = EM_ITERATIONS):
+        d = t.depth
+        self.attr, self.exam = np.full(t.n_pairs, 0.5), np.full((d, d), 0.5)
+        prev = _previous_click(t.clicks)
+        cell = np.arange(d)[None, :] * d + prev
+        one = np.ones(t.pairs.shape)
+        for _ in range(n_iter):
+            a, g = self.attr[t.pairs], self.exam.ravel()[cell]
+            post_a = np.where(t.clicks, 1.0, (1 - g) * a / (1 - g * a))
+            post_g = np.where(t.clicks, 1.0, (1 - a) * g / (1 - g * a))
+            self.attr = np.minimum(_pair_mean(t, one, post_a), 1 - PROB_MIN)
+            w = t.weight[:, None] * one
+            num = 1 + np.bincount(cell.ravel(), (w * post_g).ravel(), d * d)
+            self.exam = np.minimum(num / (2 + np.bincount(cell.ravel(), w.ravel(), d * d)), 1 - PROB_MIN).reshape(d, d)
+        return self
+
+    def conditional(self, t):
+        cell = np.arange(t.depth)[None, :] * t.depth + _previous_click(t.clicks)
+        return _observed(self.attr[t.pairs] * self.exam.ravel()[cell], t.clicks)
+
+    def full(self, t):
+        """P(c_r = 1) = Σ_j P(c_j = 1) Π_{j<k<r} (1 − α_k γ_{k,j}) α_r γ_{r,j}, j = −1 (no click: column D − 1)."""
+        d, a = t.depth, self.attr[t.pairs]
+        out = np.zeros(t.pairs.shape)
+        for r in range(d):
+            for j in range(-1, r):
+                col = d - 1 if j < 0 else j
+                none_between = np.prod(1 - a[:, j + 1:r] * self.exam[j + 1:r, col][None, :], axis=1)
+                out[:, r] += (1.0 if j < 0 else out[:, j]) * none_between * a[:, r] * self.exam[r, col]
+        return out
+
+    def bias(self):
+        return {"examination_by_rank_and_last_click": self.exam.tolist()}
+
+
+def _previous_click(clicks: np.ndarray) -> np.ndarray:
+    """(P, D): the rank of the last click above each rank, D − 1 when there is none."""
+    d = clicks.shape[1]
+    ranks = np.where(clicks, np.arange(d)[None, :], -1)
+    before = np.maximum.accumulate(np.concatenate([np.full((len(clicks), 1), -1), ranks[:, :-1]], axis=1), axis=1)
+    return np.where(before < 0, d - 1, before)
