@@ -184,7 +184,8 @@ def test_iteration_caps_per_method_follow_the_official_code(monkeypatch):
     data = make_paper_identifiability_data(1, seed=0)
     table, r, o = binomial_ctr_table(data, seed=0)
     g = IdentifiabilityGraph.from_counts(table)
-    monkeypatch.setitem(emb.MAX_ITERS, "regression_em", 7)
+    import dataclasses
+    monkeypatch.setitem(emb.COUNT_FIT, "regression_em", dataclasses.replace(emb.COUNT_FIT["regression_em"], max_iter=7))
     res = fit_counts(g.doc, g.fac, g.impressions, g.clicks, g.n_documents, g.n_factors, "regression_em", tol=0)
     assert res.iterations == 7 and not res.converged          # n_iter=None → the method's cap
 

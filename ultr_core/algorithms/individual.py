@@ -196,13 +196,13 @@ class HTE(Learner):
 class HTEOracle(HTE):
     """HTE-oracle: clicks weighted by the simulator's true 1/τ_k(x) = o_1(x)/o_k(x) (upper bound of HTE)."""
 
-    tau_kind = "oracle"
+    tau_kind = "true"
 
 
 class LBDHTEOracle(LBD):
     """LBD-HTE-oracle: LBD trained on the clicks corrected with the true 1/τ_k(x) (LBD §6.3)."""
 
-    tau_kind = "oracle"
+    tau_kind = "true"
 
 
 def _lbd_variant(lam, t, doc):

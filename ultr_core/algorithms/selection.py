@@ -31,7 +31,7 @@ from ultr_core.data.dataset import RankingData
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import position_observation
 
-__all__ = ["fit_selection", "candidate_table", "session_rows", "cld_loss", "check_selection_log"]
+__all__ = ["fit_selection", "SelectionJob", "fit_heckman", "fit_rankagg", "fit_cld", "fit_cld_pair", "candidate_table", "session_rows", "cld_loss", "check_selection_log"]
 
 
 @dataclass
@@ -293,42 +293,82 @@ def check_selection_log(configs, log) -> None:
                                   "'show only the top k') or choose other methods")
 
 
+@dataclass
+class SelectionJob:
+    """What a selection method's fitter reads: the data, its config and context, the candidate table at the ρ of
+    its propensities, and (RankAgg) the fitted ranker it aggregates."""
+
+    dataset: object
+    split: RankingData
+    data: SessionData
+    config: TrainConfig
+    context: dict
+    tab: object
+    rho: np.ndarray
+    on_step: object = None
+    stop: object = None
+    ips: FitResult | None = None
+
+
 def fit_selection(log, dataset, split: RankingData, data: SessionData, config: TrainConfig, context: dict,
                   on_step=None, stop=None, ips: FitResult | None = None) -> FitResult:
-    """Fit CLD, CLD_pair, Heckman_rank or RankAgg (called by :func:`ultr_core.algorithms.fit`;
-    RankAgg receives the fitted IPS ranker it aggregates as ``ips``)."""
+    """Fit a top-k selection model (called by :func:`ultr_core.algorithms.fit`): the candidate table, then the
+    method's own fitter, the ``learner`` of its record in the algorithm table (RankAgg receives the fitted ranker
+    it aggregates, its record's ``aggregates``, as ``ips``)."""
+    from ultr_core.algorithms.registry import resolve
+    from ultr_core.algorithms.specs import SPECS_BY_KEY
     rho = _rho(config, context, data.rows.shape[1])
     tab = candidate_table(data, rho)
     if tab.selected.all():
         raise ConfigError("topk", f"{config.display_name} models top-k selection: simulate with a cut-off k "
                                   "so that some candidates are never shown")
-    rng = context["rng"]
-    X_all = torch.from_numpy(split.features)
-    if config.algorithm in ("heckman", "rankagg"):
-        heck = Heckman(split.features, tab, config.heckman, max_iter=40 if config.algorithm == "heckman" else 100)
-        if config.algorithm == "rankagg" and ips is None:
-            raise ConfigError("algorithm", "RankAgg needs the fitted IPS ranker (ultr_core.algorithms.fit passes it)")
-        model = ClosedFormRanker(heck, ips if config.algorithm == "rankagg" else None)
-        res = FitResult(config, model)
-        from ultr_core.evaluation.metrics import ndcg
-        v = dataset.valid
-        sv = res.predict(v.features, v.offsets)
-        rec = {"step": 1, "loss": 0.0, "valid_ndcg@10": ndcg(sv, v.labels, v.offsets, 10),
-               "valid_ndcg@3": ndcg(sv, v.labels, v.offsets, 3), "observation": None}
-        res.history.append(rec)
-        if on_step is not None:
-            on_step(rec)
-        return res
-    if config.algorithm == "cld":
-        learner = CLD(config, split.n_features)
-        rows, sel, tgt = ((tab.rows, tab.selected, tab.target) if config.cld_form == "paper_text"
-                          else session_rows(data, rho))       # official: one row per (session, candidate)
-        n = len(rows)
-        sel_t, tgt_t = torch.from_numpy(sel), torch.from_numpy(tgt)
+    job = SelectionJob(dataset, split, data, config, context, tab, rho, on_step, stop, ips)
+    return resolve(SPECS_BY_KEY[config.algorithm].learner)(job)
 
-        def next_batch():
-            idx = rng.integers(0, n, size=min(config.batch_size * 4, n))
-            return {"X": X_all[torch.from_numpy(rows[idx])], "selected": sel_t[idx], "target": tgt_t[idx]}
-    else:
-        learner, next_batch = pair_batches(config, data, tab, rho, rng, X_all)
-    return train_loop(learner, config, next_batch, dataset.valid, on_step, stop)
+
+def fit_heckman(job: SelectionJob) -> FitResult:
+    """Heckman_rank (Ovaisi et al. 2020): the probit selection, then the outcome model, in closed form."""
+    return _closed_form(job, Heckman(job.split.features, job.tab, job.config.heckman, max_iter=40))
+
+
+def fit_rankagg(job: SelectionJob) -> FitResult:
+    """RankAgg (Ovaisi et al. 2020): Borda aggregation of the fitted IPS ranker and Heckman_rank."""
+    if job.ips is None:
+        raise ConfigError("algorithm", "RankAgg needs the fitted IPS ranker (ultr_core.algorithms.fit passes it)")
+    return _closed_form(job, Heckman(job.split.features, job.tab, job.config.heckman, max_iter=100), job.ips)
+
+
+def _closed_form(job: SelectionJob, heck: Heckman, ips: FitResult | None = None) -> FitResult:
+    from ultr_core.evaluation.metrics import ndcg
+    res = FitResult(job.config, ClosedFormRanker(heck, ips))
+    v = job.dataset.valid
+    sv = res.predict(v.features, v.offsets)
+    rec = {"step": 1, "loss": 0.0, "valid_ndcg@10": ndcg(sv, v.labels, v.offsets, 10),
+           "valid_ndcg@3": ndcg(sv, v.labels, v.offsets, 3), "observation": None}
+    res.history.append(rec)
+    if job.on_step is not None:
+        job.on_step(rec)
+    return res
+
+
+def fit_cld(job: SelectionJob) -> FitResult:
+    """CLD (eq. 10, Algorithm 1): the Tobit loss on one row per (session, candidate), or per candidate as printed."""
+    config, rng, tab = job.config, job.context["rng"], job.tab
+    X_all = torch.from_numpy(job.split.features)
+    learner = CLD(config, job.split.n_features)
+    rows, sel, tgt = ((tab.rows, tab.selected, tab.target) if config.cld_form == "paper_text"
+                      else session_rows(job.data, job.rho))       # official: one row per (session, candidate)
+    n = len(rows)
+    sel_t, tgt_t = torch.from_numpy(sel), torch.from_numpy(tgt)
+
+    def next_batch():
+        idx = rng.integers(0, n, size=min(config.batch_size * 4, n))
+        return {"X": X_all[torch.from_numpy(rows[idx])], "selected": sel_t[idx], "target": tgt_t[idx]}
+    return train_loop(learner, config, next_batch, job.dataset.valid, job.on_step, job.stop)
+
+
+def fit_cld_pair(job: SelectionJob) -> FitResult:
+    """CLD_pair (eq. 13, Algorithm 2): pair batches of the candidate table."""
+    X_all = torch.from_numpy(job.split.features)
+    learner, next_batch = pair_batches(job.config, job.data, job.tab, job.rho, job.context["rng"], X_all)
+    return train_loop(learner, job.config, next_batch, job.dataset.valid, job.on_step, job.stop)

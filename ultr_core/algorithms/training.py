@@ -18,6 +18,7 @@ from ultr_core.algorithms.data import session_data
 from ultr_core.algorithms.loop import FitResult, train_loop
 from ultr_core.algorithms.registry import LEARNERS
 from ultr_core.algorithms.selection import fit_selection
+from ultr_core.algorithms.specs import SPECS_BY_KEY
 from ultr_core.data.dataset import LTRDataset, RankingData
 from ultr_core.errors import ConfigError
 from ultr_core.evaluation.metrics import evaluate_ranking, mcc, spearman_within_query
@@ -73,7 +74,7 @@ def _tau_table(kind: str, log: ClickLog, dataset: LTRDataset, split: RankingData
                seed: int) -> np.ndarray:
     from ultr_core.algorithms.hte import estimate_tau, oracle_tau
     sim = log_simulator(log, dataset, "HTE")
-    if kind == "oracle":
+    if kind == "true":
         return oracle_tau(sim, split, n_positions)
     return estimate_tau(sim, split, n_positions, n_sessions=log.n_sessions, seed=seed)
 
@@ -129,7 +130,8 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
         context["propensity"] = (_estimated_propensity(log, dataset, split, data, config.seed)
                                  if config.propensity == "estimated" else context["true_propensity"])
         if config.algorithm not in LEARNERS:
-            ips = fit(log, dataset, config.with_(algorithm="ips"), stop=stop) if config.algorithm == "rankagg" else None
+            agg = SPECS_BY_KEY[config.algorithm].aggregates           # RankAgg: the IPS ranker it aggregates
+            ips = fit(log, dataset, config.with_(algorithm=agg), stop=stop) if agg else None
             return fit_selection(log, dataset, split, data, config, context, on_step, stop, ips=ips)   # CLD, Heckman …
         learner = LEARNERS[config.algorithm](config, split.n_features, data.n_positions, context)
         pool = data.with_clicks() if learner.needs_clicks else np.arange(data.n_sessions)

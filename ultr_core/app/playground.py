@@ -28,6 +28,7 @@ import pandas as pd
 
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.config import ALGORITHMS
+from ultr_core.algorithms.specs import ALGORITHM_SPECS, SPECS_BY_KEY
 from ultr_core.app.igverdict import unshown_candidates, verdict  # noqa: F401  (re-exported)
 from ultr_core.constraints import Interval, Rule, validate
 from ultr_core.errors import ConfigError
@@ -38,8 +39,10 @@ from ultr_core.simulation.logspec import LogSpec
 __all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "PRESET_SEEDS", "preset_runs", "check_claims", "score_guess",
            "METHODS", "verdict", "log_view", "algorithm_names", "warm_worker", "seed_runs", "seed_table"]
 
-#: the methods a playground run may train besides its Naive and Oracle references
-METHODS = ("dla", "lbd", "ips", "cm_ips", "regression_em", "pair_debias", "vectorization", "cld")
+#: the methods a playground run may train besides its references (``playground`` in the algorithm table)
+METHODS = tuple(s.key for s in ALGORITHM_SPECS if s.playground)
+#: the floor and ceiling every run trains first (``family == "reference"``: Naive, Oracle)
+REFERENCES = tuple(s.key for s in ALGORITHM_SPECS if s.reference)
 #: most sessions a playground log may hold (a run must stay interactive)
 MAX_SESSIONS = 100_000
 #: most seeds one playground request may train (each seed: a fresh log and initialisation)
@@ -82,8 +85,11 @@ class PlaygroundSettings:
         if bad:
             raise ConfigError("methods", f"{bad[0]!r} is not a playground method; choose from {', '.join(METHODS)}")
         validate(self)
-        if "cld" in self.methods and self.topk is None:
-            raise ConfigError("methods", "CLD models top-k selection: choose a shown top-k (e.g. 3) or drop CLD")
+        selection = [SPECS_BY_KEY[m].label for m in self.methods if SPECS_BY_KEY[m].needs_topk]
+        if selection and self.topk is None:
+            names = ", ".join(selection)
+            raise ConfigError("methods", f"{names} model{'s' if len(selection) == 1 else ''} top-k selection: "
+                                         f"choose a shown top-k (e.g. 3) or drop {names}")
         self.click()                                 # validates the click-model knobs
         self.log_spec()                              # validates dataset name and seed
 
@@ -99,7 +105,7 @@ class PlaygroundSettings:
     def train_configs(self) -> list[TrainConfig]:
         """Naive, Oracle, then the chosen methods — the same model, steps, learning rate and seed;
         LBD's λ and t from the paper's Table 3 for this η_c."""
-        names = ["naive", "oracle", *[m for m in self.methods if m not in ("naive", "oracle")]]
+        names = [*REFERENCES, *[m for m in self.methods if m not in REFERENCES]]
         return [TrainConfig(algorithm=a, steps=self.steps, lr=self.lr, seed=self.seed,
                             eval_every=max(10, self.steps // 30)) for a in names]
 

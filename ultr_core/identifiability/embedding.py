@@ -35,13 +35,11 @@ import pandas as pd
 from ultr_core.errors import ConfigError
 from ultr_core.logs.clicklog import ClickLog
 
-__all__ = ["ctr_table", "fit_embedding", "fit_counts", "EmbeddingResult", "EMBEDDING_METHODS", "MAX_ITERS"]
+__all__ = ["ctr_table", "fit_embedding", "fit_counts", "EmbeddingResult", "CountFit", "COUNT_FITS", "COUNT_FIT",
+           "EMBEDDING_METHODS", "MAX_ITERS"]
 
-EMBEDDING_METHODS = ("dla", "dla_ls", "regression_em", "em", "two_tower")
 #: iteration cap of a fit to convergence for DLA and Two-Tower (the official code runs 20,000 epochs)
 MAX_ITER = 20_000
-#: the cap per method: Regression-EM runs 100,000 epochs in the official ``test_fully_simulation.py``
-MAX_ITERS = {"dla": MAX_ITER, "dla_ls": MAX_ITER, "two_tower": MAX_ITER, "regression_em": 100_000, "em": MAX_ITER}
 
 
 def ctr_table(log: ClickLog, bias=None, groups: np.ndarray | None = None, factors: pd.DataFrame | None = None):
@@ -115,22 +113,23 @@ def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int | No
     (pseudo-successes, pseudo-trials) added to every parameter's update — PyClick's PBM uses (1, 2)."""
     if method not in EMBEDDING_METHODS:
         raise ConfigError("method", f"unknown embedding method {method!r}; use one of {EMBEDDING_METHODS}")
-    n_iter = MAX_ITERS[method] if n_iter is None else int(n_iter)
+    spec = COUNT_FIT[method]
+    n_iter = spec.max_iter if n_iter is None else int(n_iter)
     d, g = np.asarray(d, np.int64), np.asarray(g, np.int64)
     n, c = np.asarray(n, np.float64), np.asarray(c, np.float64)
     if len(n) == 0 or n.sum() == 0:
         raise ConfigError("log", "no shown rows to fit")
-    r, o, a, b = _start(method, init, D, G, np.random.default_rng(seed))
+    r, o, a, b = _start(spec.start, init, D, G, np.random.default_rng(seed))
     ctr = _ratio(c, n)
     t = _Table(d, g, n, c, ctr, np.bincount(d, n, D), np.bincount(g, n, G), D, G, tuple(prior), n * ctr)
     adam = {k: 0.0 for k in ("ma", "va", "mb", "vb")}
     history, converged, step = [], False, 0
     for step in range(1, n_iter + 1):
         r_old, o_old = r, o
-        if method == "two_tower":
+        if spec.step is None:
             r, o = _two_tower_step(t, a, b, adam, step, lr)
         else:
-            r, o = _CLOSED_FORM_STEPS[method](t, r, o)
+            r, o = spec.step(t, r, o)
         if step % every == 0 or step == n_iter:
             rec = {"step": step, "loss": float(np.sum(n * (t.ctr - r[d] * o[g]) ** 2) / n.sum())}
             history.append(rec)
@@ -162,14 +161,14 @@ class _Table(NamedTuple):
     nc: np.ndarray | None = None  #: ``n * ctr``, the weights of DLA's relevance update (computed once per fit)
 
 
-def _start(method: str, init, D: int, G: int, rng):
+def _start(kind: str, init, D: int, G: int, rng):
     """The starting (r, o) and their logits (a, b): ``init`` "random" (DLA_R), "ones" (DLA_I) or (r, o) arrays."""
     if isinstance(init, str) and init not in ("random", "ones"):
         raise ConfigError("init", f"must be 'random', 'ones' or (r, o), got {init!r}")
     random_start = init is None or isinstance(init, str)
     if random_start:
         r, o = rng.uniform(0, 1, D), rng.uniform(0, 1, G)
-        if method == "regression_em":            # the official initialisation: r̂ ~ U(0, 0.5)
+        if kind == "half":                       # Regression-EM's official initialisation: r̂ ~ U(0, 0.5)
             r = r / 2
         if init == "ones":                       # DLA_I of the paper's Table 6: observations start at 1
             o = np.ones(G)
@@ -177,7 +176,7 @@ def _start(method: str, init, D: int, G: int, rng):
         r, o = np.asarray(init[0], np.float64).copy(), np.asarray(init[1], np.float64).copy()
     a = np.log(np.clip(r, 1e-3, 1 - 1e-3) / (1 - np.clip(r, 1e-3, 1 - 1e-3)))
     b = np.log(np.clip(o, 1e-3, 1 - 1e-3) / (1 - np.clip(o, 1e-3, 1 - 1e-3)))
-    if method == "two_tower" and random_start:  # the official start: σ(0) = 0.5 relevance, N(0, 1) logits
+    if kind == "logits" and random_start:       # Two-Tower's official start: σ(0) = 0.5 relevance, N(0, 1) logits
         a = np.zeros(D)
         b = rng.normal(0, 1, G) if init != "ones" else np.full(G, 20.0)
         r, o = _sigmoid(a), _sigmoid(b)
@@ -218,8 +217,37 @@ def _em_step(t: _Table, r, o):
             np.clip(_ratio(a + np.bincount(g, post_o, t.G), b + t.ng), 0, 1))
 
 
-_CLOSED_FORM_STEPS = {"dla": _dla_step, "dla_ls": lambda t, r, o: _dla_step(t, r, o, least_squares=True),
-                      "regression_em": _regression_em_step, "em": _em_step}
+@dataclass(frozen=True)
+class CountFit:
+    """One way to fit the click-through table: ``key`` (where it is a key of the algorithm table —
+    :data:`~ultr_core.algorithms.specs.ALGORITHM_SPECS` — it is that same method with one free parameter per
+    document instead of a ranker over features), ``label``, ``step`` (one closed-form update; None: the two-tower
+    gradient step), ``max_iter`` (its cap to convergence), ``start`` (how a random start differs: ``"half"`` r̂ ~
+    U(0, 0.5), ``"logits"`` the two-tower logits)."""
+
+    key: str
+    label: str
+    step: object
+    max_iter: int = MAX_ITER
+    start: str = "uniform"
+
+
+def _dla_ls_step(t: _Table, r, o):
+    return _dla_step(t, r, o, least_squares=True)
+
+
+#: the table of count-table fits (the module docstring says what each is)
+COUNT_FITS = (
+    CountFit("dla", "DLA", _dla_step),
+    CountFit("dla_ls", "DLA (least squares)", _dla_ls_step),
+    CountFit("regression_em", "Regression-EM", _regression_em_step, 100_000, "half"),   # official: 100,000 epochs
+    CountFit("em", "EM", _em_step),
+    CountFit("two_tower", "Two-Tower", None, start="logits"),
+)
+COUNT_FIT = {f.key: f for f in COUNT_FITS}
+EMBEDDING_METHODS = tuple(COUNT_FIT)
+#: the cap per method (a view of the table)
+MAX_ITERS = {f.key: f.max_iter for f in COUNT_FITS}
 
 
 def _two_tower_step(t: _Table, a, b, adam: dict, step: int, lr: float):

@@ -26,40 +26,18 @@ Table 2 data: out of reach on two CPU cores).
 """
 from __future__ import annotations
 
+from ultr_core.algorithms.specs import PAPER_DNN, PAPER_LINEAR  # noqa: F401  (re-exported: the paper-text settings)
+
 __all__ = ["CLD_PROTOCOLS", "protocol_click", "protocol_train", "RHO_GRID", "PAPER_DNN", "PAPER_LINEAR"]
 
 #: the official ρ (0.5) inside the paper's range for γ, for tuning on validation
 RHO_GRID = [0.1, 0.3, 0.5, 0.7]
 
-_OFFICIAL_OPT = dict(optimizer="adam", lr=1e-3, weight_decay=1e-2, init="xavier_normal")
-_OFFICIAL_DNN = dict(model="dnn", hidden=(256, 128, 64), dropout=0.5, **_OFFICIAL_OPT)
-PAPER_DNN = dict(model="dnn", hidden=(256, 128, 64), dropout=0.5, init="xavier", weight_decay=1e-3, lr=1e-3)
-PAPER_LINEAR = dict(model="linear", init="xavier", weight_decay=1e-3, lr=5e-3)
-
-#: protocol → {"click": ClickModelConfig changes, "train": method → TrainConfig changes}
+#: protocol → ClickModelConfig changes; each method's TrainConfig changes under a protocol are its record's
+#: ``protocols`` in the algorithm table (:data:`~ultr_core.algorithms.specs.ALGORITHM_SPECS`)
 CLD_PROTOCOLS = {
-    "official": {
-        "click": {"convention": "reciprocal", "relevance": "binary_official"},
-        "train": {
-            "naive": dict(ips_form="pairwise", **_OFFICIAL_DNN),
-            "ips": dict(ips_form="pairwise", max_weight=None, propensity="estimated", **_OFFICIAL_DNN),
-            "heckman": dict(heckman="official", model="linear", **_OFFICIAL_OPT),
-            "rankagg": dict(heckman="official", ips_form="pairwise", max_weight=None, propensity="estimated",
-                            **_OFFICIAL_DNN),
-            "cld": dict(cld_form="official", cld_gamma=0.5, propensity="estimated", model="linear", **_OFFICIAL_OPT),
-            "cld_pair": dict(pair_orientation="official", propensity="estimated", **_OFFICIAL_DNN),
-            "oracle": dict(**_OFFICIAL_DNN),
-        },
-    },
-    "paper_text": {
-        "click": {"convention": "reciprocal", "relevance": "binary"},
-        "train": {
-            "naive": dict(**PAPER_DNN), "ips": dict(**PAPER_DNN), "heckman": dict(heckman="ovaisi", **PAPER_LINEAR),
-            "rankagg": dict(heckman="ovaisi", **PAPER_DNN),
-            "cld": dict(cld_form="paper_text", cld_gamma=0.15, **PAPER_LINEAR),
-            "cld_pair": dict(pair_orientation="random", **PAPER_DNN), "oracle": dict(**PAPER_DNN),
-        },
-    },
+    "official": {"click": {"convention": "reciprocal", "relevance": "binary_official"}},
+    "paper_text": {"click": {"convention": "reciprocal", "relevance": "binary"}},
 }
 
 
@@ -79,4 +57,5 @@ def protocol_train(protocol: str, algorithm: str) -> dict:
     >>> c["algorithm"], c["ips_form"], c["propensity"], c["max_weight"], c["weight_decay"]
     ('ips', 'pairwise', 'estimated', None, 0.01)
     """
-    return {"algorithm": algorithm, **CLD_PROTOCOLS[protocol]["train"][algorithm]}
+    from ultr_core.algorithms.specs import SPECS_BY_KEY
+    return {"algorithm": algorithm, **SPECS_BY_KEY[algorithm].protocols[protocol]}
