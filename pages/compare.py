@@ -35,7 +35,8 @@ def main():
         c = _choices()
     url_notices()
     st.query_params.clear()
-    st.query_params.update({"preset": c["preset"], "methods": ",".join(c["methods"]), "sweep": c["sweep_name"],
+    st.query_params.update({"preset": c["preset"], "methods": ",".join(NAMES[m] for m in c["methods"]),
+                            "sweep": c["sweep_name"],
                             "seeds": str(c["seeds"]), "sessions": str(c["sessions"]), "steps": str(c["steps"]),
                             "guess": str(int(c["guess"]))})
     if SWEEPS[c["sweep_name"]] is not None:
@@ -53,8 +54,8 @@ def _linked_methods(p: dict, linked: bool) -> list:
     """The preset's methods, or those a link for this preset names (unknown names left out, with a notice)."""
     methods = [ALGORITHMS[m] for m in p["methods"]]
     if linked and "methods" in st.query_params:
-        asked = st.query_params["methods"].split(",")
-        methods = [m for m in asked if m in NAMES]
+        asked = st.query_params["methods"].split(",")             # keys; older links: labels
+        methods = [ALGORITHMS.get(m, m) for m in asked if m in NAMES or m in ALGORITHMS]
         if len(methods) < len(asked):
             st.session_state.setdefault("_url_notices", []).append(
                 f"methods: unknown names left out of {st.query_params['methods'][:60]!r}")

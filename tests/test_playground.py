@@ -84,7 +84,7 @@ def test_playground_starts_by_itself_and_shows_all_four_tiles():
     assert "truth" in {d["name"] for d in charts[2]["data"]}
     assert at.success and "IG: 1 component" in at.success[0].value
     assert len(at.dataframe) == 1
-    assert at.query_params["eta"] in ("1.0", ["1.0"]) and at.query_params["methods"] in ("DLA,LBD", ["DLA,LBD"])
+    assert at.query_params["eta"] in ("1.0", ["1.0"]) and at.query_params["methods"] in ("dla,lbd", ["dla,lbd"])   # keys
 
 
 def test_moving_a_knob_restarts_training_on_the_new_log():
@@ -156,8 +156,20 @@ def test_link_restores_preset_and_explicit_knobs_and_clamps_bad_values():
     assert at.select_slider(key="pg_steps").value == 100
     assert at.number_input(key="pg_seed").value == 0                # clamped, with a notice
     assert any("seed=-4 is below 0" in i.value for i in at.info)
-    assert at.multiselect(key="pg_methods").value == ["DLA"]
+    assert at.multiselect(key="pg_methods").value == ["DLA"]     # a label: what older links stored
     at.session_state["pg_job"].stop()
+
+
+def test_links_store_method_keys_and_old_label_links_still_open():
+    """A renamed label must not break a link: links store keys (``methods=dla,ips``); ``DLA,IPS`` still reads."""
+    for raw in ("dla,ips", "DLA,IPS", "dla,IPS"):
+        at = page()
+        at.query_params.update({"methods": raw, "steps": "100"})
+        at.run()
+        assert no_crash(at) and not at.error
+        assert at.multiselect(key="pg_methods").value == ["DLA", "IPS"], raw
+        assert at.query_params["methods"] in ("dla,ips", ["dla,ips"]), raw
+        at.session_state["pg_job"].stop()
 
 
 def test_cld_without_a_cut_gets_one_and_a_cut_removed_drops_cld():

@@ -25,8 +25,10 @@ class Knob:
     >>> k = KNOB_BY_FIELD["topk"]
     >>> k.to_widget(None), k.to_setting("all"), k.to_setting(3), k.parse("5"), k.parse("7")
     ('all', None, 3, 5, None)
-    >>> KNOB_BY_FIELD["methods"].parse("DLA,nope,LBD"), KNOB_BY_FIELD["methods"].to_url(["DLA", "LBD"])
-    (['DLA', 'LBD'], 'DLA,LBD')
+    >>> KNOB_BY_FIELD["methods"].parse("dla,nope,LBD"), KNOB_BY_FIELD["methods"].to_url(["DLA", "LBD"])
+    (['DLA', 'LBD'], 'dla,lbd')
+
+    Links store method keys; the labels older links carry are still read.
     """
 
     field: str
@@ -38,6 +40,7 @@ class Knob:
     widget_of: object = None         # setting value → widget value (default: as is)
     setting_of: object = None        # widget value → setting value (default: cast)
     url_parse: object = None         # URL text → widget value, None when invalid (default: cast, then checks)
+    url_of: object = None            # widget value → URL text (default: as text, lists joined by commas)
 
     @property
     def key(self) -> str:
@@ -50,6 +53,8 @@ class Knob:
         return self.setting_of(value) if self.setting_of else self.cast(value)
 
     def to_url(self, value) -> str:
+        if self.url_of:
+            return self.url_of(value)
         return ",".join(value) if isinstance(value, (list, tuple)) else str(value)
 
     def parse(self, raw: str):
@@ -77,7 +82,10 @@ def _topk_parse(raw: str):
 
 
 def _methods_parse(raw: str):
-    return [m for m in raw.split(",") if m in algorithm_names()] or None
+    """Method keys (what links store) or labels (what older links stored) → the widget's labels."""
+    labels = algorithm_names()
+    by_key = {k: label for label, k in labels.items()}
+    return [by_key.get(m, m) for m in raw.split(",") if m in labels or m in by_key] or None
 
 
 #: every knob of the Playground, in the order the page shows them
@@ -94,7 +102,8 @@ KNOBS = (
     Knob("blocks", "blocks", int, 1, 5),
     Knob("users", "users", str, options=USER_MODELS),
     Knob("methods", "methods", tuple, widget_of=lambda v: [ALGORITHMS[m] for m in v],
-         setting_of=lambda v: tuple(algorithm_names()[m] for m in v), url_parse=_methods_parse),
+         setting_of=lambda v: tuple(algorithm_names()[m] for m in v), url_parse=_methods_parse,
+         url_of=lambda v: ",".join(algorithm_names()[m] for m in v)),
     Knob("steps", "steps", int, options=STEPS),
     Knob("sessions", "sessions", int, options=SESSIONS),
     Knob("lr", "lr", float, options=LRS),
