@@ -5,21 +5,16 @@ Pages live in pages/ and stay thin: widgets → one ultr_core call → a figure 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
+from ultr_core.app.pagetable import PAGES as PAGE_TABLE
+
 # pages/ is read by st.navigation below, not by Streamlit's legacy folder discovery, whatever URL
 # the first visit after a server start asks for (see pages/_common.py: run_page).
 PagesManager.uses_pages_directory = False
 
 st.set_page_config(page_title="ULTR Explorer", page_icon=":material/travel_explore:", layout="wide")
 
-PAGES = [
-    st.Page("pages/playground.py", title="Playground", icon=":material/toys:", default=True),
-    st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home"),
-    st.Page("pages/simulate.py", title="Simulate", icon=":material/casino:"),
-    st.Page("pages/train.py", title="Train & watch", icon=":material/monitoring:"),
-    st.Page("pages/compare.py", title="Compare", icon=":material/balance:"),
-    st.Page("pages/heatmaps.py", title="Heat-maps", icon=":material/grid_on:"),
-    st.Page("pages/identifiability.py", title="Identifiability", icon=":material/hub:"),
-    st.Page("pages/upload.py", title="Upload a log", icon=":material/upload_file:"),
-]
+# one st.Page per record of the page table (ultr_core.app.pagetable.PAGES), which the tests and benchmarks read too
+PAGES = [st.Page(p.path, title=p.title, icon=p.icon, default=p.default, **({"url_path": p.url_path} if p.url_path else {}))
+         for p in PAGE_TABLE]
 
 st.navigation(PAGES).run()

@@ -15,11 +15,16 @@ logging.disable(logging.WARNING)
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-for name in ("home", "simulate", "train", "compare", "heatmaps", "identifiability", "upload"):
-    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=120)
+from ultr_core.app.pagetable import PAGES  # noqa: E402
+
+for page in PAGES:
+    name = page.file.removesuffix(".py")
+    at = AppTest.from_file(str(ROOT / page.path), default_timeout=120)
     t0 = time.perf_counter()
     at.run()
     dt = time.perf_counter() - t0
     status = "exception" if at.exception else "ok"
     print(f"{name:16s} {dt:6.2f} s  {status}")
+    if "pg_job" in at.session_state:                # the Playground starts training on first open
+        at.session_state["pg_job"].stop()
     sys.stdout.flush()

@@ -126,7 +126,7 @@ def _click_model_choice() -> dict:
 
 def _user_model_choice() -> tuple[str, float | None]:
     """How simulated users click (a user model of the click-model table) and its continuation γ, if it has one."""
-    user = st.selectbox("users click as", USER_MODELS, USER_MODELS.index(qp("user", "pbm", options=USER_MODELS)),
+    user = st.selectbox("users click as", USER_MODELS, USER_MODELS.index(qp("user", "pbm", options=USER_MODELS)), key="sim_user",
                         format_func=lambda k: MODEL_BY_KEY[k].label,
                         help="; ".join(f"{MODEL_BY_KEY[k].label} ({MODEL_BY_KEY[k].cite}): {MODEL_BY_KEY[k].behaviour}"
                                        for k in USER_MODELS) + ". η and the curve apply to PBM and UBM; coupling and "

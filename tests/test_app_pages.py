@@ -8,6 +8,7 @@ from apphelp import no_crash, page
 from apphelp import wait as _wait
 
 from ultr_core.simulation.logspec import LogSpec
+from ultr_core.app.pagetable import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -270,8 +271,7 @@ def test_simulate_bad_upload_message():
     assert at.error and "line 1" in at.error[0].value and "non-numeric" in at.error[0].value
 
 
-@pytest.mark.parametrize("name", ["home.py", "playground.py", "simulate.py", "train.py", "compare.py", "heatmaps.py",
-                                  "identifiability.py", "upload.py"])
+@pytest.mark.parametrize("name", [p.file for p in PAGES])
 def test_every_page_opens_without_an_error_message(name):
     """The error boundary turns exceptions into an in-page message, so `at.exception` alone would
     miss them (a duplicate widget id once did): no error element on a fresh page either."""
@@ -281,8 +281,7 @@ def test_every_page_opens_without_an_error_message(name):
         at.session_state["pg_job"].stop()
 
 
-@pytest.mark.parametrize("name", ["simulate.py", "train.py", "compare.py", "heatmaps.py", "identifiability.py",
-                                  "upload.py"])
+@pytest.mark.parametrize("name", [p.file for p in PAGES if p.controls_help])
 def test_every_control_has_help_text(name):
     at = page(name).run()
     kinds = ("selectbox", "multiselect", "slider", "select_slider", "number_input", "text_input", "checkbox",
@@ -324,33 +323,6 @@ def test_heatmaps_quick_grid_draws_and_a_clicked_cell_shows_its_curves():
     assert any("reproduce the paper's Table 3" in m.value for m in at.markdown)
     table = at.dataframe[0].value
     assert table["Table 3"].tolist() == ["λ = 10000, t = 0.1"] and table["same cell"].iloc[0] in ("yes", "no")
-
-
-def test_compare_state_round_trips_through_the_url():
-    at = page("compare.py").run()
-    at.sidebar.multiselect[0].set_value(["Naive", "LBD"]).run()
-    at.sidebar.slider[0].set_value(4).run()
-    at.sidebar.select_slider[1].set_value(200).run()
-    link = {k: at.query_params[k] for k in at.query_params}
-    assert link["methods"] in ("naive,lbd", ["naive,lbd"])                 # links store keys, not labels
-    cold = page("compare.py")
-    for k, v in link.items():
-        cold.query_params[k] = v[0] if isinstance(v, list) else v
-    cold.run()
-    assert not cold.exception
-    assert cold.sidebar.multiselect[0].value == ["Naive", "LBD"]
-    assert cold.sidebar.slider[0].value == 4 and cold.sidebar.select_slider[1].value == 200
-    bad = page("compare.py")
-    bad.query_params["methods"] = "Naive,<b>Evil</b>"
-    bad.query_params["seeds"] = "99"
-    bad.run()
-    assert not bad.exception and bad.sidebar.multiselect[0].value == ["Naive"] and bad.sidebar.slider[0].value == 10
-    notes = " ".join(i.value for i in bad.info)
-    assert "unknown names" in notes and "above 10" in notes
-    old = page("compare.py")                                                 # a link from before keys: labels
-    old.query_params["methods"] = "Naive,LBD"
-    old.run()
-    assert not old.exception and old.sidebar.multiselect[0].value == ["Naive", "LBD"]
 
 
 def test_heatmaps_state_round_trips_through_the_url():

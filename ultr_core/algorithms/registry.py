@@ -12,9 +12,10 @@ __all__ = ["LEARNERS", "resolve"]
 
 
 def resolve(learner: str):
-    """The object a spec's ``"module:name"`` (under ``ultr_core.algorithms``) names."""
+    """The object a spec's ``"module:name"`` names (a module under ``ultr_core.algorithms``, or a dotted module
+    path for an extension's learner)."""
     module, name = learner.split(":")
-    return getattr(importlib.import_module(f"ultr_core.algorithms.{module}"), name)
+    return getattr(importlib.import_module(module if "." in module else f"ultr_core.algorithms.{module}"), name)
 
 
 LEARNERS = {s.key: resolve(s.learner) for s in ALGORITHM_SPECS if s.family != "selection"}

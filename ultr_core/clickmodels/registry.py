@@ -2,51 +2,13 @@
 the docs derive (adding a model is one record here and its class in :mod:`~ultr_core.clickmodels.models`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ultr_core.clickmodels import dbn
 from ultr_core.clickmodels import models as m
+from ultr_core.clickmodels.spec import ClickModelSpec
 from ultr_core.clickmodels.ubm import UBM
+from ultr_core.extensions import extra
 
 __all__ = ["ClickModelSpec", "CLICK_MODELS", "MODEL_BY_KEY", "USER_MODELS", "DEFAULT_USER_MODEL"]
-
-
-@dataclass(frozen=True)
-class ClickModelSpec:
-    """One click model: key (CLI name), label, its class, the inference (``mle``: counting, ``em``: 50 EM
-    iterations, ``gradient``: maximum likelihood by L-BFGS, :mod:`~ultr_core.clickmodels.gradient`), citation, the parameters it fits, what its relevance estimate is, and its colour in every chart.
-    Everything a model *does* — fit, likelihoods, sampling, its transition rule, its default continuation and what
-    the recovery study checks — is its class's (:class:`~ultr_core.clickmodels.models.ClickModel`); a model
-    simulated users can follow (a *user model*, ``cls.USER_MODEL``) has ``behaviour``, one sentence on how its
-    simulated users click."""
-
-    key: str
-    label: str
-    cls: type
-    inference: str
-    cite: str
-    params: str
-    relevance: str
-    colour: str = ""
-    behaviour: str = ""
-
-    @property
-    def sampler(self):
-        """Its class's ``sample`` when simulated users can follow it, else None."""
-        return self.cls.sample if self.cls.USER_MODEL else None
-
-    @property
-    def gamma(self) -> float | None:
-        """The continuation its simulated users go on with by default (None: it has none)."""
-        return self.cls.DEFAULT_GAMMA
-
-    @property
-    def position_only(self) -> bool:
-        """Examination by position (and context) alone: Theorem 1's setting, where coupling and contexts apply."""
-        return self.cls.POSITION_ONLY
-
-    def continuation_by_rank(self, gamma: float | None, eta: float, n: int):
-        return self.cls.continuation_by_rank(gamma, eta, n)
 
 
 CLICK_MODELS = (
@@ -82,6 +44,7 @@ CLICK_MODELS = (
                    "attractiveness²", colour="#e377c2",
                    behaviour="go on with τ₁ = γ without a click, τ₂(1 − α) + τ₃α after one (τ₂ = γ, τ₃ = γ/2)"),
 )
+CLICK_MODELS += extra("CLICK_MODELS")           # records of extension modules (ultr_core.extensions)
 MODEL_BY_KEY = {s.key: s for s in CLICK_MODELS}
 #: the models simulated users can follow (PBM first: the papers' setting and every simulation's default)
 USER_MODELS = tuple(s.key for s in CLICK_MODELS if s.cls.USER_MODEL)

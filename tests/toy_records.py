@@ -1,0 +1,20 @@
+"""Toy records for the one-table test (issue #45): one click model, one algorithm and one page, each added as one
+record in an extension module (``ULTR_EXTENSIONS=toy_records``) without touching ``ultr_core``."""
+from ultr_core.algorithms.record import AlgorithmSpec
+from ultr_core.app.pagespec import PageSpec
+from ultr_core.clickmodels.models import DCM
+from ultr_core.clickmodels.spec import ClickModelSpec
+
+
+class Hasty(DCM):
+    """A DCM whose users rarely go on after a click (λ₁ = 0.2): a class of its own, nothing else to write."""
+
+    DEFAULT_GAMMA = 0.2
+
+
+CLICK_MODELS = (ClickModelSpec("hasty", "Hasty", Hasty, "mle", "a toy: DCM with λ₁ = 0.2", "as DCM",
+                               "attractiveness", colour="#00aa55", behaviour="scan down; rarely go on after a click"),)
+ALGORITHM_SPECS = (AlgorithmSpec("toy_naive", "ToyNaive", "#123456", "position", "listwise", "learners:Naive",
+                                 cite="a toy: the Naive learner under another name", latex=r"\mathcal{L} = 0",
+                                 playground=True),)
+PAGES = (PageSpec("../tests/toy_page.py", "Toy page", ":material/star:"),)

@@ -1,0 +1,45 @@
+"""The record of the click-model table (:mod:`~ultr_core.clickmodels.registry`), apart from the table so that an
+extension module (:mod:`ultr_core.extensions`) can build records while the table is being built."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ClickModelSpec"]
+
+
+@dataclass(frozen=True)
+class ClickModelSpec:
+    """One click model: key (CLI name), label, its class, the inference (``mle``: counting, ``em``: 50 EM
+    iterations, ``gradient``: maximum likelihood by L-BFGS, :mod:`~ultr_core.clickmodels.gradient`), citation, the parameters it fits, what its relevance estimate is, and its colour in every chart.
+    Everything a model *does* — fit, likelihoods, sampling, its transition rule, its default continuation and what
+    the recovery study checks — is its class's (:class:`~ultr_core.clickmodels.models.ClickModel`); a model
+    simulated users can follow (a *user model*, ``cls.USER_MODEL``) has ``behaviour``, one sentence on how its
+    simulated users click."""
+
+    key: str
+    label: str
+    cls: type
+    inference: str
+    cite: str
+    params: str
+    relevance: str
+    colour: str = ""
+    behaviour: str = ""
+
+    @property
+    def sampler(self):
+        """Its class's ``sample`` when simulated users can follow it, else None."""
+        return self.cls.sample if self.cls.USER_MODEL else None
+
+    @property
+    def gamma(self) -> float | None:
+        """The continuation its simulated users go on with by default (None: it has none)."""
+        return self.cls.DEFAULT_GAMMA
+
+    @property
+    def position_only(self) -> bool:
+        """Examination by position (and context) alone: Theorem 1's setting, where coupling and contexts apply."""
+        return self.cls.POSITION_ONLY
+
+    def continuation_by_rank(self, gamma: float | None, eta: float, n: int):
+        return self.cls.continuation_by_rank(gamma, eta, n)
