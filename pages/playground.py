@@ -1,12 +1,14 @@
 """Playground — the teaching landing page: click-model knobs beside live charts on one screen.
 Any change re-simulates the log and restarts training (Naive, the chosen methods, Oracle)."""
+from dataclasses import replace
+
 import streamlit as st
 
 from ultr_core.data.roots import available_datasets
 from ultr_core.studies.experiment import live_observation_curves, training_progress
 from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
 from ultr_core.app.jobhandles import JobGroup
-from ultr_core.app.knobs import (CONTEXTS, KNOB_BY_FIELD, KNOBS, LRS, SEEDS, SESSIONS, STEPS, TOPK, reconcile,
+from ultr_core.app.knobs import (KNOB_BY_FIELD, KNOBS, LRS, SEEDS, SESSIONS, reconcile,
                                  settings_from_state)
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, curve_note, log_view,
                                       seed_runs, seed_table, truth_note)
@@ -36,7 +38,7 @@ div[data-testid="stAlertContainer"] {padding: 0.6rem 0.8rem;}
 @media (max-width: 1100px) {.st-key-pg_preset input {font-size: 0.74rem !important; padding-left: 0.3rem !important;}}
 @media (max-height: 640px) {          /* a 576-px-high projector: denser knobs, no page title (the sidebar names it) */
   div[data-testid="stMarkdownContainer"] h4 {display: none;}
-  .st-key-pg_users [data-testid="stWidgetLabel"], .st-key-pg_methods [data-testid="stWidgetLabel"] {display: none;}
+  .st-key-pg_user_model [data-testid="stWidgetLabel"], .st-key-pg_methods [data-testid="stWidgetLabel"] {display: none;}
   div[data-testid="stVerticalBlock"] {gap: 0.15rem;}
   div[data-testid="stWidgetLabel"] {min-height: 1rem; margin-bottom: -0.2rem;}
   div[data-testid="stSlider"] > div {margin-top: -0.3rem;}
@@ -122,40 +124,42 @@ def _from_url(knob, datasets):
     default = knob.to_widget(getattr(D, knob.field))
     if knob.field == "dataset":
         return qp("dataset", default, options=datasets)
+    name = next((n for n in (knob.query, *knob.aliases) if n in st.query_params), knob.query)   # older keys too
     if knob.lo is not None:
-        return qp(knob.query, default, knob.cast, knob.lo, knob.hi)
-    if knob.query not in st.query_params:
+        return qp(name, default, knob.cast, knob.lo, knob.hi)
+    if name not in st.query_params:
         return default
-    value = knob.parse(st.query_params[knob.query])
+    value = knob.parse(st.query_params[name])
     if value is None:
         st.session_state.setdefault("_url_notices", []).append(
-            f"{knob.query}={st.query_params[knob.query][:20]!r} is not one of the choices; using {default}")
+            f"{name}={st.query_params[name][:20]!r} is not one of the choices; using {default}")
         return default
     return value
 
 
+#: how the click model's knobs sit in the main column (pairs), before the user model and the methods
+MODEL_LAYOUT = (("eta", "noise"), ("topk", "coupling"), ("shuffle", "blocks"), ("contexts", "steps"))
+
+
+def _knob_widget(where, knob, **kw) -> None:
+    """One knob's widget from its record: a choice (a select-slider, or a select box for names), a short whole-number
+    range as a select-slider, else a slider; label, help, range and key from the knob table."""
+    common = dict(key=knob.key, on_change=_moved, args=(knob.field,), help=knob.help, **kw)
+    if knob.options is not None and isinstance(knob.options[0], str) and knob.options[0] != "all":
+        where.selectbox(knob.label, knob.options, **common)
+    elif knob.options is not None:
+        where.select_slider(knob.label, knob.options, **common)
+    elif knob.cast is int:
+        where.select_slider(knob.label, list(range(int(knob.lo), int(knob.hi) + 1)), **common)
+    else:
+        where.slider(knob.label, float(knob.lo), float(knob.hi), step=knob.step, **common)
+
+
 def _model_knobs() -> None:
     """The click model's knobs, the methods and the steps (the main column, or the presentation popover)."""
-    a, b = st.columns(2)
-    a.slider("pos. bias η", 0.0, 3.0, step=0.25, key="pg_eta",
-             help="position-bias severity: o_p = v_p^η with the eye-tracking curve v (CLD's η; not LBD's η_c)")
-    b.slider("click noise ε", 0.0, 0.5, step=0.05, key="pg_noise",
-             help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
-    a, b = st.columns(2)
-    a.select_slider("shown top-k", TOPK, key="pg_topk", on_change=_moved, args=("topk",),
-                    help="only the first k candidates are shown (selection bias)")
-    b.slider("coupling η_c", 0.0, 1.0, step=0.1, key="pg_coupling", on_change=_moved, args=("coupling",),
-             help="LBD's coupling level: observation o = v_p^max(1 + wᵀx, 0) depends on the document")
-    a, b = st.columns(2)
-    a.slider("exploration", 0.0, 1.0, step=0.05, key="pg_shuffle",
-             help="share of sessions shown in a random order: it puts documents at several positions and so "
-                  "connects the identifiability graph")
-    b.select_slider("blocks", [1, 2, 3, 4, 5], key="pg_blocks",
-                    help="shuffle only within this many blocks of positions: K blocks → K graph components")
-    a, b = st.columns(2)
-    a.select_slider("contexts", CONTEXTS, key="pg_contexts", on_change=_moved, args=("contexts",),
-                    help="context types of a contextual PBM: each (query, position) gets one, and it scales observation")
-    b.select_slider("steps", STEPS, key="pg_steps", help="batches of 256 sessions per method")
+    for pair in MODEL_LAYOUT:
+        for where, field in zip(st.columns(2), pair):
+            _knob_widget(where, KNOB_BY_FIELD[field])
     _users_knob(st)
     st.multiselect("methods (+ Naive, Oracle)", list(NAMES), key="pg_methods", on_change=_moved, args=("methods",),
                    help="trained one after another on the same log with the same seed; Naive (raw clicks) and "
@@ -164,10 +168,10 @@ def _model_knobs() -> None:
 
 def _users_knob(where) -> None:
     """The user model the clicks are drawn from ("users: PBM" in the box, so its label may go on a projector)."""
-    where.selectbox("users click as", USER_MODELS, key="pg_users", on_change=_moved, args=("users",), format_func=lambda k: f"users: {MODEL_BY_KEY[k].label}",
-                    help="how simulated users click — " + "; ".join(
-                        f"{MODEL_BY_KEY[k].label}: {MODEL_BY_KEY[k].behaviour}" for k in USER_MODELS)
-                    + ". Coupling and contexts apply to PBM only.")
+    knob = KNOB_BY_FIELD["user_model"]
+    _knob_widget(where, replace(knob, help="how simulated users click — " + "; ".join(
+        f"{MODEL_BY_KEY[k].label}: {MODEL_BY_KEY[k].behaviour}" for k in USER_MODELS)
+        + ". Coupling and contexts apply to PBM only."), format_func=lambda k: f"users: {MODEL_BY_KEY[k].label}")
 
 
 def _run_knobs(datasets) -> None:
@@ -278,7 +282,7 @@ def _charts(settings, preset, changed: bool, present: bool, verdict_box) -> None
         live("pg_job", lambda job: _show_curves(_first_seed(job, n_methods), present))
     with bot_l:
         live("pg_job", lambda job: _show_observation(_first_seed(job, n_methods), present, view["truth"],
-                                                     settings.users))
+                                                     settings.user_model))
     with verdict_box or bot_r:
         _verdict(view["verdict"], present)
     with bot_r:

@@ -1,13 +1,11 @@
 import hashlib
 
-import numpy as np
-
 import streamlit as st
 
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.app.figures import clicks_per_rank_figure, ctr_by_position_figure
 from ultr_core.data.loaders import load_svmlight_upload
-from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
+from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulator import ClickSimulator, hidden_relevant
 from ultr_core.data.roots import available_datasets, dataset_spec
@@ -15,7 +13,9 @@ from ultr_core.simulation.logspec import LogSpec
 from ultr_core.data.sources import load_dataset
 from ultr_core.simulation.simulated import check_app_rows
 from ultr_core.app.text import escape_markdown
+from ultr_core.simulation.params import PARAM
 from pages._common import memo, qp, run_page, url_notices
+from pages._params import in_url, param_widget
 
 
 
@@ -74,8 +74,7 @@ def _dataset_choice() -> dict:
                                "with K identifiability-graph components; named datasets come from the configured "
                                "data roots (../shared/data, ULTR_DATA_DIR); upload: an SVMlight/LETOR file "
                                "with qid (split 60/20/20 by query)")
-    data_seed = st.number_input("dataset seed", 0, 10_000, qp("data_seed", 0, int, 0, 10_000),
-                                help="seed of generated data")
+    data_seed = param_widget(PARAM["data_seed"])
     upload = None
     queries = k = None
     if source == "synthetic":
@@ -97,47 +96,16 @@ def _dataset_choice() -> dict:
 
 
 def _click_model_choice() -> dict:
-    """The sidebar's click model and log size (URL names as keys)."""
+    """The sidebar's click model and log size: one widget per parameter of the simulation schema, by its name."""
     st.header("Click model")
-    convention = st.radio("observation curve", ["eye_tracking", "reciprocal"], horizontal=True,
-                          index=1 if qp("convention", "eye_tracking", options=("eye_tracking", "reciprocal")) == "reciprocal" else 0,
-                          help="eye_tracking: o_p = v_p^η (ULTRA, LBD, identifiability); "
-                               "reciprocal: o_p = (1/p)^η (CLD eq. 14)")
-    eta = st.slider("position-bias severity η", 0.0, 2.0, qp("eta", 1.0, float, 0.0, 2.0), 0.1, help="0 = no position bias")
-    noise = st.slider("click noise ε", 0.0, 0.5, qp("noise", 0.1, float, 0.0, 0.5), 0.05,
-                      help="r(y) = ε + (1 − ε)(2^y − 1)/(2^ymax − 1)")
-    use_topk = st.checkbox("top-k cut-off", "topk" in st.query_params,
-                           help="only the first k candidates are shown (CLD's selection bias)")
-    topk = st.slider("k", 1, 20, qp("topk", 5, int, 1, 20), help="number of shown documents") if use_topk else None
-    coupling = st.slider("coupling level η_c", 0.0, 0.6, qp("coupling", 0.0, float, 0.0, 0.6), 0.1,
-                         help="LBD individual-level observation: o_p(x) = v_p^{η·max(wᵀx′+1,0)}, w = η_c·u with one "
-                              "direction u ∈ [−1, 1]¹⁰ per sweep and the 10 crux features scaled to [−1, 1] over all "
-                              "splits, as in the official code (η_c is the paper's η only under this scaling)")
-    n_contexts = st.number_input("contexts", 0, 100_000, qp("contexts", 0, int, 0, 100_000),
-                                 help="contextual PBM with this many context types (0 = off)")
-    user, gamma = _user_model_choice()
-    n_sessions = st.number_input("sessions", 100, 1_000_000, qp("sessions", 20_000, int, 100, 1_000_000), 1000,
-                                 help="impressions of a ranked list; queries are drawn uniformly")
-    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the click simulation")
-
-    return {"convention": convention, "eta": eta, "noise": noise, "topk": topk, "coupling": coupling,
-            "contexts": n_contexts, "user": user, "gamma": gamma, "sessions": n_sessions, "seed": seed}
-
-
-def _user_model_choice() -> tuple[str, float | None]:
-    """How simulated users click (a user model of the click-model table) and its continuation γ, if it has one."""
-    user = st.selectbox("users click as", USER_MODELS, USER_MODELS.index(qp("user", "pbm", options=USER_MODELS)), key="sim_user",
-                        format_func=lambda k: MODEL_BY_KEY[k].label,
-                        help="; ".join(f"{MODEL_BY_KEY[k].label} ({MODEL_BY_KEY[k].cite}): {MODEL_BY_KEY[k].behaviour}"
-                                       for k in USER_MODELS) + ". η and the curve apply to PBM and UBM; coupling and "
-                                                               "contexts to PBM only.")
-    default = MODEL_BY_KEY[user].gamma
-    if default is None:
-        return user, None
-    gamma = st.slider("continuation γ", 0.0, 1.0, qp("gamma", default, float, 0.0, 1.0), 0.05,
-                      help="DCM: go on after a click with λ = γ; DBN: go on after any document with γ; CCM: τ₁ = τ₂ = γ, "
-                           "τ₃ = γ/2")
-    return user, gamma
+    c = {name: param_widget(PARAM[name]) for name in ("convention", "eta", "noise")}
+    use_topk = st.checkbox("top-k cut-off", in_url(PARAM["topk"]), help=PARAM["topk"].help)
+    c["topk"] = param_widget(PARAM["topk"], default=5) if use_topk else None
+    c |= {name: param_widget(PARAM[name]) for name in ("coupling", "contexts")}
+    c["user_model"] = param_widget(PARAM["user_model"], format_func=lambda k: MODEL_BY_KEY[k].label)
+    default = MODEL_BY_KEY[c["user_model"]].gamma       # only a model with a continuation has the knob
+    c["continuation"] = None if default is None else param_widget(PARAM["continuation"], default=default)
+    return c | {name: param_widget(PARAM[name]) for name in ("sessions", "seed")}
 
 
 def _build(d: dict, c: dict):
@@ -149,13 +117,9 @@ def _build(d: dict, c: dict):
         ds, key = _uploaded(upload.name, digest, data), ("upload", digest)
     else:
         ds, key = _dataset(spec, int(d["data_seed"])), (spec, int(d["data_seed"]))
-    eta, convention, noise, topk, coupling = c["eta"], c["convention"], c["noise"], c["topk"], c["coupling"]
-    n_contexts, n_sessions, seed = c["contexts"], c["sessions"], c["seed"]
-    cfg = ClickModelConfig(eta=eta, convention=convention, noise=noise, topk=topk, coupling=coupling,
-                           n_contexts=int(n_contexts), user_model=c["user"], continuation=c["gamma"],
-                           logging="given" if source == "ig" else "svm")
-    list_len = int(np.diff(ds.train.offsets).max()) if ds.train.n_queries else 0
-    check_app_rows(int(n_sessions), list_len)
+    n_sessions, seed = c["sessions"], c["seed"]
+    cfg = ClickModelConfig.from_values(c, logging="given" if source == "ig" else "svm")
+    check_app_rows(int(n_sessions), ds.train)
     sim, log = _simulate(ds, key, cfg, int(n_sessions), int(seed))
     return ds, key, cfg, sim, log
 

@@ -359,13 +359,13 @@ def test_train_draws_the_same_log_with_another_user_model_and_links_it():
     assert at.selectbox(key="train_user").value == "pbm"
     at.selectbox(key="train_user").set_value("dbn").run()
     assert no_crash(at) and not at.error
-    assert at.query_params["log"] in (["synthetic:100/sessions=3000/seed=7/user=dbn"],
-                                      "synthetic:100/sessions=3000/seed=7/user=dbn")
+    assert at.query_params["log"] in (["synthetic:100/user_model=dbn/sessions=3000/seed=7"],
+                                      "synthetic:100/user_model=dbn/sessions=3000/seed=7")
     assert any("DBN users" in c.value for c in at.sidebar.caption)
     assert any("DBN users" in i.value for i in at.info)                # the page says what it trains on
     at.button[0].click().run()
     at = _wait(at, "train_job")
-    assert at.session_state["train_job"].jobs[0]._args[0].endswith("user=dbn")
+    assert at.session_state["train_job"].jobs[0]._args[0].endswith("seed=7") and "user_model=dbn" in at.session_state["train_job"].jobs[0]._args[0]
     assert any(c.value.startswith("Each curve ÷ its position 1. DLA: its propensity tower") for c in at.caption)
     # under DBN users the "truth" drawn is their mean examination per position, and the caption says so
     assert any("truth: the average probability that DBN users examine each position" in c.value for c in at.caption)

@@ -19,7 +19,7 @@ def test_every_playground_field_is_declared_here_or_by_the_class_it_builds():
     missing = [f for f in undeclared(PlaygroundSettings) if f not in PlaygroundSettings.DELEGATED]
     assert missing == []
     built = set(ClickModelConfig.CONSTRAINTS) | set(LogSpec.CONSTRAINTS)
-    names = {"contexts": "n_contexts", "blocks": "shuffle_blocks", "users": "user_model", "dataset": "dataset", "seed": "seed"}
+    names = {"contexts": "n_contexts", "blocks": "shuffle_blocks", "dataset": "dataset", "seed": "seed"}
     assert all(names.get(f, f) in built for f in PlaygroundSettings.DELEGATED)
 
 

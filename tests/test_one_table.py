@@ -68,18 +68,18 @@ from ultr_core.simulation.logspec import LogSpec
 out = {}
 help_text = _parser().format_help()
 sub = [a for a in _parser()._actions if getattr(a, "choices", None) and isinstance(a.choices, dict)][0].choices
-out["cli_users"] = "hasty" in sub["simulate"]._option_string_actions["--click-model"].choices
+out["cli_users"] = "hasty" in sub["simulate"]._option_string_actions["--user-model"].choices
 out["cli_algorithm"] = "toy_naive" in sub["train"]._option_string_actions["--algorithm"].choices
 out["user_models"] = "hasty" in USER_MODELS and MODEL_BY_KEY["hasty"].gamma == 0.2
 spec = LogSpec.parse("synthetic:50/user=hasty/sessions=2000/seed=1")
-out["url"] = LogSpec.parse(spec.to_string()) == spec and "user=hasty" in spec.to_string()
+out["url"] = LogSpec.parse(spec.to_string()) == spec and "user_model=hasty" in spec.to_string()
 log = spec.build() if hasattr(spec, "build") else None
 out["colour"] = METHOD_COLORS["ToyNaive"] == "#123456"
 k = KNOB_BY_FIELD["methods"]
 out["knob_url"] = k.parse("toy_naive") == ["ToyNaive"] and k.to_url(["ToyNaive"]) == "toy_naive"
 out["train_config"] = TrainConfig(algorithm="toy_naive").algorithm == "toy_naive" and ALGORITHMS["toy_naive"] == "ToyNaive"
 sim = AppTest.from_file("pages/simulate.py", default_timeout=60).run()
-out["simulate_options"] = "Hasty" in sim.selectbox(key="sim_user").options
+out["simulate_options"] = "Hasty" in sim.selectbox(key="sim_user_model").options
 pg = AppTest.from_file("pages/playground.py", default_timeout=60).run()
 out["playground_options"] = "ToyNaive" in pg.multiselect(key="pg_methods").options
 pg.session_state["pg_job"].stop()

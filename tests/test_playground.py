@@ -240,9 +240,9 @@ def test_no_knob_or_link_wipes_the_tiles():
         notes = " ".join(c.value for c in at.caption if c.value.startswith("⚠"))
         assert no_crash(at) and not at.error and len(at.get("plotly_chart")) >= 2, query
         assert (words in notes) if words else not notes, (query, notes)
-    at.selectbox(key="pg_users").set_value("dbn").run()                 # a knob inside the presentation popover
+    at.selectbox(key="pg_user_model").set_value("dbn").run()                 # a knob inside the presentation popover
     assert no_crash(at) and not at.error and at.session_state["pg_coupling"] == 0.0
     assert any("DBN users have their own examination" in c.value for c in at.caption)
     at.slider(key="pg_coupling").set_value(0.5).run()                   # the knob moved last wins
-    assert no_crash(at) and at.session_state["pg_users"] == "pbm" and at.session_state["pg_coupling"] == 0.5
+    assert no_crash(at) and at.session_state["pg_user_model"] == "pbm" and at.session_state["pg_coupling"] == 0.5
     assert any("users now click as PBM" in c.value for c in at.caption)

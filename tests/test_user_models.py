@@ -170,24 +170,24 @@ def test_simulate_page_draws_from_a_user_model_and_its_link_rebuilds_the_log():
     log = at.session_state["log"]
     assert log.meta["click_model"]["user_model"] == "dbn" and log.meta["click_model"]["continuation"] == 0.7
     _, spec = at.session_state["log_spec"]
-    assert "user=dbn" in spec and "gamma=0.7" in spec
+    assert "user_model=dbn" in spec and "continuation=0.7" in spec              # one name; the link's old spelling read
     pd.testing.assert_frame_equal(LogSpec.parse(spec).simulate()[2].frame, log.frame)
-    assert at.query_params["user"] in ("dbn", ["dbn"])
+    assert at.query_params["user_model"] in ("dbn", ["dbn"]) and "user" not in at.query_params
 
 
 def test_playground_users_knob_retrains_on_cascade_clicks_and_says_what_the_truth_is():
     from tests.apphelp import no_crash, page
     at = page("playground.py").run()
-    at.selectbox(key="pg_users").set_value("dcm").run()
+    at.selectbox(key="pg_user_model").set_value("dcm").run()
     job = at.session_state["pg_job"]
-    assert all("user=dcm" in j._args[0] for j in job.jobs)
+    assert all("user_model=dcm" in j._args[0] for j in job.jobs)
     assert job.join(90)
     at.run()
     assert no_crash(at) and not at.error
     from ultr_core.app.playground import truth_note
     said = [c.value for c in at.caption if "DCM users' mean examination per position" in c.value]
     assert len(said) == 1 and truth_note("dcm", short=True) in said[0], said      # one line: the projector tile's
-    assert at.query_params["users"] in ("dcm", ["dcm"])
+    assert at.query_params["user_model"] in ("dcm", ["dcm"])
 
 
 def test_compare_page_sweeps_the_user_model():

@@ -91,14 +91,13 @@ def _json_default(v):
 
 def _simulate(a) -> int:
     from ultr_core.data.sources import load_dataset
-    from ultr_core.simulation.clickmodel import ClickModelConfig
-    from ultr_core.simulation.simulator import ClickSimulator
     from ultr_core.logs.outputs import atomic_write, check_output
+    from ultr_core.simulation.clickmodel import ClickModelConfig
+    from ultr_core.simulation.params import values_of
+    from ultr_core.simulation.simulator import ClickSimulator
     out = check_output(a.out, a.force, (".parquet", ".csv"))
-    ds = load_dataset(a.dataset, a.seed)
-    cfg = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
-                           coupling=a.coupling, n_contexts=a.contexts, user_model=a.click_model,
-                           continuation=a.continuation, logging="given" if a.dataset.startswith("ig") else "svm")
+    cfg = ClickModelConfig.from_values(values_of(a), logging="given" if a.dataset.startswith("ig") else "svm")
+    ds = load_dataset(a.dataset, a.seed if a.data_seed is None else a.data_seed)     # data from --seed, as before
     log = ClickSimulator(cfg, seed=a.seed).fit(ds).simulate(ds.train, a.sessions)
     atomic_write(out, lambda tmp: log.to_parquet(tmp) if out.suffix == ".parquet" else log.to_csv(tmp))
     print(f"wrote {len(log):,} rows ({log.n_sessions:,} sessions) to {out}")
@@ -111,15 +110,14 @@ def _train(a) -> int:
     from ultr_core.algorithms import TrainConfig
     from ultr_core.algorithms.config import PAPER_SCALE, lbd_table3
     from ultr_core.simulation.clickmodel import ClickModelConfig
+    from ultr_core.simulation.params import values_of
     from ultr_core.studies.experiment import ExperimentSpec, run_experiment
     if not 1 <= a.seeds <= 100:
         raise ConfigError("--seeds", f"must be 1 to 100, got {a.seeds}")
     if a.seed + a.seeds - 1 >= 2 ** 32:              # checked before any seed runs: none is discarded
         raise ConfigError("--seeds", f"seeds {a.seed} to {a.seed + a.seeds - 1:,} pass the largest seed "
                                      f"{2 ** 32 - 1:,}; start lower or run fewer")
-    click = ClickModelConfig(eta=a.eta, convention=a.convention, noise=a.noise, topk=a.topk,
-                             coupling=a.coupling, n_contexts=a.contexts, user_model=a.click_model,
-                             continuation=a.continuation)
+    click = ClickModelConfig.from_values(values_of(a))
     hardware = {"device": a.device or ("auto" if a.paper_scale else "cpu"),
                 "threads": a.threads if a.threads is not None else (min(os.cpu_count() or 1, 64) if a.paper_scale else 1)}
     if hardware["device"] == "cuda":
@@ -250,32 +248,12 @@ def _add_ig_fit(sub) -> None:
     fx.set_defaults(fn=_ig_fit)
 
 
-def _add_user_model(p) -> None:
-    """``--click-model`` and ``--continuation``: how simulated users click (one record per model in
-    :data:`ultr_core.clickmodels.registry.CLICK_MODELS`)."""
-    from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
-    p.add_argument("--click-model", default="pbm", choices=USER_MODELS,
-                   help="user model the clicks are drawn from: " + "; ".join(
-                       f"{k}: {MODEL_BY_KEY[k].behaviour}" for k in USER_MODELS))
-    p.add_argument("--continuation", type=float, default=None,
-                   help="the cascade models' γ in [0, 1] (DCM's λ, DBN's γ, CCM's τ₁; default: "
-                        + ", ".join(f"{k} {MODEL_BY_KEY[k].gamma}" for k in USER_MODELS if MODEL_BY_KEY[k].gamma)
-                        + ")")
-
-
 def _add_simulate(sub) -> None:
     sm = sub.add_parser("simulate", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="simulate a click log and write it as Parquet or CSV")
     sm.add_argument("--dataset", default="synthetic", help="synthetic, ig:K, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
-    sm.add_argument("--eta", type=float, default=1.0, help="position-bias severity η")
-    sm.add_argument("--convention", default="eye_tracking", choices=["eye_tracking", "reciprocal"],
-                    help="observation curve: v_p^η (eye tracking) or (1/p)^η (CLD)")
-    sm.add_argument("--noise", type=float, default=0.1, help="click noise ε")
-    sm.add_argument("--topk", type=int, default=None, help="show only the top k (selection bias)")
-    sm.add_argument("--coupling", type=float, default=0.0, help="coupling level η_c (LBD)")
-    sm.add_argument("--contexts", type=int, default=0, help="context types of a contextual PBM (0: off)")
-    _add_user_model(sm)
-    sm.add_argument("--sessions", type=int, default=20_000, help="simulated sessions")
-    sm.add_argument("--seed", type=int, default=0, help="seed of the simulation (and training)")
+    from ultr_core.simulation.params import add_options
+    add_options(sm)                                  # the simulation schema's options, shared with train
+    sm.set_defaults(data_seed=None)                  # generated data from --seed unless --data-seed says otherwise
     sm.add_argument("--out", required=True, help="output .parquet or .csv (written atomically)")
     sm.add_argument("--force", action="store_true", help="overwrite --out when it exists")
     sm.set_defaults(fn=_simulate)
@@ -287,16 +265,8 @@ def _add_train(sub) -> None:
     from ultr_core.algorithms.config import ALGORITHMS as _ALGS
     tr.add_argument("--algorithm", default="dla", choices=list(_ALGS), metavar="ALGORITHM",
                     help="one of " + ", ".join(_ALGS))
-    tr.add_argument("--eta", type=float, default=1.0, help="position-bias severity η")
-    tr.add_argument("--convention", default="eye_tracking", choices=["eye_tracking", "reciprocal"],
-                    help="observation curve: v_p^η (eye tracking) or (1/p)^η (CLD)")
-    tr.add_argument("--coupling", type=float, default=0.0, help="coupling level η_c (LBD)")
-    tr.add_argument("--topk", type=int, default=None, help="show only the top k (selection bias)")
-    tr.add_argument("--noise", type=float, default=0.1, help="click noise ε")
-    tr.add_argument("--contexts", type=int, default=0, help="context types of a contextual PBM (0: off)")
-    _add_user_model(tr)
-    tr.add_argument("--sessions", type=int, default=20_000, help="simulated sessions")
-    tr.add_argument("--seed", type=int, default=0, help="seed of the simulation (and training)")
+    from ultr_core.simulation.params import add_options
+    add_options(tr)                                  # the simulation schema's options, shared with simulate
     tr.add_argument("--seeds", type=int, default=1, help="run this many seeds (seed, seed + 1, …) and print each and "
                                                          "the mean")
     tr.add_argument("--clicks", choices=["log", "online"], default="log",
@@ -310,7 +280,6 @@ def _add_train(sub) -> None:
     tr.add_argument("--threads", type=int, default=None,
                     help="torch threads on the CPU (default: 1, which keeps small fits fast on a busy machine; all "
                          "cores with --paper-scale)")
-    tr.add_argument("--data-seed", type=int, default=0, help="seed of generated data")
     from dataclasses import fields as _fields
 
     from ultr_core.algorithms.config import TrainConfig as _TC

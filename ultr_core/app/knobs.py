@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.app.playground import PlaygroundSettings, algorithm_names
 from ultr_core.clickmodels.registry import USER_MODELS
+from ultr_core.simulation.params import PARAM
 
 __all__ = ["Knob", "KNOBS", "KNOB_BY_FIELD", "settings_from_state", "TOPK", "CONTEXTS", "STEPS", "SESSIONS", "LRS",
            "SEEDS", "reconcile", "PBM_ONLY"]
@@ -41,10 +42,24 @@ class Knob:
     setting_of: object = None        # widget value → setting value (default: cast)
     url_parse: object = None         # URL text → widget value, None when invalid (default: cast, then checks)
     url_of: object = None            # widget value → URL text (default: as text, lists joined by commas)
+    aliases: tuple = ()              # older URL keys still read
+    label: str = ""                  # the widget's label (a simulation parameter's from the schema)
+    help: str = ""
+    step: float | None = None
 
     @property
     def key(self) -> str:
         return f"pg_{self.query}"
+
+    @classmethod
+    def of(cls, name: str, **kw) -> "Knob":
+        """The knob of a simulation parameter: field, URL key, older keys, type, range, label and help from the
+        schema (:mod:`ultr_core.simulation.params`); ``kw`` (the Playground's coarser choices) overrides."""
+        p = PARAM[name]
+        base = dict(cast=p.kind, aliases=p.aliases, label=p.label, help=p.help)
+        if "options" not in kw:
+            base.update(lo=p.lo, hi=p.hi, step=p.step)
+        return cls(name, name, **{**base, **kw})
 
     def to_widget(self, value):
         return self.widget_of(value) if self.widget_of else value
@@ -92,22 +107,29 @@ def _methods_parse(raw: str):
 KNOBS = (
     Knob("dataset", "dataset", str, widget_of=lambda v: "synthetic" if v == _SYNTHETIC else v,
          setting_of=lambda v: _SYNTHETIC if v == "synthetic" else v, url_parse=lambda raw: raw or None),
-    Knob("eta", "eta", float, 0.0, 3.0),
-    Knob("noise", "noise", float, 0.0, 0.5),
-    Knob("topk", "topk", int, options=TOPK, widget_of=lambda v: "all" if v is None else v,
-         setting_of=lambda v: None if v == "all" else int(v), url_parse=_topk_parse),
-    Knob("coupling", "coupling", float, 0.0, 1.0),
-    Knob("contexts", "contexts", int, options=CONTEXTS),
-    Knob("shuffle", "shuffle", float, 0.0, 1.0),
-    Knob("blocks", "blocks", int, 1, 5),
-    Knob("users", "users", str, options=USER_MODELS),
+    Knob.of("eta", step=0.25, label="pos. bias η",
+            help="position-bias severity: o_p = v_p^η with the eye-tracking curve v (CLD's η; not LBD's η_c)"),
+    Knob.of("noise", label="click noise ε"),
+    Knob.of("topk", options=TOPK, widget_of=lambda v: "all" if v is None else v,
+            setting_of=lambda v: None if v == "all" else int(v), url_parse=_topk_parse, label="shown top-k",
+            help="only the first k candidates are shown (selection bias)"),
+    Knob.of("coupling", label="coupling η_c",
+            help="LBD's coupling level: observation o = v_p^max(1 + wᵀx, 0) depends on the document"),
+    Knob.of("contexts", options=CONTEXTS,
+            help="context types of a contextual PBM: each (query, position) gets one, and it scales observation"),
+    Knob.of("shuffle", label="exploration",
+            help="share of sessions shown in a random order: it puts documents at several positions and so connects "
+                 "the identifiability graph"),
+    Knob.of("blocks", label="blocks",
+            help="shuffle only within this many blocks of positions: K blocks → K graph components"),
+    Knob.of("user_model", options=USER_MODELS, label="users click as"),
     Knob("methods", "methods", tuple, widget_of=lambda v: [ALGORITHMS[m] for m in v],
          setting_of=lambda v: tuple(algorithm_names()[m] for m in v), url_parse=_methods_parse,
          url_of=lambda v: ",".join(algorithm_names()[m] for m in v)),
-    Knob("steps", "steps", int, options=STEPS),
+    Knob("steps", "steps", int, options=STEPS, label="steps", help="batches of 256 sessions per method"),
     Knob("sessions", "sessions", int, options=SESSIONS),
     Knob("lr", "lr", float, options=LRS),
-    Knob("seed", "seed", int, 0, 10_000),
+    Knob.of("seed"),
     Knob("seeds", "seeds", int, options=SEEDS),
 )
 KNOB_BY_FIELD = {k.field: k for k in KNOBS}
@@ -124,25 +146,25 @@ def reconcile(values: dict, changed: str | None = None) -> tuple[dict, list[str]
     knobs or link can leave the Playground without its tiles (issue #49).  The knob the user just moved
     (``changed``) wins; a link's values (``changed`` None) keep the user model and the methods.
 
-    >>> v, notes = reconcile({"users": "dbn", "coupling": 0.5, "contexts": 20, "methods": ("dla",), "topk": None})
-    >>> v["users"], v["coupling"], v["contexts"], notes
+    >>> v, notes = reconcile({"user_model": "dbn", "coupling": 0.5, "contexts": 20, "methods": ("dla",), "topk": None})
+    >>> v["user_model"], v["coupling"], v["contexts"], notes
     ('dbn', 0.0, 0, ['DBN users have their own examination: coupling η_c and contexts are for PBM users and were turned off.'])
-    >>> reconcile({"users": "dbn", "coupling": 0.5, "contexts": 0, "methods": (), "topk": None}, "coupling")[0]["users"]
+    >>> reconcile({"user_model": "dbn", "coupling": 0.5, "contexts": 0, "methods": (), "topk": None}, "coupling")[0]["user_model"]
     'pbm'
-    >>> reconcile({"users": "pbm", "coupling": 0, "contexts": 0, "methods": ("cld",), "topk": None})[1]
+    >>> reconcile({"user_model": "pbm", "coupling": 0, "contexts": 0, "methods": ("cld",), "topk": None})[1]
     ['CLD models top-k selection: the shown top-k was set to 3.']
     """
     from ultr_core.algorithms.specs import SPECS_BY_KEY
     from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
     v, notes = dict(values), []
     on = [f for f in PBM_ONLY if v.get(f)]
-    if not MODEL_BY_KEY[v.get("users", DEFAULT_USER_MODEL)].position_only and on:
+    if not MODEL_BY_KEY[v.get("user_model", DEFAULT_USER_MODEL)].position_only and on:
         if changed in PBM_ONLY:
             notes.append(f"{PBM_ONLY[changed]} changes PBM's examination: users now click as PBM "
-                         f"(not {MODEL_BY_KEY[v['users']].label}).")
-            v["users"] = DEFAULT_USER_MODEL
+                         f"(not {MODEL_BY_KEY[v['user_model']].label}).")
+            v["user_model"] = DEFAULT_USER_MODEL
         else:
-            notes.append(f"{MODEL_BY_KEY[v['users']].label} users have their own examination: "
+            notes.append(f"{MODEL_BY_KEY[v['user_model']].label} users have their own examination: "
                          f"{' and '.join(PBM_ONLY[f] for f in on)} {'is' if len(on) == 1 else 'are'} for PBM users "
                          "and " + ("was" if len(on) == 1 else "were") + " turned off.")
             v.update({f: type(v[f])(0) for f in on})

@@ -63,7 +63,7 @@ class PlaygroundSettings:
     contexts: int = 0                  #: context types of a contextual PBM (0: off)
     shuffle: float = 0.1               #: share of sessions shown in a random order (exploration)
     blocks: int = 1                    #: shuffle only within this many position blocks (K → K IG components)
-    users: str = "pbm"                 #: the user model clicks are drawn from (PBM: the papers' setting)
+    user_model: str = "pbm"            #: the user model clicks are drawn from (PBM: the papers' setting)
     methods: tuple = ("dla", "lbd")    #: trained between the Naive and Oracle references
     steps: int = 300
     lr: float = 0.01
@@ -77,7 +77,8 @@ class PlaygroundSettings:
                    "lr": [Interval(float, 0, 1, closed="right")], "seeds": [Interval(int, 1, MAX_SEEDS)],
                    "methods": [Rule(lambda ms: all(m in METHODS for m in ms), "playground methods")]}
     #: fields another class declares (the test that every field is declared reads this)
-    DELEGATED = ("dataset", "eta", "noise", "topk", "coupling", "contexts", "shuffle", "blocks", "users", "seed")
+    DELEGATED = ("dataset", "eta", "noise", "topk", "coupling", "contexts", "shuffle", "blocks", "user_model",
+                 "seed")
 
     def __post_init__(self):
         object.__setattr__(self, "methods", tuple(dict.fromkeys(self.methods)))
@@ -96,7 +97,7 @@ class PlaygroundSettings:
     def click(self) -> ClickModelConfig:
         return ClickModelConfig(eta=self.eta, noise=self.noise, topk=self.topk, coupling=self.coupling,
                                 n_contexts=self.contexts, shuffle=self.shuffle, shuffle_blocks=self.blocks,
-                                user_model=self.users)
+                                user_model=self.user_model)
 
     def log_spec(self) -> LogSpec:
         """The reproducible spec of the log this setting simulates (what links carry)."""

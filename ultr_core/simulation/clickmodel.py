@@ -3,62 +3,28 @@ position examination o_p — see :mod:`ultr_core.simulation` for every conventio
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, field, make_dataclass
 
 import numpy as np
 
-from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
+from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.clickmodels.samplers import EYE_TRACKING as _EYE_TRACKING
-from ultr_core.constraints import Interval, Options, validate
+from ultr_core.constraints import validate
 from ultr_core.errors import ConfigError
+from ultr_core.simulation.params import CLICK_PARAMS, MAX_CONTEXTS, PARAM, resolve_name
 
 __all__ = ["EYE_TRACKING", "N_CRUX", "MAX_CONTEXTS", "MAX_LOG_ROWS", "ClickModelConfig", "binary_threshold", "binary_rule", "relevance_probability", "position_observation"]
 
 #: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005): defined with the samplers
 EYE_TRACKING = _EYE_TRACKING
 N_CRUX = 10
-#: most context types a simulation may use (each has a 10-dim vector)
-MAX_CONTEXTS = 1_000_000
 #: most log rows (sessions × list length) one simulation may build: ≈ 50 bytes a row in memory
 MAX_LOG_ROWS = 60_000_000
 
 
-@dataclass(frozen=True)
-class ClickModelConfig:
-    """How clicks are generated.  All fields are validated; see the module docstring."""
-
-    eta: float = 1.0                 #: position-bias severity η
-    convention: str = "eye_tracking"  #: "eye_tracking" (v_p^η) or "reciprocal" ((1/p)^η, CLD)
-    noise: float = 0.1               #: click noise ε
-    topk: int | None = None          #: show only the first k candidates (None: all)
-    coupling: float = 0.0            #: coupling level η_c (LBD individual-level observation)
-    n_contexts: int = 0              #: contextual PBM with this many context types (0: off)
-    logging: str = "svm"             #: "svm" (1 % labelled queries) or "given" (data order)
-    logging_fraction: float = 0.01   #: share of training queries the logging ranker sees
-    max_list: int | None = None      #: keep at most this many candidates per query (None: all)
-    crux_scaling: str = "official"   #: "official" ([−1, 1] over all splits) or "train01" (legacy)
-    intervention: bool = False       #: swap position 1 with a uniformly random shown position k per session (HTE)
-    coupling_seed: int | None = 0    #: seed of the coupling direction u (None: the simulation seed)
-    shuffle: float = 0.0             #: share of sessions shown in a random order (exploration); 0: always the logged order
-    shuffle_blocks: int = 1          #: shuffle only within this many contiguous blocks of each list (K blocks → K IG components)
-    relevance: str = "graded"        #: "graded" r(y); "binary" (CLD §6 text: grades ≥ ¾·y_max relevant, others clicked
-    #                                     with ε) or "binary_official" (hyz20/CLD: ≥ 2 on 0–4 grades, ≥ 1 otherwise)
-    user_model: str = "pbm"          #: how simulated users click: a user model of :mod:`ultr_core.clickmodels`
-    #                                     (PBM: the papers' setting; UBM and the cascade family: issue #34)
-    continuation: float | None = None  #: the cascade family's γ (DCM's λ_r = γ·(1/r)^η, DBN's γ, CCM's τ₁); None: the model's default
-
-    #: what every field accepts (:mod:`ultr_core.constraints`; a test checks every field is declared)
-    CONSTRAINTS = {
-        "eta": [Interval(float, 0, 10)], "convention": [Options("eye_tracking", "reciprocal")],
-        "noise": [Interval(float, 0, 1, closed="left")], "topk": [None, Interval(int, 1, None)],
-        "coupling": [Interval(float, 0, 5)], "n_contexts": [Interval(int, 0, MAX_CONTEXTS)],
-        "logging": [Options("svm", "given")], "logging_fraction": [Interval(float, 0, 1, closed="right")],
-        "max_list": [None, Interval(int, 1, None)], "crux_scaling": [Options("official", "train01")],
-        "intervention": [Options(True, False)], "coupling_seed": [None, Interval(int, 0, 2**32 - 1)],
-        "shuffle": [Interval(float, 0, 1)], "shuffle_blocks": [Interval(int, 1, 100)],
-        "relevance": [Options("graded", "binary", "binary_official")],
-        "user_model": [Options(*USER_MODELS)], "continuation": [None, Interval(float, 0, 1)],
-    }
+class _ClickModelMethods:
+    """What a click model's configuration does; its fields, defaults and constraints are the schema's
+    (:data:`~ultr_core.simulation.params.CLICK_PARAMS`)."""
 
     def __post_init__(self):
         validate(self)
@@ -88,6 +54,17 @@ class ClickModelConfig:
         return asdict(self)
 
     @classmethod
+    def from_values(cls, values: dict, **changes) -> "ClickModelConfig":
+        """The configuration from parameter values by their schema names or older spellings (CLI options, page
+        widgets, links); parameters of the log (sessions, seeds) are left out, those not given keep their defaults.
+
+        >>> ClickModelConfig.from_values({"users": "dbn", "gamma": 0.5, "contexts": 0, "sessions": 9}).continuation
+        0.5
+        """
+        named = {resolve_name(k): v for k, v in values.items()}
+        return cls(**{**{PARAM[n].attr: v for n, v in named.items() if n in PARAM and PARAM[n].on_click}, **changes})
+
+    @classmethod
     def from_meta(cls, click_model: dict) -> "ClickModelConfig":
         """The configuration a log's metadata records (:meth:`to_dict`), ignoring keys this version does not know.
 
@@ -98,6 +75,18 @@ class ClickModelConfig:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in click_model.items() if k in known})
 
+
+
+#: How clicks are generated: one field per parameter of the schema (:mod:`ultr_core.simulation.params`, which
+#: says what each is and accepts), all validated on construction.
+ClickModelConfig = make_dataclass(
+    "ClickModelConfig", [(p.attr, p.kind if p.default is not None else p.kind | None, field(default=p.default))
+                         for p in CLICK_PARAMS],
+    bases=(_ClickModelMethods,), frozen=True,
+    namespace={"CONSTRAINTS": {p.attr: list(p.domain) for p in CLICK_PARAMS},
+               "__doc__": "How clicks are generated: the fields of the simulation schema's click parameters "
+                          "(ultr_core.simulation.params), validated on construction."})
+ClickModelConfig.__module__ = __name__
 
 def binary_threshold(max_label: int, rule: bool | str = "binary") -> int:
     """The grade from which a binarised label is relevant.  ``rule="binary"`` (the CLD paper's text,

@@ -9,8 +9,10 @@ same log.  The string form is ``DATASET/key=value/…`` with the keys of :data:`
 ('synthetic:500', 1.5, 5, 20000, 3)
 >>> LogSpec.parse(s.to_string()) == s
 True
->>> LogSpec.parse("synthetic/user=dbn/gamma=0.8").click.gamma
+>>> LogSpec.parse("synthetic/user_model=dbn/continuation=0.8").click.gamma
 0.8
+>>> LogSpec.parse("synthetic/user=dbn/gamma=0.8") == LogSpec.parse("synthetic/user_model=dbn/continuation=0.8")
+True
 >>> LogSpec.parse("synthetic/eta=99")
 Traceback (most recent call last):
 ...
@@ -20,24 +22,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ultr_core.constraints import Interval, Rule, validate
+from ultr_core.constraints import Rule, validate
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.params import MAX_SESSIONS, PARAM, PARAMS, resolve_name  # noqa: F401  (MAX_SESSIONS: re-exported)
 
 __all__ = ["LogSpec", "KEYS"]
 
-#: string key -> (field, type); "click." fields go to the ClickModelConfig
-KEYS = {
-    "eta": ("click.eta", float), "convention": ("click.convention", str), "noise": ("click.noise", float),
-    "topk": ("click.topk", int), "coupling": ("click.coupling", float), "contexts": ("click.n_contexts", int),
-    "logging": ("click.logging", str), "shuffle": ("click.shuffle", float),
-    "blocks": ("click.shuffle_blocks", int), "sessions": ("n_sessions", int), "seed": ("seed", int),
-    "data_seed": ("data_seed", int), "user": ("click.user_model", str), "gamma": ("click.continuation", float),
-}
+#: string key -> (field, type), a view of the schema's linked parameters; "click." fields go to the
+#: ClickModelConfig (older spellings — user, gamma — are read through :func:`resolve_name`)
+KEYS = {p.name: (p.field, p.kind) for p in PARAMS if p.link}
 #: keys whose value may be ``none``
-NONE_KEYS = ("topk", "gamma")
-#: most sessions a link may ask for (the app's own limit is checked where the log is built)
-MAX_SESSIONS = 6_000_000
+NONE_KEYS = tuple(p.name for p in PARAMS if p.link and p.accepts_none)
 
 
 @dataclass(frozen=True)
@@ -46,15 +42,15 @@ class LogSpec:
 
     dataset: str = "synthetic"          #: ``synthetic[:N]``, ``ig:K`` or a data-root name (``mq2008``)
     click: ClickModelConfig = field(default_factory=ClickModelConfig)
-    n_sessions: int = 20_000
-    seed: int = 0
-    data_seed: int = 0
+    n_sessions: int = PARAM["sessions"].default
+    seed: int = PARAM["seed"].default
+    data_seed: int = PARAM["data_seed"].default
 
-    #: what the numeric fields accept (:mod:`ultr_core.constraints`); the name rule is checked below
+    #: what the fields accept (:mod:`ultr_core.constraints`; the numbers' from the schema); the name rule is
+    #: checked below
     CONSTRAINTS = {"dataset": [Rule(lambda d: isinstance(d, str), "a data set name")],
                    "click": [Rule(lambda c: isinstance(c, ClickModelConfig), "a ClickModelConfig")],
-                   "n_sessions": [Interval(int, 1, MAX_SESSIONS)], "seed": [Interval(int, 0, 2**32 - 1)],
-                   "data_seed": [Interval(int, 0, 2**32 - 1)]}
+                   **{p.field: list(p.domain) for p in PARAMS if not p.on_click}}
 
     def __post_init__(self):
         head = self.dataset.partition(":")[0]
@@ -84,6 +80,7 @@ class LogSpec:
         click, top = {}, {}
         for item in items:
             key, sep, raw = item.partition("=")
+            key = resolve_name(key)
             if not sep or key not in KEYS:
                 raise ConfigError("log", f"{item[:30]!r}: expected key=value with key one of {', '.join(KEYS)}")
             dotted, kind = KEYS[key]
@@ -94,6 +91,18 @@ class LogSpec:
             head, _, tail = dotted.partition(".")
             (click if head == "click" else top)[tail or head] = value
         return cls(dataset=dataset.strip(), click=ClickModelConfig(**click), **top)
+
+    @classmethod
+    def from_values(cls, dataset: str, values: dict, **click_changes) -> "LogSpec":
+        """A spec from parameter values by their schema names or older spellings (CLI options, page widgets);
+        those not given keep their defaults.
+
+        >>> LogSpec.from_values("synthetic", {"eta": 2.0, "gamma": 0.5, "user": "dbn", "sessions": 100}).to_string()
+        'synthetic/eta=2.0/user_model=dbn/continuation=0.5/sessions=100/seed=0'
+        """
+        named = {resolve_name(k): v for k, v in values.items()}
+        top = {PARAM[n].attr: v for n, v in named.items() if not PARAM[n].on_click}
+        return cls(dataset=dataset, click=ClickModelConfig.from_values(named, **click_changes), **top)
 
     def resolved_dataset(self) -> str:
         """The :func:`~ultr_core.data.sources.load_dataset` spec: built-ins as they are, names through the
@@ -107,12 +116,10 @@ class LogSpec:
         """(spec, dataset, simulator, log, note): the log with its sessions clamped so that it holds at most
         ``max_rows`` rows (the app's limit for every entry point: a link asking for more is corrected, and
         ``note`` says so; None when nothing changed)."""
-        import numpy as np
-
         from ultr_core.data.sources import load_dataset
-        from ultr_core.simulation.simulated import app_sessions
+        from ultr_core.simulation.simulated import app_sessions, longest_list
         ds = load_dataset(self.resolved_dataset(), self.data_seed)
-        list_len = int(np.diff(ds.train.offsets).max()) if ds.train.n_queries else 1
+        list_len = max(longest_list(ds.train), 1)
         n = app_sessions(self.n_sessions, list_len, max_rows)
         spec, note = self, None
         if n < self.n_sessions:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ultr_core.data.sources import load_dataset
 
-__all__ = ["simulate_log", "APP_MAX_LOG_ROWS", "APP_MAX_SWEEP_SESSIONS", "check_app_rows", "app_sessions"]
+__all__ = ["simulate_log", "APP_MAX_LOG_ROWS", "APP_MAX_SWEEP_SESSIONS", "check_app_rows", "app_sessions",
+           "longest_list"]
 
 #: the app simulates at most this many log rows (≈ 0.5 GB) — from a page, a link or a preset alike; the CLI allows
 #: :data:`ultr_core.simulation.clickmodel.MAX_LOG_ROWS` (issue #50: links were not bounded like the pages)
@@ -24,9 +25,17 @@ def app_sessions(n_sessions: int, list_len: int, max_rows: int = APP_MAX_LOG_ROW
     return int(min(int(n_sessions), max(1, max_rows // max(int(list_len), 1))))
 
 
-def check_app_rows(n_sessions: int, list_len: int, max_rows: int = APP_MAX_LOG_ROWS) -> None:
-    """Refuse a log over the app's row limit, naming sessions, list length and the way out."""
+def longest_list(split) -> int:
+    """The longest candidate list of a data split (what one session's rows are at most); 0 for no query."""
+    import numpy as np
+    return int(np.diff(split.offsets).max()) if split.n_queries else 0
+
+
+def check_app_rows(n_sessions: int, split, max_rows: int = APP_MAX_LOG_ROWS) -> None:
+    """Refuse a log of ``n_sessions`` over the lists of ``split`` above the app's row limit, naming sessions, list
+    length and the way out."""
     from ultr_core.errors import ConfigError
+    list_len = longest_list(split)
     if int(n_sessions) * int(list_len) > max_rows:
         raise ConfigError("sessions", f"{int(n_sessions):,} sessions × {list_len} documents = "
                                       f"{int(n_sessions) * list_len:,} rows exceed the app's limit of {max_rows:,} "
