@@ -7,7 +7,7 @@ from ultr_core.simulation.simulated import APP_MAX_SWEEP_SESSIONS
 from ultr_core.app.text import escape_markdown
 
 from ultr_core.algorithms import ALGORITHMS
-from ultr_core.algorithms.catalog import CATALOG
+from ultr_core.algorithms.specs import SPECS_BY_KEY
 from ultr_core.errors import ConfigError
 from ultr_core.studies.experiment import check_cells, expand_grid, grid_job
 from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid
@@ -45,9 +45,9 @@ def main():
     live("compare_job", _show)
     with st.expander("Methods and formulas"):
         for m in c["methods"]:
-            info = CATALOG[NAMES[m]]
-            st.markdown(f"**{m}** — {info['cite']}")
-            st.latex(info["latex"])
+            spec = SPECS_BY_KEY[NAMES[m]]
+            st.markdown(f"**{m}** — {spec.cite}")
+            st.latex(spec.latex)
 
 
 def _linked_methods(p: dict, linked: bool) -> list:

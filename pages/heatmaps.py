@@ -5,7 +5,7 @@ import streamlit as st
 from ultr_core.app.text import escape_markdown
 
 from ultr_core.algorithms import TrainConfig
-from ultr_core.algorithms.catalog import formula_lines
+from ultr_core.algorithms.record import formula_lines
 from ultr_core.studies.experiment import ExperimentSpec, grid_job
 from ultr_core.studies.selection import best_cells, table3_agreement
 from ultr_core.app.tables import table3_table

@@ -3,7 +3,7 @@ import streamlit as st
 from ultr_core.logs.outputs import safe_csv
 
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.algorithms.catalog import formula_lines
+from ultr_core.algorithms.record import formula_lines
 from ultr_core.app.figures import interval_bar_figure, observation_curve_figure
 from ultr_core.app.graph_figures import bias_curves_figure, component_sizes_figure, identifiability_graph_figure, identifiability_graph_html, probability_figure
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS

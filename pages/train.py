@@ -8,7 +8,8 @@ from ultr_core.algorithms.selection import check_selection_log
 from ultr_core.app.text import code_span, escape_markdown
 
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
-from ultr_core.algorithms.catalog import CATALOG
+from ultr_core.algorithms.hyper import shown_for
+from ultr_core.algorithms.specs import SPECS_BY_KEY
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.logspec import LogSpec
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
@@ -39,8 +40,8 @@ def main():
     with st.sidebar:
         c = _choices()
     url_notices()
-    st.query_params.update({k: str(int(v)) if isinstance(v, bool) else ",".join(v) if isinstance(v, list) else str(v)
-                            for k, v in c.items()})
+    st.query_params.update({k: str(int(v)) if isinstance(v, bool) else ",".join(NAMES[a] for a in v)
+                            if k == "algorithms" else str(v) for k, v in c.items() if k != "hyper"})
     if link_spec:
         st.query_params["log"] = link_spec
     elif "log" in st.query_params:
@@ -52,9 +53,9 @@ def main():
     live("train_job", lambda job: _show(job, truth, c["seed"], users))
     with st.expander("Methods and formulas", expanded=False):
         for a in c["algorithms"]:
-            info = CATALOG[NAMES[a]]
-            st.markdown(f"**{a}** — {info['cite']}")
-            st.latex(info["latex"])
+            spec = SPECS_BY_KEY[NAMES[a]]
+            st.markdown(f"**{a}** — {spec.cite}")
+            st.latex(spec.latex)
 
 
 def _log_to_train():
@@ -134,7 +135,8 @@ def _user_model(log) -> str:
 def _choices() -> dict:
     """The sidebar's algorithms, ranker, optimisation and method hyper-parameters (URL keys as keys)."""
     st.header("Algorithms")
-    default_algs = [a for a in qp("algorithms", "DLA").split(",") if a in TRAINABLE] or ["DLA"]
+    asked = qp("algorithms", "dla").split(",")                # keys; older links: labels
+    default_algs = [ALGORITHMS.get(a, a) for a in asked if a in NAMES or a in ALGORITHMS] or ["DLA"]
     chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
                             help="each is trained on the same log; see the formulas below the charts")
     model = st.radio("ranking model", ["dnn", "linear"], index=0 if qp("model", "dnn", options=("dnn", "linear")) == "dnn" else 1, horizontal=True,
@@ -148,43 +150,48 @@ def _choices() -> dict:
                                "on the same log; drawn dashed")
     clicks = st.radio("clicks", ["log", "online"], horizontal=True,
                       index=1 if qp("clicks", "log", options=("log", "online")) == "online" else 0,
-                      help="log: batches drawn from the simulated log; online: fresh clicks from the same click "
-                           "model every step (ULTRA's simulation, used by the LBD paper)")
-    with st.expander("method hyper-parameters"):
-        table3 = st.checkbox("LBD λ and t from the paper's Table 3 for this log's η_c",
-                             qp("table3", 1, int, 0, 1) == 1,
-                             help="η_c 0–0.2 → λ 100, t 0.1; 0.3 → 1, 0.1; 0.4–0.5 → 1, 0.3; 0.6 → 1, 0.4 (DNN); "
-                                  "Linear → 10000, 0.1")
-        lam_opts = [0.0, 1.0, 10.0, 100.0, 1000.0, 10000.0]
-        lam = st.select_slider("LBD gradient penalty λ", lam_opts, qp("lam", 100.0, float, options=lam_opts),
-                               help="Lipschitz decoupling strength (LBD §5)", disabled=table3)
-        t = st.slider("LBD Bernoulli t", 0.0, 0.9, qp("t", 0.1, float, 0.0, 0.9), 0.05,
-                      help="probability of dropping the observation term", disabled=table3)
-        forms = ["official", "paper"]
-        penalty = st.radio("LBD penalty form", forms, forms.index(qp("penalty", "official", options=forms)),
-                           horizontal=True,
-                           help="official: squared norm of the gradient of the batch mean of all heads' raw logits "
-                                "after dropout (keep 0.1), raw logit added; paper: Σ‖∇ₓσ(h)‖ at the shown position")
-        ips_eta = st.slider("IPS assumed η (misspecification)", 0.0, 2.0, qp("ips_eta", 1.0, float, 0.0, 2.0), 0.1,
-                            help="IPS propensities o_p = v_p^η′; 'true propensities' below overrides")
-        ips_true = st.checkbox("IPS uses the true propensities", qp("ips_true", 1, int, 0, 1) == 1,
-                               help="off: IPS assumes o_p = v_p^η′ with the η′ above (CLD's RQ4 misspecification)")
-        gamma = st.slider("CLD ρ (γ)", 0.0, 0.9, qp("gamma", 0.5, float, 0.0, 0.9), 0.05,
-                          help="correlation of the CLD Tobit model: the official code (hyz20/CLD) fixes ρ = 0.5, "
-                               "the paper's text tunes γ in [0.05, 0.30]; 0 = no selection coupling")
+                      help="log: batches drawn from the simulated log; online: fresh clicks every step from the same "
+                           "click model (ULTRA's simulation, used by the LBD paper)")
+    urls, fields = _hyper_widgets([NAMES[a] for a in chosen])
     return {"algorithms": chosen, "model": model, "lr": lr, "steps": steps, "seed": seed, "refs": refs_on,
-            "clicks": clicks, "table3": table3, "lam": lam, "t": t, "penalty": penalty, "ips_eta": ips_eta,
-            "ips_true": ips_true, "gamma": gamma}
+            "clicks": clicks, **urls, "hyper": fields}
+
+
+def _hyper_widgets(algorithms: list) -> tuple[dict, dict]:
+    """The hyper-parameters the chosen methods read (their records' ``params``), one widget each from the table of
+    :mod:`ultr_core.algorithms.hyper`: (URL key → value, TrainConfig field → value, None where a toggle chose the
+    method's own)."""
+    urls, fields = {}, {}
+    with st.expander("method hyper-parameters"):
+        shown = shown_for(algorithms)
+        if not shown:
+            st.caption("The chosen methods have no hyper-parameter here; the CLI's `train --set FIELD=VALUE` sets any.")
+        for h in shown:
+            t = h.toggle
+            if t is not None and t.url not in urls:
+                urls[t.url] = st.checkbox(t.label, qp(t.url, int(t.default), int, 0, 1) == 1, help=t.help,
+                                          key=f"train_{t.url}")
+            off = t is not None and urls[t.url]
+            name = next((n for n in (h.url, *h.aliases) if n in st.query_params), h.url)
+            common = dict(help=h.help, disabled=off, key=f"train_{h.url}")
+            if h.options:
+                make = st.radio if isinstance(h.default, str) else st.select_slider
+                value = qp(name, h.default, type(h.default), options=h.options)
+                urls[h.url] = (make(h.label, h.options, h.options.index(value), horizontal=True, **common)
+                               if make is st.radio else make(h.label, h.options, value, **common))
+            else:
+                urls[h.url] = st.slider(h.label, h.lo, h.hi, qp(name, h.default, float, h.lo, h.hi), h.step, **common)
+            fields[h.field] = None if off else urls[h.url]
+    return urls, fields
 
 
 def _start(c: dict, noise: float, link_spec, log, ds):
     steps, model, lr, seed, clicks = c["steps"], c["model"], c["lr"], int(c["seed"]), c["clicks"]
     try:
-        configs = [TrainConfig(algorithm=NAMES[a], model=model, lr=lr, steps=steps, seed=seed,
-                               lbd_lambda=None if c["table3"] else c["lam"], lbd_t=None if c["table3"] else c["t"],
-                               lbd_penalty=c["penalty"], clicks=clicks,
-                               ips_eta=None if c["ips_true"] else c["ips_eta"], cld_gamma=c["gamma"],
-                               eval_every=max(10, steps // 30)) for a in c["algorithms"]]
+        configs = [TrainConfig(algorithm=NAMES[a], model=model, lr=lr, steps=steps, seed=seed, clicks=clicks,
+                               eval_every=max(10, steps // 30),
+                               **{f: v for f, v in c["hyper"].items() if f in SPECS_BY_KEY[NAMES[a]].params})
+                   for a in c["algorithms"]]
         refs = [r for r in ("Naive", "Oracle") if c["refs"] and r not in c["algorithms"]]
         configs += [TrainConfig(algorithm=NAMES[r], model=model, lr=lr, steps=steps, seed=seed,
                                 clicks=clicks, eval_every=max(10, steps // 30)) for r in refs]

@@ -32,12 +32,14 @@ def test_every_method_has_its_own_colour():
 
 def test_the_other_method_lists_are_views_of_the_table(capsys):
     from ultr_core.__main__ import main
-    from ultr_core.algorithms.catalog import CATALOG
+    from ultr_core.algorithms.hyper import HYPERS
     from ultr_core.algorithms.config import ALGORITHMS
     from ultr_core.algorithms.registry import LEARNERS
     from ultr_core.studies.experiment import SELECTION_METHODS
     keys = [s.key for s in ALGORITHM_SPECS]
-    assert list(ALGORITHMS) == keys and list(CATALOG) == keys
+    assert list(ALGORITHMS) == keys
+    fields = {f for s in ALGORITHM_SPECS for f in s.params}
+    assert {h.field for h in HYPERS} <= fields                # every widget belongs to a method's params
     assert set(LEARNERS) | set(SELECTION_METHODS) == set(keys) and not set(LEARNERS) & set(SELECTION_METHODS)
     with pytest.raises(SystemExit):
         main(["train", "--help"])

@@ -74,7 +74,7 @@ def test_train_default_dla_runs_in_background_and_reports():
     assert "Spearman ρ" in table.columns and "steps" not in table.columns, table.columns
     assert any("600 steps each" in c.value for c in at.caption)
     assert (table["ndcg@10"].round(3) == table["ndcg@10"]).all()
-    assert at.query_params["algorithms"] == ["DLA"] or at.query_params["algorithms"] == "DLA"
+    assert at.query_params["algorithms"] in (["dla"], "dla")                   # links store keys
     at.sidebar.multiselect[0].set_value(["CLD"]).run()          # the default log shows every candidate (#50)
     at.button[0].click().run()
     assert no_crash(at) and at.session_state["train_job"] is job           # nothing was started
@@ -338,16 +338,22 @@ def test_heatmaps_state_round_trips_through_the_url():
 
 def test_train_hyper_parameters_round_trip_through_the_url():
     at = page("train.py")
-    at.query_params.update({"table3": "0", "lam": "10.0", "t": "0.3", "penalty": "paper", "clicks": "online",
-                            "ips_true": "0", "ips_eta": "1.5", "gamma": "0.2"})
+    at.query_params.update({"algorithms": "lbd,IPS,cld", "table3": "0", "lam": "10.0", "t": "0.3",
+                            "penalty": "paper", "clicks": "online", "ips_true": "0", "ips_eta": "1.5", "gamma": "0.2"})
     at.run()
     assert no_crash(at)
-    assert at.sidebar.checkbox[0].value and not at.sidebar.checkbox[1].value      # references on, Table 3 off
-    assert at.sidebar.select_slider[1].value == 10.0
-    assert at.sidebar.slider[1].value == 0.3 and at.sidebar.radio[2].value == "paper"
-    assert at.sidebar.radio[1].value == "online" and not at.sidebar.checkbox[2].value
-    assert at.sidebar.slider[2].value == 1.5 and at.sidebar.slider[3].value == 0.2
+    assert at.sidebar.multiselect[0].value == ["LBD", "IPS", "CLD"]             # keys, and a label of an older link
+    assert at.sidebar.checkbox[0].value and not at.checkbox(key="train_table3").value   # references on, Table 3 off
+    assert at.select_slider(key="train_lam").value == 10.0
+    assert at.slider(key="train_t").value == 0.3 and at.radio(key="train_penalty").value == "paper"
+    assert at.sidebar.radio[1].value == "online" and not at.checkbox(key="train_ips_true").value
+    assert at.slider(key="train_ips_eta").value == 1.5 and at.slider(key="train_cld_gamma").value == 0.2  # old key
     assert at.query_params["penalty"] in (["paper"], "paper") and at.query_params["lam"] in (["10.0"], "10.0")
+    assert at.query_params["algorithms"] in (["lbd,ips,cld"], "lbd,ips,cld")
+    only_dla = page("train.py")                       # only what the chosen methods read: DLA reads max_weight only
+    only_dla.query_params["algorithms"] = "dla"
+    only_dla.run()
+    assert no_crash(only_dla) and not [w for w in only_dla.slider if w.key and w.key.startswith("train_")]
 
 
 def test_train_draws_the_same_log_with_another_user_model_and_links_it():

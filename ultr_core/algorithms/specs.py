@@ -1,12 +1,15 @@
 """The one table of learning algorithms: every place that names a method — the CLI's ``--algorithm`` choices
 (:data:`~ultr_core.algorithms.config.ALGORITHMS`), the learner the training loop builds
-(:data:`~ultr_core.algorithms.registry.LEARNERS`), the citation and equation the pages show
-(:data:`~ultr_core.algorithms.catalog.CATALOG`), each method's colour on every chart
-(:data:`~ultr_core.app.figures.METHOD_COLORS`) and the methods that need a top-k cut
-(:data:`~ultr_core.studies.experiment.SELECTION_METHODS`) — derives from :data:`ALGORITHM_SPECS`.
+(:data:`~ultr_core.algorithms.registry.LEARNERS`; a selection method's own fitter), the citation and equation the
+pages show, each method's colour on every chart (:data:`~ultr_core.app.figures.METHOD_COLORS`), the methods that
+need a top-k cut (:data:`~ultr_core.studies.experiment.SELECTION_METHODS`), the Playground's methods
+(``playground``) and references (``family == "reference"``), the Train page's hyper-parameter widgets (``params``,
+drawn by :mod:`ultr_core.algorithms.hyper`) and the CLD study's per-method settings (``protocols``) — derives from
+:data:`ALGORITHM_SPECS`.
 
-Adding an algorithm is one :class:`AlgorithmSpec` here (and its learner class); ``tests/test_algorithm_specs.py``
-fails when a record is incomplete, a learner cannot be found or two methods share a colour.  Imports without torch.
+Adding an algorithm is one :class:`AlgorithmSpec` (:mod:`~ultr_core.algorithms.record`) here, or in an extension
+module (:mod:`ultr_core.extensions`), and its learner class; ``tests/test_algorithm_specs.py`` fails when a record is
+incomplete, a learner cannot be found or two methods share a colour.  Imports without torch.
 
 >>> SPECS_BY_KEY["dla"].label, SPECS_BY_KEY["dla"].colour, SPECS_BY_KEY["cld"].needs_topk
 ('DLA', '#1f77b4', True)

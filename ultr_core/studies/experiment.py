@@ -21,7 +21,9 @@ import pandas as pd
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.specs import ALGORITHM_SPECS
 from ultr_core.errors import ConfigError
+from ultr_core.constraints import Rule, validate
 from ultr_core.simulation.clickmodel import ClickModelConfig, binary_rule
+from ultr_core.simulation.params import PARAMS
 from ultr_core.simulation.simulated import simulate_log
 
 __all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "check_cells", "SELECTION_METHODS", "train_many", "train_spec", "train_jobs", "simulated", "grid_job", "live_observation_curves", "steps_done", "training_progress"]
@@ -37,11 +39,14 @@ class ExperimentSpec:
     seed: int = 0               #: seeds the click simulation and the training
     data_seed: int = 0          #: seeds generated datasets (fixed across seeds of a comparison)
 
+    #: the log's fields as the simulation schema declares them (as :class:`LogSpec`'s), the rest by type
+    CONSTRAINTS = {"dataset": [Rule(lambda d: isinstance(d, str), "a data set name")],
+                   "click": [Rule(lambda c: isinstance(c, ClickModelConfig), "a ClickModelConfig")],
+                   "train": [Rule(lambda t: isinstance(t, TrainConfig), "a TrainConfig")],
+                   **{p.field: list(p.domain) for p in PARAMS if not p.on_click}}
+
     def __post_init__(self):
-        from ultr_core.simulation.clickmodel import MAX_LOG_ROWS
-        if int(self.n_sessions) != self.n_sessions or not 1 <= self.n_sessions <= MAX_LOG_ROWS // 10:
-            raise ConfigError("n_sessions", f"must be a whole number from 1 to {MAX_LOG_ROWS // 10:,}, got "
-                                            f"{self.n_sessions:,}")
+        validate(self)
 
     def to_dict(self) -> dict:
         d = asdict(self)
