@@ -26,12 +26,12 @@ from ultr_core.algorithms import TrainConfig  # noqa: E402
 from ultr_core.algorithms.config import lbd_table3  # noqa: E402
 from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
 from ultr_core.studies.experiment import ExperimentSpec, run_grid  # noqa: E402
-from ultr_core.studies.selection import best_cells  # noqa: E402
+from ultr_core.studies.selection import FIG4_COUPLING, FIG4_QUICK_COUPLING, best_cells, fig4_grid  # noqa: E402
 from ultr_core.app.figures import heatmap_figure, sweep_figure  # noqa: E402
 from _common import data_spec, frame_md, save as _save, table  # noqa: E402
 from ultr_core.evaluation.stats import paired_test, summarise  # noqa: E402
 
-COUPLING = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+COUPLING = list(FIG4_COUPLING)
 SWEEP = [0.0, 0.2, 0.4, 0.6]
 FIG3_ALGS = ["naive", "dla", "ips", "regression_em", "pair_debias", "vectorization", "lbd", "lbd_lips", "lbd_ber",
              "unlimited", "oracle"]
@@ -143,8 +143,7 @@ def _table1(figure: str, seeds: list, jobs: int, t0: float) -> None:
 
 
 def _fig4(figure: str, seeds: list, jobs: int, t0: float) -> None:
-    grid = {"click.coupling": COUPLING, "train.lbd_lambda": [1.0, 100.0, 10000.0],
-            "train.lbd_t": [0.1, 0.2, 0.3, 0.4]}
+    grid = fig4_grid(COUPLING)
     where = "synthetic default" if figure == "fig4" else "Yahoo! sample, top-10"
     spec = ExperimentSpec(n_sessions=20_000, train=TrainConfig(algorithm="lbd", steps=600))
     if figure == "fig4_yahoo":
@@ -163,8 +162,7 @@ def _fig4(figure: str, seeds: list, jobs: int, t0: float) -> None:
 def _fig4_quick(figure: str, seeds: list, jobs: int, t0: float) -> None:
     # the Heat-maps page's quick grid at its defaults, once per seed: how often does one seed pick Table 3's cell?
     from ultr_core.studies.selection import table3_agreement
-    grid = {"click.coupling": [0.0, 0.3, 0.6], "train.lbd_lambda": [1.0, 100.0, 10000.0],
-            "train.lbd_t": [0.1, 0.2, 0.3, 0.4]}
+    grid = fig4_grid(FIG4_QUICK_COUPLING)
     df = run_grid(ExperimentSpec(n_sessions=20_000, train=TrainConfig(algorithm="lbd", steps=400)), grid, seeds,
                   n_jobs=jobs)
     per_seed = pd.concat([table3_agreement(g).assign(seed=s) for s, g in df.groupby("seed")])

@@ -7,14 +7,15 @@ from ultr_core.app.text import escape_markdown
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.record import formula_lines
 from ultr_core.studies.experiment import ExperimentSpec, grid_job
-from ultr_core.studies.selection import best_cells, table3_agreement
+from ultr_core.studies.selection import (FIG4_COUPLING, FIG4_LAMBDAS, FIG4_QUICK_COUPLING, FIG4_TS, best_cells,
+                                        fig4_grid, table3_agreement)
 from ultr_core.app.tables import table3_table
 from ultr_core.app.figures import HEATMAP_MIN_SPAN, figure_png, heatmap_figure, training_curves_figure
 from pages._common import (finished_runs, job_buttons, job_progress, live, partial_runs, qp, run_page,
                            submit_job, url_notices)
 
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "heatmaps")
-LAMBDAS, TS = [1.0, 100.0, 10000.0], [0.1, 0.2, 0.3, 0.4]
+LAMBDAS, TS = FIG4_LAMBDAS, FIG4_TS
 
 
 
@@ -52,8 +53,8 @@ def _intro():
 
 def _linked_levels(paper: bool, linked: bool) -> list:
     """The coupling levels a link asks for (only those on offer; a notice says when some were dropped)."""
-    all_levels = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
-    levels = all_levels if paper else [0.0, 0.3, 0.6]
+    all_levels = list(FIG4_COUPLING)
+    levels = all_levels if paper else list(FIG4_QUICK_COUPLING)
     if linked and "levels" in st.query_params:
         try:
             asked = [float(x) for x in st.query_params["levels"].split(",") if x.strip()]
@@ -74,7 +75,7 @@ def _grid_settings() -> dict:
                       help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level")
     paper = preset.startswith("paper")
     linked = st.query_params.get("grid", "quick") == ("paper" if paper else "quick")
-    levels = st.multiselect("coupling levels η_c", [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], _linked_levels(paper, linked),
+    levels = st.multiselect("coupling levels η_c", list(FIG4_COUPLING), _linked_levels(paper, linked),
                             key=f"lv_{paper}", help="one heat-map panel per coupling level (LBD §6.1)")
     seeds = st.slider("seeds", 1, 5, qp("seeds", 3 if paper else 1, int, 1, 5) if linked else (3 if paper else 1),
                       key=f"sd_{paper}", help="each cell is the mean over these seeds (clicks and initialisation)")
@@ -94,7 +95,7 @@ def _grid_settings() -> dict:
 def _start(grid: dict):
     base = ExperimentSpec(n_sessions=grid["sessions"], train=TrainConfig(algorithm="lbd", steps=grid["steps"],
                                                                          model=grid["model"]))
-    cells = {"click.coupling": grid["levels"], "train.lbd_lambda": LAMBDAS, "train.lbd_t": TS}
+    cells = fig4_grid(grid["levels"])
     st.session_state["heat_model"] = grid["model"]                  # Table 3's cells depend on the ranker
     return submit_job(("grid", repr(base), repr(cells), grid["seeds"], "history"), grid_job, base, cells,
                       list(range(grid["seeds"])), n_jobs=1, cache_dir=CACHE, keep_history=True)

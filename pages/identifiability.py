@@ -8,7 +8,7 @@ from ultr_core.app.figures import interval_bar_figure, observation_curve_figure
 from ultr_core.app.graph_figures import bias_curves_figure, component_sizes_figure, identifiability_graph_figure, identifiability_graph_html, probability_figure
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
 from ultr_core.identifiability import probability_table
-from ultr_core.identifiability.lesson import equal_fit_fits
+from ultr_core.identifiability.lesson import equal_fit_fits, equal_fit_spread
 from ultr_core.identifiability.reports import plan_table, compare_repairs, components_sweep, repairs_sweep
 from pages._clickmodels import click_model_section
 from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live, log_digest, memo, qp,
@@ -333,8 +333,7 @@ def _show_equal_fit(job):
     df = finished_result(job, "fits")
     if df is None:
         return
-    spread = df.groupby("repair", sort=False).agg(ll=("log_likelihood", lambda x: x.max() - x.min()),
-                                                   lo=("mcc", "min"), hi=("mcc", "max"))
+    spread = equal_fit_spread(df)
     a, b = spread.iloc[0], spread.iloc[1]
     st.markdown(f"As logged (2 components) the four fits' click log-likelihoods differ by **{a.ll:.1e}** per "
                 f"impression, yet their relevance correlates with the truth anywhere from MCC **{a.lo:.3f}** to "

@@ -16,7 +16,7 @@ from ultr_core.identifiability.embedding import fit_counts
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 from ultr_core.identifiability.repairs import _fit_scores, _repair_groups, fit_source
 
-__all__ = ["equal_fit_fits", "REPAIR_LABELS"]
+__all__ = ["equal_fit_fits", "equal_fit_spread", "REPAIR_LABELS"]
 
 #: the two rows of the lesson: the log as it is, and after the planned node merging
 REPAIR_LABELS = {"none": "as logged", "merge": "after node merging"}
@@ -52,3 +52,15 @@ def equal_fit_fits(k: int = 2, data_seed: int = 0, inits=(1, 2, 3, 4), report=No
             if report is not None:
                 report({"done": len(rows), "total": total})
     return pd.DataFrame(rows)
+
+
+def equal_fit_spread(fits: pd.DataFrame) -> pd.DataFrame:
+    """Per repair (in the order of :func:`equal_fit_fits`): how far the fits' click log-likelihoods spread (``ll``,
+    max − min per impression) and the range of their relevance's MCC with the truth (``lo``, ``hi``).
+
+    >>> f = pd.DataFrame({"repair": ["a", "a", "b"], "log_likelihood": [-1.0, -1.5, -2.0], "mcc": [0.1, 0.9, 0.5]})
+    >>> equal_fit_spread(f).round(2).to_dict("index")
+    {'a': {'ll': 0.5, 'lo': 0.1, 'hi': 0.9}, 'b': {'ll': 0.0, 'lo': 0.5, 'hi': 0.5}}
+    """
+    return fits.groupby("repair", sort=False).agg(ll=("log_likelihood", lambda x: x.max() - x.min()),
+                                                  lo=("mcc", "min"), hi=("mcc", "max"))

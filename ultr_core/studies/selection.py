@@ -13,6 +13,24 @@ __all__ = ["best_cells", "table3_agreement", "tuned_per_seed"]
 
 
 
+#: LBD Figure 4's grid (the paper's §6.4 heat-maps): coupling levels η_c, penalties λ and Bernoulli t — the one
+#: definition the Heat-maps page and ``experiments/lbd_study.py`` use
+FIG4_COUPLING = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
+FIG4_LAMBDAS = (1.0, 100.0, 10000.0)
+FIG4_TS = (0.1, 0.2, 0.3, 0.4)
+#: the coupling levels of the quick grid (the Heat-maps page's default)
+FIG4_QUICK_COUPLING = (0.0, 0.3, 0.6)
+
+
+def fig4_grid(couplings=FIG4_COUPLING) -> dict:
+    """The grid of LBD Figure 4 over ``couplings`` (ExperimentSpec dotted keys → values).
+
+    >>> {k: len(v) for k, v in fig4_grid(FIG4_QUICK_COUPLING).items()}
+    {'click.coupling': 3, 'train.lbd_lambda': 3, 'train.lbd_t': 4}
+    """
+    return {"click.coupling": list(couplings), "train.lbd_lambda": list(FIG4_LAMBDAS), "train.lbd_t": list(FIG4_TS)}
+
+
 def _cell_means(df: pd.DataFrame, keys, select: str, metric: str) -> pd.DataFrame:
     """Mean ``select`` and ``metric`` over seeds for every grid cell (``keys``)."""
     return df.groupby(list(keys))[[select, metric]].mean().reset_index()
