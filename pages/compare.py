@@ -68,7 +68,7 @@ def _choices() -> dict:
     preset = st.selectbox("preset", presets, presets.index(qp("preset", "custom", options=presets)),
                           help="re-create a paper's setting (synthetic data unless the preset names a data set; the CLD presets: 24 candidates "
                                "per query, binarised relevance and the official CLD code's protocol — "
-                               "docs/conventions.md)")
+                               "docs/conventions.md)", key="cmp_preset")
     p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
     linked = st.query_params.get("preset", "custom") == preset        # the link's choices belong to this preset
     default_methods = _linked_methods(p, linked)
@@ -90,9 +90,9 @@ def _choices() -> dict:
                       help="each seed re-simulates the clicks and re-initialises training")
     session_opts, step_opts = [5_000, 10_000, 20_000, 50_000, 100_000], [100, 200, 400, 600, 1000]
     sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
-                                help="simulated sessions per run (synthetic default data)")
+                                help="simulated sessions per run (synthetic default data)", key="cmp_sessions")
     steps = st.select_slider("training steps", step_opts, qp("steps", 400, int, options=step_opts),
-                             help="batches of 256 sessions per run; the best validation checkpoint is kept")
+                             help="batches of 256 sessions per run; the best validation checkpoint is kept", key="cmp_training_steps")
     guess = st.toggle("predict before you see", qp("guess", 1, int, 0, 1) == 1, key="cmp_guess_on",
                       help="before the bars, guess which methods end below raw clicks (Naive); off: results at once")
     return {"preset": preset, "p": p, "methods": methods, "sweep_name": sweep_name, "values_txt": values_txt,
@@ -129,11 +129,11 @@ def _show(job):
     metrics = ["ndcg@1", "ndcg@3", "ndcg@10", "map"]
     if key:
         summ = summarise(df, [key, "algorithm"], metrics)
-        metric = st.selectbox("metric", metrics, 2)
+        metric = st.selectbox("metric", metrics, 2, key="cmp_metric")
         st.plotly_chart(sweep_figure(summ, key, metric), key="cmp_sweep")
     else:
         summ = summarise(df, "algorithm", metrics)
-        metric = st.selectbox("metric", metrics, 2)
+        metric = st.selectbox("metric", metrics, 2, key="cmp_metric_sweep")
         if not _guess_then_reveal(job, summ, metric):
             return
         st.plotly_chart(interval_bar_figure(summ, "algorithm", metric, f"{metric} (mean, 90 % t-interval, "
@@ -142,7 +142,7 @@ def _show(job):
     st.dataframe(summ.round(4), hide_index=True)
     paper_check(df, *st.session_state.get("compare_claims", ("custom", ())))
     st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),
-                       "comparison.csv")
+                       "comparison.csv", key="cmp_download_runs_csv")
 
 
 def _skip_guess() -> None:
@@ -162,11 +162,11 @@ def _guess_then_reveal(job, summ, metric: str) -> bool:
                 "(by the mean over seeds)? Record your guess, then reveal — or skip it.")
         guess = st.multiselect("my guess: below Naive", others, key="cmp_guess")
         a, b = st.columns(2)
-        if a.button("Record my guess and reveal", type="primary"):
+        if a.button("Record my guess and reveal", type="primary", key="cmp_record_my_guess_and_reveal"):
             st.session_state["revealed"] = (id(job), tuple(guess), metric)
             st.rerun()
         b.button("Skip: show the results", on_click=_skip_guess,
-                 help="turns off 'predict before you see' in the sidebar (and in this page's link)")
+                 help="turns off 'predict before you see' in the sidebar (and in this page's link)", key="cmp_skip_show_the_results")
         return False
     if others:
         guess = revealed[1]

@@ -72,7 +72,7 @@ def _grid_settings() -> dict:
     grids = ["quick (η_c ∈ {0, 0.3, 0.6}, 1 seed)", "paper (η_c ∈ {0, 0.1, …, 0.6}, 3 seeds)"]
     paper = qp("grid", "quick", options=("quick", "paper")) == "paper"
     preset = st.radio("grid", grids, index=int(paper),
-                      help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level")
+                      help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level", key="heat_grid")
     paper = preset.startswith("paper")
     linked = st.query_params.get("grid", "quick") == ("paper" if paper else "quick")
     levels = st.multiselect("coupling levels η_c", list(FIG4_COUPLING), _linked_levels(paper, linked),
@@ -81,14 +81,14 @@ def _grid_settings() -> dict:
                       key=f"sd_{paper}", help="each cell is the mean over these seeds (clicks and initialisation)")
     session_opts, step_opts = [5_000, 10_000, 20_000, 50_000], [100, 200, 400, 600]
     sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
-                                help="simulated sessions per run")
+                                help="simulated sessions per run", key="heat_sessions")
     default_steps = 600 if paper else 400
     steps = st.select_slider("training steps", step_opts,
                              qp("steps", default_steps, int, options=step_opts) if linked else default_steps,
                              key=f"st_{paper}", help="batches of 256 sessions per run")
     model = st.radio("ranking model", ["dnn", "linear"], horizontal=True,
                      index=int(qp("model", "dnn", options=("dnn", "linear")) == "linear"),
-                     help="the paper's Fig. 4 uses the DNN ranker")
+                     help="the paper's Fig. 4 uses the DNN ranker", key="heat_ranking_model")
     return {"paper": paper, "levels": levels, "seeds": seeds, "sessions": sessions, "steps": steps, "model": model}
 
 
@@ -131,10 +131,10 @@ def _results(df, model: str):
     _cell_curves(df, event)
     d1, d2 = st.columns(2)
     d1.download_button("Download cells (CSV)", df.drop(columns=["observation", "true_observation", "history"])
-                       .to_csv(index=False), "lbd_heatmap.csv")
+                       .to_csv(index=False), "lbd_heatmap.csv", key="heat_download_cells_csv")
     png = figure_png(fig, width=1400, height=380)
     if png:
-        d2.download_button("Download heat-map (PNG)", png, "lbd_heatmap.png", mime="image/png")
+        d2.download_button("Download heat-map (PNG)", png, "lbd_heatmap.png", mime="image/png", key="heat_download_heat_map_png")
     else:
         d2.caption("PNG export needs chromium; use the chart's camera button instead.")
 

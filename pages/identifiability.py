@@ -120,16 +120,16 @@ def _source_choice(linked) -> dict:
                       help="fully synthetic one-hot data with K components (a teaching version of the paper's "
                            "App. C.1 data: dense position blocks, uniform labels — the presets below use the "
                            "paper's own layouts), a log that a shared link names, or the log made on the "
-                           "Simulate or Upload page")
+                           "Simulate or Upload page", key="ig_source")
     params = {"source": {builtin: "builtin", current: "current", from_link: "link"}[source]}
     link_spec = None
     if source == builtin:
         k = st.slider("components K", 1, 5, qp("k", 2, int, 1, 5),
-                      help="positions are cut into K blocks that never share a document")
+                      help="positions are cut into K blocks that never share a document", key="ig_components_k")
         session_opts = [20_000, 50_000, 100_000, 300_000]
         sessions = st.select_slider("sessions", session_opts, qp("sessions", 100_000, int, options=session_opts),
-                                    help="more sessions give more clicks per (document, position)")
-        seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the data and the clicks")
+                                    help="more sessions give more clicks per (document, position)", key="ig_sessions")
+        seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the data and the clicks", key="ig_seed")
         ds, log = _builtin(k, sessions, int(seed))
         key = ("builtin", k, sessions, int(seed))
         lists = (ds.train.labels, ds.train.offsets, ds.train.doc_ids)
@@ -159,9 +159,9 @@ def _bias_choice(log):
             st.session_state.setdefault("_url_notices", []).append(
                 f"bias={st.query_params['bias'][:60]!r}: a column named twice or not in this log is left out")
     bias = st.multiselect("bias factor columns", candidates, default,
-                          help="a bias factor is the tuple of these columns (e.g. context × position)")
+                          help="a bias factor is the tuple of these columns (e.g. context × position)", key="ig_bias_factor_columns")
     teach = st.toggle("teaching mode: predict before you see", qp("teach", 0, int, 0, 1) == 1,
-                      help="hide the verdict until you have guessed")
+                      help="hide the verdict until you have guessed", key="ig_teaching_mode_predict_before_y")
     return bias, teach
 
 
@@ -185,7 +185,7 @@ def _verdict(rep: dict, bias: list, key, teach: bool) -> bool:
                          index=None, horizontal=True, key="guess", help="no answer is pre-selected")
         reveal = revealed_for == (key, tuple(bias))         # the reveal survives reruns of the same log
         if not reveal and st.button("Reveal the answer", disabled=guess is None,
-                                    help="make a guess first"):
+                                    help="make a guess first", key="ig_reveal_the_answer"):
             st.session_state["ig_revealed"] = (key, tuple(bias))
             reveal = True
         if reveal and guess is not None:
@@ -208,10 +208,10 @@ def _graph(an) -> None:
     """The IG drawn (interactive or static) with the proposed merges and swaps, and the components."""
     g = an.graph
     show_m = st.checkbox("show proposed merges", True, help="node merging (§4.2): closest factors across components, "
-                                                           "joined by a minimum spanning tree")
+                                                           "joined by a minimum spanning tree", key="ig_show_proposed_merges")
     show_i = st.checkbox("show proposed interventions", an.intervention_plan is not None,
                          disabled=an.intervention_plan is None,
-                         help="node intervention (§4.1): swap one document into another component, K − 1 swaps")
+                         help="node intervention (§4.1): swap one document into another component, K − 1 swaps", key="ig_show_proposed_interventions")
     view = g.display_graph()
     merges = an.merge_plan.pairs if show_m and an.merge_plan else None
     swaps = an.intervention_plan.swaps if show_i and an.intervention_plan else None
@@ -282,7 +282,7 @@ def _plans(an) -> None:
     plan = plan_table(an)
     if len(plan):
         st.download_button("Download the plan (CSV)", safe_csv(plan), "repair_plan.csv", mime="text/csv",
-                           help="every proposed merge and intervention with its cost, in the log's own ids")
+                           help="every proposed merge and intervention with its cost, in the log's own ids", key="ig_download_the_plan_csv")
 
 
 def _before_after(an, log, key, bias: list, lists) -> None:
@@ -291,7 +291,7 @@ def _before_after(an, log, key, bias: list, lists) -> None:
                  help="embedding DLA (closed-form alternating updates) without repair, after node "
                       "merging and after node intervention, each on 3 bootstrap replicates of the log's "
                       "sessions (DLA to convergence is deterministic: replicates show the data's "
-                      "uncertainty)"):
+                      "uncertainty)", key="ig_train_dla_3_bootstrap_replicat"):
         table, curves = compare_repairs(log, an, *(lists if lists else (None, None, None)))
         st.session_state["repairs"] = (key, tuple(bias), table, curves)
     if st.session_state.get("repairs", (None,))[0] == key and st.session_state["repairs"][1] == tuple(bias):
@@ -378,11 +378,11 @@ def _contexts_section() -> None:
                            r"|T| = \text{contexts} \times \text{positions}"))
     p1, p2, p3, p4 = st.columns(4)
     n_pairs = p1.slider("N: logged (document, factor) pairs", 1_000, 20_000, 3_000, 500,
-                        help="size of the click log in distinct (document, bias factor) pairs")
+                        help="size of the click log in distinct (document, bias factor) pairs", key="ig_n_logged_document_factor_pairs")
     n_x = p2.select_slider("|X|: distinct documents", [1_000, 3_000, 10_000, 30_000], 10_000,
-                           help="number of distinct feature vectors")
-    positions = p3.slider("positions", 1, 20, 10, help="each context type is combined with every position")
-    trials = p4.select_slider("Monte Carlo trials", [50, 100, 200, 500], 100, help="simulated logs per point")
+                           help="number of distinct feature vectors", key="ig_x_distinct_documents")
+    positions = p3.slider("positions", 1, 20, 10, help="each context type is combined with every position", key="ig_positions")
+    trials = p4.select_slider("Monte Carlo trials", [50, 100, 200, 500], 100, help="simulated logs per point", key="ig_monte_carlo_trials")
     ctx = (1, 2, 3, 5, 8, 10, 15, 20, 30)
     st.plotly_chart(probability_figure(_prob(n_pairs, n_x, ctx, positions, trials, 0), x="contexts"), key="prob")
     st.caption("Pairs drawn uniformly from X × T; a factor never drawn is an isolated node. The formula is the "

@@ -73,21 +73,21 @@ def _dataset_choice() -> dict:
                           help="synthetic: the built-in LETOR-like default; ig: fully synthetic one-hot data "
                                "with K identifiability-graph components; named datasets come from the configured "
                                "data roots (../shared/data, ULTR_DATA_DIR); upload: an SVMlight/LETOR file "
-                               "with qid (split 60/20/20 by query)")
+                               "with qid (split 60/20/20 by query)", key="sim_dataset")
     data_seed = param_widget(PARAM["data_seed"])
     upload = None
     queries = k = None
     if source == "synthetic":
         queries = st.number_input("queries", 50, 5000, qp("queries", 500, int, 50, 5000), 50,
-                                  help="number of queries (60/20/20 split)")
+                                  help="number of queries (60/20/20 split)", key="sim_queries")
         spec = f"synthetic:{queries}"
     elif source == "ig":
         k = st.number_input("components K", 1, 10, qp("k", 1, int, 1, 10),
-                            help="IG components of the fully synthetic data")
+                            help="IG components of the fully synthetic data", key="sim_components_k")
         spec = f"ig:{k}"
     elif source == "upload":
         upload = st.file_uploader("SVMlight / LETOR file", type=["txt", "svm", "letor", "dat"],
-                                  help="lines 'label qid:Q fid:value …'; size limit in .streamlit/config.toml")
+                                  help="lines 'label qid:Q fid:value …'; size limit in .streamlit/config.toml", key="sim_svmlight_letor_file")
         spec = "upload"
     else:
         spec = dataset_spec(source)        # a name from the data roots, never a typed path
@@ -99,7 +99,7 @@ def _click_model_choice() -> dict:
     """The sidebar's click model and log size: one widget per parameter of the simulation schema, by its name."""
     st.header("Click model")
     c = {name: param_widget(PARAM[name]) for name in ("convention", "eta", "noise")}
-    use_topk = st.checkbox("top-k cut-off", in_url(PARAM["topk"]), help=PARAM["topk"].help)
+    use_topk = st.checkbox("top-k cut-off", in_url(PARAM["topk"]), help=PARAM["topk"].help, key="sim_top_k_cut_off")
     c["topk"] = param_widget(PARAM["topk"], default=5) if use_topk else None
     c |= {name: param_widget(PARAM[name]) for name in ("coupling", "contexts")}
     c["user_model"] = param_widget(PARAM["user_model"], format_func=lambda k: MODEL_BY_KEY[k].label)
@@ -162,8 +162,8 @@ def _show(log, sim, topk, seed: int) -> None:
     st.dataframe(log.sample(50, seed=seed), hide_index=True)
     d1, d2 = st.columns(2)
     d1.download_button("Download Parquet", log.to_parquet_bytes, "clicks.parquet",
-                       help="the log with its metadata (click model, seed); built when you click")
-    d2.download_button("Download CSV", lambda: log.to_csv(), "clicks.csv", help="built when you click")
+                       help="the log with its metadata (click model, seed); built when you click", key="sim_download_parquet")
+    d2.download_button("Download CSV", lambda: log.to_csv(), "clicks.csv", help="built when you click", key="sim_download_csv")
 
 
 run_page(main)

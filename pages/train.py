@@ -138,20 +138,20 @@ def _choices() -> dict:
     asked = qp("algorithms", "dla").split(",")                # keys; older links: labels
     default_algs = [ALGORITHMS.get(a, a) for a in asked if a in NAMES or a in ALGORITHMS] or ["DLA"]
     chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
-                            help="each is trained on the same log; see the formulas below the charts")
+                            help="each is trained on the same log; see the formulas below the charts", key="train_algorithms")
     model = st.radio("ranking model", ["dnn", "linear"], index=0 if qp("model", "dnn", options=("dnn", "linear")) == "dnn" else 1, horizontal=True,
-                     help="DNN = ELU MLP (64, 32); Linear = one affine layer")
+                     help="DNN = ELU MLP (64, 32); Linear = one affine layer", key="train_ranking_model")
     lr = st.select_slider("learning rate", [0.001, 0.003, 0.01, 0.03, 0.1],
-                          qp("lr", 0.01, float, options=(0.001, 0.003, 0.01, 0.03, 0.1)), help="Adam step size")
-    steps = st.slider("steps", 50, 5000, qp("steps", 600, int, 50, 5000), 50, help="batches of 256 sessions")
-    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="initialisation and batch order")
+                          qp("lr", 0.01, float, options=(0.001, 0.003, 0.01, 0.03, 0.1)), help="Adam step size", key="train_learning_rate")
+    steps = st.slider("steps", 50, 5000, qp("steps", 600, int, 50, 5000), 50, help="batches of 256 sessions", key="train_step_count")
+    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="initialisation and batch order", key="train_seed")
     refs_on = st.checkbox("Naive and Oracle as reference lines", qp("refs", 1, int, 0, 1) == 1,
                           help="also train raw clicks (Naive, the floor) and true labels (Oracle, the ceiling) "
-                               "on the same log; drawn dashed")
+                               "on the same log; drawn dashed", key="train_naive_and_oracle_as_reference")
     clicks = st.radio("clicks", ["log", "online"], horizontal=True,
                       index=1 if qp("clicks", "log", options=("log", "online")) == "online" else 0,
                       help="log: batches drawn from the simulated log; online: fresh clicks every step from the same "
-                           "click model (ULTRA's simulation, used by the LBD paper)")
+                           "click model (ULTRA's simulation, used by the LBD paper)", key="train_clicks")
     urls, fields = _hyper_widgets([NAMES[a] for a in chosen])
     return {"algorithms": chosen, "model": model, "lr": lr, "steps": steps, "seed": seed, "refs": refs_on,
             "clicks": clicks, **urls, "hyper": fields}

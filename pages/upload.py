@@ -100,7 +100,7 @@ def main():
                         format_func=lambda d: _document_label(d, fmt),
                         help="relevance belongs to a query–document pair in a click log; in an ULTRA folder a "
                              "document is a feature vector shown by any query (the paper's own check). Choose "
-                             "'alone' only when the same id means the same document under every query")
+                             "'alone' only when the same id means the same document under every query", key="upload_a_document_is")
     columns, doc_columns, cols = None, None, None
     if fmt not in TEXT:
         cols = _stop_on_error(lambda: peek_columns(data, fmt, name))
@@ -150,7 +150,7 @@ def _file_and_format():
     ups = st.file_uploader("click log", type=None, accept_multiple_files=True,
                            help="one log file (any name: the format is sniffed from the content), or the files of an "
                                 "ULTRA folder dropped together (train.init_list, train.feature, …); size limit set "
-                                "in .streamlit/config.toml (server.maxUploadSize)")
+                                "in .streamlit/config.toml (server.maxUploadSize)", key="upload_click_log")
     if not ups:
         st.info("Drop a file to start. No file? The Simulate page makes one you can download and upload here.")
         st.stop()
@@ -159,7 +159,7 @@ def _file_and_format():
     fmt_guess = _stop_on_error(lambda: infer_format(data, name))
     fmt = st.selectbox("format", FORMATS, index=FORMATS.index(fmt_guess) if fmt_guess in FORMATS else 0,
                        format_func=FORMAT_LABELS.get,
-                       help="from the file name when it is telling, else sniffed from the content; change it if wrong")
+                       help="from the file name when it is telling, else sniffed from the content; change it if wrong", key="upload_format")
     return name, data, digest, fmt
 
 
@@ -184,7 +184,7 @@ def _column_mapping(cols: list, digest: str):
         st.stop()
     if chosen["doc_id"] == "(none)":
         doc_columns = st.multiselect("document = these feature columns", cols,
-                                     help="documents with identical values in these columns are one document")
+                                     help="documents with identical values in these columns are one document", key="upload_document_these_feature_columns")
         if not doc_columns:
             st.warning("Choose a document column or the feature columns that identify a document.")
             st.stop()
@@ -200,13 +200,13 @@ def _bias_and_estimator(fmt: str, columns, cols, doc_cols: tuple):
     candidates = [c for c in available if c not in ("session_id", "query_id", "doc_id", "click", "shown")
                   and c not in doc_cols]
     bias = st.multiselect("bias factor columns", candidates, ["position"] if "position" in candidates else candidates[:1],
-                          help="the identifiability graph has one node per distinct tuple of these columns")
+                          help="the identifiability graph has one node per distinct tuple of these columns", key="upload_bias_factor_columns")
     if not bias:
         st.stop()
     estimator = st.selectbox("position-bias estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"),
                              format_func=ESTIMATOR_LABELS.get,
                              help="observation is estimated inside each connected component of the IG, normalised "
-                                  "there; 90 % intervals from 100 document-bootstrap resamples")
+                                  "there; 90 % intervals from 100 document-bootstrap resamples", key="upload_position_bias_estimator")
     return bias, estimator
 
 
@@ -259,11 +259,11 @@ def _show_report(an) -> None:
 
 def _downloads(an) -> None:
     st.download_button("Download the report (JSON)", json.dumps(an.report, default=str, indent=1),
-                       "identifiability.json", mime="application/json")
+                       "identifiability.json", mime="application/json", key="upload_download_the_report_json")
     plan = plan_table(an)
     if len(plan):
         st.download_button("Download the plan (CSV)", safe_csv(plan), "repair_plan.csv", mime="text/csv",
-                           help="every proposed merge and intervention with its cost, in the log's own ids")
+                           help="every proposed merge and intervention with its cost, in the log's own ids", key="upload_download_the_plan_csv")
 
 
 run_page(main)

@@ -38,7 +38,7 @@ def test_simulate_default_shows_ctr_chart_and_log():
 
 def test_simulate_topk_reports_hidden_documents():
     at = page("simulate.py").run()
-    at.sidebar.checkbox[0].check().run()
+    at.sidebar.checkbox(key="sim_top_k_cut_off").check().run()
     assert no_crash(at)
     hidden = [m for m in at.metric if "hidden" in m.label]
     assert hidden and int(hidden[0].value.split("/")[0].replace(",", "")) > 0
@@ -47,17 +47,17 @@ def test_simulate_topk_reports_hidden_documents():
 
 def test_simulate_offers_datasets_by_name_never_a_path(data_dir):
     at = page("simulate.py").run()
-    options = at.sidebar.selectbox[0].options
+    options = at.sidebar.selectbox(key="sim_dataset").options
     assert {"synthetic", "ig", "mq2008", "yahoo_sample", "upload"} <= set(options)
     assert not at.sidebar.text_input                        # no free-form server path anywhere
-    at.sidebar.selectbox[0].select("mq2008").run()
+    at.sidebar.selectbox(key="sim_dataset").select("mq2008").run()
     assert no_crash(at) and not at.error and at.query_params["dataset"] in ("mq2008", ["mq2008"])
 
 
 def test_train_default_dla_runs_in_background_and_reports():
     at = page("train.py").run()
     assert no_crash(at)
-    at.button[0].click().run()                      # Start
+    at.button(key="train_job_start").click().run()                      # Start
     job = at.session_state["train_job"]
     assert job.status in ("queued", "running", "done")          # queued while the pool's workers are busy
     at = _wait(at, "train_job")
@@ -75,8 +75,8 @@ def test_train_default_dla_runs_in_background_and_reports():
     assert any("600 steps each" in c.value for c in at.caption)
     assert (table["ndcg@10"].round(3) == table["ndcg@10"]).all()
     assert at.query_params["algorithms"] in (["dla"], "dla")                   # links store keys
-    at.sidebar.multiselect[0].set_value(["CLD"]).run()          # the default log shows every candidate (#50)
-    at.button[0].click().run()
+    at.sidebar.multiselect(key="train_algorithms").set_value(["CLD"]).run()          # the default log shows every candidate (#50)
+    at.button(key="train_job_start").click().run()
     assert no_crash(at) and at.session_state["train_job"] is job           # nothing was started
     assert any("CLD models top-k selection" in e.value and "shows every candidate" in e.value for e in at.error)
     assert len(at.dataframe) == 1 and "Training failed" not in " ".join(e.value for e in at.error)
@@ -95,9 +95,9 @@ def test_train_default_log_keeps_its_name_after_a_rerun():
 
 def test_train_stop_button_stops():
     at = page("train.py").run()
-    at.sidebar.slider[0].set_value(5000).run()       # steps
-    at.button[0].click().run()
-    at.button[1].click().run()                        # Stop
+    at.sidebar.slider(key="train_step_count").set_value(5000).run()       # steps
+    at.button(key="train_job_start").click().run()
+    at.button(key="train_job_stop").click().run()                        # Stop
     job = at.session_state["train_job"]
     assert job.join(30) and job.status == "stopped"
     # stopped while still queued (no result) or while training (DLA marked stopped)
@@ -109,8 +109,8 @@ def test_train_reads_settings_from_url():
     at.query_params["algorithms"] = "Naive,IPS"
     at.query_params["steps"] = "100"
     at.run()
-    assert at.sidebar.multiselect[0].value == ["Naive", "IPS"]
-    assert at.sidebar.slider[0].value == 100
+    assert at.sidebar.multiselect(key="train_algorithms").value == ["Naive", "IPS"]
+    assert at.sidebar.slider(key="train_step_count").value == 100
 
 
 def test_train_link_rebuilds_its_log_on_a_cold_session():
@@ -120,7 +120,7 @@ def test_train_link_rebuilds_its_log_on_a_cold_session():
     assert no_crash(at) and not at.error
     text = " ".join(i.value for i in at.info)
     assert "synthetic:100/eta=1.5/topk=5/sessions=3000/seed=7" in text
-    at.button[0].click().run()
+    at.button(key="train_job_start").click().run()
     at = _wait(at, "train_job")
     spec = at.session_state["train_job"].jobs[0]._args[0]   # the worker rebuilds the log from its spec
     assert spec == "synthetic:100/eta=1.5/topk=5/sessions=3000/seed=7"
@@ -162,11 +162,11 @@ def _run_compare(seeds: int, methods=None, timeout: int = 120):
     at = page("compare.py").run()
     assert no_crash(at)
     if methods is not None:
-        at.sidebar.multiselect[0].set_value(methods).run()
-    at.sidebar.slider[0].set_value(seeds).run()                          # seeds
-    at.sidebar.select_slider[0].set_value(5_000).run()                   # sessions
-    at.sidebar.select_slider[1].set_value(100).run()                     # steps
-    at.button[0].click().run()
+        at.sidebar.multiselect(key="m_custom").set_value(methods).run()
+    at.sidebar.slider(key="n_custom").set_value(seeds).run()                          # seeds
+    at.sidebar.select_slider(key="cmp_sessions").set_value(5_000).run()                   # sessions
+    at.sidebar.select_slider(key="cmp_training_steps").set_value(100).run()                     # steps
+    at.button(key="compare_job_start").click().run()
     at = _wait(at, "compare_job", timeout)
     assert no_crash(at) and not at.error
     return at, at.session_state["compare_job"].result
@@ -192,13 +192,13 @@ def test_compare_preset_says_whether_the_run_reproduces_the_paper():
     """LBD Fig. 3a preset, cut down to η_c = 0.6 and three methods: the claims it can check get a verdict
     from the run's seeds, the two about LBD_Lips / LBD_Ber (not run) say so."""
     at = page("compare.py").run()
-    at.sidebar.selectbox[0].select("LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").run()
-    at.sidebar.multiselect[0].set_value(["Naive", "DLA", "LBD"]).run()
-    at.sidebar.text_input[0].input("0.6").run()
-    at.sidebar.slider[0].set_value(2).run()
-    at.sidebar.select_slider[0].set_value(5_000).run()
-    at.sidebar.select_slider[1].set_value(100).run()
-    at.button[0].click().run()
+    at.sidebar.selectbox(key="cmp_preset").select("LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").run()
+    at.sidebar.multiselect(key="m_LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").set_value(["Naive", "DLA", "LBD"]).run()
+    at.sidebar.text_input(key="v_LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").input("0.6").run()
+    at.sidebar.slider(key="n_LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").set_value(2).run()
+    at.sidebar.select_slider(key="cmp_sessions").set_value(5_000).run()
+    at.sidebar.select_slider(key="cmp_training_steps").set_value(100).run()
+    at.button(key="compare_job_start").click().run()
     at = _wait(at, "compare_job", 180)
     assert no_crash(at) and not at.error
     assert any("Does this run reproduce the paper?" in m.value for m in at.markdown)
@@ -222,9 +222,9 @@ def test_compare_runs_vectorization_and_hte():
 
 def test_compare_bad_sweep_values_message():
     at = page("compare.py").run()
-    at.sidebar.selectbox[1].select("click noise ε").run()
-    at.sidebar.text_input[0].input("abc").run()
-    at.button[0].click().run()
+    at.sidebar.selectbox(key="s_custom").select("click noise ε").run()
+    at.sidebar.text_input(key="v_custom").input("abc").run()
+    at.button(key="compare_job_start").click().run()
     assert no_crash(at) and at.error and "settings" in at.error[0].value
 
 
@@ -255,18 +255,18 @@ def test_simulate_settings_round_trip_through_url():
 
 def test_simulate_letor_upload(data_dir):
     at = page("simulate.py").run()
-    at.sidebar.selectbox[0].select("upload").run()
+    at.sidebar.selectbox(key="sim_dataset").select("upload").run()
     assert at.info and "Upload" in at.info[0].value
     raw = (data_dir / "mq2008" / "S2.txt").read_bytes()
-    at.sidebar.file_uploader[0].set_value(("S2.txt", raw, "text/plain")).run()
+    at.sidebar.file_uploader(key="sim_svmlight_letor_file").set_value(("S2.txt", raw, "text/plain")).run()
     assert no_crash(at) and not at.error
     assert at.session_state["dataset"].n_features == 46
 
 
 def test_simulate_bad_upload_message():
     at = page("simulate.py").run()
-    at.sidebar.selectbox[0].select("upload").run()
-    at.sidebar.file_uploader[0].set_value(("bad.txt", b"1 qid:1 1:x\n", "text/plain")).run()
+    at.sidebar.selectbox(key="sim_dataset").select("upload").run()
+    at.sidebar.file_uploader(key="sim_svmlight_letor_file").set_value(("bad.txt", b"1 qid:1 1:x\n", "text/plain")).run()
     assert no_crash(at)
     assert at.error and "line 1" in at.error[0].value and "non-numeric" in at.error[0].value
 
@@ -297,12 +297,12 @@ def test_every_control_has_help_text(name):
 @pytest.mark.slow
 def test_heatmaps_quick_grid_draws_and_a_clicked_cell_shows_its_curves():
     at = page("heatmaps.py").run()
-    at.sidebar.multiselect[0].set_value([0.0]).run()
-    at.sidebar.select_slider[0].set_value(5_000).run()
-    at.sidebar.select_slider[1].set_value(100).run()                  # the smallest step count offered
-    at.sidebar.radio[1].set_value("linear").run()                      # the click, not the model, is under test
+    at.sidebar.multiselect(key="lv_False").set_value([0.0]).run()
+    at.sidebar.select_slider(key="heat_sessions").set_value(5_000).run()
+    at.sidebar.select_slider(key="st_False").set_value(100).run()                  # the smallest step count offered
+    at.sidebar.radio(key="heat_ranking_model").set_value("linear").run()                      # the click, not the model, is under test
     assert "12 runs" in " ".join(m.value for m in at.markdown)
-    at.button[0].click().run()
+    at.button(key="heat_job_start").click().run()
     at = _wait(at, "heat_job", 180)
     assert no_crash(at) and not at.error
     df = at.session_state["heat_job"].result
@@ -330,9 +330,9 @@ def test_heatmaps_state_round_trips_through_the_url():
     at.query_params.update({"grid": "paper", "levels": "0.1,0.5", "seeds": "2", "steps": "200", "model": "linear"})
     at.run()
     assert no_crash(at)
-    assert at.sidebar.radio[0].value.startswith("paper") and at.sidebar.multiselect[0].value == [0.1, 0.5]
-    assert at.sidebar.slider[0].value == 2 and at.sidebar.select_slider[1].value == 200
-    assert at.sidebar.radio[1].value == "linear"
+    assert at.sidebar.radio(key="heat_grid").value.startswith("paper") and at.sidebar.multiselect(key="lv_True").value == [0.1, 0.5]
+    assert at.sidebar.slider(key="sd_True").value == 2 and at.sidebar.select_slider(key="st_True").value == 200
+    assert at.sidebar.radio(key="heat_ranking_model").value == "linear"
     assert at.query_params["levels"] in (["0.1,0.5"], "0.1,0.5")
 
 
@@ -342,18 +342,20 @@ def test_train_hyper_parameters_round_trip_through_the_url():
                             "penalty": "paper", "clicks": "online", "ips_true": "0", "ips_eta": "1.5", "gamma": "0.2"})
     at.run()
     assert no_crash(at)
-    assert at.sidebar.multiselect[0].value == ["LBD", "IPS", "CLD"]             # keys, and a label of an older link
-    assert at.sidebar.checkbox[0].value and not at.checkbox(key="train_table3").value   # references on, Table 3 off
+    assert at.sidebar.multiselect(key="train_algorithms").value == ["LBD", "IPS", "CLD"]             # keys, and a label of an older link
+    assert at.sidebar.checkbox(key="train_naive_and_oracle_as_reference").value and not at.checkbox(key="train_table3").value   # references on, Table 3 off
     assert at.select_slider(key="train_lam").value == 10.0
     assert at.slider(key="train_t").value == 0.3 and at.radio(key="train_penalty").value == "paper"
-    assert at.sidebar.radio[1].value == "online" and not at.checkbox(key="train_ips_true").value
+    assert at.sidebar.radio(key="train_clicks").value == "online" and not at.checkbox(key="train_ips_true").value
     assert at.slider(key="train_ips_eta").value == 1.5 and at.slider(key="train_cld_gamma").value == 0.2  # old key
     assert at.query_params["penalty"] in (["paper"], "paper") and at.query_params["lam"] in (["10.0"], "10.0")
     assert at.query_params["algorithms"] in (["lbd,ips,cld"], "lbd,ips,cld")
     only_dla = page("train.py")                       # only what the chosen methods read: DLA reads max_weight only
     only_dla.query_params["algorithms"] = "dla"
     only_dla.run()
-    assert no_crash(only_dla) and not [w for w in only_dla.slider if w.key and w.key.startswith("train_")]
+    from ultr_core.algorithms.hyper import HYPERS
+    hyper_keys = {f"train_{h.url}" for h in HYPERS}
+    assert no_crash(only_dla) and not [w for w in [*only_dla.slider, *only_dla.select_slider] if w.key in hyper_keys]
 
 
 def test_train_draws_the_same_log_with_another_user_model_and_links_it():
@@ -369,7 +371,7 @@ def test_train_draws_the_same_log_with_another_user_model_and_links_it():
                                       "synthetic:100/user_model=dbn/sessions=3000/seed=7")
     assert any("DBN users" in c.value for c in at.sidebar.caption)
     assert any("DBN users" in i.value for i in at.info)                # the page says what it trains on
-    at.button[0].click().run()
+    at.button(key="train_job_start").click().run()
     at = _wait(at, "train_job")
     assert at.session_state["train_job"].jobs[0]._args[0].endswith("seed=7") and "user_model=dbn" in at.session_state["train_job"].jobs[0]._args[0]
     assert any(c.value.startswith("Each curve ÷ its position 1. DLA: its propensity tower") for c in at.caption)

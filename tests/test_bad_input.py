@@ -232,8 +232,8 @@ def test_simulate_hostile_letor_upload_shows_a_message(content, problem):
     at = page("simulate.py")
     at.session_state["keep"] = 1
     at.run()
-    at.sidebar.selectbox[0].select("upload").run()
-    at.sidebar.file_uploader[0].set_value(("x.txt", content, "text/plain")).run()
+    at.sidebar.selectbox(key="sim_dataset").select("upload").run()
+    at.sidebar.file_uploader(key="sim_svmlight_letor_file").set_value(("x.txt", content, "text/plain")).run()
     assert no_crash(at) and at.error and problem in at.error[0].value
     assert at.session_state["keep"] == 1
 
@@ -242,7 +242,7 @@ def test_upload_parquet_with_list_typed_query_id_shows_a_message(tmp_path):
     df = pd.DataFrame({"query_id": [[1, 2], [3]], "doc_id": ["a", "b"], "position": [1, 2], "click": [0, 1]})
     df.to_parquet(tmp_path / "l.parquet")
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(("l.parquet", (tmp_path / "l.parquet").read_bytes(), "application/octet-stream"))
+    at.file_uploader(key="upload_click_log").set_value(("l.parquet", (tmp_path / "l.parquet").read_bytes(), "application/octet-stream"))
     at.run()
     assert no_crash(at) and at.error and "query\\_id" in at.error[0].value and "lists" in at.error[0].value
     from ultr_core.errors import DataFormatError
@@ -253,9 +253,9 @@ def test_upload_parquet_with_list_typed_query_id_shows_a_message(tmp_path):
 
 def test_compare_refuses_absurd_session_counts():
     at = page("compare.py").run()
-    at.sidebar.selectbox[1].select("sessions").run()
-    at.sidebar.text_input[0].input("1000000000000").run()
-    at.button[0].click().run()
+    at.sidebar.selectbox(key="s_custom").select("sessions").run()
+    at.sidebar.text_input(key="v_custom").input("1000000000000").run()
+    at.button(key="compare_job_start").click().run()
     assert no_crash(at) and at.error and "sessions per run exceed the app's 100,000" in at.error[0].value
 
 
@@ -279,10 +279,10 @@ def test_hostile_strings_never_render_as_markup():
                          "vertical": HOSTILE[(s + p) % 4]})
     data = pd.DataFrame(rows).to_csv(index=False).encode()
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(('<b>x</b><img src=x onerror="alert(1)">.csv', data, "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(('<b>x</b><img src=x onerror="alert(1)">.csv', data, "text/csv")).run()
     assert no_crash(at) and not at.error
-    at.radio[0].set_value("global").run()
-    at.multiselect[0].set_value(["position", "vertical"]).run()
+    at.radio(key="upload_a_document_is").set_value("global").run()
+    at.multiselect(key="upload_bias_factor_columns").set_value(["position", "vertical"]).run()
     assert no_crash(at) and not at.error
     _no_markup(at)
     log = at.session_state["log"]
@@ -290,8 +290,8 @@ def test_hostile_strings_never_render_as_markup():
     ig.session_state["log"] = log
     ig.session_state["log_key"] = at.session_state["log_key"]
     ig.run()
-    ig.sidebar.radio[0].set_value(ig.sidebar.radio[0].options[1]).run()
-    ig.sidebar.multiselect[0].set_value(["position", "vertical"]).run()
+    ig.sidebar.radio(key="ig_source").set_value(ig.sidebar.radio(key="ig_source").options[1]).run()
+    ig.sidebar.multiselect(key="ig_bias_factor_columns").set_value(["position", "vertical"]).run()
     assert not ig.exception
     _no_markup(ig)
 
@@ -316,8 +316,8 @@ def test_streamlit_config_hides_tracebacks_and_listens_locally():
 def test_hostile_upload_name_is_escaped_on_simulate_and_train():
     letor = b"".join(f"{q % 3} qid:{q // 4} 1:{q / 10} 2:{(q * 7) % 5 / 5}\n".encode() for q in range(40))
     sim = page("simulate.py").run()
-    sim.sidebar.selectbox[0].select("upload").run()
-    sim.sidebar.file_uploader[0].set_value(('<b>x</b><img src=x onerror="alert(1)">.txt', letor,
+    sim.sidebar.selectbox(key="sim_dataset").select("upload").run()
+    sim.sidebar.file_uploader(key="sim_svmlight_letor_file").set_value(('<b>x</b><img src=x onerror="alert(1)">.txt', letor,
                                             "text/plain")).run()
     assert not sim.exception and not sim.error
     _no_markup(sim)
@@ -333,9 +333,9 @@ def test_hostile_upload_name_is_escaped_on_simulate_and_train():
 @pytest.mark.parametrize("text", HOSTILE)
 def test_hostile_sweep_values_are_escaped_on_compare(text):
     at = page("compare.py").run()
-    at.sidebar.selectbox[1].select("click noise ε").run()
-    at.sidebar.text_input[0].input(text).run()
-    at.button[0].click().run()
+    at.sidebar.selectbox(key="s_custom").select("click noise ε").run()
+    at.sidebar.text_input(key="v_custom").input(text).run()
+    at.button(key="compare_job_start").click().run()
     assert no_crash(at) and at.error
     _no_markup(at)
 

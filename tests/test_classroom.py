@@ -42,7 +42,7 @@ def test_one_name_per_estimator_on_every_page(capsys, tmp_path):
     from test_page_upload import CSV
     from ultr_core.identifiability.estimation import ESTIMATOR_LABELS
     up = page("upload.py").run()
-    up.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
+    up.file_uploader(key="upload_click_log").set_value(("log.csv", CSV, "text/csv")).run()
     ig = page("identifiability.py", timeout=120).run()
     names = list(ESTIMATOR_LABELS.values())
     for at in (up, ig):

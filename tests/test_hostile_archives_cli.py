@@ -156,7 +156,7 @@ def test_archive_errors_name_the_archive_and_member(name):
 
 def test_archive_errors_reach_the_upload_page_as_a_message():
     up = page("upload.py").run()
-    up.file_uploader[0].set_value(("encrypted.zip", _encrypted(), "application/zip")).run()
+    up.file_uploader(key="upload_click_log").set_value(("encrypted.zip", _encrypted(), "application/zip")).run()
     assert no_crash(up) and up.error and "is encrypted" in up.error[0].value
 
 
@@ -171,7 +171,7 @@ def test_config_errors_are_typed():
 
 def test_a_file_that_is_not_a_click_log_says_what_a_click_log_needs():
     up = page("upload.py").run()
-    up.file_uploader[0].set_value(("qrels.csv", b"query,url,relevance\nq1,a,2\nq1,b,0\nq2,a,1\n", "text/csv")).run()
+    up.file_uploader(key="upload_click_log").set_value(("qrels.csv", b"query,url,relevance\nq1,a,2\nq1,b,0\nq2,a,1\n", "text/csv")).run()
     assert no_crash(up)
     assert up.error and "is chosen as both position and click" in up.error[0].value
     assert "A click log needs one column for each" in up.error[0].value

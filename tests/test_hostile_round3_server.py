@@ -175,7 +175,7 @@ def test_the_upload_page_analyses_within_the_apps_budget(monkeypatch):
     f = _wide_log().frame
     csv = f.assign(doc_id=f["doc_key"])[["session_id", "query_id", "doc_id", "position", "click"]].to_csv(index=False)
     at = page("upload.py", timeout=120).run()
-    at.file_uploader[0].set_value(("wide.csv", csv.encode(), "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(("wide.csv", csv.encode(), "text/csv")).run()
     text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption) + \
         " ".join(i.value for i in at.info) + " ".join(w.value for w in at.warning)
     assert no_crash(at) and [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
@@ -191,7 +191,7 @@ def test_a_bias_column_named_twice(capsys, tmp_path):
     at.query_params["bias"] = "position,position"
     at.run()
     assert no_crash(at) and not at.error
-    assert any("named twice" in i.value for i in at.info) and at.sidebar.multiselect[0].value == ["position"]
+    assert any("named twice" in i.value for i in at.info) and at.sidebar.multiselect(key="ig_bias_factor_columns").value == ["position"]
 
 
 def _two_position_log(n_sessions, clicks=True):

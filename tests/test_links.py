@@ -5,9 +5,9 @@ from apphelp import page
 
 def test_compare_state_round_trips_through_the_url():
     at = page("compare.py").run()
-    at.sidebar.multiselect[0].set_value(["Naive", "LBD"]).run()
-    at.sidebar.slider[0].set_value(4).run()
-    at.sidebar.select_slider[1].set_value(200).run()
+    at.sidebar.multiselect(key="m_custom").set_value(["Naive", "LBD"]).run()
+    at.sidebar.slider(key="n_custom").set_value(4).run()
+    at.sidebar.select_slider(key="cmp_training_steps").set_value(200).run()
     link = {k: at.query_params[k] for k in at.query_params}
     assert link["methods"] in ("naive,lbd", ["naive,lbd"])                 # links store keys, not labels
     cold = page("compare.py")
@@ -15,16 +15,16 @@ def test_compare_state_round_trips_through_the_url():
         cold.query_params[k] = v[0] if isinstance(v, list) else v
     cold.run()
     assert not cold.exception
-    assert cold.sidebar.multiselect[0].value == ["Naive", "LBD"]
-    assert cold.sidebar.slider[0].value == 4 and cold.sidebar.select_slider[1].value == 200
+    assert cold.sidebar.multiselect(key="m_custom").value == ["Naive", "LBD"]
+    assert cold.sidebar.slider(key="n_custom").value == 4 and cold.sidebar.select_slider(key="cmp_training_steps").value == 200
     bad = page("compare.py")
     bad.query_params["methods"] = "Naive,<b>Evil</b>"
     bad.query_params["seeds"] = "99"
     bad.run()
-    assert not bad.exception and bad.sidebar.multiselect[0].value == ["Naive"] and bad.sidebar.slider[0].value == 10
+    assert not bad.exception and bad.sidebar.multiselect(key="m_custom").value == ["Naive"] and bad.sidebar.slider(key="n_custom").value == 10
     notes = " ".join(i.value for i in bad.info)
     assert "unknown names" in notes and "above 10" in notes
     old = page("compare.py")                                                 # a link from before keys: labels
     old.query_params["methods"] = "Naive,LBD"
     old.run()
-    assert not old.exception and old.sidebar.multiselect[0].value == ["Naive", "LBD"]
+    assert not old.exception and old.sidebar.multiselect(key="m_custom").value == ["Naive", "LBD"]

@@ -19,20 +19,20 @@ def test_identifiability_default_k2_is_not_identifiable():
 
 def test_identifiability_teaching_mode_hides_verdict():
     at = page("identifiability.py").run()
-    at.sidebar.toggle[0].set_value(True).run()
+    at.sidebar.toggle(key="ig_teaching_mode_predict_before_y").set_value(True).run()
     assert not at.warning and at.metric[1].value == "?"
-    assert at.radio[0].value is None and at.button[0].disabled          # no guess pre-selected
-    at.radio[0].set_value("no").run()
-    at.button[0].click().run()
+    assert at.radio(key="guess").value is None and at.button(key="ig_reveal_the_answer").disabled          # no guess pre-selected
+    at.radio(key="guess").set_value("no").run()
+    at.button(key="ig_reveal_the_answer").click().run()
     assert at.warning and "Not identifiable" in at.warning[0].value
     assert any("right" in c.value for c in at.caption)
-    at.sidebar.select_slider[0].set_value(50_000).run()                # a new log: hidden again
+    at.sidebar.select_slider(key="ig_sessions").set_value(50_000).run()                # a new log: hidden again
     assert at.metric[1].value == "?"
 
 
 def test_identifiability_repairs_compare_dla():
     at = page("identifiability.py").run()
-    at.sidebar.select_slider[0].set_value(20_000).run()
+    at.sidebar.select_slider(key="ig_sessions").set_value(20_000).run()
     train = [b for b in at.button if b.label.startswith("Train DLA")]
     train[0].click().run()
     assert no_crash(at)
@@ -50,7 +50,7 @@ def test_identifiability_uses_log_from_simulate_page():
     at2 = page("identifiability.py")
     at2.session_state["log"] = log
     at2.run()
-    at2.sidebar.radio[0].set_value("current log (Simulate / Upload page)").run()
+    at2.sidebar.radio(key="ig_source").set_value("current log (Simulate / Upload page)").run()
     assert not at2.exception
     # a fixed logging ranker shows each synthetic document at one position only: 10 components
     assert at2.metric[1].value == "10"
@@ -59,8 +59,7 @@ def test_identifiability_uses_log_from_simulate_page():
 @pytest.mark.slow
 def test_identifiability_k_sweep_preset():
     at = page("identifiability.py").run()
-    start = [i for i, b in enumerate(at.button) if b.label.startswith("▶ Run the K sweep")][0]
-    at.button[start].click().run()
+    at.button(key="k_sweep_job_start").click().run()
     at = _wait(at, "k_sweep_job", 180)
     assert no_crash(at)
     df = at.session_state["k_sweep_job"].result
@@ -73,8 +72,7 @@ def test_identifiability_k_sweep_preset():
 def test_identifiability_repairs_preset_orders_merges_and_interventions():
     at = page("identifiability.py").run()
     assert not [e.value for e in at.error], "the page showed an error before anything ran"
-    start = [i for i, b in enumerate(at.button) if b.label.startswith("▶ Run the repairs")][0]
-    at.button[start].click().run()
+    at.button(key="repairs_sweep_job_start").click().run()
     at = _wait(at, "repairs_sweep_job", 300)
     assert no_crash(at) and not [e.value for e in at.error]
     m = at.session_state["repairs_sweep_job"].result.groupby("strategy")["mcc"].mean()
@@ -88,21 +86,21 @@ def test_identifiability_state_round_trips_through_the_url():
     at.query_params.update({"k": "3", "sessions": "20000", "seed": "4", "teach": "1"})
     at.run()
     assert no_crash(at)
-    assert at.sidebar.slider[0].value == 3 and at.sidebar.select_slider[0].value == 20_000
-    assert at.sidebar.number_input[0].value == 4 and at.sidebar.toggle[0].value
+    assert at.sidebar.slider(key="ig_components_k").value == 3 and at.sidebar.select_slider(key="ig_sessions").value == 20_000
+    assert at.sidebar.number_input(key="ig_seed").value == 4 and at.sidebar.toggle(key="ig_teaching_mode_predict_before_y").value
     linked = page("identifiability.py")
     linked.query_params["log"] = "synthetic:100/contexts=3/sessions=2000/seed=1"
     linked.query_params["bias"] = "context,position"
     linked.run()
     assert not linked.exception and not linked.error
-    assert linked.sidebar.radio[0].value == "the log this link names"
-    assert linked.sidebar.multiselect[0].value == ["context", "position"]
+    assert linked.sidebar.radio(key="ig_source").value == "the log this link names"
+    assert linked.sidebar.multiselect(key="ig_bias_factor_columns").value == ["context", "position"]
 
 
 def _after_upload(name: str, data: bytes):
     """The Identifiability page run in the session of an Upload page that read ``data`` as ``name``."""
     up = page("upload.py").run()
-    up.file_uploader[0].set_value((name, data, "text/csv")).run()
+    up.file_uploader(key="upload_click_log").set_value((name, data, "text/csv")).run()
     at = page("identifiability.py")
     for k in ("log", "log_key"):                            # what the Upload page hands over in one session
         at.session_state[k] = up.session_state[k]
@@ -112,7 +110,7 @@ def _after_upload(name: str, data: bytes):
 def test_identifiability_opens_on_the_uploaded_log_and_names_it():
     at = _after_upload("my <log>.csv", CSV)
     assert no_crash(at)
-    assert at.sidebar.radio[0].value.startswith("current log")
+    assert at.sidebar.radio(key="ig_source").value.startswith("current log")
     assert any("your uploaded log “my &lt;log&gt;.csv”" in c.value for c in at.caption)
     assert at.metric[1].value == "4"                           # the upload's (query, url) graph, not the built-in
 
@@ -179,7 +177,7 @@ def test_a_log_without_clicks_gets_one_plain_message_on_both_pages():
     rows = [f"{s},{s % 4},{'ab'[p - 1]}{s % 4},{p},0" for s in range(200) for p in (1, 2)]
     data = ("session_id,query_id,doc_id,position,click\n" + "\n".join(rows) + "\n").encode()
     up = page("upload.py").run()
-    up.file_uploader[0].set_value(("noclicks.csv", data, "text/csv")).run()
+    up.file_uploader(key="upload_click_log").set_value(("noclicks.csv", data, "text/csv")).run()
     up = wait(up, "upload_cm_job")
     at = _after_upload("noclicks.csv", data)
     for p, lead in ((up, "No click model is fitted"), (at, "Not evaluated")):

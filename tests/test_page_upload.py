@@ -9,13 +9,13 @@ CSV = (b"qid,url,pos,clicked,device\n1,a,1,1,m\n1,b,2,0,m\n2,b,1,0,d\n2,c,2,1,d\
 def test_upload_maps_columns_and_reports():
     at = page("upload.py").run()
     assert at.info and "Drop a file" in at.info[0].value
-    at.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(("log.csv", CSV, "text/csv")).run()
     assert no_crash(at) and not at.error
     mapped = {sb.label: sb.value for sb in at.selectbox}
     assert mapped["query_id"] == "qid" and mapped["doc_id"] == "url"   # guessed from common names
     comps = [m for m in at.metric if m.label == "components"][0]
     assert comps.value == "4"          # documents are (query, url) pairs: no url links two queries
-    at.radio[0].set_value("global").run()
+    at.radio(key="upload_a_document_is").set_value("global").run()
     comps = [m for m in at.metric if m.label == "components"][0]
     assert comps.value == "2"          # url b and e recur across queries: positions {1,2} and {3,4}
     assert "log" in at.session_state
@@ -24,10 +24,10 @@ def test_upload_maps_columns_and_reports():
 
 def test_upload_mapping_starts_fresh_for_a_new_file():
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(("a.csv", CSV, "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(("a.csv", CSV, "text/csv")).run()
     [sb for sb in at.selectbox if sb.label == "position"][0].set_value("device").run()
     other = CSV.replace(b"qid,url,pos,clicked,device", b"qid,url,pos,clicked,extra")
-    at.file_uploader[0].set_value(("b.csv", other, "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(("b.csv", other, "text/csv")).run()
     assert no_crash(at)
     assert [sb for sb in at.selectbox if sb.label == "position"][0].value == "pos"
 
@@ -36,7 +36,7 @@ def test_upload_bad_file_shows_message_and_keeps_session():
     at = page("upload.py")
     at.session_state["keep"] = 42
     at.run()
-    at.file_uploader[0].set_value(("bad.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(("bad.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
     assert no_crash(at)
     assert at.error and "position" in at.error[0].value and "bad.csv" in at.error[0].value
     assert at.session_state["keep"] == 42
@@ -44,7 +44,7 @@ def test_upload_bad_file_shows_message_and_keeps_session():
 
 def test_upload_escapes_user_strings():
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(("<b>x</b>_*.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(("<b>x</b>_*.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
     assert no_crash(at)
     assert at.error and "<b>" not in at.error[0].value and "&lt;b&gt;x&lt;/b&gt;\\_\\*.csv" in at.error[0].value
 
@@ -52,7 +52,7 @@ def test_upload_escapes_user_strings():
 def test_upload_yandex():
     y = b"10\t0\tQ\t5\t1\tu1\tu2\n10\t3\tC\tu2\n11\t0\tQ\t5\t1\tu2\tu1\n"
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(("clicks.txt", y, "text/plain")).run()
+    at.file_uploader(key="upload_click_log").set_value(("clicks.txt", y, "text/plain")).run()
     assert no_crash(at) and not at.error
     assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
 
@@ -67,9 +67,9 @@ def test_upload_clara2_without_extension_shows_curves():
             rows.append(f"{s}\t5\tC\t{a}\t\t\t")
     data = gzip.compress(("\r\n".join(rows) + "\r\n").encode())
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(("clara2_log", data, "application/octet-stream")).run()
+    at.file_uploader(key="upload_click_log").set_value(("clara2_log", data, "application/octet-stream")).run()
     assert no_crash(at) and not at.error
-    assert at.selectbox[0].value == "yandex"                # sniffed from gzip content, no extension
+    assert at.selectbox(key="upload_format").value == "yandex"                # sniffed from gzip content, no extension
     assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
     assert any("Position bias per connected component" in h.value for h in at.subheader)
     assert at.get("plotly_chart")
@@ -91,13 +91,13 @@ def _zipped_official_layout(tmp_path, k):
 
 def test_upload_reads_a_zipped_ultra_folder_by_feature_vector(tmp_path):
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(("K=1.zip", _zipped_official_layout(tmp_path, 1), "application/zip")).run()
+    at.file_uploader(key="upload_click_log").set_value(("K=1.zip", _zipped_official_layout(tmp_path, 1), "application/zip")).run()
     assert no_crash(at) and not at.error
-    assert at.selectbox[0].value == "ultra"                  # sniffed from the archive
+    assert at.selectbox(key="upload_format").value == "ultra"                  # sniffed from the archive
     assert [m for m in at.metric if m.label == "components"][0].value == "1"
     assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
     assert any("verdict depends on what a document is" in i.value for i in at.info)
-    at.radio[0].set_value("query").run()                     # (query, document): nothing links two positions
+    at.radio(key="upload_a_document_is").set_value("query").run()                     # (query, document): nothing links two positions
     assert [m for m in at.metric if m.label == "components"][0].value == "10"
     assert at.session_state["log_key"][0] == "upload"
 
@@ -105,9 +105,9 @@ def test_upload_reads_a_zipped_ultra_folder_by_feature_vector(tmp_path):
 def test_upload_reads_a_pyclick_log():
     text = b"q1\ta,b,c : b , a; q1\tb,a,c :; q1\tc,a,b : c;\n" * 20
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(("trainSample", text, "application/octet-stream")).run()
+    at.file_uploader(key="upload_click_log").set_value(("trainSample", text, "application/octet-stream")).run()
     assert no_crash(at) and not at.error
-    assert at.selectbox[0].value == "pyclick"
+    assert at.selectbox(key="upload_format").value == "pyclick"
     assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
 
 
@@ -116,11 +116,11 @@ def test_upload_reads_an_ultra_folders_files_dropped_together(tmp_path):
     folder = write_official_layout(tmp_path / "K=2", 2)
     files = [(f.name, f.read_bytes(), "application/octet-stream") for f in sorted((folder / "train").iterdir())]
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(files).run()
+    at.file_uploader(key="upload_click_log").set_value(files).run()
     assert no_crash(at) and not at.error
-    assert at.selectbox[0].value == "ultra"
+    assert at.selectbox(key="upload_format").value == "ultra"
     assert [m for m in at.metric if m.label == "components"][0].value == "2"
-    at.file_uploader[0].set_value([("a.csv", CSV, "text/csv"), ("b.csv", CSV, "text/csv")]).run()
+    at.file_uploader(key="upload_click_log").set_value([("a.csv", CSV, "text/csv"), ("b.csv", CSV, "text/csv")]).run()
     assert no_crash(at) and at.error and "upload one log at a time" in at.error[0].value
 
 
@@ -128,7 +128,7 @@ def test_upload_compares_click_models_and_gives_relevance_with_components():
     rows = "".join(f"{s},q{s % 3},d{(s + p) % 5},{p},{int((s + p) % 4 == 0)}\n" for s in range(300) for p in (1, 2, 3))
     data = ("session_id,query_id,doc_id,position,click\n" + rows).encode()
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(("sessions.csv", data, "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(("sessions.csv", data, "text/csv")).run()
     assert no_crash(at) and not at.error
     assert "Which click model explains the clicks?" in [h.value for h in at.subheader]
     at = wait(at, "upload_cm_job", 120)                       # the zoo is one pooled job with progress per model
@@ -148,6 +148,6 @@ def test_upload_compares_click_models_and_gives_relevance_with_components():
 
 def test_upload_without_session_ids_says_why_no_click_model_is_fitted():
     at = page("upload.py").run()
-    at.file_uploader[0].set_value(("log.csv", CSV, "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(("log.csv", CSV, "text/csv")).run()
     assert no_crash(at)
     assert any("Click models need sessions" in i.value for i in at.info)

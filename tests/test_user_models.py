@@ -201,7 +201,7 @@ def test_compare_page_sweeps_the_user_model():
                             "methods": "Naive,CM-IPS"})
     at.run()
     assert no_crash(at) and not at.error
-    at.button[0].click().run()
+    at.button(key="compare_job_start").click().run()
     at = wait(at, "compare_job", 180)
     assert no_crash(at) and not at.error
     sweep = next(_json.loads(c.proto.spec) for c in at.get("plotly_chart")
