@@ -98,3 +98,37 @@ def test_toy_records_reach_the_cli_pages_colours_and_links():
     assert run.returncode == 0, run.stderr[-2000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert all(out.values()), out
+
+
+def _record_classes():
+    from ultr_core.algorithms.hyper import Hyper
+    from ultr_core.algorithms.record import AlgorithmSpec
+    from ultr_core.app.knobs import Knob
+    from ultr_core.app.pagespec import PageSpec
+    from ultr_core.clickmodels.spec import ClickModelSpec
+    from ultr_core.logs.formats import LogFormat
+    from ultr_core.simulation.params import Param
+    return [AlgorithmSpec, ClickModelSpec, LogFormat, Knob, PageSpec, Param, Hyper]
+
+
+def test_every_record_declares_every_field():
+    from ultr_core.constraints import undeclared
+    assert {c.__name__: undeclared(c) for c in _record_classes() if undeclared(c)} == {}
+
+
+def test_a_bad_record_names_itself_its_field_and_the_allowed_values():
+    import pytest
+
+    from ultr_core.algorithms.record import AlgorithmSpec
+    from ultr_core.clickmodels.models import DCM
+    from ultr_core.clickmodels.spec import ClickModelSpec
+    from ultr_core.errors import ConfigError
+    from ultr_core.logs.formats import LogFormat
+    with pytest.raises(ConfigError, match=r"click model 'toy'\.colour: must be a colour #rrggbb, got 'red'"):
+        ClickModelSpec("toy", "Toy", DCM, "mle", "c", "p", "r", colour="red", behaviour="b")
+    with pytest.raises(ConfigError, match=r"click model 'toy'\.behaviour"):
+        ClickModelSpec("toy", "Toy", DCM, "mle", "c", "p", "r", colour="#000000")
+    with pytest.raises(ConfigError, match=r"algorithm 'toy'\.family: must be one of .*'selection', got 'magic'"):
+        AlgorithmSpec("toy", "Toy", "#000000", "magic", "listwise", "learners:Naive", "c", "x")
+    with pytest.raises(ConfigError, match=r"log format 'toy'\.help"):
+        LogFormat("toy", "Toy", "tabular", "a toy")

@@ -115,15 +115,16 @@ def _accepts(constraint, value) -> bool:
     return value is None if constraint is None else constraint.accepts(value)
 
 
-def validate(obj, constraints: dict | None = None) -> None:
+def validate(obj, constraints: dict | None = None, where: str = "") -> None:
     """Check every declared field of ``obj`` (``constraints`` or ``type(obj).CONSTRAINTS``); the first value that
-    no constraint of its field accepts raises :class:`ConfigError` naming the field, the value and what is allowed."""
+    no constraint of its field accepts raises :class:`ConfigError` naming the field, the value and what is allowed
+    (``where``: the record it belongs to, e.g. ``algorithm 'dla'``, put before the field's name)."""
     table = type(obj).CONSTRAINTS if constraints is None else constraints
     for name, allowed in table.items():
         value = getattr(obj, name)
         if not any(_accepts(c, value) for c in allowed):
             words = " or ".join("None" if c is None else str(c) for c in allowed)
-            raise ConfigError(name, f"must be {words}, got {show(value)}")
+            raise ConfigError(f"{where}.{name}" if where else name, f"must be {words}, got {show(value)}")
 
 
 def undeclared(cls) -> list[str]:

@@ -61,7 +61,7 @@ class Hyper:
     }
 
     def __post_init__(self):
-        validate(self)
+        validate(self, where=f"hyper-parameter {self.field!r}")
         if bool(self.options) == (self.lo is not None):
             raise ValueError(f"{self.field}: give options or a range (lo, hi, step), not both or neither")
 

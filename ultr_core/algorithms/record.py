@@ -53,6 +53,10 @@ class AlgorithmSpec:
 
     CONSTRAINTS = {
         "key": [Rule(lambda k: isinstance(k, str) and k.isidentifier() and k.islower(), "a lower-case identifier")],
+        "label": [Rule(lambda s: isinstance(s, str) and s, "a label")],
+        "cite": [Rule(lambda s: isinstance(s, str) and s, "a citation (paper and equation)")],
+        "latex": [Rule(lambda s: isinstance(s, str) and s, "the equation it implements (LaTeX)")],
+        "curve": [Rule(lambda s: isinstance(s, str), "what its observation curve is, or ''")],
         "family": [Options(*FAMILIES)], "loss": [Options(*LOSSES)],
         "colour": [Rule(lambda c: isinstance(c, str) and len(c) == 7 and c[0] == "#"
                         and all(ch in "0123456789abcdefABCDEF" for ch in c[1:]), "a colour #rrggbb")],
@@ -75,4 +79,4 @@ class AlgorithmSpec:
         return self.family == "reference"
 
     def __post_init__(self):
-        validate(self)
+        validate(self, where=f"algorithm {self.key!r}")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.app.playground import PlaygroundSettings, algorithm_names
 from ultr_core.clickmodels.registry import USER_MODELS
+from ultr_core.constraints import Interval, Options, Rule, validate
 from ultr_core.simulation.params import PARAM
 
 __all__ = ["Knob", "KNOBS", "KNOB_BY_FIELD", "settings_from_state", "TOPK", "CONTEXTS", "STEPS", "SESSIONS", "LRS",
@@ -46,6 +47,22 @@ class Knob:
     label: str = ""                  # the widget's label (a simulation parameter's from the schema)
     help: str = ""
     step: float | None = None
+
+    CONSTRAINTS = {
+        "field": [Rule(lambda f: f in PlaygroundSettings.__dataclass_fields__, "a PlaygroundSettings field")],
+        "query": [Rule(lambda q: isinstance(q, str) and q.isidentifier(), "a URL key")],
+        "cast": [Options(int, float, str, tuple)],
+        "lo": [None, Interval(float, None, None)], "hi": [None, Interval(float, None, None)],
+        "options": [None, Rule(lambda o: isinstance(o, tuple) and len(o) > 0, "a non-empty tuple")],
+        "widget_of": [None, Rule(callable, "a function")], "setting_of": [None, Rule(callable, "a function")],
+        "url_parse": [None, Rule(callable, "a function")], "url_of": [None, Rule(callable, "a function")],
+        "aliases": [Rule(lambda a: isinstance(a, tuple), "a tuple of URL keys")],
+        "label": [Rule(lambda s: isinstance(s, str), "text")], "help": [Rule(lambda s: isinstance(s, str), "text")],
+        "step": [None, Interval(float, 0, None, closed="neither")],
+    }
+
+    def __post_init__(self):
+        validate(self, where=f"knob {self.field!r}")
 
     @property
     def key(self) -> str:

@@ -32,7 +32,7 @@ class PageSpec:
     }
 
     def __post_init__(self):
-        validate(self)
+        validate(self, where=f"page {self.file!r}")
 
     @property
     def path(self) -> str:

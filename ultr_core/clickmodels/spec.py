@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ultr_core.constraints import Options, Rule, validate
+
 __all__ = ["ClickModelSpec"]
 
 
@@ -25,6 +27,25 @@ class ClickModelSpec:
     relevance: str
     colour: str = ""
     behaviour: str = ""
+
+    CONSTRAINTS = {
+        "key": [Rule(lambda k: isinstance(k, str) and k.isidentifier() and k.islower(), "a lower-case identifier")],
+        "label": [Rule(lambda s: isinstance(s, str) and s, "a label")],
+        "cls": [Rule(lambda c: isinstance(c, type) and all(hasattr(c, m) for m in ("fit", "full", "conditional")),
+                     "a click-model class (fit, full, conditional)")],
+        "inference": [Options("mle", "em", "gradient")],
+        "cite": [Rule(lambda s: isinstance(s, str) and s, "a citation")],
+        "params": [Rule(lambda s: isinstance(s, str) and s, "what it fits")],
+        "relevance": [Rule(lambda s: isinstance(s, str) and s, "what its relevance estimate is")],
+        "colour": [Rule(lambda c: isinstance(c, str) and len(c) == 7 and c[0] == "#", "a colour #rrggbb")],
+        "behaviour": [Rule(lambda s: isinstance(s, str), "one sentence (user models)")],
+    }
+
+    def __post_init__(self):
+        validate(self, where=f"click model {self.key!r}")
+        if self.cls.USER_MODEL and not self.behaviour:
+            from ultr_core.errors import ConfigError
+            raise ConfigError(f"click model {self.key!r}.behaviour", "a user model says how its users click")
 
     @property
     def sampler(self):

@@ -20,6 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from ultr_core.constraints import Interval, Options, Rule, validate
+from ultr_core.errors import ConfigError
+
 __all__ = ["LogFormat", "LOG_FORMATS", "FORMATS_BY_NAME", "FORMAT_NAMES", "TEXT_FORMATS", "TABULAR_FORMATS",
            "BAIDU_COLUMNS", "accepted", "sniff_rule", "NORMALISED"]
 
@@ -55,13 +58,23 @@ class LogFormat:
     priority: int = 0               # sniffing order: a more specific rule first (a WSCD 2013 line looks like 2011)
     help: str = ""                  # one Markdown sentence for the Upload page's "Accepted formats"
 
+    CONSTRAINTS = {
+        "name": [Rule(lambda n: isinstance(n, str) and n.isidentifier(), "an identifier")],
+        "label": [Rule(lambda s: isinstance(s, str) and s, "a label")], "kind": [Options("tabular", "text", "folder")],
+        "accepted": [Rule(lambda s: isinstance(s, str) and s, "a phrase")],
+        "columns": [Rule(lambda c: isinstance(c, tuple), "a tuple of columns")],
+        "document": [Options("query", "global")],
+        "reader": [Rule(lambda r: isinstance(r, str) and (r == "" or r.count(":") == 1), "'' or 'module:function'")],
+        "extensions": [Rule(lambda e: isinstance(e, tuple) and all(x.startswith(".") for x in e), "'.ext' endings")],
+        "sniff": [None, Rule(callable, "a function (fields, lines) -> bool")],
+        "priority": [Interval(int, 0, 100)],
+        "help": [Rule(lambda s: isinstance(s, str) and s.strip() != "", "its help sentence (every format has one)")],
+    }
+
     def __post_init__(self):
-        if self.kind not in ("tabular", "text", "folder"):
-            raise ValueError(f"{self.name}: kind must be tabular, text or folder")
-        if not self.help:
-            raise ValueError(f"{self.name}: every format needs its help sentence")
+        validate(self, where=f"log format {self.name!r}")
         if self.kind == "text" and (not self.reader or self.sniff is None):
-            raise ValueError(f"{self.name}: a text format needs a reader and a sniffing rule")
+            raise ConfigError(f"log format {self.name!r}.reader", "a text format needs a reader and a sniffing rule")
 
 
 LOG_FORMATS = (

@@ -53,7 +53,8 @@ class Param:
     CONSTRAINTS = {
         "name": [Rule(lambda n: isinstance(n, str) and n.isidentifier(), "an identifier")],
         "field": [Rule(lambda f: isinstance(f, str) and f.replace(".", "_").isidentifier(), "a (dotted) field")],
-        "kind": [Options(int, float, str, bool)], "domain": [Rule(lambda d: isinstance(d, tuple) and d, "constraints")],
+        "kind": [Options(int, float, str, bool)], "default": [Rule(lambda v: True, "its value (checked below)")],
+        "domain": [Rule(lambda d: isinstance(d, tuple) and d, "constraints")],
         "label": [Rule(lambda s: isinstance(s, str), "text")], "help": [Rule(lambda s: isinstance(s, str), "text")],
         "lo": [None, Interval(float, None, None)], "hi": [None, Interval(float, None, None)],
         "step": [None, Interval(float, 0, None, closed="neither")],
@@ -62,7 +63,7 @@ class Param:
     }
 
     def __post_init__(self):
-        validate(self)
+        validate(self, where=f"parameter {self.name!r}")
         if not any(c is None if self.default is None else c is not None and c.accepts(self.default)
                    for c in self.domain):
             raise ValueError(f"{self.name}: the default {self.default!r} is outside its own domain")
