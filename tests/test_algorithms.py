@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from ultr_core.algorithms.batches import Batch, TrainContext
 from ultr_core.algorithms import TrainConfig, evaluate, fit
 from ultr_core.algorithms.data import session_data
 from ultr_core.algorithms.learners import PairDebias, listwise_softmax
@@ -107,10 +108,10 @@ def test_optimiser_built_once(setup, monkeypatch):
 def test_pair_debias_loss_does_not_scale_with_batch_size(setup):
     ds, _, log = setup
     d = session_data(log)
-    learner = PairDebias(TrainConfig(algorithm="pair_debias", model="linear"), ds.n_features, 10, {})
+    learner = PairDebias(TrainConfig(algorithm="pair_debias", model="linear"), ds.n_features, 10, TrainContext())
     X = torch.from_numpy(ds.train.features)[torch.from_numpy(d.rows[:64])]
-    b = {"X": X, "shown": torch.from_numpy(d.shown[:64]), "clicks": torch.from_numpy(d.clicks[:64])}
-    b2 = {k: torch.cat([v, v]) for k, v in b.items()}
+    b = Batch(X=X, shown=torch.from_numpy(d.shown[:64]), clicks=torch.from_numpy(d.clicks[:64]))
+    b2 = Batch(X=torch.cat([b.X, b.X]), shown=torch.cat([b.shown, b.shown]), clicks=torch.cat([b.clicks, b.clicks]))
     import copy
     l1, _ = copy.deepcopy(learner).loss(b)
     l2, _ = copy.deepcopy(learner).loss(b2)
@@ -119,7 +120,7 @@ def test_pair_debias_loss_does_not_scale_with_batch_size(setup):
 
 def test_lbd_ablations_set_their_switches():
     cfg = TrainConfig(algorithm="lbd", lbd_lambda=7.0, lbd_t=0.3)
-    ctx = {"generator": torch.Generator()}
+    ctx = TrainContext(generator=torch.Generator())
     get = lambda name: LEARNERS[name](cfg, 5, 4, ctx)
     assert (get("lbd").lam, get("lbd").t) == (7.0, 0.3)
     assert (get("lbd_lips").lam, get("lbd_lips").t) == (7.0, 0.0)
@@ -180,7 +181,7 @@ def test_mq2008_oracle_dla_naive(data_dir):
 def test_dla_weights_are_detached_and_clipped():
     from ultr_core.algorithms.learners import DLA
     cfg = TrainConfig(algorithm="dla", model="linear", max_weight=5.0)
-    m = DLA(cfg, 3, 4, {})
+    m = DLA(cfg, 3, 4, TrainContext())
     with torch.no_grad():
         m.g.copy_(torch.tensor([3.0, 0.0, -3.0, -9.0]))
     X = torch.randn(2, 4, 3)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from ultr_core.algorithms.batches import Batch, TrainContext
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.individual import LBD
 from ultr_core.data.dataset import LTRDataset, RankingData
@@ -66,10 +67,10 @@ def _tiny_lbd(form, lam=2.0, keep=1.0):
     cfg = TrainConfig(algorithm="lbd", model="dnn", hidden=(3,), lbd_lambda=lam, lbd_t=0.0,
                       lbd_penalty=form, lbd_dropout_keep=keep)
     torch.manual_seed(0)
-    learner = LBD(cfg, 2, 3, {"generator": torch.Generator().manual_seed(0)}).double()
+    learner = LBD(cfg, 2, 3, TrainContext(generator=torch.Generator().manual_seed(0))).double()
     rng = np.random.default_rng(1)
-    batch = {"X": torch.tensor(rng.normal(size=(2, 3, 2))), "shown": torch.tensor([[1, 1, 1], [1, 1, 0]], dtype=torch.bool),
-             "clicks": torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], dtype=torch.float64)}
+    batch = Batch(X=torch.tensor(rng.normal(size=(2, 3, 2))), shown=torch.tensor([[1, 1, 1], [1, 1, 0]], dtype=torch.bool),
+                  clicks=torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], dtype=torch.float64))
     return learner, batch
 
 
@@ -80,7 +81,7 @@ def _doc_jacobian(learner, x):
 
 def test_official_penalty_value_matches_per_document_jacobians():
     learner, b = _tiny_lbd("official")
-    X, m = b["X"], b["shown"]
+    X, m = b.X, b.shown
     L = X.shape[1]
     M = int(m.sum())
     hand = 0.0
@@ -99,7 +100,7 @@ def test_official_penalty_value_matches_per_document_jacobians():
 
 def test_paper_penalty_value_matches_per_document_jacobians():
     learner, b = _tiny_lbd("paper")
-    X, m = b["X"], b["shown"]
+    X, m = b.X, b.shown
     L = X.shape[1]
     hand = 0.0
     for bi in range(X.shape[0]):
@@ -142,7 +143,7 @@ def test_penalised_loss_gradient_matches_finite_differences(form):
 
 def test_official_dropout_is_unbiased_and_uses_the_keep_probability():
     learner, b = _tiny_lbd("official", keep=0.1)
-    X, m = b["X"], b["shown"]
+    X, m = b.X, b.shown
     L = X.shape[1]
     Xg = X.clone().requires_grad_(True)
     h_all = learner.f(Xg)[..., 1:1 + L]

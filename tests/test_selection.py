@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import torch
 
+from ultr_core.algorithms.batches import PairBatch, SelectionBatch
 from ultr_core.algorithms import TrainConfig, evaluate, fit
 from ultr_core.algorithms.data import session_data
 from ultr_core.algorithms.cld_pair import CLDPair, official_pair_loss, query_pairs, session_pairs
@@ -41,7 +42,7 @@ def test_cld_loss_by_hand():
         m.beta.weight.fill_(0.5); m.beta.bias.fill_(0.0)
         m.omega.weight.fill_(1.0); m.omega.bias.fill_(0.0)
     X = torch.tensor([[1.0], [2.0]])
-    b = {"X": X, "selected": torch.tensor([True, False]), "target": torch.tensor([0.8, 0.0])}
+    b = SelectionBatch(X=X, selected=torch.tensor([True, False]), target=torch.tensor([0.8, 0.0]))
     from scipy.stats import norm
     resid = 0.8 - 0.5
     sel = -resid ** 2 + norm.logcdf((1.0 + 0.2 * resid) / np.sqrt(1 - 0.04))
@@ -56,7 +57,7 @@ def test_cld_log_phi_is_stable_in_the_tails():
     with torch.no_grad():
         m.omega.weight.fill_(100.0)
     X = torch.tensor([[50.0], [-50.0]])
-    loss, _ = m.loss({"X": X, "selected": torch.tensor([False, True]), "target": torch.tensor([0.0, 0.5])})
+    loss, _ = m.loss(SelectionBatch(X=X, selected=torch.tensor([False, True]), target=torch.tensor([0.0, 0.5])))
     assert torch.isfinite(loss)
 
 
@@ -68,7 +69,7 @@ def test_cld_pair_loss_terms_by_hand():
     ls = lambda z: -np.log1p(np.exp(-z))
     Xi, Xj = torch.tensor([[2.0], [2.0], [2.0]]), torch.tensor([[1.0], [1.0], [1.0]])
     si, sj = torch.tensor([True, True, False]), torch.tensor([True, False, False])
-    loss, _ = m.loss({"Xi": Xi, "Xj": Xj, "si": si, "sj": sj})
+    loss, _ = m.loss(PairBatch(Xi=Xi, Xj=Xj, si=si, sj=sj, delta=None))
     d, wi, wj = 1.0, 1.0, 0.5
     both = ls(d) + ls(wi + d) + ls(wj + d)
     one = ls(wi + d) + ls(1 - wj)

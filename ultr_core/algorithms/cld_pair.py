@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ultr_core.algorithms.batches import PairBatch
 from ultr_core.algorithms.models import ranker
 from ultr_core.errors import ConfigError
 
@@ -70,11 +71,11 @@ class CLDPair(nn.Module):
         return self.beta(X).squeeze(-1)
 
     def loss(self, b):
-        Xi, Xj, si, sj = b["Xi"], b["Xj"], b["si"], b["sj"]
+        Xi, Xj, si, sj = b.Xi, b.Xj, b.si, b.sj
         fi, fj = self.score(Xi), self.score(Xj)
         wi, wj = self.omega(Xi).squeeze(-1), self.omega(Xj).squeeze(-1)
         if self.official:
-            l = official_pair_loss(fi, fj, wi, wj, si, sj, b["delta"])
+            l = official_pair_loss(fi, fj, wi, wj, si, sj, b.delta)
         else:
             l = self.printed_loss(fi, fj, wi, wj, si, sj)
         return l, {"loss": float(l.detach())}
@@ -190,5 +191,5 @@ def pair_batches(config, data, tab, rho, rng, X_all):
 
     def next_batch():
         idx = torch.from_numpy(rng.integers(0, n, size=min(config.batch_size * 4, n)))
-        return {"Xi": X_all[ri[idx]], "Xj": X_all[rj[idx]], "si": si[idx], "sj": sj[idx], "delta": d[idx]}
+        return PairBatch(X_all[ri[idx]], X_all[rj[idx]], si[idx], sj[idx], d[idx])
     return learner, next_batch

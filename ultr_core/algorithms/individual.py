@@ -37,12 +37,12 @@ class LBD(Learner):
     def __init__(self, cfg, n_features, n_positions, context, lam=None, t=None):
         super().__init__(cfg, n_features, n_positions, context)
         self.f = ranker(cfg, n_features, 1 + n_positions)
-        paper_lam, paper_t = lbd_table3(context.get("click_model", {}).get("coupling", 0.0), cfg.model)
+        paper_lam, paper_t = lbd_table3(context.click_model.get("coupling", 0.0), cfg.model)
         self.lam = (paper_lam if cfg.lbd_lambda is None else cfg.lbd_lambda) if lam is None else lam
         self.t = (paper_t if cfg.lbd_t is None else cfg.lbd_t) if t is None else t
         self.official = cfg.lbd_penalty == "official"
         self.keep = cfg.lbd_dropout_keep
-        self.generator = context["generator"]
+        self.generator = context.generator
         self._obs = np.ones(n_positions)
 
     def score(self, X):
@@ -63,7 +63,7 @@ class LBD(Learner):
         return (grad.norm(dim=-1) * mf).sum() / len(X)
 
     def loss(self, b):
-        X, c, m = b["X"], b["clicks"], b["shown"]
+        X, c, m = b.X, b.clicks, b.shown
         B, L, _ = X.shape
         X = X.clone().requires_grad_(self.lam > 0)
         out = self.f(X)
@@ -156,7 +156,7 @@ class Vectorization(Learner):
             return (r * b[q]).sum(-1).cpu().numpy().astype(np.float64)
 
     def loss(self, b):
-        X, c, m = b["X"], b["clicks"], b["shown"]
+        X, c, m = b.X, b.clicks, b.shown
         L = X.shape[1]
         frozen = self.steps_done < self.cfg.vec_freeze
         self.steps_done += 1
@@ -189,7 +189,7 @@ class HTE(Learner):
     tau_kind = "estimated"
 
     def loss(self, b):
-        l = listwise_softmax(self.score(b["X"]), b["clicks"], b["shown"], self.tau_weights(b))
+        l = listwise_softmax(self.score(b.X), b.clicks, b.shown, self.tau_weights(b))
         return l, {"loss": float(l.detach())}
 
 

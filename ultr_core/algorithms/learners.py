@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ultr_core.algorithms.batches import Batch, TrainContext
 from ultr_core.algorithms.config import TrainConfig
 from ultr_core.algorithms.models import ranker
 from ultr_core.simulation.clickmodel import position_observation
@@ -60,7 +61,7 @@ class Learner(nn.Module):
     uses_labels = False           #: trains on true labels (Oracle)
     needs_clicks = True           #: sessions without clicks carry no signal for its loss
 
-    def __init__(self, cfg: TrainConfig, n_features: int, n_positions: int, context: dict):
+    def __init__(self, cfg: TrainConfig, n_features: int, n_positions: int, context: TrainContext):
         super().__init__()
         self.cfg, self.n_positions, self.context = cfg, n_positions, context
         self.f = ranker(cfg, n_features)
@@ -68,7 +69,7 @@ class Learner(nn.Module):
     def score(self, X):
         return self.f(X).squeeze(-1)
 
-    def loss(self, b: dict) -> tuple[torch.Tensor, dict]:
+    def loss(self, b: Batch) -> tuple[torch.Tensor, dict]:
         raise NotImplementedError
 
     def observation(self) -> np.ndarray | None:
@@ -77,9 +78,9 @@ class Learner(nn.Module):
 
     def tau_weights(self, b):
         """HTE click weights 1/τ (clipped at ``max_weight``) when the batch carries ``tau``, else None."""
-        if "tau" not in b:
+        if b.tau is None:
             return None
-        return (1.0 / b["tau"].clamp(min=1e-6)).clamp(max=self.cfg.max_weight or float("inf"))
+        return (1.0 / b.tau.clamp(min=1e-6)).clamp(max=self.cfg.max_weight or float("inf"))
 
 
 class Naive(Learner):
@@ -88,9 +89,9 @@ class Naive(Learner):
 
     def loss(self, b):
         if self.cfg.ips_form == "pairwise":
-            l = pairwise_bpr(self.score(b["X"]), b["clicks"], b["shown"])
+            l = pairwise_bpr(self.score(b.X), b.clicks, b.shown)
         else:
-            l = listwise_softmax(self.score(b["X"]), b["clicks"], b["shown"])
+            l = listwise_softmax(self.score(b.X), b.clicks, b.shown)
         return l, {"loss": float(l.detach())}
 
 
@@ -101,8 +102,8 @@ class Oracle(Learner):
     needs_clicks = False
 
     def loss(self, b):
-        gains = 2.0 ** b["labels"] - 1
-        l = listwise_softmax(self.score(b["X"]), gains, b["shown"])
+        gains = 2.0 ** b.labels - 1
+        l = listwise_softmax(self.score(b.X), gains, b.shown)
         return l, {"loss": float(l.detach())}
 
 
@@ -115,21 +116,21 @@ class IPS(Learner):
     def __init__(self, cfg, n_features, n_positions, context):
         super().__init__(cfg, n_features, n_positions, context)
         if cfg.ips_eta is None:
-            o = context.get("propensity", context.get("true_propensity"))
+            o = context.true_propensity if context.propensity is None else context.propensity
             if o is None:
                 raise ValueError("IPS with true propensities needs a simulated log; set ips_eta")
         else:
-            o = position_observation(n_positions, cfg.ips_eta, context.get("convention", "eye_tracking"))
+            o = position_observation(n_positions, cfg.ips_eta, context.convention)
         o = np.maximum(np.asarray(o, np.float64)[:n_positions], 1e-6)
         self.register_buffer("prop", torch.tensor(o / o[0], dtype=torch.float32))
 
     def loss(self, b):
-        L = b["X"].shape[1]
+        L = b.X.shape[1]
         w = (1.0 / self.prop[:L]).clamp(max=self.cfg.max_weight or float("inf"))
         if self.cfg.ips_form == "pairwise":
-            l = pairwise_bpr(self.score(b["X"]), b["clicks"] * w[None, :], b["shown"])
+            l = pairwise_bpr(self.score(b.X), b.clicks * w[None, :], b.shown)
             return l, {"loss": float(l.detach())}
-        l = listwise_softmax(self.score(b["X"]), b["clicks"], b["shown"], w[None, :])
+        l = listwise_softmax(self.score(b.X), b.clicks, b.shown, w[None, :])
         return l, {"loss": float(l.detach())}
 
     def observation(self):
@@ -171,8 +172,8 @@ class CMIPS(Learner):
 
     def __init__(self, cfg, n_features, n_positions, context):
         super().__init__(cfg, n_features, n_positions, context)
-        data = context["sessions"]
-        lam = self.true_lambda(cfg, context.get("click_model", {}), n_positions)
+        data = context.sessions
+        lam = self.true_lambda(cfg, context.click_model, n_positions)
         if lam is None:
             lam = dcm_continuation(data.clicks[:, :n_positions])
         self.register_buffer("lam", torch.tensor(lam, dtype=torch.float32))
@@ -193,9 +194,9 @@ class CMIPS(Learner):
         return ClickModelConfig.from_meta(click_model).continuation_curve(n_positions)
 
     def loss(self, b):
-        c = b["clicks"]
+        c = b.clicks
         w = (1.0 / cascade_propensity(c, self.lam).clamp(min=1e-6)).clamp(max=self.cfg.max_weight or float("inf"))
-        l = listwise_softmax(self.score(b["X"]), c, b["shown"], w)
+        l = listwise_softmax(self.score(b.X), c, b.shown, w)
         return l, {"loss": float(l.detach())}
 
     def observation(self):
@@ -214,7 +215,7 @@ class DLA(Learner):
         self.g = nn.Parameter(torch.zeros(n_positions))
 
     def loss(self, b):
-        X, c, m = b["X"], b["clicks"], b["shown"]
+        X, c, m = b.X, b.clicks, b.shown
         L = X.shape[1]
         s = self.score(X)
         g = self.g[:L].expand_as(s)
@@ -252,7 +253,7 @@ class RegressionEM(Learner):
         self.register_buffer("o", torch.full((n_positions,), 0.5))
 
     def loss(self, b):
-        X, c, m = b["X"], b["clicks"], b["shown"]
+        X, c, m = b.X, b.clicks, b.shown
         L = X.shape[1]
         logit = self.score(X)
         with torch.no_grad():
@@ -285,7 +286,7 @@ class TwoTower(Learner):
         self.g = nn.Parameter(torch.zeros(n_positions))
 
     def loss(self, b):
-        X, c, m = b["X"], b["clicks"], b["shown"]
+        X, c, m = b.X, b.clicks, b.shown
         L = X.shape[1]
         log_c = F.logsigmoid(self.score(X)) + F.logsigmoid(self.g[:L])[None, :]
         p = log_c.exp().clamp(1e-6, 1 - 1e-6)
@@ -310,7 +311,7 @@ class PairDebias(Learner):
         self.register_buffer("t_minus", torch.ones(n_positions))
 
     def loss(self, b):
-        X, c, m = b["X"], b["clicks"], b["shown"]
+        X, c, m = b.X, b.clicks, b.shown
         L = X.shape[1]
         s = self.score(X)
         pair = (c[:, :, None] > 0.5) & (c[:, None, :] < 0.5) & m[:, :, None] & m[:, None, :]

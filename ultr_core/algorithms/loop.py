@@ -68,7 +68,7 @@ def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_
             break
         b = next_batch()
         if device.type != "cpu":
-            b = {k: v.to(device, non_blocking=True) for k, v in b.items()}
+            b = b.to(device)
         opt.zero_grad()
         loss, parts = learner.loss(b)
         if not torch.isfinite(loss):

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ultr_core.algorithms.batches import SelectionBatch, TrainContext
 from ultr_core.algorithms.cld_pair import pair_batches
 from ultr_core.algorithms.config import TrainConfig
 from ultr_core.algorithms.data import SessionData
@@ -109,11 +110,11 @@ def cld_loss(xb, xw, selected, target, gamma: float, form: str = "paper_text"):
     return torch.where(selected, sel, unsel).mean()
 
 
-def _rho(config: TrainConfig, context: dict, n: int) -> np.ndarray:
+def _rho(config: TrainConfig, context: TrainContext, n: int) -> np.ndarray:
     if config.cld_rho_eta is None and config.propensity == "estimated":
-        est = np.nan_to_num(np.asarray(context["propensity"], np.float64))
+        est = np.nan_to_num(np.asarray(context.propensity, np.float64))
         return np.r_[est, np.zeros(max(n - len(est), 0))][:n]       # positions past top-k: never examined
-    cm = context.get("click_model", {})
+    cm = context.click_model
     eta = config.cld_rho_eta if config.cld_rho_eta is not None else cm.get("eta", 1.0)
     return position_observation(n, eta, cm.get("convention", "eye_tracking"))
 
@@ -140,8 +141,8 @@ class CLD(nn.Module):
         return self.beta(X).squeeze(-1)
 
     def loss(self, b):
-        X = b["X"]
-        l = cld_loss(self.score(X), self.omega(X).squeeze(-1), b["selected"], b["target"], self.gamma, self.form)
+        X = b.X
+        l = cld_loss(self.score(X), self.omega(X).squeeze(-1), b.selected, b.target, self.gamma, self.form)
         return l, {"loss": float(l.detach())}
 
     def observation(self):
@@ -302,7 +303,7 @@ class SelectionJob:
     split: RankingData
     data: SessionData
     config: TrainConfig
-    context: dict
+    context: TrainContext
     tab: object
     rho: np.ndarray
     on_step: object = None
@@ -310,7 +311,7 @@ class SelectionJob:
     ips: FitResult | None = None
 
 
-def fit_selection(log, dataset, split: RankingData, data: SessionData, config: TrainConfig, context: dict,
+def fit_selection(log, dataset, split: RankingData, data: SessionData, config: TrainConfig, context: TrainContext,
                   on_step=None, stop=None, ips: FitResult | None = None) -> FitResult:
     """Fit a top-k selection model (called by :func:`ultr_core.algorithms.fit`): the candidate table, then the
     method's own fitter, the ``learner`` of its record in the algorithm table (RankAgg receives the fitted ranker
@@ -353,7 +354,7 @@ def _closed_form(job: SelectionJob, heck: Heckman, ips: FitResult | None = None)
 
 def fit_cld(job: SelectionJob) -> FitResult:
     """CLD (eq. 10, Algorithm 1): the Tobit loss on one row per (session, candidate), or per candidate as printed."""
-    config, rng, tab = job.config, job.context["rng"], job.tab
+    config, rng, tab = job.config, job.context.rng, job.tab
     X_all = torch.from_numpy(job.split.features)
     learner = CLD(config, job.split.n_features)
     rows, sel, tgt = ((tab.rows, tab.selected, tab.target) if config.cld_form == "paper_text"
@@ -363,12 +364,12 @@ def fit_cld(job: SelectionJob) -> FitResult:
 
     def next_batch():
         idx = rng.integers(0, n, size=min(config.batch_size * 4, n))
-        return {"X": X_all[torch.from_numpy(rows[idx])], "selected": sel_t[idx], "target": tgt_t[idx]}
+        return SelectionBatch(X_all[torch.from_numpy(rows[idx])], sel_t[idx], tgt_t[idx])
     return train_loop(learner, config, next_batch, job.dataset.valid, job.on_step, job.stop)
 
 
 def fit_cld_pair(job: SelectionJob) -> FitResult:
     """CLD_pair (eq. 13, Algorithm 2): pair batches of the candidate table."""
     X_all = torch.from_numpy(job.split.features)
-    learner, next_batch = pair_batches(job.config, job.data, job.tab, job.rho, job.context["rng"], X_all)
+    learner, next_batch = pair_batches(job.config, job.data, job.tab, job.rho, job.context.rng, X_all)
     return train_loop(learner, job.config, next_batch, job.dataset.valid, job.on_step, job.stop)

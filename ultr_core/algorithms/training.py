@@ -13,6 +13,7 @@ import threading
 import numpy as np
 import torch
 
+from ultr_core.algorithms.batches import Batch, TrainContext
 from ultr_core.algorithms.config import TrainConfig
 from ultr_core.algorithms.data import session_data
 from ultr_core.algorithms.loop import FitResult, train_loop
@@ -45,13 +46,13 @@ def _batch(rows, candidate, shown, clicks, X_all, labels, width, use_candidates,
     rows = rows[:, :width]
     safe = np.maximum(rows, 0)
     mask = np.require((candidate if use_candidates else shown)[:, :width], requirements=["C", "W"])
-    b = {"X": X_all[torch.from_numpy(safe)], "shown": torch.from_numpy(mask),
-         "clicks": torch.from_numpy(np.require(clicks[:, :width], np.float32, ["C", "W"]))}
+    b = Batch(X_all[torch.from_numpy(safe)], torch.from_numpy(np.require(clicks[:, :width], np.float32, ["C", "W"])),
+              torch.from_numpy(mask))
     if labels is not None:
-        b["labels"] = torch.from_numpy(labels[safe].astype(np.float32))
+        b.labels = torch.from_numpy(labels[safe].astype(np.float32))
     if tau is not None:
         cols = np.minimum(np.arange(rows.shape[1]), tau.shape[1] - 1)
-        b["tau"] = torch.from_numpy(tau[safe, cols[None, :]].astype(np.float32))
+        b.tau = torch.from_numpy(tau[safe, cols[None, :]].astype(np.float32))
     return b
 
 
@@ -124,11 +125,11 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
     with torch.random.fork_rng(), _torch_threads(config.threads):
         torch.manual_seed(config.seed)
         rng = np.random.default_rng([config.seed, 3])
-        context = {"true_propensity": data.true_propensity(), "generator": torch.Generator().manual_seed(config.seed),
-                   "convention": log.meta.get("click_model", {}).get("convention", "eye_tracking"),
-                   "click_model": log.meta.get("click_model", {}), "rng": rng, "sessions": data}
-        context["propensity"] = (_estimated_propensity(log, dataset, split, data, config.seed)
-                                 if config.propensity == "estimated" else context["true_propensity"])
+        context = TrainContext(true_propensity=data.true_propensity(), click_model=log.meta.get("click_model", {}),
+                               convention=log.meta.get("click_model", {}).get("convention", "eye_tracking"),
+                               generator=torch.Generator().manual_seed(config.seed), rng=rng, sessions=data)
+        context.propensity = (_estimated_propensity(log, dataset, split, data, config.seed)
+                              if config.propensity == "estimated" else context.true_propensity)
         if config.algorithm not in LEARNERS:
             agg = SPECS_BY_KEY[config.algorithm].aggregates           # RankAgg: the IPS ranker it aggregates
             ips = fit(log, dataset, config.with_(algorithm=agg), stop=stop) if agg else None
