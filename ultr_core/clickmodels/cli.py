@@ -32,10 +32,11 @@ def add_parser(sub) -> None:
 
 
 def _sessions(path: str, fmt, name: str):
-    """The log's sessions, read out of core by DuckDB (any format the app reads)."""
+    """The log's sessions, read out of core by DuckDB (any format the app reads); the file resolved once."""
     from ultr_core.clickmodels.outofcore import sessions_from_source
-    from ultr_core.logs.sniff import infer_format
-    return sessions_from_source(path, fmt or infer_format(path, name), name)
+    from ultr_core.logs.sniff import resolve_source
+    src = resolve_source(path, fmt, name)
+    return sessions_from_source(src, src.fmt, name)
 
 
 def _checked(a):
@@ -63,9 +64,9 @@ def run(a) -> int:
                                    _sessions(a.test, a.test_format, a.test))
     else:                                     # grouped into patterns by DuckDB: any size within its memory limit
         from ultr_core.clickmodels.patterns import patterns_from_source
-        from ultr_core.logs.sniff import infer_format
-        fmt = a.format or infer_format(a.path, a.path)
-        out = compare_click_models(patterns_from_source(a.path, fmt, a.path, 0.75 if a.split is None else a.split),
+        from ultr_core.logs.sniff import resolve_source
+        src = resolve_source(a.path, a.format, a.path)                  # paths, compression and format: once
+        out = compare_click_models(patterns_from_source(src, src.fmt, a.path, 0.75 if a.split is None else a.split),
                                    a.path, keys)
     rel = out.pop("relevance")
     if out_path is not None:

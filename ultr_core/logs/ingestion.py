@@ -329,7 +329,8 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
     from ultr_core.logs.sniff import infer_format
     name = name or str(source)
     bias = _checked_arguments(bias, doc_columns, engine, document)
-    from ultr_core.logs.sniff import format_from_name, unknown_format
+    from ultr_core.logs.sniff import format_from_name, resolve_source, unknown_format
+    source = resolve_source(source, fmt, name)                          # paths, compression and format: once
     sniffed = fmt is None and format_from_name(name) is None
     fmt = (fmt or infer_format(source, name)).lower()
     doc = document_columns(default_document(fmt) if document == "auto" else document, doc_columns)

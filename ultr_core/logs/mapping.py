@@ -81,6 +81,7 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
         TEXT_FORMATS,
         duplicate_header,
         format_from_name,
+        resolve_source,
         unknown_format,
     )
     name = name or str(source)
@@ -88,6 +89,7 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
         source = source.read()
     if isinstance(source, (bytes, bytearray, memoryview)) and len(source) == 0:
         raise DataFormatError(name, "the file is empty")
+    source = resolve_source(source, fmt, name)                          # paths, compression and format: once
     sniffed = fmt is None and format_from_name(name) is None
     fmt = (fmt or infer_format(source, name)).lower()
     if fmt not in FORMATS:

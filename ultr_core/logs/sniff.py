@@ -13,7 +13,7 @@ import pyarrow as pa
 from ultr_core.errors import DataFormatError
 from ultr_core.logs.formats import LOG_FORMATS, TABULAR_FORMATS, TEXT_FORMATS, accepted, sniff_rule
 
-__all__ = ["TEXT_FORMATS", "TABULAR_FORMATS", "ACCEPTED", "expand_paths", "is_gzip", "sniff_format", "infer_format", "format_from_name", "duplicate_header", "unknown_format"]
+__all__ = ["LogSource", "resolve_source", "TEXT_FORMATS", "TABULAR_FORMATS", "ACCEPTED", "expand_paths", "is_gzip", "sniff_format", "infer_format", "format_from_name", "duplicate_header", "unknown_format"]
 
 #: what a reader accepts, for the message on a file that no reader accepts (from the one format table)
 ACCEPTED = tuple(accepted().split("; "))
@@ -40,8 +40,61 @@ def refuse_system_path(path, name: str) -> None:
         raise DataFormatError(name, "a system path (/proc, /sys or /dev) cannot be read as a log")
 
 
+class LogSource(str):
+    """A log file (or glob, or folder) resolved once (issue #45): the text of the path, with ``paths`` (the files,
+    checked), ``gzip``, ``head`` (its first 64 KB, gunzipped), ``fmt`` (given, from the name, or sniffed from
+    ``head``) and ``sniffed`` (the format came from the content).  Being the path's text, it goes wherever a path
+    goes; the functions of this module answer from it instead of opening the file again.  Made by
+    :func:`resolve_source`."""
+
+    paths: tuple = ()
+    gzip: bool = False
+    head: bytes = b""
+    fmt: str = ""
+    sniffed: bool = False
+
+
+def resolve_source(source, fmt: str | None = None, name: str | None = None):
+    """Resolve a path, glob or folder once — files expanded and checked, first bytes read, compression and format
+    known — into a :class:`LogSource` the readers take; bytes (an upload) and a resolved source pass unchanged."""
+    if _is_bytes(source) or isinstance(source, LogSource) or hasattr(source, "read"):
+        return source
+    name = name or str(source)
+    out = LogSource(str(source))
+    if not any(ch in out for ch in "*?[") and Path(out).is_dir():
+        out.fmt = (fmt or "ultra").lower()
+        return out
+    out.paths = tuple(expand_paths(str(source), name))
+    out.gzip, out.head = _read_head(out.paths[0], name)
+    by_name = format_from_name(name)
+    out.sniffed = fmt is None and by_name is None
+    out.fmt = (fmt or by_name or _sniff_head(out.head)).lower()
+    return out
+
+
+def _read_head(path: str, name: str, n_bytes: int = 1 << 16) -> tuple[bool, bytes]:
+    """(gzip?, the first ``n_bytes`` gunzipped) of one file, read once."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(n_bytes * 4)
+    except OSError as e:
+        raise DataFormatError(name, f"cannot open ({e.strerror or type(e).__name__})") from None
+    return data[:2] == b"\x1f\x8b", _gunzip(data, n_bytes)
+
+
+def _gunzip(data: bytes, n_bytes: int) -> bytes:
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.GzipFile(fileobj=io.BytesIO(data)).read(n_bytes)
+        except (OSError, EOFError):
+            data = b""            # a truncated first block: sniff what could be read
+    return data[:n_bytes]
+
+
 def expand_paths(source, name: str) -> list[str]:
     """The files of a path or glob pattern (sorted); errors name what is missing or wrong."""
+    if isinstance(source, LogSource) and source.paths:
+        return list(source.paths)
     s = str(source)
     if any(ch in s for ch in "*?["):
         files = sorted(_glob.glob(s))
@@ -61,21 +114,11 @@ def expand_paths(source, name: str) -> list[str]:
 
 def _head(source, name: str, n_bytes: int = 1 << 16) -> bytes:
     """The first bytes of the (first) file, gunzipped when it is gzip."""
+    if isinstance(source, LogSource) and source.paths and n_bytes <= 1 << 16:
+        return source.head[:n_bytes]
     if _is_bytes(source):
-        data = bytes(source[:n_bytes * 4])
-    else:
-        try:
-            with open(expand_paths(source, name)[0], "rb") as f:
-                data = f.read(n_bytes * 4)
-        except OSError as e:
-            raise DataFormatError(name, f"cannot open ({e.strerror or type(e).__name__})") from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            d = gzip.GzipFile(fileobj=io.BytesIO(data))
-            data = d.read(n_bytes)
-        except (OSError, EOFError):
-            data = b""            # a truncated first block: sniff what could be read
-    return data[:n_bytes]
+        return _gunzip(bytes(source[:n_bytes * 4]), n_bytes)
+    return _read_head(expand_paths(source, name)[0], name, n_bytes)[1]
 
 
 def is_gzip(source) -> bool:
@@ -83,6 +126,8 @@ def is_gzip(source) -> bool:
     (False when it cannot be read: the reader then reports the real problem)."""
     if _is_bytes(source):
         return bytes(source[:2]) == b"\x1f\x8b"
+    if isinstance(source, LogSource) and source.paths:
+        return source.gzip
     files = sorted(_glob.glob(str(source))) if any(ch in str(source) for ch in "*?[") else [str(source)]
     try:
         with open(files[0], "rb") as f:
@@ -95,13 +140,19 @@ def sniff_format(source, name: str | None = None) -> str:
     """The format of a log from its first bytes (see the module docstring); ``csv`` when
     nothing else fits.  A directory is ``ultra``."""
     name = name or str(source)
+    if isinstance(source, LogSource) and source.fmt:
+        return source.fmt
     if not _is_bytes(source) and not any(ch in str(source) for ch in "*?[") and Path(source).is_dir():
         return "ultra"
     if _is_bytes(source):
         from ultr_core.data.archives import is_archive
         if is_archive(bytes(source[:1 << 20])):
             return "ultra"                  # an ULTRA folder sent as a zip / tar(.gz) archive
-    data = _head(source, name)
+    return _sniff_head(_head(source, name))
+
+
+def _sniff_head(data: bytes) -> str:
+    """The format the first bytes of a file say (see :func:`sniff_format`)."""
     if data[:4] == b"PAR1":
         return "parquet"
     text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -117,6 +168,8 @@ def sniff_format(source, name: str | None = None) -> str:
 def infer_format(source, name: str | None = None) -> str:
     """Format from the extension when it is telling (``.csv``, ``.tsv``, ``.parquet``, with an
     optional ``.gz``), else from the content (:func:`sniff_format`); a directory is ``ultra``."""
+    if isinstance(source, LogSource) and source.fmt:
+        return source.fmt
     if not _is_bytes(source) and Path(str(source)).is_dir():
         return "ultra"
     return format_from_name(name or source) or sniff_format(source, name)
