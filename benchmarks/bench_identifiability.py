@@ -16,12 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from ultr_core.logs.clicklog import ClickLog
+from ultr_core.identifiability import IdentifiabilityGraph, components_by_edge_enumeration
+from ultr_core.simulation.synthetic_logs import make_contextual_log
 
-from ultr_core.logs.clicklog import ClickLog  # noqa: E402
-from ultr_core.identifiability import IdentifiabilityGraph, components_by_edge_enumeration  # noqa: E402
-from ultr_core.simulation.synthetic_logs import make_contextual_log  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_cli(args: list[str]) -> tuple[float, float, dict]:

@@ -17,7 +17,6 @@ repeats them ten times with fresh clicks.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,12 +26,11 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_identifiability import run_cli
+from ultr_core.simulation.synthetic_logs import make_contextual_log
 
-from bench_identifiability import run_cli  # noqa: E402
-from ultr_core.simulation.synthetic_logs import make_contextual_log  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+
 
 COLS = ["query_id", "doc_id", "position", "click", "context"]
 

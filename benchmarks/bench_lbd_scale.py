@@ -12,18 +12,16 @@ fit is timed separately.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from ultr_core.algorithms import TrainConfig, fit
+from ultr_core.algorithms.config import PAPER_SCALE
+from ultr_core.algorithms.training import log_simulator
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.simulated import simulate_log
 
-from ultr_core.algorithms import TrainConfig, fit  # noqa: E402
-from ultr_core.algorithms.config import PAPER_SCALE  # noqa: E402
-from ultr_core.algorithms.training import log_simulator  # noqa: E402
-from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
-from ultr_core.simulation.simulated import simulate_log  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main():

@@ -8,14 +8,13 @@ import sys
 import time
 from pathlib import Path
 
+from streamlit.testing.v1 import AppTest
+from ultr_core.app.pagetable import PAGES
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 os.chdir(ROOT)
 logging.disable(logging.WARNING)
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from ultr_core.app.pagetable import PAGES  # noqa: E402
 
 for page in PAGES:
     name = page.file.removesuffix(".py")

@@ -6,17 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _measure import measure  # noqa: E402
-
+from _measure import measure
 from ultr_core.simulation.clickmodel import ClickModelConfig
-from ultr_core.simulation.simulator import ClickSimulator  # noqa: E402
-from ultr_core.data.synthetic import make_synthetic_ltr  # noqa: E402
+from ultr_core.simulation.simulator import ClickSimulator
+from ultr_core.data.synthetic import make_synthetic_ltr
 
 
 def main():

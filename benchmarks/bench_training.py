@@ -6,18 +6,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
+from _measure import measure
+from ultr_core.algorithms import TrainConfig, fit
+from ultr_core.simulation.simulated import simulate_log
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _measure import measure  # noqa: E402
-
-from ultr_core.algorithms import TrainConfig, fit  # noqa: E402
-from ultr_core.simulation.simulated import simulate_log  # noqa: E402
 
 
 def main():

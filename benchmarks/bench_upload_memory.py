@@ -24,10 +24,9 @@ import time
 import urllib.request
 from pathlib import Path
 
+from browser_flow import ARGS, CHROMIUM, free_port
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
-from browser_flow import ARGS, CHROMIUM, free_port  # noqa: E402
 
 
 def _children(pid: int) -> list[int]:

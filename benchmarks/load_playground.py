@@ -24,16 +24,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import psutil
 
+from browser_flow import ARGS, CHROMIUM, VERDICT_JS, serve_app, wait_idle
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
-from browser_flow import ARGS, CHROMIUM, VERDICT_JS, serve_app, wait_idle  # noqa: E402
 
 CHART = '[data-testid="stPlotlyChart"]'
 TABLE = '[data-testid="stDataFrame"]'

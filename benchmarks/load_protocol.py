@@ -28,17 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 import time
 from pathlib import Path
 
+from browser_flow import serve_app, wait_idle
+from load_playground import ARGS, CHROMIUM, cli, cpu_seconds, mixed_query, mixed_settings, rss_mb, sequential_seconds
+from load_playground import summary as _summary, visit as browser_visit
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT))
-from browser_flow import serve_app, wait_idle  # noqa: E402
-from load_playground import ARGS, CHROMIUM, cli, cpu_seconds, mixed_query, mixed_settings, rss_mb, sequential_seconds  # noqa: E402
-from load_playground import summary as _summary, visit as browser_visit  # noqa: E402
 
 DEBUG = bool(__import__("os").environ.get("LOAD_DEBUG"))
 STATUS = ("Queued — position", "training — step")

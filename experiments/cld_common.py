@@ -2,19 +2,16 @@
 paired-difference table and the runner of a grid over linear and DNN methods (experiments/cld_*.py)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pandas as pd
 
+from _common import data_spec
+from ultr_core.studies.cld_protocols import PAPER_DNN, PAPER_LINEAR
+from ultr_core.studies.experiment import ExperimentSpec, run_grid
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
 
-from _common import data_spec  # noqa: E402
-
-from ultr_core.studies.cld_protocols import PAPER_DNN, PAPER_LINEAR  # noqa: E402  (one copy of the paper-text settings)
-from ultr_core.studies.experiment import ExperimentSpec, run_grid  # noqa: E402
 
 LINEAR = {"cld", "heckman"}
 ALL = ["naive", "ips", "heckman", "rankagg", "cld", "cld_pair", "oracle"]
@@ -38,7 +35,6 @@ def grid_methods(base: ExperimentSpec, grid: dict, methods, seeds, jobs) -> pd.D
             parts.append(run_grid(base.with_value("train.model", model), {**grid, "train.algorithm": ms},
                                   seeds, n_jobs=jobs))
     return pd.concat(parts, ignore_index=True)
-
 
 
 #: the CLD paper's rankers and optimiser (§6): ELU 256-128-64 with dropout 0.5 for Naive, IPS, Oracle

@@ -12,21 +12,17 @@ docs/cld_pair_mix.md.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
+import pandas as pd
+from _common import frame_md
+from cld_common import TABLE2_DATA
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.simulated import simulate_log
+from ultr_core.studies.cld_protocols import protocol_click
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
-
-import pandas as pd  # noqa: E402
-
-from _common import frame_md  # noqa: E402
-from cld_common import TABLE2_DATA  # noqa: E402
-from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
-from ultr_core.simulation.simulated import simulate_log  # noqa: E402
-from ultr_core.studies.cld_protocols import protocol_click  # noqa: E402
 
 
 def pair_mix(frame: pd.DataFrame) -> dict:

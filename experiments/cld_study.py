@@ -13,16 +13,13 @@ docs/cld_study_<name>.md.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
+from cld_sweeps import LEGACY_SWEEPS, PAPER_SWEEPS, legacy_sweep, paper_sweep
+from cld_tables import official_table2, paper_lr_tuning, paper_table2
 
-from cld_sweeps import LEGACY_SWEEPS, PAPER_SWEEPS, legacy_sweep, paper_sweep  # noqa: E402
-from cld_tables import official_table2, paper_lr_tuning, paper_table2  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(figure, seeds, jobs, datasets=None, real_seeds=None, protocol="official", only=None):

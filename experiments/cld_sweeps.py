@@ -2,24 +2,20 @@
 Run through ``experiments/cld_study.py --figure k_paper|eta_paper|…|k|eta|noise|sessions|misspec|k_mq2008``."""
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
+from _common import data_spec, frame_md, save as _save, table
+from cld_common import CACHE, TABLE2_DATA, VARIANTS, _pair_table, grid_methods, official_variants
+from ultr_core.algorithms import TrainConfig
+from ultr_core.app.figures import sweep_figure
+from ultr_core.evaluation.stats import paired_differences, summarise
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.studies.experiment import ExperimentSpec, run_grid
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
-
-from _common import data_spec, frame_md, save as _save, table  # noqa: E402
-from cld_common import CACHE, TABLE2_DATA, VARIANTS, _pair_table, grid_methods, official_variants  # noqa: E402
-
-from ultr_core.algorithms import TrainConfig  # noqa: E402
-from ultr_core.app.figures import sweep_figure  # noqa: E402
-from ultr_core.evaluation.stats import paired_differences, summarise  # noqa: E402
-from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
-from ultr_core.studies.experiment import ExperimentSpec, run_grid  # noqa: E402
 
 
 #: Figs. 4–7 under the Table 2 protocol (synthetic, 500 queries × 24 candidates, binarised relevance, the

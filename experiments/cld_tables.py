@@ -2,23 +2,19 @@
 Run through ``experiments/cld_study.py --figure table2|lr_tuning``."""
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
+from _common import frame_md, save as _save, table
+from cld_common import CACHE, PAIR_NO_BOTH, TABLE2_DATA, VARIANTS, _pair_table, official_variants
+from ultr_core.algorithms import TrainConfig
+from ultr_core.evaluation.stats import paired_differences, summarise
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.studies.experiment import ExperimentSpec, run_grid
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
-
-from _common import frame_md, save as _save, table  # noqa: E402
-from cld_common import CACHE, PAIR_NO_BOTH, TABLE2_DATA, VARIANTS, _pair_table, official_variants  # noqa: E402
-
-from ultr_core.algorithms import TrainConfig  # noqa: E402
-from ultr_core.evaluation.stats import paired_differences, summarise  # noqa: E402
-from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
-from ultr_core.studies.experiment import ExperimentSpec, run_grid  # noqa: E402
 
 
 def paper_table2(seeds, jobs, t0, datasets, real_seeds=None):

@@ -7,22 +7,19 @@ ten models refitted on the first 75 % of the sessions and scored on the rest.  W
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from _common import frame_md  # noqa: E402
-
-from ultr_core.clickmodels.recovery import (  # noqa: E402
+from _common import frame_md
+from ultr_core.clickmodels.recovery import (
     bootstrap_coverage,
     fitted_vs_generating,
     pbm_curve_bootstrap,
     recovery_scores,
 )
-from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS  # noqa: E402
+from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def selection_rows(sizes, seeds) -> list[dict]:

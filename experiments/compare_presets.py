@@ -9,17 +9,15 @@ about (the page runs all; the claims read only these).  Writes docs/compare_pres
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from ultr_core.app.tables import claims_table
+from ultr_core.evaluation.claims import check_claims
+from ultr_core.studies.experiment import run_grid
+from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid
 
-from ultr_core.app.tables import claims_table  # noqa: E402
-from ultr_core.evaluation.claims import check_claims  # noqa: E402
-from ultr_core.studies.experiment import run_grid  # noqa: E402
-from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def preset_runs(p: dict, seeds: int, sessions: int = 20_000, steps: int = 400, n_jobs: int = 2, cache_dir=None):

@@ -12,12 +12,9 @@ Writes docs/results/identifiability_*.csv and docs/identifiability_study.md.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
 
 #: flag → (module, function, what it is given): one study per module (experiments/ig_*.py)
 STUDIES = {"official": ("ig_official", "official_data_table"), "table1": ("ig_paper", "paper_table1"),

@@ -3,22 +3,18 @@
 ``experiments/identifiability_study.py --official DIR``."""
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
+from _common import interval_table
+from ultr_core.identifiability.repairs import fit_repaired, fit_source
+from ultr_core.identifiability.reports import identifiability_report
+from ultr_core.logs.ingestion import ingest
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
 OUT = ROOT / "docs" / "results"
-
-from _common import interval_table  # noqa: E402
-
-from ultr_core.identifiability.repairs import fit_repaired, fit_source  # noqa: E402
-from ultr_core.identifiability.reports import identifiability_report  # noqa: E402
-from ultr_core.logs.ingestion import ingest  # noqa: E402
 
 
 OFFICIAL_FOLDERS = ("K=1", "K=2", "K=3", "K=4", "K=2_node_intervention")

@@ -2,23 +2,19 @@
 4b and 6.  Run through ``experiments/identifiability_study.py --table1`` / ``--figures``."""
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from _common import interval_table, save as _save, table as _table
+from ultr_core.data.synthetic import make_paper_identifiability_data
+from ultr_core.identifiability.repairs import fit_repaired
+from ultr_core.simulation.synthetic_logs import binomial_ctr_table
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
 OUT = ROOT / "docs" / "results"
-
-from _common import interval_table, save as _save, table as _table  # noqa: E402
-
-from ultr_core.data.synthetic import make_paper_identifiability_data  # noqa: E402
-from ultr_core.identifiability.repairs import fit_repaired  # noqa: E402
-from ultr_core.simulation.synthetic_logs import binomial_ctr_table  # noqa: E402
 
 
 def paper_table1(seeds, all_methods: bool = False) -> None:

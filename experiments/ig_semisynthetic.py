@@ -3,24 +3,21 @@ contexts and node merging, and what the official node-merging script re-maps on 
 ``experiments/identifiability_study.py --table2`` / ``--official-merging``."""
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from _common import data_spec, frame_md, interval_table
+from ultr_core.data.sources import load_dataset
+from ultr_core.identifiability import IdentifiabilityGraph
+from ultr_core.identifiability.repairs import fit_repaired
+from ultr_core.identifiability.semisynthetic import contextual_study_data
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
 OUT = ROOT / "docs" / "results"
 
-from _common import data_spec, frame_md, interval_table  # noqa: E402
-
-from ultr_core.data.sources import load_dataset  # noqa: E402
-from ultr_core.identifiability import IdentifiabilityGraph  # noqa: E402
-from ultr_core.identifiability.repairs import fit_repaired  # noqa: E402
-from ultr_core.identifiability.semisynthetic import contextual_study_data  # noqa: E402
 
 #: the two data sets of Table 2 here, by their names in the data roots
 DATASETS = (("Yahoo! sample", "yahoo_sample"), ("MQ2008 fold 1", "mq2008"))

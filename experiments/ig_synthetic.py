@@ -4,21 +4,14 @@ Monte Carlo, Fig. 7c/d (features until the IG connects) and the K = 1 check.  Ru
 ``experiments/identifiability_study.py``."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
-OUT = ROOT / "docs" / "results"
-
-from _common import data_spec, mean_std_table as table  # noqa: E402
-
-from ultr_core.data.sources import load_dataset  # noqa: E402
-from ultr_core.evaluation.metrics import mcc, ndcg  # noqa: E402
-from ultr_core.identifiability import (  # noqa: E402
+from _common import data_spec, mean_std_table as table
+from ultr_core.data.sources import load_dataset
+from ultr_core.evaluation.metrics import mcc, ndcg
+from ultr_core.identifiability import (
     IdentifiabilityGraph,
     MergePlan,
     documents_from_features,
@@ -27,9 +20,12 @@ from ultr_core.identifiability import (  # noqa: E402
     plan_interventions,
     plan_merges,
 )
-from ultr_core.identifiability.embedding import fit_embedding  # noqa: E402
-from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
-from ultr_core.simulation.simulator import ClickSimulator  # noqa: E402
+from ultr_core.identifiability.embedding import fit_embedding
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.simulator import ClickSimulator
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "results"
 
 
 def evaluate(log, data, fit):

@@ -11,25 +11,22 @@ Writes docs/results/lbd_<figure>.csv, PNG plots under docs/figures/ and docs/lbd
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
+import pandas as pd
+from ultr_core.algorithms import TrainConfig
+from ultr_core.algorithms.config import lbd_table3
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.studies.experiment import ExperimentSpec, run_grid
+from ultr_core.studies.selection import FIG4_COUPLING, FIG4_QUICK_COUPLING, best_cells, fig4_grid
+from ultr_core.app.figures import heatmap_figure, sweep_figure
+from _common import data_spec, frame_md, save as _save, table
+from ultr_core.evaluation.stats import paired_test, summarise
+
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
 
-import pandas as pd  # noqa: E402
-
-from ultr_core.algorithms import TrainConfig  # noqa: E402
-from ultr_core.algorithms.config import lbd_table3  # noqa: E402
-from ultr_core.simulation.clickmodel import ClickModelConfig  # noqa: E402
-from ultr_core.studies.experiment import ExperimentSpec, run_grid  # noqa: E402
-from ultr_core.studies.selection import FIG4_COUPLING, FIG4_QUICK_COUPLING, best_cells, fig4_grid  # noqa: E402
-from ultr_core.app.figures import heatmap_figure, sweep_figure  # noqa: E402
-from _common import data_spec, frame_md, save as _save, table  # noqa: E402
-from ultr_core.evaluation.stats import paired_test, summarise  # noqa: E402
 
 COUPLING = list(FIG4_COUPLING)
 SWEEP = [0.0, 0.2, 0.4, 0.6]

@@ -8,18 +8,15 @@ paired difference with its 90 % interval.  Writes docs/playground_presets.md.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
+from joblib import Parallel, delayed
+from experiments._common import frame_md, table
+from ultr_core.app.playground import PRESETS, check_claims, preset_runs
+from ultr_core.evaluation.stats import summarise
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from joblib import Parallel, delayed  # noqa: E402
-
-from experiments._common import frame_md, table  # noqa: E402
-from ultr_core.app.playground import PRESETS, check_claims, preset_runs  # noqa: E402
-from ultr_core.evaluation.stats import summarise  # noqa: E402
 
 
 #: test nDCG, and how near each method's final observation curve came to the truth (−mean |ô/ô₁ − o/o₁|; the

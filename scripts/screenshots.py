@@ -1,12 +1,11 @@
 """Refresh README's screenshots with the browser test's flow: python scripts/screenshots.py"""
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from browser_flow import run_main_flow, run_playground, serve_app
 
-from browser_flow import run_main_flow, run_playground, serve_app  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+
 
 out = ROOT / "docs" / "screenshots"
 out.mkdir(parents=True, exist_ok=True)
