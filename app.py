@@ -14,7 +14,8 @@ PagesManager.uses_pages_directory = False
 st.set_page_config(page_title="ULTR Explorer", page_icon=":material/travel_explore:", layout="wide")
 
 # one st.Page per record of the page table (ultr_core.app.pagetable.PAGES), which the tests and benchmarks read too
-PAGES = [st.Page(p.path, title=p.title, icon=p.icon, default=p.default, **({"url_path": p.url_path} if p.url_path else {}))
+PAGES = [st.Page(p.path, title=p.title, icon=p.icon, default=p.default,
+                 **({"url_path": p.url_path} if p.url_path else {}))
          for p in PAGE_TABLE]
 
 st.navigation(PAGES).run()

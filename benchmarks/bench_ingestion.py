@@ -60,7 +60,8 @@ def yandex_text(path: Path, n_sessions: int, seed: int = 0) -> int:
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--skip-100m", action="store_true", help="skip the 100 M-row log (≈ 2 minutes to write)")
-    ap.add_argument("--yandex-sessions", type=int, default=4_000_000, help="sessions of the Yandex text log (≈ 2.5 lines each)")
+    ap.add_argument("--yandex-sessions", type=int, default=4_000_000,
+                    help="sessions of the Yandex text log (≈ 2.5 lines each)")
     ap.add_argument("--yandex-only", action="store_true", help="only the Yandex text log")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,7 +86,9 @@ def columnar(tmp: Path, skip_100m: bool) -> None:
                          ("--document global --merge", ["--document", "global", "--merge"]),
                          ("--document global --estimate none", ["--document", "global", "--estimate", "none"])):
         wall, rss, rep = run_cli([base[0], str(p10)] + base[1:] + extra)
-        merged = f", {rep['n_merges']:,} merges → {rep['n_components_after_merge']} component" if "merges" in rep else ""
+        merged = (
+            f", {rep['n_merges']:,} merges → {rep['n_components_after_merge']} component" if "merges" in rep else ""
+        )
         print(f"  {label:34s} {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — {rep['n_nodes']:,} factors, "
               f"{rep['n_components']:,} components{merged}")
 

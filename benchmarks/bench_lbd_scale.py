@@ -29,7 +29,8 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
-    ds, _, log = simulate_log(f"yahoo:{ROOT.parent / 'shared/data/yahoo_sample'}", ClickModelConfig(coupling=0.6, topk=10),
+    ds, _, log = simulate_log(f"yahoo:{ROOT.parent / 'shared/data/yahoo_sample'}",
+                              ClickModelConfig(coupling=0.6, topk=10),
                               20_000, 0)
     t0 = time.perf_counter()
     log_simulator(log, ds)

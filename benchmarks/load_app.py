@@ -2,7 +2,8 @@
 
 Each browser context opens Simulate with its own seed (one Streamlit session), then Train &
 watch by link with ``steps`` and its seed (a second session on the default log), trains DLA
-until the test metrics appear, and uploads a CSV click log on Upload until its report appears.  Reports the server's RSS before, at the peak
+until the test metrics appear, and uploads a CSV click log on Upload until its report appears.  Reports the server's RSS
+before, at the peak
 and after the sessions end (the page caches are bounded by ULTR_APP_CACHE_BYTES, 1.5 GB by
 default), and each session's latency per step.  Bounded: one pass per session, a time limit.
 
@@ -92,7 +93,8 @@ async def drive(url: str, n: int, csv: Path, timeout: float, steps: int):
     timings, errors = [], []
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        await asyncio.wait_for(asyncio.gather(*(session(browser, url, i, csv, timings, errors, steps) for i in range(n))),
+        await asyncio.wait_for(asyncio.gather(*(session(browser, url, i, csv, timings, errors,
+                                                        steps) for i in range(n))),
                                timeout)
         await browser.close()
     return timings, errors

@@ -240,13 +240,16 @@ def classroom(a, only: set, t0: float) -> None:
             peak = rss_mb(url.pid)
             outs = run_crowd(url.pid, url, ["/"] * a.crowd)
             summary(f"crowd ({a.crowd} visitors, default URL)", outs)
-            print(f"  idle again {wait_idle(url.pid, 60):.1f} s after they left; RSS {max(peak, rss_mb(url.pid)):.0f} MB")
+            print(f"  idle again {wait_idle(url.pid, 60):.1f} s after they left; RSS {max(peak, rss_mb(url.pid)):.0f} "
+                  f"MB")
         if "mixed" in only:
             t1 = time.time()
             outs = run_crowd(url.pid, url, [f"/?{mixed_query(kw)}" for kw in mixed_settings(a.mixed)])
             wall = max(o.get("table_s", float("inf")) for o in outs)
             summary(f"mixed ({a.mixed} visitors, {a.mixed} different settings)", outs)
-            print(f"  RSS after {rss_mb(url.pid):.0f} MB; all tables after {wall:.1f} s ({time.time() - t1:.1f} s wall)")
+            print(
+                f"  RSS after {rss_mb(url.pid):.0f} MB; all tables after {wall:.1f} s ({time.time() - t1:.1f} s wall)"
+            )
             print(f"  idle again {wait_idle(url.pid, 60):.1f} s after they left")
             seq = sequential_seconds(mixed_settings(a.mixed, seed_offset=100))      # fresh seeds: nothing cached
             print(f"  the same work one after another: {seq:.1f} s → ratio {wall / seq:.2f} (target ≤ 1.5)")

@@ -1,7 +1,8 @@
 """The classroom without the browsers' CPU: visitors that speak Streamlit's websocket protocol
 (what the page's JavaScript sends — a rerun with the page's URL, then the fragment reruns the
 server asks for with ``auto_rerun``, dropped on ``stop_auto_rerun`` and on every full run, as the
-frontend's ``handleAutoRerun`` / ``cleanupAutoReruns`` do in Streamlit 1.67) but render nothing.  It measures what the *server* delivers:
+frontend's ``handleAutoRerun`` / ``cleanupAutoReruns`` do in Streamlit 1.67) but render nothing.  It measures what the
+*server* delivers:
 when each visitor's session receives its first status (queue place or progress), its first chart
 element and its result table.  ``benchmarks/load_playground.py`` measures the same scenarios in
 real browsers; on this 2-core rig those browsers take most of the CPU (30 chromium pages parsing
@@ -117,7 +118,8 @@ async def visit(port: int, query: str, out: dict, timeout: float = 600.0, nudge_
             if DEBUG:
                 sub = msg.delta.WhichOneof("type") if kind == "delta" else ""
                 sub += ":" + msg.delta.new_element.WhichOneof("type") if sub == "new_element" else ""
-                print(f"{time.time() - t0:6.2f} {kind} {sub} {_texts(msg.delta.new_element)[:60] if sub.startswith('new_element') else ''}")
+                print(f"{time.time() - t0:6.2f} {kind} {sub} "
+                      f"{_texts(msg.delta.new_element)[:60] if sub.startswith('new_element') else ''}")
             if kind == "new_session":
                 page_hash = msg.new_session.page_script_hash
                 if not msg.metadata.run.fragment_ids:      # a full run: the page's JavaScript drops every timer
@@ -179,7 +181,8 @@ async def crowd(port: int, queries: list[str], timeout: float = 600.0, nudge_aft
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         url = f"http://127.0.0.1:{port}/"
-        await asyncio.gather(*(browser_visit(browser, url + (f"?{q}" if q else ""), o, timeout=timeout) if o.get("browser")
+        await asyncio.gather(*(browser_visit(browser, url + (f"?{q}" if q else ""), o,
+                                             timeout=timeout) if o.get("browser")
                                else visit(port, q, o, timeout, nudge_after) for q, o in zip(queries, outs)))
         await browser.close()
     return outs

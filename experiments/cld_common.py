@@ -21,7 +21,8 @@ CACHE = ROOT.parent / ".cache_cld_table2"
 
 def _pair_table(pairs: pd.DataFrame, fmt: dict | None = None) -> pd.DataFrame:
     """:func:`~ultr_core.evaluation.stats.paired_differences` (nDCG@1) as printed in the study tables."""
-    out = pairs.drop(columns="n").assign(mean_diff=pairs.mean_diff.map("{:+.4f}".format), p=pairs.p.map("{:.3f}".format))
+    out = pairs.drop(columns="n").assign(mean_diff=pairs.mean_diff.map("{:+.4f}".format),
+                                         p=pairs.p.map("{:.3f}".format))
     for c, f in (fmt or {}).items():
         out[c] = out[c].map(f.format)
     return out.rename(columns={"mean_diff": "mean diff nDCG@1", "p": "p (paired t)"})

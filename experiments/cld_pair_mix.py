@@ -31,7 +31,8 @@ def pair_mix(frame: pd.DataFrame) -> dict:
 
     >>> f = pd.DataFrame({"session_id": [0, 0, 0, 1, 1, 1], "shown": [1] * 6, "click": [1, 1, 0, 1, 0, 0]})
     >>> {k: round(v, 3) for k, v in pair_mix(f).items()}      # pairs: s0 1 both + 2 mixed, s1 2 mixed
-    {'both-clicked share of Δ > 0 pairs': 0.2, 'clicked sessions with ≥ 2 clicks': 0.5, 'clicks per clicked session': 1.5}
+    {'both-clicked share of Δ > 0 pairs': 0.2, 'clicked sessions with ≥ 2 clicks': 0.5, 'clicks per clicked session':
+    1.5}
     """
     f = frame[frame["shown"].astype(bool)]
     g = f.groupby("session_id")["click"]

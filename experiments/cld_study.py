@@ -1,6 +1,10 @@
 """CLD evidence: Table 2 analogue and the curves of Figs. 4–7 (top-k selection bias).
 
-    python experiments/cld_study.py --figure table2|lr_tuning|k_paper|eta_paper|sessions_paper|noise_paper|misspec_paper|k|k_mq2008|eta|noise|sessions|misspec|all [--protocol official|paper_text] [--datasets synthetic,mq2008,yahoo] [--seeds 5] [--jobs 2]
+    python experiments/cld_study.py --figure FIGURE [--protocol official|paper_text]
+        [--datasets synthetic,mq2008,yahoo] [--seeds 5] [--jobs 2]
+
+FIGURE: table2, lr_tuning, k_paper, eta_paper, sessions_paper, noise_paper, misspec_paper, k, k_mq2008, eta,
+noise, sessions, misspec or all.
 
 Table 2 and the Figs. 4–7 sweeps (``*_paper``) run under a protocol of
 :mod:`ultr_core.studies.cld_protocols`: the official code's (default; outputs named ``*_official``) or
@@ -40,8 +44,11 @@ def run(figure, seeds, jobs, datasets=None, real_seeds=None, protocol="official"
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--figure", default="all", choices=["table2", "lr_tuning", *PAPER_SWEEPS, "k", "k_mq2008", "eta", "noise",
-                                                          "sessions", "misspec", "all"])
+    ap.add_argument(
+        "--figure",
+        default="all",
+        choices=["table2", "lr_tuning", *PAPER_SWEEPS, "k", "k_mq2008", "eta", "noise", "sessions", "misspec", "all"],
+    )
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--datasets", default=None, help="comma-separated of synthetic, mq2008, yahoo (Table 2: all "
@@ -54,7 +61,8 @@ def main():
     ap.add_argument("--methods", default=None, help="Figs. 4–7 sweeps: comma-separated labels to run (e.g. "
                                                     "IPS,RankAgg,CLD; default: all of the figure's methods)")
     a = ap.parse_args()
-    for f in (["table2", "lr_tuning", *PAPER_SWEEPS, "k", "k_mq2008", "eta", "noise", "sessions", "misspec"] if a.figure == "all"
+    for f in (["table2", "lr_tuning", *PAPER_SWEEPS, "k", "k_mq2008", "eta", "noise", "sessions",
+               "misspec"] if a.figure == "all"
               else [a.figure]):
         run(f, list(range(a.seeds)), a.jobs, a.datasets.split(",") if a.datasets else None,
             None if a.real_seeds is None else list(range(a.real_seeds)), a.protocol,

@@ -103,7 +103,8 @@ def official_table2(seeds, jobs, t0, datasets, real_seeds=None):
                     cld[cld["train.cld_gamma"] == 0.0].assign(method="CLD (ρ = 0: no selection coupling)")],
                    ignore_index=True)
     names = [v[0] for v in official_variants() if v[0] != "CLD"]
-    order = {m: i for i, m in enumerate(names[:4] + ["CLD (ρ = 0.5, the official default)", "CLD (ρ tuned on validation)",
+    order = {m: i for i, m in enumerate(names[:4] + ["CLD (ρ = 0.5, the official default)",
+                                                     "CLD (ρ tuned on validation)",
                                                      "CLD (ρ = 0: no selection coupling)"] + names[4:])}
     df = df.sort_values(["dataset", "eta", "method"], key=lambda c: c.map(order) if c.name == "method" else c)
     s = summarise(df, ["dataset", "eta", "method"], metrics)
@@ -121,7 +122,8 @@ def official_table2(seeds, jobs, t0, datasets, real_seeds=None):
                            by=["dataset", "eta"], ref_label="CLD_pair")], ignore_index=True))
     chosen = (df[df.method == "CLD (ρ tuned on validation)"].groupby(["dataset", "eta"])["train.cld_gamma"]
               .apply(lambda x: ", ".join(f"{v:.1f}" for v in x)).reset_index())
-    md = (f"# CLD Table 2 under the official code's protocol ({', '.join(f'{k}: {v} seeds' for k, v in used.items())})\n\n"
+    md = (f"# CLD Table 2 under the official code's protocol "
+          f"({', '.join(f'{k}: {v} seeds' for k, v in used.items())})\n\n"
           "As github hyz20/CLD (commit f1227bd) runs it (`ultr_core/studies/cld_protocols.py`): top-5, click "
           "noise ε = 0.1, o_p = (1/p)^η with η ∈ {0.1, 1}, relevance binarised at grade ≥ 2 on 0–4 grades "
           "(≥ 1 on MQ2008), propensities estimated by result randomisation (10⁶ shuffled sessions); pairwise "
@@ -174,8 +176,13 @@ def paper_lr_tuning(seeds, jobs, t0):
             method=label, lr="tuned on validation")]
     df = pd.concat(parts, ignore_index=True)
     s = summarise(df, ["method", "lr"], metrics)
-    chosen = (df[df.lr != "preset"].groupby("method")["train.lr"]
-              .apply(lambda x: ", ".join(f"{v:g}" for v in x)).reset_index().rename(columns={"train.lr": "lr per seed"}))
+    chosen = (
+        df[df.lr != "preset"]
+        .groupby("method")["train.lr"]
+        .apply(lambda x: ", ".join(f"{v:g}" for v in x))
+        .reset_index()
+        .rename(columns={"train.lr": "lr per seed"})
+    )
     pairs = _pair_table(paired_differences(
         df[df.lr != "preset"], "CLD (γ tuned)", ("CLD (γ = 0)", "Naive", "IPS", "Heckman_rank", "RankAgg",
                                                  "CLD_pair (mixed pairs random)"))).rename(
@@ -183,7 +190,8 @@ def paper_lr_tuning(seeds, jobs, t0):
     gain = _pair_table(paired_differences(df.sort_values("method"), "tuned on validation", ["preset"], by="method",
                                           method_col="lr")).drop(columns="comparison").rename(
         columns={"mean diff nDCG@1": "tuned − preset nDCG@1"})
-    md = (f"# CLD Table 2 (synthetic, η = 1) with the paper's learning-rate grid tuned per method, {len(seeds)} seeds\n\n"
+    md = (f"# CLD Table 2 (synthetic, η = 1) with the paper's learning-rate grid tuned per method, {len(seeds)} "
+          f"seeds\n\n"
           "As `cld_study_table2.md` (binarised relevance, 500 queries × 24 candidates, top-5, ε = 0.1, the paper's "
           "rankers, Xavier, L2 10⁻³) with lr ∈ {2e-4, 5e-4, 1e-3, 2e-3, 5e-3} (CLD §6) chosen per method and seed on "
           "validation nDCG@10 (CLD jointly with γ ∈ {0.05, …, 0.30}); `preset` = the fixed lr of Table 2 and "

@@ -59,7 +59,11 @@ def main():
         tab = claims_table(res)
         lines += ["| " + " | ".join(tab.columns) + " |", "|" + "---|" * len(tab.columns)]
         lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in tab.itertuples(index=False)]
-        lines += ["", f"({time.time() - t:.0f} s{'' if seeds == a.seeds else f', {seeds} seeds: the preset’s default'})", ""]
+        lines += [
+            "",
+            f"({time.time() - t:.0f} s{'' if seeds == a.seeds else f', {seeds} seeds: the preset’s default'})",
+            "",
+        ]
         print(name, res["verdict"].tolist(), flush=True)
     lines[2] = lines[2] + f" Total {time.time() - t0:.0f} s on 2 cores."
     Path(a.out).write_text("\n".join(lines) + "\n")

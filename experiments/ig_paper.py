@@ -59,14 +59,16 @@ def _write_table1(df, seeds, all_methods: bool, t0: float) -> None:
     df.to_csv(OUT / f"identifiability_table1{suffix}.csv", index=False)
     metrics = ["mcc", "ndcg@5", "ndcg@10", "click_mse"]
     lines = [interval_table(df, ["K", "method", "repair"], metrics,
-                            ("converged", lambda g: f"{int(g.converged.sum())}/{len(g)} (≤ {int(g.iterations.max()):,} it.)"))]
+                            ("converged", lambda g: f"{int(g.converged.sum())}/{len(g)} (≤ "
+                                                    f"{int(g.iterations.max()):,} it.)"))]
     worst = df[(df.method == "DLA") & (df.repair == "intervene") & (df.K > 1)]["mcc"].min()
     md = (f"# Identifiability Matters, Table 1 / Fig. 3b / Table 6 on the paper's fully synthetic data "
           f"({len(seeds)} seeds)\n\n"
           "Data as App. C.1 (`make_paper_identifiability_data` + `binomial_ctr_table`): ≈ 10,000 one-hot "
           "documents, 1,150 queries of 10, the paper's K layouts, labels ≈ 39/34/23/4/1 %, r = 0.1 + "
           "0.9·(2^y − 1)/31, 10⁶ impressions per row.  Embedding models fitted to convergence (tolerance 1e-9, "
-          "at most 20,000 iterations — Regression-EM 100,000, as the official code; the official updates).  Intervals: 90 % t over seeds.  DLA_I = "
+          "at most 20,000 iterations — Regression-EM 100,000, as the official code; the official updates).  "
+          "Intervals: 90 % t over seeds.  DLA_I = "
           "observations initialised to 1 (Table 6), DLA = random initialisation (DLA_R).\n\n"
           + "\n".join(lines)
           + f"\n\nDLA + node intervention, K ≥ 2: lowest MCC over all seeds {worst:.4f}.\n\n"
@@ -108,7 +110,8 @@ def _figure_runs(seeds, t0: float):
                 runs = [("3a", f"K = {K}", dict(repair="none"))]
                 if K == 2:
                     runs += [("4a", "node intervention, min cost", dict(repair="intervene")),
-                             ("4a", "node intervention, random cost", dict(repair="intervene", random_intervention=True))]
+                             ("4a", "node intervention, random cost",
+                              dict(repair="intervene", random_intervention=True))]
                     if clicks == CLICKS[-1]:
                         runs += [("4b", f"merge {a} & 5" + (" (planned)" if a == 4 else ""),
                                   dict(repair="merge", merge_positions=[(a, 5)])) for a in (2, 3, 4)]
@@ -137,7 +140,8 @@ def _write_figures(df, ob, truth, seeds, t0: float) -> None:
     spread = ob.groupby(["K", "method", "position"])["estimate"].agg(["mean", "std"]).reset_index()
     err = (ob.assign(err=lambda x: (x.estimate - truth[x.position.to_numpy() - 1] / truth[0]).abs())
            .groupby(["K", "method"])["err"].mean().reset_index())
-    md = (f"# Identifiability Matters, Figs. 3a, 4a, 4b and 6 on the paper's fully synthetic data ({len(seeds)} seeds)\n\n"
+    md = (f"# Identifiability Matters, Figs. 3a, 4a, 4b and 6 on the paper's fully synthetic data ({len(seeds)} "
+          f"seeds)\n\n"
           "DLA (official update) fitted to convergence on `make_paper_identifiability_data` + Binomial CTRs; "
           "`clicks` = impressions per (document, position) row (the official `--number_of_clicks`). "
           "Mean [90 % t-interval] over seeds.\n\n"
@@ -157,7 +161,8 @@ def _write_figures(df, ob, truth, seeds, t0: float) -> None:
           + ", ".join(f"K = {k} {m}: {g['std'].max():.3f}" for (k, m), g in spread.groupby(["K", "method"]))
           + f"\n\nRe-run: `python experiments/identifiability_study.py --figures --seeds {len(seeds)}` "
           f"({time.time() - t0:.0f} s here).")
-    figs = {"ig_fig3a.png": sweep_figure(s3a, "clicks", "mcc", by="method", title="Fig. 3a: MCC vs clicks per row (DLA)"),
+    figs = {"ig_fig3a.png": sweep_figure(s3a, "clicks", "mcc", by="method",
+                                         title="Fig. 3a: MCC vs clicks per row (DLA)"),
             "ig_fig4a.png": sweep_figure(s4a, "clicks", "mcc", by="method",
                                          title="Fig. 4a: node intervention, min vs random cost (K = 2)")}
     for fig in figs.values():

@@ -92,7 +92,8 @@ def _write_table2(df, graphs, seeds, t0: float) -> None:
           "starts all observations at 1.0 (the paper's Table 2), DLA_R uniform (Table 6).  Node merging: a "
           "minimum spanning tree over components with the paper's bias features (context vector, 10·position).  "
           "Test: a gradient-boosted regressor (500 trees, lr 0.1, ≤ 255 leaves, ≥ 100 rows per leaf) on the "
-          "features with target ctr/ô, scored on the test split (first setting only; — elsewhere).  Train metrics on the displayed lists; MCC = "
+          "features with target ctr/ô, scored on the test split (first setting only; — elsewhere).  Train metrics on "
+          "the displayed lists; MCC = "
           "Pearson correlation of r̂ with the true r per document.  Mean [90 % t-interval] over seeds.\n\n"
           + "\n".join(lines)
           + "\n\n## Graph characteristics (Table 4 analogue; mean over seeds)\n\n" + frame_md(gr)

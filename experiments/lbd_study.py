@@ -1,7 +1,8 @@
 """LBD evidence: PBM ordering, Fig. 3a/3b (coupling sweep) on three datasets, Fig. 3c (HTE),
 Fig. 4 (λ × t heat-maps, best cell chosen on validation), Table 1 analogue, MQ2008.
 
-    python experiments/lbd_study.py --figure pbm|fig3|fig3_yahoo|fig3_mq2008|fig3c|fig4|fig4_yahoo|fig4_quick|table1|mq2008|all
+    python experiments/lbd_study.py --figure
+    pbm|fig3|fig3_yahoo|fig3_mq2008|fig3c|fig4|fig4_yahoo|fig4_quick|table1|mq2008|all
                                     [--seeds 5] [--jobs 2]
 
 All use the official coupling simulation (crux features in [−1, 1] over all splits, one coupling
@@ -71,7 +72,8 @@ def _pbm(figure: str, seeds: list, jobs: int, t0: float) -> None:
                       f"(paired t-test p = {paired_test(g.sort_values('seed')['ndcg@10'], naive)['p']:.3g})"
                       for a, g in df.groupby("algorithm") if a != "Naive")
     md = (f"# PBM, η = 1, synthetic default ({len(seeds)} seeds, 20,000 sessions, DNN)\n\n"
-          f"Mean and 90 % t-interval on the test split.\n\n{table(s, ['algorithm'], ['ndcg@1', 'ndcg@5', 'ndcg@10', 'map'])}"
+          f"Mean and 90 % t-interval on the test "
+          f"split.\n\n{table(s, ['algorithm'], ['ndcg@1', 'ndcg@5', 'ndcg@10', 'map'])}"
           f"\n\n{tests}\n\nRe-run: `python experiments/lbd_study.py --figure pbm` ({time.time() - t0:.0f} s here).")
     _save("lbd", "pbm", df, md, {})
 
@@ -133,7 +135,8 @@ def _table1(figure: str, seeds: list, jobs: int, t0: float) -> None:
     df = pd.concat(rows, ignore_index=True)
     s = summarise(df, ["model", "algorithm"], ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"])
     md = (f"# LBD Table 1 analogue: Yahoo! sample, η_c = 0.1, top-10 ({len(seeds)} seeds; Linear and DNN "
-          "rankers; λ, t from Table 3)\n\n" + table(s, ["model", "algorithm"], ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"])
+          "rankers; λ, t from Table 3)\n\n" + table(s, ["model", "algorithm"],
+                                                    ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"])
           + "\n\n" + paired(df, ["model"], "Naive")
           + f"\n\nRe-run: `python experiments/lbd_study.py --figure table1` ({time.time() - t0:.0f} s here).")
     _save("lbd", "table1", df, md, {})

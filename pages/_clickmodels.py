@@ -56,7 +56,8 @@ def _show(job, an, log, prefix: str) -> None:
     st.plotly_chart(perplexity_by_rank_figure(out["models"]), key=f"{prefix}_perplexity")
     _bias_parameters(out["models"], prefix)
     rel = out["relevance"].astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
-    st.download_button("Download relevance per (query, document) and model (CSV)", safe_csv(rel), "click_model_relevance.csv", mime="text/csv",
+    st.download_button("Download relevance per (query, document) and model (CSV)", safe_csv(rel),
+                       "click_model_relevance.csv", mime="text/csv",
                        key=f"{prefix}_relevance_csv",
                        help="training impressions and clicks of each pair, its IG component, every model's relevance "
                             "estimate and DBN's and SDBN's satisfaction: compare estimates only inside one component")

@@ -1,6 +1,7 @@
-"""The repair evaluated on the log itself (issue #36): widgets → :func:`ultr_core.identifiability.heldout.heldout_repair`
-(held-out click likelihood as logged vs after node merging, what the merge decides) → a table, a verdict, a figure and
-a CSV.  Shared by every log the Identifiability page shows; a simulated log also gets the truth-based comparison."""
+"""The repair evaluated on the log itself (issue #36): widgets →
+:func:`ultr_core.identifiability.heldout.heldout_repair` (held-out click likelihood as logged vs after node merging,
+what the merge decides) → a table, a verdict, a figure and a CSV.  Shared by every log the Identifiability page
+shows; a simulated log also gets the truth-based comparison."""
 import streamlit as st
 
 from ultr_core.logs.outputs import safe_csv

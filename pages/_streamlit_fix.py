@@ -93,10 +93,12 @@ def _close(rt, sid: str) -> None:
 
 def close_gone_sessions(seen) -> int:
     """Close for good each session of ``seen`` (sessions the app has seen working) that has been disconnected for
-    half of ``server.disconnectedSessionTTL`` (once expired, the store no longer hands it out to be shut down).  Streamlit keeps a closed tab's session for a reconnect in a
+    half of ``server.disconnectedSessionTTL`` (once expired, the store no longer hands it out to be shut down).
+    Streamlit keeps a closed tab's session for a reconnect in a
     store that drops expired entries only on its next write, and does not shut them down then: the tab's uploaded
     files and current log stayed in memory until a server restart (issue #49).  :func:`_close` runs on the
-    server's event loop, as ``Runtime.close_session`` must; nothing happens where Streamlit lacks these internals.  Returns how many
+    server's event loop, as ``Runtime.close_session`` must; nothing happens where Streamlit lacks these internals.
+    Returns how many
     were closed."""
     import time
     closed = 0

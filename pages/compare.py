@@ -22,14 +22,16 @@ NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
           "click noise ε": "click.noise", "sessions": "n_sessions", "coupling level η_c": "click.coupling",
           "assumed η of IPS / CLD (misspecification)": "train.ips_eta,train.cld_rho_eta",
-          "CLD selection coupling ρ (γ)": "train.cld_gamma", "user model (how simulated users click)": "click.user_model"}
+          "CLD selection coupling ρ (γ)": "train.cld_gamma",
+          "user model (how simulated users click)": "click.user_model"}
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "compare")
 
 
 
 def main():
     st.title("Compare methods")
-    st.caption("Methods × seeds on one setting, or a sweep over one parameter; mean with a 90 % t-interval across seeds. "
+    st.caption("Methods × seeds on one setting, or a sweep over one parameter; mean with a 90 % t-interval across "
+               "seeds. "
                "Finished cells are kept in the server's result cache and re-used.")
     with st.sidebar:
         c = _choices()
@@ -66,7 +68,8 @@ def _choices() -> dict:
     """The sidebar: preset, methods, sweep and its values, seeds, sessions, steps (a link's choices first)."""
     presets = ["custom"] + list(PRESET_SWEEPS)
     preset = st.selectbox("preset", presets, presets.index(qp("preset", "custom", options=presets)),
-                          help="re-create a paper's setting (synthetic data unless the preset names a data set; the CLD presets: 24 candidates "
+                          help="re-create a paper's setting (synthetic data unless the preset names a data set; the "
+                               "CLD presets: 24 candidates "
                                "per query, binarised relevance and the official CLD code's protocol — "
                                "docs/conventions.md)", key="cmp_preset")
     p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
@@ -92,7 +95,8 @@ def _choices() -> dict:
     sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
                                 help="simulated sessions per run (synthetic default data)", key="cmp_sessions")
     steps = st.select_slider("training steps", step_opts, qp("steps", 400, int, options=step_opts),
-                             help="batches of 256 sessions per run; the best validation checkpoint is kept", key="cmp_training_steps")
+                             help="batches of 256 sessions per run; the best validation checkpoint is kept",
+                             key="cmp_training_steps")
     guess = st.toggle("predict before you see", qp("guess", 1, int, 0, 1) == 1, key="cmp_guess_on",
                       help="before the bars, guess which methods end below raw clicks (Naive); off: results at once")
     return {"preset": preset, "p": p, "methods": methods, "sweep_name": sweep_name, "values_txt": values_txt,
@@ -110,7 +114,8 @@ def _start(c: dict):
         st.error(f"Check the settings — {escape_markdown(e)}")
         return None
     st.session_state["compare_key"] = key
-    st.session_state["compare_claims"] = (c["preset"], tuple(c["p"].get("claims", ())))   # what this run is checked against
+    st.session_state["compare_claims"] = (c["preset"],
+                                          tuple(c["p"].get("claims", ())))   # what this run is checked against
     return submit_job(("grid", repr(base), repr(grid), c["seeds"]), grid_job, base, grid, list(range(c["seeds"])),
                       n_jobs=1, cache_dir=CACHE)
 
@@ -166,7 +171,8 @@ def _guess_then_reveal(job, summ, metric: str) -> bool:
             st.session_state["revealed"] = (id(job), tuple(guess), metric)
             st.rerun()
         b.button("Skip: show the results", on_click=_skip_guess,
-                 help="turns off 'predict before you see' in the sidebar (and in this page's link)", key="cmp_skip_show_the_results")
+                 help="turns off 'predict before you see' in the sidebar (and in this page's link)",
+                 key="cmp_skip_show_the_results")
         return False
     if others:
         guess = revealed[1]

@@ -43,9 +43,11 @@ def _intro():
     st.title("LBD heat-maps (Figure 4)")
     st.caption("Chen et al., NeurIPS 2022, Fig. 4: test nDCG@10 of LBD over the gradient-penalty weight λ and the "
                "Bernoulli drop probability t, one panel per coupling level η_c. The paper's focal point moves from "
-               "high λ / low t (Lipschitz decoupling works) to low λ / high t (Bernoulli decoupling works) as η_c grows.")
+               "high λ / low t (Lipschitz decoupling works) to low λ / high t (Bernoulli decoupling works) as η_c "
+               "grows.")
     st.latex(formula_lines(r"\text{logit}\,\hat c_p = s(x) + \gamma\, h_p(x),\ \gamma\sim\mathrm{Bernoulli}(1-t)",
-                           r"\mathcal{L} = \mathcal{L}_{\text{softmax}} + \lambda \big\lVert \nabla_X\, \overline{\mathrm{dropout}_{0.1}(H)} \big\rVert_2^2"))
+                           r"\mathcal{L} = \mathcal{L}_{\text{softmax}} + \lambda \big\lVert \nabla_X\, "
+                           r"\overline{\mathrm{dropout}_{0.1}(H)} \big\rVert_2^2"))
     st.caption("The penalty as the official code computes it (lbd.py): the squared gradient norm of the batch mean "
                "of all observation heads' raw logits after dropout. The paper's Table 3 picked, per η_c: 0–0.2 → "
                "(λ 100, t 0.1), 0.3 → (1, 0.1), 0.4–0.5 → (1, 0.3), 0.6 → (1, 0.4).")
@@ -72,7 +74,8 @@ def _grid_settings() -> dict:
     grids = ["quick (η_c ∈ {0, 0.3, 0.6}, 1 seed)", "paper (η_c ∈ {0, 0.1, …, 0.6}, 3 seeds)"]
     paper = qp("grid", "quick", options=("quick", "paper")) == "paper"
     preset = st.radio("grid", grids, index=int(paper),
-                      help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level", key="heat_grid")
+                      help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level",
+                      key="heat_grid")
     paper = preset.startswith("paper")
     linked = st.query_params.get("grid", "quick") == ("paper" if paper else "quick")
     levels = st.multiselect("coupling levels η_c", list(FIG4_COUPLING), _linked_levels(paper, linked),
@@ -134,7 +137,8 @@ def _results(df, model: str):
                        .to_csv(index=False), "lbd_heatmap.csv", key="heat_download_cells_csv")
     png = figure_png(fig, width=1400, height=380)
     if png:
-        d2.download_button("Download heat-map (PNG)", png, "lbd_heatmap.png", mime="image/png", key="heat_download_heat_map_png")
+        d2.download_button("Download heat-map (PNG)", png, "lbd_heatmap.png", mime="image/png",
+                           key="heat_download_heat_map_png")
     else:
         d2.caption("PNG export needs chromium; use the chart's camera button instead.")
 

@@ -41,7 +41,8 @@ def main():
     | name in this app | symbol | paper | meaning |
     |---|---|---|---|
     | position-bias severity | η | CLD (and ULTRA's PBM) | exponent of the position curve: o_p = v_p^η or (1/p)^η |
-    | coupling level | η_c | LBD | how strongly document features drive observation: w = η_c·u, u ∈ [−1, 1]¹⁰ one direction per sweep, crux features scaled to [−1, 1] (official LBD code) |
+    | coupling level | η_c | LBD | how strongly document features drive observation: w = η_c·u, u ∈ [−1, 1]¹⁰ \
+one direction per sweep, crux features scaled to [−1, 1] (official LBD code) |
 
     ### A guided tour
     0. **Playground** — the landing page for teaching: move η, ε, top-k or η_c and watch Naive, DLA and

@@ -5,14 +5,15 @@ from ultr_core.logs.outputs import safe_csv
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.algorithms.record import formula_lines
 from ultr_core.app.figures import interval_bar_figure, observation_curve_figure
-from ultr_core.app.graph_figures import bias_curves_figure, component_sizes_figure, identifiability_graph_figure, identifiability_graph_html, probability_figure
+from ultr_core.app.graph_figures import (bias_curves_figure, component_sizes_figure, identifiability_graph_figure,
+                                         identifiability_graph_html)
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
-from ultr_core.identifiability import probability_table
 from ultr_core.identifiability.lesson import equal_fit_fits, equal_fit_spread
 from ultr_core.identifiability.reports import plan_table, compare_repairs, components_sweep, repairs_sweep
 from pages._clickmodels import click_model_section
-from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live, log_digest, memo, qp,
-                           run_page, submit_job, url_notices)
+from pages._probability import contexts_section
+from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live,
+                           log_digest, memo, qp, run_page, submit_job, url_notices)
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulated import simulate_log
 from ultr_core.evaluation.stats import summarise
@@ -26,11 +27,6 @@ def _builtin(k: int, sessions: int, seed: int):
         return ds, log
     with st.spinner("Simulating the fully synthetic log …"):
         return memo(("ig-builtin", k, sessions, seed), run)
-
-
-@st.cache_data(show_spinner="Monte Carlo …", max_entries=16)
-def _prob(n, x, contexts, positions, trials, seed):
-    return probability_table(n, x, contexts, positions, trials, seed)
 
 
 def _describe(source: str, key, builtin: str, current: str) -> str:
@@ -99,14 +95,15 @@ def main():
     for preset in PRESETS:
         _preset(*preset)
     st.divider()
-    _contexts_section()
+    contexts_section()
 
 
 def _source_choice(linked) -> dict:
     """The sidebar's log: built-in data, a link's log or the current log (Simulate / Upload), with its cache key,
     its ranked lists (built-in only), the link that rebuilds it and the URL parameters."""
     lost_log = False
-    builtin, current, from_link = "built-in: fully synthetic", "current log (Simulate / Upload page)", "the log this link names"
+    builtin, current = "built-in: fully synthetic", "current log (Simulate / Upload page)"
+    from_link = "the log this link names"
     options = [builtin] + ([from_link] if linked is not None else []) + ([current] if "log" in st.session_state else [])
     has_current = "log" in st.session_state
     asked = qp("source", "link" if linked is not None else "current" if has_current else "builtin",
@@ -129,7 +126,7 @@ def _source_choice(linked) -> dict:
         session_opts = [20_000, 50_000, 100_000, 300_000]
         sessions = st.select_slider("sessions", session_opts, qp("sessions", 100_000, int, options=session_opts),
                                     help="more sessions give more clicks per (document, position)", key="ig_sessions")
-        seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="seed of the data and the clicks", key="ig_seed")
+        seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), key="ig_seed", help="data and clicks")
         ds, log = _builtin(k, sessions, int(seed))
         key = ("builtin", k, sessions, int(seed))
         lists = (ds.train.labels, ds.train.offsets, ds.train.doc_ids)
@@ -158,8 +155,8 @@ def _bias_choice(log):
         if len(default) < len(asked):
             st.session_state.setdefault("_url_notices", []).append(
                 f"bias={st.query_params['bias'][:60]!r}: a column named twice or not in this log is left out")
-    bias = st.multiselect("bias factor columns", candidates, default,
-                          help="a bias factor is the tuple of these columns (e.g. context × position)", key="ig_bias_factor_columns")
+    bias = st.multiselect("bias factor columns", candidates, default, key="ig_bias_factor_columns",
+                          help="a bias factor is the tuple of these columns (e.g. context × position)")
     teach = st.toggle("teaching mode: predict before you see", qp("teach", 0, int, 0, 1) == 1,
                       help="hide the verdict until you have guessed", key="ig_teaching_mode_predict_before_y")
     return bias, teach
@@ -207,11 +204,12 @@ def _verdict(rep: dict, bias: list, key, teach: bool) -> bool:
 def _graph(an) -> None:
     """The IG drawn (interactive or static) with the proposed merges and swaps, and the components."""
     g = an.graph
-    show_m = st.checkbox("show proposed merges", True, help="node merging (§4.2): closest factors across components, "
-                                                           "joined by a minimum spanning tree", key="ig_show_proposed_merges")
+    show_m = st.checkbox("show proposed merges", True, key="ig_show_proposed_merges",
+                         help="node merging (§4.2): nearest factors of other components, by a minimum spanning tree")
     show_i = st.checkbox("show proposed interventions", an.intervention_plan is not None,
                          disabled=an.intervention_plan is None,
-                         help="node intervention (§4.1): swap one document into another component, K − 1 swaps", key="ig_show_proposed_interventions")
+                         help="node intervention (§4.1): swap one document into another component, K − 1 swaps",
+                         key="ig_show_proposed_interventions")
     view = g.display_graph()
     merges = an.merge_plan.pairs if show_m and an.merge_plan else None
     swaps = an.intervention_plan.swaps if show_i and an.intervention_plan else None
@@ -268,7 +266,8 @@ def _plans(an) -> None:
     if an.merge_plan is not None and len(an.merge_plan.pairs):
         st.subheader("Proposed merges")
         st.latex(formula_lines(r"\text{cost}(t, t') = \lVert b_t - b_{t'} \rVert_2",
-                               r"b = [\text{context vector},\ 10\,p]\ \text{(or } [p]\text{)} \qquad \text{(§4.2, eq. 7–8)}"))
+                               r"b = [\text{context vector},\ 10\,p]\ \text{(or } [p]\text{)} "
+                               r"\qquad \text{(§4.2, eq. 7–8)}"))
         st.dataframe(an.merge_plan.pairs[["label_a", "label_b", "cost"]].round(6), hide_index=True,
                      height=_plan_height(an.merge_plan.pairs))
     if an.intervention_plan is not None and len(an.intervention_plan.swaps):
@@ -282,7 +281,8 @@ def _plans(an) -> None:
     plan = plan_table(an)
     if len(plan):
         st.download_button("Download the plan (CSV)", safe_csv(plan), "repair_plan.csv", mime="text/csv",
-                           help="every proposed merge and intervention with its cost, in the log's own ids", key="ig_download_the_plan_csv")
+                           help="every proposed merge and intervention with its cost, in the log's own ids",
+                           key="ig_download_the_plan_csv")
 
 
 def _before_after(an, log, key, bias: list, lists) -> None:
@@ -370,24 +370,6 @@ PRESETS = (
      "first: do fits that explain the clicks equally well rank the documents alike?", "equal_fit_job",
      "▶ Fit four times", equal_fit_fits, _show_equal_fit),
 )
-
-
-def _contexts_section() -> None:
-    st.subheader("More contexts, less identifiability (Example 2, Fig. 4c/d)")
-    st.latex(formula_lines(r"P(\text{connected}) \approx 1 - |T|\,\exp\!\Big(-\frac{N^2(|T|-1)}{|X|\,|T|^2}\Big)",
-                           r"|T| = \text{contexts} \times \text{positions}"))
-    p1, p2, p3, p4 = st.columns(4)
-    n_pairs = p1.slider("N: logged (document, factor) pairs", 1_000, 20_000, 3_000, 500,
-                        help="size of the click log in distinct (document, bias factor) pairs", key="ig_n_logged_document_factor_pairs")
-    n_x = p2.select_slider("|X|: distinct documents", [1_000, 3_000, 10_000, 30_000], 10_000,
-                           help="number of distinct feature vectors", key="ig_x_distinct_documents")
-    positions = p3.slider("positions", 1, 20, 10, help="each context type is combined with every position", key="ig_positions")
-    trials = p4.select_slider("Monte Carlo trials", [50, 100, 200, 500], 100, help="simulated logs per point", key="ig_monte_carlo_trials")
-    ctx = (1, 2, 3, 5, 8, 10, 15, 20, 30)
-    st.plotly_chart(probability_figure(_prob(n_pairs, n_x, ctx, positions, trials, 0), x="contexts"), key="prob")
-    st.caption("Pairs drawn uniformly from X × T; a factor never drawn is an isolated node. The formula is the "
-               "paper's Gilbert-style approximation; the simulation counts connected graphs. Seed 0.")
-
 
 
 run_page(main)

@@ -10,7 +10,8 @@ from ultr_core.app.figures import compact, ctr_by_position_figure, observation_c
 from ultr_core.app.jobhandles import JobGroup
 from ultr_core.app.knobs import (KNOB_BY_FIELD, KNOBS, LRS, SEEDS, SESSIONS, reconcile,
                                  settings_from_state)
-from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims, curve_note, log_view,
+from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims,
+                                      curve_note, log_view,
                                       seed_runs, seed_table, truth_note)
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
@@ -42,7 +43,8 @@ div[data-testid="stAlertContainer"] {padding: 0.6rem 0.8rem;}
   div[data-testid="stVerticalBlock"] {gap: 0.15rem;}
   div[data-testid="stWidgetLabel"] {min-height: 1rem; margin-bottom: -0.2rem;}
   div[data-testid="stSlider"] > div {margin-top: -0.3rem;}
-  div[data-testid="stTickBar"], div[data-testid="stSliderTickBarMin"], div[data-testid="stSliderTickBarMax"] {display: none;}
+  div[data-testid="stTickBar"], div[data-testid="stSliderTickBarMin"], div[data-testid="stSliderTickBarMax"] {display:
+  none;}
 }
 @media (max-height: 800px) {          /* run settings open: the page list steps aside so they fit the sidebar */
   section[data-testid="stSidebar"]:has(details[open]) [data-testid="stSidebarNav"],

@@ -87,7 +87,8 @@ def _dataset_choice() -> dict:
         spec = f"ig:{k}"
     elif source == "upload":
         upload = st.file_uploader("SVMlight / LETOR file", type=["txt", "svm", "letor", "dat"],
-                                  help="lines 'label qid:Q fid:value …'; size limit in .streamlit/config.toml", key="sim_svmlight_letor_file")
+                                  help="lines 'label qid:Q fid:value …'; size limit in .streamlit/config.toml",
+                                  key="sim_svmlight_letor_file")
         spec = "upload"
     else:
         spec = dataset_spec(source)        # a name from the data roots, never a typed path
@@ -162,8 +163,10 @@ def _show(log, sim, topk, seed: int) -> None:
     st.dataframe(log.sample(50, seed=seed), hide_index=True)
     d1, d2 = st.columns(2)
     d1.download_button("Download Parquet", log.to_parquet_bytes, "clicks.parquet",
-                       help="the log with its metadata (click model, seed); built when you click", key="sim_download_parquet")
-    d2.download_button("Download CSV", lambda: log.to_csv(), "clicks.csv", help="built when you click", key="sim_download_csv")
+                       help="the log with its metadata (click model, seed); built when you click",
+                       key="sim_download_parquet")
+    d2.download_button("Download CSV", lambda: log.to_csv(), "clicks.csv", help="built when you click",
+                       key="sim_download_csv")
 
 
 run_page(main)

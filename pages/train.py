@@ -31,7 +31,9 @@ TRAINABLE = list(ALGORITHMS.values())
 
 def main():
     st.title("Train & watch")
-    st.caption("Training runs in the background: the charts update every second while the rest of the app stays usable.")
+    st.caption(
+        "Training runs in the background: the charts update every second while the rest of the app stays usable."
+    )
     link_spec, ds, log, note = _log_to_train()
     with st.sidebar:
         link_spec, ds, log, other_users = _users_of(link_spec, ds, log)
@@ -82,8 +84,11 @@ def _log_to_train():
         log = st.session_state["log"]
         ds = st.session_state["dataset"]
         link_spec = session_log_spec()
-        note = (f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on {escape_markdown(ds.name)})."
-                + ("" if link_spec else " It was built from an uploaded file, so links to this page cannot rebuild it."))
+        note = (
+            f"Training on the log from the Simulate page ({log.n_sessions:,} sessions on "
+            f"{escape_markdown(ds.name)})."
+            + ("" if link_spec else " It was built from an uploaded file, so links to this page cannot rebuild it.")
+        )
     elif link_spec is None:
         link_spec = default.to_string()
         ds, _, log = memo(("logspec", link_spec), default.simulate)
@@ -138,13 +143,18 @@ def _choices() -> dict:
     asked = qp("algorithms", "dla").split(",")                # keys; older links: labels
     default_algs = [ALGORITHMS.get(a, a) for a in asked if a in NAMES or a in ALGORITHMS] or ["DLA"]
     chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
-                            help="each is trained on the same log; see the formulas below the charts", key="train_algorithms")
-    model = st.radio("ranking model", ["dnn", "linear"], index=0 if qp("model", "dnn", options=("dnn", "linear")) == "dnn" else 1, horizontal=True,
+                            help="each is trained on the same log; see the formulas below the charts",
+                            key="train_algorithms")
+    model = st.radio("ranking model", ["dnn", "linear"],
+                     index=0 if qp("model", "dnn", options=("dnn", "linear")) == "dnn" else 1, horizontal=True,
                      help="DNN = ELU MLP (64, 32); Linear = one affine layer", key="train_ranking_model")
     lr = st.select_slider("learning rate", [0.001, 0.003, 0.01, 0.03, 0.1],
-                          qp("lr", 0.01, float, options=(0.001, 0.003, 0.01, 0.03, 0.1)), help="Adam step size", key="train_learning_rate")
-    steps = st.slider("steps", 50, 5000, qp("steps", 600, int, 50, 5000), 50, help="batches of 256 sessions", key="train_step_count")
-    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="initialisation and batch order", key="train_seed")
+                          qp("lr", 0.01, float,
+                             options=(0.001, 0.003, 0.01, 0.03, 0.1)), help="Adam step size", key="train_learning_rate")
+    steps = st.slider("steps", 50, 5000, qp("steps", 600, int, 50, 5000), 50, help="batches of 256 sessions",
+                      key="train_step_count")
+    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="initialisation and batch order",
+                           key="train_seed")
     refs_on = st.checkbox("Naive and Oracle as reference lines", qp("refs", 1, int, 0, 1) == 1,
                           help="also train raw clicks (Naive, the floor) and true labels (Oracle, the ceiling) "
                                "on the same log; drawn dashed", key="train_naive_and_oracle_as_reference")
@@ -236,7 +246,8 @@ def _show(job, truth, seed, users="pbm"):
         steps = f"{table['steps'].iloc[0]:,} steps each; " if table["steps"].nunique() == 1 else ""
         st.subheader("Test metrics")
         st.dataframe(table.drop(columns="steps") if steps else table, hide_index=True)   # fits a 1024 px projector
-        st.caption(f"Seed {seed}; {steps}nDCG@k excludes queries without a relevant document; Spearman ρ (within query) = "
+        st.caption(f"Seed {seed}; {steps}nDCG@k excludes queries without a relevant document; Spearman ρ (within "
+                   f"query) = "
                    "rank correlation of the scores with the true relevance inside each query, pooled over queries. "
                    "MCC (a Pearson correlation of raw scores) is not shown here: listwise scores are fixed only up "
                    "to a shift per query and on a log scale, so it is not defined for them.")

@@ -17,7 +17,14 @@ from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS, UPLOAD
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.formats import FORMAT_NAMES, LOG_FORMATS
 from ultr_core.data.archives import ultra_files_or_one
-from ultr_core.logs.mapping import TARGETS, column_chosen_twice, default_document, guess_mapping, peek_columns, read_user_log
+from ultr_core.logs.mapping import (
+    TARGETS,
+    column_chosen_twice,
+    default_document,
+    guess_mapping,
+    peek_columns,
+    read_user_log,
+)
 from ultr_core.logs.sniff import infer_format
 from pages._clickmodels import click_model_section
 from pages._common import _session_alive, cached_analysis, memo, run_page, session_id
@@ -100,7 +107,8 @@ def main():
                         format_func=lambda d: _document_label(d, fmt),
                         help="relevance belongs to a query–document pair in a click log; in an ULTRA folder a "
                              "document is a feature vector shown by any query (the paper's own check). Choose "
-                             "'alone' only when the same id means the same document under every query", key="upload_a_document_is")
+                             "'alone' only when the same id means the same document under every query",
+                             key="upload_a_document_is")
     columns, doc_columns, cols = None, None, None
     if fmt not in TEXT:
         cols = _stop_on_error(lambda: peek_columns(data, fmt, name))
@@ -159,7 +167,8 @@ def _file_and_format():
     fmt_guess = _stop_on_error(lambda: infer_format(data, name))
     fmt = st.selectbox("format", FORMATS, index=FORMATS.index(fmt_guess) if fmt_guess in FORMATS else 0,
                        format_func=FORMAT_LABELS.get,
-                       help="from the file name when it is telling, else sniffed from the content; change it if wrong", key="upload_format")
+                       help="from the file name when it is telling, else sniffed from the content; change it if wrong",
+                       key="upload_format")
     return name, data, digest, fmt
 
 
@@ -184,7 +193,8 @@ def _column_mapping(cols: list, digest: str):
         st.stop()
     if chosen["doc_id"] == "(none)":
         doc_columns = st.multiselect("document = these feature columns", cols,
-                                     help="documents with identical values in these columns are one document", key="upload_document_these_feature_columns")
+                                     help="documents with identical values in these columns are one document",
+                                     key="upload_document_these_feature_columns")
         if not doc_columns:
             st.warning("Choose a document column or the feature columns that identify a document.")
             st.stop()
@@ -199,14 +209,17 @@ def _bias_and_estimator(fmt: str, columns, cols, doc_cols: tuple):
         available = [(columns or {}).get(c, c) for c in cols]
     candidates = [c for c in available if c not in ("session_id", "query_id", "doc_id", "click", "shown")
                   and c not in doc_cols]
-    bias = st.multiselect("bias factor columns", candidates, ["position"] if "position" in candidates else candidates[:1],
-                          help="the identifiability graph has one node per distinct tuple of these columns", key="upload_bias_factor_columns")
+    bias = st.multiselect("bias factor columns", candidates,
+                          ["position"] if "position" in candidates else candidates[:1],
+                          help="the identifiability graph has one node per distinct tuple of these columns",
+                          key="upload_bias_factor_columns")
     if not bias:
         st.stop()
     estimator = st.selectbox("position-bias estimator", ESTIMATORS, index=ESTIMATORS.index("all_pairs"),
                              format_func=ESTIMATOR_LABELS.get,
                              help="observation is estimated inside each connected component of the IG, normalised "
-                                  "there; 90 % intervals from 100 document-bootstrap resamples", key="upload_position_bias_estimator")
+                                  "there; 90 % intervals from 100 document-bootstrap resamples",
+                                  key="upload_position_bias_estimator")
     return bias, estimator
 
 
@@ -252,7 +265,8 @@ def _show_report(an) -> None:
         curves = pd.DataFrame(pb["curves"])
         if len(curves):
             st.plotly_chart(bias_curves_figure(curves), key="upload_bias")
-            st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True, height="auto" if len(curves) <= 5 else 220)
+            st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True,
+                         height="auto" if len(curves) <= 5 else 220)
         else:
             st.info("No position-bias curve can be estimated from this log: the notes above say why.")
 
@@ -263,7 +277,8 @@ def _downloads(an) -> None:
     plan = plan_table(an)
     if len(plan):
         st.download_button("Download the plan (CSV)", safe_csv(plan), "repair_plan.csv", mime="text/csv",
-                           help="every proposed merge and intervention with its cost, in the log's own ids", key="upload_download_the_plan_csv")
+                           help="every proposed merge and intervention with its cost, in the log's own ids",
+                           key="upload_download_the_plan_csv")
 
 
 run_page(main)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what the tests need (Python packages; Debian's chromium for the browser test)
-# and runs the whole test suite (both tiers) on two workers (pytest-xdist).  Extra arguments go
+# Installs what the tests need (Python packages; Debian's chromium for the browser test), lints with ruff
+# (E and F, pyproject.toml) and runs the whole test suite (both tiers) on two workers (pytest-xdist).  Extra arguments go
 # to pytest.  Packages are installed without pip's serial byte-compiling and then compiled on both
 # cores: this machine sets PYTHONDONTWRITEBYTECODE=1, so without .pyc files every process the tests
 # start (servers, pool workers, CLI runs) would compile torch, pandas and streamlit from source
@@ -23,4 +23,5 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "warning: could not install chromium; the browser test will fail"
 fi
+python -m ruff check --quiet . || { echo "ruff found the problems above (pyproject.toml [tool.ruff])" >&2; exit 1; }
 exec python -m pytest -q -n 2 --dist worksteal -m "slow or not slow" --durations=25 "$@"

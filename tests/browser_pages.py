@@ -1,4 +1,7 @@
-"""Real-browser flows of single pages (headless chromium, clicks only): closing a tab, cold deep links, the interactive graph, a heat-map cell, Compare and Upload, Upload → Identifiability, a presentation link. The server and browser helpers are in browser_flow.py."""
+"""Real-browser flows of single pages (headless chromium, clicks only): closing a tab, cold deep links, the
+interactive graph, a heat-map cell, Compare and Upload, Upload → Identifiability, a presentation link. The server and
+browser helpers are in browser_flow.py."""
+
 from __future__ import annotations
 
 import re
@@ -131,7 +134,8 @@ def run_compare_and_upload(url: str, csv_path: Path) -> dict:
         open_home(page, url)
         page.get_by_role("link", name="Compare").click()
         page.get_by_role("button", name="▶ Run").click(timeout=30_000)
-        done = page.get_by_text("Download runs (CSV)").or_(page.get_by_role("button", name="Record my guess and reveal"))
+        done = page.get_by_text("Download runs (CSV)").or_(page.get_by_role("button",
+        name="Record my guess and reveal"))
         done.first.wait_for(timeout=300_000)
         if page.get_by_role("button", name="Record my guess and reveal").count():   # predict before you see
             page.get_by_role("button", name="Record my guess and reveal").click()

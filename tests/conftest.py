@@ -118,7 +118,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 #: the full tier's longest tests, longest first (ULTR_TEST_TIMELINE measures them)
-SLOW_FIRST = ("test_fig3a_on_the_yahoo_sample", "test_playground_and_presentation_mode", "test_playground_fits_one_screen",
+SLOW_FIRST = ("test_fig3a_on_the_yahoo_sample", "test_playground_and_presentation_mode",
+              "test_playground_fits_one_screen",
               "test_mq2008_oracle_dla_naive", "test_compare_preset_paper_claims", "test_compare_preset_verdicts",
               "test_readme_command_lines", "test_main_flow_simulate", "test_closing_the_tab", "test_preset_story_holds",
               "test_pbm_ordering")
@@ -128,6 +129,4 @@ FAST_FIRST = ("test_identifiability_page_fits_click_models", "test_train_default
               "test_playground_users_knob", "test_playground_starts_by_itself", "test_train_link_rebuilds",
               "test_hostile_strings_never_render", "test_several_seeds_give_an_interval", "test_compare_page_sweeps")
 
-
-import sys as _sys
-_sys.path.insert(0, str(Path(__file__).resolve().parent))     # tests/browser_flow.py helpers
+sys.path.insert(0, str(Path(__file__).resolve().parent))     # tests/browser_flow.py helpers

@@ -121,7 +121,9 @@ def test_pair_debias_loss_does_not_scale_with_batch_size(setup):
 def test_lbd_ablations_set_their_switches():
     cfg = TrainConfig(algorithm="lbd", lbd_lambda=7.0, lbd_t=0.3)
     ctx = TrainContext(generator=torch.Generator())
-    get = lambda name: LEARNERS[name](cfg, 5, 4, ctx)
+
+    def get(name):
+        return LEARNERS[name](cfg, 5, 4, ctx)
     assert (get("lbd").lam, get("lbd").t) == (7.0, 0.3)
     assert (get("lbd_lips").lam, get("lbd_lips").t) == (7.0, 0.0)
     assert (get("lbd_ber").lam, get("lbd_ber").t) == (0.0, 0.3)
@@ -249,7 +251,8 @@ def test_device_option(setup):
     cfg = TrainConfig(algorithm="lbd", device="auto", **FAST)
     res = fit(log, ds, cfg)                     # cuda when present, else the CPU; the model ends on the CPU
     assert next(res.model.parameters()).device.type == "cpu"
-    assert np.array_equal(res.predict(ds.test.features), fit(log, ds, cfg.with_(device="cpu")).predict(ds.test.features)) \
+    assert np.array_equal(res.predict(ds.test.features),
+                          fit(log, ds, cfg.with_(device="cpu")).predict(ds.test.features)) \
         or torch.cuda.is_available()
     if not torch.cuda.is_available():
         with pytest.raises(ConfigError, match="no CUDA GPU"):

@@ -74,8 +74,10 @@ def test_train_default_dla_runs_in_background_and_reports():
     assert "Spearman ρ" in table.columns and "steps" not in table.columns, table.columns
     assert any("600 steps each" in c.value for c in at.caption)
     assert (table["ndcg@10"].round(3) == table["ndcg@10"]).all()
-    assert at.query_params["algorithms"] in (["dla"], "dla")                   # links store keys
-    at.sidebar.multiselect(key="train_algorithms").set_value(["CLD"]).run()          # the default log shows every candidate (#50)
+    assert at.query_params["algorithms"] in (["dla"], "dla")  # links store keys
+    at.sidebar.multiselect(key="train_algorithms").set_value(
+        ["CLD"]
+    ).run()  # the default log shows every candidate (#50)
     at.button(key="train_job_start").click().run()
     assert no_crash(at) and at.session_state["train_job"] is job           # nothing was started
     assert any("CLD models top-k selection" in e.value and "shows every candidate" in e.value for e in at.error)
@@ -193,7 +195,8 @@ def test_compare_preset_says_whether_the_run_reproduces_the_paper():
     from the run's seeds, the two about LBD_Lips / LBD_Ber (not run) say so."""
     at = page("compare.py").run()
     at.sidebar.selectbox(key="cmp_preset").select("LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").run()
-    at.sidebar.multiselect(key="m_LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").set_value(["Naive", "DLA", "LBD"]).run()
+    at.sidebar.multiselect(key="m_LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").set_value(["Naive", "DLA",
+    "LBD"]).run()
     at.sidebar.text_input(key="v_LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").input("0.6").run()
     at.sidebar.slider(key="n_LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)").set_value(2).run()
     at.sidebar.select_slider(key="cmp_sessions").set_value(5_000).run()
@@ -207,7 +210,10 @@ def test_compare_preset_says_whether_the_run_reproduces_the_paper():
     assert set(table["verdict"].tolist()[:2]) <= {"reproduced", "not resolved", "opposite"}
     assert (table["seeds"].tolist()[:2] == [2, 2]) and "LBD Fig. 3a" in table["paper says"].iloc[0]
     df = at.session_state["compare_job"].result
-    d = (df[df["algorithm"] == "Naive"].set_index("seed")["ndcg@10"] - df[df["algorithm"] == "DLA"].set_index("seed")["ndcg@10"])
+    d = (
+        df[df["algorithm"] == "Naive"].set_index("seed")["ndcg@10"]
+        - df[df["algorithm"] == "DLA"].set_index("seed")["ndcg@10"]
+    )
     assert table["difference [90 % interval]"].iloc[0].startswith(f"{d.mean():+.3f}")   # the page's number is the run's
 
 
@@ -299,8 +305,8 @@ def test_heatmaps_quick_grid_draws_and_a_clicked_cell_shows_its_curves():
     at = page("heatmaps.py").run()
     at.sidebar.multiselect(key="lv_False").set_value([0.0]).run()
     at.sidebar.select_slider(key="heat_sessions").set_value(5_000).run()
-    at.sidebar.select_slider(key="st_False").set_value(100).run()                  # the smallest step count offered
-    at.sidebar.radio(key="heat_ranking_model").set_value("linear").run()                      # the click, not the model, is under test
+    at.sidebar.select_slider(key="st_False").set_value(100).run()  # the smallest step count offered
+    at.sidebar.radio(key="heat_ranking_model").set_value("linear").run()  # the click, not the model, is under test
     assert "12 runs" in " ".join(m.value for m in at.markdown)
     at.button(key="heat_job_start").click().run()
     at = _wait(at, "heat_job", 180)
@@ -330,7 +336,9 @@ def test_heatmaps_state_round_trips_through_the_url():
     at.query_params.update({"grid": "paper", "levels": "0.1,0.5", "seeds": "2", "steps": "200", "model": "linear"})
     at.run()
     assert no_crash(at)
-    assert at.sidebar.radio(key="heat_grid").value.startswith("paper") and at.sidebar.multiselect(key="lv_True").value == [0.1, 0.5]
+    assert at.sidebar.radio(key="heat_grid").value.startswith("paper") and at.sidebar.multiselect(
+        key="lv_True"
+    ).value == [0.1, 0.5]
     assert at.sidebar.slider(key="sd_True").value == 2 and at.sidebar.select_slider(key="st_True").value == 200
     assert at.sidebar.radio(key="heat_ranking_model").value == "linear"
     assert at.query_params["levels"] in (["0.1,0.5"], "0.1,0.5")
@@ -342,8 +350,12 @@ def test_train_hyper_parameters_round_trip_through_the_url():
                             "penalty": "paper", "clicks": "online", "ips_true": "0", "ips_eta": "1.5", "gamma": "0.2"})
     at.run()
     assert no_crash(at)
-    assert at.sidebar.multiselect(key="train_algorithms").value == ["LBD", "IPS", "CLD"]             # keys, and a label of an older link
-    assert at.sidebar.checkbox(key="train_naive_and_oracle_as_reference").value and not at.checkbox(key="train_table3").value   # references on, Table 3 off
+    assert at.sidebar.multiselect(key="train_algorithms").value == ["LBD", "IPS",
+    "CLD"]  # keys, and a label of an older link
+    assert (
+        at.sidebar.checkbox(key="train_naive_and_oracle_as_reference").value
+        and not at.checkbox(key="train_table3").value
+    )  # references on, Table 3 off
     assert at.select_slider(key="train_lam").value == 10.0
     assert at.slider(key="train_t").value == 0.3 and at.radio(key="train_penalty").value == "paper"
     assert at.sidebar.radio(key="train_clicks").value == "online" and not at.checkbox(key="train_ips_true").value
@@ -373,7 +385,10 @@ def test_train_draws_the_same_log_with_another_user_model_and_links_it():
     assert any("DBN users" in i.value for i in at.info)                # the page says what it trains on
     at.button(key="train_job_start").click().run()
     at = _wait(at, "train_job")
-    assert at.session_state["train_job"].jobs[0]._args[0].endswith("seed=7") and "user_model=dbn" in at.session_state["train_job"].jobs[0]._args[0]
+    assert (
+        at.session_state["train_job"].jobs[0]._args[0].endswith("seed=7")
+        and "user_model=dbn" in at.session_state["train_job"].jobs[0]._args[0]
+    )
     assert any(c.value.startswith("Each curve ÷ its position 1. DLA: its propensity tower") for c in at.caption)
     # under DBN users the "truth" drawn is their mean examination per position, and the caption says so
     assert any("truth: the average probability that DBN users examine each position" in c.value for c in at.caption)

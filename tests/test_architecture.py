@@ -11,10 +11,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "ultr_core"
 #: package -> layer; a package may import its own layer's package and lower layers only
-LAYERS = {"errors": 0, "constraints": 1, "extensions": 1, "data": 2, "evaluation": 3, "logs": 4, "clickmodels": 5, "simulation": 6,
+LAYERS = {"errors": 0, "constraints": 1, "extensions": 1, "data": 2, "evaluation": 3, "logs": 4, "clickmodels": 5,
+          "simulation": 6,
           "algorithms": 7, "identifiability": 7, "studies": 8, "app": 9}
 #: the order a log passes through ultr_core.logs (read → normalise → map → reduce)
-LOGS_ORDER = ["bounds", "formats", "clicklog", "coding", "sniff", "sql", "yandex", "sessions", "normalise", "ultra", "mapping", "daskcounts", "ingestion", "outputs"]
+LOGS_ORDER = ["bounds", "formats", "clicklog", "coding", "sniff", "sql", "yandex", "sessions", "normalise", "ultra",
+              "mapping", "daskcounts", "ingestion", "outputs"]
 MAX_LINES = 400
 
 
@@ -49,7 +51,8 @@ def _package(name: str) -> str | None:
 
 
 def test_every_package_has_a_layer():
-    pkgs = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()} | {"errors", "constraints", "extensions"}
+    pkgs = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()} | {"errors", "constraints",
+    "extensions"}
     assert pkgs == set(LAYERS), "a new package needs its place in LAYERS and docs/architecture.md"
 
 

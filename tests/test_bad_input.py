@@ -201,7 +201,9 @@ def page(name: str):
 
 
 @pytest.mark.parametrize("params, field", [
-    ({"seed": "-1"}, "seed"), ({"sessions": "5"}, "sessions"), pytest.param({"sessions": "99999999999"}, "sessions", marks=pytest.mark.slow),
+    ({"seed": "-1"}, "seed"), ({"sessions": "5"},
+                               "sessions"), pytest.param({"sessions": "99999999999"}, "sessions",
+                               marks=pytest.mark.slow),
     ({"contexts": "-1"}, "contexts"), ({"eta": "5"}, "eta"), ({"eta": "nan"}, "eta"),
     ({"dataset": "/etc/passwd"}, "dataset"), ({"queries": "abc"}, "queries"),
 ])
@@ -242,7 +244,8 @@ def test_upload_parquet_with_list_typed_query_id_shows_a_message(tmp_path):
     df = pd.DataFrame({"query_id": [[1, 2], [3]], "doc_id": ["a", "b"], "position": [1, 2], "click": [0, 1]})
     df.to_parquet(tmp_path / "l.parquet")
     at = page("upload.py").run()
-    at.file_uploader(key="upload_click_log").set_value(("l.parquet", (tmp_path / "l.parquet").read_bytes(), "application/octet-stream"))
+    at.file_uploader(key="upload_click_log").set_value(("l.parquet", (tmp_path / "l.parquet").read_bytes(),
+                                                        "application/octet-stream"))
     at.run()
     assert no_crash(at) and at.error and "query\\_id" in at.error[0].value and "lists" in at.error[0].value
     from ultr_core.errors import DataFormatError
@@ -279,7 +282,8 @@ def test_hostile_strings_never_render_as_markup():
                          "vertical": HOSTILE[(s + p) % 4]})
     data = pd.DataFrame(rows).to_csv(index=False).encode()
     at = page("upload.py").run()
-    at.file_uploader(key="upload_click_log").set_value(('<b>x</b><img src=x onerror="alert(1)">.csv', data, "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(('<b>x</b><img src=x onerror="alert(1)">.csv', data,
+                                                        "text/csv")).run()
     assert no_crash(at) and not at.error
     at.radio(key="upload_a_document_is").set_value("global").run()
     at.multiselect(key="upload_bias_factor_columns").set_value(["position", "vertical"]).run()
@@ -317,8 +321,9 @@ def test_hostile_upload_name_is_escaped_on_simulate_and_train():
     letor = b"".join(f"{q % 3} qid:{q // 4} 1:{q / 10} 2:{(q * 7) % 5 / 5}\n".encode() for q in range(40))
     sim = page("simulate.py").run()
     sim.sidebar.selectbox(key="sim_dataset").select("upload").run()
-    sim.sidebar.file_uploader(key="sim_svmlight_letor_file").set_value(('<b>x</b><img src=x onerror="alert(1)">.txt', letor,
-                                            "text/plain")).run()
+    sim.sidebar.file_uploader(key="sim_svmlight_letor_file").set_value(
+        ('<b>x</b><img src=x onerror="alert(1)">.txt', letor, "text/plain")
+    ).run()
     assert not sim.exception and not sim.error
     _no_markup(sim)
     tr = page("train.py")

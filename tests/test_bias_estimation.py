@@ -1,4 +1,6 @@
-"""Position bias per IG component (Agarwal et al., WSDM 2019 intervention harvesting; a PBM fitted by EM): an independent implementation, recovery with intervals, per-component curves, the CLI."""
+"""Position bias per IG component (Agarwal et al., WSDM 2019 intervention harvesting; a PBM fitted by EM): an
+independent implementation, recovery with intervals, per-component curves, the CLI."""
+
 from collections import defaultdict
 
 import numpy as np

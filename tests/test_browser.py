@@ -56,7 +56,8 @@ def test_playground_fits_one_screen_and_reacts_to_a_knob(shared_url):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("size, query", [((1024, 576), "?preset=top-k+cut+hides+relevance"), ((1280, 720), "?present=1"),
+@pytest.mark.parametrize("size, query", [((1024, 576), "?preset=top-k+cut+hides+relevance"),
+                                         ((1280, 720), "?present=1"),
                                          ((1024, 576), "?users=dcm"),
                                          ((1024, 576), "?present=1&users=cm&coupling=0.5&contexts=20")])
 def test_playground_and_presentation_mode_fit_a_projector(shared_url, size, query):
@@ -123,7 +124,9 @@ def test_bad_url_and_hostile_upload_show_messages_not_tracebacks(shared_url, tmp
     lines = ["query_id,doc_id,position,click,vertical"]
     for s in range(40):
         for p in (1, 2):
-            lines.append(f"{s % 4},d{(s + p) % 3},{p},{int(s % 3 == p)},\"{hostile[(s + p) % 4].replace(chr(34), chr(39))}\"")
+            lines.append(
+                f'{s % 4},d{(s + p) % 3},{p},{int(s % 3 == p)},"{hostile[(s + p) % 4].replace(chr(34), chr(39))}"'
+            )
     upload = tmp_path / "<img src=x onerror=alert(1)><b>x.csv"
     upload.write_text("\n".join(lines) + "\n")
     seen = run_hostile_flow(shared_url, upload, tmp_path / "hostile.png")

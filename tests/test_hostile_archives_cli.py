@@ -130,7 +130,8 @@ def _unknown_compression():
 def _truncated_tgz():
     b = io.BytesIO()
     with tarfile.open(fileobj=b, mode="w:gz") as t:
-        for n, data in (("K/train/train.init_list", b"0 0 1 2\n1 2 1 0\n" * 4000), ("K/train/train.feature", b"0 1:1\n")):
+        for n, data in (("K/train/train.init_list", b"0 0 1 2\n1 2 1 0\n" * 4000),
+                        ("K/train/train.feature", b"0 1:1\n")):
             info = tarfile.TarInfo(n)
             info.size = len(data)
             t.addfile(info, io.BytesIO(data))
@@ -171,7 +172,8 @@ def test_config_errors_are_typed():
 
 def test_a_file_that_is_not_a_click_log_says_what_a_click_log_needs():
     up = page("upload.py").run()
-    up.file_uploader(key="upload_click_log").set_value(("qrels.csv", b"query,url,relevance\nq1,a,2\nq1,b,0\nq2,a,1\n", "text/csv")).run()
+    up.file_uploader(key="upload_click_log").set_value(("qrels.csv", b"query,url,relevance\nq1,a,2\nq1,b,0\nq2,a,1\n",
+                                                        "text/csv")).run()
     assert no_crash(up)
     assert up.error and "is chosen as both position and click" in up.error[0].value
     assert "A click log needs one column for each" in up.error[0].value
@@ -183,7 +185,8 @@ def test_system_paths_are_refused_and_never_quoted(capsys, monkeypatch):
     for path in ("/proc/self/environ", "/sys/kernel/mm/transparent_hugepage/enabled", "/dev/zero"):
         err = refused(["ig", path], capsys, "a system path (/proc, /sys or /dev) cannot be read as a log")
         assert "hunter2" not in err and "ULTR_SECRET" not in err
-    refused(["simulate", "--out", "/proc/self/x.csv", "--sessions", 10], capsys, "--out", "a system path (/proc, /sys or /dev) cannot hold an output")
+    refused(["simulate", "--out", "/proc/self/x.csv", "--sessions", 10], capsys, "--out",
+            "a system path (/proc, /sys or /dev) cannot hold an output")
 
 
 def test_a_message_quotes_at_most_sixteen_characters_of_content(tmp_path, capsys):

@@ -253,9 +253,12 @@ def test_upload_and_identifiability_pages_propose_the_same_intervention(tmp_path
 
 def test_a_bad_upload_after_a_good_one_keeps_the_good_one_and_says_only_that():
     up = page("upload.py").run()
-    up.file_uploader(key="upload_click_log").set_value(("good.csv", b"query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n", "text/csv")).run()
+    up.file_uploader(key="upload_click_log").set_value(("good.csv",
+                                                        b"query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n",
+                                                        "text/csv")).run()
     kept = up.session_state["log"]
-    up.file_uploader(key="upload_click_log").set_value(("bad.csv", b"query_id,doc_id,position,click\nq,a,0x2,1\n", "text/csv")).run()
+    up.file_uploader(key="upload_click_log").set_value(("bad.csv", b"query_id,doc_id,position,click\nq,a,0x2,1\n",
+                                                        "text/csv")).run()
     assert no_crash(up)
     assert up.error and "decimal digits" in up.error[0].value and "current log is unchanged" in up.error[0].value
     assert not any("now the *current log*" in c.value or "now the current log" in c.value for c in up.caption)
@@ -382,7 +385,8 @@ def test_control_characters_never_reach_a_terminal(tmp_path, capsys):
 
 def test_control_characters_never_reach_a_page():
     up = page("upload.py").run()
-    up.file_uploader(key="upload_click_log").set_value((f"log{ESC}.csv", f"query_id,doc_id,position,click\nq{ESC},a,0x2,1\n".encode(),
+    up.file_uploader(key="upload_click_log").set_value((f"log{ESC}.csv",
+                                                        f"query_id,doc_id,position,click\nq{ESC},a,0x2,1\n".encode(),
                                    "text/csv")).run()
     assert no_crash(up) and up.error
     texts = [e.value for e in up.error] + [c.value for c in up.caption] + [m.value for m in up.markdown]

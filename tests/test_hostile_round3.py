@@ -66,7 +66,9 @@ def _sessions(n=100, depth=2, session=lambda s: s, click=lambda s, p: int(p == 1
     rows = [head]
     for s in range(n):
         for p in range(1, depth + 1):
-            rows.append(f"{session(s)},1,{(s + p) % 7},{p},{click(s, p)}" + ("," + extra.split("=")[1] if extra else ""))
+            rows.append(
+                f"{session(s)},1,{(s + p) % 7},{p},{click(s, p)}" + ("," + extra.split("=")[1] if extra else "")
+            )
     return "\n".join(rows) + "\n"
 
 
@@ -115,7 +117,8 @@ def test_click_models_test_log_of_another_depth_is_refused(tmp_path, capsys):
     d3 = write(tmp_path, "d3.csv", _sessions(depth=3))
     d5 = write(tmp_path, "d5.csv", _sessions(depth=5))
     for a, b in ((d3, d5), (d5, d3)):
-        refused(["click-models", a, "--test", b, "--models", "pbm,ubm,dcm,dbn"], capsys, "--test", "results per session")
+        refused(["click-models", a, "--test", b, "--models", "pbm,ubm,dcm,dbn"], capsys, "--test",
+                "results per session")
 
 
 def test_click_models_flags_that_do_not_apply_are_refused(tmp_path, capsys):

@@ -191,7 +191,9 @@ def test_a_bias_column_named_twice(capsys, tmp_path):
     at.query_params["bias"] = "position,position"
     at.run()
     assert no_crash(at) and not at.error
-    assert any("named twice" in i.value for i in at.info) and at.sidebar.multiselect(key="ig_bias_factor_columns").value == ["position"]
+    assert any("named twice" in i.value for i in at.info) and at.sidebar.multiselect(
+        key="ig_bias_factor_columns"
+    ).value == ["position"]
 
 
 def _two_position_log(n_sessions, clicks=True):

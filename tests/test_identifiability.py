@@ -121,7 +121,9 @@ def test_intervention_by_hand_and_brute_force():
     obs = np.array([0.7, 0.5, 0.4, 0.3, 0.2])     # positions 1, 2, 3, 5, 6
     plan = plan_interventions(g, rel, obs)
     assert len(plan.swaps) == 1 and plan.intervened_graph().n_components == 1
-    cost = lambda p: (1 - p) / p
+
+    def cost(p):
+        return (1 - p) / p
     best = min((cost(rel[x] * obs[t]) + cost(rel[x] * obs[t2]), x, t, t2)
                for x, t in zip(g.doc, g.fac) for t2 in range(5) if g.component[t2] != g.component[t])
     s = plan.swaps.iloc[0]

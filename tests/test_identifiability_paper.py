@@ -165,9 +165,19 @@ def test_ig_fit_cli_on_an_ultra_directory_and_a_labelled_log(tmp_path, capsys):
     rc, out, _ = _cli(["ig-fit", str(tmp_path / "ultra"), "--json"], capsys)
     rep = json.loads(out)
     assert rc == 0 and rep["n_components"] == 1 and rep["mcc"] > 0.99
-    rows = [{"session_id": s, "query_id": 0, "doc_id": doc, "position": pos, "shown": True,
-             "click": int((s + pos) % (pos + 1) == 0), "label": lab}
-            for s in range(200) for pos, (doc, lab) in enumerate([(7, 2), (8, 0), (9, 1)][s % 2:] + [(7, 2), (8, 0)][:s % 2], 1)]
+    rows = [
+        {
+            "session_id": s,
+            "query_id": 0,
+            "doc_id": doc,
+            "position": pos,
+            "shown": True,
+            "click": int((s + pos) % (pos + 1) == 0),
+            "label": lab,
+        }
+        for s in range(200)
+        for pos, (doc, lab) in enumerate([(7, 2), (8, 0), (9, 1)][s % 2 :] + [(7, 2), (8, 0)][: s % 2], 1)
+    ]
     pd.DataFrame(rows).to_csv(tmp_path / "log.csv", index=False)
     rc, out, _ = _cli(["ig-fit", str(tmp_path / "log.csv"), "--json"], capsys)
     assert rc == 0 and json.loads(out)["n_components"] == 1

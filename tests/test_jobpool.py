@@ -152,7 +152,11 @@ def test_identical_keys_are_run_once_and_shared(pool):
 
 def test_failed_jobs_report_their_error_and_are_not_shared(pool):
     a = pool.submit(("broken",), broken)
-    assert a.join(30) and a.status == "failed" and a.error == "an unexpected error stopped it (the server log has the details)"
+    assert (
+        a.join(30)
+        and a.status == "failed"
+        and a.error == "an unexpected error stopped it (the server log has the details)"
+    )
     assert "ValueError: bad knob" in a.error_detail                              # the traceback, for the server log
     assert pool.submit(("broken",), broken) is not a
 

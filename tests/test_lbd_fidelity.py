@@ -69,7 +69,8 @@ def _tiny_lbd(form, lam=2.0, keep=1.0):
     torch.manual_seed(0)
     learner = LBD(cfg, 2, 3, TrainContext(generator=torch.Generator().manual_seed(0))).double()
     rng = np.random.default_rng(1)
-    batch = Batch(X=torch.tensor(rng.normal(size=(2, 3, 2))), shown=torch.tensor([[1, 1, 1], [1, 1, 0]], dtype=torch.bool),
+    batch = Batch(X=torch.tensor(rng.normal(size=(2, 3, 2))),
+                  shown=torch.tensor([[1, 1, 1], [1, 1, 0]], dtype=torch.bool),
                   clicks=torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], dtype=torch.float64))
     return learner, batch
 
@@ -212,7 +213,8 @@ def test_fig3a_on_the_yahoo_sample_dla_below_naive_and_lbd_above_dla(data_dir):
     from ultr_core.simulation.simulated import simulate_log
     diffs = {"dla-naive": [], "lbd-dla": []}
     for seed in range(5):
-        base = ExperimentSpec(dataset=f"yahoo:{data_dir / 'yahoo_sample'}", click=ClickModelConfig(coupling=0.6, topk=10),
+        base = ExperimentSpec(dataset=f"yahoo:{data_dir / 'yahoo_sample'}",
+                              click=ClickModelConfig(coupling=0.6, topk=10),
                               n_sessions=20_000, seed=seed)
         data = simulate_log(base.dataset, base.click, base.n_sessions, seed)
         ndcg = {}

@@ -16,12 +16,19 @@ def test_compare_state_round_trips_through_the_url():
     cold.run()
     assert not cold.exception
     assert cold.sidebar.multiselect(key="m_custom").value == ["Naive", "LBD"]
-    assert cold.sidebar.slider(key="n_custom").value == 4 and cold.sidebar.select_slider(key="cmp_training_steps").value == 200
+    assert (
+        cold.sidebar.slider(key="n_custom").value == 4
+        and cold.sidebar.select_slider(key="cmp_training_steps").value == 200
+    )
     bad = page("compare.py")
     bad.query_params["methods"] = "Naive,<b>Evil</b>"
     bad.query_params["seeds"] = "99"
     bad.run()
-    assert not bad.exception and bad.sidebar.multiselect(key="m_custom").value == ["Naive"] and bad.sidebar.slider(key="n_custom").value == 10
+    assert (
+        not bad.exception
+        and bad.sidebar.multiselect(key="m_custom").value == ["Naive"]
+        and bad.sidebar.slider(key="n_custom").value == 10
+    )
     notes = " ".join(i.value for i in bad.info)
     assert "unknown names" in notes and "above 10" in notes
     old = page("compare.py")                                                 # a link from before keys: labels

@@ -2,7 +2,14 @@ import numpy as np
 import pytest
 
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.data.loaders import load_lightgbm_split, load_mq2008_fold, load_svmlight, load_ultra, load_yahoo_sample, save_ultra
+from ultr_core.data.loaders import (
+    load_lightgbm_split,
+    load_mq2008_fold,
+    load_svmlight,
+    load_ultra,
+    load_yahoo_sample,
+    save_ultra,
+)
 from ultr_core.data.synthetic import make_synthetic_ltr
 
 

@@ -15,7 +15,8 @@ from ultr_core.logs.sniff import LogSource, infer_format, is_gzip, resolve_sourc
 
 def _log(path, seed=0, n=600):
     rng = np.random.default_rng(seed)
-    pd.DataFrame({"session_id": np.repeat(np.arange(n) + 10_000 * seed, 4), "query_id": np.repeat(rng.integers(0, 9, n), 4),
+    pd.DataFrame({"session_id": np.repeat(np.arange(n) + 10_000 * seed, 4),
+                  "query_id": np.repeat(rng.integers(0, 9, n), 4),
                   "doc_id": rng.integers(0, 30, 4 * n), "position": np.tile(np.arange(1, 5), n),
                   "click": rng.integers(0, 2, 4 * n)}).to_csv(path, index=False)
 

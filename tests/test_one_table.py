@@ -77,7 +77,8 @@ log = spec.build() if hasattr(spec, "build") else None
 out["colour"] = METHOD_COLORS["ToyNaive"] == "#123456"
 k = KNOB_BY_FIELD["methods"]
 out["knob_url"] = k.parse("toy_naive") == ["ToyNaive"] and k.to_url(["ToyNaive"]) == "toy_naive"
-out["train_config"] = TrainConfig(algorithm="toy_naive").algorithm == "toy_naive" and ALGORITHMS["toy_naive"] == "ToyNaive"
+out["train_config"] = TrainConfig(algorithm="toy_naive").algorithm == "toy_naive"
+out["train_config"] &= ALGORITHMS["toy_naive"] == "ToyNaive"
 sim = AppTest.from_file("pages/simulate.py", default_timeout=60).run()
 out["simulate_options"] = "Hasty" in sim.selectbox(key="sim_user_model").options
 pg = AppTest.from_file("pages/playground.py", default_timeout=60).run()

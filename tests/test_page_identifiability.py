@@ -21,7 +21,9 @@ def test_identifiability_teaching_mode_hides_verdict():
     at = page("identifiability.py").run()
     at.sidebar.toggle(key="ig_teaching_mode_predict_before_y").set_value(True).run()
     assert not at.warning and at.metric[1].value == "?"
-    assert at.radio(key="guess").value is None and at.button(key="ig_reveal_the_answer").disabled          # no guess pre-selected
+    assert (
+        at.radio(key="guess").value is None and at.button(key="ig_reveal_the_answer").disabled
+    )  # no guess pre-selected
     at.radio(key="guess").set_value("no").run()
     at.button(key="ig_reveal_the_answer").click().run()
     assert at.warning and "Not identifiable" in at.warning[0].value
@@ -86,8 +88,14 @@ def test_identifiability_state_round_trips_through_the_url():
     at.query_params.update({"k": "3", "sessions": "20000", "seed": "4", "teach": "1"})
     at.run()
     assert no_crash(at)
-    assert at.sidebar.slider(key="ig_components_k").value == 3 and at.sidebar.select_slider(key="ig_sessions").value == 20_000
-    assert at.sidebar.number_input(key="ig_seed").value == 4 and at.sidebar.toggle(key="ig_teaching_mode_predict_before_y").value
+    assert (
+        at.sidebar.slider(key="ig_components_k").value == 3
+        and at.sidebar.select_slider(key="ig_sessions").value == 20_000
+    )
+    assert (
+        at.sidebar.number_input(key="ig_seed").value == 4
+        and at.sidebar.toggle(key="ig_teaching_mode_predict_before_y").value
+    )
     linked = page("identifiability.py")
     linked.query_params["log"] = "synthetic:100/contexts=3/sessions=2000/seed=1"
     linked.query_params["bias"] = "context,position"

@@ -1,4 +1,6 @@
-"""AppTest of the Upload page: column mapping, formats (Yandex, CLARA2, PyClick, ULTRA folders and archives), messages."""
+"""AppTest of the Upload page: column mapping, formats (Yandex, CLARA2, PyClick, ULTRA folders and archives),
+messages."""
+
 from apphelp import no_crash, page, wait
 
 
@@ -36,7 +38,8 @@ def test_upload_bad_file_shows_message_and_keeps_session():
     at = page("upload.py")
     at.session_state["keep"] = 42
     at.run()
-    at.file_uploader(key="upload_click_log").set_value(("bad.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(("bad.csv", b"qid,url,pos,clicked\n1,a,zero,1\n",
+                                                        "text/csv")).run()
     assert no_crash(at)
     assert at.error and "position" in at.error[0].value and "bad.csv" in at.error[0].value
     assert at.session_state["keep"] == 42
@@ -44,7 +47,8 @@ def test_upload_bad_file_shows_message_and_keeps_session():
 
 def test_upload_escapes_user_strings():
     at = page("upload.py").run()
-    at.file_uploader(key="upload_click_log").set_value(("<b>x</b>_*.csv", b"qid,url,pos,clicked\n1,a,zero,1\n", "text/csv")).run()
+    at.file_uploader(key="upload_click_log").set_value(("<b>x</b>_*.csv", b"qid,url,pos,clicked\n1,a,zero,1\n",
+                                                        "text/csv")).run()
     assert no_crash(at)
     assert at.error and "<b>" not in at.error[0].value and "&lt;b&gt;x&lt;/b&gt;\\_\\*.csv" in at.error[0].value
 
@@ -91,13 +95,14 @@ def _zipped_official_layout(tmp_path, k):
 
 def test_upload_reads_a_zipped_ultra_folder_by_feature_vector(tmp_path):
     at = page("upload.py").run()
-    at.file_uploader(key="upload_click_log").set_value(("K=1.zip", _zipped_official_layout(tmp_path, 1), "application/zip")).run()
+    at.file_uploader(key="upload_click_log").set_value(("K=1.zip", _zipped_official_layout(tmp_path, 1),
+                                                        "application/zip")).run()
     assert no_crash(at) and not at.error
     assert at.selectbox(key="upload_format").value == "ultra"                  # sniffed from the archive
     assert [m for m in at.metric if m.label == "components"][0].value == "1"
     assert [m for m in at.metric if m.label == "identifiable"][0].value == "yes"
     assert any("verdict depends on what a document is" in i.value for i in at.info)
-    at.radio(key="upload_a_document_is").set_value("query").run()                     # (query, document): nothing links two positions
+    at.radio(key="upload_a_document_is").set_value("query").run()  # (query, document): nothing links two positions
     assert [m for m in at.metric if m.label == "components"][0].value == "10"
     assert at.session_state["log_key"][0] == "upload"
 

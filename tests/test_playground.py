@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_settings_make_one_log_spec_and_references_first():
-    s = PlaygroundSettings(eta=2.0, topk=5, coupling=0.3, contexts=5, shuffle=0.2, blocks=2, methods=("lbd", "dla", "lbd"))
+    s = PlaygroundSettings(eta=2.0, topk=5, coupling=0.3, contexts=5, shuffle=0.2, blocks=2,
+                           methods=("lbd", "dla", "lbd"))
     spec = LogSpec.parse(s.log_spec().to_string())
     assert (spec.click.eta, spec.click.topk, spec.click.coupling, spec.click.n_contexts) == (2.0, 5, 0.3, 5)
     assert (spec.click.shuffle, spec.click.shuffle_blocks, spec.n_sessions) == (0.2, 2, 10_000)
@@ -84,7 +85,7 @@ def test_playground_starts_by_itself_and_shows_all_four_tiles():
     assert "truth" in {d["name"] for d in charts[2]["data"]}
     assert at.success and "IG: 1 component" in at.success[0].value
     assert len(at.dataframe) == 1
-    assert at.query_params["eta"] in ("1.0", ["1.0"]) and at.query_params["methods"] in ("dla,lbd", ["dla,lbd"])   # keys
+    assert at.query_params["eta"] in ("1.0", ["1.0"]) and at.query_params["methods"] in ("dla,lbd", ["dla,lbd"])  # keys
 
 
 def test_moving_a_knob_restarts_training_on_the_new_log():
@@ -95,7 +96,7 @@ def test_moving_a_knob_restarts_training_on_the_new_log():
     assert second is not first
     assert first.join(30) and first.status in ("stopped", "done")
     at = _finish(at)
-    assert all("eta=2.0" in j._args[0] for j in second.jobs)                             # the worker simulates this spec
+    assert all("eta=2.0" in j._args[0] for j in second.jobs)  # the worker simulates this spec
     at.run()                                                        # a rerun without a change does not restart
     assert at.session_state["pg_job"] is second
 

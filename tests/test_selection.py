@@ -39,8 +39,10 @@ def test_cld_loss_by_hand():
     cfg = TrainConfig(algorithm="cld", model="linear", cld_gamma=0.2, cld_form="paper_text")
     m = CLD(cfg, 1)
     with torch.no_grad():
-        m.beta.weight.fill_(0.5); m.beta.bias.fill_(0.0)
-        m.omega.weight.fill_(1.0); m.omega.bias.fill_(0.0)
+        m.beta.weight.fill_(0.5)
+        m.beta.bias.fill_(0.0)
+        m.omega.weight.fill_(1.0)
+        m.omega.bias.fill_(0.0)
     X = torch.tensor([[1.0], [2.0]])
     b = SelectionBatch(X=X, selected=torch.tensor([True, False]), target=torch.tensor([0.8, 0.0]))
     from scipy.stats import norm
@@ -64,9 +66,13 @@ def test_cld_log_phi_is_stable_in_the_tails():
 def test_cld_pair_loss_terms_by_hand():
     m = CLDPair(TrainConfig(algorithm="cld_pair", model="linear", pair_orientation="random"), 1)
     with torch.no_grad():
-        m.beta.weight.fill_(1.0); m.beta.bias.fill_(0.0)
-        m.omega.weight.fill_(0.5); m.omega.bias.fill_(0.0)
-    ls = lambda z: -np.log1p(np.exp(-z))
+        m.beta.weight.fill_(1.0)
+        m.beta.bias.fill_(0.0)
+        m.omega.weight.fill_(0.5)
+        m.omega.bias.fill_(0.0)
+
+    def ls(z):
+        return -np.log1p(np.exp(-z))
     Xi, Xj = torch.tensor([[2.0], [2.0], [2.0]]), torch.tensor([[1.0], [1.0], [1.0]])
     si, sj = torch.tensor([True, True, False]), torch.tensor([True, False, False])
     loss, _ = m.loss(PairBatch(Xi=Xi, Xj=Xj, si=si, sj=sj, delta=None))
@@ -332,8 +338,14 @@ def test_estimated_propensities_are_simulated_once_per_log_and_seed(top5):
     training._PROPENSITY_CACHE.clear()
     a = training._estimated_propensity(log, ds, split, data, seed=3)
     assert training._estimated_propensity(log, ds, split, data, seed=3) is a and not a.flags.writeable
-    fresh = randomised_propensity(split.labels, split.offsets, ds.max_label,
-                                  training.log_click_model(log, "x"), data.n_positions, rng=np.random.default_rng([3, 7]))
+    fresh = randomised_propensity(
+        split.labels,
+        split.offsets,
+        ds.max_label,
+        training.log_click_model(log, "x"),
+        data.n_positions,
+        rng=np.random.default_rng([3, 7]),
+    )
     np.testing.assert_array_equal(a, fresh)
     b = training._estimated_propensity(log, ds, split, data, seed=4)
     assert b is not a and not np.array_equal(a, b) and len(training._PROPENSITY_CACHE) == 2

@@ -98,7 +98,8 @@ def test_shuffle_share_and_uniform_positions(synthetic):
     assert (np.abs(freq.to_numpy() - 0.1) < 4.5 * se).mean() > 0.999
     fixed = ClickSimulator(ClickModelConfig(), seed=0).fit(synthetic).simulate(synthetic.train, 3000).frame
     logged = fixed.groupby(["query_id", "doc_id"], as_index=False)["position"].first()
-    part = ClickSimulator(ClickModelConfig(shuffle=0.3), seed=0).fit(synthetic).simulate(synthetic.train, 5000, seed=7).frame
+    part = ClickSimulator(ClickModelConfig(shuffle=0.3),
+                          seed=0).fit(synthetic).simulate(synthetic.train, 5000, seed=7).frame
     both = part.merge(logged, on=["query_id", "doc_id"], suffixes=("", "_logged"), validate="many_to_one")
     differs = (both["position"] != both["position_logged"]).groupby(both["session_id"]).any().mean()
     expected = 0.3 * (1 - 1 / np.prod(np.arange(1, 11)))
@@ -120,7 +121,8 @@ def test_shuffle_blocks_give_that_many_ig_components(synthetic, blocks):
 @pytest.mark.parametrize("kw, field", [
     (dict(eta=-1), "eta"), (dict(noise=1.5), "noise"), (dict(topk=0), "topk"),
     (dict(convention="x"), "convention"), (dict(n_contexts=-2), "n_contexts"),
-    (dict(coupling=float("nan")), "coupling"), (dict(shuffle=1.5), "shuffle"), (dict(shuffle_blocks=0), "shuffle_blocks"),
+    (dict(coupling=float("nan")), "coupling"), (dict(shuffle=1.5),
+                                                "shuffle"), (dict(shuffle_blocks=0), "shuffle_blocks"),
 ])
 def test_config_validation(kw, field):
     with pytest.raises(ConfigError) as e:

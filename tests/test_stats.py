@@ -20,7 +20,8 @@ def test_paired_differences_aligns_seeds_and_matches_scipy():
     rng = np.random.default_rng(0)
     seeds = np.arange(6)
     a, b, c = rng.normal(0.6, 0.05, 6), rng.normal(0.5, 0.05, 6), rng.normal(0.55, 0.05, 6)
-    rows = [pd.DataFrame({"method": m, "seed": seeds, "ndcg@1": v, "eta": 1.0}) for m, v in (("A", a), ("B", b), ("C", c))]
+    rows = [pd.DataFrame({"method": m, "seed": seeds, "ndcg@1": v, "eta": 1.0}) for m,
+            v in (("A", a), ("B", b), ("C", c))]
     df = pd.concat(rows, ignore_index=True).sample(frac=1.0, random_state=1)     # rows shuffled
     df = df[~((df.method == "C") & (df.seed == 5))]                                # C lacks seed 5
     r = paired_differences(df, "A", ["B", "C"], by="eta", ref_label="ours").set_index("comparison")

@@ -57,7 +57,8 @@ def _check_seeds(a) -> None:
     for opt in ("seed", "data_seed"):
         v = getattr(a, opt, None)
         if v is not None and not 0 <= v < 2 ** 32:
-            raise ConfigError(f"--{opt.replace('_', '-')}", f"must be a whole number from 0 to {2 ** 32 - 1:,}, got {v}")
+            raise ConfigError(f"--{opt.replace('_', '-')}",
+                              f"must be a whole number from 0 to {2 ** 32 - 1:,}, got {v}")
 
 
 def _ig_fit(a) -> int:
@@ -119,7 +120,8 @@ def _train(a) -> int:
                                      f"{2 ** 32 - 1:,}; start lower or run fewer")
     click = ClickModelConfig.from_values(values_of(a))
     hardware = {"device": a.device or ("auto" if a.paper_scale else "cpu"),
-                "threads": a.threads if a.threads is not None else (min(os.cpu_count() or 1, 64) if a.paper_scale else 1)}
+                "threads": a.threads if a.threads is not None else (min(os.cpu_count() or 1,
+                64) if a.paper_scale else 1)}
     if hardware["device"] == "cuda":
         import torch
         if not torch.cuda.is_available():
@@ -195,7 +197,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_ig(sub) -> None:
-    ig = sub.add_parser("ig", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="identifiability report of a click log")
+    ig = sub.add_parser("ig", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                        help="identifiability report of a click log")
     ig.add_argument("path", help="click log: CSV/TSV/Parquet file or glob (gzip too), ULTRA directory, "
                                  "Yandex (2011 / CLARA2, 2013) or Baidu-ULTR session file")
     from ultr_core.logs.formats import FORMAT_NAMES
@@ -249,8 +252,10 @@ def _add_ig_fit(sub) -> None:
 
 
 def _add_simulate(sub) -> None:
-    sm = sub.add_parser("simulate", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="simulate a click log and write it as Parquet or CSV")
-    sm.add_argument("--dataset", default="synthetic", help="synthetic, ig:K, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
+    sm = sub.add_parser("simulate", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                        help="simulate a click log and write it as Parquet or CSV")
+    sm.add_argument("--dataset", default="synthetic",
+                    help="synthetic, ig:K, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
     from ultr_core.simulation.params import add_options
     add_options(sm)                                  # the simulation schema's options, shared with train
     sm.set_defaults(data_seed=None)                  # generated data from --seed unless --data-seed says otherwise
@@ -260,7 +265,8 @@ def _add_simulate(sub) -> None:
 
 
 def _add_train(sub) -> None:
-    tr = sub.add_parser("train", formatter_class=argparse.ArgumentDefaultsHelpFormatter, help="simulate clicks, train one algorithm, print test metrics")
+    tr = sub.add_parser("train", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                        help="simulate clicks, train one algorithm, print test metrics")
     tr.add_argument("--dataset", default="synthetic", help="synthetic, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
     from ultr_core.algorithms.config import ALGORITHMS as _ALGS
     tr.add_argument("--algorithm", default="dla", choices=list(_ALGS), metavar="ALGORITHM",

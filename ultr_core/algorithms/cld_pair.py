@@ -75,10 +75,10 @@ class CLDPair(nn.Module):
         fi, fj = self.score(Xi), self.score(Xj)
         wi, wj = self.omega(Xi).squeeze(-1), self.omega(Xj).squeeze(-1)
         if self.official:
-            l = official_pair_loss(fi, fj, wi, wj, si, sj, b.delta)
+            objective = official_pair_loss(fi, fj, wi, wj, si, sj, b.delta)
         else:
-            l = self.printed_loss(fi, fj, wi, wj, si, sj)
-        return l, {"loss": float(l.detach())}
+            objective = self.printed_loss(fi, fj, wi, wj, si, sj)
+        return objective, {"loss": float(objective.detach())}
 
     @staticmethod
     def printed_loss(fi, fj, wi, wj, si, sj):

@@ -70,23 +70,28 @@ class TrainConfig:
     ips_eta: float | None = None       #: IPS: assumed position-bias severity (None: the log's propensities)
     ips_form: str = "listwise"         #: Naive / IPS loss: "listwise" softmax or "pairwise" (the official CLD code:
     #                                     BPR on each session's pairs ordered by c·w, weighted by the difference Δ)
-    propensity: str = "true"           #: IPS / CLD propensities when no η′ is assumed: "true" (the log's click model) or
-    #                                     "estimated" (result randomisation: 10⁶ sessions on shuffled lists, as hyz20/CLD)
+    propensity: str = "true"           #: IPS / CLD propensities when no η′ is assumed: "true" (the log's click model)
+    #                                     or "estimated" (result randomisation: 10⁶ sessions on shuffled lists, as
+    #                                     hyz20/CLD)
     em_step: float = 0.05              #: Regression-EM: running-mean step of the M-step
-    lbd_lambda: float | None = None    #: LBD gradient-penalty weight λ (None: the paper's Table 3 value for the log's η_c)
+    lbd_lambda: float | None = None    #: LBD gradient-penalty weight λ (None: the paper's Table 3 value for the
+    #                                     log's η_c)
     lbd_t: float | None = None         #: LBD Bernoulli drop probability t (None: Table 3 for the log's η_c)
     lbd_penalty: str = "official"      #: LBD form: "official" (squared, all heads, raw logits) or "paper"
     lbd_dropout_keep: float = 0.1      #: LBD official penalty: keep probability of the dropout on H
     vec_dim: int = 2                   #: Vectorization: dimension d of the relevance/observation vectors
-    vec_freeze: int = 100              #: Vectorization: steps before the observation vectors train (official: 500 of 10,000)
+    vec_freeze: int = 100              #: Vectorization: steps before the observation vectors train (official: 500
+    #                                     of 10,000)
     cld_gamma: float = 0.5             #: CLD: correlation of the Tobit model — ρ of the official TobitLoss (its default
     #                                     0.5), γ of eq. 10 (the paper tunes it in [0.05, 0.30])
     cld_rho_eta: float | None = None   #: CLD: assumed η of the propensity ρ (None: the log's click model)
-    cld_form: str = "official"         #: CLD pointwise: "official" (github hyz20/CLD TobitLoss: per-(session, candidate)
-    #                                     rows, logistic link) or "paper_text" (eq. 10 as printed: per-candidate ĉ/ρ, probit)
-    pair_orientation: str = "official" #: CLD_pair pairs: "official" (hyz20/CLD: per session, Δ-weighted BPR, mixed pairs
-    #                                     in both orders sampled 1:1) or, per query, mixed pairs in "random" order or
-    #                                     "selected_first" (eq. 13 as printed, this project's earlier readings)
+    cld_form: str = "official"         #: CLD pointwise: "official" (github hyz20/CLD TobitLoss: per-(session,
+    #                                     candidate) rows, logistic link) or "paper_text" (eq. 10 as printed:
+    #                                     per-candidate ĉ/ρ, probit)
+    pair_orientation: str = "official" #: CLD_pair pairs: "official" (hyz20/CLD: per session, Δ-weighted BPR, mixed
+    #                                     pairs in both orders sampled 1:1) or, per query, mixed pairs in "random"
+    #                                     order or "selected_first" (eq. 13 as printed, this project's earlier
+    #                                     readings)
     pair_ratio: float = 1.0            #: CLD_pair official: Δ = 0 pairs drawn per Δ > 0 pair (official ``ratio``: 1)
     pair_both_clicked: bool = True     #: CLD_pair official: keep Δ > 0 pairs of two clicked documents (official: yes;
     #                                     False drops them — they are ordered by position alone, see docs/findings.md)

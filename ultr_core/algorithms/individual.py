@@ -101,7 +101,8 @@ class Vectorization(Learner):
     ``o_p ∈ R^d`` per position (initialised to ones, frozen for the first ``vec_freeze`` steps so
     the ranker settles first); the click logit is ``⟨r(x), o_p⟩`` in the listwise softmax loss.  To
     rank, relevance is projected on a per-query **base vector** ``b(q)``: a density model maps
-    features to a Gaussian ``N(μ(x), diag σ²(x))`` (μ = 1 + network output) fitted to the observation vector of the position
+    features to a Gaussian ``N(μ(x), diag σ²(x))`` (μ = 1 + network output) fitted to the observation vector of the
+    position
     each document was shown at (loss ``mean((μ − o_p)²/σ²) + mean(log σ²)`` + 0.001·L2 of its
     kernels, trained after ``vec_freeze`` steps), and ``b(q) = Σ_i μ(x_i)/σ²(x_i) / Σ_i 1/σ²(x_i)``
     over the query's documents; score ``⟨r(x), b(q)⟩``.  Written from the paper's description;
@@ -189,8 +190,8 @@ class HTE(Learner):
     tau_kind = "estimated"
 
     def loss(self, b):
-        l = listwise_softmax(self.score(b.X), b.clicks, b.shown, self.tau_weights(b))
-        return l, {"loss": float(l.detach())}
+        objective = listwise_softmax(self.score(b.X), b.clicks, b.shown, self.tau_weights(b))
+        return objective, {"loss": float(objective.detach())}
 
 
 class HTEOracle(HTE):

@@ -89,10 +89,10 @@ class Naive(Learner):
 
     def loss(self, b):
         if self.cfg.ips_form == "pairwise":
-            l = pairwise_bpr(self.score(b.X), b.clicks, b.shown)
+            objective = pairwise_bpr(self.score(b.X), b.clicks, b.shown)
         else:
-            l = listwise_softmax(self.score(b.X), b.clicks, b.shown)
-        return l, {"loss": float(l.detach())}
+            objective = listwise_softmax(self.score(b.X), b.clicks, b.shown)
+        return objective, {"loss": float(objective.detach())}
 
 
 class Oracle(Learner):
@@ -103,8 +103,8 @@ class Oracle(Learner):
 
     def loss(self, b):
         gains = 2.0 ** b.labels - 1
-        l = listwise_softmax(self.score(b.X), gains, b.shown)
-        return l, {"loss": float(l.detach())}
+        objective = listwise_softmax(self.score(b.X), gains, b.shown)
+        return objective, {"loss": float(objective.detach())}
 
 
 class IPS(Learner):
@@ -128,10 +128,10 @@ class IPS(Learner):
         L = b.X.shape[1]
         w = (1.0 / self.prop[:L]).clamp(max=self.cfg.max_weight or float("inf"))
         if self.cfg.ips_form == "pairwise":
-            l = pairwise_bpr(self.score(b.X), b.clicks * w[None, :], b.shown)
-            return l, {"loss": float(l.detach())}
-        l = listwise_softmax(self.score(b.X), b.clicks, b.shown, w[None, :])
-        return l, {"loss": float(l.detach())}
+            objective = pairwise_bpr(self.score(b.X), b.clicks * w[None, :], b.shown)
+            return objective, {"loss": float(objective.detach())}
+        objective = listwise_softmax(self.score(b.X), b.clicks, b.shown, w[None, :])
+        return objective, {"loss": float(objective.detach())}
 
     def observation(self):
         return self.prop.cpu().numpy().copy()
@@ -156,7 +156,8 @@ def cascade_propensity(clicks: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
     """ρ_k = Π_{i<k} (1 − c_i (1 − λ_i)): the probability that a DCM user examines rank k given the clicks above
     it (CM-IPS, Vardasbi, de Rijke & Markov, SIGIR 2020).
 
-    >>> cascade_propensity(torch.tensor([[1.0, 0.0, 1.0, 0.0]]), torch.tensor([0.5, 0.5, 0.4, 0.5])).double().round(decimals=4).tolist()
+    >>> rho = cascade_propensity(torch.tensor([[1.0, 0.0, 1.0, 0.0]]), torch.tensor([0.5, 0.5, 0.4, 0.5]))
+    >>> rho.double().round(decimals=4).tolist()
     [[1.0, 0.5, 0.5, 0.2]]
     """
     step = 1 - clicks * (1 - lam[None, :clicks.shape[1]])
@@ -167,7 +168,8 @@ class CMIPS(Learner):
     """CM-IPS (Vardasbi, de Rijke & Markov, SIGIR 2020, cascade model-based propensities): each click weighted by
     1/ρ_k, ρ_k = Π_{i<k}(1 − c_i(1 − λ_i)) from the session's own clicks above rank k, with the simulation's λ
     (``propensity="true"`` on a DCM log) or λ fitted by DCM on the training log (:func:`dcm_continuation`; PyClick's
-    estimator counts a click that is not the last, which underestimates λ); weights clipped at ``max_weight``, the listwise loss of IPS.  Unbiased
+    estimator counts a click that is not the last, which underestimates λ); weights clipped at ``max_weight``, the
+    listwise loss of IPS.  Unbiased
     when users follow DCM; under PBM it ignores position bias below the last click."""
 
     def __init__(self, cfg, n_features, n_positions, context):
@@ -196,8 +198,8 @@ class CMIPS(Learner):
     def loss(self, b):
         c = b.clicks
         w = (1.0 / cascade_propensity(c, self.lam).clamp(min=1e-6)).clamp(max=self.cfg.max_weight or float("inf"))
-        l = listwise_softmax(self.score(b.X), c, b.shown, w)
-        return l, {"loss": float(l.detach())}
+        objective = listwise_softmax(self.score(b.X), c, b.shown, w)
+        return objective, {"loss": float(objective.detach())}
 
     def observation(self):
         """The mean propensity ρ per position over the training sessions (ρ itself differs per session)."""
@@ -267,8 +269,8 @@ class RegressionEM(Learner):
             seen = mf.sum(0) > 0
             self.o[:L] = torch.where(seen, (1 - self.cfg.em_step) * self.o[:L] + self.cfg.em_step * batch_o,
                                      self.o[:L])
-        l = (F.binary_cross_entropy_with_logits(logit, post_r, reduction="none") * m).sum() / m.sum()
-        return l, {"loss": float(l.detach())}
+        objective = (F.binary_cross_entropy_with_logits(logit, post_r, reduction="none") * m).sum() / m.sum()
+        return objective, {"loss": float(objective.detach())}
 
     def observation(self):
         o = self.o.cpu().numpy().copy()
@@ -290,8 +292,8 @@ class TwoTower(Learner):
         L = X.shape[1]
         log_c = F.logsigmoid(self.score(X)) + F.logsigmoid(self.g[:L])[None, :]
         p = log_c.exp().clamp(1e-6, 1 - 1e-6)
-        l = (F.binary_cross_entropy(p, c, reduction="none") * m).sum() / m.sum()
-        return l, {"loss": float(l.detach())}
+        objective = (F.binary_cross_entropy(p, c, reduction="none") * m).sum() / m.sum()
+        return objective, {"loss": float(objective.detach())}
 
     def observation(self):
         o = torch.sigmoid(self.g.detach()).cpu().numpy()
@@ -318,7 +320,7 @@ class PairDebias(Learner):
         lij = F.softplus(-(s[:, :, None] - s[:, None, :]))                       # (B, L, L)
         tp, tm = self.t_plus[:L], self.t_minus[:L]
         w = (1.0 / (tp[:, None] * tm[None, :])).clamp(max=self.cfg.max_weight or float("inf"))
-        l = (lij * w[None] * pair).sum() / max(len(X), 1)
+        objective = (lij * w[None] * pair).sum() / max(len(X), 1)
         with torch.no_grad():
             lp = lij * pair
             num_p = (lp / tm[None, None, :]).sum(dim=(0, 2))
@@ -328,7 +330,7 @@ class PairDebias(Learner):
                 if ok[0]:
                     new = torch.where(ok, (num / num[0]).sqrt(), t[:L])
                     t[:L] = 0.9 * t[:L] + 0.1 * new
-        return l, {"loss": float(l.detach())}
+        return objective, {"loss": float(objective.detach())}
 
     def observation(self):
         o = self.t_plus.cpu().numpy().copy()

@@ -30,7 +30,8 @@ class AlgorithmSpec:
     """One learning algorithm: ``key`` (CLI, configs, links), ``label`` (charts and tables), ``colour`` (the same
     on every page), ``family`` (:data:`FAMILIES`), ``loss`` (:data:`LOSSES`), ``learner`` (``"module:name"`` under
     ``ultr_core.algorithms``: a learner class, or the closed-form fitter of the selection models), ``cite`` (paper
-    and equation), ``latex`` (the loss it minimises) ``params`` (the :class:`TrainConfig` fields it reads) and ``curve`` (what its drawn observation curve is)."""
+    and equation), ``latex`` (the loss it minimises), ``params`` (the :class:`TrainConfig` fields it reads) and
+    ``curve`` (what its drawn observation curve is)."""
 
     key: str
     label: str

@@ -32,7 +32,8 @@ from ultr_core.data.dataset import RankingData
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import position_observation
 
-__all__ = ["fit_selection", "SelectionJob", "fit_heckman", "fit_rankagg", "fit_cld", "fit_cld_pair", "candidate_table", "session_rows", "cld_loss", "check_selection_log"]
+__all__ = ["fit_selection", "SelectionJob", "fit_heckman", "fit_rankagg", "fit_cld", "fit_cld_pair", "candidate_table",
+           "session_rows", "cld_loss", "check_selection_log"]
 
 
 @dataclass
@@ -142,8 +143,8 @@ class CLD(nn.Module):
 
     def loss(self, b):
         X = b.X
-        l = cld_loss(self.score(X), self.omega(X).squeeze(-1), b.selected, b.target, self.gamma, self.form)
-        return l, {"loss": float(l.detach())}
+        objective = cld_loss(self.score(X), self.omega(X).squeeze(-1), b.selected, b.target, self.gamma, self.form)
+        return objective, {"loss": float(objective.detach())}
 
     def observation(self):
         return None

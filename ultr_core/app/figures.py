@@ -13,7 +13,24 @@ import plotly.graph_objects as go
 from ultr_core.algorithms.specs import ALGORITHM_SPECS
 from ultr_core.app.text import escape_html
 
-__all__ = ["METHOD_COLORS", "LABELS", "PALETTE", "label", "metric_range", "clip_interval", "compact", "method_color", "ctr_by_position_figure", "clicks_per_rank_figure", "observation_curve_figure", "interval_bar_figure", "sweep_figure", "heatmap_figure", "figure_png", "training_curves_figure"]
+__all__ = [
+    "METHOD_COLORS",
+    "LABELS",
+    "PALETTE",
+    "label",
+    "metric_range",
+    "clip_interval",
+    "compact",
+    "method_color",
+    "ctr_by_position_figure",
+    "clicks_per_rank_figure",
+    "observation_curve_figure",
+    "interval_bar_figure",
+    "sweep_figure",
+    "heatmap_figure",
+    "figure_png",
+    "training_curves_figure",
+]
 
 
 METHOD_COLORS = {s.label: s.colour for s in ALGORITHM_SPECS} | {    # methods: from ultr_core.algorithms.specs
@@ -194,7 +211,8 @@ def sweep_figure(summary: pd.DataFrame, x: str, metric: str, by: str = "algorith
                             showlegend=False, legendgroup=str(name))
         fig.add_scatter(x=g[x], y=g[metric], mode="lines+markers", name=str(name), line=dict(color=color),
                         legendgroup=str(name), hovertemplate=f"{name}: %{{y:.4f}}<extra></extra>")
-    fig = _layout(fig, title or f"{label(metric)} vs {label(x)} (mean, {level} t-interval band)", label(x), label(metric))
+    fig = _layout(fig, title or f"{label(metric)} vs {label(x)} (mean, {level} t-interval band)", label(x),
+                  label(metric))
     vals = summary[x]
     whole = pd.api.types.is_numeric_dtype(vals) and bool(np.all(np.mod(vals.astype(float), 1) == 0))
     if x in INTEGER_AXES or (whole and vals.nunique() <= 12):     # counts (k, sessions) also when renamed
@@ -254,7 +272,8 @@ def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "c
         fig.add_scatter(                                 # clickable cell centres (heat-map traces cannot be selected)
             x=[xs[j] for j in gx.ravel()], y=[ys[k] for k in gy.ravel()], mode="markers", showlegend=False,
             marker=dict(size=34, symbol="square", color="rgba(0,0,0,0)"), name="cell",
-            customdata=np.c_[np.full(z.size, lv), part.index.to_numpy()[gy.ravel()], part.columns.to_numpy()[gx.ravel()],
+            customdata=np.c_[np.full(z.size, lv), part.index.to_numpy()[gy.ravel()],
+                             part.columns.to_numpy()[gx.ravel()],
                              z.ravel()],
             hovertemplate="%{y}, %{x}<br>" + label(metric) + " = %{customdata[3]:.4f}<br>click for its curves"
                           "<extra>η_c=%{customdata[0]}</extra>", row=1, col=i)

@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 from ultr_core.app.figures import METHOD_COLORS, PALETTE, _layout, method_color
 from ultr_core.app.text import escape_html
 
-__all__ = ["identifiability_graph_figure", "identifiability_graph_html", "component_sizes_figure", "probability_figure", "bias_curves_figure", "observation_boxplot_figure"]
+__all__ = ["identifiability_graph_figure", "identifiability_graph_html", "component_sizes_figure",
+           "probability_figure", "bias_curves_figure", "observation_boxplot_figure"]
 
 def identifiability_graph_figure(view, merges: pd.DataFrame | None = None,
                                  swaps: pd.DataFrame | None = None, seed: int = 0) -> go.Figure:
@@ -112,8 +113,9 @@ def identifiability_graph_html(view, merges: pd.DataFrame | None = None, swaps: 
             a, b = node_of(getattr(r, a_col), getattr(r, ca)), node_of(getattr(r, b_col), getattr(r, cb))
             if a in net.get_nodes() and b in net.get_nodes():
                 cost = "0" if abs(r.cost) < 1e-9 else f"{r.cost:.3g}"
-                net.add_edge(a, b, color=color, width=3, dashes=dashes, label=cost, title=f"proposed {what}, cost {cost}",
-                             font={"color": color, "size": 16, "strokeWidth": 0, "background": "#ffffff"})   # the cost readable on its line
+                font = {"color": color, "size": 16, "strokeWidth": 0, "background": "#ffffff"}   # cost on its line
+                net.add_edge(a, b, color=color, width=3, dashes=dashes, label=cost, font=font,
+                             title=f"proposed {what}, cost {cost}")
     # vis-network's own wheel zoom is off: over a graph embedded in a long page it would swallow the
     # wheel, and a reader scrolling past the graph would zoom it instead.  Plain wheel scrolls the page;
     # ctrl / ⌘ + wheel (a trackpad pinch sends the same) zooms about the pointer (CTRL_WHEEL_ZOOM).
@@ -207,7 +209,8 @@ def bias_curves_figure(curves: pd.DataFrame, truth: np.ndarray | None = None, ti
     return fig
 
 
-def observation_boxplot_figure(obs: pd.DataFrame, truth: np.ndarray | None = None, title: str | None = None) -> go.Figure:
+def observation_boxplot_figure(obs: pd.DataFrame, truth: np.ndarray | None = None,
+                               title: str | None = None) -> go.Figure:
     """Identifiability Matters Fig. 6: observation estimates normalised by position 1, one box per
     (position, method) over seeds (``obs``: columns position, method, estimate), the true curve as
     a line.

@@ -165,8 +165,10 @@ def reconcile(values: dict, changed: str | None = None) -> tuple[dict, list[str]
 
     >>> v, notes = reconcile({"user_model": "dbn", "coupling": 0.5, "contexts": 20, "methods": ("dla",), "topk": None})
     >>> v["user_model"], v["coupling"], v["contexts"], notes
-    ('dbn', 0.0, 0, ['DBN users have their own examination: coupling η_c and contexts are for PBM users and were turned off.'])
-    >>> reconcile({"user_model": "dbn", "coupling": 0.5, "contexts": 0, "methods": (), "topk": None}, "coupling")[0]["user_model"]
+    ('dbn', 0.0, 0, ['DBN users have their own examination: coupling η_c and contexts are for PBM users and were turned
+    off.'])
+    >>> v = {"user_model": "dbn", "coupling": 0.5, "contexts": 0, "methods": (), "topk": None}
+    >>> reconcile(v, "coupling")[0]["user_model"]
     'pbm'
     >>> reconcile({"user_model": "pbm", "coupling": 0, "contexts": 0, "methods": ("cld",), "topk": None})[1]
     ['CLD models top-k selection: the shown top-k was set to 3.']

@@ -36,7 +36,8 @@ from ultr_core.evaluation.claims import FLAT, Claim, check_claims  # noqa: F401 
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.logspec import LogSpec
 
-__all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "PRESET_SEEDS", "preset_runs", "check_claims", "score_guess",
+__all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "PRESET_SEEDS", "preset_runs", "check_claims",
+           "score_guess",
            "METHODS", "verdict", "log_view", "algorithm_names", "warm_worker", "seed_runs", "seed_table"]
 
 #: the methods a playground run may train besides its references (``playground`` in the algorithm table)
@@ -121,7 +122,9 @@ class PlaygroundSettings:
         configuration, click noise), so identical runs are shared across visitors and settings.
 
         >>> [(k[1], fn.__name__) for k, fn, args, kw in PlaygroundSettings(methods=("dla",)).jobs()]
-        [('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec'), ('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec'), ('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec')]
+        [('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec'),
+        ('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec'),
+        ('synthetic:300/shuffle=0.1/sessions=10000/seed=0', 'train_spec')]
         >>> [k[1][-6:] for k, *_ in PlaygroundSettings(methods=("dla",), seeds=2).jobs()]
         ['seed=0', 'seed=0', 'seed=0', 'seed=1', 'seed=1', 'seed=1']
         """

@@ -4,7 +4,8 @@
 >>> res = pd.DataFrame({"claim": ["A − B > 0 on nDCG@3"], "source": ["Fig. 1"], "mean_diff": [0.0123],
 ...                     "lo": [0.004], "hi": [0.0206], "n": [5], "holds": [True], "verdict": ["reproduced"]})
 >>> claims_table(res).iloc[0].to_dict()
-{'verdict': 'reproduced', 'paper says': 'Fig. 1', 'difference [90 % interval]': '+0.012 [+0.004, +0.021]', 'seeds': 5, 'check': 'A − B > 0 on nDCG@3'}
+{'verdict': 'reproduced', 'paper says': 'Fig. 1', 'difference [90 % interval]': '+0.012 [+0.004, +0.021]', 'seeds': 5,
+'check': 'A − B > 0 on nDCG@3'}
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def claims_table(res: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({                  # the verdict first: it must not be the column a narrow screen cuts off
         "verdict": res["verdict"],
         "paper says": res["source"].where(res["source"] != "", res["claim"]),
-        "difference [90 % interval]": [_interval(m, lo, hi) for m, lo, hi in zip(res["mean_diff"], res["lo"], res["hi"])],
+        "difference [90 % interval]": [_interval(m, lo, hi) for m, lo,
+                                       hi in zip(res["mean_diff"], res["lo"], res["hi"])],
         "seeds": res["n"].astype(int),
         "check": res["claim"],
     })
@@ -38,7 +40,8 @@ def table3_table(agree: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`ultr_core.studies.selection.table3_agreement` as the Heat-maps page shows them.
 
     >>> agree = pd.DataFrame({"click.coupling": [0.6], "selected": ["λ = 100, t = 0.1"], "paper": ["λ = 1, t = 0.4"],
-    ...                       "same": [False], "paper_rank": [2.0], "cells": [12], "valid_gap": [0.02], "test_gap": [0.018]})
+    ...                       "same": [False], "paper_rank": [2.0], "cells": [12], "valid_gap": [0.02],
+    ...                       "test_gap": [0.018]})
     >>> table3_table(agree).iloc[0].to_dict()["paper's cell"]
     'rank 2 of 12: validation −0.020, test −0.018'
     """

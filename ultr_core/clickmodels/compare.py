@@ -49,7 +49,8 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
     :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
     the test sessions: a JSON-ready dict with ``train_sessions``, ``test_sessions``, ``dropped_test_sessions``
-    (queries unseen in training), ``notes`` (what the readers repaired) and, per model, its scores, bias parameters and ``seconds``; ``relevance`` is a
+    (queries unseen in training), ``notes`` (what the readers repaired) and, per model, its scores, bias parameters and
+    ``seconds``; ``relevance`` is a
     table of one row per (query_id, doc_id) with training impressions, clicks, each model's estimate and DBN's and
     SDBN's satisfaction.  ``on_model(done, total, label)`` is called as models finish; ``stop`` (an Event) set
     between two models ends the comparison early with the models done so far."""

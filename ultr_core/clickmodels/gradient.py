@@ -66,7 +66,9 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = M
             ll = (w[lo:lo + CHUNK] * cascade_log_likelihood(per[0], after_click, go_on, clicks[lo:lo + CHUNK])).sum()
             (-ll / total_w).backward()
             value -= float(ll.detach()) / total_w
-        prior = (F.logsigmoid(local) + F.logsigmoid(-local)).sum() + (F.logsigmoid(shared) + F.logsigmoid(-shared)).sum()
+        prior = (F.logsigmoid(local) + F.logsigmoid(-local)).sum() + (
+            F.logsigmoid(shared) + F.logsigmoid(-shared)
+        ).sum()
         (-prior / total_w).backward()
         return torch.tensor(value - float(prior.detach()) / total_w, dtype=torch.float64)
 

@@ -36,8 +36,12 @@ def register_rows(con, source, fmt: str, name: str) -> tuple[int, list[str]]:
     check_values(con, {c: c for c in ("position", "shown") if c in types}, types, name)
     shown = "WHERE try_cast(shown AS BOOLEAN)" if "shown" in types else ""
     order = "row_number() OVER ()" if FORMATS_BY_NAME[fmt].kind == "tabular" else "session_id"
-    _run(con, f"""CREATE TEMP VIEW cm_raw AS SELECT session_id, query_id, doc_id, try_cast(position AS BIGINT) AS position,
-                  click AS click_value, try_cast(click AS DOUBLE) AS clickd, {order} AS _order FROM norm {shown}""", name)
+    _run(
+        con,
+        f"""CREATE TEMP VIEW cm_raw AS SELECT session_id, query_id, doc_id, try_cast(position AS BIGINT) AS position,
+                  click AS click_value, try_cast(click AS DOUBLE) AS clickd, {order} AS _order FROM norm {shown}""",
+        name,
+    )
     _check_rows(con, name)
     _run(con, """CREATE TEMP VIEW rows AS SELECT session_id, query_id, doc_id, CAST(position AS INTEGER) AS position,
                  CAST(clickd AS INTEGER) AS click, _order FROM cm_raw""", name)

@@ -12,7 +12,8 @@ Every sampler has one signature: ``sample(attract, shown, curve, gamma, rng) -> 
   arrays; PBM examines position p with o_p, UBM examines p with o_d, d = p − (position of the last click above p,
   0 when there is none) — distance-based, so that UBM without clicks is PBM;
 * ``gamma`` — the continuation parameter of the cascade family, a number or one value per position
-  (``continuation_by_rank`` of the model's class): DCM's λ_r (go on after a click at r; λ_r = γ·(1/r)^η as the official CM-IPS code
+  (``continuation_by_rank`` of the model's class): DCM's λ_r (go on after a click at r; λ_r = γ·(1/r)^η as the official
+  CM-IPS code
   draws DCM clicks, ``prepare_data/clicks_gen.py``), DBN's γ (go on after any document), CCM's τ₁ = γ (no click),
   τ₂ = γ (a click on an unattractive document), τ₃ = γ/2 (a click on an attractive one);
 * ``examination`` — the probability that each position is examined given the shown list (the marginal over the
@@ -20,7 +21,8 @@ Every sampler has one signature: ``sample(attract, shown, curve, gamma, rng) -> 
   P(c_p = 1) = α_p · examination_p, because attraction is independent of examination.
 
 The cascade family is drawn without a loop over positions: attraction A_p ~ Bern(α_p) and a continuation draw per
-position are independent, the user goes on after p with P(go on | A_p) (the model class's ``transition``, which its fit uses too), and
+position are independent, the user goes on after p with P(go on | A_p) (the model class's ``transition``, which its fit
+uses too), and
 position p is examined iff every earlier step went on — an exclusive cumulative product.
 
 >>> a = np.array([[0.5, 0.5, 0.5]])

@@ -12,7 +12,8 @@ __all__ = ["ClickModelSpec"]
 @dataclass(frozen=True)
 class ClickModelSpec:
     """One click model: key (CLI name), label, its class, the inference (``mle``: counting, ``em``: 50 EM
-    iterations, ``gradient``: maximum likelihood by L-BFGS, :mod:`~ultr_core.clickmodels.gradient`), citation, the parameters it fits, what its relevance estimate is, and its colour in every chart.
+    iterations, ``gradient``: maximum likelihood by L-BFGS, :mod:`~ultr_core.clickmodels.gradient`), citation, the
+    parameters it fits, what its relevance estimate is, and its colour in every chart.
     Everything a model *does* — fit, likelihoods, sampling, its transition rule, its default continuation and what
     the recovery study checks — is its class's (:class:`~ultr_core.clickmodels.models.ClickModel`); a model
     simulated users can follow (a *user model*, ``cls.USER_MODEL``) has ``behaviour``, one sentence on how its

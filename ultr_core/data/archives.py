@@ -85,14 +85,16 @@ def _copy_bounded(opener, target: Path, budget: int, name: str, member: str, dec
             while chunk := src.read(1 << 20):
                 written += len(chunk)
                 if written > budget:
-                    raise DataFormatError(name, f"the ULTRA files unpack to more than {MAX_UNPACKED_BYTES / 2**20:,.0f} MB "
+                    raise DataFormatError(name, f"the ULTRA files unpack to more than "
+                                                f"{MAX_UNPACKED_BYTES / 2**20:,.0f} MB "
                                                 f"(the limit; at member {member[:60]!r})")
                 dst.write(chunk)
     except DataFormatError:
         raise
     except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, zlib.error, ValueError,
             NotImplementedError, RuntimeError) as e:      # bad CRC, truncation, encryption, unknown compression
-        raise DataFormatError(name, f"cannot unpack member {member[:60]!r} ({str(e).splitlines()[0][:120] if str(e) else type(e).__name__})") from None
+        raise DataFormatError(name, f"cannot unpack member {member[:60]!r} "
+                                    f"({str(e).splitlines()[0][:120] if str(e) else type(e).__name__})") from None
     if declared is not None and written != declared:        # a truncated tar stream ends early without an error
         raise DataFormatError(name, f"member {member[:60]!r} is truncated ({written:,} of {declared:,} bytes)")
     return written

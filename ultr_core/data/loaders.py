@@ -147,7 +147,9 @@ def read_svmlight(path, *, require_qid: bool = True, n_features: int | None = No
         elif qids:
             raise DataFormatError(path, "missing 'qid:' (earlier lines have one)", lineno)
         c, v = _parse_pairs(rest, path, lineno, 1)
-        rows.extend([n] * len(c)); cols.extend(c); vals.extend(v)
+        rows.extend([n] * len(c))
+        cols.extend(c)
+        vals.extend(v)
         labels.append(int(label))
         did = None
         if "docid" in comment:
@@ -277,6 +279,23 @@ def _pad(data: RankingData, width: int) -> RankingData:
 
 
 # --------------------------------------------------------------------------- ULTRA
+def _qid_lists(path, kind: str) -> list:
+    """(query id, integers, line number) per line of an ULTRA ``init_list`` or ``labels`` file."""
+    out = []
+    for lineno, raw in enumerate(_read_lines(path), start=1):
+        tokens = raw.split()
+        if not tokens:
+            continue
+        try:
+            out.append((tokens[0], [int(t) for t in tokens[1:]], lineno))
+        except ValueError:
+            bad = next(t for t in tokens[1:] if not t.lstrip("-").isdigit())
+            raise DataFormatError(path, f"{kind} {bad!r} is not an integer", lineno) from None
+    if not out:
+        raise DataFormatError(path, "empty file: no queries")
+    return out
+
+
 def _ultra_split(root: Path, split: str, feature_size: int) -> RankingData:
     base = root / split
     fpath, ipath, lpath = (base / f"{split}.{ext}" for ext in ("feature", "init_list", "labels"))
@@ -289,7 +308,9 @@ def _ultra_split(root: Path, split: str, feature_size: int) -> RankingData:
         if c and max(c) >= feature_size:
             raise DataFormatError(fpath, f"feature id {max(c)} ≥ feature_size {feature_size} "
                                          "from settings.json", lineno)
-        rows.extend([len(dids)] * len(c)); cols.extend(c); vals.extend(v)
+        rows.extend([len(dids)] * len(c))
+        cols.extend(c)
+        vals.extend(v)
         dids.append(tokens[0])
     if not dids:
         raise DataFormatError(fpath, "empty file: no documents")
@@ -297,23 +318,8 @@ def _ultra_split(root: Path, split: str, feature_size: int) -> RankingData:
     F = np.zeros((len(dids), feature_size), np.float32)
     F[np.asarray(rows, np.int64), np.asarray(cols, np.int64)] = vals
 
-    def qid_lists(path, kind):
-        out = []
-        for lineno, raw in enumerate(_read_lines(path), start=1):
-            tokens = raw.split()
-            if not tokens:
-                continue
-            try:
-                out.append((tokens[0], [int(t) for t in tokens[1:]], lineno))
-            except ValueError:
-                bad = next(t for t in tokens[1:] if not t.lstrip("-").isdigit())
-                raise DataFormatError(path, f"{kind} {bad!r} is not an integer", lineno) from None
-        if not out:
-            raise DataFormatError(path, "empty file: no queries")
-        return out
-
-    init = qid_lists(ipath, "document index")
-    labs = qid_lists(lpath, "label")
+    init = _qid_lists(ipath, "document index")
+    labs = _qid_lists(lpath, "label")
     if len(init) != len(labs):
         raise DataFormatError(lpath, f"{len(labs)} queries but {ipath.name} has {len(init)}")
     idx_all, lab_all, q_all = [], [], []
@@ -330,7 +336,9 @@ def _ultra_split(root: Path, split: str, feature_size: int) -> RankingData:
         if any(v < 0 or v > MAX_LABEL for v in lab):
             bad = next(v for v in lab if v < 0 or v > MAX_LABEL)
             raise DataFormatError(lpath, f"label {bad} is not a whole number from 0 to {MAX_LABEL}", ln2)
-        idx_all.extend(idx_kept); lab_all.extend(lab); q_all.extend([qi] * len(idx_kept))
+        idx_all.extend(idx_kept)
+        lab_all.extend(lab)
+        q_all.extend([qi] * len(idx_kept))
     idx_all = np.asarray(idx_all, np.int64)
     _check_matrix(len(idx_all), feature_size, ipath)
     return RankingData(F[idx_all], np.asarray(q_all, np.int64), np.asarray(lab_all, np.int64),

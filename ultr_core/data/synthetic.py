@@ -15,7 +15,8 @@ import numpy as np
 
 from ultr_core.data.dataset import LTRDataset, RankingData
 
-__all__ = ["LABEL_SHARES", "make_synthetic_ltr", "position_blocks", "make_identifiability_data", "PAPER_BLOCKS", "PAPER_LABEL_SHARES", "paper_edges", "make_paper_identifiability_data"]
+__all__ = ["LABEL_SHARES", "make_synthetic_ltr", "position_blocks", "make_identifiability_data", "PAPER_BLOCKS",
+           "PAPER_LABEL_SHARES", "paper_edges", "make_paper_identifiability_data"]
 
 #: share of labels 0..4 in the synthetic default (skewed towards 0, as in LETOR data)
 LABEL_SHARES = (0.45, 0.25, 0.15, 0.10, 0.05)

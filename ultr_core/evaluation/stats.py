@@ -50,7 +50,8 @@ def paired_test(a, b) -> dict:
 
 
 def paired_differences(df: pd.DataFrame, ref: str, others, by=(), metric: str = "ndcg@1",
-                       method_col: str = "method", seed_col: str = "seed", ref_label: str | None = None) -> pd.DataFrame:
+                       method_col: str = "method", seed_col: str = "seed",
+                       ref_label: str | None = None) -> pd.DataFrame:
     """Paired t-tests ``ref − other`` for each of ``others`` within every group of ``by``.
 
     Rows of two methods are paired on ``seed_col`` (seeds present for both only), so a missing

@@ -354,7 +354,8 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
     else:
         lo = hi = np.full(S.F, np.nan)
     f = graph.factors.iloc[S.slots]
-    pos = (pd.to_numeric(f["position"], errors="coerce").astype("Int64").astype(object).where(f["position"].notna(), None)
+    pos = (pd.to_numeric(f["position"],
+                         errors="coerce").astype("Int64").astype(object).where(f["position"].notna(), None)
            if "position" in f else [None] * S.F)
     table = pd.DataFrame({"component": chosen[S.seg].astype(int), "factor": S.slots.astype(int),
                           "label": tuple_labels(f), "position": list(pos), "estimate": est.astype(float),

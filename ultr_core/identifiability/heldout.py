@@ -13,7 +13,8 @@ there is none, so this module asks what the log *can* answer:
   sessions.  Ties that only join components (K − 1 ties for K components) fix the components' relative scales and
   **nothing else**: every prediction, hence the likelihood, is unchanged (up to the prior and the bound r, o ≤ 1,
   which can stop a whole component from rescaling: then the merged fit moves the tied examinations instead) — the
-  clicks cannot tell a right merge from a wrong one.  Only ties inside a component (``testable_ties``) are tested by the held-out clicks.
+  clicks cannot tell a right merge from a wrong one.  Only ties inside a component (``testable_ties``) are tested by the
+  held-out clicks.
 * **what does it change?**  Before the repair each component's relevance has its own free scale; after it, one
   scale.  The document table gives both estimates with the component, and ``flips`` says how much of the order
   across components the untestable assumption decides: the share of (largest component, other component)
@@ -44,7 +45,8 @@ from ultr_core.identifiability.graph import _distinct_pairs
 from ultr_core.logs.clicklog import ClickLog
 from ultr_core.logs.coding import lookup_codes
 
-__all__ = ["cross_component_flips", "HeldOutRepair", "heldout_repair", "session_split", "paired_difference", "merge_verdict", "STRATEGIES"]
+__all__ = ["cross_component_flips", "HeldOutRepair", "heldout_repair", "session_split", "paired_difference",
+           "merge_verdict", "STRATEGIES"]
 
 #: the two fits compared: the log as it is and after the analysis's merge plan
 STRATEGIES = {"none": "as logged", "merge": "after node merging"}
@@ -239,7 +241,8 @@ def cross_component_flips(relevance: np.ndarray, component: np.ndarray, factor: 
     """Share of (component 0, other component) document pairs whose order reverses when every document outside
     component 0 has its relevance multiplied by ``factor`` (documents without an estimate — NaN — left out).
 
-    >>> cross_component_flips(np.array([0.9, 0.5, 0.6, 0.2]), np.array([0, 0, 1, 1]), 2.0)  # of 4 pairs only 0.6→1.2 passes 0.9
+    >>> # of the 4 pairs only 0.6 → 1.2 passes 0.9
+    >>> cross_component_flips(np.array([0.9, 0.5, 0.6, 0.2]), np.array([0, 0, 1, 1]), 2.0)
     0.25
     """
     ok = ~np.isnan(relevance)

@@ -111,13 +111,15 @@ def _onehot_candidates(graph: IdentifiabilityGraph, position_weight: float):
         order = np.lexsort((comp, minor, major))
         a, b = order[:-1], order[1:]
         m = (major[a] == major[b]) & (comp[a] != comp[b])
-        cand_a.append(a[m]); cand_b.append(b[m])
+        cand_a.append(a[m])
+        cand_b.append(b[m])
     pos = np.unique(p)
     for lo, hi in zip(pos[:-1], pos[1:]):
         ia, ib = np.flatnonzero(p == lo), np.flatnonzero(p == hi)
         other = ib[comp[ib] != comp[ia[0]]]
         if len(other):
-            cand_a.append(ia[:1]); cand_b.append(other[:1])
+            cand_a.append(ia[:1])
+            cand_b.append(other[:1])
     a, b = np.concatenate(cand_a), np.concatenate(cand_b)
     diff = sum((f[c].to_numpy()[a] != f[c].to_numpy()[b]).astype(float) for c in cats) if cats else 0
     w = np.sqrt(2 * diff + (position_weight * (p[a] - p[b])) ** 2)

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 from ultr_core.logs.clicklog import ClickLog
 from ultr_core.logs.ingestion import CountTable
 
-__all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "plan_table", "alternative_verdict", "identifiability_report",
+__all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "plan_table", "alternative_verdict",
+           "identifiability_report",
            "format_report", "compare_repairs", "components_sweep"]
 
 
@@ -265,7 +266,8 @@ def format_report(rep: dict) -> str:
     if "interventions" in rep:
         lines.append(f"Node intervention: {rep['n_interventions']} swap(s), total cost "
                      f"{_num(rep['intervention_total_cost'])} → {rep['n_components_after_intervention']} component(s)")
-        lines += [f"    show document {s['document']} at {s['to_label']} (seen at {s['from_label']}; cost {_num(s['cost'])})"
+        lines += [f"    show document {s['document']} at {s['to_label']} (seen at {s['from_label']}; cost "
+                  f"{_num(s['cost'])})"
                   for s in rep["interventions"][:20]]
     if "position_bias" in rep:
         pb = rep["position_bias"]
@@ -314,7 +316,8 @@ def components_sweep(ks=(1, 2, 3, 4), seeds=(0, 1, 2), methods=("dla",), report=
     (App. C.1: :func:`~ultr_core.data.synthetic.make_paper_identifiability_data`, 10⁶ impressions per
     row) with embedding models fitted to convergence; MCC and nDCG@10 per K and seed.
     ``report`` receives {"done", "total"} after each run; ``stop`` ends the sweep early."""
-    runs = [(k, seed, {"K": k, "seed": seed, "method": m}, {"method": m}) for k in ks for seed in seeds for m in methods]
+    runs = [(k, seed, {"K": k, "seed": seed, "method": m},
+             {"method": m}) for k in ks for seed in seeds for m in methods]
     df = _paper_fits(runs, ("components", "iterations"), report, stop)
     return df[["K", "seed", "method", "components", "mcc", "ndcg@10", "iterations"]] if len(df) else df
 

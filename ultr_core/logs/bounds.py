@@ -18,7 +18,8 @@ metadata, or stream, to bound rows, cells and decoded bytes first:
 >>> read_parquet_bounded(buf.getvalue(), "bomb.parquet", max_decoded_bytes=1500)
 Traceback (most recent call last):
 ...
-ultr_core.errors.DataFormatError: bomb.parquet: column 'junk' decodes to 0.0 MB of text (2,000 bytes); the limit is 0.0 MB
+ultr_core.errors.DataFormatError: bomb.parquet: column 'junk' decodes to 0.0 MB of text (2,000 bytes); the limit is 0.0
+MB
 """
 from __future__ import annotations
 
@@ -110,7 +111,8 @@ def read_parquet_bounded(source, name: str, max_cells: int = MAX_PARQUET_CELLS,
                 size += ch.nbytes
         total += size
         if total > max_decoded_bytes:
-            raise DataFormatError(name, f"column {col[:40]!r} decodes to {size / 2**20:,.1f} MB of text ({size:,} bytes); "
+            raise DataFormatError(name, f"column {col[:40]!r} decodes to {size / 2**20:,.1f} MB of text ({size:,} "
+                                        f"bytes); "
                                         f"the limit is {max_decoded_bytes / 2**20:,.1f} MB")
     for col in text:
         i = table.schema.get_field_index(col)

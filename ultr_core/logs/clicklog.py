@@ -41,7 +41,8 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, show
 
-__all__ = ["ClickLog", "SCHEMA", "REQUIRED", "RANGES", "MAX_POSITION", "SHOWN_TEXT", "NO_CLICKS", "not_decimal", "check_roles",
+__all__ = ["ClickLog", "SCHEMA", "REQUIRED", "RANGES", "MAX_POSITION", "SHOWN_TEXT", "NO_CLICKS", "not_decimal",
+           "check_roles",
            "check_mapping"]
 
 SCHEMA = {
@@ -106,7 +107,8 @@ def check_roles(bias, doc_columns=None) -> None:
     >>> check_roles(["click"])
     Traceback (most recent call last):
     ...
-    ultr_core.errors.ConfigError: bias: 'click' cannot be a bias factor (it is the click, query, document or session column); use position or a display column such as a context
+    ultr_core.errors.ConfigError: bias: 'click' cannot be a bias factor (it is the click, query, document or session
+    column); use position or a display column such as a context
     """
     twice = [b for b in dict.fromkeys(bias) if list(bias).count(b) > 1]
     if twice:

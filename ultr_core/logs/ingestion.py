@@ -322,7 +322,8 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
     >>> t = ingest(csv, "csv", name="demo.csv")
     >>> t.document, t.alternative
     (('query_id', 'doc_id'), ('doc_id',))
-    >>> t.frame.sort_values(["query_id", "doc_id"])[["query_id", "doc_id", "position", "impressions", "clicks"]].values.tolist()
+    >>> cols = ["query_id", "doc_id", "position", "impressions", "clicks"]
+    >>> t.frame.sort_values(["query_id", "doc_id"])[cols].values.tolist()
     [['q1', 'a', 1, 1, 1], ['q1', 'b', 2, 1, 0], ['q2', 'a', 1, 1, 0]]
     """
     from ultr_core.logs.mapping import default_document

@@ -12,7 +12,8 @@ Formats:
   ``init_list`` as displayed lists and, when present, ``train/train.clicks``
   (``qid c c …`` aligned with ``init_list``; one session per line).
 * **yandex**, **yandex2013**, **baidu** — real public log formats, parsed by the vectorised
-  readers of :mod:`ultr_core.logs.yandex` and :mod:`ultr_core.logs.sessions` (Yandex relevance prediction / CLARA2, Yandex
+  readers of :mod:`ultr_core.logs.yandex` and :mod:`ultr_core.logs.sessions` (Yandex relevance prediction / CLARA2,
+  Yandex
   personalized search 2013, Baidu-ULTR raw sessions).
 
 **Documents.**  Relevance belongs to a query–document pair, so by default (``document="query"``)
@@ -45,7 +46,8 @@ from ultr_core.logs.normalise import ID_COLUMNS
 from ultr_core.logs.sniff import infer_format, is_gzip
 from ultr_core.logs.ultra import ultra_frame
 
-__all__ = ["TARGETS", "FORMATS", "MAX_ROWS", "DOCUMENT_KEYS", "default_document", "read_user_log", "peek_columns", "guess_mapping", "frame_to_log",
+__all__ = ["TARGETS", "FORMATS", "MAX_ROWS", "DOCUMENT_KEYS", "default_document", "read_user_log", "peek_columns",
+           "guess_mapping", "frame_to_log",
            "column_chosen_twice"]
 
 #: the schema columns a user's columns can be mapped onto (session_id and shown are optional)
@@ -77,13 +79,7 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
     is used in messages (defaults to the path); ``document`` ``"auto"`` is the format's default
     key (:func:`default_document`).  Returns ``(ClickLog, notes)``."""
     from ultr_core.logs.normalise import read_normalised
-    from ultr_core.logs.sniff import (
-        TEXT_FORMATS,
-        duplicate_header,
-        format_from_name,
-        resolve_source,
-        unknown_format,
-    )
+    from ultr_core.logs.sniff import TEXT_FORMATS, duplicate_header, format_from_name, resolve_source, unknown_format
     name = name or str(source)
     if isinstance(source, io.IOBase):
         source = source.read()

@@ -24,7 +24,8 @@ def _baidu(con, name: str) -> dict:
                                     "reformulation), a document line 32 (pos url_md5 … click …)", int(odd[0][0]))
     if not n_doc:
         raise DataFormatError(name, f"no document line: every line has at most {width} tab-separated field(s); a "
-                                    "Baidu-ULTR document line has 32 (pos url_md5 title abstract multimedia_type click …)",
+                                    "Baidu-ULTR document line has 32 (pos url_md5 title abstract multimedia_type "
+                                    "click …)",
                               first)
     _check(con, name, [
         ("SELECT min(ln) FROM b WHERE is_doc AND session_id IS NULL", "a document line comes before any query line"),
@@ -52,14 +53,16 @@ def _pyclick(con, name: str) -> dict:
         ("SELECT min(ln) FROM ps WHERE strpos(s, chr(9)) = 0 OR strpos(s[strpos(s, chr(9)) + 1:], ':') = 0",
          "a PyClick session needs query<TAB>url,url,… : clicked,… (a tab, then a colon)"),
         ("SELECT min(ln) FROM ps WHERE trim(split_part(s, chr(9), 1)) = ''", "the query of a session is empty"),
-        ("SELECT min(ln) FROM ps WHERE len(list_filter(string_split(split_part(s[strpos(s, chr(9)) + 1:], ':', 1), ','),"
+        ("SELECT min(ln) FROM ps WHERE len(list_filter(string_split(split_part(s[strpos(s, chr(9)) + 1:], ':', 1), "
+         "','),"
          " lambda x: trim(x) = '')) > 0", "an empty URL in a session's list (two commas, or a comma at an end)"),
     ])
     _run(con, """CREATE OR REPLACE TEMP TABLE pz AS SELECT row_number() OVER (ORDER BY ln, k) AS session_id,
             trim(split_part(s, chr(9), 1)) AS query_id,
             list_transform(string_split(split_part(s[strpos(s, chr(9)) + 1:], ':', 1), ','), lambda x: trim(x)) AS docs,
-            list_filter(list_transform(string_split(s[strpos(s, chr(9)) + 1:][strpos(s[strpos(s, chr(9)) + 1:], ':') + 1:],
-                                                    ','), lambda x: trim(x)), lambda x: x <> '') AS clicks
+            list_filter(list_transform(string_split(
+                s[strpos(s, chr(9)) + 1:][strpos(s[strpos(s, chr(9)) + 1:], ':') + 1:], ','),
+                lambda x: trim(x)), lambda x: x <> '') AS clicks
         FROM ps""", name)
     _run(con, """CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, query_id, unnest(docs) AS doc_id,
             generate_subscripts(docs, 1)::INTEGER AS position FROM pz""", name)

@@ -13,7 +13,8 @@ import pyarrow as pa
 from ultr_core.errors import DataFormatError
 from ultr_core.logs.formats import LOG_FORMATS, TABULAR_FORMATS, TEXT_FORMATS, accepted, sniff_rule
 
-__all__ = ["LogSource", "resolve_source", "TEXT_FORMATS", "TABULAR_FORMATS", "ACCEPTED", "expand_paths", "is_gzip", "sniff_format", "infer_format", "format_from_name", "duplicate_header", "unknown_format"]
+__all__ = ["LogSource", "resolve_source", "TEXT_FORMATS", "TABULAR_FORMATS", "ACCEPTED", "expand_paths", "is_gzip",
+           "sniff_format", "infer_format", "format_from_name", "duplicate_header", "unknown_format"]
 
 #: what a reader accepts, for the message on a file that no reader accepts (from the one format table)
 ACCEPTED = tuple(accepted().split("; "))

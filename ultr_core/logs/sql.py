@@ -46,7 +46,8 @@ def check_memory_limit(value) -> str:
     >>> check_memory_limit("2GB'; COPY t TO 'x.csv'; --")
     Traceback (most recent call last):
     ...
-    ultr_core.errors.ConfigError: --memory-limit: "2GB'; COPY t TO 'x.c…" is not a size: use a number and a unit, e.g. 2GB or 512MiB
+    ultr_core.errors.ConfigError: --memory-limit: "2GB'; COPY t TO 'x.c…" is not a size: use a number and a unit, e.g.
+    2GB or 512MiB
     """
     m = _MEMORY.fullmatch(str(value))
     if not m or float(m.group(1)) <= 0:

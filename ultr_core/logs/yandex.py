@@ -77,9 +77,12 @@ def _yandex_columns(con, source, name: str) -> dict | None:
         pass                                                   # an id is not a whole number: read text
     if not _yandex_read(con, files, gz, n, {}, "y", name):
         return None
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE yf AS SELECT rowid + 1 AS ln, {', '.join(f"coalesce(trim(c{i}), '') AS f{i}"
-                                                                       for i in range(1, n + 1))},
-        {n} AS nf FROM y WHERE NOT ({' AND '.join(f"coalesce(trim(c{i}), '') = ''" for i in range(1, n + 1))})""").fetchall()
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE yf AS SELECT rowid + 1 AS ln, {
+        ", ".join(f"coalesce(trim(c{i}), '') AS f{i}" for i in range(1, n + 1))
+    },
+        {n} AS nf FROM y WHERE NOT ({
+        " AND ".join(f"coalesce(trim(c{i}), '') = ''" for i in range(1, n + 1))
+    })""").fetchall()
     return _yandex_from(con, name, "yf")
 
 
@@ -121,7 +124,8 @@ def _match_clicks(con, name: str, n: int) -> dict:
     """Table ``hitpos(session_id, doc_id, query_id, position)``: the clicked impressions of the
     typed log ``yb``.  A click belongs to the latest query row at or before its line in the same
     session that shows the URL, at the first position showing it (PyClick's ``YandexRelPredChallengeParser``);
-    repeated clicks on one impression count once.  Vectorised: most clicks follow their query row, so the latest query row before
+    repeated clicks on one impression count once.  Vectorised: most clicks follow their query row, so the latest query
+    row before
     each click (a binary search over line numbers) is tried first; the rest — a click on an
     earlier page of the session, interleaved sessions — go through a general join in SQL.
     Sessions are taken in buckets (session id modulo B, B = query rows / :data:`MATCH_BUCKET_ROWS`)
@@ -230,8 +234,11 @@ def _yandex_from(con, name: str, table: str) -> dict:
         _run(con, f"CREATE OR REPLACE TEMP TABLE imp AS {union}", name)
         _run(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT ln, {cast('f1')} AS s, {cast('f4')} AS doc_id "
                   f"FROM {src} WHERE f3 = 'C'", name)
-        if not num or not _scalar(con, "SELECT (SELECT count(*) FROM imp WHERE s IS NULL OR query_id IS NULL OR "
-                                       "doc_id IS NULL) + (SELECT count(*) FROM clk WHERE s IS NULL OR doc_id IS NULL)"):
+        if not num or not _scalar(
+            con,
+            "SELECT (SELECT count(*) FROM imp WHERE s IS NULL OR query_id IS NULL OR "
+            "doc_id IS NULL) + (SELECT count(*) FROM clk WHERE s IS NULL OR doc_id IS NULL)",
+        ):
             break
     # a click belongs to the latest impression at or before its line, same session, same URL
     _run(con, """CREATE OR REPLACE TEMP TABLE hit AS SELECT session_id, doc_id, count(*) AS n FROM (

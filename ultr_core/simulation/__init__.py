@@ -59,4 +59,5 @@ from ultr_core.simulation.simulator import ClickSimulator, hidden_relevant
 from ultr_core.simulation.synthetic_logs import binomial_ctr_table, make_contextual_log
 
 __all__ = ["ClickModelConfig", "ClickSimulator", "EYE_TRACKING", "relevance_probability", "position_observation",
-           "binary_threshold", "binary_rule", "hidden_relevant", "simulate_log", "LogSpec", "binomial_ctr_table", "make_contextual_log"]
+           "binary_threshold", "binary_rule", "hidden_relevant", "simulate_log", "LogSpec", "binomial_ctr_table",
+           "make_contextual_log"]

@@ -13,7 +13,8 @@ from ultr_core.constraints import validate
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.params import CLICK_PARAMS, MAX_CONTEXTS, PARAM, resolve_name
 
-__all__ = ["EYE_TRACKING", "N_CRUX", "MAX_CONTEXTS", "MAX_LOG_ROWS", "ClickModelConfig", "binary_threshold", "binary_rule", "relevance_probability", "position_observation"]
+__all__ = ["EYE_TRACKING", "N_CRUX", "MAX_CONTEXTS", "MAX_LOG_ROWS", "ClickModelConfig", "binary_threshold",
+           "binary_rule", "relevance_probability", "position_observation"]
 
 #: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005): defined with the samplers
 EYE_TRACKING = _EYE_TRACKING

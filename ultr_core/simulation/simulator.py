@@ -198,7 +198,8 @@ class ClickSimulator:
         Q, L = rows_q.shape
         if int(n_sessions) * L > MAX_LOG_ROWS:
             raise ConfigError("n_sessions", f"{int(n_sessions):,} sessions × {L} documents = "
-                                            f"{int(n_sessions) * L:,} log rows (≈ {int(n_sessions) * L * 50 / 2**30:.1f} "
+                                            f"{int(n_sessions) * L:,} log rows (≈ "
+                                            f"{int(n_sessions) * L * 50 / 2**30:.1f} "
                                             f"GiB) exceed the limit of {MAX_LOG_ROWS:,} rows")
         contexts_q = rng.integers(0, cfg.n_contexts, size=(Q, L)) if cfg.n_contexts else None
         qs = rng.integers(0, Q, size=int(n_sessions))

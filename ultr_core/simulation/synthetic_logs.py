@@ -28,7 +28,8 @@ def binomial_ctr_table(data: RankingData, impressions: int = 1_000_000, eta: flo
     o = EYE_TRACKING[np.minimum(pos, 10) - 1] ** eta
     clicks = rng.binomial(impressions, r * o)
     frame = pd.DataFrame({"doc_id": np.asarray(data.doc_ids, np.int64), "position": pos.astype(np.int16),
-                          "impressions": np.full(data.n_rows, impressions, np.int64), "clicks": clicks.astype(np.int64)})
+                          "impressions": np.full(data.n_rows, impressions,
+                                                 np.int64), "clicks": clicks.astype(np.int64)})
     truth = pd.Series(r, index=frame["doc_id"]).groupby(level=0).first()
     return CountTable(frame, ("doc_id",), ("position",), source="binomial CTRs"), truth, EYE_TRACKING ** eta
 

@@ -26,7 +26,9 @@ from ultr_core.simulation.clickmodel import ClickModelConfig, binary_rule
 from ultr_core.simulation.params import PARAMS
 from ultr_core.simulation.simulated import simulate_log
 
-__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "check_cells", "SELECTION_METHODS", "train_many", "train_spec", "train_jobs", "simulated", "grid_job", "live_observation_curves", "steps_done", "training_progress"]
+__all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "check_cells", "SELECTION_METHODS",
+           "train_many", "train_spec", "train_jobs", "simulated", "grid_job", "live_observation_curves", "steps_done",
+           "training_progress"]
 
 
 
@@ -346,7 +348,8 @@ def with_curve_fit(results: dict, truth) -> dict:
 def steps_done(records: list[dict]) -> int:
     """Training steps finished so far over all algorithms of :func:`train_many`'s tagged history.
 
-    >>> steps_done([{"algorithm": "DLA", "step": 10}, {"algorithm": "DLA", "step": 20}, {"algorithm": "LBD", "step": 10}])
+    >>> steps_done([{"algorithm": "DLA", "step": 10}, {"algorithm": "DLA", "step": 20},
+    ...             {"algorithm": "LBD", "step": 10}])
     30
     """
     last = {}

@@ -54,8 +54,10 @@ PRESET_SWEEPS = {
                       source="LBD Fig. 3a: group-level DLA falls below raw clicks at high coupling"),
                 Claim("LBD", "Naive", "ndcg@10", at=(("click.coupling", 0.6),),
                       source="LBD Fig. 3a: LBD stays above raw clicks"),
-                Claim("LBD", "LBD_Lips", "ndcg@10", at=(("click.coupling", 0.6),), source="LBD Fig. 3b: LBD ≥ LBD_Lips"),
-                Claim("LBD", "LBD_Ber", "ndcg@10", at=(("click.coupling", 0.6),), source="LBD Fig. 3b: LBD ≥ LBD_Ber")]),
+                Claim("LBD", "LBD_Lips", "ndcg@10", at=(("click.coupling", 0.6),),
+                      source="LBD Fig. 3b: LBD ≥ LBD_Lips"),
+                Claim("LBD", "LBD_Ber", "ndcg@10", at=(("click.coupling", 0.6),),
+                      source="LBD Fig. 3b: LBD ≥ LBD_Ber")]),
     "LBD Fig. 3a on the Yahoo! sample: η_c = 0.6, top-10 (needs the yahoo_sample data root)": dict(
         base={"dataset": "yahoo_sample", "click.topk": 10, "click.coupling": 0.6},
         methods=["naive", "dla", "lbd"], sweep=None, values=[],
@@ -80,7 +82,8 @@ PRESET_SWEEPS = {
         methods=["naive", "ips", "heckman", "rankagg", "cld", "cld_pair", "oracle"], sweep=None, values=[],
         claims=[Claim("CLD", c, "ndcg@3", source=f"CLD Table 2: CLD beats {c} under top-k selection bias")
                 for c in ("IPS", "Heckman", "RankAgg")]
-               + [Claim("CLD_pair", c, "ndcg@3", source=f"CLD Table 2: CLD_pair beats {c} too") for c in ("IPS", "Heckman")]),
+               + [Claim("CLD_pair", c, "ndcg@3",
+                        source=f"CLD Table 2: CLD_pair beats {c} too") for c in ("IPS", "Heckman")]),
     "CLD ρ ablation: does the selection coupling matter? (ρ = 0 vs the official 0.5 and the paper's range)": dict(
         base={**_CLD_BASE, "click.eta": 1.0, "click.noise": 0.1}, methods=["cld"], sweep="train.cld_gamma",
         values=[0.0, 0.1, 0.3, 0.5, 0.7], claims=[]),          # our ablation: the paper makes no claim about ρ = 0
@@ -92,17 +95,19 @@ PRESET_SWEEPS = {
     "CLD Fig. 4 (right): position-bias severity η (top-5)": dict(
         base=_CLD_BASE, methods=["naive", "ips", "heckman", "cld"],
         sweep="click.eta", values=[0.0, 0.5, 1.0, 1.5, 2.0],
-        claims=[Claim("CLD", c, "ndcg@3", at=(("click.eta", 2.0),), source=f"CLD Fig. 4 (right): CLD beats {c} under severe "
-                                                                           "position bias")
+        claims=[Claim("CLD", c, "ndcg@3", at=(("click.eta", 2.0),),
+                      source=f"CLD Fig. 4 (right): CLD beats {c} under severe position bias")
                 for c in ("IPS", "Heckman")]),
     "CLD Fig. 5: click sessions (top-5, η = 1)": dict(
         base={**_CLD_BASE, "click.eta": 1.0}, methods=["naive", "ips", "heckman", "cld"],
         sweep="n_sessions", values=[2_000, 5_000, 20_000, 50_000],
-        claims=[Claim("CLD", "IPS", "ndcg@3", at=(("n_sessions", 2_000),), source="CLD Fig. 5: CLD ahead with few sessions")]),
+        claims=[Claim("CLD", "IPS", "ndcg@3", at=(("n_sessions", 2_000),),
+                      source="CLD Fig. 5: CLD ahead with few sessions")]),
     "CLD Fig. 6: click noise ε (top-5, η = 1)": dict(
         base={**_CLD_BASE, "click.eta": 1.0},
         methods=["naive", "ips", "heckman", "cld"], sweep="click.noise", values=[0.0, 0.1, 0.2, 0.3, 0.5],
-        claims=[Claim("CLD", "IPS", "ndcg@3", at=(("click.noise", 0.5),), source="CLD Fig. 6: CLD is robust to click noise")]),
+        claims=[Claim("CLD", "IPS", "ndcg@3", at=(("click.noise", 0.5),),
+                      source="CLD Fig. 6: CLD is robust to click noise")]),
     "CLD Fig. 7: misspecified propensity (true η = 1, k = 3)": dict(
         base={**_CLD_BASE, "click.topk": 3}, methods=["ips", "rankagg", "cld"], sweep="train.ips_eta,train.cld_rho_eta",
         values=[0.0, 0.5, 1.0, 1.5, 2.0],

@@ -80,7 +80,8 @@ def table3_agreement(df: pd.DataFrame, model: str = "dnn") -> pd.DataFrame:
                "valid_gap": np.nan, "test_gap": np.nan}
         if len(here):
             i = int(here.index[0])
-            row.update(same=i == 0, paper_rank=i + 1, valid_gap=float(top["valid_ndcg@10"] - here["valid_ndcg@10"].iloc[0]),
+            row.update(same=i == 0, paper_rank=i + 1,
+                       valid_gap=float(top["valid_ndcg@10"] - here["valid_ndcg@10"].iloc[0]),
                        test_gap=float(top["ndcg@10"] - here["ndcg@10"].iloc[0]))
         rows.append(row)
     return pd.DataFrame(rows)
