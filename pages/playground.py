@@ -8,7 +8,7 @@ from ultr_core.data.roots import available_datasets
 from ultr_core.studies.experiment import live_observation_curves, training_progress
 from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
 from ultr_core.app.jobhandles import JobGroup
-from ultr_core.app.knobs import (KNOB_BY_FIELD, KNOBS, LRS, SEEDS, SESSIONS, reconcile,
+from ultr_core.app.knobs import (KNOB_BY_FIELD, KNOBS, knob_value, LRS, SEEDS, SESSIONS, reconcile,
                                  settings_from_state)
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims,
                                       curve_note, log_view,
@@ -87,7 +87,7 @@ def _apply_preset(keep=()) -> None:
         return
     settings = preset.settings(seeds=PRESET_SEEDS, steps=st.session_state.get("pg_steps", D.steps),
                                lr=st.session_state.get("pg_lr", D.lr))
-    st.session_state.update({k.key: k.to_widget(getattr(settings, k.field)) for k in KNOBS
+    st.session_state.update({k.key: k.to_widget(knob_value(settings, k)) for k in KNOBS
                              if k.query not in keep and k.field not in ("steps", "lr")})
 
 
@@ -123,7 +123,7 @@ def _reconcile_knobs() -> None:
 
 def _from_url(knob, datasets):
     """A knob's first value: its URL value when valid (clamped to its range), else the default's widget value."""
-    default = knob.to_widget(getattr(D, knob.field))
+    default = knob.to_widget(knob_value(D, knob))
     if knob.field == "dataset":
         return qp("dataset", default, options=datasets)
     name = next((n for n in (knob.query, *knob.aliases) if n in st.query_params), knob.query)   # older keys too
@@ -163,6 +163,9 @@ def _model_knobs() -> None:
         for where, field in zip(st.columns(2), pair):
             _knob_widget(where, KNOB_BY_FIELD[field])
     _users_knob(st)
+    for knob in KNOBS:                               # knobs an extension adds (simulation parameters)
+        if knob.field not in D.__dataclass_fields__:
+            _knob_widget(st, knob)
     st.multiselect("methods (+ Naive, Oracle)", list(NAMES), key="pg_methods", on_change=_moved, args=("methods",),
                    help="trained one after another on the same log with the same seed; Naive (raw clicks) and "
                         "Oracle (true labels) are always trained first as the floor and the ceiling")

@@ -1,6 +1,6 @@
 """The one-table rule (issue #45): registry keys do not decide behaviour outside their tables (an AST scan), and a
-toy click model, algorithm and page — each one record in an extension module — reach the CLI's choices, the pages'
-options, the colours and the URL round trip."""
+toy click model, algorithm, Playground knob and page — each one record in an extension module — reach the CLI's
+choices, the pages' options, the colours and the URL round trip."""
 import ast
 import json
 import os
@@ -83,7 +83,16 @@ sim = AppTest.from_file("pages/simulate.py", default_timeout=60).run()
 out["simulate_options"] = "Hasty" in sim.selectbox(key="sim_user_model").options
 pg = AppTest.from_file("pages/playground.py", default_timeout=60).run()
 out["playground_options"] = "ToyNaive" in pg.multiselect(key="pg_methods").options
+out["playground_knob"] = pg.selectbox(key="pg_convention").value == "eye_tracking"
 pg.session_state["pg_job"].stop()
+linked = AppTest.from_file("pages/playground.py", default_timeout=60)
+linked.query_params["convention"] = "reciprocal"
+linked.run()
+job = linked.session_state["pg_job"]
+out["knob_link"] = (linked.selectbox(key="pg_convention").value == "reciprocal"
+                    and linked.query_params["convention"] in ("reciprocal", ["reciprocal"])
+                    and all("convention=reciprocal" in j._args[0] for j in job.jobs))
+job.stop()
 toy = next(p for p in PAGES if p.title == "Toy page")
 tp = AppTest.from_file(toy.path, default_timeout=30).run()
 out["page"] = not tp.exception and tp.slider(key="toy_knob").value == 3

@@ -1,6 +1,7 @@
-"""Toy records for the one-table test (issue #45): one click model, one algorithm and one page, each added as one
-record in an extension module (``ULTR_EXTENSIONS=toy_records``) without touching ``ultr_core``."""
+"""Toy records for the one-table test (issue #45): one click model, one algorithm, one Playground knob and one page,
+each added as one record in an extension module (``ULTR_EXTENSIONS=toy_records``) without touching ``ultr_core``."""
 from ultr_core.algorithms.record import AlgorithmSpec
+from ultr_core.app.knob import Knob
 from ultr_core.app.pagespec import PageSpec
 from ultr_core.clickmodels.models import DCM
 from ultr_core.clickmodels.spec import ClickModelSpec
@@ -18,3 +19,6 @@ ALGORITHM_SPECS = (AlgorithmSpec("toy_naive", "ToyNaive", "#123456", "position",
                                  cite="a toy: the Naive learner under another name", latex=r"\mathcal{L} = 0",
                                  playground=True),)
 PAGES = (PageSpec("../tests/toy_page.py", "Toy page", ":material/star:"),)
+#: a Playground knob for a simulation parameter the Playground does not show (its URL key, widget and setting)
+KNOBS = (Knob("convention", "convention", str, options=("eye_tracking", "reciprocal"), label="observation curve",
+              help="a toy: the observation curve's convention"),)

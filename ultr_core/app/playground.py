@@ -71,12 +71,15 @@ class PlaygroundSettings:
     sessions: int = 10_000
     seed: int = 0                      #: the first seed
     seeds: int = 1                     #: seeds seed, seed + 1, … trained (a fresh log and initialisation each)
+    extra: tuple = ()                  #: (parameter, value) of simulation parameters an extension's knobs set
 
     #: what the Playground's own fields accept (:mod:`ultr_core.constraints`); the click-model fields are checked
     #: by :class:`ClickModelConfig` and the data set and seed by :class:`LogSpec` (``click()``, ``log_spec()`` below)
     CONSTRAINTS = {"steps": [Interval(int, 50, 3_000)], "sessions": [Interval(int, 1_000, MAX_SESSIONS)],
                    "lr": [Interval(float, 0, 1, closed="right")], "seeds": [Interval(int, 1, MAX_SEEDS)],
-                   "methods": [Rule(lambda ms: all(m in METHODS for m in ms), "playground methods")]}
+                   "methods": [Rule(lambda ms: all(m in METHODS for m in ms), "playground methods")],
+                   "extra": [Rule(lambda e: isinstance(e, tuple) and all(len(x) == 2 for x in e),
+                                  "(simulation parameter, value) pairs")]}
     #: fields another class declares (the test that every field is declared reads this)
     DELEGATED = ("dataset", "eta", "noise", "topk", "coupling", "contexts", "shuffle", "blocks", "user_model",
                  "seed")
@@ -96,9 +99,8 @@ class PlaygroundSettings:
         self.log_spec()                              # validates dataset name and seed
 
     def click(self) -> ClickModelConfig:
-        return ClickModelConfig(eta=self.eta, noise=self.noise, topk=self.topk, coupling=self.coupling,
-                                n_contexts=self.contexts, shuffle=self.shuffle, shuffle_blocks=self.blocks,
-                                user_model=self.user_model)
+        own = {name: getattr(self, name) for name in self.DELEGATED if name not in ("dataset", "seed")}
+        return ClickModelConfig.from_values({**own, **dict(self.extra)})
 
     def log_spec(self) -> LogSpec:
         """The reproducible spec of the log this setting simulates (what links carry)."""
