@@ -24,7 +24,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from browser_flow import ARGS, CHROMIUM, free_port
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))   # the browser helpers, tests/browser_flow.py
+from browser_flow import ARGS, CHROMIUM, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,11 +25,13 @@ import argparse
 import asyncio
 import statistics
 import time
+import sys
 from pathlib import Path
 
 import psutil
 
-from browser_flow import ARGS, CHROMIUM, VERDICT_JS, serve_app, wait_idle
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))   # the browser helpers, tests/browser_flow.py
+from browser_flow import ARGS, CHROMIUM, VERDICT_JS, serve_app, wait_idle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -30,9 +30,11 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import sys
 from pathlib import Path
 
-from browser_flow import serve_app, wait_idle
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))   # the browser helpers, tests/browser_flow.py
+from browser_flow import serve_app, wait_idle  # noqa: E402
 from load_playground import ARGS, CHROMIUM, cli, cpu_seconds, mixed_query, mixed_settings, rss_mb, sequential_seconds
 from load_playground import summary as _summary, visit as browser_visit
 

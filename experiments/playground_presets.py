@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from joblib import Parallel, delayed
-from experiments._common import frame_md, table
+from _common import frame_md, table
 from ultr_core.app.playground import PRESETS, check_claims, preset_runs
 from ultr_core.evaluation.stats import summarise
 

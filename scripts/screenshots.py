@@ -1,8 +1,10 @@
 """Refresh README's screenshots with the browser test's flow: python scripts/screenshots.py"""
 import json
+import sys
 from pathlib import Path
 
-from browser_flow import run_main_flow, run_playground, serve_app
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))   # the browser helpers, tests/browser_flow.py
+from browser_flow import run_main_flow, run_playground, serve_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -23,8 +23,10 @@ def test_streamlit_is_pinned_to_the_release_the_patch_wraps():
     assert hasattr(AppSession, "_create_scriptrunner")          # what pages/_streamlit_fix.py wraps
 
 
-#: the one script that edits sys.path, and why: it imports pages/ (the app's folder, not part of the package)
-ALLOWED = {"scripts/serve.py"}
+#: the scripts that edit sys.path, and why: serve.py imports pages/ (the app's folder, not part of the package); the
+#: others drive the app in a browser with the test suite's helpers (tests/browser_flow.py)
+ALLOWED = {"scripts/serve.py", "scripts/screenshots.py", "benchmarks/bench_upload_memory.py", "benchmarks/load_app.py",
+           "benchmarks/load_playground.py", "benchmarks/load_protocol.py"}
 
 
 def test_scripts_import_the_installed_package():
