@@ -101,8 +101,39 @@ def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, 
         return {"method": estimate, "n_bootstrap": 0, "alpha": alpha, "curves": [],
                 "notes": [f"no curve: {e.problem.split(';')[0]} (the budget of one estimation in this shared "
                           "server) — python -m ultr_core ig FILE estimates it"]}
+    curves, practical = _practical(g, est.to_records())
     return {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha, "notes": est.notes,
-            "curves": est.to_records()}
+            "curves": curves, "practical_identifiability": practical}
+
+
+def _practical(g, curves: list) -> tuple[list, dict]:
+    """Issue #46's first step: each curve factor's standard error of log(o_k / o_ref) (ref: its component's first
+    factor, as the curve) from the Fisher information of PBM at a converged fit, its level, the counts and rule."""
+    from ultr_core.identifiability.uncertainty import (MAX_REPORT_FACTORS, factor_uncertainty, identification,
+                                                       rule_text)
+    out = {"rule": rule_text(), "counts": {}, "weakest": []}
+    if not curves or len(curves) > MAX_REPORT_FACTORS:
+        if curves:
+            out["note"] = (f"standard errors not computed: {len(curves):,} factors, above {MAX_REPORT_FACTORS:,} "
+                           "(exact solves; issue #46)")
+        return curves, out
+    facs = np.array([r["factor"] for r in curves])
+    comp = np.array([r["component"] for r in curves])
+    refs = {int(k): int(facs[np.flatnonzero(comp == k)[0]]) for k in np.unique(comp)}
+    local = np.full(g.n_factors, -1)
+    local[facs] = np.arange(len(facs))
+    rows = local[g.fac] >= 0
+    doc, _ = pd.factorize(g.doc[rows])
+    u = factor_uncertainty(doc, local[g.fac[rows]], g.impressions[rows], g.clicks[rows], int(doc.max()) + 1,
+                           len(facs), comp, references={k: int(local[f]) for k, f in refs.items()})
+    levels = identification(u.log_se)
+    for r, se, level in zip(curves, u.log_se, levels):
+        r["log_se"], r["identification"] = (float(se) if np.isfinite(se) else None), str(level)
+    out["counts"] = {k: int((levels == k).sum()) for k in ("identified", "weak", "unidentified")}
+    order = np.argsort(-np.where(np.isfinite(u.log_se), u.log_se, np.inf), kind="stable")[:5]
+    out["weakest"] = [curves[i]["label"] for i in order if levels[i] != "identified"]
+    out["converged"] = u.converged
+    return curves, out
 
 
 def _intervention_section(g: IdentifiabilityGraph, plan, log, seed: int, max_components: int, max_listed: int,
@@ -284,7 +315,12 @@ def format_report(rep: dict) -> str:
                 band = (f"[{r.lower:.3f}, {r.upper:.3f}]" if r.lower is not None and np.isfinite(r.lower)
                         else "[—]")
                 val = f"{r.estimate:.3f}" if r.estimate is not None and np.isfinite(r.estimate) else "—"
-                lines.append(f"    {r.label:<28s} {val:>7s}  {band}   ({r.impressions:,} impressions)")
+                level = f"   {getattr(r, 'identification', '')}" if hasattr(r, "identification") else ""
+                lines.append(f"    {r.label:<28s} {val:>7s}  {band}   ({r.impressions:,} impressions){level}")
+        pi = pb.get("practical_identifiability", {})
+        if pi.get("counts"):
+            lines.append("Practical identifiability: " + ", ".join(f"{v} {k}" for k, v in pi["counts"].items())
+                         + (f"; weakest: {', '.join(pi['weakest'])}" if pi["weakest"] else "") + f" ({pi['rule']})")
     return "\n".join(lines)
 
 

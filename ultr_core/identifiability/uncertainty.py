@@ -31,7 +31,8 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import splu
 
-__all__ = ["FactorUncertainty", "factor_uncertainty", "fisher_information", "TOL", "P_MAX"]
+__all__ = ["FactorUncertainty", "factor_uncertainty", "fisher_information", "identification", "rule_text", "TOL",
+           "P_MAX", "WEAK_SPAN", "MAX_REPORT_FACTORS"]
 
 #: the Newton decrement below which the fit counts as converged along every direction
 TOL = 1e-12
@@ -121,12 +122,12 @@ def _loglik(n, c, p) -> float:
     return float(np.sum(c * np.log(p) + (n - c) * np.log1p(-p)))
 
 
-def _parts(component, imp):
-    """Per component: its reference (the factor with the most impressions) and its other factors."""
+def _parts(component, imp, references: dict):
+    """Per component: its reference (given, else the factor with the most impressions) and its other factors."""
     out = {}
     for k in np.unique(component):
         facs = np.flatnonzero(component == k)
-        ref = int(facs[np.argmax(imp[facs])])
+        ref = int(references.get(int(k), facs[np.argmax(imp[facs])]))
         out[int(k)] = (ref, facs[facs != ref])
     return out
 
@@ -160,13 +161,14 @@ def _newton(doc, fac, n, c, theta, n_docs, n_factors, parts):
 
 
 def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: np.ndarray,
-                       tol: float = TOL) -> FactorUncertainty:
+                       tol: float = TOL, references: dict | None = None) -> FactorUncertainty:
     """Fit PBM to convergence on distinct (document, factor) cells and give every factor the standard error of
-    log(o_k / o_ref) inside its IG component (``component``: the component of each factor)."""
+    log(o_k / o_ref) inside its IG component (``component``: the component of each factor; ``references``:
+    component → its reference factor, default the factor with the most impressions)."""
     doc, fac = np.asarray(doc, np.int64), np.asarray(fac, np.int64)
     n, c = np.asarray(n, np.float64), np.asarray(c, np.float64)
     component = np.asarray(component)
-    parts = _parts(component, np.bincount(fac, n, n_factors))
+    parts = _parts(component, np.bincount(fac, n, n_factors), references or {})
     ctr_d = (np.bincount(doc, c, n_docs) + 0.5) / (np.bincount(doc, n, n_docs) + 1.0)
     theta = np.concatenate([np.log(np.clip(ctr_d, 1e-6, 0.99)), np.zeros(n_factors)])
     dec = np.inf
@@ -201,3 +203,28 @@ def _factor_se(S, keep: np.ndarray) -> np.ndarray:
         var = g.solve(E)[idx, np.arange(len(idx))]
         out[idx] = np.where(np.isfinite(var) & (var > 0), np.sqrt(np.abs(var)), np.inf)
     return out
+
+
+#: a factor is *identified* when the 90 % interval of o_k / o_ref spans at most this factor (else *weak*)
+WEAK_SPAN = 2.0
+#: most factors (over the curves' components) whose standard errors a report computes exactly (issue #46: to scale)
+MAX_REPORT_FACTORS = 2_000
+_Z90 = 1.6448536269514722
+
+
+def identification(log_se: np.ndarray) -> np.ndarray:
+    """``identified`` (the 90 % interval of o_k/o_ref spans at most ×:data:`WEAK_SPAN`), ``weak`` (wider) or
+    ``unidentified`` (no information reaches the factor: an infinite standard error).
+
+    >>> identification(np.array([0.0, 0.2, 0.5, np.inf])).tolist()
+    ['identified', 'identified', 'weak', 'unidentified']
+    """
+    with np.errstate(over="ignore"):
+        span = np.exp(2 * _Z90 * np.asarray(log_se, float))
+    return np.where(~np.isfinite(span), "unidentified", np.where(span <= WEAK_SPAN, "identified", "weak"))
+
+
+def rule_text() -> str:
+    return (f"identified: the {90} % interval of o_k / o_ref (Fisher information of PBM at its maximum-likelihood fit, "
+            f"ref = the component's first factor) spans at most ×{WEAK_SPAN:g}; weak: wider; unidentified: no "
+            "information reaches the factor")
