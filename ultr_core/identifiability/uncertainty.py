@@ -32,7 +32,7 @@ from scipy import sparse
 from scipy.sparse.linalg import splu
 
 __all__ = ["FactorUncertainty", "factor_uncertainty", "fisher_information", "identification", "rule_text", "TOL",
-           "P_MAX", "WEAK_SPAN", "MAX_REPORT_FACTORS"]
+           "P_MAX", "WEAK_SPAN", "MAX_REPORT_FACTORS", "pair_log_se", "resolved_orders"]
 
 #: the Newton decrement below which the fit counts as converged along every direction
 TOL = 1e-12
@@ -228,3 +228,55 @@ def rule_text() -> str:
     return (f"identified: the {90} % interval of o_k / o_ref (Fisher information of PBM at its maximum-likelihood fit, "
             f"ref = the component's first factor) spans at most ×{WEAK_SPAN:g}; weak: wider; unidentified: no "
             "information reaches the factor")
+
+
+def pair_log_se(u: FactorUncertainty, doc, fac, n, n_docs: int, n_factors: int, component, pairs) -> np.ndarray:
+    """The standard error of log(r_d / r_e) for each document pair (d, e) of ``pairs`` (P × 2) at the fit ``u``:
+    the effective resistance between the two documents (the documents eliminated as for the factors; inf for a pair
+    in two components or where no information reaches).  One batched solve per component."""
+    doc, fac, n = np.asarray(doc, np.int64), np.asarray(fac, np.int64), np.asarray(n, np.float64)
+    pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
+    S, W, inv = _schur(doc, fac, n, u.r[doc] * u.o[fac], n_docs, n_factors)
+    comp_doc = np.full(n_docs, -1)
+    comp_doc[doc] = np.asarray(component)[fac]
+    out = np.full(len(pairs), np.inf)
+    Wr = W.tocsr()
+    for k in np.unique(np.asarray(component)):
+        sel = np.flatnonzero((comp_doc[pairs[:, 0]] == k) & (comp_doc[pairs[:, 1]] == k))
+        facs = np.flatnonzero(np.asarray(component) == k)
+        keep = facs[facs != u.reference[facs[0]]]
+        if not len(sel):
+            continue
+        d, e = pairs[sel, 0], pairs[sel, 1]
+        B = (Wr[d].multiply(inv[d][:, None]) - Wr[e].multiply(inv[e][:, None])).T.tocsr()   # factors × pairs
+        try:
+            X = _Grounded(S, keep).solve(B[keep].toarray()) if len(keep) else np.zeros((0, len(sel)))
+        except np.linalg.LinAlgError:
+            continue
+        xf = np.zeros((n_factors, len(sel)))
+        xf[keep] = X
+        wx_d = np.asarray(Wr[d].multiply(xf[:, np.arange(len(sel))].T).sum(axis=1)).ravel()
+        wx_e = np.asarray(Wr[e].multiply(xf[:, np.arange(len(sel))].T).sum(axis=1)).ravel()
+        var = inv[d] * (1 + wx_d) - inv[e] * (-1 + wx_e)
+        ok = (inv[d] > 0) & (inv[e] > 0) & (var > 0)
+        out[sel[ok]] = np.sqrt(var[ok])
+    return out
+
+
+def resolved_orders(u: FactorUncertainty, doc, fac, n, n_docs: int, n_factors: int, component, groups) -> dict:
+    """Which document orders the log supports (issue #46, item 4): over the pairs of documents of one group (a
+    query) in one component, the share whose 90 % interval of log(r_d / r_e) excludes 0."""
+    groups = np.asarray(groups)
+    order = np.argsort(groups, kind="stable")
+    bounds = np.flatnonzero(np.r_[True, groups[order][1:] != groups[order][:-1], True])
+    pairs = [(a, b) for lo, hi in zip(bounds[:-1], bounds[1:]) for i, a in enumerate(order[lo:hi])
+             for b in order[lo + i + 1:hi]]
+    if not pairs:
+        return {"pairs": 0, "resolved": 0, "share": None}
+    pairs = np.array(pairs)
+    se = pair_log_se(u, doc, fac, n, n_docs, n_factors, component, pairs)
+    diff = np.abs(np.log(u.r[pairs[:, 0]]) - np.log(u.r[pairs[:, 1]]))
+    comparable = np.isfinite(se)
+    resolved = comparable & (diff > _Z90 * se)
+    return {"pairs": int(comparable.sum()), "resolved": int(resolved.sum()),
+            "share": float(resolved.sum() / comparable.sum()) if comparable.any() else None}
