@@ -101,39 +101,10 @@ def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, 
         return {"method": estimate, "n_bootstrap": 0, "alpha": alpha, "curves": [],
                 "notes": [f"no curve: {e.problem.split(';')[0]} (the budget of one estimation in this shared "
                           "server) — python -m ultr_core ig FILE estimates it"]}
-    curves, practical = _practical(g, est.to_records())
+    from ultr_core.identifiability.uncertainty import practical_report
+    curves, practical = practical_report(g, est.to_records())
     return {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha, "notes": est.notes,
             "curves": curves, "practical_identifiability": practical}
-
-
-def _practical(g, curves: list) -> tuple[list, dict]:
-    """Issue #46's first step: each curve factor's standard error of log(o_k / o_ref) (ref: its component's first
-    factor, as the curve) from the Fisher information of PBM at a converged fit, its level, the counts and rule."""
-    from ultr_core.identifiability.uncertainty import (MAX_REPORT_FACTORS, factor_uncertainty, identification,
-                                                       rule_text)
-    out = {"rule": rule_text(), "counts": {}, "weakest": []}
-    if not curves or len(curves) > MAX_REPORT_FACTORS:
-        if curves:
-            out["note"] = (f"standard errors not computed: {len(curves):,} factors, above {MAX_REPORT_FACTORS:,} "
-                           "(exact solves; issue #46)")
-        return curves, out
-    facs = np.array([r["factor"] for r in curves])
-    comp = np.array([r["component"] for r in curves])
-    refs = {int(k): int(facs[np.flatnonzero(comp == k)[0]]) for k in np.unique(comp)}
-    local = np.full(g.n_factors, -1)
-    local[facs] = np.arange(len(facs))
-    rows = local[g.fac] >= 0
-    doc, _ = pd.factorize(g.doc[rows])
-    u = factor_uncertainty(doc, local[g.fac[rows]], g.impressions[rows], g.clicks[rows], int(doc.max()) + 1,
-                           len(facs), comp, references={k: int(local[f]) for k, f in refs.items()})
-    levels = identification(u.log_se)
-    for r, se, level in zip(curves, u.log_se, levels):
-        r["log_se"], r["identification"] = (float(se) if np.isfinite(se) else None), str(level)
-    out["counts"] = {k: int((levels == k).sum()) for k in ("identified", "weak", "unidentified")}
-    order = np.argsort(-np.where(np.isfinite(u.log_se), u.log_se, np.inf), kind="stable")[:5]
-    out["weakest"] = [curves[i]["label"] for i in order if levels[i] != "identified"]
-    out["converged"] = u.converged
-    return curves, out
 
 
 def _intervention_section(g: IdentifiabilityGraph, plan, log, seed: int, max_components: int, max_listed: int,
@@ -321,6 +292,10 @@ def format_report(rep: dict) -> str:
         if pi.get("counts"):
             lines.append("Practical identifiability: " + ", ".join(f"{v} {k}" for k, v in pi["counts"].items())
                          + (f"; weakest: {', '.join(pi['weakest'])}" if pi["weakest"] else "") + f" ({pi['rule']})")
+        orders = pi.get("document_orders", {})
+        if orders.get("share") is not None:
+            lines.append(f"Document orders resolved at 90 %: {orders['resolved']:,} of {orders['pairs']:,} "
+                         f"within-query pairs ({orders['share']:.0%})")
     return "\n".join(lines)
 
 

@@ -32,7 +32,8 @@ from scipy import sparse
 from scipy.sparse.linalg import splu
 
 __all__ = ["FactorUncertainty", "factor_uncertainty", "fisher_information", "identification", "rule_text", "TOL",
-           "P_MAX", "WEAK_SPAN", "MAX_REPORT_FACTORS", "pair_log_se", "resolved_orders"]
+           "P_MAX", "WEAK_SPAN", "MAX_REPORT_FACTORS", "pair_log_se", "resolved_orders",
+           "MAX_REPORT_PAIRS", "practical_report"]
 
 #: the Newton decrement below which the fit counts as converged along every direction
 TOL = 1e-12
@@ -40,6 +41,7 @@ TOL = 1e-12
 P_MAX = 1 - 1e-9
 _MAX_NEWTON = 100
 _BLOCK = 256
+_PAIR_BLOCK = 4096
 #: components with at most this many factors are solved densely (Cholesky), larger ones by a sparse LU
 DENSE_MAX = 4_000
 
@@ -247,28 +249,45 @@ def pair_log_se(u: FactorUncertainty, doc, fac, n, n_docs: int, n_factors: int, 
         keep = facs[facs != u.reference[facs[0]]]
         if not len(sel):
             continue
-        d, e = pairs[sel, 0], pairs[sel, 1]
-        B = (Wr[d].multiply(inv[d][:, None]) - Wr[e].multiply(inv[e][:, None])).T.tocsr()   # factors × pairs
         try:
-            X = _Grounded(S, keep).solve(B[keep].toarray()) if len(keep) else np.zeros((0, len(sel)))
+            grounded = _Grounded(S, keep) if len(keep) else None
         except np.linalg.LinAlgError:
             continue
-        xf = np.zeros((n_factors, len(sel)))
-        xf[keep] = X
-        wx_d = np.asarray(Wr[d].multiply(xf[:, np.arange(len(sel))].T).sum(axis=1)).ravel()
-        wx_e = np.asarray(Wr[e].multiply(xf[:, np.arange(len(sel))].T).sum(axis=1)).ravel()
-        var = inv[d] * (1 + wx_d) - inv[e] * (-1 + wx_e)
-        ok = (inv[d] > 0) & (inv[e] > 0) & (var > 0)
-        out[sel[ok]] = np.sqrt(var[ok])
+        for lo in range(0, len(sel), _PAIR_BLOCK):          # memory: factors × block
+            part = sel[lo:lo + _PAIR_BLOCK]
+            out[part] = _pair_block(Wr, inv, grounded, keep, n_factors, pairs[part, 0], pairs[part, 1])
     return out
+
+
+def _pair_block(Wr, inv, grounded, keep, n_factors: int, d, e) -> np.ndarray:
+    """Effective resistances of the document pairs (d, e) of one component: the documents' unit current pushed
+    through the factors' grounded system."""
+    B = (Wr[d].multiply(inv[d][:, None]) - Wr[e].multiply(inv[e][:, None])).T.tocsr()    # factors × pairs
+    xf = np.zeros((n_factors, len(d)))
+    if grounded is not None:
+        xf[keep] = grounded.solve(B[keep].toarray())
+    wx_d = np.asarray(Wr[d].multiply(xf.T).sum(axis=1)).ravel()
+    wx_e = np.asarray(Wr[e].multiply(xf.T).sum(axis=1)).ravel()
+    var = inv[d] * (1 + wx_d) - inv[e] * (-1 + wx_e)
+    ok = (inv[d] > 0) & (inv[e] > 0) & (var > 0)
+    return np.where(ok, np.sqrt(np.where(ok, var, 1.0)), np.inf)
+
+
+#: most within-query document pairs a report compares (each one solve column; issue #46: to scale)
+MAX_REPORT_PAIRS = 200_000
 
 
 def resolved_orders(u: FactorUncertainty, doc, fac, n, n_docs: int, n_factors: int, component, groups) -> dict:
     """Which document orders the log supports (issue #46, item 4): over the pairs of documents of one group (a
-    query) in one component, the share whose 90 % interval of log(r_d / r_e) excludes 0."""
+    query) in one component, the share whose 90 % interval of log(r_d / r_e) excludes 0 (a note instead above
+    :data:`MAX_REPORT_PAIRS` pairs)."""
     groups = np.asarray(groups)
     order = np.argsort(groups, kind="stable")
     bounds = np.flatnonzero(np.r_[True, groups[order][1:] != groups[order][:-1], True])
+    sizes = np.diff(bounds)
+    if int((sizes * (sizes - 1) // 2).sum()) > MAX_REPORT_PAIRS:
+        return {"pairs": None, "resolved": None, "share": None,
+                "note": f"more than {MAX_REPORT_PAIRS:,} within-query pairs: not compared (issue #46)"}
     pairs = [(a, b) for lo, hi in zip(bounds[:-1], bounds[1:]) for i, a in enumerate(order[lo:hi])
              for b in order[lo + i + 1:hi]]
     if not pairs:
@@ -280,3 +299,37 @@ def resolved_orders(u: FactorUncertainty, doc, fac, n, n_docs: int, n_factors: i
     resolved = comparable & (diff > _Z90 * se)
     return {"pairs": int(comparable.sum()), "resolved": int(resolved.sum()),
             "share": float(resolved.sum() / comparable.sum()) if comparable.any() else None}
+
+
+def practical_report(g, curves: list) -> tuple[list, dict]:
+    """Issue #46's first step: each curve factor's standard error of log(o_k / o_ref) (ref: its component's first
+    factor, as the curve) from the Fisher information of PBM at a converged fit, its level, the counts and rule, and
+    the within-query document orders the log resolves (the report of :mod:`~ultr_core.identifiability.reports`)."""
+    import pandas as pd
+    out = {"rule": rule_text(), "counts": {}, "weakest": []}
+    if not curves or len(curves) > MAX_REPORT_FACTORS:
+        if curves:
+            out["note"] = (f"standard errors not computed: {len(curves):,} factors, above {MAX_REPORT_FACTORS:,} "
+                           "(exact solves; issue #46)")
+        return curves, out
+    facs = np.array([r["factor"] for r in curves])
+    comp = np.array([r["component"] for r in curves])
+    refs = {int(k): int(facs[np.flatnonzero(comp == k)[0]]) for k in np.unique(comp)}
+    local = np.full(g.n_factors, -1)
+    local[facs] = np.arange(len(facs))
+    rows = local[g.fac] >= 0
+    doc, codes = pd.factorize(g.doc[rows])
+    cells = (doc, local[g.fac[rows]], g.impressions[rows])
+    u = factor_uncertainty(*cells, g.clicks[rows], int(doc.max()) + 1, len(facs), comp,
+                           references={k: int(local[f]) for k, f in refs.items()})
+    if g.document_keys is not None and "query_id" in g.document_keys:       # within-query document orders
+        groups = g.document_keys["query_id"].astype(str).to_numpy()[np.asarray(codes)]
+        out["document_orders"] = resolved_orders(u, *cells, len(codes), len(facs), comp, groups)
+    levels = identification(u.log_se)
+    for r, se, level in zip(curves, u.log_se, levels):
+        r["log_se"], r["identification"] = (float(se) if np.isfinite(se) else None), str(level)
+    out["counts"] = {k: int((levels == k).sum()) for k in ("identified", "weak", "unidentified")}
+    order = np.argsort(-np.where(np.isfinite(u.log_se), u.log_se, np.inf), kind="stable")[:5]
+    out["weakest"] = [curves[i]["label"] for i in order if levels[i] != "identified"]
+    out["converged"] = u.converged
+    return curves, out
