@@ -8,9 +8,14 @@ from ultr_core.simulation.params import Param
 from pages._common import qp
 
 
+def url_name(name: str, aliases: tuple = ()) -> str:
+    """The key a link carries a setting under: its own ``name``, else the first older spelling present (for the
+    simulation's parameters, the Playground's knobs and the Train page's hyper-parameters alike)."""
+    return next((n for n in (name, *aliases) if n in st.query_params), name)
+
+
 def _url_name(p: Param) -> str:
-    """The name a link carries this parameter under: its own, else the first older spelling present."""
-    return next((n for n in (p.name, *p.aliases) if n in st.query_params), p.name)
+    return url_name(p.name, p.aliases)
 
 
 def _choices(p: Param):
@@ -36,4 +41,4 @@ def param_widget(p: Param, default=None, **kw):
 
 
 def in_url(p: Param) -> bool:
-    return any(n in st.query_params for n in (p.name, *p.aliases))
+    return _url_name(p) in st.query_params

@@ -17,6 +17,7 @@ from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.evaluation.claims import VERDICT_RULE_SHORT
 from pages._common import job_figure, live, memo, qp, queue_note, release_job, run_page, submit_jobs, url_notices
+from pages._params import url_name
 
 # Static page styling (no user content): a tighter page so the knobs and four charts fit 1280×720.
 CSS = """<style>
@@ -126,7 +127,7 @@ def _from_url(knob, datasets):
     default = knob.to_widget(knob_value(D, knob))
     if knob.field == "dataset":
         return qp("dataset", default, options=datasets)
-    name = next((n for n in (knob.query, *knob.aliases) if n in st.query_params), knob.query)   # older keys too
+    name = url_name(knob.query, knob.aliases)                                         # older keys too
     if knob.lo is not None:
         return qp(name, default, knob.cast, knob.lo, knob.hi)
     if name not in st.query_params:

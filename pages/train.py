@@ -18,6 +18,7 @@ from ultr_core.app.figures import observation_curve_figure, training_curves_figu
 from ultr_core.app.playground import curve_note, truth_note
 from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
                            submit_jobs, url_notices)
+from pages._params import url_name
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 #: metrics of a run the test table leaves out: pooled MCC, and the preset claims' curve fits (the chart shows the curve)
@@ -182,7 +183,7 @@ def _hyper_widgets(algorithms: list) -> tuple[dict, dict]:
                 urls[t.url] = st.checkbox(t.label, qp(t.url, int(t.default), int, 0, 1) == 1, help=t.help,
                                           key=f"train_{t.url}")
             off = t is not None and urls[t.url]
-            name = next((n for n in (h.url, *h.aliases) if n in st.query_params), h.url)
+            name = url_name(h.url, h.aliases)
             common = dict(help=h.help, disabled=off, key=f"train_{h.url}")
             if h.options:
                 make = st.radio if isinstance(h.default, str) else st.select_slider
