@@ -140,26 +140,26 @@ def _random_log(seed, D=80, F=12, r=None):
 
 def test_document_pairs_have_the_effective_resistance_between_them():
     """log(r_d / r_e): the same elimination gives the dense pseudo-inverse's variance, pair by pair."""
-    from ultr_core.identifiability.uncertainty import pair_log_se
+    from ultr_core.identifiability.certainty import pair_log_se
     doc, fac, n, c, D, F = _random_log(5)
     u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
     cov = np.linalg.pinv(fisher_information(doc, fac, n, u.r[doc] * u.o[fac], D, F).toarray())
     pairs = np.array([(0, 1), (2, 7), (10, 40), (5, 79)])
     want = [np.sqrt(cov[a, a] + cov[b, b] - 2 * cov[a, b]) for a, b in pairs]
-    assert np.allclose(pair_log_se(u, doc, fac, n, D, F, np.zeros(F, int), pairs), want, rtol=1e-6)
+    assert np.allclose(pair_log_se(u, pairs), want, rtol=1e-6)
 
 
 def test_the_log_resolves_the_orders_it_should_and_rarely_those_it_cannot():
     """Queries of 4 documents: with relevance 0.2, 0.4, 0.6, 0.8 most within-query orders are resolved at 90 %; with
     equal relevance about one pair in ten is (the intervals' error rate), never most."""
-    from ultr_core.identifiability.uncertainty import resolved_orders
+    from ultr_core.identifiability.certainty import resolved_orders
     groups = np.arange(80) // 4
     spread = np.tile([0.2, 0.4, 0.6, 0.8], 20)
     doc, fac, n, c, D, F = _random_log(6, r=spread)
     u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
-    far = resolved_orders(u, doc, fac, n, D, F, np.zeros(F, int), groups)
+    far = resolved_orders(u, groups)
     doc, fac, n, c, D, F = _random_log(7, r=np.full(80, 0.5))
     u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
-    same = resolved_orders(u, doc, fac, n, D, F, np.zeros(F, int), groups)
+    same = resolved_orders(u, groups)
     assert far["pairs"] == same["pairs"] == 120
     assert far["share"] > 0.8 and same["share"] < 0.25, (far, same)

@@ -18,6 +18,9 @@ def _ig(a) -> int:
         raise ConfigError("--bootstrap", "applies to an estimate; --estimate none computes no interval")
     bias = [c.strip() for c in a.bias.split(",") if c.strip()] if a.bias else ["position"]
     columns = _column_map(a.column)
+    if a.documents:
+        from ultr_core.logs.outputs import check_output
+        a.documents = check_output(a.documents, a.force, (".csv",), "--documents")
     table = ingest(a.path, a.format, bias=bias, columns=columns, document=a.document,
                    doc_columns=[c.strip() for c in a.doc_columns.split(",")] if a.doc_columns else None,
                    engine=a.engine, scheduler=a.scheduler, memory_limit=a.memory_limit)
@@ -26,6 +29,8 @@ def _ig(a) -> int:
                                  n_bootstrap=100 if a.bootstrap is None else a.bootstrap)
     rep["notes"] = list(table.notes)
     rep["source"] = a.path
+    if a.documents:
+        _write_documents(table, bias, a.documents)
     if a.json:
         from ultr_core.logs.outputs import json_safe        # strict JSON: a NaN is null
         print(json.dumps(json_safe(rep), default=_json_default, allow_nan=False))   # JSON escapes control characters
@@ -34,6 +39,15 @@ def _ig(a) -> int:
             print(printable(f"note: {n}"))
         print(printable(format_report(rep)))                   # a user's column or value cannot drive the terminal
     return 0
+
+
+def _write_documents(table, bias, path: str) -> None:
+    """``ig --documents FILE``: relevance per document with its 90 % interval, component and status (CSV)."""
+    from ultr_core.identifiability import IdentifiabilityGraph
+    from ultr_core.identifiability.practical import documents_frame
+    from ultr_core.logs.outputs import atomic_write, safe_csv
+    frame = documents_frame(IdentifiabilityGraph.from_counts(table))
+    atomic_write(path, lambda tmp: safe_csv(frame, tmp), "--documents")
 
 
 def _column_map(pairs) -> dict | None:
@@ -228,6 +242,9 @@ def _add_ig(sub) -> None:
     ig.add_argument("--intervene", action="store_true", help="propose node interventions (swaps)")
     ig.add_argument("--seed", type=int, default=0, help="seed of the fits and the bootstrap")
     ig.add_argument("--json", action="store_true", help="print one JSON object")
+    ig.add_argument("--documents", metavar="FILE.csv", help="also write relevance per document with its 90 %% "
+                    "interval, component and status (PBM Fisher information at a converged fit)")
+    ig.add_argument("--force", action="store_true", help="overwrite the --documents file when it exists")
     ig.set_defaults(fn=_ig)
 
 

@@ -27,15 +27,11 @@ Uncertainty: a **document bootstrap** — documents are resampled with replaceme
 weights, the standard streaming approximation), the estimator is re-run, and the
 ``alpha/2`` and ``1 − alpha/2`` percentiles are reported per factor.
 
-**Vectorised and bounded.**  Components are independent problems (a document lies in exactly one),
-so every estimated component and every bootstrap resample is solved at once: the factors of the
-chosen components are stacked into one index, the resamples are the rows of a Poisson weight
-matrix, intervention-set sums are one sparse product ``W @ M`` per chunk of resamples, AllPairs is
-one L-BFGS over the stacked (separable) problems and EM one batched iteration — no Python loop runs
-per component, resample or document.  **The work rule** (printed in the notes): single-factor
-components are skipped up front (nothing to compare); the components with ≥ 2 factors are taken
-largest first, at most ``max_components`` of them and at most ``max_factors`` factors in all (the
-largest one is always estimated, capped to ``max_factors`` would be refused: it is taken whole).
+**Vectorised and bounded.**  Every estimated component and bootstrap resample is solved at once (the
+chosen components' factors stacked into one index, resamples as rows of a Poisson weight matrix).
+**The work rule** (printed in the notes): single-factor components are skipped; those with ≥ 2
+factors are taken largest first, at most ``max_components`` and ``max_factors`` factors in all (the
+largest always, whole).  Every factor's Fisher standard error: :mod:`.uncertainty`.
 
 >>> import pandas as pd
 >>> from ultr_core.identifiability import IdentifiabilityGraph
@@ -136,18 +132,33 @@ def _choose(graph: IdentifiabilityGraph, max_components: int, max_factors: int):
     return chosen, notes
 
 
+def _curve_order(graph: IdentifiabilityGraph, facs: np.ndarray, fac_rank: np.ndarray) -> np.ndarray:
+    """``facs`` in curve order, component by component (``fac_rank``): position, then the other columns, or else
+    by decreasing impressions; the first factor of each component is its reference."""
+    f = graph.factors.iloc[facs]
+    if "position" in f:
+        others = [c for c in f.columns if c != "position"]
+        keys = [f[c].astype(str).to_numpy() for c in reversed(others)] + [f["position"].to_numpy(np.float64)]
+    else:
+        keys = [-np.bincount(graph.fac, graph.impressions, graph.n_factors)[facs]]
+    return facs[np.lexsort(keys + [fac_rank[facs]])]    # lexsort is stable: ties keep factor order
+
+
+def curve_references(graph: IdentifiabilityGraph) -> np.ndarray:
+    """Per factor, the reference of its component's curve (its first factor in curve order) — for every component."""
+    slots = _curve_order(graph, np.arange(graph.n_factors), np.asarray(graph.component))
+    comp = np.asarray(graph.component)[slots]
+    first = slots[np.r_[True, comp[1:] != comp[:-1]]] if len(slots) else slots
+    ref = np.empty(graph.n_components, np.int64)
+    ref[np.asarray(graph.component)[first]] = first
+    return ref[np.asarray(graph.component)]
+
+
 def _stack(graph: IdentifiabilityGraph, chosen: np.ndarray) -> _Stack:
     rank = np.full(graph.n_components, -1, np.int64)
     rank[chosen] = np.arange(len(chosen))
     fac_rank = rank[graph.component]
-    facs = np.flatnonzero(fac_rank >= 0)
-    f = graph.factors.iloc[facs]
-    if "position" in f:                                  # curve order: position, then the other columns
-        others = [c for c in f.columns if c != "position"]
-        keys = [f[c].astype(str).to_numpy() for c in reversed(others)] + [f["position"].to_numpy(np.float64)]
-    else:                                                # else by decreasing impressions
-        keys = [-np.bincount(graph.fac, graph.impressions, graph.n_factors)[facs]]
-    slots = facs[np.lexsort(keys + [fac_rank[facs]])]    # lexsort is stable: ties keep factor order
+    slots = _curve_order(graph, np.flatnonzero(fac_rank >= 0), fac_rank)
     seg = fac_rank[slots]
     first = np.r_[True, seg[1:] != seg[:-1]]
     start = np.maximum.accumulate(np.where(first, np.arange(len(slots)), 0))

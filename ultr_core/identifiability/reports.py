@@ -101,7 +101,7 @@ def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, 
         return {"method": estimate, "n_bootstrap": 0, "alpha": alpha, "curves": [],
                 "notes": [f"no curve: {e.problem.split(';')[0]} (the budget of one estimation in this shared "
                           "server) — python -m ultr_core ig FILE estimates it"]}
-    from ultr_core.identifiability.uncertainty import practical_report
+    from ultr_core.identifiability.practical import practical_report
     curves, practical = practical_report(g, est.to_records())
     return {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha, "notes": est.notes,
             "curves": curves, "practical_identifiability": practical}
@@ -288,14 +288,8 @@ def format_report(rep: dict) -> str:
                 val = f"{r.estimate:.3f}" if r.estimate is not None and np.isfinite(r.estimate) else "—"
                 level = f"   {getattr(r, 'identification', '')}" if hasattr(r, "identification") else ""
                 lines.append(f"    {r.label:<28s} {val:>7s}  {band}   ({r.impressions:,} impressions){level}")
-        pi = pb.get("practical_identifiability", {})
-        if pi.get("counts"):
-            lines.append("Practical identifiability: " + ", ".join(f"{v} {k}" for k, v in pi["counts"].items())
-                         + (f"; weakest: {', '.join(pi['weakest'])}" if pi["weakest"] else "") + f" ({pi['rule']})")
-        orders = pi.get("document_orders", {})
-        if orders.get("share") is not None:
-            lines.append(f"Document orders resolved at 90 %: {orders['resolved']:,} of {orders['pairs']:,} "
-                         f"within-query pairs ({orders['share']:.0%})")
+        from ultr_core.identifiability.practical import practical_lines
+        lines += practical_lines(pb.get("practical_identifiability", {}))
     return "\n".join(lines)
 
 

@@ -1,5 +1,5 @@
-"""How sure the log is about each bias factor (issue #46, item 1, PBM): the Fisher information of the position-based
-model on the log's count table, and the standard error of log(o_k / o_ref) it implies inside each component.
+"""How sure the log is about each bias factor (issue #46, PBM): the Fisher information of the position-based model on
+the log's count table, and the standard error of log(o_k / o_ref) it implies inside each component.
 
 For PBM on the (document d, factor k) cells with n impressions, c clicks and p = r_d·o_k, with θ = (log r, log o),
 a cell's score is (c − n p)/(1 − p) on both of its parameters and its Fisher information n p/(1 − p) on each pair
@@ -10,11 +10,21 @@ Theorem 1 of *Identifiability Matters*, numerically), and the asymptotic varianc
 component is the effective resistance between k and j in that weighted graph: errors propagate along the graph,
 and a factor linked to the rest by few, rarely clicked documents is far from its reference.
 
+Which documents carry information (stated, tested):
+
+* a document never clicked has r = 0 at the maximum and no information (w = 0); a factor reached only through such
+  documents, or not clicked at all, gets no standard error (*unidentified*: nothing links it to its reference);
+* a document shown at one factor only (a leaf) adds nothing between factors; its r = c/(n·o_k) in closed form;
+* a document shown at several factors and clicked at every impression has its maximum on the boundary p = 1, where
+  the Fisher information does not describe the error: it is left out of the fit and the information (counted in
+  ``boundary_documents``; its intervals then come only from the other documents — wider, never narrower).
+
 The fit is maximum likelihood run until the Newton decrement (sᵀ I⁺ s, the predicted gain of one more Fisher
 scoring step) is below ``TOL`` — converged along every direction, weak ones included, which a fixed number of EM
-steps is not (issue #46).  Standard errors come from sparse solves of the grounded Laplacian (one per factor, in
-blocks) on the factors' information with the documents eliminated exactly (a Schur complement: documents touch
-factors only); a component of at most :data:`DENSE_MAX` factors is factorised densely, a larger one by a sparse LU.
+steps is not (issue #46).  The documents are eliminated exactly (a Schur complement: documents touch factors only);
+the factors' grounded information is block diagonal, one block per component of the information graph, and its
+inverse is taken block by block: blocks of up to :data:`SMALL_MAX` factors as one batched dense inverse per size,
+larger ones by a dense Cholesky up to :data:`DENSE_MAX` factors, beyond that by a sparse LU — every factor, no cap.
 
 >>> import numpy as np
 >>> doc, fac = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
@@ -25,41 +35,34 @@ factors only); a component of at most :data:`DENSE_MAX` factors is factorised de
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.linalg import splu
+from scipy.sparse.csgraph import connected_components
 
-__all__ = ["FactorUncertainty", "factor_uncertainty", "fisher_information", "identification", "rule_text", "TOL",
-           "P_MAX", "WEAK_SPAN", "MAX_REPORT_FACTORS", "pair_log_se", "resolved_orders",
-           "MAX_REPORT_PAIRS", "practical_report"]
+from ultr_core.identifiability.grounded import Grounded
+
+__all__ = ["FactorUncertainty", "factor_uncertainty", "fisher_information", "identification",
+           "rule_text", "TOL", "P_MAX", "WEAK_SPAN", "Z90", "cell_weights"]
 
 #: the Newton decrement below which the fit counts as converged along every direction
 TOL = 1e-12
 #: click probabilities are kept below this (a cell with p → 1 carries unbounded information)
 P_MAX = 1 - 1e-9
 _MAX_NEWTON = 100
-_BLOCK = 256
-_PAIR_BLOCK = 4096
-#: components with at most this many factors are solved densely (Cholesky), larger ones by a sparse LU
-DENSE_MAX = 4_000
+#: a factor whose log o drifts this far from its block's grounding is *separated*: the likelihood keeps rising as its
+#: ratio goes to 0 or ∞ (its linking documents clicked on one side only) — no finite estimate, it leaves the fit
+SEPARATED = 15.0
+#: a factor is *identified* when the 90 % interval of o_k / o_ref spans at most this factor (else *weak*)
+WEAK_SPAN = 2.0
+Z90 = 1.6448536269514722
 
 
-@dataclass(frozen=True)
-class FactorUncertainty:
-    """The converged PBM fit (``r`` per document, ``o`` per factor; each component scaled so that its reference
-    factor has o = its fitted value), each factor's component reference (``reference``, the factor with the most
-    impressions) and ``log_se``: the standard error of log(o_k / o_reference) (0 at the reference; inf where the
-    component's information does not reach the factor: no clicks on its documents).  ``converged``: the Newton
-    decrement fell below :data:`TOL`; ``decrement``: its last value."""
-
-    r: np.ndarray
-    o: np.ndarray
-    reference: np.ndarray
-    log_se: np.ndarray
-    converged: bool
-    decrement: float
+def cell_weights(n, p) -> np.ndarray:
+    """A cell's Fisher information n p/(1 − p) (p kept below :data:`P_MAX`)."""
+    p = np.minimum(p, P_MAX)
+    return n * p / (1 - p)
 
 
 def fisher_information(doc, fac, n, p, n_docs: int, n_factors: int) -> sparse.csr_matrix:
@@ -70,7 +73,7 @@ def fisher_information(doc, fac, n, p, n_docs: int, n_factors: int) -> sparse.cs
     >>> I.tolist()
     [[10.0, 10.0], [10.0, 10.0]]
     """
-    w = n * p / (1 - np.minimum(p, P_MAX))
+    w = cell_weights(n, p)
     N = n_docs + n_factors
     rows, cols = np.concatenate([doc, fac + n_docs]), np.concatenate([fac + n_docs, doc])
     off = sparse.coo_matrix((np.concatenate([w, w]), (rows, cols)), shape=(N, N))
@@ -78,40 +81,43 @@ def fisher_information(doc, fac, n, p, n_docs: int, n_factors: int) -> sparse.cs
     return (off + sparse.diags(deg)).tocsr()
 
 
-def _schur(doc, fac, n, p, n_docs: int, n_factors: int):
+def _schur(doc, fac, w, n_docs: int, n_factors: int):
     """The information on the factors once the documents are eliminated exactly (each document touches factors
     only): S = D_f − Wᵀ D_d⁻¹ W, the Schur complement of the Laplacian L = S Q S — it keeps the effective
     resistances between factors.  Returns (S, W, D_d⁻¹) with W the (document × factor) weights."""
-    w = n * p / (1 - np.minimum(p, P_MAX))
     W = sparse.csr_matrix((w, (doc, fac)), shape=(n_docs, n_factors))
     dd = np.asarray(W.sum(axis=1)).ravel()
-    inv = np.divide(1.0, dd, out=np.zeros_like(dd), where=dd > 0)      # a document without clicks: no information
+    inv = np.divide(1.0, dd, out=np.zeros_like(dd), where=dd > 0)
     df = np.asarray(W.sum(axis=0)).ravel()
-    S = (sparse.diags(df) - W.T @ sparse.diags(inv) @ W).tocsc()
-    return S, W, inv
+    return (sparse.diags(df) - W.T @ sparse.diags(inv) @ W).tocsr(), W, inv
 
 
-class _Grounded:
-    """The factors' information restricted to one component without its reference factor: dense Cholesky up to
-    :data:`DENSE_MAX` factors, else a sparse LU.  ``solve(b)`` or raises ``np.linalg.LinAlgError`` when singular."""
+@dataclass(frozen=True)
+class FactorUncertainty:
+    """The converged PBM fit (``r`` per document, ``o`` per factor, each information component scaled so that its
+    grounding factor has o = 1), each factor's ``reference`` and ``log_se``: the standard error of
+    log(o_k / o_reference) (0 at the reference; inf where no information links the factor to it).  ``converged``:
+    the Newton decrement fell below :data:`TOL`; ``decrement``: its last value.  ``cells`` (doc, fac, w at the
+    fit), ``grounded``, ``reached`` and ``block`` (each factor's information component) carry the information for
+    documents, pairs and links
+    (:mod:`~ultr_core.identifiability.certainty`); ``silent_documents`` / ``boundary_documents`` count the documents
+    never clicked / at the boundary p = 1; ``separated_factors`` the factors whose ratio runs to 0 or ∞ (the module
+    docstring); ``saturated`` marks the documents clicked at every impression."""
 
-    def __init__(self, S, keep: np.ndarray):
-        sub = S[keep][:, keep]
-        self.dense = len(keep) <= DENSE_MAX
-        if self.dense:
-            from scipy.linalg import cho_factor
-            self.f = cho_factor(sub.toarray(), check_finite=True)
-        else:
-            try:
-                self.f = splu(sub.tocsc())
-            except RuntimeError as e:
-                raise np.linalg.LinAlgError(str(e)) from None
-
-    def solve(self, b):
-        if self.dense:
-            from scipy.linalg import cho_solve
-            return cho_solve(self.f, b)
-        return self.f.solve(b)
+    r: np.ndarray
+    o: np.ndarray
+    reference: np.ndarray
+    log_se: np.ndarray
+    converged: bool
+    decrement: float
+    cells: tuple = field(repr=False, default=())
+    grounded: Grounded | None = field(repr=False, default=None)
+    reached: np.ndarray | None = field(repr=False, default=None)
+    block: np.ndarray | None = field(repr=False, default=None)
+    silent_documents: int = 0
+    boundary_documents: int = 0
+    separated_factors: int = 0
+    saturated: np.ndarray | None = field(repr=False, default=None)
 
 
 def _score(doc, fac, n, c, p, n_docs, n_factors):
@@ -124,31 +130,29 @@ def _loglik(n, c, p) -> float:
     return float(np.sum(c * np.log(p) + (n - c) * np.log1p(-p)))
 
 
-def _parts(component, imp, references: dict):
-    """Per component: its reference (given, else the factor with the most impressions) and its other factors."""
-    out = {}
-    for k in np.unique(component):
-        facs = np.flatnonzero(component == k)
-        ref = int(references.get(int(k), facs[np.argmax(imp[facs])]))
-        out[int(k)] = (ref, facs[facs != ref])
-    return out
+def _blocks(doc, fac, n_docs: int, n_factors: int, reference: np.ndarray):
+    """The information graph's component of each factor, its grounding factor (the reference where the component
+    holds it, else its first factor) and whether each factor is linked to its reference."""
+    N = n_docs + n_factors
+    A = sparse.coo_matrix((np.ones(len(doc)), (doc, fac + n_docs)), shape=(N, N))
+    block = connected_components(A, directed=False)[1][n_docs:]
+    ground = np.full(block.max() + 1 if len(block) else 0, n_factors, np.int64)
+    np.minimum.at(ground, block, np.arange(n_factors))
+    ground[block[reference]] = reference
+    return block, ground[block] == np.arange(n_factors), ground[block] == reference
 
 
-def _newton(doc, fac, n, c, theta, n_docs, n_factors, parts):
-    """One Fisher-scoring step (documents eliminated, each component grounded at its reference), with step halving
-    so that the likelihood does not fall and no p reaches 1; returns (θ, Newton decrement)."""
+def _newton(doc, fac, n, c, theta, n_docs, n_factors, block, grounding):
+    """One Fisher-scoring step (documents eliminated, each block grounded), with step halving so that the
+    likelihood does not fall and no p reaches 1; returns (θ, Newton decrement)."""
     p = np.exp(theta[doc] + theta[n_docs + fac])
-    S, W, inv = _schur(doc, fac, n, p, n_docs, n_factors)
+    S, W, inv = _schur(doc, fac, cell_weights(n, p), n_docs, n_factors)
     g = _score(doc, fac, n, c, p, n_docs, n_factors)
     gd, gf = g[:n_docs], -g[n_docs:]                     # the Laplacian's coordinates: factors' sign flipped
     rhs = gf + W.T @ (inv * gd)
+    G = Grounded(S, block, ~grounding)
     step_f = np.zeros(n_factors)
-    for ref, keep in parts.values():
-        if len(keep):
-            try:
-                step_f[keep] = _Grounded(S, keep).solve(rhs[keep])
-            except np.linalg.LinAlgError:
-                pass                                     # no information there: that part is not moved
+    step_f[G.keep] = G.solve(rhs[G.keep])
     step_d = inv * (gd + W @ step_f)
     step = np.concatenate([step_d, -step_f])
     dec = float(g @ step)
@@ -162,56 +166,134 @@ def _newton(doc, fac, n, c, theta, n_docs, n_factors, parts):
     return theta, dec
 
 
+def _default_references(fac, n, n_factors: int, component: np.ndarray) -> np.ndarray:
+    """Per factor its component's reference: the factor with the most impressions."""
+    imp = np.bincount(fac, n, n_factors)
+    order = np.lexsort((-imp, component))
+    first = order[np.r_[True, component[order][1:] != component[order][:-1]]]
+    ref = np.empty(int(component.max()) + 1 if len(component) else 0, np.int64)
+    ref[component[first]] = first
+    return ref[component]
+
+
 def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: np.ndarray,
-                       tol: float = TOL, references: dict | None = None) -> FactorUncertainty:
+                       tol: float = TOL, references=None) -> FactorUncertainty:
     """Fit PBM to convergence on distinct (document, factor) cells and give every factor the standard error of
-    log(o_k / o_ref) inside its IG component (``component``: the component of each factor; ``references``:
-    component → its reference factor, default the factor with the most impressions)."""
+    log(o_k / o_ref) inside its IG component (``component``: per factor; ``references``: per factor its reference,
+    or a dict component → reference; default the component's factor with the most impressions)."""
     doc, fac = np.asarray(doc, np.int64), np.asarray(fac, np.int64)
-    n, c = np.asarray(n, np.float64), np.asarray(c, np.float64)
-    component = np.asarray(component)
-    parts = _parts(component, np.bincount(fac, n, n_factors), references or {})
-    ctr_d = (np.bincount(doc, c, n_docs) + 0.5) / (np.bincount(doc, n, n_docs) + 1.0)
-    theta = np.concatenate([np.log(np.clip(ctr_d, 1e-6, 0.99)), np.zeros(n_factors)])
-    dec = np.inf
+    n, c, component = np.asarray(n, np.float64), np.asarray(c, np.float64), np.asarray(component, np.int64)
+    reference = _default_references(fac, n, n_factors, component)
+    if isinstance(references, dict):
+        for k, ref in references.items():
+            reference[component == k] = ref
+    elif references is not None:
+        reference = np.asarray(references, np.int64)
+    live = np.bincount(fac, c, n_factors)[fac] > 0            # a factor never clicked: o = 0, no information
+    r, o, w_live, G, dec, reached, block, boundary, separated = _solve(doc[live], fac[live], n[live], c[live],
+                                                                       n_docs, n_factors, reference, tol)
+    w = np.zeros(len(doc))
+    w[live] = w_live
+    se = np.full(n_factors, np.inf)
+    se[G.keep] = np.sqrt(np.abs(G.inverse(np.arange(len(G.keep)), np.arange(len(G.keep)))))
+    se[reference == np.arange(n_factors)] = 0.0
+    se[~reached] = np.inf
+    silent = int(((np.bincount(doc, c, n_docs) == 0) & (np.bincount(doc, n, n_docs) > 0)).sum())
+    return FactorUncertainty(r, o, reference, se, bool(abs(dec) < tol), float(dec), (doc, fac, w), G, reached, block,
+                             silent, int(boundary.sum()), separated, _saturated(doc, n, c, n_docs))
+
+
+def _saturated(doc, n, c, n_docs: int) -> np.ndarray:
+    """Documents clicked at every impression (p = 1 at the maximum: no Fisher interval for their relevance)."""
+    nd = np.bincount(doc, n, n_docs)
+    return (nd > 0) & (np.bincount(doc, c, n_docs) >= nd)
+
+
+def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol):
+    """The fit and the grounded information on cells at clicked factors (module docstring: which documents count);
+    the Newton fit runs on the candidate documents only, renumbered."""
+    cd, nd, deg = np.bincount(doc, c, n_docs), np.bincount(doc, n, n_docs), np.bincount(doc, minlength=n_docs)
+    cand = (cd > 0) & (cd < nd) & (deg >= 2)
+    sel = cand[doc]
+    ids, local = np.unique(doc[sel], return_inverse=True)
+    sub = (local.reshape(-1), fac[sel], n[sel], c[sel])
+    theta = np.concatenate([np.log(np.clip((cd[ids] + 0.5) / (nd[ids] + 1.0), 1e-6, 0.99)), np.zeros(n_factors)])
+    theta, dec, fit_l, bound_l, out, block, grounding, reached = _fit(*sub, theta, len(ids), n_factors, reference,
+                                                                      np.ones(len(ids), bool), tol)
+    fit_doc, boundary, r_fit = np.zeros(n_docs, bool), np.zeros(n_docs, bool), np.zeros(n_docs)
+    fit_doc[ids], boundary[ids], r_fit[ids] = fit_l, bound_l, np.exp(theta[:len(ids)])
+    rows = np.zeros(len(doc), bool)
+    rows[sel] = _active(*sub[:2], sub[3], fit_l, len(ids), n_factors, out)[0]
+    o = np.exp(theta[len(ids):])
+    r = _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary)
+    w = cell_weights(n, np.where(rows, r[doc] * o[fac], np.divide(c, n, out=np.zeros_like(c), where=n > 0)))
+    w = np.where(boundary[doc] | (fit_doc[doc] & ~rows), 0.0, w)    # boundary documents, unclicked factors: out
+    S = _schur(local.reshape(-1)[rows[sel]], fac[rows], w[rows], len(ids), n_factors)[0]
+    return r, o, w, Grounded(S, block, ~grounding), dec, reached, block, boundary, int(out.sum())
+
+
+def _fit(doc, fac, n, c, theta, n_docs, n_factors, reference, fit_doc, tol):
+    """Newton to convergence; a document whose maximum lies on the boundary (:func:`_at_boundary`) leaves the fit (an
+    active set: the rest is a regular problem again) and the blocks are recomputed.  Returns (θ, decrement,
+    fit_doc, boundary, block, grounding, reached)."""
+    dec, changed, boundary, out = np.inf, True, np.zeros(n_docs, bool), np.zeros(n_factors, bool)
     for _ in range(_MAX_NEWTON):
-        theta, dec = _newton(doc, fac, n, c, theta, n_docs, n_factors, parts)
-        if dec < tol:
+        if changed:
+            rows, fit_doc = _active(doc, fac, c, fit_doc, n_docs, n_factors, out)
+            block, grounding, reached = _blocks(doc[rows], fac[rows], n_docs, n_factors, reference)
+            sub, changed = (doc[rows], fac[rows], n[rows], c[rows]), False
+        if not rows.any():
+            return theta, 0.0, fit_doc, boundary, out, block, grounding, reached
+        theta, dec = _newton(*sub, theta, n_docs, n_factors, block, grounding)
+        hit = fit_doc & _at_boundary(*sub, np.exp(theta[n_docs:]), n_docs)
+        far = ~grounding & (np.abs(theta[n_docs:]) > SEPARATED)
+        if hit.any() or far.any():
+            fit_doc, boundary, out, changed = fit_doc & ~hit, boundary | hit, out | far, True
+            theta[n_docs:][far] = 0.0
+        elif abs(dec) < tol:
             break
-    p = np.exp(theta[doc] + theta[n_docs + fac])
-    S, _, _ = _schur(doc, fac, n, p, n_docs, n_factors)
-    se = np.zeros(n_factors)
-    for ref, keep in parts.values():
-        se[keep] = _factor_se(S, keep)
-    reference = np.array([parts[int(k)][0] for k in component], dtype=np.int64)
-    return FactorUncertainty(np.exp(theta[:n_docs]), np.exp(theta[n_docs:]), reference, se, bool(dec < tol),
-                             float(dec))
+    return theta, dec, fit_doc, boundary, out, block, grounding, reached
 
 
-def _factor_se(S, keep: np.ndarray) -> np.ndarray:
-    """sqrt of the diagonal of the grounded inverse (effective resistances to the reference), by blocks of unit
-    right-hand sides; inf where the component's information does not reach (no clicks)."""
-    if not len(keep):
-        return np.zeros(0)
-    try:
-        g = _Grounded(S, keep)
-    except np.linalg.LinAlgError:
-        return np.full(len(keep), np.inf)
-    out = np.empty(len(keep))
-    for lo in range(0, len(keep), _BLOCK):
-        idx = np.arange(lo, min(lo + _BLOCK, len(keep)))
-        E = np.zeros((len(keep), len(idx)))
-        E[idx, np.arange(len(idx))] = 1.0
-        var = g.solve(E)[idx, np.arange(len(idx))]
-        out[idx] = np.where(np.isfinite(var) & (var > 0), np.sqrt(np.abs(var)), np.inf)
-    return out
+def _active(doc, fac, c, fit_doc, n_docs: int, n_factors: int, out):
+    """The fitted cells: those of the fitted documents at factors that they click (a factor none of them clicks has
+    its maximum at o = 0 and no information) and not separated (``out``), documents left with one such factor
+    becoming leaves."""
+    rows = fit_doc[doc] & ~out[fac]
+    while True:
+        rows_new = rows & (np.bincount(fac[rows], c[rows], n_factors)[fac] > 0)
+        fit_doc = fit_doc & (np.bincount(doc[rows_new], minlength=n_docs) >= 2)
+        rows_new &= fit_doc[doc]
+        if (rows_new == rows).all():
+            return rows, fit_doc
+        rows = rows_new
 
 
-#: a factor is *identified* when the 90 % interval of o_k / o_ref spans at most this factor (else *weak*)
-WEAK_SPAN = 2.0
-#: most factors (over the curves' components) whose standard errors a report computes exactly (issue #46: to scale)
-MAX_REPORT_FACTORS = 2_000
-_Z90 = 1.6448536269514722
+def _at_boundary(doc, fac, n, c, o, n_docs: int) -> np.ndarray:
+    """Documents whose likelihood still rises at r = 1/max o over their factors (p = 1 on the top cell), given o:
+    their maximum lies on the boundary (only possible when every impression at the top factor was clicked)."""
+    top = np.zeros(n_docs)
+    np.maximum.at(top, doc, o[fac])
+    p = o[fac] / top[doc]
+    at_top = p >= 1 - 1e-12
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.where(at_top, np.where(c < n, -np.inf, n), (c - n * p) / (1 - p))
+    return np.bincount(doc, np.where(np.isneginf(g), -1e300, g), n_docs) > 0
+
+
+def _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary) -> np.ndarray:
+    """r per document: the fit's for the documents it used; 0 for a document never clicked; 1/max o over its factors
+    for a document at the boundary (its maximum puts p = 1 on some cell); else Σc / Σ n·o over its clicked cells
+    (c/(n·o_k) for a leaf, exactly)."""
+    n_docs = len(fit_doc)
+    clicked = c > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.bincount(doc[clicked], c[clicked], n_docs) / np.bincount(doc[clicked], (n * o[fac])[clicked], n_docs)
+    r = np.where(fit_doc, r_fit, np.nan_to_num(r, nan=0.0, posinf=0.0))
+    top = np.zeros(n_docs)
+    np.maximum.at(top, doc, o[fac])
+    r[boundary] = 1 / top[boundary]
+    return r
 
 
 def identification(log_se: np.ndarray) -> np.ndarray:
@@ -222,114 +304,11 @@ def identification(log_se: np.ndarray) -> np.ndarray:
     ['identified', 'identified', 'weak', 'unidentified']
     """
     with np.errstate(over="ignore"):
-        span = np.exp(2 * _Z90 * np.asarray(log_se, float))
+        span = np.exp(2 * Z90 * np.asarray(log_se, float))
     return np.where(~np.isfinite(span), "unidentified", np.where(span <= WEAK_SPAN, "identified", "weak"))
 
 
 def rule_text() -> str:
-    return (f"identified: the {90} % interval of o_k / o_ref (Fisher information of PBM at its maximum-likelihood fit, "
+    return (f"identified: the 90 % interval of o_k / o_ref (Fisher information of PBM at its maximum-likelihood fit, "
             f"ref = the component's first factor) spans at most ×{WEAK_SPAN:g}; weak: wider; unidentified: no "
-            "information reaches the factor")
-
-
-def pair_log_se(u: FactorUncertainty, doc, fac, n, n_docs: int, n_factors: int, component, pairs) -> np.ndarray:
-    """The standard error of log(r_d / r_e) for each document pair (d, e) of ``pairs`` (P × 2) at the fit ``u``:
-    the effective resistance between the two documents (the documents eliminated as for the factors; inf for a pair
-    in two components or where no information reaches).  One batched solve per component."""
-    doc, fac, n = np.asarray(doc, np.int64), np.asarray(fac, np.int64), np.asarray(n, np.float64)
-    pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
-    S, W, inv = _schur(doc, fac, n, u.r[doc] * u.o[fac], n_docs, n_factors)
-    comp_doc = np.full(n_docs, -1)
-    comp_doc[doc] = np.asarray(component)[fac]
-    out = np.full(len(pairs), np.inf)
-    Wr = W.tocsr()
-    for k in np.unique(np.asarray(component)):
-        sel = np.flatnonzero((comp_doc[pairs[:, 0]] == k) & (comp_doc[pairs[:, 1]] == k))
-        facs = np.flatnonzero(np.asarray(component) == k)
-        keep = facs[facs != u.reference[facs[0]]]
-        if not len(sel):
-            continue
-        try:
-            grounded = _Grounded(S, keep) if len(keep) else None
-        except np.linalg.LinAlgError:
-            continue
-        for lo in range(0, len(sel), _PAIR_BLOCK):          # memory: factors × block
-            part = sel[lo:lo + _PAIR_BLOCK]
-            out[part] = _pair_block(Wr, inv, grounded, keep, n_factors, pairs[part, 0], pairs[part, 1])
-    return out
-
-
-def _pair_block(Wr, inv, grounded, keep, n_factors: int, d, e) -> np.ndarray:
-    """Effective resistances of the document pairs (d, e) of one component: the documents' unit current pushed
-    through the factors' grounded system."""
-    B = (Wr[d].multiply(inv[d][:, None]) - Wr[e].multiply(inv[e][:, None])).T.tocsr()    # factors × pairs
-    xf = np.zeros((n_factors, len(d)))
-    if grounded is not None:
-        xf[keep] = grounded.solve(B[keep].toarray())
-    wx_d = np.asarray(Wr[d].multiply(xf.T).sum(axis=1)).ravel()
-    wx_e = np.asarray(Wr[e].multiply(xf.T).sum(axis=1)).ravel()
-    var = inv[d] * (1 + wx_d) - inv[e] * (-1 + wx_e)
-    ok = (inv[d] > 0) & (inv[e] > 0) & (var > 0)
-    return np.where(ok, np.sqrt(np.where(ok, var, 1.0)), np.inf)
-
-
-#: most within-query document pairs a report compares (each one solve column; issue #46: to scale)
-MAX_REPORT_PAIRS = 200_000
-
-
-def resolved_orders(u: FactorUncertainty, doc, fac, n, n_docs: int, n_factors: int, component, groups) -> dict:
-    """Which document orders the log supports (issue #46, item 4): over the pairs of documents of one group (a
-    query) in one component, the share whose 90 % interval of log(r_d / r_e) excludes 0 (a note instead above
-    :data:`MAX_REPORT_PAIRS` pairs)."""
-    groups = np.asarray(groups)
-    order = np.argsort(groups, kind="stable")
-    bounds = np.flatnonzero(np.r_[True, groups[order][1:] != groups[order][:-1], True])
-    sizes = np.diff(bounds)
-    if int((sizes * (sizes - 1) // 2).sum()) > MAX_REPORT_PAIRS:
-        return {"pairs": None, "resolved": None, "share": None,
-                "note": f"more than {MAX_REPORT_PAIRS:,} within-query pairs: not compared (issue #46)"}
-    pairs = [(a, b) for lo, hi in zip(bounds[:-1], bounds[1:]) for i, a in enumerate(order[lo:hi])
-             for b in order[lo + i + 1:hi]]
-    if not pairs:
-        return {"pairs": 0, "resolved": 0, "share": None}
-    pairs = np.array(pairs)
-    se = pair_log_se(u, doc, fac, n, n_docs, n_factors, component, pairs)
-    diff = np.abs(np.log(u.r[pairs[:, 0]]) - np.log(u.r[pairs[:, 1]]))
-    comparable = np.isfinite(se)
-    resolved = comparable & (diff > _Z90 * se)
-    return {"pairs": int(comparable.sum()), "resolved": int(resolved.sum()),
-            "share": float(resolved.sum() / comparable.sum()) if comparable.any() else None}
-
-
-def practical_report(g, curves: list) -> tuple[list, dict]:
-    """Issue #46's first step: each curve factor's standard error of log(o_k / o_ref) (ref: its component's first
-    factor, as the curve) from the Fisher information of PBM at a converged fit, its level, the counts and rule, and
-    the within-query document orders the log resolves (the report of :mod:`~ultr_core.identifiability.reports`)."""
-    import pandas as pd
-    out = {"rule": rule_text(), "counts": {}, "weakest": []}
-    if not curves or len(curves) > MAX_REPORT_FACTORS:
-        if curves:
-            out["note"] = (f"standard errors not computed: {len(curves):,} factors, above {MAX_REPORT_FACTORS:,} "
-                           "(exact solves; issue #46)")
-        return curves, out
-    facs = np.array([r["factor"] for r in curves])
-    comp = np.array([r["component"] for r in curves])
-    refs = {int(k): int(facs[np.flatnonzero(comp == k)[0]]) for k in np.unique(comp)}
-    local = np.full(g.n_factors, -1)
-    local[facs] = np.arange(len(facs))
-    rows = local[g.fac] >= 0
-    doc, codes = pd.factorize(g.doc[rows])
-    cells = (doc, local[g.fac[rows]], g.impressions[rows])
-    u = factor_uncertainty(*cells, g.clicks[rows], int(doc.max()) + 1, len(facs), comp,
-                           references={k: int(local[f]) for k, f in refs.items()})
-    if g.document_keys is not None and "query_id" in g.document_keys:       # within-query document orders
-        groups = g.document_keys["query_id"].astype(str).to_numpy()[np.asarray(codes)]
-        out["document_orders"] = resolved_orders(u, *cells, len(codes), len(facs), comp, groups)
-    levels = identification(u.log_se)
-    for r, se, level in zip(curves, u.log_se, levels):
-        r["log_se"], r["identification"] = (float(se) if np.isfinite(se) else None), str(level)
-    out["counts"] = {k: int((levels == k).sum()) for k in ("identified", "weak", "unidentified")}
-    order = np.argsort(-np.where(np.isfinite(u.log_se), u.log_se, np.inf), kind="stable")[:5]
-    out["weakest"] = [curves[i]["label"] for i in order if levels[i] != "identified"]
-    out["converged"] = u.converged
-    return curves, out
+            "clicked document links the factor to its reference (another component, or no clicks)")

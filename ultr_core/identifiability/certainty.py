@@ -1,0 +1,202 @@
+"""What the Fisher information of :mod:`~ultr_core.identifiability.uncertainty` says about documents, document
+orders and the graph's links (issue #46, items 1, 2 and 4).
+
+With the documents eliminated, the information on the free factors is G (block diagonal).  For a document d with
+cell weights w_dk (summing to dd_d) and a_d = w_d / dd_d on the free factors:
+
+* Var log r_d (its reference factor held at its value) = 1/dd_d + a_dᵀ G⁻¹ a_d — the effective resistance between
+  the document and the reference;
+* Var log(r_d / r_e) = 1/dd_d + 1/dd_e + (a_d − a_e)ᵀ G⁻¹ (a_d − a_e) inside one information component;
+* a link (k, j) of the IG carries conductance c = −S_kj; with φ the potentials of a unit current from the weakest
+  factor to its reference, its share of that factor's variance is c (φ_k − φ_j)² and, by Sherman–Morrison,
+  removing it raises the variance to R + c (φ_k − φ_j)² / (1 − c R_kj) (a bridge, c R_kj = 1, disconnects).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.identifiability.uncertainty import Z90, FactorUncertainty
+
+__all__ = ["document_log_se", "pair_log_se", "resolved_orders", "weakest_links", "MAX_REPORT_PAIRS"]
+
+#: most within-query document pairs a report compares
+MAX_REPORT_PAIRS = 2_000_000
+_PAIR_CHUNK = 200_000
+
+
+def _cells(u: FactorUncertainty):
+    """Per document: dd, and its free cells (CSR: ptr into (pos, a))."""
+    doc, fac, w = u.cells
+    n_docs = len(u.r)
+    dd = np.bincount(doc, w, n_docs)
+    a = np.divide(w, dd[doc], out=np.zeros_like(w), where=dd[doc] > 0)
+    pos = u.grounded.pos[fac]
+    free = (pos >= 0) & (a > 0)
+    order = np.flatnonzero(free)[np.argsort(doc[free], kind="stable")]
+    ptr = np.r_[0, np.cumsum(np.bincount(doc[order], minlength=n_docs))]
+    return dd, ptr, pos[order], a[order]
+
+
+def _expand(ptr, owners):
+    """For each owner (a document), its cells: (row into owners, cell index)."""
+    cnt = ptr[owners + 1] - ptr[owners]
+    rows = np.repeat(np.arange(len(owners)), cnt)
+    first = np.repeat(np.cumsum(cnt) - cnt, cnt)
+    return rows, ptr[owners][rows] + np.arange(len(rows)) - first
+
+
+def _cross(u: FactorUncertainty, parts, d, e) -> np.ndarray:
+    """a_dᵀ G⁻¹ a_e for document pairs (d, e) (0 across blocks)."""
+    _, ptr, pos, a = parts
+    row, x = _expand(ptr, d)
+    sub, y = _expand(ptr, e[row])
+    row, x = row[sub], x[sub]
+    G = u.grounded
+    same = G.bid[pos[x]] == G.bid[pos[y]]
+    vals = np.zeros(len(x))
+    vals[same] = a[x[same]] * a[y[same]] * G.inverse(pos[x[same]], pos[y[same]])
+    return np.bincount(row, vals, len(d))
+
+
+def _reached_doc(u: FactorUncertainty) -> np.ndarray:
+    doc, fac, w = u.cells
+    out = np.zeros(len(u.r), bool)
+    out[doc[w > 0]] = u.reached[fac[w > 0]]
+    return out
+
+
+def document_log_se(u: FactorUncertainty) -> np.ndarray:
+    """The standard error of log r_d for every document, its component's reference factor held at its value
+    (inf: never clicked, clicked at every impression, or not linked to the reference)."""
+    parts = _cells(u)
+    dd = parts[0]
+    d = np.arange(len(u.r))
+    var = np.divide(1.0, dd, out=np.full(len(dd), np.inf), where=dd > 0) + _cross(u, parts, d, d)
+    ok = (dd > 0) & _reached_doc(u) & (var > 0) & ~u.saturated
+    return np.where(ok, np.sqrt(np.where(ok, var, 1.0)), np.inf)
+
+
+def pair_log_se(u: FactorUncertainty, pairs) -> np.ndarray:
+    """The standard error of log(r_d / r_e) for each document pair (d, e) of ``pairs`` (P × 2): the effective
+    resistance between the two documents (inf for a pair in two information components or without information)."""
+    pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
+    parts = _cells(u)
+    dd = parts[0]
+    doc, fac, w = u.cells
+    blk = np.full(len(u.r), -1)
+    blk[doc[w > 0]] = u.block[fac[w > 0]]
+    out = np.full(len(pairs), np.inf)
+    for lo in range(0, len(pairs), _PAIR_CHUNK):
+        d, e = pairs[lo:lo + _PAIR_CHUNK, 0], pairs[lo:lo + _PAIR_CHUNK, 1]
+        var = (np.divide(1.0, dd[d], out=np.full(len(d), np.inf), where=dd[d] > 0)
+               + np.divide(1.0, dd[e], out=np.full(len(e), np.inf), where=dd[e] > 0)
+               + _cross(u, parts, d, d) + _cross(u, parts, e, e) - 2 * _cross(u, parts, d, e))
+        ok = (blk[d] >= 0) & (blk[d] == blk[e]) & np.isfinite(var) & (var > 0) & ~u.saturated[d] & ~u.saturated[e]
+        out[lo:lo + _PAIR_CHUNK] = np.where(ok, np.sqrt(np.where(ok, var, 1.0)), np.inf)
+    return out
+
+
+def resolved_orders(u: FactorUncertainty, groups, max_pairs: int = MAX_REPORT_PAIRS) -> dict:
+    """Which document orders the log supports (issue #46, item 4): over the pairs of documents of one group (a
+    query) whose order the information can compare, the share whose 90 % interval of log(r_d / r_e) excludes 0 (a
+    note instead above ``max_pairs`` pairs)."""
+    groups = np.asarray(groups)
+    order = np.argsort(groups, kind="stable")
+    bounds = np.flatnonzero(np.r_[True, groups[order][1:] != groups[order][:-1], True])
+    sizes = np.diff(bounds)
+    total = int((sizes * (sizes - 1) // 2).sum())
+    if total > max_pairs:
+        return {"pairs": None, "resolved": None, "share": None,
+                "note": f"{total:,} within-query pairs, more than {max_pairs:,}: not compared"}
+    if not total:
+        return {"pairs": 0, "resolved": 0, "share": None}
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    i, j = _within(np.repeat(sizes, sizes), bounds[owner])
+    keep = i < j
+    pairs = np.c_[order[i[keep]], order[j[keep]]]
+    se = pair_log_se(u, pairs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        diff = np.abs(np.log(u.r[pairs[:, 0]]) - np.log(u.r[pairs[:, 1]]))
+    comparable = np.isfinite(se)
+    resolved = comparable & (diff > Z90 * se)
+    return {"pairs": int(comparable.sum()), "resolved": int(resolved.sum()),
+            "share": float(resolved.sum() / comparable.sum()) if comparable.any() else None}
+
+
+def _within(size_of, start_of):
+    """All ordered index pairs (i, j) inside the groups of a sorted array (each element's group size and start)."""
+    idx = np.arange(len(size_of))
+    i = np.repeat(idx, size_of)
+    first = np.repeat(np.cumsum(size_of) - size_of, size_of)
+    return i, start_of[i] + np.arange(len(i)) - first
+
+
+def weakest_links(u: FactorUncertainty, labels, top: int = 5) -> list[dict]:
+    """The IG links (factor pairs) whose removal would most raise the worst factor's variance (module docstring):
+    ``link``, ``share`` of that variance carried, ``log_se_after`` (None: removing it disconnects the factor)."""
+    finite = np.isfinite(u.log_se) & (u.log_se > 0)
+    if not finite.any():
+        return []
+    worst = int(np.flatnonzero(finite)[np.argmax(u.log_se[finite])])
+    G = u.grounded
+    b = G.bid[G.pos[worst]]
+    rows = np.flatnonzero(G.bid == b)
+    phi = G.inverse(rows, np.full(len(rows), G.pos[worst]))
+    S = _factor_graph(u)
+    ref = int(u.reference[worst])
+    free_of = {int(G.keep[r]): k for k, r in enumerate(rows)}
+    pot = np.zeros(len(u.o))
+    pot[G.keep[rows]] = phi
+    members = np.r_[G.keep[rows], ref]
+    sub = S[members][:, members].tocoo()
+    up = sub.row < sub.col
+    k, j, cond = members[sub.row[up]], members[sub.col[up]], -sub.data[up]
+    ok = cond > 0
+    k, j, cond = k[ok], j[ok], cond[ok]
+    R = u.log_se[worst] ** 2
+    flow = cond * (pot[k] - pot[j]) ** 2
+    rk = np.array([free_of.get(int(x), -1) for x in k])
+    rj = np.array([free_of.get(int(x), -1) for x in j])
+    R_kj = _pair_resistance(G, rows, rk, rj)
+    bridge = 1 - cond * R_kj <= 1e-9
+    carries = flow > 1e-9 * R                            # a bridge no current crosses does not cut this factor off
+    after = np.where(bridge, np.where(carries, np.inf, R), R + flow / np.where(bridge, 1.0, 1 - cond * R_kj))
+    pick = np.lexsort((-flow, -after))[:top]
+    labels = list(labels)
+    return [{"link": f"{labels[k[i]]} — {labels[j[i]]}", "share": float(flow[i] / R),
+             "log_se_after": float(np.sqrt(after[i])) if np.isfinite(after[i]) else None,
+             "disconnects": bool(not np.isfinite(after[i]))} for i in pick]
+
+
+def _pair_resistance(G, rows, rk, rj) -> np.ndarray:
+    """Effective resistance between factors (block rows, −1 = the grounding) from G⁻¹."""
+    rk_, rj_ = rows[np.maximum(rk, 0)], rows[np.maximum(rj, 0)]
+    kk = np.where(rk >= 0, G.inverse(rk_, rk_), 0.0)
+    jj = np.where(rj >= 0, G.inverse(rj_, rj_), 0.0)
+    kj = np.where((rk >= 0) & (rj >= 0), G.inverse(rk_, rj_), 0.0)
+    return kk + jj - 2 * kj
+
+
+def _factor_graph(u: FactorUncertainty):
+    from ultr_core.identifiability.uncertainty import _schur
+    doc, fac, w = u.cells
+    return _schur(doc, fac, w, len(u.r), len(u.o))[0].tocsr()
+
+
+def document_table(u: FactorUncertainty, keys: pd.DataFrame | None, component: np.ndarray) -> pd.DataFrame:
+    """Relevance per document with its 90 % interval (r is the click probability at its component's reference
+    factor: o_ref = 1), its IG component and a status (``ok``, ``no clicks``, ``clicked at every impression``,
+    ``not linked``)."""
+    doc, fac, w = u.cells
+    se = document_log_se(u)
+    comp = np.full(len(u.r), -1, np.int64)
+    comp[doc] = np.asarray(component)[fac]
+    status = np.where(np.isfinite(se), "ok", np.where(u.r == 0, "no clicks", np.where(
+        u.saturated | (np.bincount(doc, (w > 0).astype(float), len(u.r)) == 0), "clicked at every impression",
+        "not linked")))
+    lo = np.where(np.isfinite(se), u.r * np.exp(-Z90 * np.where(np.isfinite(se), se, 0)), np.nan)
+    hi = np.where(np.isfinite(se), u.r * np.exp(Z90 * np.where(np.isfinite(se), se, 0)), np.nan)
+    out = pd.DataFrame({"component": comp, "relevance": u.r, "lower": lo, "upper": hi,
+                        "log_se": np.where(np.isfinite(se), se, np.nan), "status": status})
+    return pd.concat([keys.reset_index(drop=True), out], axis=1) if keys is not None else out

@@ -1,0 +1,97 @@
+"""The practical-identifiability block of the ``ig`` report (issue #46, item 2): every factor of the graph gets the
+standard error of log(o_k / o_ref) (ref: its component's curve reference) and a level, the curves carry them, and
+the report names the weakest factors and links and the document orders the log resolves."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.identifiability.certainty import document_table, resolved_orders, weakest_links
+from ultr_core.identifiability.uncertainty import FactorUncertainty, factor_uncertainty, identification, rule_text
+from ultr_core.logs.coding import tuple_labels
+
+__all__ = ["graph_uncertainty", "practical_report", "practical_lines", "documents_frame", "LEVELS"]
+
+LEVELS = ("identified", "weak", "unidentified")
+
+
+def graph_uncertainty(g) -> FactorUncertainty:
+    """The converged PBM fit and the standard errors of every factor of the graph ``g`` (built from counts)."""
+    from ultr_core.identifiability.estimation import curve_references
+    n_docs = int(max(g.n_documents, int(g.doc.max()) + 1 if len(g.doc) else 0))
+    return factor_uncertainty(g.doc, g.fac, g.impressions.astype(np.float64), g.clicks.astype(np.float64), n_docs,
+                              g.n_factors, np.asarray(g.component), references=curve_references(g))
+
+
+def _finite(x: float):
+    return float(x) if np.isfinite(x) else None
+
+
+def practical_report(g, curves: list) -> tuple[list, dict]:
+    """Each curve factor's ``log_se`` and ``identification``; the block ``practical_identifiability``: the rule,
+    counts over every factor, the weakest factors and links, convergence, the documents left out, every factor's
+    figures (columns) and the within-query document orders resolved at 90 %."""
+    if g.impressions is None or not len(g.doc):
+        return curves, {"rule": rule_text(), "counts": {}, "weakest": [], "weakest_links": []}
+    u = graph_uncertainty(g)
+    levels = identification(u.log_se)
+    labels = tuple_labels(g.factors)
+    for r in curves:
+        k = int(r["factor"])
+        r["log_se"], r["identification"] = _finite(u.log_se[k]), str(levels[k])
+    weak = np.flatnonzero(levels == "weak")
+    worst = [int(k) for k in weak[np.argsort(-u.log_se[weak], kind="stable")][:5]]
+    worst += [int(k) for k in np.flatnonzero(levels == "unidentified")[:5 - len(worst)]]
+    out = {"rule": rule_text(), "counts": {k: int((levels == k).sum()) for k in LEVELS},
+           "reference_factors": int((u.reference == np.arange(len(u.reference))).sum()),
+           "separated_factors": u.separated_factors,
+           "weakest": [labels[k] for k in worst], "weakest_links": weakest_links(u, labels),
+           "converged": u.converged, "decrement": float(u.decrement),
+           "documents": {"never_clicked": u.silent_documents, "at_the_boundary": u.boundary_documents},
+           "factors": {"label": list(labels), "component": np.asarray(g.component).astype(int).tolist(),
+                       "reference": [labels[k] for k in u.reference],
+                       "log_se": [_finite(x) for x in u.log_se], "identification": levels.tolist()}}
+    if not u.converged:
+        out["note"] = (f"the fit stopped before the Newton decrement fell below the criterion (last {u.decrement:.2g})"
+                       ": standard errors are from the last iterate")
+    keys = g.document_keys
+    if keys is not None and "query_id" in keys:
+        out["document_orders"] = resolved_orders(u, keys["query_id"].astype(str).to_numpy())
+    return curves, out
+
+
+def documents_frame(g, u: FactorUncertainty | None = None) -> pd.DataFrame:
+    """Relevance per document of the graph with its 90 % interval, component and status (the CSV of ``ig
+    --documents`` and the Upload page)."""
+    u = u or graph_uncertainty(g)
+    return document_table(u, g.document_keys, np.asarray(g.component))
+
+
+def practical_lines(pi: dict) -> list[str]:
+    """The text report's lines for the block of :func:`practical_report`."""
+    if not pi.get("counts"):
+        return [f"Practical identifiability: {pi['note']}"] if pi.get("note") else []
+    lines = ["Practical identifiability (how sure, per factor): "
+             + ", ".join(f"{v:,} {k}" for k, v in pi["counts"].items())
+             + f" — of which {pi['reference_factors']:,} are their component's reference",
+             f"  rule: {pi['rule']}"]
+    if pi["weakest"]:
+        lines.append(f"  weakest factors: {', '.join(pi['weakest'])}")
+    for link in pi.get("weakest_links", [])[:3]:
+        after = ("would cut it off" if link["disconnects"] else
+                 f"would raise its standard error to {link['log_se_after']:.3g}")
+        lines.append(f"  weakest link: {link['link']} carries {link['share']:.0%} of the weakest factor's variance; "
+                     f"losing it {after}")
+    docs = pi.get("documents", {})
+    if docs.get("at_the_boundary") or pi.get("separated_factors"):
+        lines.append(f"  left out of the information: {docs.get('at_the_boundary', 0):,} document(s) at the "
+                     f"boundary p = 1, {pi.get('separated_factors', 0):,} factor(s) whose ratio runs to 0 or ∞")
+    if pi.get("note"):
+        lines.append(f"  note: {pi['note']}")
+    orders = pi.get("document_orders", {})
+    if orders.get("share") is not None:
+        lines.append(f"Document orders resolved at 90 %: {orders['resolved']:,} of {orders['pairs']:,} "
+                     f"within-query pairs ({orders['share']:.0%})")
+    elif orders.get("note"):
+        lines.append(f"Document orders: {orders['note']}")
+    return lines
