@@ -198,3 +198,42 @@ def test_a_ratio_the_clicks_push_to_zero_is_separated_not_a_number():
     u = factor_uncertainty(doc, fac, n, c, 4, 3, np.zeros(3, int), references={0: 0})
     assert u.converged and identification(u.log_se).tolist() == ["identified", "unidentified", "unidentified"]
     assert np.isfinite(u.r).all() and np.isfinite(u.o).all()
+
+
+def test_the_profile_interval_agrees_with_fisher_when_clicks_are_many_and_not_when_few():
+    """Many clicks: the likelihood is quadratic and the profile interval is the Fisher one (within 2 %); few
+    clicks: the profile interval is asymmetric about the estimate (the log ratio's likelihood is skewed) and the
+    deviance at its ends is the χ²₁ 90 % quantile."""
+    from scipy.stats import chi2
+
+    from ultr_core.identifiability.profile import profile_interval
+    doc, fac = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    many = factor_uncertainty(doc, fac, np.full(4, 40_000.0), np.array([16e3, 8e3, 8e3, 4e3]), 2, 2, np.zeros(2, int))
+    p = profile_interval(many, 1)
+    assert p.lower == pytest.approx(p.fisher_lower, rel=0.02) and p.upper == pytest.approx(p.fisher_upper, rel=0.02)
+    few = factor_uncertainty(doc, fac, np.full(4, 20.0), np.array([8.0, 2.0, 6.0, 1.0]), 2, 2, np.zeros(2, int))
+    p = profile_interval(few, 1)
+    left, right = np.log(p.estimate / p.lower), np.log(p.upper / p.estimate)
+    assert abs(left - right) > 0.05 and p.lower < p.estimate < p.upper
+    ends = [v for r, v in p.curve if min(abs(r - p.lower), abs(r - p.upper)) < 1e-6 * r]
+    assert ends and all(v == pytest.approx(chi2.ppf(0.9, 1), abs=1e-4) for v in ends)
+
+
+def test_ig_profile_and_documents_from_the_command_line(tmp_path, capsys):
+    """`ig --profile position=6` prints both intervals (JSON: `profile`); a factor name it does not know, or the
+    reference, is refused with a message naming the option."""
+    from test_uncertainty import _chain_log, _click_log
+
+    from ultr_core.__main__ import main
+    doc, fac, n, c, D, F, _ = _chain_log(3, swap=0.01)
+    _click_log(tmp_path / "chain.csv", doc, fac, n, c)
+    assert main(["ig", str(tmp_path / "chain.csv"), "--bootstrap", "0", "--profile", "position=6"]) == 0
+    text = capsys.readouterr().out
+    assert "Profile likelihood of o(position=6) / o(position=1)" in text and "Fisher interval" in text
+    assert main(["ig", str(tmp_path / "chain.csv"), "--bootstrap", "0", "--json", "--profile", "6"]) == 0
+    p = json.loads(capsys.readouterr().out)["profile"]
+    assert p["factor"] == "position=6" and p["lower"] < p["estimate"] < p["upper"]
+    assert main(["ig", str(tmp_path / "chain.csv"), "--profile", "position=60"]) == 2
+    assert "--profile" in capsys.readouterr().err
+    assert main(["ig", str(tmp_path / "chain.csv"), "--profile", "position=1"]) == 2
+    assert "reference" in capsys.readouterr().err

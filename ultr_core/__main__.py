@@ -29,8 +29,8 @@ def _ig(a) -> int:
                                  n_bootstrap=100 if a.bootstrap is None else a.bootstrap)
     rep["notes"] = list(table.notes)
     rep["source"] = a.path
-    if a.documents:
-        _write_documents(table, bias, a.documents)
+    if a.documents or a.profile:
+        rep.update(_document_outputs(table, a.documents, a.profile))
     if a.json:
         from ultr_core.logs.outputs import json_safe        # strict JSON: a NaN is null
         print(json.dumps(json_safe(rep), default=_json_default, allow_nan=False))   # JSON escapes control characters
@@ -38,16 +38,27 @@ def _ig(a) -> int:
         for n in table.notes:
             print(printable(f"note: {n}"))
         print(printable(format_report(rep)))                   # a user's column or value cannot drive the terminal
+        if "profile" in rep:
+            from ultr_core.identifiability.practical import profile_lines
+            print(printable("\n".join(profile_lines(rep["profile"]))))
     return 0
 
 
-def _write_documents(table, bias, path: str) -> None:
-    """``ig --documents FILE``: relevance per document with its 90 % interval, component and status (CSV)."""
+def _document_outputs(table, documents, profile) -> dict:
+    """``ig --documents FILE`` (relevance per document with its 90 % interval, component and status, CSV) and
+    ``ig --profile FACTOR`` (the profile-likelihood interval), from one converged fit."""
     from ultr_core.identifiability import IdentifiabilityGraph
-    from ultr_core.identifiability.practical import documents_frame
+    from ultr_core.identifiability.practical import documents_frame, graph_uncertainty, profile_report
     from ultr_core.logs.outputs import atomic_write, safe_csv
-    frame = documents_frame(IdentifiabilityGraph.from_counts(table))
-    atomic_write(path, lambda tmp: safe_csv(frame, tmp), "--documents")
+    g = IdentifiabilityGraph.from_counts(table)
+    u = graph_uncertainty(g)
+    out = {"profile": profile_report(g, profile, u)} if profile else {}
+    if documents:
+        frame = documents_frame(g, u)
+        atomic_write(documents, lambda tmp: safe_csv(frame, tmp), "--documents")
+        out["documents_file"] = {"path": str(documents), "rows": len(frame),
+                                 "status": frame["status"].value_counts().to_dict()}
+    return out
 
 
 def _column_map(pairs) -> dict | None:
@@ -245,6 +256,8 @@ def _add_ig(sub) -> None:
     ig.add_argument("--documents", metavar="FILE.csv", help="also write relevance per document with its 90 %% "
                     "interval, component and status (PBM Fisher information at a converged fit)")
     ig.add_argument("--force", action="store_true", help="overwrite the --documents file when it exists")
+    ig.add_argument("--profile", metavar="FACTOR", help="profile-likelihood interval of one factor's ratio to its "
+                    "reference beside the Fisher one, e.g. --profile position=6")
     ig.set_defaults(fn=_ig)
 
 

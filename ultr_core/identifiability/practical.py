@@ -10,7 +10,8 @@ from ultr_core.identifiability.certainty import document_table, resolved_orders,
 from ultr_core.identifiability.uncertainty import FactorUncertainty, factor_uncertainty, identification, rule_text
 from ultr_core.logs.coding import tuple_labels
 
-__all__ = ["graph_uncertainty", "practical_report", "practical_lines", "documents_frame", "LEVELS"]
+__all__ = ["graph_uncertainty", "practical_report", "practical_lines", "documents_frame", "profile_report",
+           "profile_lines", "LEVELS"]
 
 LEVELS = ("identified", "weak", "unidentified")
 
@@ -95,3 +96,38 @@ def practical_lines(pi: dict) -> list[str]:
     elif orders.get("note"):
         lines.append(f"Document orders: {orders['note']}")
     return lines
+
+
+def _factor_of(g, text: str) -> int:
+    """A factor named as the report names it (``position=6``, ``(context=3, position=2)``) or by its number."""
+    labels = tuple_labels(g.factors)
+    t = str(text).strip()
+    hits = [i for i, lab in enumerate(labels) if lab == t or lab.strip("()") == t.strip("()")]
+    if not hits and t.isdigit() and "position" in g.factors and len(g.bias_columns) == 1:
+        hits = [i for i, lab in enumerate(labels) if lab == f"position={t}"]
+    if len(hits) != 1:
+        from ultr_core.errors import ConfigError
+        some = ", ".join(labels[:3]) + (" …" if len(labels) > 3 else "")
+        raise ConfigError("--profile", f"no bias factor is named {t[:60]!r}; name one as the report does ({some})")
+    return hits[0]
+
+
+def profile_report(g, factor: str, u: FactorUncertainty | None = None, level: float = 0.9) -> dict:
+    """``ig --profile FACTOR``: the profile-likelihood interval of o_k / o_ref beside the Fisher one (JSON-ready)."""
+    from dataclasses import asdict
+
+    from ultr_core.identifiability.profile import profile_interval
+    u = u or graph_uncertainty(g)
+    k = _factor_of(g, factor)
+    p = asdict(profile_interval(u, k, level))
+    labels = tuple_labels(g.factors)
+    p["factor"], p["reference"] = labels[p["factor"]], labels[p["reference"]]
+    return p
+
+
+def profile_lines(p: dict) -> list[str]:
+    def end(x):
+        return "open (not bounded by the data)" if x is None else f"{x:.3f}"
+    return [f"Profile likelihood of o({p['factor']}) / o({p['reference']}): estimate {p['estimate']:.3f}; "
+            f"{p['level']:.0%} likelihood-ratio interval [{end(p['lower'])}, {end(p['upper'])}] beside the Fisher "
+            f"interval [{p['fisher_lower']:.3f}, {p['fisher_upper']:.3f}] ({len(p['curve'])} refits)"]

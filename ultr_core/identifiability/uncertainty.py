@@ -102,7 +102,8 @@ class FactorUncertainty:
     documents, pairs and links
     (:mod:`~ultr_core.identifiability.certainty`); ``silent_documents`` / ``boundary_documents`` count the documents
     never clicked / at the boundary p = 1; ``separated_factors`` the factors whose ratio runs to 0 or ∞ (the module
-    docstring); ``saturated`` marks the documents clicked at every impression."""
+    docstring); ``saturated`` marks the documents clicked at every impression; ``counts`` = (n, c, fitted) per cell
+    (``fitted``: the cell is in the Newton fit)."""
 
     r: np.ndarray
     o: np.ndarray
@@ -118,6 +119,7 @@ class FactorUncertainty:
     boundary_documents: int = 0
     separated_factors: int = 0
     saturated: np.ndarray | None = field(repr=False, default=None)
+    counts: tuple = field(repr=False, default=())
 
 
 def _score(doc, fac, n, c, p, n_docs, n_factors):
@@ -190,17 +192,17 @@ def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: n
     elif references is not None:
         reference = np.asarray(references, np.int64)
     live = np.bincount(fac, c, n_factors)[fac] > 0            # a factor never clicked: o = 0, no information
-    r, o, w_live, G, dec, reached, block, boundary, separated = _solve(doc[live], fac[live], n[live], c[live],
-                                                                       n_docs, n_factors, reference, tol)
-    w = np.zeros(len(doc))
-    w[live] = w_live
+    r, o, w_live, G, dec, reached, block, boundary, separated, rows = _solve(doc[live], fac[live], n[live], c[live],
+                                                                             n_docs, n_factors, reference, tol)
+    w, fitted = np.zeros(len(doc)), np.zeros(len(doc), bool)
+    w[live], fitted[live] = w_live, rows
     se = np.full(n_factors, np.inf)
     se[G.keep] = np.sqrt(np.abs(G.inverse(np.arange(len(G.keep)), np.arange(len(G.keep)))))
     se[reference == np.arange(n_factors)] = 0.0
     se[~reached] = np.inf
     silent = int(((np.bincount(doc, c, n_docs) == 0) & (np.bincount(doc, n, n_docs) > 0)).sum())
     return FactorUncertainty(r, o, reference, se, bool(abs(dec) < tol), float(dec), (doc, fac, w), G, reached, block,
-                             silent, int(boundary.sum()), separated, _saturated(doc, n, c, n_docs))
+                             silent, int(boundary.sum()), separated, _saturated(doc, n, c, n_docs), (n, c, fitted))
 
 
 def _saturated(doc, n, c, n_docs: int) -> np.ndarray:
@@ -229,7 +231,7 @@ def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol):
     w = cell_weights(n, np.where(rows, r[doc] * o[fac], np.divide(c, n, out=np.zeros_like(c), where=n > 0)))
     w = np.where(boundary[doc] | (fit_doc[doc] & ~rows), 0.0, w)    # boundary documents, unclicked factors: out
     S = _schur(local.reshape(-1)[rows[sel]], fac[rows], w[rows], len(ids), n_factors)[0]
-    return r, o, w, Grounded(S, block, ~grounding), dec, reached, block, boundary, int(out.sum())
+    return r, o, w, Grounded(S, block, ~grounding), dec, reached, block, boundary, int(out.sum()), rows
 
 
 def _fit(doc, fac, n, c, theta, n_docs, n_factors, reference, fit_doc, tol):
