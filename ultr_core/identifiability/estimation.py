@@ -55,6 +55,7 @@ from scipy import sparse
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 from ultr_core.identifiability.pairs import MAX_INTERVENTION_PAIRS, Budget, intervention_sets
+from ultr_core.identifiability.pbm_em import pbm_em as _pbm_em
 from ultr_core.identifiability.support import blank_unsupported
 from ultr_core.logs.coding import tuple_labels
 
@@ -237,49 +238,6 @@ def _ratios(S: _Stack, keys, C, method):
     return out
 
 
-def _pbm_em(doc, slot, n_docs: int, F: int, n, c, tol: float, max_iter: int, init=None, seed: int = 0):
-    """A position-based model r(d)·o(t) fitted by EM to binomial counts, for every row of the
-    matrices ``n``, ``c`` (resamples × (doc, slot) rows) at once: the standard update
-    (Regression-EM's E-step without the regression), until the largest change is below ``tol``.
-    Returns (o, r) as matrices."""
-    R, m = n.shape[0], len(doc)
-    Sd = sparse.csr_matrix((np.ones(m), (np.arange(m), doc)), shape=(m, n_docs))
-    Sf = sparse.csr_matrix((np.ones(m), (np.arange(m), slot)), shape=(m, F))
-
-    def agg(M, X):
-        return np.asarray((M.T @ X.T).T)
-    nd, nf = agg(Sd, n), agg(Sf, n)
-    if init is None:
-        rng = np.random.default_rng(seed)
-        r, o = np.tile(rng.uniform(0, 1, n_docs), (R, 1)), np.tile(rng.uniform(0, 1, F), (R, 1))
-    else:
-        r, o = np.tile(init[0], (R, 1)), np.tile(init[1], (R, 1))
-    def step(r, o):
-        og, rd = o[:, slot], r[:, doc]
-        miss = (n - c) / (1 - np.clip(og * rd, 0, 1 - 1e-9))
-        return (np.clip(np.divide(agg(Sd, c + miss * (1 - og) * rd), nd, out=np.zeros_like(nd), where=nd > 0), 0, 1),
-                np.clip(np.divide(agg(Sf, c + miss * og * (1 - rd)), nf, out=np.zeros_like(nf), where=nf > 0), 0, 1))
-
-    # SQUAREM (Varadhan & Roland 2008, scheme S3) per row: two EM steps give r = Δ1 and v = Δ2 − Δ1,
-    # the extrapolation x − 2αr + α²v with α = −‖r‖/‖v‖ ≤ −1 is projected onto [0, 1] and followed by
-    # one EM step (the same fixed point as plain EM, typically far fewer updates)
-    for _ in range(max(max_iter // 3, 1)):
-        r1, o1 = step(r, o)
-        r2, o2 = step(r1, o1)
-        dr, do = r1 - r, o1 - o
-        vr, vo = r2 - 2 * r1 + r, o2 - 2 * o1 + o
-        nr = np.sqrt((dr ** 2).sum(1) + (do ** 2).sum(1))
-        nv = np.sqrt((vr ** 2).sum(1) + (vo ** 2).sum(1))
-        alpha = np.minimum(-np.divide(nr, nv, out=np.ones_like(nr), where=nv > 0), -1.0)[:, None]
-        r_new, o_new = step(np.clip(r - 2 * alpha * dr + alpha ** 2 * vr, 0, 1),
-                            np.clip(o - 2 * alpha * do + alpha ** 2 * vo, 0, 1))
-        change = np.abs(o_new - o).max(initial=0)      # the curve is what is reported
-        r, o = r_new, o_new
-        if change < tol:
-            break
-    return o, r
-
-
 def _normalise(S: _Stack, o: np.ndarray, reached=None) -> np.ndarray:
     """Curves divided by their component's reference factor (NaN where it has no clicks)."""
     ref = o[:, S.start]
@@ -351,12 +309,16 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
     pairs = _pair_sums(S, budget.max_pairs) if method != "em" else None
     n_w = pairs[3] if pairs else S.n_docs            # documents whose weights can change an estimate
     width = max(len(S.doc), pairs[0].size if pairs else 0, n_w)
-    est, init = _curves(S, method, np.ones((1, n_w)), tol, pairs=pairs)
+    est, init = (_converged(S, np.ones((1, n_w))), None) if method == "em" else \
+        _curves(S, method, np.ones((1, n_w)), tol, pairs=pairs)
     est = est[0]
     boots = _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budget, notes)
-    if boots and method in ("em", "all_pairs"):
+    if boots and method == "all_pairs":
         notes.append(f"bootstrap refits start from the full-data fit and run at most {MAX_BOOTSTRAP_EM_ITER} EM steps "
                      "(SQUAREM-accelerated)")
+    elif boots and method == "em":
+        notes.append("bootstrap refits: Fisher scoring until the Newton decrement is below 1e-12 (converged along "
+                     "weak directions too)")
     if sum(len(b) for b in boots) >= min(MIN_BOOTSTRAP, n_bootstrap) > 0:
         B = np.vstack(boots)
         with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -382,6 +344,11 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
     return BiasEstimate(table, method, sum(len(b) for b in boots), alpha, notes + support_notes)
 
 
+def _converged(S: _Stack, W: np.ndarray) -> np.ndarray:
+    from ultr_core.identifiability.uncertainty import converged_curves
+    return converged_curves(S.doc, S.slot, S.n_docs, S.F, W[:, S.doc] * S.n, W[:, S.doc] * S.c, S.start)
+
+
 def _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budget: Budget, notes) -> list:
     """The bootstrap curves, chunk by chunk, until ``n_bootstrap`` are done or the budget is spent (then a note
     says how many were done; with fewer than :data:`MIN_BOOTSTRAP` no interval is drawn)."""
@@ -395,5 +362,6 @@ def _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budge
                                                                   else ": intervals from those") +
                          " — python -m ultr_core ig FILE computes all of them")
             break
-        boots.append(_curves(S, method, W, tol, init, pairs, MAX_BOOTSTRAP_EM_ITER)[0])
+        boots.append(_converged(S, W) if method == "em" else
+                     _curves(S, method, W, tol, init, pairs, MAX_BOOTSTRAP_EM_ITER)[0])
     return boots

@@ -43,7 +43,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ultr_core.identifiability.grounded import Grounded
 
-__all__ = ["FactorUncertainty", "factor_uncertainty", "fisher_information", "identification",
+__all__ = ["FactorUncertainty", "converged_curves", "factor_uncertainty", "fisher_information", "identification",
            "rule_text", "TOL", "P_MAX", "WEAK_SPAN", "Z90", "cell_weights"]
 
 #: the Newton decrement below which the fit counts as converged along every direction
@@ -203,6 +203,20 @@ def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: n
     silent = int(((np.bincount(doc, c, n_docs) == 0) & (np.bincount(doc, n, n_docs) > 0)).sum())
     return FactorUncertainty(r, o, reference, se, bool(abs(dec) < tol), float(dec), (doc, fac, w), G, reached, block,
                              silent, int(boundary.sum()), separated, _saturated(doc, n, c, n_docs), (n, c, fitted))
+
+
+def converged_curves(doc, slot, n_docs: int, F: int, N: np.ndarray, C: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """PBM fitted by Fisher scoring to convergence on each row of the count matrices ``N``, ``C`` (resamples ×
+    cells), o / o_ref per slot (``start``: each slot's reference slot; NaN where no information reaches) — the
+    bootstrap refits of issue #46, converged along weak directions instead of capped warm starts."""
+    component = np.asarray(start, np.int64)
+    out = np.full((len(N), F), np.nan)
+    for b in range(len(N)):
+        keep = N[b] > 0
+        u = factor_uncertainty(doc[keep], slot[keep], N[b, keep], C[b, keep], n_docs, F, component, references=start)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[b] = np.where(u.reached & (u.o[start] > 0), u.o / u.o[start], np.nan)
+    return out
 
 
 def _saturated(doc, n, c, n_docs: int) -> np.ndarray:
