@@ -160,7 +160,7 @@ def test_the_work_rule_is_applied_and_stated():
     assert set(est.table["component"]) == {0}
     assert any("largest first, at most 1 components" in n for n in est.notes)
     est = estimate_bias_full(g, "all_pairs", n_bootstrap=5)
-    assert set(est.table["component"]) == {0, 1} and any("at most 300 EM steps" in n for n in est.notes)
+    assert set(est.table["component"]) == {0, 1} and any("Newton decrement" in n for n in est.notes)
 
 
 # --------------------------------------------------------------------------- other people's formats

@@ -55,7 +55,6 @@ from scipy import sparse
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 from ultr_core.identifiability.pairs import MAX_INTERVENTION_PAIRS, Budget, intervention_sets
-from ultr_core.identifiability.pbm_em import pbm_em as _pbm_em
 from ultr_core.identifiability.support import blank_unsupported
 from ultr_core.logs.coding import tuple_labels
 
@@ -87,9 +86,6 @@ class BiasEstimate:
 MAX_ESTIMATED_FACTORS = 5_000
 #: fewest resamples for an interval: with fewer (a time budget ran out) no interval is shown
 MIN_BOOTSTRAP = 20
-MAX_EM_ITER = 5_000
-#: EM steps of each bootstrap refit (they start from the full-data fit); the notes state it
-MAX_BOOTSTRAP_EM_ITER = 300
 _CHUNK_CELLS = 8_000_000           # resample rows × columns held at once (float64: 64 MB per array)
 
 
@@ -248,20 +244,21 @@ def _normalise(S: _Stack, o: np.ndarray, reached=None) -> np.ndarray:
     return out
 
 
-def _curves(S: _Stack, method: str, W: np.ndarray, tol: float, init=None, pairs=None,
-            max_iter: int = MAX_EM_ITER):
+def _curves(S: _Stack, method: str, W: np.ndarray, tol: float, init=None, pairs=None):
     """Normalised curves (rows of W × slots) and the fit that starts the bootstrap fits.
 
     * ``em``: the PBM on the (document, factor) counts, reweighted by W;
     * ``all_pairs``: Agarwal et al.'s AllPairs likelihood −Σ Ĉ_t log(o_t ρ_tt′) + Ĉ¬_t log(1 − o_t ρ_tt′)
       with a symmetric ρ per unordered pair is a PBM in which the pair plays the document and the
       ordered pair's intervention-set sums play the clicks Ĉ and non-clicks Ĉ¬ = N − Ĉ: fitted by
-      the same EM (monotone in the likelihood; one batched update for all components and resamples);
+      the same fitter;
+    * both fitted by Fisher scoring until the Newton decrement is below 1e-12, each resample to convergence
+      (:func:`~ultr_core.identifiability.uncertainty.converged_curves`; issue #46: EM stopped by a step-size rule
+      or capped warm starts looked certain along weak directions);
     * ``pivot_one`` / ``adjacent_chain``: ratios of intervention-set sums.
     """
     if method == "em":
-        o, r = _pbm_em(S.doc, S.slot, S.n_docs, S.F, W[:, S.doc] * S.n, W[:, S.doc] * S.c, tol, max_iter, init)
-        return _normalise(S, o), (r[0], o[0])
+        return _converged(S.doc, S.slot, S.n_docs, S, W[:, S.doc] * S.n, W[:, S.doc] * S.c, init)
     keys, Mc, Mn, _ = pairs
     C = np.asarray((Mc.T @ W.T).T)
     if method in ("pivot_one", "adjacent_chain"):
@@ -269,11 +266,7 @@ def _curves(S: _Stack, method: str, W: np.ndarray, tol: float, init=None, pairs=
     N = np.asarray((Mn.T @ W.T).T)
     i, j = keys // S.F, keys % S.F
     pair_key, pair = np.unique(np.minimum(i, j) * S.F + np.maximum(i, j), return_inverse=True)
-    o, rho = _pbm_em(pair, i, len(pair_key), S.F, N, C, tol, max_iter, init)
-    reached = np.zeros(S.F, bool)
-    reached[i] = True
-    reached[S.start] = True
-    return _normalise(S, o, reached), (rho[0], o[0])
+    return _converged(pair.reshape(-1), i, len(pair_key), S, N, C, init)
 
 
 def estimate_bias(graph: IdentifiabilityGraph, method: str = "all_pairs", n_bootstrap: int = 100,
@@ -309,14 +302,10 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
     pairs = _pair_sums(S, budget.max_pairs) if method != "em" else None
     n_w = pairs[3] if pairs else S.n_docs            # documents whose weights can change an estimate
     width = max(len(S.doc), pairs[0].size if pairs else 0, n_w)
-    est, init = (_converged(S, np.ones((1, n_w))), None) if method == "em" else \
-        _curves(S, method, np.ones((1, n_w)), tol, pairs=pairs)
+    est, init = _curves(S, method, np.ones((1, n_w)), tol, pairs=pairs)
     est = est[0]
     boots = _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budget, notes)
-    if boots and method == "all_pairs":
-        notes.append(f"bootstrap refits start from the full-data fit and run at most {MAX_BOOTSTRAP_EM_ITER} EM steps "
-                     "(SQUAREM-accelerated)")
-    elif boots and method == "em":
+    if boots and method in ("em", "all_pairs"):
         notes.append("bootstrap refits: Fisher scoring until the Newton decrement is below 1e-12 (converged along "
                      "weak directions too)")
     if sum(len(b) for b in boots) >= min(MIN_BOOTSTRAP, n_bootstrap) > 0:
@@ -344,9 +333,9 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
     return BiasEstimate(table, method, sum(len(b) for b in boots), alpha, notes + support_notes)
 
 
-def _converged(S: _Stack, W: np.ndarray) -> np.ndarray:
+def _converged(doc, slot, n_docs: int, S: _Stack, N, C, exclude):
     from ultr_core.identifiability.uncertainty import converged_curves
-    return converged_curves(S.doc, S.slot, S.n_docs, S.F, W[:, S.doc] * S.n, W[:, S.doc] * S.c, S.start)
+    return converged_curves(doc, slot, n_docs, S.F, N, C, S.start, exclude)
 
 
 def _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budget: Budget, notes) -> list:
@@ -362,6 +351,5 @@ def _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budge
                                                                   else ": intervals from those") +
                          " — python -m ultr_core ig FILE computes all of them")
             break
-        boots.append(_converged(S, W) if method == "em" else
-                     _curves(S, method, W, tol, init, pairs, MAX_BOOTSTRAP_EM_ITER)[0])
+        boots.append(_curves(S, method, W, tol, init, pairs)[0])
     return boots

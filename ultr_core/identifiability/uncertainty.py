@@ -103,7 +103,7 @@ class FactorUncertainty:
     (:mod:`~ultr_core.identifiability.certainty`); ``silent_documents`` / ``boundary_documents`` count the documents
     never clicked / at the boundary p = 1; ``separated_factors`` the factors whose ratio runs to 0 or ∞ (the module
     docstring); ``saturated`` marks the documents clicked at every impression; ``counts`` = (n, c, fitted) per cell
-    (``fitted``: the cell is in the Newton fit)."""
+    (``fitted``: the cell is in the Newton fit); ``excluded`` = (boundary documents, separated factors) masks."""
 
     r: np.ndarray
     o: np.ndarray
@@ -120,6 +120,7 @@ class FactorUncertainty:
     separated_factors: int = 0
     saturated: np.ndarray | None = field(repr=False, default=None)
     counts: tuple = field(repr=False, default=())
+    excluded: tuple = field(repr=False, default=())
 
 
 def _score(doc, fac, n, c, p, n_docs, n_factors):
@@ -179,10 +180,12 @@ def _default_references(fac, n, n_factors: int, component: np.ndarray) -> np.nda
 
 
 def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: np.ndarray,
-                       tol: float = TOL, references=None) -> FactorUncertainty:
+                       tol: float = TOL, references=None, with_se: bool = True, exclude=None) -> FactorUncertainty:
     """Fit PBM to convergence on distinct (document, factor) cells and give every factor the standard error of
     log(o_k / o_ref) inside its IG component (``component``: per factor; ``references``: per factor its reference,
-    or a dict component → reference; default the component's factor with the most impressions)."""
+    or a dict component → reference; default the component's factor with the most impressions; ``with_se=False``:
+    the fit alone, standard errors left at 0; ``exclude``: another fit's ``excluded``, left out from the start —
+    the bootstrap's refits start from the full-data fit's active set)."""
     doc, fac = np.asarray(doc, np.int64), np.asarray(fac, np.int64)
     n, c, component = np.asarray(n, np.float64), np.asarray(c, np.float64), np.asarray(component, np.int64)
     reference = _default_references(fac, n, n_factors, component)
@@ -193,30 +196,36 @@ def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: n
         reference = np.asarray(references, np.int64)
     live = np.bincount(fac, c, n_factors)[fac] > 0            # a factor never clicked: o = 0, no information
     r, o, w_live, G, dec, reached, block, boundary, separated, rows = _solve(doc[live], fac[live], n[live], c[live],
-                                                                             n_docs, n_factors, reference, tol)
+                                                                             n_docs, n_factors, reference, tol, exclude)
     w, fitted = np.zeros(len(doc)), np.zeros(len(doc), bool)
     w[live], fitted[live] = w_live, rows
     se = np.full(n_factors, np.inf)
-    se[G.keep] = np.sqrt(np.abs(G.inverse(np.arange(len(G.keep)), np.arange(len(G.keep)))))
+    se[G.keep] = np.sqrt(np.abs(G.inverse(np.arange(len(G.keep)), np.arange(len(G.keep))))) if with_se else 0.0
     se[reference == np.arange(n_factors)] = 0.0
     se[~reached] = np.inf
     silent = int(((np.bincount(doc, c, n_docs) == 0) & (np.bincount(doc, n, n_docs) > 0)).sum())
     return FactorUncertainty(r, o, reference, se, bool(abs(dec) < tol), float(dec), (doc, fac, w), G, reached, block,
-                             silent, int(boundary.sum()), separated, _saturated(doc, n, c, n_docs), (n, c, fitted))
+                             silent, int(boundary.sum()), int(separated.sum()), _saturated(doc, n, c, n_docs),
+                             (n, c, fitted), (boundary, separated))
 
 
-def converged_curves(doc, slot, n_docs: int, F: int, N: np.ndarray, C: np.ndarray, start: np.ndarray) -> np.ndarray:
+def converged_curves(doc, slot, n_docs: int, F: int, N: np.ndarray, C: np.ndarray, start: np.ndarray,
+                     exclude=None):
     """PBM fitted by Fisher scoring to convergence on each row of the count matrices ``N``, ``C`` (resamples ×
     cells), o / o_ref per slot (``start``: each slot's reference slot; NaN where no information reaches) — the
-    bootstrap refits of issue #46, converged along weak directions instead of capped warm starts."""
+    bootstrap refits of issue #46, converged along weak directions instead of capped warm starts (cold starts; the
+    documents and factors ``exclude`` leaves out — the full-data fit's — start outside).  Returns (curves, the
+    first row's ``excluded``)."""
     component = np.asarray(start, np.int64)
-    out = np.full((len(N), F), np.nan)
+    out, first = np.full((len(N), F), np.nan), None
     for b in range(len(N)):
         keep = N[b] > 0
-        u = factor_uncertainty(doc[keep], slot[keep], N[b, keep], C[b, keep], n_docs, F, component, references=start)
+        u = factor_uncertainty(doc[keep], slot[keep], N[b, keep], C[b, keep], n_docs, F, component,
+                               references=start, with_se=False, exclude=exclude)
         with np.errstate(divide="ignore", invalid="ignore"):
             out[b] = np.where(u.reached & (u.o[start] > 0), u.o / u.o[start], np.nan)
-    return out
+        first = first or u.excluded
+    return out, first
 
 
 def _saturated(doc, n, c, n_docs: int) -> np.ndarray:
@@ -225,7 +234,7 @@ def _saturated(doc, n, c, n_docs: int) -> np.ndarray:
     return (nd > 0) & (np.bincount(doc, c, n_docs) >= nd)
 
 
-def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol):
+def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol, exclude=None):
     """The fit and the grounded information on cells at clicked factors (module docstring: which documents count);
     the Newton fit runs on the candidate documents only, renumbered."""
     cd, nd, deg = np.bincount(doc, c, n_docs), np.bincount(doc, n, n_docs), np.bincount(doc, minlength=n_docs)
@@ -234,8 +243,9 @@ def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol):
     ids, local = np.unique(doc[sel], return_inverse=True)
     sub = (local.reshape(-1), fac[sel], n[sel], c[sel])
     theta = np.concatenate([np.log(np.clip((cd[ids] + 0.5) / (nd[ids] + 1.0), 1e-6, 0.99)), np.zeros(n_factors)])
+    b0, out0 = exclude if exclude is not None else (np.zeros(n_docs, bool), np.zeros(n_factors, bool))
     theta, dec, fit_l, bound_l, out, block, grounding, reached = _fit(*sub, theta, len(ids), n_factors, reference,
-                                                                      np.ones(len(ids), bool), tol)
+                                                                      b0[ids], out0.copy(), tol)
     fit_doc, boundary, r_fit = np.zeros(n_docs, bool), np.zeros(n_docs, bool), np.zeros(n_docs)
     fit_doc[ids], boundary[ids], r_fit[ids] = fit_l, bound_l, np.exp(theta[:len(ids)])
     rows = np.zeros(len(doc), bool)
@@ -245,14 +255,15 @@ def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol):
     w = cell_weights(n, np.where(rows, r[doc] * o[fac], np.divide(c, n, out=np.zeros_like(c), where=n > 0)))
     w = np.where(boundary[doc] | (fit_doc[doc] & ~rows), 0.0, w)    # boundary documents, unclicked factors: out
     S = _schur(local.reshape(-1)[rows[sel]], fac[rows], w[rows], len(ids), n_factors)[0]
-    return r, o, w, Grounded(S, block, ~grounding), dec, reached, block, boundary, int(out.sum()), rows
+    return r, o, w, Grounded(S, block, ~grounding), dec, reached, block, boundary, out, rows
 
 
-def _fit(doc, fac, n, c, theta, n_docs, n_factors, reference, fit_doc, tol):
+def _fit(doc, fac, n, c, theta, n_docs, n_factors, reference, boundary, out, tol):
     """Newton to convergence; a document whose maximum lies on the boundary (:func:`_at_boundary`) leaves the fit (an
-    active set: the rest is a regular problem again) and the blocks are recomputed.  Returns (θ, decrement,
+    active set: the rest is a regular problem again) and the blocks are recomputed; ``boundary`` / ``out``: the
+    documents / factors left out from the start.  Returns (θ, decrement,
     fit_doc, boundary, block, grounding, reached)."""
-    dec, changed, boundary, out = np.inf, True, np.zeros(n_docs, bool), np.zeros(n_factors, bool)
+    dec, changed, fit_doc = np.inf, True, ~boundary
     for _ in range(_MAX_NEWTON):
         if changed:
             rows, fit_doc = _active(doc, fac, c, fit_doc, n_docs, n_factors, out)
