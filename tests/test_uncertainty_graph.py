@@ -237,3 +237,67 @@ def test_ig_profile_and_documents_from_the_command_line(tmp_path, capsys):
     assert "--profile" in capsys.readouterr().err
     assert main(["ig", str(tmp_path / "chain.csv"), "--profile", "position=1"]) == 2
     assert "reference" in capsys.readouterr().err
+
+
+def test_a_swap_predicted_by_sherman_morrison_equals_the_information_with_that_cell():
+    """The plan's predicted standard errors after two swaps equal the Fisher standard errors computed afresh with the
+    swapped cells added at their expected clicks (same fit), to 1e-8."""
+    from ultr_core.identifiability.design import certainty_plan
+    doc, fac, n, c, D, F = _chain(seed=2)
+    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int), references={0: 0})
+    plan = certainty_plan(u, steps=2, impressions=200)
+    d2, f2 = doc, fac
+    w2 = u.cells[2].copy()
+    for s in plan.swaps:
+        p = u.r[s["document"]] * u.o[s["factor"]]
+        d2, f2 = np.r_[d2, s["document"]], np.r_[f2, s["factor"]]
+        w2 = np.r_[w2, 200 * p / (1 - p)]
+    from ultr_core.identifiability.uncertainty import _schur
+    S = _schur(d2, f2, w2, D, F)[0].toarray()
+    inv = np.linalg.inv(S[1:, 1:])
+    order = np.array(plan.factors)
+    want = np.sqrt(np.r_[0.0, np.diag(inv)])[order]
+    assert np.allclose(plan.se_after[-1], want, rtol=1e-8)
+    assert plan.worst_after[1] < plan.worst_after[0] < plan.worst_before
+
+
+def test_the_predicted_certainty_is_realised_when_the_swaps_are_simulated():
+    """Five swaps planned on a rare-swap chain, then drawn from the true model and refitted: the weakest factor's
+    realised standard error is within 20 % of the prediction on every one of 5 seeds, and well below where it
+    started."""
+    from ultr_core.identifiability.design import certainty_plan
+    for seed in range(5):
+        rng = np.random.default_rng(100 + seed)
+        D, F = 150, 5
+        home = np.arange(D) % F
+        moved = home < F - 1
+        doc = np.r_[np.arange(D), np.arange(D)[moved]]
+        fac = np.r_[home, home[moved] + 1]
+        n = np.r_[rng.poisson(300, D), rng.poisson(3, moved.sum())].astype(float) + 1
+        r, o = rng.uniform(0.2, 0.8, D), 0.9 / np.arange(1, F + 1)
+        c = rng.binomial(n.astype(int), r[doc] * o[fac]).astype(float)
+        u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int), references={0: 0})
+        plan = certainty_plan(u, steps=5, impressions=300)
+        sd = np.array([s["document"] for s in plan.swaps])
+        sf = np.array([s["factor"] for s in plan.swaps])
+        sc = rng.binomial(300, r[sd] * o[sf]).astype(float)
+        after = factor_uncertainty(np.r_[doc, sd], np.r_[fac, sf], np.r_[n, np.full(5, 300.0)], np.r_[c, sc], D, F,
+                                   np.zeros(F, int), references={0: 0})
+        realised = after.log_se[plan.worst_factor]
+        assert abs(realised / plan.worst_after[-1] - 1) < 0.2, (seed, realised, plan.worst_after[-1])
+        assert realised < 0.7 * plan.worst_before
+
+
+def test_ig_certainty_plans_swaps_from_the_command_line(capsys, tmp_path):
+    """`ig --certainty 3 --json`: three swaps, each predicted to lower the weakest factor's error further, named by
+    the log's own document keys and factor labels."""
+    from test_uncertainty import _chain_log, _click_log
+
+    from ultr_core.__main__ import main
+    doc, fac, n, c, D, F, _ = _chain_log(3, swap=0.01)
+    _click_log(tmp_path / "chain.csv", doc, fac, n, c)
+    assert main(["ig", str(tmp_path / "chain.csv"), "--bootstrap", "0", "--json", "--certainty", "3"]) == 0
+    plan = json.loads(capsys.readouterr().out)["certainty_plan"]
+    after = [s["worst_se_after"] for s in plan["swaps"]]
+    assert len(after) == 3 and plan["worst_se_before"] > after[0] > after[1] > after[2]
+    assert plan["weakest_factor"] == "position=6" and plan["swaps"][0]["document"].startswith("query_id=0, doc_id=")

@@ -29,8 +29,8 @@ def _ig(a) -> int:
                                  n_bootstrap=100 if a.bootstrap is None else a.bootstrap)
     rep["notes"] = list(table.notes)
     rep["source"] = a.path
-    if a.documents or a.profile:
-        rep.update(_document_outputs(table, a.documents, a.profile))
+    if a.documents or a.profile or a.certainty:
+        rep.update(_document_outputs(table, a))
     if a.json:
         from ultr_core.logs.outputs import json_safe        # strict JSON: a NaN is null
         print(json.dumps(json_safe(rep), default=_json_default, allow_nan=False))   # JSON escapes control characters
@@ -38,21 +38,28 @@ def _ig(a) -> int:
         for n in table.notes:
             print(printable(f"note: {n}"))
         print(printable(format_report(rep)))                   # a user's column or value cannot drive the terminal
+        from ultr_core.identifiability.practical import certainty_lines, profile_lines
         if "profile" in rep:
-            from ultr_core.identifiability.practical import profile_lines
             print(printable("\n".join(profile_lines(rep["profile"]))))
+        if "certainty_plan" in rep:
+            print(printable("\n".join(certainty_lines(rep["certainty_plan"]))))
     return 0
 
 
-def _document_outputs(table, documents, profile) -> dict:
-    """``ig --documents FILE`` (relevance per document with its 90 % interval, component and status, CSV) and
-    ``ig --profile FACTOR`` (the profile-likelihood interval), from one converged fit."""
+def _document_outputs(table, a) -> dict:
+    """``ig --documents FILE`` (relevance per document with its 90 % interval, component and status, CSV),
+    ``ig --profile FACTOR`` (the profile-likelihood interval) and ``ig --certainty N`` (repairs that buy
+    certainty), from one converged fit."""
     from ultr_core.identifiability import IdentifiabilityGraph
-    from ultr_core.identifiability.practical import documents_frame, graph_uncertainty, profile_report
+    from ultr_core.identifiability.practical import (certainty_report, documents_frame, graph_uncertainty,
+                                                     profile_report)
     from ultr_core.logs.outputs import atomic_write, safe_csv
     g = IdentifiabilityGraph.from_counts(table)
     u = graph_uncertainty(g)
-    out = {"profile": profile_report(g, profile, u)} if profile else {}
+    documents = a.documents
+    out = {"profile": profile_report(g, a.profile, u)} if a.profile else {}
+    if a.certainty:
+        out["certainty_plan"] = certainty_report(g, a.certainty, a.swap_impressions, a.objective, u)
     if documents:
         frame = documents_frame(g, u)
         atomic_write(documents, lambda tmp: safe_csv(frame, tmp), "--documents")
@@ -258,6 +265,11 @@ def _add_ig(sub) -> None:
     ig.add_argument("--force", action="store_true", help="overwrite the --documents file when it exists")
     ig.add_argument("--profile", metavar="FACTOR", help="profile-likelihood interval of one factor's ratio to its "
                     "reference beside the Fisher one, e.g. --profile position=6")
+    ig.add_argument("--certainty", type=int, metavar="N", help="plan N swaps (showing logged documents at other "
+                    "factors) that most cut the weakest factor's variance (an optimal design on the log's information)")
+    ig.add_argument("--objective", choices=["worst", "mean"], default="worst",
+                    help="--certainty: cut the weakest factor's variance or the mean over its component")
+    ig.add_argument("--swap-impressions", type=int, default=100, help="--certainty: impressions per swap")
     ig.set_defaults(fn=_ig)
 
 

@@ -11,7 +11,7 @@ from ultr_core.identifiability.uncertainty import FactorUncertainty, factor_unce
 from ultr_core.logs.coding import tuple_labels
 
 __all__ = ["graph_uncertainty", "practical_report", "practical_lines", "documents_frame", "profile_report",
-           "profile_lines", "LEVELS"]
+           "profile_lines", "certainty_report", "certainty_lines", "LEVELS"]
 
 LEVELS = ("identified", "weak", "unidentified")
 
@@ -131,3 +131,39 @@ def profile_lines(p: dict) -> list[str]:
     return [f"Profile likelihood of o({p['factor']}) / o({p['reference']}): estimate {p['estimate']:.3f}; "
             f"{p['level']:.0%} likelihood-ratio interval [{end(p['lower'])}, {end(p['upper'])}] beside the Fisher "
             f"interval [{p['fisher_lower']:.3f}, {p['fisher_upper']:.3f}] ({len(p['curve'])} refits)"]
+
+
+def _document_label(g, d: int) -> str:
+    keys = g.document_keys
+    if keys is None:
+        return f"document {d}"
+    return ", ".join(f"{k}={v}" for k, v in keys.iloc[int(d)].items())
+
+
+def certainty_report(g, steps: int = 5, impressions: int = 100, objective: str = "worst",
+                     u: FactorUncertainty | None = None) -> dict:
+    """Repairs that buy certainty (:mod:`~ultr_core.identifiability.design`), JSON-ready with the log's labels."""
+    from ultr_core.identifiability.design import certainty_plan
+    u = u or graph_uncertainty(g)
+    plan = certainty_plan(u, steps, impressions, objective)
+    labels = tuple_labels(g.factors)
+    swaps = [{"document": _document_label(g, s["document"]), "show_at": labels[s["factor"]],
+              "shown_at": [labels[f] for f in np.unique(u.cells[1][u.cells[0] == s["document"]])],
+              "impressions": s["impressions"], "worst_se_after": wa, "mean_se_after": ma}
+             for s, wa, ma in zip(plan.swaps, plan.worst_after, plan.mean_after)]
+    return {"objective": objective, "impressions_per_swap": impressions, "weakest_factor": labels[plan.worst_factor],
+            "reference": labels[plan.factors[0]], "worst_se_before": plan.worst_before,
+            "mean_se_before": plan.mean_before, "swaps": swaps,
+            "factors": [labels[f] for f in plan.factors], "se_before": plan.se_before, "se_after": plan.se_after,
+            "rule": "greedy optimal design: each swap shows a logged document at another factor for the given "
+                    "impressions, chosen for the largest cut in the weakest factor's (or the mean) variance of "
+                    "log(o_k/o_ref) predicted by the fitted PBM (Sherman–Morrison on the Fisher information)"}
+
+
+def certainty_lines(p: dict) -> list[str]:
+    lines = [f"Repairs that buy certainty ({p['objective']} factor, {p['impressions_per_swap']:,} impressions per "
+             f"swap): {p['weakest_factor']} now has standard error {p['worst_se_before']:.3g} of log(o_k/o_ref)"]
+    for i, s in enumerate(p["swaps"], 1):
+        lines.append(f"  {i}. show {s['document']} (shown at {', '.join(s['shown_at'])}) at {s['show_at']} → worst "
+                     f"{s['worst_se_after']:.3g}, mean {s['mean_se_after']:.3g}")
+    return lines
