@@ -27,6 +27,8 @@ def add_parser(sub) -> None:
     p.add_argument("--relevance", metavar="OUT.csv", help="write one row per (query_id, doc_id): impressions, "
                                                           "clicks and each model's relevance estimate")
     p.add_argument("--force", action="store_true", help="overwrite --relevance when it exists")
+    p.add_argument("--identifiability", action="store_true", help="also the Fisher information of each fitted "
+                   "model: its rank, null space and which parameters the log leaves unidentified or weak")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(fn=run)
 
@@ -61,13 +63,13 @@ def run(a) -> int:
     out_path = _checked(a)
     if a.test:
         out = compare_click_models(_sessions(a.path, a.format, a.path), a.path, keys, 0.75,
-                                   _sessions(a.test, a.test_format, a.test))
+                                   _sessions(a.test, a.test_format, a.test), identifiability=a.identifiability)
     else:                                     # grouped into patterns by DuckDB: any size within its memory limit
         from ultr_core.clickmodels.patterns import patterns_from_source
         from ultr_core.logs.sniff import resolve_source
         src = resolve_source(a.path, a.format, a.path)                  # paths, compression and format: once
         out = compare_click_models(patterns_from_source(src, src.fmt, a.path, 0.75 if a.split is None else a.split),
-                                   a.path, keys)
+                                   a.path, keys, identifiability=a.identifiability)
     rel = out.pop("relevance")
     if out_path is not None:
         atomic_write(out_path, lambda tmp: safe_csv(rel, tmp), "--relevance")
@@ -82,6 +84,13 @@ def run(a) -> int:
     for m in out["models"].values():
         print(f"{m['label']:<6} {m['log_likelihood']:>15.4f} {m['perplexity']:>11.4f} "
               f"{m['conditional_perplexity']:>17.4f} {m['seconds']:>8.2f}")
+    for m in out["models"].values():
+        if "identifiability" in m:
+            i = m["identifiability"]
+            print(printable(f"{m['label']}: Fisher rank {i['rank']} of {i['parameters']} parameters (null space "
+                            f"{i['null_dimension']}); " + ", ".join(f"{v} {k}" for k, v in i["counts"].items())
+                            + (f"; weakest: {', '.join(w['parameter'] for w in i['weakest'][:3])}" if i["weakest"]
+                               else "")))
     if out_path is not None:
         print(printable(f"wrote {len(rel):,} rows to {out_path}"))
     return 0

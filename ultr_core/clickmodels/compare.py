@@ -45,7 +45,7 @@ def train_test(data, name: str = "log", split: float = 0.75, test=None):
 
 
 def compare_click_models(data, name: str = "log", models=None, split: float = 0.75, test=None, on_model=None,
-                         stop=None) -> dict:
+                         stop=None, identifiability: bool = False) -> dict:
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
     :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
     the test sessions: a JSON-ready dict with ``train_sessions``, ``test_sessions``, ``dropped_test_sessions``
@@ -53,7 +53,9 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     ``seconds``; ``relevance`` is a
     table of one row per (query_id, doc_id) with training impressions, clicks, each model's estimate and DBN's and
     SDBN's satisfaction.  ``on_model(done, total, label)`` is called as models finish; ``stop`` (an Event) set
-    between two models ends the comparison early with the models done so far."""
+    between two models ends the comparison early with the models done so far.  ``identifiability``: each model
+    also gets the Fisher information's rank and its unidentified and weak parameters
+    (:mod:`~ultr_core.clickmodels.information`)."""
     keys = parse_models(models) if not isinstance(models, list) else models
     tr, te, dropped, pair_keys = _tables(data, name, split, test)
     if not tr.clicks.any():
@@ -71,6 +73,10 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
         model = spec.cls().fit(tr)
         out["models"][key] = {"label": spec.label, **scores(model, te), "bias": model.bias(),
                               "seconds": round(time.perf_counter() - t0, 3)}
+        if identifiability:
+            from ultr_core.clickmodels.information import information_summary, model_information
+            labels = [f"{q}/{d}" for q, d in zip(rel["query_id"], rel["doc_id"])]
+            out["models"][key]["identifiability"] = information_summary(model_information(model, tr, key), labels)
         rel[spec.label] = model.relevance()
         if hasattr(model, "sat"):
             rel[f"{spec.label} satisfaction"] = model.sat

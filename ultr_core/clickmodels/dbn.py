@@ -18,6 +18,7 @@ class DBN(Cascade):
     ``DBN.py`` EM, 50 iterations."""
 
     N_PER, DEFAULT_GAMMA = 2, 0.9
+    PER_NAMES, SHARED_NAMES = ("attr", "sat"), ("cont",)
 
     def __init__(self, pyclick: bool = False):
         self.pyclick = pyclick
@@ -155,6 +156,7 @@ class CCM(Cascade):
     Maximum likelihood by default; ``pyclick=True``: PyClick's ``CCM.py`` EM, 50 iterations."""
 
     DEFAULT_GAMMA = 0.9
+    SHARED_NAMES = ("tau",)
 
     def __init__(self, pyclick: bool = False):
         self.pyclick = pyclick

@@ -76,8 +76,22 @@ class ClickModel:
     #: of LBD's coupling and of contextual position bias
     POSITION_ONLY = False
 
+    #: the fitted probability arrays whose Fisher information :mod:`~ultr_core.clickmodels.information` measures
+    INFO_PARAMS: tuple = ("attr",)
+
     def fit(self, t):
         raise NotImplementedError
+
+    def torch_click_probability(self, P: dict, t):
+        """P(c_r = 1 | c_<r) per pattern and rank from the tensors ``P`` (name → probabilities)."""
+        raise NotImplementedError(f"{type(self).__name__} has no likelihood in torch")
+
+    def torch_log_likelihood(self, P: dict, t):
+        """Per pattern, ln P(its click vector) as a torch function of ``P`` (name → probabilities)."""
+        import torch
+        p = self.torch_click_probability(P, t).clamp(1e-300, 1 - 1e-16)
+        c = torch.from_numpy(np.asarray(t.clicks, bool))
+        return torch.where(c, torch.log(p), torch.log1p(-p)).sum(1)
 
     def relevance(self) -> np.ndarray:
         return self.attr
@@ -118,6 +132,27 @@ class Cascade(ClickModel):
     USER_MODEL = True
     #: per-(query, document) parameters the transition reads (simulated users: each = the attractiveness)
     N_PER = 1
+    #: the fitted arrays the transition reads: per (query, document) pair, then shared
+    PER_NAMES, SHARED_NAMES = ("attr",), ()
+
+    INFO_PARAMS = PER_NAMES + SHARED_NAMES
+
+    def _shared(self, P: dict):                 # as transition reads them (fit_cascade's layout: one vector)
+        import torch
+        return torch.cat([P[k].reshape(-1) for k in self.SHARED_NAMES]) if self.SHARED_NAMES else []
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls.INFO_PARAMS = cls.PER_NAMES + cls.SHARED_NAMES
+
+    def torch_log_likelihood(self, P: dict, t):
+        import torch
+
+        from ultr_core.clickmodels.gradient import cascade_log_likelihood
+        pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
+        per = [P[k][pairs] for k in self.PER_NAMES]
+        after_click, go_on = self.transition(per, self._shared(P))
+        return cascade_log_likelihood(per[0], after_click, go_on, torch.from_numpy(np.asarray(t.clicks, bool)))
 
     @staticmethod
     def transition(per, shared):
@@ -145,6 +180,11 @@ class Cascade(ClickModel):
 class GCTR(ClickModel):
     """Global CTR (random click model): one click probability for every result."""
 
+    INFO_PARAMS = ("ctr",)
+
+    def torch_click_probability(self, P, t):
+        return P["ctr"].expand(*t.pairs.shape)
+
     def fit(self, t):
         self.ctr = float((1 + (t.weight[:, None] * t.clicks).sum()) / (2 + t.weight.sum() * t.depth))
         self.attr = np.full(t.n_pairs, self.ctr)
@@ -156,6 +196,11 @@ class GCTR(ClickModel):
 
 class RCTR(ClickModel):
     """Rank CTR: one click probability per rank; no relevance (PyClick's predict_relevance returns 0)."""
+
+    INFO_PARAMS = ("ctr",)
+
+    def torch_click_probability(self, P, t):
+        return P["ctr"][None, :].expand(*t.pairs.shape)
 
     def fit(self, t):
         self.ctr = _rank_mean(t, np.ones(t.pairs.shape), t.clicks)
@@ -172,6 +217,9 @@ class RCTR(ClickModel):
 class DCTR(ClickModel):
     """Document CTR: one click probability per (query, document) pair."""
 
+    def torch_click_probability(self, P, t):
+        return P["attr"][np.asarray(t.pairs, np.int64)]
+
     def fit(self, t):
         self.attr = _pair_mean(t, np.ones(t.pairs.shape), t.clicks)
         return self
@@ -184,7 +232,11 @@ class PBM(ClickModel):
     """Position-based model (Craswell et al., WSDM 2008; Chuklin et al. 2015 §3.4): P(c_r) = α_qd · γ_r."""
 
     USER_MODEL = POSITION_ONLY = True
+    INFO_PARAMS = ("attr", "exam")
     sample = staticmethod(smp.sample_pbm)
+
+    def torch_click_probability(self, P, t):
+        return P["attr"][np.asarray(t.pairs, np.int64)] * P["exam"][None, :]
 
     @staticmethod
     def examination(attract, shown, curve, gamma):
@@ -254,6 +306,10 @@ class DCM(Cascade):
     """Dependent click model (Guo, Liu & Wang, WSDM 2009): after a click at rank r the user goes on with λ_r."""
 
     DEFAULT_GAMMA = 0.6
+    SHARED_NAMES = ("cont",)
+
+    def _shared(self, P):
+        return [P["cont"]]                     # λ per rank: transition reads shared[0] as a vector
 
     @staticmethod
     def transition(per, shared):
@@ -308,7 +364,7 @@ class DCM(Cascade):
 class SDBN(Cascade):
     """Simplified DBN (Chapelle & Zhang, WWW 2009): examined down to the last click; satisfaction σ_qd ends it."""
 
-    N_PER = 2
+    N_PER, PER_NAMES = 2, ("attr", "sat")
 
     @staticmethod
     def transition(per, shared):

@@ -15,7 +15,13 @@ class UBM(ClickModel):
     click above r (D − 1 when there is none, as PyClick)."""
 
     USER_MODEL = True
+    INFO_PARAMS = ("attr", "exam")
     sample = staticmethod(smp.sample_ubm)
+
+    def torch_click_probability(self, P, t):
+        d = t.depth
+        cell = np.arange(d)[None, :] * d + _previous_click(t.clicks)
+        return P["attr"][np.asarray(t.pairs, np.int64)] * P["exam"].reshape(-1)[cell]
 
     @staticmethod
     def examination(attract, shown, curve, gamma):
