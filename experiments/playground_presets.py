@@ -45,6 +45,9 @@ def main():
     for i, p in enumerate(presets):
         df = __import__("pandas").concat(runs[i * a.seeds:(i + 1) * a.seeds], ignore_index=True)
         claims = check_claims(df, p.claims)
+        if p.log_claims:                      # claims about the log itself (issue #46): no training needed
+            from ultr_core.app.playground import log_runs
+            claims = __import__("pandas").concat([claims, check_claims(log_runs(p, range(a.seeds)), p.log_claims)])
         lines += [f"## {p.name}", "", f"> {p.story} — *{p.cite}*", "",
                   table(summarise(df, "method", METRICS), ["method"], METRICS), "",
                   frame_md(claims, index=False), ""]

@@ -11,7 +11,7 @@ from ultr_core.app.jobhandles import JobGroup
 from ultr_core.app.knobs import (KNOB_BY_FIELD, KNOBS, knob_value, LRS, SEEDS, SESSIONS, reconcile,
                                  settings_from_state)
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims,
-                                      curve_note, log_view,
+                                      curve_note, log_runs, log_view,
                                       seed_runs, seed_table, truth_note)
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
@@ -291,6 +291,8 @@ def _charts(settings, preset, changed: bool, present: bool, verdict_box) -> None
                                                      settings.user_model))
     with verdict_box or bot_r:
         _verdict(view["verdict"], present)
+        if preset is not None and preset.log_claims and not changed:      # a story about the log itself
+            _log_claims(preset)
     with bot_r:
         live("pg_job", lambda job: _show_status(job, settings, preset, changed))
 
@@ -328,6 +330,16 @@ def _verdict(ig: dict, present: bool) -> None:
     (st.success if ig["identifiable"] else st.warning)(       # one line on a projector, with its reason
         f"{head} — {'identifiable' + pbm if ig['identifiable'] else 'not identifiable: ' + ig['reason']}" if present
         else f"{head} over {ig['factors']} — " + _verdict_text(ig))
+    if ig.get("weak"):                                        # connected is not the same as sure (issue #46)
+        st.caption(f"How sure: {escape_markdown(ig['certainty'])}.")
+
+
+def _log_claims(preset) -> None:
+    res = memo(("pg-log-claims", preset.name, PRESET_SEEDS),
+               lambda: check_claims(log_runs(preset, range(PRESET_SEEDS)), preset.log_claims))
+    st.caption(f"Over {PRESET_SEEDS} seeds: " + " · ".join(
+        f"{r.claim.replace(' on the standard error of log(o_k/o_1)', '')}: **{r.verdict}**" for r in res.itertuples())
+        + " (standard errors of log(o_k/o_1); " + VERDICT_RULE_SHORT + ").")
 
 
 def _verdict_text(ig: dict) -> str:
@@ -364,13 +376,13 @@ def _show_status(job, settings, preset, changed: bool):
                        "(raise *seeds* for intervals).")
         else:
             text = f"Test nDCG@3, mean and 90 % t-interval over {n} of {settings.seeds} seeds."
-            if preset is not None and not changed and n == settings.seeds:     # read once all are in
+            if preset is not None and preset.claims and not changed and n == settings.seeds:     # all in
                 text += " Claim " + " · ".join(
                     f"{r.claim.replace(' on nDCG@3', '')}: **{r.verdict}** ({r.mean_diff:+.3f} "
                     f"[{r.lo:+.3f}, {r.hi:+.3f}])" for r in check_claims(runs, preset.claims).itertuples())
                 text += f" ({VERDICT_RULE_SHORT})."
             st.caption(text)
-    if preset is not None and (changed or len(runs) == 0 or runs["seed"].nunique() < settings.seeds):
+    if preset is not None and preset.claims and (changed or len(runs) == 0 or runs["seed"].nunique() < settings.seeds):
         st.caption("Claim: " + "; ".join(c.text for c in preset.claims)
                    + f" — read over {PRESET_SEEDS} seeds, as the project's tests check it")
 

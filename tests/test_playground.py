@@ -36,7 +36,7 @@ def test_settings_validation_names_the_field(kw, field):
 
 
 def test_every_preset_is_valid_and_short():
-    assert len(PRESETS) == 4
+    assert len(PRESETS) == 5
     for p in PRESETS:
         s = PlaygroundSettings(**p.changes)
         assert set(s.methods) <= set(METHODS)
@@ -248,3 +248,15 @@ def test_no_knob_or_link_wipes_the_tiles():
     at.slider(key="pg_coupling").set_value(0.5).run()                   # the knob moved last wins
     assert no_crash(at) and at.session_state["pg_user_model"] == "pbm" and at.session_state["pg_coupling"] == 0.5
     assert any("users now click as PBM" in c.value for c in at.caption)
+
+
+def test_connected_yet_unsure_shows_how_sure_beside_the_verdict():
+    """The story of issue #46 on the page: the IG box says identifiable, then names the weakly identified
+    positions, and the story's claims about the log read "reproduced" over its five seeds."""
+    at = page().run()
+    at.selectbox(key="pg_preset").select("connected, yet unsure").run(timeout=120)
+    assert no_crash(at)
+    assert any("IG: 1 component" in s.value and "identifiable" in s.value for s in at.success)
+    said = " ".join(c.value for c in at.caption)
+    assert "How sure: yet unsure about" in said and "position=10" in said
+    assert said.count("**reproduced**") == 2

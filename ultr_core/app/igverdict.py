@@ -2,7 +2,9 @@
 what the graph says nothing about (a top-k cut's unshown candidates, cascade users' examination)."""
 from __future__ import annotations
 
-__all__ = ["verdict", "unshown_candidates"]
+import numpy as np
+
+__all__ = ["verdict", "unshown_candidates", "certainty", "certainty_rows", "WEAK_RULE"]
 
 
 def verdict(log) -> dict:
@@ -50,7 +52,41 @@ def verdict(log) -> dict:
         text += " " + hint
     reason = None if k == 1 else ("fixed ranking — raise exploration" if hint else "no document links the components")
     return {"components": k, "identifiable": k == 1, "factors": factors, "nodes": n, "text": text,
-            "short": short, "hint": hint, "cut": cut_note, "reason": reason, "users": users_note}
+            "short": short, "hint": hint, "cut": cut_note, "reason": reason, "users": users_note,
+            **certainty(g)}
+
+
+def certainty(g) -> dict:
+    """How sure (issue #46): per factor the standard error of log(o_k / o_ref) and its level, and one sentence
+    naming the weakly identified factors — the graph may be connected and still unsure."""
+    from ultr_core.identifiability.practical import graph_uncertainty
+    from ultr_core.identifiability.uncertainty import WEAK_SPAN, identification
+    from ultr_core.logs.coding import tuple_labels
+    u = graph_uncertainty(g)
+    levels = identification(u.log_se)
+    labels = tuple_labels(g.factors)
+    weak = [labels[i] for i in np.flatnonzero(levels == "weak")]
+    if not weak:
+        sure = f"every factor's 90 % interval (÷ its reference) within ×{WEAK_SPAN:g}"
+    else:
+        shown = ", ".join(weak[:4]) + (f" and {len(weak) - 4} more" if len(weak) > 4 else "")
+        sure = f"yet unsure about {shown}: 90 % intervals wider than ×{WEAK_SPAN:g}"
+    return {"certainty": sure, "weak": weak, "labels": labels,
+            "log_se": [float(x) if np.isfinite(x) else None for x in u.log_se], "levels": levels.tolist()}
+
+
+def certainty_rows(log, seed: int) -> list[dict]:
+    """A seed's rows for the claims of a story about the log itself: per factor its standard error of log(o_k /
+    o_ref) (method = the factor's label, metric ``log_se``), and the ×2 rule as a reference row."""
+    from ultr_core.identifiability import IdentifiabilityGraph
+    from ultr_core.identifiability.uncertainty import WEAK_SPAN, Z90
+    c = certainty(IdentifiabilityGraph.from_log(log))
+    rows = [{"seed": seed, "method": lab, "log_se": se} for lab, se in zip(c["labels"], c["log_se"])]
+    return rows + [{"seed": seed, "method": WEAK_RULE, "log_se": float(np.log(WEAK_SPAN) / (2 * Z90))}]
+
+
+#: the reference row of a certainty claim: the standard error at which a 90 % interval spans ×2
+WEAK_RULE = "×2 rule"
 
 
 def unshown_candidates(log) -> tuple[int, int] | None:

@@ -32,6 +32,7 @@ from ultr_core.algorithms.specs import ALGORITHM_SPECS, SPECS_BY_KEY
 from ultr_core.app.igverdict import unshown_candidates, verdict  # noqa: F401  (re-exported)
 from ultr_core.constraints import Interval, Rule, validate
 from ultr_core.errors import ConfigError
+from ultr_core.app.igverdict import WEAK_RULE, certainty_rows
 from ultr_core.evaluation.claims import FLAT, Claim, check_claims  # noqa: F401  (the presets' claims; re-exported)
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.logspec import LogSpec
@@ -154,6 +155,8 @@ class Preset:
     story: str = ""
     cite: str = ""
     claims: tuple = ()
+    #: claims about the log itself, checked on :func:`~ultr_core.app.igverdict.certainty_rows` (no training)
+    log_claims: tuple = ()
 
     def settings(self, seed: int = 0, **overrides) -> PlaygroundSettings:
         """The playground settings this preset sets (the remaining knobs at their defaults)."""
@@ -183,7 +186,20 @@ PRESETS = [
            "blocks (Thm. 1) — but DLA's features bridge them: its curve spans both blocks and it beats Naive.",
            "Chen et al., ICML 2024, Thm. 1 and §5",
            claims=(Claim("DLA", "Naive"), Claim("Oracle", "DLA"), Claim("DLA", FLAT, "curve_fit"))),
+    Preset("connected, yet unsure", {**_BASE, "shuffle": 0.02, "methods": ("dla",)},
+           "2 % of sessions shuffled: the IG is connected, the graph says identifiable — yet few swaps link the "
+           "deep positions: their 90 % intervals of o_p/o_1 span over ×2 (position 2's do not).",
+           "Chen et al., ICML 2024, §7 (future work: errors along the graph); Fris & Hager, SIGIR 2026",
+           log_claims=(Claim("position=10", WEAK_RULE, "log_se"), Claim(WEAK_RULE, "position=2", "log_se"))),
 ]
+
+
+def log_runs(preset: Preset, seeds=range(5)) -> pd.DataFrame:
+    """The rows a story's ``log_claims`` are read on: each seed's log, its factors' standard errors (no training)."""
+    rows = []
+    for seed in seeds:
+        rows += certainty_rows(preset.settings(seed).log_spec().simulate()[2], seed)
+    return pd.DataFrame(rows)
 
 
 def preset_runs(preset: Preset, seeds=range(5), **overrides) -> pd.DataFrame:

@@ -39,7 +39,7 @@ VERDICT_RULE_SHORT = "a claim holds when its whole 90 % interval clears the clai
 
 #: how a claim names a metric that is not nDCG@k; ``curve_fit``: minus the mean absolute difference between a
 #: method's observation curve and the truth, both ÷ position 1 (``ultr_core.studies.experiment.with_curve_fit``)
-METRIC_NAMES = {"map": "MAP", "curve_fit": "curve fit"}
+METRIC_NAMES = {"map": "MAP", "curve_fit": "curve fit", "log_se": "the standard error of log(o_k/o_1)"}
 #: the method name of the reference a curve claim compares with: the flat curve Naive implicitly assumes
 FLAT = "flat curve"
 
