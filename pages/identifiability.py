@@ -19,6 +19,7 @@ from ultr_core.simulation.simulated import simulate_log
 from ultr_core.evaluation.stats import summarise
 from ultr_core.app.text import escape_markdown
 from pages._repair import repair_on_log_section
+from pages._certainty import certainty_section
 
 
 def _builtin(k: int, sessions: int, seed: int):
@@ -83,6 +84,7 @@ def main():
     if reveal:
         _graph(an)
         _curves(an, log, key, bias)
+        certainty_section(an.graph, key, bias, "ig", teach)
         _plans(an)
         if st.toggle("Which click model explains this log? (fits ten click models)", key="ig_click_models",
                      help="GCTR … CCM fitted on the first 75 % of the sessions and scored on the rest, as on the "

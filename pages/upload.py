@@ -28,6 +28,7 @@ from ultr_core.logs.mapping import (
 from ultr_core.logs.sniff import infer_format
 from pages._clickmodels import click_model_section
 from pages._common import _session_alive, cached_analysis, memo, run_page, session_id
+from pages._certainty import certainty_section
 from ultr_core.app.memory import UPLOAD_GATE, Left
 
 #: the one table of formats (ultr_core.logs.formats): choices, labels and the columns a text format yields
@@ -132,6 +133,7 @@ def main():
         st.session_state["log_notes"] = tuple(notes)
         st.session_state.pop("log_spec", None)          # an upload cannot be rebuilt from a link
     _show_report(an)
+    certainty_section(an.graph, ("upload", read_key), bias, "upload", documents=True, log=subject if kept else None)
     _downloads(an)
     if kept:
         click_model_section(subject, an, ("upload", read_key), "upload")

@@ -18,7 +18,8 @@ import pandas as pd
 
 from ultr_core.identifiability.uncertainty import Z90, FactorUncertainty
 
-__all__ = ["document_log_se", "pair_log_se", "resolved_orders", "weakest_links", "MAX_REPORT_PAIRS"]
+__all__ = ["document_log_se", "pair_log_se", "resolved_orders", "weakest_links", "information_graph",
+           "MAX_REPORT_PAIRS"]
 
 #: most within-query document pairs a report compares
 MAX_REPORT_PAIRS = 2_000_000
@@ -202,3 +203,24 @@ def document_table(u: FactorUncertainty, keys: pd.DataFrame | None, component: n
     out = pd.DataFrame({"component": comp, "relevance": u.r, "lower": lo, "upper": hi,
                         "log_se": np.where(np.isfinite(se), se, np.nan), "status": status})
     return pd.concat([keys.reset_index(drop=True), out], axis=1) if keys is not None else out
+
+
+def information_graph(u: FactorUncertainty, labels, max_nodes: int = 60) -> dict:
+    """The weakest factor's component as a graph for drawing: nodes (factor, label, log_se, reference) and edges
+    (a, b, conductance: the information a link carries, documents eliminated); the ``max_nodes`` least certain
+    factors and their reference when the component is larger."""
+    finite = np.isfinite(u.log_se) & (u.log_se > 0)
+    if not finite.any():
+        return {"nodes": [], "edges": []}
+    worst = int(np.flatnonzero(finite)[np.argmax(u.log_se[finite])])
+    facs = np.flatnonzero(u.block == u.block[worst])
+    ref = int(u.reference[worst])
+    facs = facs[np.argsort(-np.where(np.isfinite(u.log_se[facs]), u.log_se[facs], 0), kind="stable")]
+    facs = np.unique(np.r_[ref, facs[facs != ref][:max_nodes - 1]])
+    S = _factor_graph(u)[facs][:, facs].tocoo()
+    up = (S.row < S.col) & (S.data < 0)
+    labels = list(labels)
+    return {"nodes": [{"factor": int(f), "label": labels[f], "reference": bool(f == ref),
+                       "log_se": float(u.log_se[f]) if np.isfinite(u.log_se[f]) else None} for f in facs],
+            "edges": [{"a": int(facs[i]), "b": int(facs[j]), "conductance": float(-v)}
+                      for i, j, v in zip(S.row[up], S.col[up], S.data[up])]}

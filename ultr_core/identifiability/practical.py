@@ -11,7 +11,7 @@ from ultr_core.identifiability.uncertainty import FactorUncertainty, factor_unce
 from ultr_core.logs.coding import tuple_labels
 
 __all__ = ["graph_uncertainty", "practical_report", "practical_lines", "documents_frame", "profile_report",
-           "profile_lines", "certainty_report", "certainty_lines", "LEVELS"]
+           "profile_lines", "certainty_report", "certainty_lines", "document_context", "LEVELS"]
 
 LEVELS = ("identified", "weak", "unidentified")
 
@@ -61,11 +61,11 @@ def practical_report(g, curves: list) -> tuple[list, dict]:
     return curves, out
 
 
-def documents_frame(g, u: FactorUncertainty | None = None) -> pd.DataFrame:
+def documents_frame(g, u: FactorUncertainty | None = None, keys: pd.DataFrame | None = None) -> pd.DataFrame:
     """Relevance per document of the graph with its 90 % interval, component and status (the CSV of ``ig
-    --documents`` and the Upload page)."""
+    --documents`` and the Upload page); ``keys``: the documents' key columns (default the graph's)."""
     u = u or graph_uncertainty(g)
-    return document_table(u, g.document_keys, np.asarray(g.component))
+    return document_table(u, g.document_keys if keys is None else keys, np.asarray(g.component))
 
 
 def practical_lines(pi: dict) -> list[str]:
@@ -167,3 +167,18 @@ def certainty_lines(p: dict) -> list[str]:
         lines.append(f"  {i}. show {s['document']} (shown at {', '.join(s['shown_at'])}) at {s['show_at']} → worst "
                      f"{s['worst_se_after']:.3g}, mean {s['mean_se_after']:.3g}")
     return lines
+
+
+def document_context(g, log=None):
+    """(query of each graph document or None, the documents' own keys): from the graph's document columns, or —
+    for a kept click log whose ``doc_id`` codes (query, document) pairs — from the log's ``query_id`` and its
+    original ``query_key`` / ``doc_key`` columns."""
+    keys = g.document_keys
+    if keys is not None and "query_id" in keys:
+        return keys["query_id"].astype(str).to_numpy(), keys
+    if log is None or keys is None or "doc_id" not in keys or "query_id" not in log.frame:
+        return None, keys
+    cols = [c for c in ("query_id", "query_key", "doc_key") if c in log.frame]
+    first = log.frame.drop_duplicates("doc_id").set_index("doc_id")[cols]
+    info = first.reindex(keys["doc_id"].to_numpy()).reset_index()
+    return info["query_id"].astype(str).to_numpy(), info

@@ -1,0 +1,121 @@
+"""The "How sure?" section (issue #46) shared by the Identifiability and Upload pages: every factor's Fisher
+standard error and level, the graph drawn by information, the weakest links, a profile likelihood for one factor,
+repairs that buy certainty, and (Upload) relevance per document with its interval.  Widgets → one core call each
+→ a figure factory; the fit is cached per log, so two pages show the same numbers."""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ultr_core.app.certainty_figures import (certainty_plan_figure, factor_span_figure, information_graph_figure,
+                                             profile_figure)
+from ultr_core.app.text import escape_markdown
+from ultr_core.errors import ConfigError
+from ultr_core.identifiability.certainty import information_graph, resolved_orders, weakest_links
+from ultr_core.identifiability.practical import (certainty_report, document_context, documents_frame,
+                                                 graph_uncertainty, profile_report)
+from ultr_core.identifiability.uncertainty import identification, rule_text
+from ultr_core.logs.coding import tuple_labels
+from ultr_core.logs.outputs import safe_csv
+from pages._common import memo
+
+RESISTANCE = ("**Effective resistance.** Read the graph as an electrical network: each document shown at two "
+              "factors is a wire between them whose conductance is the information its clicks carry "
+              "(n·p/(1 − p) per cell). The variance of log(o_k / o_ref) is the effective resistance between the two "
+              "nodes: many well-clicked links in parallel make it small; one long chain of rare swaps adds its "
+              "resistances in series. Connected means the resistance is finite — not that it is small.")
+
+
+def certainty_section(g, key, bias, where: str, teach: bool = False, documents: bool = False, log=None) -> None:
+    st.subheader("How sure? Identifiability as a measurement")
+    st.caption("The graph says *whether* relevance can be recovered; the Fisher information of the position-based "
+               "model at its converged fit says *how well* — the standard error of every bias factor's ratio to its "
+               "component's reference (Chen et al., ICML 2024, §7: errors propagating along the graph).")
+    if teach:
+        st.info(RESISTANCE)
+    if g.impressions is None or not g.clicks.any():
+        st.info("No clicks: no ratio of factors has any information.")
+        return
+    u = memo(("uncertainty", key, tuple(bias)), lambda: graph_uncertainty(g), own=where == "upload")
+    labels, levels = tuple_labels(g.factors), identification(u.log_se)
+    c = st.columns(4)
+    for col, level in zip(c, ("identified", "weak", "unidentified")):
+        col.metric(level, f"{int((levels == level).sum()):,}")
+    c[3].metric("component references", f"{int((u.reference == np.arange(len(u.reference))).sum()):,}")
+    st.caption("Rule: " + escape_markdown(rule_text()) + ("" if u.converged else " — the fit did not converge: "
+                                                          "standard errors are from its last step."))
+    left, right = st.columns(2)
+    se = [float(x) if np.isfinite(x) else None for x in u.log_se]
+    left.plotly_chart(factor_span_figure(labels, se, levels.tolist()), key=f"{where}_span")
+    graph = information_graph(u, labels)
+    if graph["nodes"]:
+        right.plotly_chart(information_graph_figure(graph), key=f"{where}_infograph")
+    links = weakest_links(u, labels)
+    if links:
+        st.markdown("**Weakest links** (the links whose loss would most raise the weakest factor's error)")
+        st.dataframe(pd.DataFrame(links), hide_index=True, height="auto")
+    _profile(g, u, labels, levels, where, (key, tuple(bias)))
+    _plan(g, u, key, bias, where)
+    if documents:
+        _documents(g, u, where, log)
+    if not teach:
+        with st.expander("What is effective resistance?"):
+            st.markdown(RESISTANCE)
+
+
+def _profile(g, u, labels, levels, where: str, log_key) -> None:
+    choices = [i for i in range(len(labels)) if np.isfinite(u.log_se[i]) and u.log_se[i] > 0]
+    if not choices:
+        return
+    with st.expander("Profile likelihood of one factor (as Fris & Hager's parameter shift)"):
+        worst = max(choices, key=lambda i: u.log_se[i])
+        k = st.selectbox("factor", choices, choices.index(worst), format_func=lambda i: f"{labels[i]} ({levels[i]})",
+                         key=f"{where}_profile_factor", help="a factor with a finite, non-zero standard error; the "
+                         "least certain is chosen first")
+        p = memo(("profile", log_key, int(k)), lambda: profile_report(g, labels[k], u))
+        st.plotly_chart(profile_figure(p), key=f"{where}_profile")
+        end = ("open" if p["upper"] is None else f"{p['upper']:.3f}")
+        st.caption(f"Profile interval [{p['lower']:.3f}, {end}] beside the Fisher interval "
+                   f"[{p['fisher_lower']:.3f}, {p['fisher_upper']:.3f}]: each point refits every other parameter "
+                   "with this ratio held; the interval keeps the ratios the data cannot reject at 90 %.")
+
+
+def _plan(g, u, key, bias, where: str) -> None:
+    with st.expander("Repairs that buy certainty (an optimal design)"):
+        a, b, c = st.columns(3)
+        steps = a.slider("swaps", 1, 10, 5, key=f"{where}_plan_steps",
+                         help="how many node interventions to plan, one after another (greedy)")
+        objective = b.radio("cut the variance of", ["worst", "mean"], horizontal=True, key=f"{where}_plan_obj",
+                            format_func={"worst": "the weakest factor", "mean": "the mean factor"}.get,
+                            help="each swap is chosen for the largest predicted cut in this variance")
+        m = c.number_input("impressions per swap", 1, 1_000_000, 100, key=f"{where}_plan_m",
+                           help="how long each swapped document is shown at its new factor")
+        try:
+            plan = memo(("certainty-plan", key, tuple(bias), steps, objective, int(m)),
+                        lambda: certainty_report(g, steps, int(m), objective, u))
+        except ConfigError as e:
+            st.info(escape_markdown(e))
+            return
+        st.plotly_chart(certainty_plan_figure(plan), key=f"{where}_plan_fig")
+        st.dataframe(pd.DataFrame(plan["swaps"]).round(4), hide_index=True, height="auto")
+        st.caption(escape_markdown(plan["rule"]) + ". Predictions checked by simulating the swaps (tests: within "
+                   "20 % of the realised standard error on 5 seeds).")
+
+
+def _documents(g, u, where: str, log) -> None:
+    st.markdown("**Relevance per document, with its 90 % interval** (o_ref = 1: r is the click probability at the "
+                "component's reference factor)")
+    queries, keys = document_context(g, log)
+    docs = documents_frame(g, u, keys)
+    st.dataframe(docs.head(2000).round(4), hide_index=True, height=250)
+    if queries is not None:
+        orders = resolved_orders(u, queries)
+        if orders.get("share") is not None:
+            st.caption(f"Within-query document orders resolved at 90 %: {orders['resolved']:,} of "
+                       f"{orders['pairs']:,} comparable pairs ({orders['share']:.0%}).")
+        elif orders.get("note"):
+            st.caption(escape_markdown(orders["note"]))
+    counts = docs["status"].value_counts().to_dict()
+    st.caption(f"{len(docs):,} documents ({', '.join(f'{v:,} {k}' for k, v in counts.items())}); the table shows "
+               "the first 2,000, the CSV has all.")
+    st.download_button("Download relevance per document (CSV)", safe_csv(docs), "document_relevance.csv",
+                       mime="text/csv", key=f"{where}_documents_csv")
