@@ -25,6 +25,10 @@ RESISTANCE = ("**Effective resistance.** Read the graph as an electrical network
               "resistances in series. Connected means the resistance is finite — not that it is small.")
 
 
+LINK_COLUMNS = {"link": "link (factor — factor)", "share": "share of the weakest factor's variance",
+                "log_se_after": "its standard error without the link", "disconnects": "losing it cuts the factor off"}
+
+
 def certainty_section(g, key, bias, where: str, teach: bool = False, documents: bool = False, log=None) -> None:
     st.subheader("How sure? Identifiability as a measurement")
     st.caption("The graph says *whether* relevance can be recovered; the Fisher information of the position-based "
@@ -52,11 +56,11 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
     links = weakest_links(u, labels)
     if links:
         st.markdown("**Weakest links** (the links whose loss would most raise the weakest factor's error)")
-        st.dataframe(pd.DataFrame(links), hide_index=True, height="auto")
+        st.dataframe(pd.DataFrame(links).rename(columns=LINK_COLUMNS), hide_index=True, height="auto")
     _profile(g, u, labels, levels, where, (key, tuple(bias)))
     _plan(g, u, key, bias, where)
     if documents:
-        _documents(g, u, where, log)
+        _documents(g, u, where, log, (key, tuple(bias)))
     if not teach:
         with st.expander("What is effective resistance?"):
             st.markdown(RESISTANCE)
@@ -101,14 +105,13 @@ def _plan(g, u, key, bias, where: str) -> None:
                    "20 % of the realised standard error on 5 seeds).")
 
 
-def _documents(g, u, where: str, log) -> None:
+def _documents(g, u, where: str, log, log_key) -> None:
     st.markdown("**Relevance per document, with its 90 % interval** (o_ref = 1: r is the click probability at the "
                 "component's reference factor)")
     queries, keys = document_context(g, log)
-    docs = documents_frame(g, u, keys)
+    docs, csv, orders = memo(("documents", log_key), lambda: _document_outputs(g, u, keys, queries))
     st.dataframe(docs.head(2000).round(4), hide_index=True, height=250)
-    if queries is not None:
-        orders = resolved_orders(u, queries)
+    if orders is not None:
         if orders.get("share") is not None:
             st.caption(f"Within-query document orders resolved at 90 %: {orders['resolved']:,} of "
                        f"{orders['pairs']:,} comparable pairs ({orders['share']:.0%}).")
@@ -117,5 +120,10 @@ def _documents(g, u, where: str, log) -> None:
     counts = docs["status"].value_counts().to_dict()
     st.caption(f"{len(docs):,} documents ({', '.join(f'{v:,} {k}' for k, v in counts.items())}); the table shows "
                "the first 2,000, the CSV has all.")
-    st.download_button("Download relevance per document (CSV)", safe_csv(docs), "document_relevance.csv",
+    st.download_button("Download relevance per document (CSV)", csv, "document_relevance.csv",
                        mime="text/csv", key=f"{where}_documents_csv")
+
+
+def _document_outputs(g, u, keys, queries):
+    docs = documents_frame(g, u, keys)
+    return docs, safe_csv(docs), (resolved_orders(u, queries) if queries is not None else None)

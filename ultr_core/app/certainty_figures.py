@@ -31,7 +31,8 @@ def factor_span_figure(labels, log_se, levels, top: int = 40) -> go.Figure:
     title = "90 % interval of o_k / o_ref: upper ÷ lower" + (f" (the {top} least certain)" if len(finite) > top
                                                              else "")
     _layout(fig, title, "factor", "span (×, log scale)")
-    fig.update_yaxes(type="log")
+    top_span = float(np.exp(2 * Z90 * se[shown]).max()) if len(shown) else WEAK_SPAN
+    fig.update_yaxes(type="log", range=[0, np.log10(max(top_span, WEAK_SPAN) * 1.5)])   # from ×1: no exaggeration
     fig.update_xaxes(categoryorder="array", categoryarray=[labels[i] for i in sorted(shown)])
     return fig
 
@@ -58,10 +59,10 @@ def information_graph_figure(graph: dict, seed: int = 0) -> go.Figure:
     fig.add_scatter(x=[pos[n["factor"]][0] for n in nodes], y=[pos[n["factor"]][1] for n in nodes],
                     mode="markers+text", text=[n["label"] for n in nodes], textposition="top center",
                     marker=dict(size=16, color=se, colorscale="Viridis", showscale=True,
-                                colorbar=dict(title="se of log(o/o_ref)"),
+                                colorbar=dict(title="se"),
                                 line=dict(width=[4 if n["reference"] else 0 for n in nodes], color="#d62728")),
                     hovertemplate="%{text}: se %{marker.color:.3f}<extra></extra>", showlegend=False)
-    _layout(fig, "The graph by information: thick = well linked; colour = standard error", "", "")
+    _layout(fig, "The graph by information", "", "")
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig
