@@ -117,6 +117,8 @@ def test_ig_gives_every_curve_factor_a_standard_error_and_a_level(tmp_path, caps
     assert levels["position=1"] == "identified" and levels["position=6"] == "weak"
     assert sum(pi["counts"].values()) == len(pb["curves"]) and pi["weakest"][0] == "position=6"
     assert pi["converged"] and "×2" in pi["rule"]
+    assert pi["components"]["level"] == ["weak"] and pi["components"]["least_certain"] == ["position=6"]
+    assert pi["weakest_links"][0]["link"] == "position=5 — position=6" and pi["weakest_links"][0]["disconnects"]
     orders = pi["document_orders"]                     # one query: every pair of its 240 documents
     assert orders["pairs"] == 240 * 239 // 2 and 0 < orders["resolved"] < orders["pairs"]
     ses = [r["log_se"] for r in pb["curves"]]

@@ -301,3 +301,26 @@ def test_ig_certainty_plans_swaps_from_the_command_line(capsys, tmp_path):
     after = [s["worst_se_after"] for s in plan["swaps"]]
     assert len(after) == 3 and plan["worst_se_before"] > after[0] > after[1] > after[2]
     assert plan["weakest_factor"] == "position=6" and plan["swaps"][0]["document"].startswith("query_id=0, doc_id=")
+
+
+def test_a_component_held_together_by_one_document_gets_its_series_resistance(capsys, tmp_path):
+    """Positions 7 and 8 share one document and nothing else: a two-factor component whose only link is that
+    document — its standard error is the two cells' resistances in series, and the component's level and least
+    certain factor are reported with the per-component summary."""
+    rng = np.random.default_rng(1)
+    doc, fac = [np.arange(40)], [np.arange(40) % 6]
+    doc += [np.arange(40)]
+    fac += [(np.arange(40) + 1) % 6]
+    doc, fac = np.concatenate(doc + [[40, 40]]), np.concatenate(fac + [[6, 7]])
+    n = np.r_[np.full(80, 300.0), 500.0, 500.0]
+    c = np.r_[rng.binomial(300, 0.3, 80), 150, 60].astype(float)
+    comp = _components(doc, fac, 41, 8)
+    u = factor_uncertainty(doc, fac, n, c, 41, 8, comp)
+    k = 6 if u.reference[7] == 7 else 7
+    p = c[-2:] / n[-2:]
+    w = n[-2:] * p / (1 - p)
+    assert u.log_se[k] == pytest.approx(np.sqrt(1 / w[0] + 1 / w[1]), rel=1e-9)
+    from ultr_core.identifiability.practical import _component_levels
+    levels = identification(u.log_se)
+    summary = _component_levels(comp, levels, u.log_se, [f"f{i}" for i in range(8)])
+    assert summary["single_factor"] == 0 and sorted(summary["factors"]) == [2, 6]

@@ -71,6 +71,10 @@ def certainty(g) -> dict:
     else:
         shown = ", ".join(weak[:4]) + (f" and {len(weak) - 4} more" if len(weak) > 4 else "")
         sure = f"yet unsure about {shown}: 90 % intervals wider than ×{WEAK_SPAN:g}"
+    from ultr_core.identifiability.certainty import weakest_links
+    link = next((x for x in weakest_links(u, labels, top=1)), None)
+    if weak and link:
+        sure += f"; weakest link {link['link']} ({link['share']:.0%} of the variance)"
     return {"certainty": sure, "weak": weak, "labels": labels,
             "log_se": [float(x) if np.isfinite(x) else None for x in u.log_se], "levels": levels.tolist()}
 

@@ -52,6 +52,7 @@ def practical_report(g, curves: list) -> tuple[list, dict]:
            "factors": {"label": list(labels), "component": np.asarray(g.component).astype(int).tolist(),
                        "reference": [labels[k] for k in u.reference],
                        "log_se": [_finite(x) for x in u.log_se], "identification": levels.tolist()}}
+    out["components"] = _component_levels(np.asarray(g.component), levels, u.log_se, labels)
     if not u.converged:
         out["note"] = (f"the fit stopped before the Newton decrement fell below the criterion (last {u.decrement:.2g})"
                        ": standard errors are from the last iterate")
@@ -66,6 +67,26 @@ def documents_frame(g, u: FactorUncertainty | None = None, keys: pd.DataFrame | 
     --documents`` and the Upload page); ``keys``: the documents' key columns (default the graph's)."""
     u = u or graph_uncertainty(g)
     return document_table(u, g.document_keys if keys is None else keys, np.asarray(g.component))
+
+
+def _component_levels(component, levels, log_se, labels) -> dict:
+    """Per component of ≥ 2 factors (columns): its level — *identified* when every factor is, *unidentified* when
+    one is, else *weak* — and its least certain factor; single-factor components are only counted."""
+    sizes = np.bincount(component)
+    comps = np.flatnonzero(sizes >= 2)
+    rank = {"identified": 0, "weak": 1, "unidentified": 2}
+    code = np.array([rank[x] for x in levels]) if len(levels) else np.zeros(0, int)
+    worst_code = np.zeros(len(sizes), int)
+    np.maximum.at(worst_code, component, code)
+    se = np.where(np.isfinite(log_se), log_se, np.inf)
+    order = np.lexsort((-se, component))
+    first = order[np.r_[True, component[order][1:] != component[order][:-1]]] if len(order) else order
+    weakest = np.zeros(len(sizes), int)
+    weakest[component[first]] = first
+    names = list(rank)
+    return {"single_factor": int((sizes == 1).sum()), "component": comps.tolist(),
+            "factors": sizes[comps].tolist(), "level": [names[worst_code[k]] for k in comps],
+            "least_certain": [labels[weakest[k]] for k in comps]}
 
 
 def practical_lines(pi: dict) -> list[str]:
