@@ -35,7 +35,7 @@ def test_readme_library_example_runs_from_another_directory(tmp_path):
 def test_readme_command_lines_run_verbatim_in_order(tmp_path, monkeypatch, capsys):
     """Every ``python -m ultr_core …`` line of README's second bash block, in order, in one directory (each
     reads what an earlier one wrote).  They run through the same ``main`` that ``python -m ultr_core`` calls,
-    in this process: nine fresh interpreters paid ≈ 15 CPU-s of imports (torch among them) before the first
+    in this process: ten fresh interpreters paid ≈ 15 CPU-s of imports (torch among them) before the first
     line of work (#33); the module entry itself is run as a process by
     ``test_cli_help_shows_defaults_and_set_keys``."""
     from ultr_core.__main__ import main
@@ -46,7 +46,7 @@ def test_readme_command_lines_run_verbatim_in_order(tmp_path, monkeypatch, capsy
             gzip.compress(("query_id,doc_id,position,click\n" + rows).encode()))
     (tmp_path / "clara2_log").write_text("7\t0\tQ\t100\t1\t11\t12\t\t\n7\t5\tC\t12\t\t\t\n8\t0\tQ\t100\t1\t12\t11\n")
     cli = [ln for ln in _blocks("bash")[1].splitlines() if ln.startswith("python -m ultr_core")]
-    assert len(cli) == 9
+    assert len(cli) == 10
     monkeypatch.chdir(tmp_path)
     for line in cli:
         argv = shlex.split(line)
