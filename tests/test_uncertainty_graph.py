@@ -324,3 +324,26 @@ def test_a_component_held_together_by_one_document_gets_its_series_resistance(ca
     levels = identification(u.log_se)
     summary = _component_levels(comp, levels, u.log_se, [f"f{i}" for i in range(8)])
     assert summary["single_factor"] == 0 and sorted(summary["factors"]) == [2, 6]
+
+
+def test_each_curve_factor_shows_the_interval_its_level_is_about():
+    """Every curve entry carries PBM's maximum-likelihood ratio and its 90 % Fisher interval next to the level, and a
+    curve whose band misses that interval is named in a note (the two estimators disagree)."""
+    from ultr_core.identifiability.practical import _apart
+    from ultr_core.identifiability import IdentifiabilityGraph
+    from ultr_core.identifiability.practical import practical_report
+    from ultr_core.logs.ingestion import CountTable
+    import pandas as pd
+    doc, fac, n, c, D, F, o = _chain_log_local()
+    frame = pd.DataFrame({"doc_id": doc, "position": fac + 1, "impressions": n.astype(int), "clicks": c.astype(int)})
+    g = IdentifiabilityGraph.from_counts(CountTable(frame, ("doc_id",), ("position",)))
+    curves = [{"factor": k, "label": f"position={k + 1}", "lower": 0.0, "upper": 0.01} for k in range(F)]
+    curves, pi = practical_report(g, curves)
+    r = curves[-1]
+    assert r["fisher_lower"] < o[-1] / o[0] < r["fisher_upper"] and r["fisher_lower"] < r["pbm_ml"]
+    assert "do not overlap" in pi["disagreement"] and _apart(r) and not _apart({**r, "upper": 1.0})
+
+
+def _chain_log_local():
+    from test_uncertainty import _chain_log
+    return _chain_log(5, swap=0.05)

@@ -28,18 +28,40 @@ def _finite(x: float):
     return float(x) if np.isfinite(x) else None
 
 
+def _apart(r: dict) -> bool:
+    """The curve's bootstrap band and the Fisher interval of one factor are disjoint (both present)."""
+    lo, hi, flo, fhi = (r.get(k) for k in ("lower", "upper", "fisher_lower", "fisher_upper"))
+    if any(v is None or not np.isfinite(v) for v in (lo, hi, flo, fhi)):
+        return False
+    return hi < flo or fhi < lo
+
+
+def _fisher_interval(u: FactorUncertainty, k: int) -> dict:
+    """o_k / o_ref by PBM's maximum likelihood and its 90 % Fisher interval (None where no information reaches)."""
+    from ultr_core.identifiability.uncertainty import Z90
+    ref, se = int(u.reference[k]), u.log_se[k]
+    if not np.isfinite(se) or not u.o[ref] > 0:
+        return {"pbm_ml": None, "fisher_lower": None, "fisher_upper": None}
+    est = float(u.o[k] / u.o[ref])
+    half = float(np.exp(Z90 * se))
+    return {"pbm_ml": est, "fisher_lower": est / half, "fisher_upper": est * half}
+
+
 def practical_report(g, curves: list) -> tuple[list, dict]:
-    """Each curve factor's ``log_se`` and ``identification``; the block ``practical_identifiability``: the rule,
-    counts over every factor, the weakest factors and links, convergence, the documents left out, every factor's
-    figures (columns) and the within-query document orders resolved at 90 %."""
+    """Each curve factor's ``log_se`` and ``identification`` with PBM's maximum-likelihood ratio and its Fisher
+    interval (``pbm_ml``, ``fisher_lower``, ``fisher_upper``: the numbers the level is about); the block
+    ``practical_identifiability``: the rule, counts over every factor, the weakest factors and links,
+    convergence, the documents left out, every factor's figures (columns) and the within-query document orders
+    resolved at 90 %."""
     if g.impressions is None or not len(g.doc):
         return curves, {"rule": rule_text(), "counts": {}, "weakest": [], "weakest_links": []}
     u = graph_uncertainty(g)
     levels = identification(u.log_se)
     labels = tuple_labels(g.factors)
-    for r in curves:
+    for r in curves:                   # the level, with PBM's maximum-likelihood ratio and Fisher interval beside it
         k = int(r["factor"])
         r["log_se"], r["identification"] = _finite(u.log_se[k]), str(levels[k])
+        r.update(_fisher_interval(u, k))
     weak = np.flatnonzero(levels == "weak")
     worst = [int(k) for k in weak[np.argsort(-u.log_se[weak], kind="stable")][:5]]
     worst += [int(k) for k in np.flatnonzero(levels == "unidentified")[:5 - len(worst)]]
@@ -53,6 +75,12 @@ def practical_report(g, curves: list) -> tuple[list, dict]:
                        "reference": [labels[k] for k in u.reference],
                        "log_se": [_finite(x) for x in u.log_se], "identification": levels.tolist()}}
     out["components"] = _component_levels(np.asarray(g.component), levels, u.log_se, labels)
+    apart = [r["label"] for r in curves if _apart(r)]
+    if apart:
+        out["disagreement"] = (f"{len(apart)} factor(s) ({', '.join(apart[:4])}{' …' if len(apart) > 4 else ''}): the "
+                               "curve's band and PBM's maximum-likelihood interval do not overlap — the estimators "
+                               "disagree (intervention harvesting weighs every document of an intervention set "
+                               "equally, maximum likelihood by impressions); the level is about the latter")
     if not u.converged:
         out["note"] = (f"the fit stopped before the Newton decrement fell below the criterion (last {u.decrement:.2g})"
                        ": standard errors are from the last iterate")
@@ -95,7 +123,7 @@ def practical_lines(pi: dict) -> list[str]:
         return [f"Practical identifiability: {pi['note']}"] if pi.get("note") else []
     lines = ["Practical identifiability (how sure, per factor): "
              + ", ".join(f"{v:,} {k}" for k, v in pi["counts"].items())
-             + f" — of which {pi['reference_factors']:,} are their component's reference",
+             + f" — {pi['reference_factors']:,} of them component reference(s)",
              f"  rule: {pi['rule']}"]
     if pi["weakest"]:
         lines.append(f"  weakest factors: {', '.join(pi['weakest'])}")
@@ -108,8 +136,9 @@ def practical_lines(pi: dict) -> list[str]:
     if docs.get("at_the_boundary") or pi.get("separated_factors"):
         lines.append(f"  left out of the information: {docs.get('at_the_boundary', 0):,} document(s) at the "
                      f"boundary p = 1, {pi.get('separated_factors', 0):,} factor(s) whose ratio runs to 0 or ∞")
-    if pi.get("note"):
-        lines.append(f"  note: {pi['note']}")
+    for key in ("note", "disagreement"):
+        if pi.get(key):
+            lines.append(f"  note: {pi[key]}")
     orders = pi.get("document_orders", {})
     if orders.get("share") is not None:
         lines.append(f"Document orders resolved at 90 %: {orders['resolved']:,} of {orders['pairs']:,} "

@@ -287,6 +287,8 @@ def format_report(rep: dict) -> str:
                         else "[—]")
                 val = f"{r.estimate:.3f}" if r.estimate is not None and np.isfinite(r.estimate) else "—"
                 level = f"   {getattr(r, 'identification', '')}" if hasattr(r, "identification") else ""
+                if getattr(r, "fisher_lower", None) is not None and np.isfinite(r.fisher_lower):
+                    level = f"   PBM ML {r.pbm_ml:.3f} [{r.fisher_lower:.3f}, {r.fisher_upper:.3f}]" + level
                 lines.append(f"    {r.label:<28s} {val:>7s}  {band}   ({r.impressions:,} impressions){level}")
         from ultr_core.identifiability.practical import practical_lines
         lines += practical_lines(pb.get("practical_identifiability", {}))
