@@ -11,6 +11,7 @@ from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
 from ultr_core.identifiability.lesson import equal_fit_fits, equal_fit_spread
 from ultr_core.identifiability.reports import plan_table, compare_repairs, components_sweep, repairs_sweep
 from pages._clickmodels import click_model_section
+from ultr_core.clickmodels.registry import CLICK_MODELS
 from pages._probability import contexts_section
 from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live,
                            log_digest, memo, qp, run_page, submit_job, url_notices)
@@ -86,8 +87,9 @@ def main():
         _curves(an, log, key, bias)
         certainty_section(an.graph, key, bias, "ig", teach)
         _plans(an)
-        if st.toggle("Which click model explains this log? (fits ten click models)", key="ig_click_models",
-                     help="GCTR … CCM fitted on the first 75 % of the sessions and scored on the rest, as on the "
+        if st.toggle(f"Which click model explains this log? (fits {len(CLICK_MODELS)} click models)",
+                     key="ig_click_models",
+                     help="GCTR … Trust fitted on the first 75 % of the sessions and scored on the rest, as on the "
                           "Upload page — with each model's relevance per document and its IG component"):
             click_model_section(log, an, key, "ig")
         repair_on_log_section(an, log, key, bias)

@@ -29,7 +29,7 @@ def verdict(log) -> dict:
     theorem = MODEL_BY_KEY[users].position_only          # Theorem 1 is about examination by the bias factors alone
     pbm = "" if theorem else " for PBM users"
     short = ("identifiable: relevance is recoverable up to one scale" if k == 1 and theorem else
-             f"identifiable for PBM users only: {MODEL_BY_KEY[users].label} users examine by the clicks above"
+             f"identifiable for PBM users only: {MODEL_BY_KEY[users].label} users {MODEL_BY_KEY[users].cls.IG_MEANING}"
              if k == 1 else "not identifiable: relevance is comparable only within a component")
     if k == 1:
         text = (f"Identifiable{pbm}: the {n} bias factors ({factors}) form one connected graph, so relevance "
@@ -40,7 +40,8 @@ def verdict(log) -> dict:
     users_note = None
     if not theorem:
         users_note = (f"The graph's verdict is about PBM users (examination by position alone); "
-                      f"{MODEL_BY_KEY[users].label} users examine by the clicks above, which the graph does not model.")
+                      f"{MODEL_BY_KEY[users].label} users {MODEL_BY_KEY[users].cls.IG_MEANING}, which the graph does "
+                      "not model.")
         text += " " + users_note
     hint = None
     cut = unshown_candidates(log)

@@ -1,10 +1,8 @@
-"""The click models (Chuklin, Markov & de Rijke, *Click Models for Web Search*, 2015), fitted on session patterns
-(:class:`~ultr_core.clickmodels.sessions.SessionTable`) with PyClick's conventions so that the two agree
-(docs/click_models.md): every parameter starts as 1 success in 2 trials (value ½, also the value of a
-(query, document) pair never seen in training), maximum likelihood by counting where the model has a closed form
-(CTR models, CM, DCM, SDBN), else 50 EM iterations whose M-step is (1 + Σ posterior) / (2 + Σ trials), capped at
-1 − 10⁻⁶.  Each model gives, per pattern and rank, the conditional click probability P(c_r | c_<r) of the
-observed click and the marginal (full) click probability P(c_r = 1).
+"""The click models (Chuklin, Markov & de Rijke, *Click Models for Web Search*, 2015) on session patterns
+(:class:`~ultr_core.clickmodels.sessions.SessionTable`) with PyClick's conventions (docs/click_models.md): every
+parameter starts as 1 success in 2 trials (½, also for a pair never seen in training), counting where a closed form
+exists (CTR models, CM, DCM, SDBN), else 50 EM iterations with M-step (1 + Σ posterior) / (2 + Σ trials), capped at
+1 − 10⁻⁶.  Each model gives per pattern and rank P(c_r | c_<r) of the observed click and the marginal P(c_r = 1).
 
 >>> import numpy as np
 >>> from ultr_core.clickmodels.sessions import SessionTable
@@ -78,6 +76,8 @@ class ClickModel:
 
     #: the fitted probability arrays whose Fisher information :mod:`~ultr_core.clickmodels.information` measures
     INFO_PARAMS: tuple = ("attr",)
+    IG_MEANING = "examine by the clicks above"          # its users, when examination is not by position alone
+    examined_click = staticmethod(lambda attract, gamma: attract)       # P(click | examined): trust bias differs
 
     def fit(self, t):
         raise NotImplementedError

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ultr_core.clickmodels import dbn
 from ultr_core.clickmodels import models as m
 from ultr_core.clickmodels.spec import ClickModelSpec
+from ultr_core.clickmodels.trust import Trust
 from ultr_core.clickmodels.ubm import UBM
 from ultr_core.extensions import extra
 
@@ -44,6 +45,12 @@ CLICK_MODELS = (
                    "attractiveness per (query, doc), continuation τ₁ (no click), τ₂, τ₃ (after a click)",
                    "attractiveness²", colour="#e377c2",
                    behaviour="go on with τ₁ = γ without a click, τ₂(1 − α) + τ₃α after one (τ₂ = γ, τ₃ = γ/2)"),
+    ClickModelSpec("trust", "Trust", Trust, "gradient",
+                   "Agarwal, Wang, Li, Bendersky & Najork, WWW 2019; Vardasbi, Oosterhuis & de Rijke, CIKM 2020",
+                   "attractiveness per (query, doc), signal s_p = θ(ε⁺ − ε⁻) and noise b_p = θε⁻ per rank",
+                   "attractiveness (up to an affine map)", colour="#bcbd22",
+                   behaviour="examine p with o_p; click a relevant result with ε⁺_p = 0.98 − (p − 1)/100, another "
+                             "with ε⁻_p = γ/p (trust bias; γ = 0.65: Vardasbi et al.'s trust_1)"),
 )
 CLICK_MODELS += extra("CLICK_MODELS")           # records of extension modules (ultr_core.extensions)
 MODEL_BY_KEY = {s.key: s for s in CLICK_MODELS}

@@ -1,0 +1,66 @@
+"""Issue #48, items 1 and 3 (first part): trust-bias users in the simulator (Vardasbi et al.'s trust_1 policy) and the
+trust-bias click model in the click-model table — its clicks, its fit, its Fisher null space (an affine map of
+relevance, as docs/identifiability_trust_bias.md states) and the CLI."""
+import numpy as np
+import pytest
+
+from ultr_core.clickmodels.registry import MODEL_BY_KEY
+from ultr_core.clickmodels.trust import Trust
+
+
+def test_trust_users_click_as_vardasbi_et_al_policy():
+    """P(click) = θ_p (ε⁻_p + (ε⁺_p − ε⁻_p) α) with ε⁺_p = 0.98 − (p − 1)/100, ε⁻_p = 0.65/p: a relevant result
+    (α = 1) at position 2 with θ = 0.5 is clicked with 0.5·0.97, a non-relevant one with 0.5·0.325."""
+    rng = np.random.default_rng(0)
+    S = 200_000
+    a = np.tile([1.0, 1.0, 0.0, 0.0], (S, 1))
+    curve = np.array([1.0, 0.5, 0.5, 0.25])
+    clicks, exam = MODEL_BY_KEY["trust"].sampler(a, np.ones_like(a, bool), curve, 0.65, rng)
+    want = np.array([0.98, 0.5 * 0.97, 0.5 * 0.65 / 3, 0.25 * 0.65 / 4])
+    assert np.allclose(clicks.mean(0), want, atol=4 * np.sqrt(want * (1 - want) / S))
+    assert (exam == curve).all()
+
+
+def test_the_trust_model_explains_its_own_clicks_best_and_recovers_the_click_probabilities():
+    from ultr_core.clickmodels.recovery import recovery_scores, sample_sessions
+    from ultr_core.clickmodels.sessions import SessionArrays
+    r = recovery_scores("trust", 20_000, seed=0)
+    assert r["best"] == "trust", r["scores"]
+    t = SessionArrays.from_frame(sample_sessions("trust", 20_000, seed=1)).compress()
+    m = Trust().fit(t)
+    p = m.full(t)
+    emp = np.average(t.clicks, axis=0, weights=t.weight)
+    assert np.allclose(np.average(p, axis=0, weights=t.weight), emp, atol=0.01)
+    assert (m.noise > 0).all() and (m.signal + m.noise <= 1).all()
+
+
+def test_its_fisher_null_space_is_the_affine_map_of_relevance():
+    """On a log where every document appears at every position, the fitted trust model's information has exactly
+    two null directions (scale and shift of relevance); PBM's on the same log has one."""
+    from ultr_core.clickmodels.information import model_information
+    from ultr_core.clickmodels.recovery import sample_sessions
+    from ultr_core.clickmodels.sessions import SessionArrays
+    t = SessionArrays.from_frame(sample_sessions("trust", 3_000, n_queries=5, depth=6, seed=2)).compress()
+    trust = model_information(Trust().fit(t), t, "trust")
+    pbm = model_information(MODEL_BY_KEY["pbm"].cls().fit(t), t, "pbm")
+    assert trust.null_dimension == 2 and pbm.null_dimension == 1
+
+
+def test_simulate_draws_trust_bias_and_refuses_what_only_pbm_has(tmp_path):
+    from ultr_core.errors import ConfigError
+    from ultr_core.simulation.clickmodel import ClickModelConfig
+    from ultr_core.simulation.logspec import LogSpec
+    _, _, log = LogSpec.parse("synthetic:60/user=trust/shuffle=0.3/sessions=2000/seed=1").simulate()
+    assert log.meta["click_model"]["user_model"] == "trust" and log.frame["click"].any()
+    with pytest.raises(ConfigError, match="user_model"):
+        ClickModelConfig(user_model="trust", coupling=0.5)
+
+
+def test_the_playground_says_what_the_verdict_means_for_trust_bias_users():
+    from apphelp import no_crash, page
+    at = page("playground.py", timeout=120)
+    at.query_params["users"] = "trust"
+    at.run(timeout=120)
+    assert no_crash(at)
+    box = " ".join(x.value for x in list(at.success) + list(at.warning) if "IG:" in x.value)
+    assert "Trust users click with trust bias" in box and "affine map" in box

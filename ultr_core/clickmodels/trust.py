@@ -1,0 +1,110 @@
+"""Trust bias (Agarwal, Wang, Li, Bendersky & Najork, WWW 2019; Vardasbi, Oosterhuis & de Rijke, CIKM 2020): a
+result at position p is examined with θ_p, then clicked with ε⁺_p when relevant and ε⁻_p when not.
+
+Simulated users follow Vardasbi et al.'s ``trust_1`` policy (``AliVard/trust-bias-CIKM2020``,
+``trust_bias/preprocess/click_policy.json``): ε⁺_p = 0.98 − (p − 1)/100 and ε⁻_p = γ/p with γ = 0.65 (the one
+continuation knob of the user-model table; ``trust_3`` is γ = 0.35); θ_p is the simulation's position curve. With a
+graded relevance probability α the click probability is θ_p (ε⁻_p + (ε⁺_p − ε⁻_p) α) — their binary case when α is 0
+or 1.
+
+Fitted on a log, only the affine form is seen: P(c_p) = b_p + s_p α_qd with s_p = θ_p (ε⁺_p − ε⁻_p) and b_p = θ_p ε⁻_p
+(their α_p and β_p), so α is recovered up to an affine map at best (docs/identifiability_trust_bias.md).  The fit is
+maximum likelihood by L-BFGS with PyClick's one-in-two prior on every parameter, as DBN's and CCM's
+(:mod:`~ultr_core.clickmodels.gradient`); b = σ(u), s = (1 − b) σ(v) keeps every probability below 1.
+
+>>> Trust.continuation_by_rank(0.65, 1.0, 3).round(4).tolist()
+[[0.98, 0.97, 0.96], [0.65, 0.325, 0.2167]]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ultr_core.clickmodels.models import PROB_MIN, ClickModel
+
+__all__ = ["Trust"]
+
+
+def _eps(gamma, n: int) -> tuple[np.ndarray, np.ndarray]:
+    g = np.asarray(gamma, np.float64)
+    if g.ndim == 2:
+        g = np.concatenate([g, np.repeat(g[:, -1:], max(n - g.shape[1], 0), axis=1)], axis=1)
+        return g[0, :n], g[1, :n]
+    p = np.arange(1, n + 1, dtype=np.float64)
+    return 0.98 - (p - 1) / 100, float(g) / p
+
+
+class Trust(ClickModel):
+    """Trust-bias users (module docstring); fitted as P(c_p) = noise_p + signal_p · α_qd."""
+
+    USER_MODEL = True
+    #: ε⁻ at position 1: Vardasbi et al.'s trust_1 (0.65/p)
+    DEFAULT_GAMMA = 0.65
+    INFO_PARAMS = ("attr", "signal", "noise")
+    #: what the identifiability graph's verdict means for these users (the Playground's IG box, ``ig``)
+    IG_MEANING = ("click with trust bias (affine in relevance: a connected graph gives relevance only up to an affine "
+                  "map — the order, not the ratios)")
+
+    @classmethod
+    def continuation_by_rank(cls, gamma, eta, n):
+        """(ε⁺_p, ε⁻_p) for p = 1 … n as a (2, n) array."""
+        if gamma is None:
+            return None
+        return np.stack(_eps(gamma, n))
+
+    @staticmethod
+    def examined_click(attract, gamma):
+        plus, minus = _eps(gamma, np.shape(attract)[-1])
+        return minus + (plus - minus) * np.asarray(attract)
+
+    @staticmethod
+    def examination(attract, shown, curve, gamma):
+        return np.broadcast_to(curve, np.shape(attract))
+
+    @staticmethod
+    def sample(attract, shown, curve, gamma, rng):
+        exam = np.broadcast_to(curve, np.shape(attract))
+        p = exam * Trust.examined_click(attract, gamma)
+        return (rng.random(np.shape(attract), dtype=np.float32) < p) & shown, exam
+
+    def fit(self, t, max_iter: int = 100):
+        import torch
+        import torch.nn.functional as F
+        pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
+        c = torch.from_numpy(np.asarray(t.clicks, bool))
+        w = torch.from_numpy(np.asarray(t.weight, np.float64))[:, None]
+        a = torch.zeros(t.n_pairs, dtype=torch.float64, requires_grad=True)
+        u = torch.full((t.depth,), -2.0, dtype=torch.float64, requires_grad=True)
+        v = torch.zeros(t.depth, dtype=torch.float64, requires_grad=True)
+        opt = torch.optim.LBFGS([a, u, v], max_iter=max_iter, line_search_fn="strong_wolfe", tolerance_grad=1e-9,
+                                tolerance_change=1e-12, history_size=20)
+        total = float(w.sum())
+
+        def closure():
+            opt.zero_grad()
+            noise = torch.sigmoid(u)
+            p = (noise + (1 - noise) * torch.sigmoid(v) * torch.sigmoid(a)[pairs]).clamp(1e-12, 1 - 1e-12)
+            ll = (w * torch.where(c, torch.log(p), torch.log1p(-p))).sum()
+            prior = sum((F.logsigmoid(x) + F.logsigmoid(-x)).sum() for x in (a, u, v))
+            loss = -(ll + prior) / total
+            loss.backward()
+            return loss
+        old = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            opt.step(closure)
+        finally:
+            torch.set_num_threads(old)
+        with torch.no_grad():
+            self.attr = np.minimum(torch.sigmoid(a).numpy().copy(), 1 - PROB_MIN)
+            self.noise = torch.sigmoid(u).numpy().copy()
+            self.signal = (1 - self.noise) * torch.sigmoid(v).numpy()
+        return self
+
+    def full(self, t):
+        return self.noise[None, :] + self.signal[None, :] * self.attr[t.pairs]
+
+    def torch_click_probability(self, P, t):
+        return P["noise"][None, :] + P["signal"][None, :] * P["attr"][np.asarray(t.pairs, np.int64)]
+
+    def bias(self):
+        return {"signal": self.signal.tolist(), "noise": self.noise.tolist()}
