@@ -28,8 +28,7 @@ def factor_span_figure(labels, log_se, levels, top: int = 40) -> go.Figure:
                         hovertemplate="%{x}: interval spans ×%{y:.2f}<extra></extra>")
     fig.add_hline(y=WEAK_SPAN, line_dash="dash", line_color="#555555",
                   annotation_text=f"×{WEAK_SPAN:g}: weak above", annotation_position="top left")
-    title = "90 % interval of o_k / o_ref: upper ÷ lower" + (f" (the {top} least certain)" if len(finite) > top
-                                                             else "")
+    title = "90 % interval span" + (f" (the {top} least certain)" if len(finite) > top else "")
     _layout(fig, title, "factor", "span (×, log scale)")
     top_span = float(np.exp(2 * Z90 * se[shown]).max()) if len(shown) else WEAK_SPAN
     fig.update_yaxes(type="log", range=[0, np.log10(max(top_span, WEAK_SPAN) * 1.5)])   # from ×1: no exaggeration

@@ -189,8 +189,8 @@ def _factor_graph(u: FactorUncertainty):
 
 def document_table(u: FactorUncertainty, keys: pd.DataFrame | None, component: np.ndarray) -> pd.DataFrame:
     """Relevance per document with its 90 % interval (r is the click probability at its component's reference
-    factor: o_ref = 1), its IG component and a status (``ok``, ``no clicks``, ``clicked at every impression``,
-    ``not linked``)."""
+    factor: o_ref = 1; the upper end capped where a click probability would pass 1), its IG component and a
+    status (``ok``, ``no clicks``, ``clicked at every impression``, ``not linked``)."""
     doc, fac, w = u.cells
     se = document_log_se(u)
     comp = np.full(len(u.r), -1, np.int64)
@@ -199,7 +199,13 @@ def document_table(u: FactorUncertainty, keys: pd.DataFrame | None, component: n
         u.saturated | (np.bincount(doc, (w > 0).astype(float), len(u.r)) == 0), "clicked at every impression",
         "not linked")))
     lo = np.where(np.isfinite(se), u.r * np.exp(-Z90 * np.where(np.isfinite(se), se, 0)), np.nan)
-    hi = np.where(np.isfinite(se), u.r * np.exp(Z90 * np.where(np.isfinite(se), se, 0)), np.nan)
+    block_top = np.zeros(int(u.block.max()) + 1 if len(u.block) else 0)
+    np.maximum.at(block_top, u.block, np.where(np.isfinite(u.o), u.o, 0))
+    top = np.zeros(len(u.r))                 # r·o ≤ 1 at every factor of its component: r ≤ 1 / the largest o there
+    np.maximum.at(top, doc, block_top[u.block[fac]])
+    cap = np.divide(1.0, top, out=np.full(len(top), np.inf), where=top > 0)
+    hi = np.where(np.isfinite(se), np.minimum(u.r * np.exp(Z90 * np.where(np.isfinite(se), se, 0)),
+                                              np.maximum(cap, u.r)), np.nan)      # never below the estimate
     out = pd.DataFrame({"component": comp, "relevance": u.r, "lower": lo, "upper": hi,
                         "log_se": np.where(np.isfinite(se), se, np.nan), "status": status})
     return pd.concat([keys.reset_index(drop=True), out], axis=1) if keys is not None else out
