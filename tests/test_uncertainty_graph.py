@@ -179,6 +179,8 @@ def test_awkward_logs_get_a_stated_result_never_nan(tmp_path, capsys):
     assert docs.loc[docs.doc_id == 70, "status"].item() == "clicked at every impression"
     assert set(docs["status"]) <= {"ok", "no clicks", "clicked at every impression", "not linked"}
     assert len(docs) == 71 and docs.loc[docs.status == "ok", "lower"].notna().all()
+    ok = docs[docs.status == "ok"]                        # a click probability never passes 1 inside the interval
+    assert (ok.upper <= np.maximum(1.0, ok.relevance) + 1e-12).all() and (ok.lower <= ok.relevance).all()
 
 
 def test_levels_follow_the_stated_rule():
