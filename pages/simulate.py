@@ -138,7 +138,7 @@ def _hand_over(log, ds, key, cfg, d: dict, c: dict) -> None:
 
 
 def _show(log, sim, topk, seed: int) -> None:
-    ctr = log.ctr_by_position()
+    ctr = sim.true_ctr(log, log.ctr_by_position())
     hid = hidden_relevant(log)
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("sessions", f"{log.n_sessions:,}")

@@ -64,3 +64,18 @@ def test_the_playground_says_what_the_verdict_means_for_trust_bias_users():
     assert no_crash(at)
     box = " ".join(x.value for x in list(at.success) + list(at.warning) if "IG:" in x.value)
     assert "Trust users click with trust bias" in box and "affine map" in box
+
+
+def test_the_ctr_tile_draws_the_true_click_probability_of_the_users():
+    """Under PBM the truth line is r·o as before; under trust bias it is o·(ε⁻ + (ε⁺ − ε⁻)·r), which the observed
+    CTR matches within 4 binomial standard errors at every position (r·o does not: it misses ε⁻'s clicks)."""
+    from ultr_core.simulation.logspec import LogSpec
+    _, sim, log = LogSpec.parse("synthetic:60/shuffle=0.3/sessions=20000/seed=3").simulate()
+    ctr = log.ctr_by_position()
+    assert np.allclose(sim.true_ctr(log, ctr)["expected_ctr"], ctr["expected_ctr"])
+    _, sim, log = LogSpec.parse("synthetic:60/user=trust/shuffle=0.3/sessions=20000/seed=3").simulate()
+    ctr = log.ctr_by_position()
+    true = sim.true_ctr(log, ctr)
+    z = (true["ctr"] - true["expected_ctr"]) / true["se"]
+    assert (np.abs(z) < 4).all(), z.tolist()
+    assert (np.abs((ctr["ctr"] - ctr["expected_ctr"]) / ctr["se"]) > 4).any()

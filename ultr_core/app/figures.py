@@ -115,14 +115,15 @@ def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
 
 
 def ctr_by_position_figure(ctr: pd.DataFrame, observation: np.ndarray | None = None, label: str = "o_p") -> go.Figure:
-    """Observed CTR per position (±1.96 binomial s.e.) against the true r·o and, if given,
+    """Observed CTR per position (±1.96 binomial s.e.) against the true click probability (r·o; under trust bias
+    o·(ε⁻ + (ε⁺ − ε⁻)·r)) and, if given,
     the true observation curve (dashed, right axis): PBM's o_p, or under another user model the mean examination
     per position of the log (``label`` names it)."""
     fig = go.Figure()
     fig.add_bar(x=ctr["position"], y=ctr["ctr"], name="observed CTR",
                 error_y=dict(type="data", array=1.96 * ctr["se"]), marker_color="#1f77b4")
     if "expected_ctr" in ctr:
-        fig.add_scatter(x=ctr["position"], y=ctr["expected_ctr"], name="true r·o",
+        fig.add_scatter(x=ctr["position"], y=ctr["expected_ctr"], name="true P(click)",
                         mode="lines+markers", line=dict(color="#111111"))
     if observation is not None:
         fig.add_scatter(x=np.arange(1, len(observation) + 1), y=observation, yaxis="y2",

@@ -323,7 +323,7 @@ def log_view(log, simulator) -> dict:
     CTR table of the shown positions, the position curve o_p, the mean true observation per
     position and the :func:`verdict`."""
     n_pos = int(log.frame.loc[log.frame["shown"], "position"].max())
-    ctr = log.ctr_by_position()
+    ctr = simulator.true_ctr(log, log.ctr_by_position())
     truth = log.true_observation_curve()
     curve, label = simulator.examination_shown(log, n_pos)
     return {"ctr": ctr[ctr["position"] <= n_pos], "truth": truth, "verdict": verdict(log),

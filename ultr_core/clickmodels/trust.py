@@ -52,8 +52,13 @@ class Trust(ClickModel):
         return np.stack(_eps(gamma, n))
 
     @staticmethod
-    def examined_click(attract, gamma):
-        plus, minus = _eps(gamma, np.shape(attract)[-1])
+    def examined_click(attract, gamma, positions=None):
+        """ε⁻ + (ε⁺ − ε⁻)·α, per position along the last axis (or at the 1-based ``positions`` of the rows)."""
+        if positions is None:
+            plus, minus = _eps(gamma, np.shape(attract)[-1])
+        else:
+            positions = np.asarray(positions, np.int64)
+            plus, minus = (e[positions - 1] for e in _eps(gamma, int(positions.max())))
         return minus + (plus - minus) * np.asarray(attract)
 
     @staticmethod

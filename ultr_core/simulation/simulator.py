@@ -124,6 +124,20 @@ class ClickSimulator:
             return self.observation_curve(n_positions), "o_p"
         return np.asarray(log.true_observation_curve())[:n_positions], "mean examination"
 
+    def true_ctr(self, log, ctr: pd.DataFrame) -> pd.DataFrame:
+        """``ctr`` (:meth:`ClickLog.ctr_by_position`) with ``expected_ctr`` = the users' true click probability per
+        position: o·r under the examination hypothesis, o·(ε⁻ + (ε⁺ − ε⁻)·r) under trust bias (the user model's
+        ``examined_click``)."""
+        if "expected_ctr" not in ctr:
+            return ctr
+        f = log.shown()
+        pos = f["position"].to_numpy(np.int64)
+        cls = MODEL_BY_KEY[self.config.user_model].cls
+        p = f["true_observation"].to_numpy(np.float64) * cls.examined_click(
+            f["true_relevance"].to_numpy(np.float64), self.config.continuation_curve(int(pos.max())), pos)
+        means = pd.Series(p).groupby(pos).mean()
+        return ctr.assign(expected_ctr=ctr["position"].map(means).to_numpy())
+
     # ---------------------------------------------------------------- simulate
     def draw_sessions(self, data: RankingData, qs: np.ndarray, rng: np.random.Generator,
                       rows_q: np.ndarray | None = None, mask_q: np.ndarray | None = None,
