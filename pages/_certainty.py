@@ -10,11 +10,10 @@ from ultr_core.app.certainty_figures import (certainty_plan_figure, factor_span_
                                              profile_figure)
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError
-from ultr_core.identifiability.certainty import information_graph, resolved_orders, weakest_links
-from ultr_core.identifiability.practical import (certainty_report, document_context, documents_frame,
+from ultr_core.identifiability.certainty import information_graph, weakest_links
+from ultr_core.identifiability.practical import (certainty_report, document_outputs, factor_levels,
                                                  graph_uncertainty, profile_report)
-from ultr_core.identifiability.uncertainty import identification, rule_text
-from ultr_core.logs.coding import tuple_labels
+from ultr_core.identifiability.uncertainty import rule_text
 from ultr_core.logs.outputs import safe_csv
 from pages._common import memo
 
@@ -40,7 +39,7 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
         st.info("No clicks: no ratio of factors has any information.")
         return
     u = memo(("uncertainty", key, tuple(bias)), lambda: graph_uncertainty(g), own=where == "upload")
-    labels, levels = tuple_labels(g.factors), identification(u.log_se)
+    labels, se, levels = factor_levels(g, u)
     c = st.columns(4)
     for col, level in zip(c, ("identified", "weak", "unidentified")):
         col.metric(level, f"{int((levels == level).sum()):,}")
@@ -48,7 +47,6 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
     st.caption("Rule: " + escape_markdown(rule_text()) + ("" if u.converged else " — the fit did not converge: "
                                                           "standard errors are from its last step."))
     left, right = st.columns(2)
-    se = [float(x) if np.isfinite(x) else None for x in u.log_se]
     left.plotly_chart(factor_span_figure(labels, se, levels.tolist()), key=f"{where}_span")
     graph = information_graph(u, labels)
     if graph["nodes"]:
@@ -108,8 +106,7 @@ def _plan(g, u, key, bias, where: str) -> None:
 def _documents(g, u, where: str, log, log_key) -> None:
     st.markdown("**Relevance per document, with its 90 % interval** (o_ref = 1: r is the click probability at the "
                 "component's reference factor)")
-    queries, keys = document_context(g, log)
-    docs, csv, orders = memo(("documents", log_key), lambda: _document_outputs(g, u, keys, queries))
+    docs, csv, orders = memo(("documents", log_key), lambda: _with_csv(*document_outputs(g, u, log)))
     st.dataframe(docs.head(2000).round(4), hide_index=True, height=250)
     if orders is not None:
         if orders.get("share") is not None:
@@ -124,6 +121,5 @@ def _documents(g, u, where: str, log, log_key) -> None:
                        mime="text/csv", key=f"{where}_documents_csv")
 
 
-def _document_outputs(g, u, keys, queries):
-    docs = documents_frame(g, u, keys)
-    return docs, safe_csv(docs), (resolved_orders(u, queries) if queries is not None else None)
+def _with_csv(docs, orders):
+    return docs, safe_csv(docs), orders

@@ -18,10 +18,11 @@ Estimators (all on the (document, factor) impression/click counts of the graph, 
   - ``adjacent_chain``: products of ratios between neighbouring factors (positions k, k+1);
   - ``all_pairs``: maximum likelihood over every pair, Ĉ_t^{t,t′} ≈ o(t)·ρ(t,t′) with a
     symmetric pair relevance ρ, weighted cross-entropy with the non-click rates Ĉ¬ (the
-    paper's AllPairs estimator), fitted with L-BFGS.
-* **PBM by EM** (``em``): r(d)·o(t) fitted by expectation–maximisation (the position-based
-  click model's standard EM; Regression-EM's E-step without the regression) until the largest
-  change falls below ``tol``.
+    paper's AllPairs estimator).
+* **PBM by maximum likelihood** (``em``, the name of the EM it replaced): r(d)·o(t).
+
+Both likelihood fits run by Fisher scoring until the Newton decrement is below 10⁻¹²
+(:func:`~ultr_core.identifiability.uncertainty.converged_curves`).
 
 Uncertainty: a **document bootstrap** — documents are resampled with replacement (Poisson(1)
 weights, the standard streaming approximation), the estimator is re-run, and the
@@ -244,8 +245,9 @@ def _normalise(S: _Stack, o: np.ndarray, reached=None) -> np.ndarray:
     return out
 
 
-def _curves(S: _Stack, method: str, W: np.ndarray, tol: float, init=None, pairs=None):
-    """Normalised curves (rows of W × slots) and the fit that starts the bootstrap fits.
+def _curves(S: _Stack, method: str, W: np.ndarray, exclude=None, pairs=None):
+    """Normalised curves (rows of W × slots) and the full-data fit's left-out documents and factors (``exclude``),
+    where the bootstrap refits start.
 
     * ``em``: the PBM on the (document, factor) counts, reweighted by W;
     * ``all_pairs``: Agarwal et al.'s AllPairs likelihood −Σ Ĉ_t log(o_t ρ_tt′) + Ĉ¬_t log(1 − o_t ρ_tt′)
@@ -258,7 +260,7 @@ def _curves(S: _Stack, method: str, W: np.ndarray, tol: float, init=None, pairs=
     * ``pivot_one`` / ``adjacent_chain``: ratios of intervention-set sums.
     """
     if method == "em":
-        return _converged(S.doc, S.slot, S.n_docs, S, W[:, S.doc] * S.n, W[:, S.doc] * S.c, init)
+        return _converged(S.doc, S.slot, S.n_docs, S, W[:, S.doc] * S.n, W[:, S.doc] * S.c, exclude)
     keys, Mc, Mn, _ = pairs
     C = np.asarray((Mc.T @ W.T).T)
     if method in ("pivot_one", "adjacent_chain"):
@@ -266,15 +268,15 @@ def _curves(S: _Stack, method: str, W: np.ndarray, tol: float, init=None, pairs=
     N = np.asarray((Mn.T @ W.T).T)
     i, j = keys // S.F, keys % S.F
     pair_key, pair = np.unique(np.minimum(i, j) * S.F + np.maximum(i, j), return_inverse=True)
-    return _converged(pair.reshape(-1), i, len(pair_key), S, N, C, init)
+    return _converged(pair.reshape(-1), i, len(pair_key), S, N, C, exclude)
 
 
 def estimate_bias(graph: IdentifiabilityGraph, method: str = "all_pairs", n_bootstrap: int = 100,
-                  alpha: float = 0.1, seed: int = 0, max_components: int = 10, tol: float = 1e-6) -> pd.DataFrame:
+                  alpha: float = 0.1, seed: int = 0, max_components: int = 10) -> pd.DataFrame:
     """Observation curve of every component with ≥ 2 factors (the ``max_components`` largest),
     normalised within the component, with document-bootstrap intervals: the tidy table of
     :func:`estimate_bias_full` (which also returns the notes)."""
-    return estimate_bias_full(graph, method, n_bootstrap, alpha, seed, max_components, tol).table
+    return estimate_bias_full(graph, method, n_bootstrap, alpha, seed, max_components).table
 
 
 _COLUMNS = ["component", "factor", "label", "position", "estimate", "lower", "upper", "impressions"]
@@ -282,7 +284,7 @@ _COLUMNS = ["component", "factor", "label", "position", "estimate", "lower", "up
 
 def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n_bootstrap: int = 100,
                        alpha: float = 0.1, seed: int = 0, max_components: int = 10,
-                       tol: float = 1e-6, max_factors: int = MAX_ESTIMATED_FACTORS,
+                       max_factors: int = MAX_ESTIMATED_FACTORS,
                        budget: Budget = Budget()) -> BiasEstimate:
     """As :func:`estimate_bias`, returning the :class:`BiasEstimate` with its notes (and the work
     rule of the module docstring), within ``budget``."""
@@ -302,9 +304,9 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
     pairs = _pair_sums(S, budget.max_pairs) if method != "em" else None
     n_w = pairs[3] if pairs else S.n_docs            # documents whose weights can change an estimate
     width = max(len(S.doc), pairs[0].size if pairs else 0, n_w)
-    est, init = _curves(S, method, np.ones((1, n_w)), tol, pairs=pairs)
+    est, exclude = _curves(S, method, np.ones((1, n_w)), pairs=pairs)
     est = est[0]
-    boots = _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budget, notes)
+    boots = _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget, notes)
     if boots and method in ("em", "all_pairs"):
         notes.append("bootstrap refits: Fisher scoring until the Newton decrement is below 1e-12 (converged along "
                      "weak directions too)")
@@ -338,7 +340,7 @@ def _converged(doc, slot, n_docs: int, S: _Stack, N, C, exclude):
     return converged_curves(doc, slot, n_docs, S.F, N, C, S.start, exclude)
 
 
-def _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budget: Budget, notes) -> list:
+def _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget: Budget, notes) -> list:
     """The bootstrap curves, chunk by chunk, until ``n_bootstrap`` are done or the budget is spent (then a note
     says how many were done; with fewer than :data:`MIN_BOOTSTRAP` no interval is drawn)."""
     import time
@@ -351,5 +353,5 @@ def _resamples(S, method, n_bootstrap, n_w, width, tol, init, pairs, seed, budge
                                                                   else ": intervals from those") +
                          " — python -m ultr_core ig FILE computes all of them")
             break
-        boots.append(_curves(S, method, W, tol, init, pairs)[0])
+        boots.append(_curves(S, method, W, exclude, pairs)[0])
     return boots

@@ -11,7 +11,8 @@ from ultr_core.identifiability.uncertainty import FactorUncertainty, factor_unce
 from ultr_core.logs.coding import tuple_labels
 
 __all__ = ["graph_uncertainty", "practical_report", "practical_lines", "documents_frame", "profile_report",
-           "profile_lines", "certainty_report", "certainty_lines", "document_context", "LEVELS"]
+           "profile_lines", "certainty_report", "certainty_lines", "document_context", "factor_levels",
+           "document_outputs", "LEVELS"]
 
 LEVELS = ("identified", "weak", "unidentified")
 
@@ -26,6 +27,11 @@ def graph_uncertainty(g) -> FactorUncertainty:
 
 def _finite(x: float):
     return float(x) if np.isfinite(x) else None
+
+
+def factor_levels(g, u: FactorUncertainty) -> tuple[list, list, np.ndarray]:
+    """(each factor's label, its standard error of log(o_k/o_ref) or None where infinite, its level)."""
+    return list(tuple_labels(g.factors)), [_finite(x) for x in u.log_se], identification(u.log_se)
 
 
 def _apart(r: dict) -> bool:
@@ -56,8 +62,7 @@ def practical_report(g, curves: list) -> tuple[list, dict]:
     if g.impressions is None or not len(g.doc):
         return curves, {"rule": rule_text(), "counts": {}, "weakest": [], "weakest_links": []}
     u = graph_uncertainty(g)
-    levels = identification(u.log_se)
-    labels = tuple_labels(g.factors)
+    labels, log_se, levels = factor_levels(g, u)
     for r in curves:                   # the level, with PBM's maximum-likelihood ratio and Fisher interval beside it
         k = int(r["factor"])
         r["log_se"], r["identification"] = _finite(u.log_se[k]), str(levels[k])
@@ -73,7 +78,7 @@ def practical_report(g, curves: list) -> tuple[list, dict]:
            "documents": {"never_clicked": u.silent_documents, "at_the_boundary": u.boundary_documents},
            "factors": {"label": list(labels), "component": np.asarray(g.component).astype(int).tolist(),
                        "reference": [labels[k] for k in u.reference],
-                       "log_se": [_finite(x) for x in u.log_se], "identification": levels.tolist()}}
+                       "log_se": log_se, "identification": levels.tolist()}}
     out["components"] = _component_levels(np.asarray(g.component), levels, u.log_se, labels)
     apart = [r["label"] for r in curves if _apart(r)]
     if apart:
@@ -217,6 +222,13 @@ def certainty_lines(p: dict) -> list[str]:
         lines.append(f"  {i}. show {s['document']} (shown at {', '.join(s['shown_at'])}) at {s['show_at']} → worst "
                      f"{s['worst_se_after']:.3g}, mean {s['mean_se_after']:.3g}")
     return lines
+
+
+def document_outputs(g, u: FactorUncertainty, log=None) -> tuple[pd.DataFrame, dict | None]:
+    """The Upload page's documents: :func:`documents_frame` in the log's own keys and, where documents belong to
+    queries, the within-query orders resolved at 90 % (None otherwise)."""
+    queries, keys = document_context(g, log)
+    return documents_frame(g, u, keys), (resolved_orders(u, queries) if queries is not None else None)
 
 
 def document_context(g, log=None):
