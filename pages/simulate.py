@@ -156,8 +156,9 @@ def _show(log, sim, topk, seed: int) -> None:
 
     n_pos = int(ctr["position"].max())
     st.plotly_chart(ctr_by_position_figure(ctr, *sim.examination_shown(log, n_pos)), key="ctr")
-    st.caption("Bars: observed CTR with 95 % binomial intervals. Black: the true expected CTR r·o of the documents "
-               "at each rank. Dashed red: the position's observation probability (right axis).")
+    st.caption("Bars: observed CTR with 95 % binomial intervals. Black: the users' true click probability at each "
+               "rank (r·o; under trust bias o·(ε⁻ + (ε⁺ − ε⁻)·r)). Dashed red: the position's observation probability "
+               "(right axis).")
     st.plotly_chart(clicks_per_rank_figure(log.frame), key="clicks")
     st.subheader("A sample of the log")
     st.dataframe(log.sample(50, seed=seed), hide_index=True)

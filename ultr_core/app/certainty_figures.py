@@ -79,7 +79,8 @@ def profile_figure(p: dict) -> go.Figure:
                           (p["fisher_lower"], "dash", "Fisher"), (p["fisher_upper"], "dash", None)):
         if v is not None:
             fig.add_vline(x=v, line_dash=dash, line_color="#d62728" if dash == "solid" else "#555555",
-                          annotation_text=name or "")
+                          annotation_text=name or "",      # profile labels on top, Fisher's below: no overlap
+                          annotation_position="top left" if dash == "solid" else "bottom right")
     _layout(fig, f"Profile likelihood of o({p['factor']}) / o({p['reference']})", "ratio (log scale)",
             "2 (ℓ̂ − ℓ_p)")
     fig.update_xaxes(type="log")
