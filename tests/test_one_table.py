@@ -138,7 +138,7 @@ def test_a_bad_record_names_itself_its_field_and_the_allowed_values():
         ClickModelSpec("toy", "Toy", DCM, "mle", "c", "p", "r", colour="red", behaviour="b")
     with pytest.raises(ConfigError, match=r"click model 'toy'\.behaviour"):
         ClickModelSpec("toy", "Toy", DCM, "mle", "c", "p", "r", colour="#000000")
-    with pytest.raises(ConfigError, match=r"algorithm 'toy'\.family: must be one of .*'selection', got 'magic'"):
+    with pytest.raises(ConfigError, match=r"algorithm 'toy'\.family: must be one of .*'beyond', got 'magic'"):
         AlgorithmSpec("toy", "Toy", "#000000", "magic", "listwise", "learners:Naive", "c", "x")
     with pytest.raises(ConfigError, match=r"log format 'toy'\.help"):
         LogFormat("toy", "Toy", "tabular", "a toy")

@@ -31,13 +31,15 @@ class _OnDevice:
 @dataclass
 class Batch(_OnDevice):
     """A step of lists: features ``X`` (B, L, F), ``clicks`` (B, L) float, ``shown`` (B, L) bool mask, and where a
-    learner reads them, true ``labels`` (B, L) (Oracle) and examination ratios ``tau`` (B, L) (HTE)."""
+    learner reads them, true ``labels`` (B, L) (Oracle), examination ratios ``tau`` (B, L) (HTE) and the split
+    ``rows`` (B, L) of the documents (−1 for none; the per-document propensities of policy-aware IPS and DR)."""
 
     X: object
     clicks: object
     shown: object
     labels: object = None
     tau: object = None
+    rows: object = None
 
 
 @dataclass
@@ -65,7 +67,9 @@ class PairBatch(_OnDevice):
 class TrainContext:
     """What a fit knows about its log besides the batches: the propensities it may divide by (``propensity``: true
     or estimated; ``true_propensity``), the log's click model (its metadata; ``convention`` of its curve), the
-    session arrays, and the seeded generators of the fit."""
+    session arrays, the seeded generators of the fit, ``exposure(curve)`` (per split row, the expectation of a
+    position curve under the logging policy: :meth:`~ultr_core.simulation.simulator.ClickSimulator.exposure`) and
+    ``affine`` — the estimated (α_k, β_k) of trust bias when the fit estimates its propensities."""
 
     true_propensity: object = None
     propensity: object = None
@@ -74,3 +78,5 @@ class TrainContext:
     sessions: object = None
     rng: object = None
     generator: object = None
+    exposure: object = None
+    affine: object = None

@@ -60,6 +60,7 @@ class Learner(nn.Module):
 
     uses_labels = False           #: trains on true labels (Oracle)
     needs_clicks = True           #: sessions without clicks carry no signal for its loss
+    sees_candidates = False       #: its lists hold every logged candidate, shown or not (policy-aware methods)
 
     def __init__(self, cfg: TrainConfig, n_features: int, n_positions: int, context: TrainContext):
         super().__init__()

@@ -10,8 +10,8 @@ from ultr_core.constraints import Options, Rule, validate
 __all__ = ["AlgorithmSpec", "FAMILIES", "LOSSES", "formula_lines"]
 
 #: what an algorithm corrects: nothing (the floor and ceiling), position bias (group level), individual-level
-#: observation (LBD's coupling), or top-k selection bias
-FAMILIES = ("reference", "position", "individual", "selection")
+#: observation (LBD's coupling), top-k selection bias, or biases beyond examination (trust bias, stochastic logging)
+FAMILIES = ("reference", "position", "individual", "selection", "beyond")
 LOSSES = ("pointwise", "pairwise", "listwise")
 
 

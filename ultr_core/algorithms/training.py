@@ -13,6 +13,7 @@ import threading
 import numpy as np
 import torch
 
+from ultr_core.algorithms.affine import estimated_affine
 from ultr_core.algorithms.batches import Batch, TrainContext
 from ultr_core.algorithms.config import TrainConfig
 from ultr_core.algorithms.data import session_data
@@ -47,7 +48,7 @@ def _batch(rows, candidate, shown, clicks, X_all, labels, width, use_candidates,
     safe = np.maximum(rows, 0)
     mask = np.require((candidate if use_candidates else shown)[:, :width], requirements=["C", "W"])
     b = Batch(X_all[torch.from_numpy(safe)], torch.from_numpy(np.require(clicks[:, :width], np.float32, ["C", "W"])),
-              torch.from_numpy(mask))
+              torch.from_numpy(mask), rows=torch.from_numpy(np.ascontiguousarray(rows)))
     if labels is not None:
         b.labels = torch.from_numpy(labels[safe].astype(np.float32))
     if tau is not None:
@@ -130,6 +131,8 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
                                generator=torch.Generator().manual_seed(config.seed), rng=rng, sessions=data)
         context.propensity = (_estimated_propensity(log, dataset, split, data, config.seed)
                               if config.propensity == "estimated" else context.true_propensity)
+        context.exposure = lambda curve: log_simulator(log, dataset, "a policy-aware method").exposure(split, curve)
+        context.affine = lambda: estimated_affine(log, dataset, split, data, config.seed)
         if config.algorithm not in LEARNERS:
             agg = SPECS_BY_KEY[config.algorithm].aggregates           # RankAgg: the IPS ranker it aggregates
             ips = fit(log, dataset, config.with_(algorithm=agg), stop=stop) if agg else None
@@ -138,7 +141,8 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
         pool = data.with_clicks() if learner.needs_clicks else np.arange(data.n_sessions)
         if len(pool) == 0:
             raise ConfigError("log", "no session has a click: nothing to learn from")
-        width = data.rows.shape[1] if learner.uses_labels else data.n_positions
+        wide = learner.uses_labels or learner.sees_candidates          # every logged candidate, shown or not
+        width = data.rows.shape[1] if wide else data.n_positions
         X_all = torch.from_numpy(split.features)
         labels = split.labels if learner.uses_labels else None
         state = {"order": rng.permutation(pool), "cursor": 0}
@@ -151,15 +155,14 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
             idx = state["order"][state["cursor"]:state["cursor"] + config.batch_size]
             state["cursor"] += config.batch_size
             return _batch(data.rows[idx], data.candidate[idx], data.shown[idx], data.clicks[idx],
-                          X_all, labels, width, learner.uses_labels, tau)
+                          X_all, labels, width, wide, tau)
 
         if config.clicks == "online":
             draw = log_simulator(log, dataset, "online clicks").online_sampler(split, config.seed)
 
             def next_batch():                   # noqa: F811 - fresh clicks every step
                 d = draw(config.batch_size)
-                return _batch(d["rows"], d["mask"], d["shown"], d["clicks"], X_all, labels, width,
-                              learner.uses_labels, tau)
+                return _batch(d["rows"], d["mask"], d["shown"], d["clicks"], X_all, labels, width, wide, tau)
 
         return train_loop(learner, config, next_batch, dataset.valid, on_step, stop)
 

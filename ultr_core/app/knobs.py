@@ -94,6 +94,8 @@ def reconcile(values: dict, changed: str | None = None) -> tuple[dict, list[str]
     'pbm'
     >>> reconcile({"user_model": "pbm", "coupling": 0, "contexts": 0, "methods": ("cld",), "topk": None})[1]
     ['CLD models top-k selection: the shown top-k was set to 3.']
+    >>> reconcile({"user_model": "trust", "continuation": 1.0, "methods": (), "topk": None})[0]["continuation"]
+    0.98
     """
     from ultr_core.algorithms.specs import SPECS_BY_KEY
     from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
@@ -109,6 +111,10 @@ def reconcile(values: dict, changed: str | None = None) -> tuple[dict, list[str]
                          f"{' and '.join(PBM_ONLY[f] for f in on)} {'is' if len(on) == 1 else 'are'} for PBM users "
                          "and " + ("was" if len(on) == 1 else "were") + " turned off.")
             v.update({f: type(v[f])(0) for f in on})
+    users = MODEL_BY_KEY[v.get("user_model", DEFAULT_USER_MODEL)]
+    if users.continuation_problem(v.get("continuation")):
+        notes.append(f"{users.continuation_problem(v['continuation'])}: γ was set to {users.cls.MAX_GAMMA:g}.")
+        v["continuation"] = users.cls.MAX_GAMMA
     selection = [m for m in v.get("methods", ()) if SPECS_BY_KEY[m].needs_topk]
     if selection and v.get("topk") is None:
         names = ", ".join(SPECS_BY_KEY[m].label for m in selection)

@@ -58,6 +58,13 @@ class ClickModelSpec:
         """The continuation its simulated users go on with by default (None: it has none)."""
         return self.cls.DEFAULT_GAMMA
 
+    def continuation_problem(self, gamma: float | None) -> str | None:
+        """Why ``gamma`` cannot drive its users (its class's ``MAX_GAMMA`` and ``GAMMA_RULE``), or None."""
+        top = getattr(self.cls, "MAX_GAMMA", None)
+        if gamma is None or top is None or gamma <= top:
+            return None
+        return f"with {self.label} users {self.cls.GAMMA_RULE}; got {gamma:g}"
+
     @property
     def position_only(self) -> bool:
         """Examination by position (and context) alone: Theorem 1's setting, where coupling and contexts apply."""

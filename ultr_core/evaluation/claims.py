@@ -56,6 +56,8 @@ class Claim:
     'Naive − DLA > 0 on nDCG@10 at click.coupling = 0.6'
     >>> Claim("DLA", "flat curve", "curve_fit").text
     'DLA − flat curve > 0 on curve fit'
+    >>> Claim("PA", "PA", at=(("click.shuffle", 0.3),), worse_at=(("click.shuffle", 0.0),)).text
+    'PA at click.shuffle = 0.3 − PA at click.shuffle = 0 > 0 on nDCG@3'
     """
 
     better: str
@@ -64,12 +66,20 @@ class Claim:
     margin: float = 0.0
     at: tuple = ()
     source: str = ""
+    #: the grid values of the ``worse`` side when they differ from ``at`` (one method at two settings, paired by seed)
+    worse_at: tuple | None = None
 
     @property
     def text(self) -> str:
-        where = "".join(f" at {k} = {v:g}" if isinstance(v, (int, float)) else f" at {k} = {v}" for k, v in self.at)
         name = METRIC_NAMES.get(self.metric, f"nDCG@{self.metric.split('@')[-1]}")
-        return f"{self.better} − {self.worse} > {self.margin:g} on {name}{where}"
+        if self.worse_at is not None:
+            return (f"{self.better}{_where(self.at)} − {self.worse}{_where(self.worse_at)} > {self.margin:g} on "
+                    f"{name}")
+        return f"{self.better} − {self.worse} > {self.margin:g} on {name}{_where(self.at)}"
+
+
+def _where(at) -> str:
+    return "".join(f" at {k} = {v:g}" if isinstance(v, (int, float)) else f" at {k} = {v}" for k, v in at)
 
 
 def _column(runs: pd.DataFrame, col: str) -> str | None:
@@ -99,10 +109,13 @@ def check_claims(runs: pd.DataFrame, claims, method_col: str = "method", seed_co
     for c in claims:
         out = {"claim": c.text, "source": c.source, "mean_diff": np.nan, "lo": np.nan, "hi": np.nan, "n": 0,
                "holds": False, "verdict": "not checked"}
-        part = _rows_at(runs, c.at)
-        if part is not None and c.metric in part and {c.better, c.worse} <= set(part[method_col]):
-            wide = part.pivot_table(index=seed_col, columns=method_col, values=c.metric, aggfunc="mean")
-            d = (wide[c.better] - wide[c.worse]).dropna().to_numpy()
+        part, other = _rows_at(runs, c.at), _rows_at(runs, c.at if c.worse_at is None else c.worse_at)
+        if (part is not None and other is not None and c.metric in part and c.better in set(part[method_col])
+                and c.worse in set(other[method_col])):
+            def side(rows, method):
+                rows = rows[rows[method_col] == method]
+                return rows.groupby(seed_col)[c.metric].mean()
+            d = (side(part, c.better) - side(other, c.worse)).dropna().to_numpy()
             if len(d):
                 m, lo, hi = mean_ci(d)
                 holds = bool(lo > c.margin)

@@ -29,9 +29,14 @@ class _ClickModelMethods:
 
     def __post_init__(self):
         validate(self)
-        if not MODEL_BY_KEY[self.user_model].position_only and (self.coupling > 0 or self.n_contexts > 0):
-            raise ConfigError("user_model", f"coupling and contexts change PBM's examination; the user model "
-                                            f"{self.user_model!r} has its own — set user_model='pbm' or turn them off")
+        users = MODEL_BY_KEY[self.user_model]
+        if not users.position_only and (self.coupling > 0 or self.n_contexts > 0):
+            raise ConfigError("user_model", f"LBD's coupling and the contexts are defined for PBM users only (they "
+                                            f"change PBM's examination); the user model {self.user_model!r} is not "
+                                            f"PBM — set user_model='pbm' or turn coupling and contexts off")
+        problem = users.continuation_problem(self.gamma)
+        if problem:
+            raise ConfigError("continuation", problem)
 
     @property
     def gamma(self) -> float | None:

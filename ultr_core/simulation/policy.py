@@ -9,7 +9,7 @@ import numpy as np
 from ultr_core.data.dataset import LTRDataset, RankingData
 from ultr_core.simulation.clickmodel import N_CRUX
 
-__all__ = ["fit_logging_ranker", "crux_features", "coupling_direction"]
+__all__ = ["fit_logging_ranker", "crux_features", "coupling_direction", "expected_exposure"]
 
 
 def fit_logging_ranker(train: RankingData, fraction: float = 0.01,
@@ -78,3 +78,39 @@ def coupling_direction(n: int, seed: int | np.random.Generator) -> np.ndarray:
     if n >= 2 and u.max() > u.min():
         u = 2 * (u - u.min()) / (u.max() - u.min()) - 1
     return u
+
+
+def expected_exposure(curve: np.ndarray, n_candidates: np.ndarray, shuffle: float = 0.0, n_blocks: int = 1,
+                      intervention: bool = False, topk: int | None = None) -> np.ndarray:
+    """E_π[curve at the displayed position] for the document at each logged rank (Q, L): the logging policy π of
+    the simulator (:meth:`ClickSimulator.draw_sessions`) — the ranker's order, then with ``intervention`` position 1
+    swapped with a uniform rank among the shown ones, then a share ``shuffle`` of the sessions put in a uniform order
+    within ``n_blocks`` blocks of the list.  With ``curve`` = θ this is policy-aware IPS's propensity (Oosterhuis &
+    de Rijke, CIKM 2020, eq. 10: ρ(d) = Σ_k π(k | d) θ_k), with ``curve`` = α the doubly robust estimator's expected
+    α (Oosterhuis, TOIS 2023; ``utils/estimators.py: expected_alpha_beta``).  ``curve`` is 0 where a position is
+    not shown (below the top-k cut) and is cut or padded with 0 to the list length.
+
+    >>> expected_exposure(np.array([1.0, 0.5, 0.0]), np.array([3]), shuffle=0.5).round(4).tolist()   # top-2 of 3
+    [[0.75, 0.5, 0.25]]
+    >>> expected_exposure(np.array([1.0, 0.5]), np.array([2]), intervention=True).round(4).tolist()
+    [[0.75, 0.75]]
+    """
+    n = np.asarray(n_candidates, np.int64)[:, None]
+    L = int(n.max()) if n.size else 0
+    theta = np.zeros(L)
+    theta[:min(L, len(curve))] = np.asarray(curve, np.float64)[:L]
+    pos = np.arange(L)[None, :]
+    real = pos < n
+    g = np.where(real, theta[None, :], 0.0)
+    if shuffle > 0:
+        block = np.where(real, (pos * int(n_blocks)) // np.maximum(n, 1), -1)
+        same = (block[:, :, None] == block[:, None, :]) & real[:, None, :]
+        mean = (same * g[:, None, :]).sum(2) / np.maximum(same.sum(2), 1)
+        g = np.where(real, (1 - shuffle) * g + shuffle * mean, 0.0)
+    if intervention and L:
+        n_sh = np.maximum(np.minimum(n, topk) if topk is not None else n, 1)
+        inside = pos < n_sh
+        swapped = np.where(inside, g[:, :1] / n_sh + (1 - 1 / n_sh) * g, g)
+        swapped[:, :1] = (np.where(inside, g, 0.0).sum(1) / n_sh[:, 0])[:, None]
+        g = np.where(real, swapped, 0.0)
+    return g

@@ -23,6 +23,7 @@ from ultr_core.simulation.clickmodel import (
 from ultr_core.simulation.policy import (
     coupling_direction,
     crux_features,
+    expected_exposure,
     fit_logging_ranker,
 )
 
@@ -137,6 +138,21 @@ class ClickSimulator:
             f["true_relevance"].to_numpy(np.float64), self.config.continuation_curve(int(pos.max())), pos)
         means = pd.Series(p).groupby(pos).mean()
         return ctr.assign(expected_ctr=ctr["position"].map(means).to_numpy())
+
+    def exposure(self, data: RankingData, curve: np.ndarray) -> np.ndarray:
+        """Per row of ``data``: the expectation of ``curve`` at the position the logging policy shows the row
+        (:func:`~ultr_core.simulation.policy.expected_exposure`; 0 for a row the policy never shows)."""
+        if not hasattr(self, "max_label_"):
+            raise RuntimeError("call fit(dataset) before exposure()")
+        c = self.config
+        rows, mask = self.logged_order(data)
+        curve = np.asarray(curve, np.float64)
+        if c.topk is not None:
+            curve = curve[:c.topk]
+        g = expected_exposure(curve, mask.sum(axis=1), c.shuffle, c.shuffle_blocks, c.intervention, c.topk)
+        out = np.zeros(data.n_rows)
+        out[rows[mask]] = g[:, :rows.shape[1]][mask]
+        return out
 
     # ---------------------------------------------------------------- simulate
     def draw_sessions(self, data: RankingData, qs: np.ndarray, rng: np.random.Generator,

@@ -47,6 +47,29 @@ PRESET_SWEEPS = {
                       source="our question: do DCM-form propensities (λ fitted by DCM) help under DBN clicks?"),
                 Claim("Oracle", "CM-IPS", "ndcg@10", at=(("click.user_model", "dbn"),),
                       source="our question: … or is there still a gap to full information under DBN?")]),
+    "Trust bias breaks IPS; Affine-IPS and DR hold (Vardasbi et al., CIKM 2020; ε⁻_p = 0.9/p)": dict(
+        base={"click.continuation": 0.9}, methods=["naive", "ips", "bayes_ips", "affine_ips", "dr", "oracle"],
+        sweep="click.user_model", values=["pbm", "trust"], seeds=5,
+        claims=[Claim("Affine-IPS", "IPS", "ndcg@10", at=(("click.user_model", "trust"),),
+                      source="Vardasbi et al. 2020 (Table 2): under trust bias the affine correction beats IPS"),
+                Claim("DR", "IPS", "ndcg@10", at=(("click.user_model", "trust"),),
+                      source="Oosterhuis 2023: the doubly robust estimator (affine form) beats IPS under trust bias"),
+                Claim("Affine-IPS", "Bayes-IPS", "ndcg@10", at=(("click.user_model", "trust"),),
+                      source="Vardasbi et al. 2020 (§4, Table 2): Bayes-IPS stays biased; Affine-IPS beats it"),
+                Claim("Oracle", "IPS", "ndcg@10", at=(("click.user_model", "trust"),),
+                      source="our question: does IPS keep a gap to full information under trust bias?")]),
+    "Deterministic top-k breaks policy-aware IPS, exploration rescues it (Oosterhuis & de Rijke, CIKM 2020)": dict(
+        base={"click.topk": 3}, methods=["naive", "ips", "policy_aware", "dr", "oracle"], sweep="click.shuffle",
+        values=[0.0, 0.3], seeds=5,
+        claims=[Claim("IPS", "Policy-aware IPS", "ndcg@10", at=(("click.shuffle", 0.0),),
+                      source="CLD §2: policy-aware IPS needs a stochastic logging policy — under a deterministic "
+                             "top-k the documents it never shows have no propensity"),
+                Claim("Policy-aware IPS", "Policy-aware IPS", "ndcg@10", at=(("click.shuffle", 0.3),),
+                      worse_at=(("click.shuffle", 0.0),),
+                      source="Oosterhuis & de Rijke 2020: exploration (30 % of sessions shuffled) rescues it"),
+                Claim("Policy-aware IPS", "IPS", "ndcg@10", at=(("click.shuffle", 0.3),),
+                      source="Oosterhuis & de Rijke 2020 (Fig. 2): under stochastic top-k logging policy-aware IPS "
+                             "beats IPS")]),
     "LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)": dict(
         base={}, methods=["naive", "dla", "vectorization", "lbd", "lbd_lips", "lbd_ber"], sweep="click.coupling",
         values=[0.0, 0.2, 0.4, 0.6],
