@@ -16,6 +16,7 @@ from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.studies.experiment import live_observation_curves, train_jobs, training_progress
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
 from ultr_core.app.playground import curve_note, truth_note
+from ultr_core.simulation.clickmodel import signal_curve
 from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
                            submit_jobs, url_notices)
 from pages._params import url_name
@@ -51,7 +52,7 @@ def main():
         del st.query_params["log"]
     job_buttons("train_job", "▶ Start training", lambda: _start(c, noise, link_spec, log, ds),
                 disabled=not c["algorithms"])
-    truth = log.true_observation_curve()
+    truth = signal_curve(log)                 # θ_p, or the click signal θ_p(ε⁺ − ε⁻) of trust-bias users
     users = _user_model(log)
     live("train_job", lambda job: _show(job, truth, c["seed"], users))
     with st.expander("Methods and formulas", expanded=False):

@@ -244,6 +244,18 @@ def _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bia
         st.stop()
 
 
+def _users_meaning(graph) -> None:
+    """What the verdict means for the users the visitor assumes (PBM by default; trust bias: up to an affine map)."""
+    from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
+    from ultr_core.identifiability.trust import users_report
+    users = st.selectbox("users click as", USER_MODELS, format_func=lambda k: MODEL_BY_KEY[k].label,
+                         help="what the verdict means depends on how your users click: PBM users give relevance up "
+                              "to one scale per component; trust-bias users only up to an affine map (the order, "
+                              "not the ratios), and only where every factor shows two documents; cascade users "
+                              "are not what the graph models", key="upload_users_click_as")
+    st.info(f"For {MODEL_BY_KEY[users].label} users: " + escape_markdown(users_report(graph, users)["verdict"]) + ".")
+
+
 def _show_report(an) -> None:
     """Verdict metrics, the report, the components and the position-bias curve per component."""
     rep = an.report
@@ -252,6 +264,7 @@ def _show_report(an) -> None:
     c[1].metric("components", f"{rep['n_components']:,}")
     c[2].metric("largest component", f"{rep['largest_share']:.0%}")
     c[3].metric("identifiable", "yes" if rep["identifiable"] else "no")
+    _users_meaning(an.graph)
     alt = rep.get("alternative_document")
     if alt and alt["changes_verdict"]:
         st.info("The verdict depends on what a document is: " + escape_markdown(alt["message"].replace(

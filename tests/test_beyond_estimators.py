@@ -157,3 +157,22 @@ def test_bad_trust_settings_and_a_policy_aware_method_without_its_policy_say_wha
     for method in ("policy_aware", "dr"):
         with pytest.raises(ConfigError, match="needs a simulated log"):
             fit(bare, data, TrainConfig(algorithm=method, steps=2, model="linear"))
+
+
+def test_ig_says_what_the_verdict_means_for_the_users_chosen(tmp_path):
+    """``ig --users trust``: an affine map per component, and the factors that show one document named; PBM: Theorem
+    1's scale."""
+    import json
+    import subprocess
+    import sys
+    csv = tmp_path / "log.csv"
+    csv.write_text("session_id,query_id,doc_id,position,click\n" + "".join(
+        f"{s},1,{d},{p},{int((s + p) % 3 == 0)}\n" for s in range(40) for p, d in
+        ((1, "a" if s % 2 else "b"), (2, "b" if s % 2 else "a"), (3, "c"))))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "ultr_core", "ig", str(csv), "--json", *a],  # noqa: E731
+                                    capture_output=True, text=True, check=True)
+    trust = json.loads(run("--users", "trust").stdout)["users"]
+    assert trust["factors_with_fewer_than_two_documents"] == 1 and trust["thin_factors"] == ["position=3"]
+    assert "up to an affine map" in trust["verdict"] and "position=3" in trust["verdict"]
+    pbm = json.loads(run().stdout)["users"]
+    assert pbm["model"] == "pbm" and pbm["verdict"].startswith("relevance comparable only within each of the 2")

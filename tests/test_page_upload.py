@@ -156,3 +156,17 @@ def test_upload_without_session_ids_says_why_no_click_model_is_fitted():
     at.file_uploader(key="upload_click_log").set_value(("log.csv", CSV, "text/csv")).run()
     assert no_crash(at)
     assert any("Click models need sessions" in i.value for i in at.info)
+
+
+def test_upload_says_what_the_verdict_means_for_trust_bias_users():
+    """Issue #48, item 4: the same graph read for PBM users (one scale per component) and for trust-bias users (an
+    affine map, and every factor needs two documents: here each position shows 2 distinct documents)."""
+    at = page("upload.py").run()
+    at.file_uploader(key="upload_click_log").set_value(("log.csv", CSV, "text/csv")).run()
+    at.radio(key="upload_a_document_is").set_value("global").run()
+    said = [i.value for i in at.info if i.value.startswith("For PBM users")]
+    assert said == ["For PBM users: relevance comparable only within each of the 2 components."]
+    at.selectbox(key="upload_users_click_as").set_value("trust").run()
+    said = [i.value for i in at.info if i.value.startswith("For Trust users")][0]
+    assert "up to an affine map" in said and "only within each of the 2 components" in said
+    assert "every factor shows at least two documents" in said and no_crash(at)

@@ -36,7 +36,7 @@ def test_settings_validation_names_the_field(kw, field):
 
 
 def test_every_preset_is_valid_and_short():
-    assert len(PRESETS) == 5
+    assert len(PRESETS) == 6
     for p in PRESETS:
         s = PlaygroundSettings(**p.changes)
         assert set(s.methods) <= set(METHODS)

@@ -29,6 +29,9 @@ def _ig(a) -> int:
                                  n_bootstrap=100 if a.bootstrap is None else a.bootstrap)
     rep["notes"] = list(table.notes)
     rep["source"] = a.path
+    from ultr_core.identifiability import IdentifiabilityGraph
+    from ultr_core.identifiability.trust import users_report
+    rep["users"] = users_report(IdentifiabilityGraph.from_counts(table), a.users)
     if a.documents or a.profile or a.certainty:
         rep.update(_document_outputs(table, a))
     if a.json:
@@ -38,6 +41,7 @@ def _ig(a) -> int:
         for n in table.notes:
             print(printable(f"note: {n}"))
         print(printable(format_report(rep)))                   # a user's column or value cannot drive the terminal
+        print(printable(f"for {rep['users']['label']} users: {rep['users']['verdict']}"))
         from ultr_core.identifiability.practical import certainty_lines, profile_lines
         if "profile" in rep:
             print(printable("\n".join(profile_lines(rep["profile"]))))
@@ -256,6 +260,10 @@ def _add_ig(sub) -> None:
     ig.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for --engine dask")
     ig.add_argument("--memory-limit", default="2GB", help="DuckDB memory limit; larger work spills to a "
                                                            "temporary directory")
+    from ultr_core.clickmodels.registry import USER_MODELS
+    ig.add_argument("--users", choices=USER_MODELS, default=USER_MODELS[0], help="what the verdict means for "
+                    "users who click as this model (trust: relevance up to an affine map; each factor needs two "
+                    "documents)")
     ig.add_argument("--merge", action="store_true", help="propose node merges that connect the graph")
     ig.add_argument("--intervene", action="store_true", help="propose node interventions (swaps)")
     ig.add_argument("--seed", type=int, default=0, help="seed of the fits and the bootstrap")

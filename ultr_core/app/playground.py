@@ -66,6 +66,7 @@ class PlaygroundSettings:
     shuffle: float = 0.1               #: share of sessions shown in a random order (exploration)
     blocks: int = 1                    #: shuffle only within this many position blocks (K → K IG components)
     user_model: str = "pbm"            #: the user model clicks are drawn from (PBM: the papers' setting)
+    continuation: float | None = None  #: its γ (None: the model's own; trust bias: ε⁻_p = γ/p)
     methods: tuple = ("dla", "lbd")    #: trained between the Naive and Oracle references
     steps: int = 300
     lr: float = 0.01
@@ -83,7 +84,7 @@ class PlaygroundSettings:
                                   "(simulation parameter, value) pairs")]}
     #: fields another class declares (the test that every field is declared reads this)
     DELEGATED = ("dataset", "eta", "noise", "topk", "coupling", "contexts", "shuffle", "blocks", "user_model",
-                 "seed")
+                 "continuation", "seed")
 
     def __post_init__(self):
         object.__setattr__(self, "methods", tuple(dict.fromkeys(self.methods)))
@@ -186,6 +187,13 @@ PRESETS = [
            "blocks (Thm. 1) — but DLA's features bridge them: its curve spans both blocks and it beats Naive.",
            "Chen et al., ICML 2024, Thm. 1 and §5",
            claims=(Claim("DLA", "Naive"), Claim("Oracle", "DLA"), Claim("DLA", FLAT, "curve_fit"))),
+    Preset("trust bias breaks IPS, DR holds", {**_BASE, "user_model": "trust", "continuation": 0.9,
+                                               "methods": ("ips", "dr")},
+           "Trust bias: users also click non-relevant results, most at the top (ε⁻_p = 0.9/p). IPS counts those clicks "
+           "as relevance, far below Oracle; DR subtracts the noise θε⁻ and divides by the signal θ(ε⁺ − ε⁻): it beats "
+           "IPS.",
+           "Vardasbi, Oosterhuis & de Rijke, CIKM 2020; Oosterhuis, TOIS 2023",
+           claims=(Claim("DR", "IPS"), Claim("Oracle", "IPS", margin=0.02))),
     Preset("connected, yet unsure", {**_BASE, "shuffle": 0.02, "methods": ("dla",)},
            "2 % of sessions shuffled: the IG is connected, the graph says identifiable — yet few swaps link the "
            "deep positions: their 90 % intervals of o_p/o_1 span over ×2 (position 2's do not).",
@@ -324,7 +332,8 @@ def log_view(log, simulator) -> dict:
     position and the :func:`verdict`."""
     n_pos = int(log.frame.loc[log.frame["shown"], "position"].max())
     ctr = simulator.true_ctr(log, log.ctr_by_position())
-    truth = log.true_observation_curve()
+    from ultr_core.simulation.clickmodel import signal_curve
+    truth = signal_curve(log)                 # the click signal per position: θ_p, or θ_p(ε⁺ − ε⁻) under trust bias
     curve, label = simulator.examination_shown(log, n_pos)
     return {"ctr": ctr[ctr["position"] <= n_pos], "truth": truth, "verdict": verdict(log),
             "observation": curve, "observation_label": label}
@@ -364,6 +373,9 @@ def truth_note(users: str, short: bool = False) -> str:
     if MODEL_BY_KEY[users].position_only:
         return ""
     label = MODEL_BY_KEY[users].label
+    own = getattr(MODEL_BY_KEY[users].cls, "TRUTH_NOTE", None)    # users whose examination is by position
+    if own:
+        return own[1] if short else own[0]
     if short:
         return f"truth: {label} users' mean examination per position."
     return (f"truth: the average probability that {label} users examine each position of this "

@@ -50,7 +50,9 @@ CLICK_MODELS = (
                    "attractiveness per (query, doc), signal s_p = θ(ε⁺ − ε⁻) and noise b_p = θε⁻ per rank",
                    "attractiveness (up to an affine map)", colour="#bcbd22",
                    behaviour="examine p with o_p; click a relevant result with ε⁺_p = 0.98 − (p − 1)/100, another "
-                             "with ε⁻_p = γ/p (trust bias; γ = 0.65: Vardasbi et al.'s trust_1)"),
+                             "with ε⁻_p = γ/p (trust bias; γ = 0.65: Vardasbi et al.'s trust_1)",
+                   ig_condition="a connected graph, and every factor shows two documents of different relevance "
+                                "(docs/identifiability_trust_bias.md)"),
 )
 CLICK_MODELS += extra("CLICK_MODELS")           # records of extension modules (ultr_core.extensions)
 MODEL_BY_KEY = {s.key: s for s in CLICK_MODELS}

@@ -28,6 +28,8 @@ class ClickModelSpec:
     relevance: str
     colour: str = ""
     behaviour: str = ""
+    #: what identifiability needs for its users besides a connected graph (``ig --users``, the Upload page); "" none
+    ig_condition: str = ""
 
     CONSTRAINTS = {
         "key": [Rule(lambda k: isinstance(k, str) and k.isidentifier() and k.islower(), "a lower-case identifier")],
@@ -40,6 +42,7 @@ class ClickModelSpec:
         "relevance": [Rule(lambda s: isinstance(s, str) and s, "what its relevance estimate is")],
         "colour": [Rule(lambda c: isinstance(c, str) and len(c) == 7 and c[0] == "#", "a colour #rrggbb")],
         "behaviour": [Rule(lambda s: isinstance(s, str), "one sentence (user models)")],
+        "ig_condition": [Rule(lambda s: isinstance(s, str), "a condition in words, or ''")],
     }
 
     def __post_init__(self):

@@ -39,6 +39,10 @@ class Trust(ClickModel):
     USER_MODEL = True
     #: ε⁻ at position 1: Vardasbi et al.'s trust_1 (0.65/p)
     DEFAULT_GAMMA = 0.65
+    #: what the "truth" curve of the observation charts is for its users (in full, and in one line for a tile)
+    TRUTH_NOTE = ("truth: trust-bias users' click signal θ_p(ε⁺_p − ε⁻_p) — how much a click at p rises with "
+                  "relevance, what Affine-IPS and DR divide by; IPS divides by θ_p alone (and false clicks, θ_p ε⁻_p, "
+                  "stay in)", "truth: the click signal θ(ε⁺ − ε⁻) of trust-bias users.")
     #: γ = ε⁻_1 must not exceed ε⁺_1: a relevant result is clicked at least as often as another
     MAX_GAMMA = 0.98
     GAMMA_RULE = "γ is ε⁻ at position 1 and must not exceed ε⁺_1 = 0.98 (a relevant result is clicked at least as often"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["trust_information", "null_dimension", "predicted_null_dimension", "click_probability"]
+__all__ = ["trust_information", "null_dimension", "predicted_null_dimension", "click_probability", "users_report"]
 
 
 def click_probability(doc, fac, r, s, b) -> np.ndarray:
@@ -69,3 +69,35 @@ def predicted_null_dimension(doc, fac, r, n_docs: int, n_factors: int) -> int:
     comps = len(np.unique(lab[used]))
     distinct = np.array([len(np.unique(np.round(r[doc[fac == f]], 12))) for f in range(n_factors)])
     return 2 * comps + int(((distinct == 1)).sum()) + 2 * int((distinct == 0).sum())
+
+
+def users_report(g, users: str) -> dict:
+    """What the graph's verdict means for users who click as ``users`` (a key of the click-model table): PBM users
+    get Theorem 1 (relevance up to one scale per component); a model whose record names an ``ig_condition`` (trust
+    bias: relevance up to an affine map, when every factor also shows two documents of different relevance) gets that
+    condition checked as far as the log can — factors that show fewer than two documents are counted and named."""
+    from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    from ultr_core.logs.coding import tuple_labels
+    spec = MODEL_BY_KEY[users]
+    k = int(g.n_components)
+    out = {"model": users, "label": spec.label, "meaning": spec.cls.IG_MEANING, "condition": spec.ig_condition}
+    if spec.position_only:
+        out["verdict"] = ("relevance recoverable up to one scale (Theorem 1)" if k == 1 else
+                          f"relevance comparable only within each of the {k} components")
+        return out
+    if not spec.ig_condition:
+        out["verdict"] = f"the graph's verdict is about PBM users; {spec.label} users {spec.cls.IG_MEANING}"
+        return out
+    per_factor = np.bincount(np.asarray(g.fac, np.int64), minlength=g.n_factors)
+    labels = tuple_labels(g.factors)
+    thin = [labels[i] for i in np.flatnonzero(per_factor < 2)]
+    out.update(factors_with_fewer_than_two_documents=len(thin), thin_factors=thin[:20])
+    scope = "over the whole log" if k == 1 else f"only within each of the {k} components"
+    text = f"relevance recoverable up to an affine map (the order, not the ratios) {scope}"
+    if thin:
+        text += (f"; {len(thin)} factor(s) show fewer than two documents, so their signal and noise are not "
+                 f"identified ({', '.join(thin[:4])}{' …' if len(thin) > 4 else ''})")
+    else:
+        text += "; every factor shows at least two documents (that their relevance differs, only the clicks can tell)"
+    out["verdict"] = text
+    return out

@@ -14,7 +14,7 @@ from ultr_core.errors import ConfigError
 from ultr_core.simulation.params import CLICK_PARAMS, MAX_CONTEXTS, PARAM, resolve_name
 
 __all__ = ["EYE_TRACKING", "N_CRUX", "MAX_CONTEXTS", "MAX_LOG_ROWS", "ClickModelConfig", "binary_threshold",
-           "binary_rule", "relevance_probability", "position_observation"]
+           "binary_rule", "relevance_probability", "position_observation", "signal_curve"]
 
 #: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005): defined with the samplers
 EYE_TRACKING = _EYE_TRACKING
@@ -147,3 +147,19 @@ def position_observation(n_positions: int, eta: float = 1.0, convention: str = "
     if topk is not None:
         o = np.where(p <= topk, o, 0.0)
     return o
+
+
+def signal_curve(log) -> np.ndarray | None:
+    """The click signal per position of a simulated log's users — how much a click at p rises with relevance,
+    θ_p·(e_p(1) − e_p(0)) with e the user model's ``examined_click`` — the curve a debiasing method's own should
+    match: the examination θ_p itself under PBM and the cascade family, θ_p(ε⁺_p − ε⁻_p) under trust bias (where IPS's
+    θ_p is not it).  None without truth."""
+    theta = log.true_observation_curve()
+    meta = log.meta.get("click_model")
+    if theta is None or meta is None:
+        return theta
+    cfg = ClickModelConfig.from_meta(meta)
+    pos = np.arange(1, len(theta) + 1)
+    cls, gamma = MODEL_BY_KEY[cfg.user_model].cls, cfg.continuation_curve(len(theta))
+    return theta * (cls.examined_click(np.ones(len(theta)), gamma, pos) - cls.examined_click(np.zeros(len(theta)),
+                                                                                             gamma, pos))

@@ -316,9 +316,9 @@ def train_spec(spec: str, configs, report=None, stop=None, noise: float | None =
     """:func:`train_many` on the log a :class:`~ultr_core.simulation.logspec.LogSpec` string describes — the
     Playground's pooled job: only the short spec travels to the worker, which simulates the log
     itself (deterministic: the same rows the page shows)."""
+    from ultr_core.simulation.clickmodel import signal_curve
     ds, _, log = simulated(spec)
-    return with_curve_fit(train_many(log, ds, configs, report=report, stop=stop, noise=noise),
-                          log.true_observation_curve())
+    return with_curve_fit(train_many(log, ds, configs, report=report, stop=stop, noise=noise), signal_curve(log))
 
 
 def with_curve_fit(results: dict, truth) -> dict:
