@@ -1,6 +1,6 @@
 """Trust bias's affine click probabilities for the estimators beyond examination (issue #48): a document of
 relevance R shown at position k is clicked with β_k + α_k R, α_k = θ_k (ε⁺_k − ε⁻_k), β_k = θ_k ε⁻_k (Vardasbi,
-Oosterhuis & de Rijke, CIKM 2020, eq. 4; PBM is β = 0, α = θ).
+Oosterhuis & de Rijke, CIKM 2020; PBM is β = 0, α = θ).
 
 :func:`true_affine` reads (α, β) off the simulated log's users; :func:`estimated_affine` estimates them as Agarwal,
 Wang, Li, Bendersky & Najork (WWW 2019) do — from swap interventions (position 1 swapped with a random rank, the

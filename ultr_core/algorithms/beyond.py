@@ -1,6 +1,6 @@
 """Learners beyond examination (issue #48): trust bias — Bayes-IPS (Agarwal et al., WWW 2019) and Affine-IPS
 (Vardasbi, Oosterhuis & de Rijke, CIKM 2020) — and stochastic logging — policy-aware IPS (Oosterhuis & de Rijke,
-CIKM 2020) and the doubly robust estimator (Oosterhuis, TOIS 2023), which has both.
+SIGIR 2020) and the doubly robust estimator (Oosterhuis, TOIS 2023), which has both.
 
 Each reads the affine click probabilities β_k + α_k R (:mod:`~ultr_core.algorithms.affine`: the log's true users,
 or with ``propensity="estimated"`` a fit on swap interventions) and, for the policy-aware two, the expectation of a
@@ -22,7 +22,8 @@ __all__ = ["affine_listwise", "affine_targets", "dr_targets", "BayesIPS", "Affin
 
 
 def affine_targets(clicks, alpha, beta):
-    """Affine-IPS's relevance estimate per shown result, (c − β_k)/α_k (Vardasbi et al. 2020, eq. 9): E = R.
+    """Affine-IPS's relevance estimate per shown result, (c − β_k)/α_k (Vardasbi et al. 2020's affine correction):
+    its expectation is R.
 
     >>> affine_targets(torch.tensor([[1.0, 0.0]]), torch.tensor([0.5, 0.25]), torch.tensor([0.2, 0.1]))
     tensor([[ 1.6000, -0.4000]])
@@ -32,7 +33,7 @@ def affine_targets(clicks, alpha, beta):
 
 def dr_targets(clicks, shown, r_hat, alpha, beta, rho):
     """The doubly robust relevance estimate per logged candidate, R̂ + shown·(c − α_k R̂ − β_k)/ρ_d (Oosterhuis 2023,
-    eq. 24): its mean over a document's sessions is R when ρ_d is the expected α (unclipped) or when R̂ = R.
+    the DR estimator): its mean over a document's sessions is R when ρ_d is the expected α (unclipped) or when R̂ = R.
 
     >>> dr_targets(torch.tensor([[1.0, 0.0]]), torch.tensor([[True, False]]), torch.tensor([[0.5, 0.5]]),
     ...            torch.tensor([[0.5, 0.0]]), torch.tensor([[0.1, 0.0]]), torch.tensor([[0.4, 0.4]]))
@@ -68,10 +69,10 @@ def _clip(w, cfg):
 
 
 class BayesIPS(Learner):
-    """Bayes-IPS (Agarwal, Wang, Li, Bendersky & Najork, WWW 2019, §4): a click at k weighted by
+    """Bayes-IPS (Agarwal, Wang, Li, Bendersky & Najork, WWW 2019): a click at k weighted by
     P(R = 1 | C = 1, k)/θ_k, in the trust-bias EM code's form 1/(θ_k ε⁺_k + θ_k ε⁻_k) = 1/(α_k + 2β_k)
     (``AliVard/trust-bias-CIKM2020``, ``trust_bias_EM/TrustParams.py``), ÷ its value at position 1 and clipped at
-    ``max_weight``; the listwise loss of IPS.  Still biased under trust bias (Vardasbi et al., §4)."""
+    ``max_weight``; the listwise loss of IPS.  Still biased under trust bias (Vardasbi et al. 2020)."""
 
     def __init__(self, cfg, n_features, n_positions, context):
         super().__init__(cfg, n_features, n_positions, context)
@@ -89,9 +90,9 @@ class BayesIPS(Learner):
 
 
 class AffineIPS(Learner):
-    """Affine-IPS (Vardasbi, Oosterhuis & de Rijke, CIKM 2020, eq. 9): each shown document's target (c − β_k)/α_k,
-    ×α_1 and with α_1/α_k clipped at ``max_weight`` — unbiased for the relevance R under trust bias (E[c] = β_k +
-    α_k R) — in :func:`affine_listwise` over every session (targets of unclicked results are negative)."""
+    """Affine-IPS (Vardasbi, Oosterhuis & de Rijke, CIKM 2020, the affine correction): each shown document's target
+    (c − β_k)/α_k, ×α_1 and with α_1/α_k clipped at ``max_weight`` — unbiased for the relevance R under trust bias
+    (E[c] = β_k + α_k R) — in :func:`affine_listwise` over every session (targets of unclicked results are negative)."""
 
     needs_clicks = False
 
@@ -113,11 +114,11 @@ class AffineIPS(Learner):
 
 
 class PolicyAwareIPS(Learner):
-    """Policy-aware IPS (Oosterhuis & de Rijke, CIKM 2020, eq. 10–11): a click on d weighted by 1/ρ(d), ρ(d) =
-    Σ_k π(k | d) θ_k the examination expected under the logging policy π (the simulator's ranking, swaps and
-    exploration), ÷ θ_1 and clipped at ``max_weight``; the listwise loss over every logged candidate, shown or not —
-    a document π never shows (ρ = 0) gets no click and no correction: unbiased only when every relevant document has
-    ρ > 0 (the stochastic logging CLD's §2 says it needs)."""
+    """Policy-aware IPS (Oosterhuis & de Rijke, SIGIR 2020, the policy-aware estimator): a click on d weighted by
+    1/ρ(d), ρ(d) = Σ_k π(k | d) θ_k the examination expected under the logging policy π (the simulator's ranking,
+    swaps and exploration), ÷ θ_1 and clipped at ``max_weight``; the listwise loss over every logged candidate, shown
+    or not — a document π never shows (ρ = 0) gets no click and no correction: unbiased only when every relevant
+    document has ρ > 0 (the stochastic logging CLD's §2 says it needs)."""
 
     sees_candidates = True
 
@@ -139,7 +140,7 @@ class PolicyAwareIPS(Learner):
 
 
 class DoublyRobust(Learner):
-    """The doubly robust estimator (Oosterhuis, TOIS 2023, eq. 24; ``HarrieO/2022-doubly-robust-LTR``,
+    """The doubly robust estimator (Oosterhuis, TOIS 2023; ``HarrieO/2022-doubly-robust-LTR``,
     ``utils/estimators.py: compute_weights``): each logged candidate's target R̂(d) + shown·(c − α_k R̂(d) − β_k)/ρ_d,
     with ρ_d = max(ᾱ_d, 10/√N) — ᾱ_d the α expected under the logging policy, N the log's sessions — and the direct
     method R̂ = σ(g(x)) a second tower fitted to the clicks as β_k + α_k R̂ (binary cross-entropy); unbiased when

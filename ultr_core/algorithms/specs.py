@@ -127,14 +127,14 @@ ALGORITHM_SPECS = (
                            latex=r"\text{LBD loss with click weights } 1/\tau_{p_i}(x_i)", params=("lbd_lambda",
                            "lbd_t"), curve=LBD_CURVE),
     AlgorithmSpec("bayes_ips", "Bayes-IPS", "#fdbf6f", "beyond", "listwise", "beyond:BayesIPS",
-                  cite="Agarwal, Wang, Li, Bendersky & Najork, WWW 2019, Bayes-IPS (§4), in the trust-bias EM code's "
+                  cite="Agarwal, Wang, Li, Bendersky & Najork, WWW 2019, Bayes-IPS, in the trust-bias EM code's "
                        "form (AliVard/trust-bias-CIKM2020 TrustParams.py)",
                   latex=r"\mathcal{L} = -\sum_k \frac{c_k}{\theta_k(\epsilon^+_k+\epsilon^-_k)} \log "
                         r"\operatorname{softmax}(f(x))_k", params=("max_weight", "propensity"),
                   curve="θ_k(ε⁺_k + ε⁻_k) = α_k + 2β_k, the click probability it divides by (true, or fitted on swaps)",
                   playground=True),
     AlgorithmSpec("affine_ips", "Affine-IPS", "#1b9e77", "beyond", "listwise", "beyond:AffineIPS",
-                  cite="Vardasbi, Oosterhuis & de Rijke, CIKM 2020, affine correction (eq. 9)",
+                  cite="Vardasbi, Oosterhuis & de Rijke, CIKM 2020, affine correction",
                   latex=formula_lines(r"\hat R_k = \frac{c_k - \beta_k}{\alpha_k},\ \alpha_k = \theta_k(\epsilon^+_k - "
                                       r"\epsilon^-_k),\ \beta_k = \theta_k\epsilon^-_k",
                                       r"\mathcal{L} = -\sum_k \hat R_k \log \operatorname{softmax}(f(x))_k"),
@@ -142,7 +142,7 @@ ALGORITHM_SPECS = (
                   curve="α_k = θ_k(ε⁺_k − ε⁻_k), the signal it divides by (true, or fitted on swaps)",
                   playground=True),
     AlgorithmSpec("policy_aware", "Policy-aware IPS", "#7570b3", "beyond", "listwise", "beyond:PolicyAwareIPS",
-                  cite="Oosterhuis & de Rijke, CIKM 2020, policy-aware IPS (eq. 10–11) for top-k and stochastic "
+                  cite="Oosterhuis & de Rijke, SIGIR 2020, policy-aware IPS for top-k and stochastic "
                        "logging",
                   latex=formula_lines(r"\rho(d) = \sum_k \pi(k \mid d)\,\theta_k",
                                       r"\mathcal{L} = -\sum_d \frac{c_d}{\rho(d)} \log \operatorname{softmax}(f(x))_d"),
@@ -150,7 +150,7 @@ ALGORITHM_SPECS = (
                   curve="θ_k, averaged per document over the logging policy's rankings into ρ(d)",
                   playground=True),
     AlgorithmSpec("dr", "DR", "#e7298a", "beyond", "listwise", "beyond:DoublyRobust",
-                  cite="Oosterhuis, TOIS 2023, doubly robust estimation (eq. 24; HarrieO/2022-doubly-robust-LTR "
+                  cite="Oosterhuis, TOIS 2023, doubly robust estimation (HarrieO/2022-doubly-robust-LTR "
                        "utils/estimators.py)",
                   latex=formula_lines(r"\hat R(d) = \hat r(d) + \frac{c_d - \alpha_k \hat r(d) - \beta_k}"
                                       r"{\max(\bar\alpha_d, 10/\sqrt N)}",

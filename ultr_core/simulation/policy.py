@@ -86,7 +86,7 @@ def expected_exposure(curve: np.ndarray, n_candidates: np.ndarray, shuffle: floa
     the simulator (:meth:`ClickSimulator.draw_sessions`) — the ranker's order, then with ``intervention`` position 1
     swapped with a uniform rank among the shown ones, then a share ``shuffle`` of the sessions put in a uniform order
     within ``n_blocks`` blocks of the list.  With ``curve`` = θ this is policy-aware IPS's propensity (Oosterhuis &
-    de Rijke, CIKM 2020, eq. 10: ρ(d) = Σ_k π(k | d) θ_k), with ``curve`` = α the doubly robust estimator's expected
+    de Rijke, SIGIR 2020: ρ(d) = Σ_k π(k | d) θ_k), with ``curve`` = α the doubly robust estimator's expected
     α (Oosterhuis, TOIS 2023; ``utils/estimators.py: expected_alpha_beta``).  ``curve`` is 0 where a position is
     not shown (below the top-k cut) and is cut or padded with 0 to the list length.
 

@@ -58,7 +58,7 @@ PRESET_SWEEPS = {
                       source="Vardasbi et al. 2020 (§4, Table 2): Bayes-IPS stays biased; Affine-IPS beats it"),
                 Claim("Oracle", "IPS", "ndcg@10", at=(("click.user_model", "trust"),),
                       source="our question: does IPS keep a gap to full information under trust bias?")]),
-    "Deterministic top-k breaks policy-aware IPS, exploration rescues it (Oosterhuis & de Rijke, CIKM 2020)": dict(
+    "Deterministic top-k breaks policy-aware IPS, exploration rescues it (Oosterhuis & de Rijke, SIGIR 2020)": dict(
         base={"click.topk": 3}, methods=["naive", "ips", "policy_aware", "dr", "oracle"], sweep="click.shuffle",
         values=[0.0, 0.3], seeds=5,
         claims=[Claim("IPS", "Policy-aware IPS", "ndcg@10", at=(("click.shuffle", 0.0),),
