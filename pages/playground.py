@@ -163,7 +163,9 @@ def _model_knobs() -> None:
     for pair in MODEL_LAYOUT:
         for where, field in zip(st.columns(2), pair):
             _knob_widget(where, KNOB_BY_FIELD[field])
-    _users_knob(st)
+    users, gamma = st.columns(2)
+    _users_knob(users)
+    _knob_widget(gamma, KNOB_BY_FIELD["continuation"])
     for knob in KNOBS:                               # knobs an extension adds (simulation parameters)
         if knob.field not in D.__dataclass_fields__:
             _knob_widget(st, knob)

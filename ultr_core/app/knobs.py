@@ -68,7 +68,9 @@ KNOBS = (
     Knob.of("user_model", options=USER_MODELS, label="users click as"),
     Knob.of("continuation", options=GAMMAS, widget_of=lambda v: "model's own" if v is None else v,
             setting_of=lambda v: None if v == "model's own" else float(v), url_parse=_gamma_parse,
-            label="users' γ (trust: ε⁻ strength)"),
+            label="users' γ", help="the user model's γ (\"model's own\": its default): DCM's continuation after a "
+            "click, DBN's and CCM's continuation; trust bias's strength — a non-relevant result is clicked with "
+            "ε⁻_p = γ/p (0.65: Vardasbi et al.'s trust_1); no effect on PBM, UBM, CM and SDBN users"),
     Knob("methods", "methods", tuple, widget_of=lambda v: [ALGORITHMS[m] for m in v],
          setting_of=lambda v: tuple(algorithm_names()[m] for m in v), url_parse=_methods_parse,
          url_of=lambda v: ",".join(algorithm_names()[m] for m in v)),
