@@ -6,10 +6,12 @@ import streamlit as st
 from ultr_core.logs.outputs import safe_csv
 
 from pages._common import live, queue_note, submit_job
-from ultr_core.app.clickmodel_figures import continuation_table, matrix_figures, rank_parameters_figure
+from ultr_core.app.clickmodel_figures import continuation_table, judges_figure, matrix_figures, rank_parameters_figure
 from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.compare import compare_job
+from ultr_core.clickmodels.judged import RULE, judgement_rows, score_judgements
+from ultr_core.errors import DataFormatError
 from ultr_core.identifiability.reports import document_components
 
 
@@ -60,7 +62,39 @@ def _show(job, an, log, prefix: str) -> None:
                        "click_model_relevance.csv", mime="text/csv",
                        key=f"{prefix}_relevance_csv",
                        help="training impressions and clicks of each pair, its IG component, every model's relevance "
-                            "estimate and DBN's and SDBN's satisfaction: compare estimates only inside one component")
+                            "estimate and DBN's and SDBN's satisfaction, and prior_dominated: whether the clicks or "
+                            "the one-in-two prior decide the estimate — compare estimates only inside one component")
+    _judges(out, prefix)
+
+
+def _judges(out: dict, prefix: str) -> None:
+    """Click fit beside ranking quality: the comparison scored against an uploaded judgements file (issue #47)."""
+    st.markdown("**Do the judges agree?** Add editorial judgements to score every model's relevance against them.")
+    up = st.file_uploader("editorial judgements (optional)", key=f"{prefix}_judgements",
+                          help="TREC/LETOR qrels (`query 0 document grade`) or CSV/TSV with query, document and grade "
+                               "columns, grades 0–5; joined on the log's (query, document) ids")
+    include = st.checkbox("include prior-dominated estimates", key=f"{prefix}_include_prior", help=RULE)
+    if up is None:
+        return
+    try:
+        models, rep = score_judgements(out, up.getvalue(), include_prior=include)
+    except DataFormatError as e:
+        st.error(f"We could not read the judgements — {escape_markdown(e)}. The click models above are unchanged.")
+        return
+    for n in rep["file"]["notes"]:
+        st.info(escape_markdown(n))
+    st.caption(f"{rep['file']['rows']:,} judgements kept; {rep['matched_pairs']:,} match the log's pairs, "
+               f"{rep['unmatched_judgements']:,} do not ({rep['judgements_of_queries_not_in_the_log']:,} of queries "
+               f"the log lacks); {rep['prior_dominated']['matched_and_flagged']:,} judged pairs are prior-dominated "
+               f"and {'included' if include else 'left out'}; {rep['pairs_scored']:,} scored. 90 % intervals: "
+               "bootstrap over queries.")
+    if "note" in rep:
+        st.info(escape_markdown(rep["note"]))
+        return
+    st.dataframe(pd.DataFrame(judgement_rows(models, rep)), hide_index=True)
+    st.plotly_chart(judges_figure(models, rep), key=f"{prefix}_judges")
+    if rep.get("verdict"):
+        st.info(escape_markdown(rep["verdict"]["text"]) + f". Rule: {rep['verdict']['rule']}.")
 
 
 def _bias_parameters(models: dict, prefix: str) -> None:

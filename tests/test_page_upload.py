@@ -149,6 +149,19 @@ def test_upload_compares_click_models_and_gives_relevance_with_components():
     assert list(scalars["model"]) == ["DBN", "CCM", "CCM", "CCM"] and scalars["value"].between(0, 1).all()
     labels = [b.label for b in at.get("download_button")]
     assert "Download relevance per (query, document) and model (CSV)" in labels
+    # issue #47: judgements beside the click fit — a bad file says why and keeps the comparison, a good one is scored
+    at.file_uploader(key="upload_judgements").set_value(("j.txt", b"\xff\xfe", "text/plain")).run()
+    assert any("We could not read the judgements — " in e.value and "not UTF-8" in e.value for e in at.error)
+    assert any("perplexity" in d.value.columns for d in at.dataframe)
+    qrels = "".join(f"q{q} 0 d{d} {(d + q) % 3}\n" for q in range(3) for d in range(5)) + "q9 0 d1 7\n"
+    at.file_uploader(key="upload_judgements").set_value(("j.qrels", qrels.encode(), "text/plain")).run()
+    assert no_crash(at) and not at.error
+    assert any("grade outside 0–5" in i.value for i in at.info)
+    at.checkbox(key="upload_include_prior").check().run()
+    judged = next(d.value for d in at.dataframe if "Spearman" in d.value.columns)
+    assert list(judged["model"])[-2:] == ["raw CTR", "logged order"] and len(judged) == len(CLICK_MODELS) + 2
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert "Click fit (x) beside agreement with the judges (y)" in titles
 
 
 def test_upload_without_session_ids_says_why_no_click_model_is_fitted():

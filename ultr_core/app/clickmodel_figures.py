@@ -73,3 +73,28 @@ def continuation_table(models: dict) -> pd.DataFrame:
     rows = [{"model": m["label"], "parameter": name, "value": float(v)}
             for m in models.values() for name, v in m.get("bias", {}).items() if np.ndim(v) == 0]
     return pd.DataFrame(rows, columns=["model", "parameter", "value"])
+
+
+def judges_figure(models: dict, report: dict) -> go.Figure:
+    """Click fit beside ranking quality (issue #47): each click model at its held-out log-likelihood (x) and its
+    Spearman correlation with the judges (y) with the 90 % interval over queries; raw CTR and the logged order as
+    horizontal reference lines (they have no click fit).  The y axis spans −1 … 1 — a correlation's whole range."""
+    from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    fig = go.Figure()
+    for key, m in models.items():
+        if "judgements" not in m:
+            continue
+        s = m["judgements"]["spearman"]
+        fig.add_trace(go.Scatter(x=[m["log_likelihood"]], y=[s["estimate"]], mode="markers+text", text=[m["label"]],
+                                 textposition="top center", name=m["label"], marker=dict(size=10,
+                                 color=MODEL_BY_KEY[key].colour), error_y=dict(type="data", symmetric=False,
+                                 array=[s["upper"] - s["estimate"]], arrayminus=[s["estimate"] - s["lower"]])))
+    for name, ref, dash in (("raw CTR", report.get("ctr"), "dot"), ("logged order", report.get("logged_order"),
+                                                                     "dash")):
+        if ref:
+            fig.add_hline(y=ref["spearman"]["estimate"], line_dash=dash, line_color="#777",
+                          annotation_text=name, annotation_position="bottom right")
+    fig.update_layout(title="Click fit (x) beside agreement with the judges (y)", showlegend=False, height=380,
+                      xaxis_title="held-out log-likelihood (higher fits the clicks better)",
+                      yaxis_title="Spearman with the judges", yaxis_range=[-1, 1], margin=dict(l=50, r=20, t=50, b=40))
+    return fig

@@ -29,8 +29,42 @@ def add_parser(sub) -> None:
     p.add_argument("--force", action="store_true", help="overwrite --relevance when it exists")
     p.add_argument("--identifiability", action="store_true", help="also the Fisher information of each fitted "
                    "model: its rank, null space and which parameters the log leaves unidentified or weak")
+    p.add_argument("--judgements", metavar="FILE", help="editorial judgements (TREC/LETOR qrels `query 0 doc grade`, "
+                   "or CSV/TSV with query, document and grade columns): each model's relevance scored against them "
+                   "(Spearman, Kendall, nDCG@10 with 90 %% intervals over queries)")
+    p.add_argument("--grades", default="0-5", help="--judgements: the grade range LOW-HIGH; rows outside are counted")
+    p.add_argument("--include-prior-dominated", action="store_true", help="--judgements: also score the pairs whose "
+                   "estimate the prior decides (fewer than 10 examination-weighted training impressions)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap over queries (--judgements)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(fn=run)
+
+
+#: the largest judgements file read (bytes): a qrels line is ~20 bytes, so tens of millions of judgements
+MAX_JUDGEMENTS_BYTES = 512 * 2**20
+
+
+def _judgements(a):
+    """The --judgements file read and checked (None without), before any fit."""
+    from ultr_core.errors import ConfigError
+    if not a.judgements:
+        if a.include_prior_dominated or a.grades != "0-5":
+            raise ConfigError("--include-prior-dominated" if a.include_prior_dominated else "--grades",
+                              "applies to --judgements; give --judgements too")
+        return None
+    import os
+
+    from ultr_core.logs.judgements import read_judgements
+    try:
+        low, high = (float(x) for x in a.grades.split("-", 1))
+    except ValueError:
+        raise ConfigError("--grades", "write the range as LOW-HIGH, e.g. 0-4") from None
+    if not os.path.isfile(a.judgements):
+        raise ConfigError("--judgements", "file not found")
+    if os.path.getsize(a.judgements) > MAX_JUDGEMENTS_BYTES:
+        raise ConfigError("--judgements", f"larger than {MAX_JUDGEMENTS_BYTES // 2**20} MB")
+    with open(a.judgements, "rb") as f:
+        return read_judgements(f.read(), "--judgements", grades=(low, high))
 
 
 def _sessions(path: str, fmt, name: str):
@@ -61,15 +95,17 @@ def run(a) -> int:
     from ultr_core.logs.outputs import atomic_write, json_safe, safe_csv
     keys = parse_models(a.models)
     out_path = _checked(a)
+    judged = dict(judgements=_judgements(a), include_prior=a.include_prior_dominated, seed=a.seed)
     if a.test:
         out = compare_click_models(_sessions(a.path, a.format, a.path), a.path, keys, 0.75,
-                                   _sessions(a.test, a.test_format, a.test), identifiability=a.identifiability)
+                                   _sessions(a.test, a.test_format, a.test), identifiability=a.identifiability,
+                                   **judged)
     else:                                     # grouped into patterns by DuckDB: any size within its memory limit
         from ultr_core.clickmodels.patterns import patterns_from_source
         from ultr_core.logs.sniff import resolve_source
         src = resolve_source(a.path, a.format, a.path)                  # paths, compression and format: once
         out = compare_click_models(patterns_from_source(src, src.fmt, a.path, 0.75 if a.split is None else a.split),
-                                   a.path, keys, identifiability=a.identifiability)
+                                   a.path, keys, identifiability=a.identifiability, **judged)
     rel = out.pop("relevance")
     if out_path is not None:
         atomic_write(out_path, lambda tmp: safe_csv(rel, tmp), "--relevance")
@@ -91,6 +127,29 @@ def run(a) -> int:
                             f"{i['null_dimension']}); " + ", ".join(f"{v} {k}" for k, v in i["counts"].items())
                             + (f"; weakest: {', '.join(w['parameter'] for w in i['weakest'][:3])}" if i["weakest"]
                                else "")))
+    if "judgements" in out:
+        print("\n".join(printable(x) for x in judgement_lines(out)))
     if out_path is not None:
         print(printable(f"wrote {len(rel):,} rows to {out_path}"))
     return 0
+
+
+def judgement_lines(out: dict) -> list[str]:
+    """The --judgements part of the text output: the file's counts, the rule, one line per model, the verdict."""
+    j = out["judgements"]
+    lines = [f"note: judgements: {n}" for n in j["file"]["notes"]]
+    lines.append(f"judgements: {j['file']['rows']:,} kept, {j['matched_pairs']:,} matched to the log's pairs, "
+                 f"{j['unmatched_judgements']:,} not in the log ({j['judgements_of_queries_not_in_the_log']:,} of "
+                 f"queries the log lacks); {j['pairs_scored']:,} scored")
+    lines.append(f"{j['prior_dominated']['rule']}: {j['prior_dominated']['matched_and_flagged']:,} judged pairs "
+                 + ("included" if j["prior_dominated"]["included"] else "left out"))
+    if "note" in j:
+        return lines + [j["note"]]
+    fmt = lambda x: f"{x['estimate']:+.3f} [{x['lower']:+.3f}, {x['upper']:+.3f}]"         # noqa: E731
+    lines.append(f"{'model':<7} {'Spearman [90 %]':>25} {'Kendall [90 %]':>25} {'nDCG@10 [90 %]':>25}")
+    rows = [(m["label"], m["judgements"]) for m in out["models"].values() if "judgements" in m]
+    for label, a in rows + [("CTR", j["ctr"]), ("logged", j["logged_order"])]:
+        lines.append(f"{label:<7} {fmt(a['spearman']):>25} {fmt(a['kendall']):>25} {fmt(a['ndcg@10']):>25}")
+    if j.get("verdict"):
+        lines.append(j["verdict"]["text"])
+    return lines

@@ -45,7 +45,8 @@ def train_test(data, name: str = "log", split: float = 0.75, test=None):
 
 
 def compare_click_models(data, name: str = "log", models=None, split: float = 0.75, test=None, on_model=None,
-                         stop=None, identifiability: bool = False) -> dict:
+                         stop=None, identifiability: bool = False, judgements=None, include_prior: bool = False,
+                         seed: int = 0) -> dict:
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
     :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
     the test sessions: a JSON-ready dict with ``train_sessions``, ``test_sessions``, ``dropped_test_sessions``
@@ -55,7 +56,10 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     SDBN's satisfaction.  ``on_model(done, total, label)`` is called as models finish; ``stop`` (an Event) set
     between two models ends the comparison early with the models done so far.  ``identifiability``: each model
     also gets the Fisher information's rank and its unidentified and weak parameters
-    (:mod:`~ultr_core.clickmodels.information`)."""
+    (:mod:`~ultr_core.clickmodels.information`).  ``relevance`` flags every pair whose estimate the data cannot
+    support (``prior_dominated``, :mod:`~ultr_core.clickmodels.judged`); with ``judgements``
+    (:class:`~ultr_core.logs.judgements.Judgements`) every model's estimates are also scored against them
+    (``judgements`` per model, and the file's counts and the clicks-vs-judges verdict under ``judgements``)."""
     keys = parse_models(models) if not isinstance(models, list) else models
     tr, te, dropped, pair_keys = _tables(data, name, split, test)
     if not tr.clicks.any():
@@ -82,6 +86,9 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
             rel[f"{spec.label} satisfaction"] = model.sat
         if on_model is not None:
             on_model(i + 1, len(keys), spec.label)
+    if judgements is not None and out["models"]:
+        from ultr_core.clickmodels.judged import judgement_report
+        out["judgements"] = judgement_report(rel, out["models"], judgements, include_prior, seed=seed)
     out["relevance"] = rel
     return out
 
@@ -111,8 +118,13 @@ def _tables(data, name: str, split: float, test):
 
 
 def _relevance_frame(train: SessionTable, pair_keys: pd.DataFrame) -> pd.DataFrame:
-    """One row per (query, document) pair of the log with its training impressions and clicks."""
+    """One row per (query, document) pair of the log with its training impressions and clicks, and whether the
+    data can support an estimate for it (``prior_dominated``: :data:`~ultr_core.clickmodels.judged.RULE`)."""
+    from ultr_core.clickmodels.judged import prior_dominated
     w = np.broadcast_to(train.weight[:, None], train.pairs.shape)
     n = np.bincount(train.pairs.ravel(), w.ravel(), train.n_pairs)
     c = np.bincount(train.pairs.ravel(), (w * train.clicks).ravel(), train.n_pairs)
-    return pair_keys.assign(impressions=n.astype(np.int64), clicks=c.astype(np.int64))
+    ranks = np.broadcast_to(np.arange(1, train.pairs.shape[1] + 1)[None, :], train.pairs.shape)
+    mean_rank = np.bincount(train.pairs.ravel(), (w * ranks).ravel(), train.n_pairs) / np.maximum(n, 1e-12)
+    return pair_keys.assign(impressions=n.astype(np.int64), clicks=c.astype(np.int64),
+                            mean_rank=np.where(n > 0, mean_rank, np.nan), prior_dominated=prior_dominated(train))

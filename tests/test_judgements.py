@@ -1,0 +1,113 @@
+"""Issue #47, items 1–3 and 7 (judgements): a judgements file read and joined with every dropped row counted, each
+click model scored against the judges with intervals over queries, prior-dominated estimates flagged and left out."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ultr_core.clickmodels.judged import MIN_EXAMINED, agreement, examined_impressions, ndcg_per_query
+from ultr_core.clickmodels.sessions import SessionTable
+from ultr_core.errors import DataFormatError
+from ultr_core.logs.judgements import read_judgements
+
+
+def test_qrels_and_tables_are_sniffed_and_every_dropped_row_is_counted_by_line():
+    j = read_judgements(b"q1 0 a 2\nq1 0 b 0\nq1 0 a 1\nq2 0 c 9\nbroken\nq3 0 d nan\n", "j")
+    assert j.format == "qrels" and j.frame.values.tolist() == [["q1", "a", 2.0], ["q1", "b", 0.0]]
+    assert j.counts == {"unreadable": 2, "out_of_range": 1, "duplicates": 1, "conflicting_duplicates": 1}
+    assert j.notes == ("2 rows unreadable (not query, document, grade) (lines 5, 6)",
+                       "1 row with a grade outside 0–5 left out (line 4)",
+                       "1 row repeating a (query, document) pair left out, the first kept (1 with another grade) "
+                       "(line 3)")
+    t = read_judgements(b"QID,URL,Label\n7,u1,3\n7,u2,\n", "j.csv")
+    assert t.format == "table" and t.frame.values.tolist() == [["7", "u1", 3.0]] and t.counts["unreadable"] == 1
+    tsv = read_judgements(b"query_id\tdoc_id\tgrade\n1\t2\t1\n", "j.tsv", grades=(0, 1))
+    assert tsv.frame.values.tolist() == [["1", "2", 1.0]]
+
+
+@pytest.mark.parametrize("data, says", [(b"", "empty"), (b"\xff\xfe\x00", "not UTF-8"),
+                                        (b"qid,doc\n1,2\n", "names no grade column"),
+                                        (b"q 0 d 9\n", "no judgement is left")])
+def test_bad_judgement_files_say_what_is_wrong_without_their_content(data, says):
+    with pytest.raises(DataFormatError, match=says) as e:
+        read_judgements(data, "upload")
+    assert "\\x" not in str(e.value)
+
+
+def test_ndcg_and_examined_impressions_are_hand_computed():
+    # query 0: grades 2, 0 ranked wrong way round: DCG = 0/1 + 3/log2(3), IDCG = 3/1
+    got = ndcg_per_query(np.array([0.1, 0.9, 0.5]), np.array([2.0, 0.0, 0.0]), np.array([0, 0, 1]))
+    assert got[0] == pytest.approx((3 / np.log2(3)) / 3) and np.isnan(got[1])
+    # rank 1 ctr = 2/4, rank 2 ctr = 1/4 → shares 1, ½; pair 0 at rank 1 in 4 sessions, pair 1 at rank 2 in 4
+    t = SessionTable(np.array([[0, 1], [0, 1]]), np.array([[1, 1], [1, 0]], bool), np.array([1.0, 3.0]), 3, 4)
+    assert t.clicks.shape == (2, 2)
+    got = examined_impressions(SessionTable(t.pairs, np.array([[1, 1], [1, 0]], bool), np.array([1.0, 3.0]), 3, 4))
+    assert got.tolist() == [4.0, 4 * (1 / 4) / (4 / 4), 0.0]
+    assert MIN_EXAMINED == 10
+
+
+def test_agreement_intervals_hold_their_estimate_and_a_perfect_estimate_scores_one():
+    rng = np.random.default_rng(0)
+    q = np.repeat(np.arange(40), 5)
+    grade = rng.integers(0, 3, len(q)).astype(float)
+    out = agreement({"perfect": grade + 1e-6 * rng.random(len(q)), "noise": rng.random(len(q))}, grade, q,
+                    np.tile(np.arange(1, 6), 40), n_boot=100)
+    s = out["perfect"]["spearman"]
+    assert s["estimate"] > 0.9 and s["lower"] <= s["estimate"] <= s["upper"]
+    n = out["noise"]["spearman"]
+    assert n["lower"] < 0 < n["upper"] and out["perfect"]["ndcg@10"]["estimate"] > out["noise"]["ndcg@10"]["estimate"]
+
+
+@pytest.fixture(scope="module")
+def judged_log(tmp_path_factory):
+    from ultr_core.simulation.logspec import LogSpec
+    _, _, log = LogSpec.parse("synthetic:120/eta=1.5/shuffle=0.1/sessions=8000/seed=0").simulate()
+    d = tmp_path_factory.mktemp("judged")
+    log.frame[["session_id", "query_id", "doc_id", "position", "click"]].to_csv(d / "log.csv", index=False)
+    pairs = log.frame.drop_duplicates(["query_id", "doc_id"])
+    lines = [f"{r.query_id} 0 {r.doc_id} {r.label}" for r in pairs.itertuples(index=False)]
+    (d / "j.qrels").write_text("\n".join(lines + ["oops", "424242 0 1 2"]) + "\n")
+    return d, len(pairs)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "ultr_core", "click-models", *map(str, args)], capture_output=True,
+                          text=True)
+
+
+def test_click_models_scores_every_model_against_the_judges_with_counts_and_flags(judged_log):
+    d, n_pairs = judged_log
+    r = _cli(d / "log.csv", "--judgements", d / "j.qrels", "--models", "pbm,dctr", "--json", "--relevance",
+             d / "rel.csv")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    j = out["judgements"]
+    assert j["file"]["rows"] == n_pairs + 1 and j["file"]["unreadable"] == 1
+    assert j["matched_pairs"] == n_pairs and j["unmatched_judgements"] == 1
+    assert j["judgements_of_queries_not_in_the_log"] == 1
+    assert 0 < j["prior_dominated"]["matched_and_flagged"] < n_pairs
+    assert j["pairs_scored"] == n_pairs - j["prior_dominated"]["matched_and_flagged"]
+    for m in out["models"].values():
+        a = m["judgements"]
+        assert a["pairs"] == j["pairs_scored"] and set(a) == {"pairs", "spearman", "kendall", "ndcg@10"}
+        assert a["spearman"]["lower"] <= a["spearman"]["estimate"] <= a["spearman"]["upper"]
+    assert j["verdict"]["rule"].startswith("*reproduced*")
+    rel = pd.read_csv(d / "rel.csv")
+    unseen = rel["impressions"] == 0
+    assert rel.loc[unseen, "prior_dominated"].all() and "grade" in rel          # never 0.50 without the flag
+    wide = json.loads(_cli(d / "log.csv", "--judgements", d / "j.qrels", "--models", "pbm", "--json",
+                           "--include-prior-dominated").stdout)["judgements"]
+    assert wide["pairs_scored"] == n_pairs and wide["prior_dominated"]["included"]
+
+
+@pytest.mark.parametrize("args, says", [(["--grades", "high"], "--grades: write the range as LOW-HIGH"),
+                                        (["--include-prior-dominated"], "applies to --judgements"),
+                                        (["--judgements", "/nonexistent/j.txt"], "--judgements: file not found")])
+def test_bad_judgement_options_are_refused_before_any_fit(judged_log, args, says):
+    d, _ = judged_log
+    extra = ["--judgements", d / "j.qrels"] if args[0] == "--grades" else []
+    r = _cli(d / "log.csv", *extra, *args)
+    assert r.returncode != 0 and says in r.stderr and "Traceback" not in r.stderr

@@ -1,0 +1,204 @@
+"""Click fit beside ranking quality (issue #47): each click model's relevance estimates scored against editorial
+judgements — Spearman and Kendall over the labelled (query, document) pairs, and nDCG@k of re-ranking each query's
+labelled documents by the estimate (beside the logged order's) — with 90 % intervals from a bootstrap over queries;
+and which estimates the data cannot support (*prior-dominated*), left out of the agreement by default.
+
+The prior-dominated rule: a pair with fewer than :data:`MIN_EXAMINED` examination-weighted training impressions,
+Σ over its impressions of ctr(rank)/ctr(1) (each rank's click rate relative to rank 1: a model-free share of the
+attention it had) — the one-in-two prior, not the clicks, then decides its estimate (PyClick's α = (c + 1)/(n + 2)
+is the prior's ½ at n = 0).  Pairs never shown in training are prior-dominated by the rule.
+
+>>> import numpy as np
+>>> est = {"A": np.array([0.9, 0.5, 0.1, 0.8, 0.2]), "B": np.array([0.1, 0.5, 0.9, 0.2, 0.8])}
+>>> grade = np.array([2.0, 1.0, 0.0, 1.0, 0.0]); query = np.array([0, 0, 0, 1, 1])
+>>> out = agreement(est, grade, query, np.array([1.0, 2, 3, 1, 2]), n_boot=50)
+>>> round(out["A"]["spearman"]["estimate"], 3), round(out["B"]["spearman"]["estimate"], 3), out["A"]["pairs"]   # 9/√90
+(0.949, -0.949, 5)
+>>> out["A"]["ndcg@10"]["estimate"], out["logged"]["ndcg@10"]["estimate"]
+(1.0, 1.0)
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from ultr_core.evaluation.claims import VERDICT_RULE
+
+__all__ = ["MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement", "ndcg_per_query",
+           "judge_verdict", "RULE"]
+
+#: fewer examination-weighted training impressions than this: the estimate is the prior's, not the data's
+MIN_EXAMINED = 10.0
+RULE = (f"prior-dominated: fewer than {MIN_EXAMINED:g} examination-weighted training impressions (Σ ctr(rank)/ctr(1) "
+        "over the pair's impressions), never-shown pairs included — left out of the agreement unless asked for")
+
+
+def examined_impressions(train) -> np.ndarray:
+    """Per pair of a :class:`~ultr_core.clickmodels.sessions.SessionTable`: Σ over its training impressions of
+    ctr(rank)/ctr(1)."""
+    w = np.broadcast_to(train.weight[:, None], train.pairs.shape)
+    ctr = (w * train.clicks).sum(0) / np.maximum(w.sum(0), 1e-12)
+    share = ctr / ctr[0] if ctr[0] > 0 else np.ones_like(ctr)
+    return np.bincount(train.pairs.ravel(), (w * share[None, :]).ravel(), train.n_pairs)
+
+
+def prior_dominated(train) -> np.ndarray:
+    return examined_impressions(train) < MIN_EXAMINED
+
+
+def ndcg_per_query(score, grade, query, k: int = 10) -> np.ndarray:
+    """nDCG@k (gain 2^g − 1, log2 discount) of each query's labelled documents ordered by ``score`` (ties: the
+    order given); NaN for a query without a positive grade."""
+    order = np.lexsort((-np.asarray(score, np.float64), query))
+    q, g = np.asarray(query)[order], np.asarray(grade, np.float64)[order]
+    ideal = np.lexsort((-np.asarray(grade, np.float64), query))
+    starts = np.r_[0, np.flatnonzero(q[1:] != q[:-1]) + 1]
+    rank = np.arange(len(q)) - np.repeat(starts, np.diff(np.r_[starts, len(q)]))
+    disc = np.where(rank < k, 1.0 / np.log2(rank + 2.0), 0.0)
+    dcg = np.add.reduceat((2 ** g - 1) * disc, starts)
+    idcg = np.add.reduceat((2 ** np.asarray(grade, np.float64)[ideal] - 1) * disc, starts)
+    return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1), np.nan)
+
+
+def _interval(point: float, draws: np.ndarray) -> dict:
+    draws = draws[np.isfinite(draws)]
+    lo, hi = (np.percentile(draws, [5, 95]) if len(draws) else (np.nan, np.nan))
+    return {"estimate": float(point), "lower": float(lo), "upper": float(hi)}
+
+
+def _resample_pairs(query, rng, n_boot: int):
+    """Per bootstrap draw, the pair indices of a sample of queries drawn with replacement."""
+    codes, inv = np.unique(query, return_inverse=True)
+    members = np.split(np.argsort(inv, kind="stable"), np.cumsum(np.bincount(inv))[:-1])
+    for _ in range(n_boot):
+        pick = rng.integers(0, len(codes), len(codes))
+        yield np.concatenate([members[i] for i in pick]), pick
+
+
+def agreement(estimates: dict, grade, query, logged_rank, n_boot: int = 200, seed: int = 0, k: int = 10) -> dict:
+    """Per estimate (label → one value per labelled pair), and for the logged order (by mean logged rank): the number
+    of pairs, Spearman and Kendall with the grades over the pairs, mean nDCG@k over queries, each with a 90 %
+    percentile interval over ``n_boot`` resamples of the queries (seeded)."""
+    import warnings
+    with warnings.catch_warnings():                  # a constant estimate (GCTR) has no rank correlation: NaN
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        return _agreement(estimates, grade, query, logged_rank, n_boot, seed, k)
+
+
+def _agreement(estimates: dict, grade, query, logged_rank, n_boot: int, seed: int, k: int) -> dict:
+    grade, query = np.asarray(grade, np.float64), np.asarray(query)
+    scores = {**{k_: np.asarray(v, np.float64) for k_, v in estimates.items()},
+              "logged": -np.asarray(logged_rank, np.float64)}
+    per_q = {m: ndcg_per_query(s, grade, query, k) for m, s in scores.items()}
+    out = {m: {"pairs": int(len(grade)), "spearman": stats.spearmanr(s, grade).statistic,
+               "kendall": stats.kendalltau(s, grade).statistic, f"ndcg@{k}": np.nanmean(per_q[m])}
+           for m, s in scores.items()}
+    draws = {m: {"spearman": [], "kendall": [], f"ndcg@{k}": []} for m in scores}
+    for idx, pick in _resample_pairs(query, np.random.default_rng([int(seed), 47]), n_boot):
+        for m, s in scores.items():
+            draws[m]["spearman"].append(stats.spearmanr(s[idx], grade[idx]).statistic)
+            draws[m]["kendall"].append(stats.kendalltau(s[idx], grade[idx]).statistic)
+            draws[m][f"ndcg@{k}"].append(np.nanmean(per_q[m][pick]))
+    for m in scores:
+        for name in draws[m]:
+            out[m][name] = _interval(out[m][name], np.asarray(draws[m][name], np.float64))
+        out[m]["_draws"] = np.asarray(draws[m]["spearman"], np.float64)
+    return out
+
+
+def judge_verdict(models: dict, agree: dict) -> dict | None:
+    """The verdict the issue asks for: the model that fits the held-out clicks best against the model that agrees
+    best with the judges (Spearman); when they differ, the paired difference over the same query resamples with its
+    90 % interval, read by the one verdict rule.  None with fewer than two models."""
+    keys = [m for m in models if m in agree]
+    if len(keys) < 2:
+        return None
+    clicks = max(keys, key=lambda m: models[m]["log_likelihood"])
+    judges = max(keys, key=lambda m: np.nan_to_num(agree[m]["spearman"]["estimate"], nan=-np.inf))
+    if clicks == judges:
+        return {"clicks": clicks, "judges": judges, "text": f"{models[clicks]['label']} fits the held-out clicks "
+                f"best and agrees best with the judges (Spearman)", "rule": VERDICT_RULE}
+    d = agree[judges]["_draws"] - agree[clicks]["_draws"]
+    d = d[np.isfinite(d)]
+    lo, hi = np.percentile(d, [5, 95]) if len(d) else (np.nan, np.nan)
+    diff = agree[judges]["spearman"]["estimate"] - agree[clicks]["spearman"]["estimate"]
+    verdict = "reproduced" if lo > 0 else "opposite" if hi < 0 else "not resolved"
+    text = (f"{models[clicks]['label']} fits the held-out clicks best, yet {models[judges]['label']} agrees more "
+            f"with the judges: Spearman {diff:+.3f} [{lo:+.3f}, {hi:+.3f}] — {verdict}")
+    return {"clicks": clicks, "judges": judges, "difference": float(diff), "lower": float(lo), "upper": float(hi),
+            "verdict": verdict, "text": text, "rule": VERDICT_RULE}
+
+
+def judgement_report(rel, models: dict, judgements, include_prior: bool = False, n_boot: int = 200,
+                     seed: int = 0) -> dict:
+    """Join ``judgements`` (:class:`~ultr_core.logs.judgements.Judgements`) onto the log's pairs (``rel``: one row
+    per (query_id, doc_id) of the log with impressions, clicks, mean_rank and prior_dominated, ids compared as text),
+    score every model's column of ``rel`` and
+    raw CTR against them (:func:`agreement`), put each model's figures in ``models[key]["judgements"]`` and return
+    the file's counts, the prior-dominated rule and counts, the logged order's and CTR's figures and the verdict.
+    ``rel`` gains ``grade`` (NaN where no judgement)."""
+    keys = judgements.frame.assign(grade=judgements.frame["grade"].astype(np.float64))
+    pairs = rel[["query_id", "doc_id"]].astype(str)
+    joined = pairs.merge(keys, on=["query_id", "doc_id"], how="left")
+    rel["grade"] = joined["grade"].to_numpy()
+    matched = np.isfinite(rel["grade"].to_numpy(np.float64))
+    log_queries = set(pairs["query_id"])
+    in_log = keys.merge(pairs, on=["query_id", "doc_id"], how="left", indicator=True)["_merge"] == "both"
+    unknown_q = int((~keys["query_id"].isin(log_queries)).sum())
+    flagged = rel["prior_dominated"].to_numpy(bool)
+    use = matched & (include_prior | ~flagged)
+    mean_rank = rel["mean_rank"].fillna(rel["mean_rank"].max()).to_numpy(np.float64)     # never shown: last
+    labels = {key: m["label"] for key, m in models.items()}
+    est = {key: rel[label].to_numpy(np.float64)[use] for key, label in labels.items()}
+    est["ctr"] = (rel["clicks"] / rel["impressions"].clip(lower=1)).to_numpy(np.float64)[use]
+    qcode = pairs["query_id"].to_numpy()[use]
+    out = {"file": {"format": judgements.format, "rows": judgements.rows, **judgements.counts,
+                    "notes": list(judgements.notes)},
+           "matched_pairs": int(matched.sum()), "unmatched_judgements": int((~in_log).sum()),
+           "judgements_of_queries_not_in_the_log": unknown_q,
+           "prior_dominated": {"rule": RULE, "matched_and_flagged": int((matched & flagged).sum()),
+                               "included": bool(include_prior)}, "pairs_scored": int(use.sum())}
+    if use.sum() < 3 or len(np.unique(qcode)) < 2:
+        out["note"] = (f"{int(use.sum())} judged pair(s) in {len(np.unique(qcode))} query(ies) to score: too few "
+                       "for an agreement figure" + ("" if include_prior else " (prior-dominated pairs left out)"))
+        return out
+    agree = agreement(est, rel["grade"].to_numpy(np.float64)[use], qcode, mean_rank[use], n_boot, seed)
+    out["verdict"] = judge_verdict(models, agree)
+    for m in agree.values():
+        m.pop("_draws")
+    for key in labels:
+        models[key]["judgements"] = agree[key]
+    out["logged_order"], out["ctr"] = agree["logged"], agree["ctr"]
+    return out
+
+
+def score_judgements(result: dict, data: bytes, name: str = "judgements", include_prior: bool = False,
+                     seed: int = 0) -> tuple[dict, dict]:
+    """A finished click-model comparison (:func:`~ultr_core.clickmodels.compare.compare_click_models`'s result,
+    left unchanged) scored against the judgements in ``data``: (models with their ``judgements`` figures, the
+    report of :func:`judgement_report`) — what the pages call, one call per file and toggle."""
+    import copy
+
+    from ultr_core.logs.judgements import read_judgements
+    models = copy.deepcopy(result["models"])
+    report = judgement_report(result["relevance"].copy(), models, read_judgements(data, name), include_prior,
+                              seed=seed)
+    return models, report
+
+
+def judgement_rows(models: dict, report: dict) -> list[dict]:
+    """One row per model (and raw CTR, the logged order) for a table: click fit beside the three agreements."""
+    def cell(a, k):
+        if not np.isfinite(a[k]["estimate"]):
+            return "— (constant estimate)"
+        return f"{a[k]['estimate']:+.3f} [{a[k]['lower']:+.3f}, {a[k]['upper']:+.3f}]"
+    rows = [{"model": m["label"], "held-out log-likelihood": round(m["log_likelihood"], 4),
+             **{k: cell(m["judgements"], key) for k, key in (("Spearman", "spearman"), ("Kendall", "kendall"),
+                                                              ("nDCG@10", "ndcg@10"))}}
+            for m in models.values() if "judgements" in m]
+    for label, ref in (("raw CTR", report.get("ctr")), ("logged order", report.get("logged_order"))):
+        if ref:
+            rows.append({"model": label, "held-out log-likelihood": None,
+                         **{k: cell(ref, key) for k, key in (("Spearman", "spearman"), ("Kendall", "kendall"),
+                                                             ("nDCG@10", "ndcg@10"))}})
+    return rows

@@ -1,0 +1,148 @@
+"""Editorial relevance judgements as an input beside a click log (issue #47): (query, document, grade) rows from a
+TREC/LETOR qrels file (``qid 0 docid grade``) or a CSV/TSV table with a header — one :class:`JudgementFormat`
+record each in :data:`JUDGEMENT_FORMATS`, sniffed from the first line.  Every row that is not kept is counted and
+named by its line numbers (never its content): unreadable rows, grades outside the stated range, duplicates
+(identical, or with another grade: the first is kept).
+
+>>> j = read_judgements(b"q1 0 a 2\\nq1 0 b 0\\nq1 0 a 2\\nq2 0 c 9\\n", "qrels.txt")
+>>> j.format, len(j.frame), j.counts["duplicates"], j.counts["out_of_range"]
+('qrels', 2, 1, 1)
+>>> j.notes[0]
+'1 row with a grade outside 0–5 left out (line 4)'
+"""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.errors import DataFormatError
+
+__all__ = ["JudgementFormat", "JUDGEMENT_FORMATS", "Judgements", "read_judgements", "GRADE_RANGE",
+           "QUERY_NAMES", "DOC_NAMES", "GRADE_NAMES"]
+
+#: the grades accepted unless a range is given (LETOR 0–2 / 0–4, Yandex 0–5)
+GRADE_RANGE = (0.0, 5.0)
+#: header names a table's columns may carry (lower case)
+QUERY_NAMES = ("query_id", "qid", "query", "queryid")
+DOC_NAMES = ("doc_id", "docid", "doc", "document", "url", "urlid", "url_id")
+GRADE_NAMES = ("grade", "label", "relevance", "rel", "judgement", "judgment")
+
+
+def _table(text: str) -> pd.DataFrame:
+    sep = "\t" if "\t" in text.split("\n", 1)[0] else ","
+    f = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, skip_blank_lines=False)
+    cols = {c.strip().lower(): c for c in f.columns}
+    pick = [next((cols[n] for n in names if n in cols), None) for names in (QUERY_NAMES, DOC_NAMES, GRADE_NAMES)]
+    if None in pick:
+        missing = ["query", "document", "grade"][pick.index(None)]
+        raise DataFormatError("judgements", f"the header names no {missing} column (accepted: "
+                                            f"{', '.join((QUERY_NAMES, DOC_NAMES, GRADE_NAMES)[pick.index(None)])})")
+    out = f[pick].set_axis(["query_id", "doc_id", "grade"], axis=1)
+    return out.assign(line=np.arange(2, len(out) + 2))
+
+
+def _qrels(text: str) -> pd.DataFrame:
+    rows = [line.split() for line in text.split("\n")]
+    good = np.array([len(r) == 4 for r in rows], bool)
+    frame = pd.DataFrame([r for r, ok in zip(rows, good) if ok], columns=["query_id", "iteration", "doc_id", "grade"])
+    frame = frame.drop(columns="iteration").assign(line=np.flatnonzero(good) + 1)
+    frame.attrs["bad_lines"] = [i + 1 for i, (r, ok) in enumerate(zip(rows, good)) if r and not ok]
+    return frame
+
+
+def _sniff_qrels(first: str) -> bool:
+    f = first.split()
+    return len(f) == 4 and _number(f[3]) and f[0].lower() not in QUERY_NAMES
+
+
+def _number(s: str) -> bool:
+    try:
+        return np.isfinite(float(s))
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class JudgementFormat:
+    """One judgements format: ``name``, ``label``, ``help`` (one sentence for the pages), ``sniff`` (first line →
+    bool; None: the fallback) and ``parse`` (text → frame of query_id, doc_id, grade as text, line)."""
+
+    name: str
+    label: str
+    help: str
+    parse: Callable
+    sniff: Callable | None = None
+
+
+JUDGEMENT_FORMATS = (
+    JudgementFormat("qrels", "TREC / LETOR qrels", "whitespace-separated `query 0 document grade`, one per line",
+                    _qrels, _sniff_qrels),
+    JudgementFormat("table", "CSV / TSV with a header", "columns for the query (query_id, qid, query), the document "
+                    "(doc_id, docid, url) and the grade (grade, label, relevance)", _table),
+)
+
+
+@dataclass(frozen=True)
+class Judgements:
+    """The judgements kept (``frame``: query_id, doc_id as text, grade float, one row per pair), the format read,
+    the counts of every row left out and one sentence per kind (``notes``)."""
+
+    frame: pd.DataFrame
+    format: str
+    rows: int
+    counts: dict
+    notes: tuple
+
+
+def _lines(lines) -> str:
+    lines = list(lines)
+    shown = ", ".join(str(x) for x in lines[:5]) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    return f"line{'s' if len(lines) > 1 else ''} {shown}"
+
+
+def _count_note(n: int, what: str, lines) -> str | None:
+    return f"{n} row{'s' if n != 1 else ''} {what} ({_lines(lines)})" if n else None
+
+
+def read_judgements(data: bytes, name: str = "judgements", fmt: str | None = None,
+                    grades: tuple = GRADE_RANGE) -> Judgements:
+    """The judgements in ``data`` (text), in ``fmt`` or sniffed; ``grades`` = (low, high), inclusive."""
+    try:
+        text = data.decode("utf-8-sig").replace("\r\n", "\n").strip("\n")
+    except UnicodeDecodeError:
+        raise DataFormatError(name, "the judgements file is not UTF-8 text") from None
+    if not text.strip():
+        raise DataFormatError(name, "the judgements file is empty")
+    spec = next((f for f in JUDGEMENT_FORMATS if f.name == fmt), None) if fmt else next(
+        (f for f in JUDGEMENT_FORMATS if f.sniff is None or f.sniff(text.split("\n", 1)[0])), None)
+    if spec is None:
+        raise DataFormatError(name, f"unknown judgements format {str(fmt)[:20]!r}; choose from "
+                                    f"{', '.join(f.name for f in JUDGEMENT_FORMATS)}")
+    f = spec.parse(text)
+    bad_lines = list(f.attrs.get("bad_lines", []))
+    g = pd.to_numeric(f["grade"], errors="coerce")
+    unreadable = ~np.isfinite(g.to_numpy(np.float64)) | (f["query_id"].str.strip() == "") | (f["doc_id"].str.strip()
+                                                                                              == "")
+    bad_lines += f.loc[unreadable, "line"].tolist()
+    f = f[~unreadable].assign(grade=g[~unreadable].astype(np.float64))
+    outside = (f["grade"] < grades[0]) | (f["grade"] > grades[1])
+    out_lines = f.loc[outside, "line"].tolist()
+    f = f[~outside]
+    dup = f.duplicated(["query_id", "doc_id"], keep="first")
+    first = f[~dup].set_index(["query_id", "doc_id"])["grade"]
+    conflict = dup & (f.set_index(["query_id", "doc_id"]).index.map(first).to_numpy() != f["grade"].to_numpy())
+    kept = f[~dup].drop(columns="line").reset_index(drop=True)
+    if kept.empty:
+        raise DataFormatError(name, "no judgement is left: every row was unreadable or outside the grade range")
+    counts = {"unreadable": len(bad_lines), "out_of_range": len(out_lines), "duplicates": int(dup.sum()),
+              "conflicting_duplicates": int(conflict.sum())}
+    notes = [_count_note(len(bad_lines), "unreadable (not query, document, grade)", sorted(bad_lines)),
+             _count_note(len(out_lines), f"with a grade outside {grades[0]:g}–{grades[1]:g} left out", out_lines),
+             _count_note(int(dup.sum()), "repeating a (query, document) pair left out, the first kept"
+                         + (f" ({int(conflict.sum())} with another grade)" if conflict.any() else ""),
+                         f.loc[dup, "line"].tolist())]
+    return Judgements(kept, spec.name, int(len(kept)), counts, tuple(n for n in notes if n))
