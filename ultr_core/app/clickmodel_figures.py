@@ -85,8 +85,8 @@ def judges_figure(models: dict, report: dict) -> go.Figure:
         if "judgements" not in m:
             continue
         s = m["judgements"]["spearman"]
-        fig.add_trace(go.Scatter(x=[m["log_likelihood"]], y=[s["estimate"]], mode="markers+text", text=[m["label"]],
-                                 textposition="top center", name=m["label"], marker=dict(size=10,
+        fig.add_trace(go.Scatter(x=[m["log_likelihood"]], y=[s["estimate"]], mode="markers", name=m["label"],
+                                 marker=dict(size=10,
                                  color=MODEL_BY_KEY[key].colour), error_y=dict(type="data", symmetric=False,
                                  array=[s["upper"] - s["estimate"]], arrayminus=[s["estimate"] - s["lower"]])))
     for name, ref, dash in (("raw CTR", report.get("ctr"), "dot"), ("logged order", report.get("logged_order"),
@@ -94,7 +94,7 @@ def judges_figure(models: dict, report: dict) -> go.Figure:
         if ref:
             fig.add_hline(y=ref["spearman"]["estimate"], line_dash=dash, line_color="#777",
                           annotation_text=name, annotation_position="bottom right")
-    fig.update_layout(title="Click fit (x) beside agreement with the judges (y)", showlegend=False, height=380,
+    fig.update_layout(title="Click fit (x) beside agreement with the judges (y)", showlegend=True, height=380,
                       xaxis_title="held-out log-likelihood (higher fits the clicks better)",
                       yaxis_title="Spearman with the judges", yaxis_range=[-1, 1], margin=dict(l=50, r=20, t=50, b=40))
     return fig

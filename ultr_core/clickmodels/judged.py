@@ -22,13 +22,15 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ultr_core.evaluation.claims import VERDICT_RULE
-
 __all__ = ["MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement", "ndcg_per_query",
-           "judge_verdict", "RULE"]
+           "judge_verdict", "RULE", "JUDGE_RULE", "judgement_report", "score_judgements", "judgement_rows"]
 
 #: fewer examination-weighted training impressions than this: the estimate is the prior's, not the data's
 MIN_EXAMINED = 10.0
+#: how the clicks-vs-judges difference is read: the one verdict rule, its interval a bootstrap over queries
+JUDGE_RULE = ("*reproduced* when the whole 90 % interval of the paired Spearman difference (the same bootstrap "
+              "resamples of the queries for both models) is above 0; *opposite* when it is below 0; *not resolved* "
+              "otherwise")
 RULE = (f"prior-dominated: fewer than {MIN_EXAMINED:g} examination-weighted training impressions (Σ ctr(rank)/ctr(1) "
         "over the pair's impressions), never-shown pairs included — left out of the agreement unless asked for")
 
@@ -117,7 +119,7 @@ def judge_verdict(models: dict, agree: dict) -> dict | None:
     judges = max(keys, key=lambda m: np.nan_to_num(agree[m]["spearman"]["estimate"], nan=-np.inf))
     if clicks == judges:
         return {"clicks": clicks, "judges": judges, "text": f"{models[clicks]['label']} fits the held-out clicks "
-                f"best and agrees best with the judges (Spearman)", "rule": VERDICT_RULE}
+                f"best and agrees best with the judges (Spearman)", "rule": JUDGE_RULE}
     d = agree[judges]["_draws"] - agree[clicks]["_draws"]
     d = d[np.isfinite(d)]
     lo, hi = np.percentile(d, [5, 95]) if len(d) else (np.nan, np.nan)
@@ -126,7 +128,7 @@ def judge_verdict(models: dict, agree: dict) -> dict | None:
     text = (f"{models[clicks]['label']} fits the held-out clicks best, yet {models[judges]['label']} agrees more "
             f"with the judges: Spearman {diff:+.3f} [{lo:+.3f}, {hi:+.3f}] — {verdict}")
     return {"clicks": clicks, "judges": judges, "difference": float(diff), "lower": float(lo), "upper": float(hi),
-            "verdict": verdict, "text": text, "rule": VERDICT_RULE}
+            "verdict": verdict, "text": text, "rule": JUDGE_RULE}
 
 
 def judgement_report(rel, models: dict, judgements, include_prior: bool = False, n_boot: int = 200,
@@ -189,7 +191,7 @@ def score_judgements(result: dict, data: bytes, name: str = "judgements", includ
 def judgement_rows(models: dict, report: dict) -> list[dict]:
     """One row per model (and raw CTR, the logged order) for a table: click fit beside the three agreements."""
     def cell(a, k):
-        if not np.isfinite(a[k]["estimate"]):
+        if not np.isfinite(a["spearman"]["estimate"]):        # a constant estimate ranks nothing
             return "— (constant estimate)"
         return f"{a[k]['estimate']:+.3f} [{a[k]['lower']:+.3f}, {a[k]['upper']:+.3f}]"
     rows = [{"model": m["label"], "held-out log-likelihood": round(m["log_likelihood"], 4),
