@@ -30,12 +30,12 @@ def _topk_parse(raw: str):
     return "all" if raw == "all" else next((k for k in TOPK[1:] if str(k) == raw), None)
 
 
-#: the users' γ the Playground offers: the user model's own, or a value (trust bias: ε⁻_p = γ/p, at most 0.98)
-GAMMAS = ("model's own", 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.98)
+#: the users' γ the Playground offers: "default" (the user model's own) or a value (trust bias: ε⁻_p = γ/p, ≤ 0.98)
+GAMMAS = ("default", 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.98)
 
 
 def _gamma_parse(raw: str):
-    return "model's own" if raw in ("model's own", "None", "") else next((g for g in GAMMAS[1:] if str(g) == raw),
+    return "default" if raw in ("default", "None", "") else next((g for g in GAMMAS[1:] if str(g) == raw),
                                                                         None)
 
 
@@ -66,9 +66,9 @@ KNOBS = (
     Knob.of("blocks", label="blocks",
             help="shuffle only within this many blocks of positions: K blocks → K graph components"),
     Knob.of("user_model", options=USER_MODELS, label="users click as"),
-    Knob.of("continuation", options=GAMMAS, widget_of=lambda v: "model's own" if v is None else v,
-            setting_of=lambda v: None if v == "model's own" else float(v), url_parse=_gamma_parse,
-            label="users' γ", help="the user model's γ (\"model's own\": its default): DCM's continuation after a "
+    Knob.of("continuation", options=GAMMAS, widget_of=lambda v: "default" if v is None else v,
+            setting_of=lambda v: None if v == "default" else float(v), url_parse=_gamma_parse,
+            label="users' γ", help="the user model's γ (default: the model's own): DCM's continuation after a "
             "click, DBN's and CCM's continuation; trust bias's strength — a non-relevant result is clicked with "
             "ε⁻_p = γ/p (0.65: Vardasbi et al.'s trust_1); no effect on PBM, UBM, CM and SDBN users"),
     Knob("methods", "methods", tuple, widget_of=lambda v: [ALGORITHMS[m] for m in v],
