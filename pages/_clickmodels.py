@@ -1,11 +1,13 @@
 """The click-model section the Upload and Identifiability pages share (issue #34): the log → one pooled job
 (:func:`ultr_core.clickmodels.compare.compare_job`, progress per model) → tables and figure factories."""
+import hashlib
+
 import pandas as pd
 import streamlit as st
 
 from ultr_core.logs.outputs import safe_csv
 
-from pages._common import live, queue_note, submit_job
+from pages._common import live, memo, queue_note, submit_job
 from ultr_core.app.clickmodel_figures import continuation_table, judges_figure, matrix_figures, rank_parameters_figure
 from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
@@ -31,10 +33,10 @@ def click_model_section(log, an, key, prefix: str) -> None:
         st.session_state[job_key] = submit_job(("clickmodels", key), compare_job, f.assign(
             query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), prefix)
         st.session_state[f"{job_key}_for"] = key
-    live(job_key, lambda job: _show(job, an, log, prefix))
+    live(job_key, lambda job: _show(job, an, log, prefix, key))
 
 
-def _show(job, an, log, prefix: str) -> None:
+def _show(job, an, log, prefix: str, key) -> None:
     """The running job's progress, its refusal, or the comparison."""
     if job is None or queue_note(job):
         return
@@ -64,11 +66,12 @@ def _show(job, an, log, prefix: str) -> None:
                        help="training impressions and clicks of each pair, its IG component, every model's relevance "
                             "estimate and DBN's and SDBN's satisfaction, and prior_dominated: whether the clicks or "
                             "the one-in-two prior decide the estimate — compare estimates only inside one component")
-    _judges(out, prefix)
+    _judges(out, prefix, key)
 
 
-def _judges(out: dict, prefix: str) -> None:
-    """Click fit beside ranking quality: the comparison scored against an uploaded judgements file (issue #47)."""
+def _judges(out: dict, prefix: str, key) -> None:
+    """Click fit beside ranking quality: the comparison scored against an uploaded judgements file (issue #47), once
+    per (log, file, toggle) in the shared cache — a rerun of the page does not redo the bootstrap."""
     st.markdown("**Do the judges agree?** Add editorial judgements to score every model's relevance against them.")
     up = st.file_uploader("editorial judgements (optional)", key=f"{prefix}_judgements",
                           help="TREC/LETOR qrels (`query 0 document grade`) or CSV/TSV with query, document and grade "
@@ -77,7 +80,10 @@ def _judges(out: dict, prefix: str) -> None:
     if up is None:
         return
     try:
-        models, rep = score_judgements(out, up.getvalue(), include_prior=include)
+        data = up.getvalue()
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        models, rep = memo(("judges", key, digest, include), lambda: score_judgements(out, data, include_prior=include),
+                           own=True)
     except DataFormatError as e:
         st.error(f"We could not read the judgements — {escape_markdown(e)}. The click models above are unchanged.")
         return

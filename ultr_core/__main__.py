@@ -31,9 +31,10 @@ def _ig(a) -> int:
     rep["source"] = a.path
     from ultr_core.identifiability import IdentifiabilityGraph
     from ultr_core.identifiability.trust import users_report
-    rep["users"] = users_report(IdentifiabilityGraph.from_counts(table), a.users)
+    graph = IdentifiabilityGraph.from_counts(table)          # one graph for the users' reading and the fits below
+    rep["users"] = users_report(graph, a.users)
     if a.documents or a.profile or a.certainty:
-        rep.update(_document_outputs(table, a))
+        rep.update(_document_outputs(graph, a))
     if a.json:
         from ultr_core.logs.outputs import json_safe        # strict JSON: a NaN is null
         print(json.dumps(json_safe(rep), default=_json_default, allow_nan=False))   # JSON escapes control characters
@@ -50,15 +51,13 @@ def _ig(a) -> int:
     return 0
 
 
-def _document_outputs(table, a) -> dict:
+def _document_outputs(g, a) -> dict:
     """``ig --documents FILE`` (relevance per document with its 90 % interval, component and status, CSV),
     ``ig --profile FACTOR`` (the profile-likelihood interval) and ``ig --certainty N`` (repairs that buy
     certainty), from one converged fit."""
-    from ultr_core.identifiability import IdentifiabilityGraph
     from ultr_core.identifiability.practical import (certainty_report, documents_frame, graph_uncertainty,
                                                      profile_report)
     from ultr_core.logs.outputs import atomic_write, safe_csv
-    g = IdentifiabilityGraph.from_counts(table)
     u = graph_uncertainty(g)
     documents = a.documents
     out = {"profile": profile_report(g, a.profile, u)} if a.profile else {}

@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
 from ultr_core.clickmodels.trust import fit_affine_counts
 from ultr_core.errors import ConfigError
 
@@ -32,8 +31,7 @@ _CACHE: "collections.OrderedDict[tuple, tuple]" = collections.OrderedDict()
 
 def true_affine(click_model: dict, theta, n_positions: int) -> tuple[np.ndarray, np.ndarray]:
     """(α_k, β_k) for k = 1 … n of users described by a log's ``click_model`` metadata with examination ``theta``
-    (the log's mean true examination per position): θ·(e(1) − e(0)) and θ·e(0), e = the user model's
-    ``examined_click``.
+    (the log's mean true examination per position): :func:`~ultr_core.simulation.clickmodel.affine_curves`.
 
     >>> a, b = true_affine({"user_model": "trust"}, np.array([1.0, 0.5]), 2)
     >>> a.round(4).tolist(), b.round(4).tolist()                     # ε⁺ = 0.98, 0.97; ε⁻ = 0.65, 0.325
@@ -43,15 +41,8 @@ def true_affine(click_model: dict, theta, n_positions: int) -> tuple[np.ndarray,
     """
     if theta is None:
         raise ConfigError("propensity", "the true trust-bias curves need a simulated log; set propensity='estimated'")
-    from ultr_core.simulation.clickmodel import ClickModelConfig
-    cfg = ClickModelConfig.from_meta(click_model)
-    cls = MODEL_BY_KEY[click_model.get("user_model", DEFAULT_USER_MODEL)].cls
-    theta = np.asarray(theta, np.float64)[:n_positions]
-    pos = np.arange(1, len(theta) + 1)
-    gamma = cfg.continuation_curve(len(theta))
-    e0 = cls.examined_click(np.zeros(len(theta)), gamma, pos)
-    e1 = cls.examined_click(np.ones(len(theta)), gamma, pos)
-    return theta * (e1 - e0), theta * e0
+    from ultr_core.simulation.clickmodel import affine_curves
+    return affine_curves(click_model, np.asarray(theta, np.float64)[:n_positions])
 
 
 def swap_counts(log, depth: int, sessions=None) -> tuple:

@@ -14,7 +14,8 @@ from ultr_core.errors import ConfigError
 from ultr_core.simulation.params import CLICK_PARAMS, MAX_CONTEXTS, PARAM, resolve_name
 
 __all__ = ["EYE_TRACKING", "N_CRUX", "MAX_CONTEXTS", "MAX_LOG_ROWS", "ClickModelConfig", "binary_threshold",
-           "binary_rule", "relevance_probability", "position_observation", "signal_curve"]
+           "binary_rule", "relevance_probability", "position_observation", "signal_curve",
+           "affine_curves"]
 
 #: eye-tracking examination probabilities of positions 1..10 (Joachims et al. 2005): defined with the samplers
 EYE_TRACKING = _EYE_TRACKING
@@ -149,17 +150,29 @@ def position_observation(n_positions: int, eta: float = 1.0, convention: str = "
     return o
 
 
+def affine_curves(click_model: dict, theta) -> tuple[np.ndarray, np.ndarray]:
+    """(α_p, β_p) of users described by a log's ``click_model`` metadata with examination ``theta``: a result of
+    relevance R at p is clicked with β_p + α_p R, α_p = θ_p·(e_p(1) − e_p(0)), β_p = θ_p·e_p(0), e the user model's
+    ``examined_click`` — θ and 0 under PBM and the cascades, θ(ε⁺ − ε⁻) and θε⁻ under trust bias.
+
+    >>> a, b = affine_curves({"user_model": "trust"}, np.array([1.0, 0.5]))
+    >>> a.round(4).tolist(), b.round(4).tolist()                     # ε⁺ = 0.98, 0.97; ε⁻ = 0.65, 0.325
+    ([0.33, 0.3225], [0.65, 0.1625])
+    """
+    cfg = ClickModelConfig.from_meta(click_model)
+    theta = np.asarray(theta, np.float64)
+    pos = np.arange(1, len(theta) + 1)
+    cls, gamma = MODEL_BY_KEY[cfg.user_model].cls, cfg.continuation_curve(len(theta))
+    e0, e1 = (cls.examined_click(np.full(len(theta), r), gamma, pos) for r in (0.0, 1.0))
+    return theta * (e1 - e0), theta * e0
+
+
 def signal_curve(log) -> np.ndarray | None:
     """The click signal per position of a simulated log's users — how much a click at p rises with relevance,
-    θ_p·(e_p(1) − e_p(0)) with e the user model's ``examined_click`` — the curve a debiasing method's own should
-    match: the examination θ_p itself under PBM and the cascade family, θ_p(ε⁺_p − ε⁻_p) under trust bias (where IPS's
-    θ_p is not it).  None without truth."""
+    α_p of :func:`affine_curves` — the curve a debiasing method's own should match: the examination θ_p itself under
+    PBM and the cascade family, θ_p(ε⁺_p − ε⁻_p) under trust bias (where IPS's θ_p is not it).  None without truth."""
     theta = log.true_observation_curve()
     meta = log.meta.get("click_model")
     if theta is None or meta is None:
         return theta
-    cfg = ClickModelConfig.from_meta(meta)
-    pos = np.arange(1, len(theta) + 1)
-    cls, gamma = MODEL_BY_KEY[cfg.user_model].cls, cfg.continuation_curve(len(theta))
-    return theta * (cls.examined_click(np.ones(len(theta)), gamma, pos) - cls.examined_click(np.zeros(len(theta)),
-                                                                                             gamma, pos))
+    return affine_curves(meta, theta)[0]
