@@ -23,7 +23,8 @@ SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off
           "click noise ε": "click.noise", "sessions": "n_sessions", "coupling level η_c": "click.coupling",
           "assumed η of IPS / CLD (misspecification)": "train.ips_eta,train.cld_rho_eta",
           "CLD selection coupling ρ (γ)": "train.cld_gamma",
-          "user model (how simulated users click)": "click.user_model"}
+          "user model (how simulated users click)": "click.user_model",
+          "exploration (shuffled share of sessions)": "click.shuffle"}
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "compare")
 
 

@@ -132,3 +132,20 @@ def test_beyond_examination_preset_verdicts_over_five_seeds_are_the_ones_the_doc
     runs = preset_runs(p, p["seeds"], n_jobs=1, cache_dir=study_cache)
     table = claims_table(check_claims(runs, p["claims"], method_col="algorithm"))
     assert [[str(v) for v in row] for row in table.itertuples(index=False)] == _doc_rows(name)
+
+
+def test_every_compare_preset_opens_from_a_link_with_its_own_sweep():
+    """A preset link (``?preset=…``) sets the preset's swept parameter and values on the page — the page's sweep list
+    once lacked ``click.shuffle``, so the exploration preset opened without its sweep and checked none of its claims
+    (seen in chromium, issue #48)."""
+    from apphelp import no_crash, page
+    for name, p in PRESET_SWEEPS.items():
+        if not p["sweep"]:
+            continue
+        at = page("compare.py")
+        at.query_params["preset"] = name
+        at.run()
+        assert no_crash(at)
+        sweep = at.sidebar.selectbox(key=f"s_{name}")
+        assert sweep.value != "none", name
+        assert at.sidebar.text_input(key=f"v_{name}").value == ", ".join(map(str, p["values"])), name
