@@ -226,7 +226,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--debug", action="store_true", help="show the full traceback of unexpected errors")
     sub = ap.add_subparsers(dest="cmd", required=True)
     from ultr_core.clickmodels.cli import add_parser as _add_click_models
-    for add in (_add_ig, _add_ig_fit, _add_simulate, _add_train, _add_click_models):
+    from ultr_core.counterfactual.cli import add_parser as _add_evaluate
+    for add in (_add_ig, _add_ig_fit, _add_simulate, _add_train, _add_click_models, _add_evaluate):
         add(sub)
     return ap
 

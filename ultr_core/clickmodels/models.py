@@ -249,8 +249,8 @@ class PBM(ClickModel):
     def recovered(self, name):
         return self.exam / self.exam[0]
 
-    def fit(self, t, n_iter: int = EM_ITERATIONS):
-        self.attr, self.exam = np.full(t.n_pairs, 0.5), np.full(t.depth, 0.5)
+    def fit(self, t, n_iter: int = EM_ITERATIONS, start: tuple | None = None):     # start: (attr, exam) to go on from
+        self.attr, self.exam = start or (np.full(t.n_pairs, 0.5), np.full(t.depth, 0.5))
         one = np.ones(t.pairs.shape)
         for _ in range(n_iter):
             a, g = self.attr[t.pairs], self.exam[None, :]

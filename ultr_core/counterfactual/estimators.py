@@ -1,0 +1,158 @@
+r"""The off-policy estimators of a candidate ranking's value on a logged click log — one
+:class:`OffPolicyEstimator` record each in :data:`ESTIMATORS`, one signature ``value(setup, fit) -> float``.
+
+The value is the expected number of clicks in the candidate's top k per session, over the log's query mix.  With
+θ̂_r the position bias (PBM's examination, fitted on the log), ω(d) = θ̂_{rank of d under the candidate} for the
+candidate's top k (0 below), N sessions, n_q of them of query q, c_{s,d} a click on d in session s, shown at r_s(d):
+
+* **DM** (direct method): the fitted click model's expected clicks on each query's candidate list,
+  V = Σ_q (n_q/N) Σ_{r≤k} P̂(click at r | the candidate's list);
+* **IPS** (Joachims, Swaminathan & Schnabel, WSDM 2017; the position-based form of Oosterhuis, TOIS 2023):
+  V = (1/N) Σ_s Σ_d ω(d) c_{s,d} / θ̂_{r_s(d)} — unbiased under PBM users when every document of the candidate's top k
+  is shown in every session of its query;
+* **SNIPS** (self-normalised per document): R̂(d) = Σ_s c_{s,d}/θ̂_{r_s(d)} / #impressions(d),
+  V = Σ_q (n_q/N) Σ_d ω(d) R̂(d) — unbiased under PBM users whenever d is shown at all (a document shown in only
+  some sessions is not counted as unclicked in the others);
+* **DR** (doubly robust, position by position — Dudík, Langford & Li, ICML 2011, per slot as Open Bandit Pipeline's
+  independent estimators): V = V_PBM + (1/N) Σ_s Σ_{r≤k} 1[d_{s,r} = the candidate's d at r] (c_{s,r} − θ̂_r α̂_d) /
+  π̂₀(d at r | q), with π̂₀ the log's share of q's sessions showing d at r and V_PBM the PBM's direct estimate: the
+  PBM's prediction, corrected wherever the log shows the candidate's document at the candidate's position.
+
+>>> [e.key for e in ESTIMATORS]
+['dm', 'ips', 'snips', 'dr']
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["OffPolicyEstimator", "ESTIMATORS", "ESTIMATOR_BY_KEY", "Setup", "Fit", "logged_value", "interval",
+           "LEVEL"]
+
+#: the level of every interval (percentile bootstrap)
+LEVEL = 0.90
+
+
+def interval(point: float, draws: np.ndarray) -> dict:
+    """``{estimate, lower, upper}``: the point estimate and the draws' central ``LEVEL`` percentile interval."""
+    lo, hi = np.quantile(draws, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+    return {"estimate": point, "lower": float(lo), "upper": float(hi)}
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What stays fixed over bootstrap resamples: the log's patterns ``t`` (pairs, clicks), each pattern's query
+    ``pq``, the cut ``k``, each cell's candidate rank ``crank_cell`` (P, D), each pair's ``crank``, the candidate
+    lists ``cand`` (queries × D), ``match`` (P, D): the cell shows the candidate's document at the candidate's
+    position (r ≤ k), ``cell`` (P, D): pair·D + r index of (document, position)."""
+
+    t: object
+    pq: np.ndarray
+    pair_query: np.ndarray
+    n_queries: int
+    k: int
+    crank_cell: np.ndarray
+    crank: np.ndarray
+    cand: np.ndarray
+    match: np.ndarray
+    cell: np.ndarray
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One resample's weights ``w`` (P,) and what was fitted on it: PBM's ``theta`` (D,) and ``alpha`` (pairs,), the
+    direct model's expected clicks in each query's candidate top k ``dm`` (queries,)."""
+
+    w: np.ndarray
+    theta: np.ndarray
+    alpha: np.ndarray
+    dm: np.ndarray
+
+    @property
+    def n(self) -> float:
+        return float(self.w.sum())
+
+
+def _omega(rank: np.ndarray, theta: np.ndarray, k: int) -> np.ndarray:
+    """ω: θ̂ at the candidate rank within the top k, 0 below."""
+    return np.where(rank <= k, theta[np.clip(rank, 1, len(theta)) - 1], 0.0)
+
+
+def _per_query(s: Setup, f: Fit) -> np.ndarray:
+    return np.bincount(s.pq, f.w, s.n_queries)
+
+
+def dm_value(s: Setup, f: Fit) -> float:
+    return float((_per_query(s, f) * f.dm).sum() / f.n)
+
+
+def ips_value(s: Setup, f: Fit) -> float:
+    t = s.t
+    ratio = _omega(s.crank_cell, f.theta, s.k) / f.theta[None, :]
+    return float((f.w[:, None] * t.clicks * ratio).sum() / f.n)
+
+
+def snips_value(s: Setup, f: Fit) -> float:
+    t = s.t
+    w = np.broadcast_to(f.w[:, None], t.pairs.shape)
+    clicks = np.bincount(t.pairs.ravel(), (w * t.clicks / f.theta[None, :]).ravel(), len(s.crank))
+    shown = np.bincount(t.pairs.ravel(), w.ravel(), len(s.crank))
+    r = np.divide(clicks, shown, out=np.zeros_like(clicks), where=shown > 0)
+    nq = _per_query(s, f)[s.pair_query]
+    return float((nq * _omega(s.crank, f.theta, s.k) * r).sum() / f.n)
+
+
+def pbm_direct(s: Setup, f: Fit) -> np.ndarray:
+    """PBM's expected clicks in each query's candidate top k: Σ_{r≤k} θ̂_r α̂(candidate's d at r)."""
+    top = s.cand[:, :s.k]
+    a = np.where(top >= 0, f.alpha[np.maximum(top, 0)], 0.0)
+    return (a * f.theta[None, :s.k]).sum(1)
+
+
+def dr_value(s: Setup, f: Fit) -> float:
+    t = s.t
+    nq = _per_query(s, f)
+    w = np.broadcast_to(f.w[:, None], t.pairs.shape)
+    shown_at = np.bincount(s.cell.ravel(), w.ravel(), len(s.crank) * t.depth)[s.cell]     # π̂₀·n_q per cell
+    resid = t.clicks - f.theta[None, :] * f.alpha[t.pairs]
+    corr = np.where(s.match & (shown_at > 0), w * resid * nq[s.pq][:, None] / np.maximum(shown_at, 1e-300), 0.0)
+    return float(((nq * pbm_direct(s, f)).sum() + corr.sum()) / f.n)
+
+
+def logged_value(s: Setup, f: Fit) -> float:
+    """The log's own clicks in the top k per session."""
+    return float((f.w[:, None] * s.t.clicks[:, :s.k]).sum() / f.n)
+
+
+@dataclass(frozen=True)
+class OffPolicyEstimator:
+    """One estimator: ``key``, ``label``, ``cite``, ``formula`` (one line for the page), ``support`` — "any
+    position" (needs each candidate document shown somewhere, and the position bias between the two positions
+    identified), "at its position" (corrects only where the log shows the candidate's document at the candidate's
+    position; elsewhere the PBM decides, which needs the position bias identified) or "model" (the click model
+    decides everywhere) — and ``value``."""
+
+    key: str
+    label: str
+    cite: str
+    formula: str
+    support: str
+    value: Callable
+    colour: str = ""
+
+
+ESTIMATORS = (
+    OffPolicyEstimator("dm", "DM", "direct method: the fitted click model predicts the candidate's clicks",
+                       "Σ_q (n_q/N) Σ_{r≤k} P̂(click at r | candidate list)", "model", dm_value, "#9467bd"),
+    OffPolicyEstimator("ips", "IPS", "Joachims, Swaminathan & Schnabel, WSDM 2017; Oosterhuis, TOIS 2023 (position "
+                       "bias)", "(1/N) Σ_s Σ_d ω(d) c_sd / θ̂(r_s(d))", "any position", ips_value, "#1f77b4"),
+    OffPolicyEstimator("snips", "SNIPS", "IPS normalised per document by its impressions (self-normalised)",
+                       "Σ_q (n_q/N) Σ_d ω(d) [Σ_s c_sd/θ̂(r_s(d))] / impressions(d)", "any position", snips_value,
+                       "#17becf"),
+    OffPolicyEstimator("dr", "DR", "Dudík, Langford & Li, ICML 2011, per position (Open Bandit Pipeline's "
+                       "independent form) around the PBM", "V_PBM + (1/N) Σ_s Σ_{r≤k} 1[candidate's d at r] "
+                       "(c − θ̂_r α̂_d) / π̂₀(d at r)", "at its position", dr_value, "#d62728"),
+)
+ESTIMATOR_BY_KEY = {e.key: e for e in ESTIMATORS}

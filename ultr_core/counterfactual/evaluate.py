@@ -1,0 +1,164 @@
+"""One call from a click log and a candidate ranking to its estimated value on the logged traffic (issue #47,
+item 4): every estimator of :data:`~.estimators.ESTIMATORS` with a 90 % percentile interval from a bootstrap over
+sessions (Poisson weights; PBM and the direct model refitted in each resample, PBM warm-started from the full fit),
+the log's own value, support, and whether the log identifies the position bias each estimate needs.
+
+Identification (Identifiability Matters, Thm 1): the position bias θ̂_r/θ̂_j of a document shown at j and ranked r by
+the candidate is known from the log only when r and j are connected in its identifiability graph (nodes: positions;
+an edge where one document was shown at both).  A candidate slot is *identified* when its document's logged
+positions and the slot's position share a component.  IPS, SNIPS and DM are refused unless every slot of the
+candidate's top k is identified; DR unless every slot is identified or shown at its position.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from ultr_core.clickmodels.models import PBM
+from ultr_core.clickmodels.registry import MODEL_BY_KEY
+from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
+from ultr_core.counterfactual import candidate as cand
+from ultr_core.counterfactual.estimators import ESTIMATORS, LEVEL, Fit, Setup, interval, logged_value
+from ultr_core.errors import ConfigError
+
+__all__ = ["evaluate_ranking", "value_candidate", "DIRECT_MODELS", "WARM_ITERATIONS", "N_BOOT", "LEVEL"]
+
+#: EM iterations of a resample's PBM, from the full log's fit
+WARM_ITERATIONS = 10
+#: bootstrap resamples
+N_BOOT = 100
+#: click models the direct method may use: refitted in every resample, so PBM (warm EM) or fitted by counting
+DIRECT_MODELS = tuple(s.key for s in MODEL_BY_KEY.values() if s.inference == "mle" or s.key == "pbm")
+
+
+def _direct(key: str):
+    if key not in DIRECT_MODELS:
+        raise ConfigError("--model", f"the direct method refits its click model in every bootstrap resample: choose "
+                                     f"one of {', '.join(DIRECT_MODELS)} (PBM by EM or a model fitted by counting)")
+    return MODEL_BY_KEY[key]
+
+
+def _fit(t: SessionTable, w: np.ndarray, s: Setup | None, direct: str, start=None) -> tuple[Fit, object]:
+    """PBM and the direct model on ``t`` weighted by ``w``; the direct model's expected clicks on the candidate."""
+    tw = SessionTable(t.pairs, t.clicks, w, t.n_pairs, int(w.sum()))
+    pbm = PBM().fit(tw, WARM_ITERATIONS, start) if start else PBM().fit(tw)
+    model = pbm if direct == "pbm" else MODEL_BY_KEY[direct].cls().fit(tw)
+    dm = np.zeros(0)
+    if s is not None:
+        lists = SessionTable(np.maximum(s.cand, 0), np.zeros(s.cand.shape, bool), np.ones(len(s.cand)), t.n_pairs,
+                             len(s.cand))
+        dm = (model.full(lists)[:, :s.k] * (s.cand[:, :s.k] >= 0)).sum(1)
+    return Fit(w, pbm.exam.copy(), pbm.attr.copy(), dm), model
+
+
+def _setup(t: SessionTable, arrays: SessionArrays, rank: np.ndarray, k: int) -> Setup:
+    n_q = int(arrays.pair_query.max()) + 1
+    lists = cand.candidate_lists(rank, arrays.pair_query, n_q, t.depth)
+    pq = arrays.pair_query[t.pairs[:, 0]]
+    positions = np.arange(t.depth)[None, :]
+    match = (lists[pq] == t.pairs) & (positions < k)
+    return Setup(t, pq, arrays.pair_query, n_q, k, rank[t.pairs], rank, lists, match, t.pairs * t.depth + positions)
+
+
+def _candidate(ranking: str, scores, arrays, t, production, fitted) -> cand.Candidate:
+    if scores is not None:
+        return cand.from_scores(scores, arrays.pair_keys, arrays.pair_query, production)
+    if ranking == "production":
+        return cand.Candidate("the production order", production, {})
+    key = ranking.split(":", 1)[1] if ranking.startswith("model:") else None
+    if key not in MODEL_BY_KEY:
+        raise ConfigError("--ranking", f"give a scores file, 'production' or 'model:KEY' with KEY one of "
+                                       f"{', '.join(MODEL_BY_KEY)}")
+    rel = fitted(key).relevance()
+    return cand.from_values(rel, f"re-ranked by {MODEL_BY_KEY[key].label}'s relevance", arrays.pair_query, production)
+
+
+def _identified(s: Setup) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per candidate slot (queries × k): identified (its document's component holds the slot's position) and shown
+    at its position; and the number of components the log's positions fall into."""
+    t = s.t
+    n_pairs, d = len(s.crank), t.depth
+    shown = np.unique(s.cell.ravel())
+    g = coo_matrix((np.ones(len(shown)), (shown // d, n_pairs + shown % d)), shape=(n_pairs + d,) * 2)
+    _, comp = connected_components(g, directed=False)
+    top = s.cand[:, :s.k]
+    ok = top >= 0
+    ident = ok & (comp[np.maximum(top, 0)] == comp[n_pairs + np.arange(s.k)][None, :])
+    at_pos = ok & np.isin(np.maximum(top, 0) * d + np.arange(s.k)[None, :], shown)
+    return ident, at_pos, len(np.unique(comp[n_pairs:]))
+
+
+def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot, estimators + 1) values — the estimators', then the log's own — over Poisson resamples of sessions."""
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_boot, len(ESTIMATORS) + 1))
+    for b in range(n_boot):
+        w = rng.poisson(t.weight).astype(np.float64)
+        f, _ = _fit(t, w, s, direct, start=(point.alpha.copy(), point.theta.copy()))
+        out[b] = [e.value(s, f) for e in ESTIMATORS] + [logged_value(s, f)]
+    return out
+
+
+def _entries(s: Setup, point: Fit, draws: np.ndarray, ident, at_pos, nq) -> dict:
+    weight = np.broadcast_to(nq[:, None], ident.shape)
+    share = lambda m: float((weight * m).sum() / weight.sum())            # noqa: E731  session-weighted slots
+    out = {}
+    for i, e in enumerate(ESTIMATORS):
+        ok = ident | at_pos if e.support == "at its position" else ident
+        entry = {"label": e.label, "cite": e.cite, "formula": e.formula, "support_kind": e.support,
+                 "support": share(at_pos) if e.support == "at its position" else share(ident)}
+        if share(ok) < 1:
+            entry.update(estimate=None, lower=None, upper=None, refused=(
+                f"{1 - share(ok):.0%} of the candidate's top-{s.k} slots put a document at a position the log does "
+                "not connect to where it was shown: the position bias between them is not identified"))
+        else:
+            entry.update(interval(e.value(s, point), draws[:, i]))
+        out[e.key] = entry
+    return out
+
+
+def evaluate_ranking(data, name: str = "log", ranking: str = "production", scores=None, model: str = "pbm",
+                     k: int = 10, n_boot: int = N_BOOT, seed: int = 0, judgements=None) -> dict:
+    """The value of a candidate ranking on the log ``data`` (a click table or :class:`SessionArrays`): expected
+    clicks in its top ``k`` per session by every estimator, with 90 % bootstrap intervals; ``ranking`` is
+    "production", "model:KEY" or (with ``scores``, :class:`~ultr_core.logs.scores.Scores`) a scores file; ``model``
+    the direct method's click model.  JSON-ready; see docs/counterfactual.md."""
+    arrays = data if isinstance(data, SessionArrays) else SessionArrays.from_frame(data, name)
+    _direct(model)
+    t = arrays.compress()
+    production = cand.production_rank(t, arrays.pair_query)
+    fitted = lambda key: MODEL_BY_KEY[key].cls().fit(t)                  # noqa: E731
+    c = _candidate(ranking, scores, arrays, t, production, fitted)
+    return value_candidate(arrays, c, model, k, n_boot, seed, judgements, name, t, production)
+
+
+def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm", k: int = 10, n_boot: int = N_BOOT,
+                    seed: int = 0, judgements=None, name: str = "log", t=None, production=None) -> dict:
+    """:func:`evaluate_ranking` of a built :class:`~.candidate.Candidate` (``t``, ``production``: the log's
+    patterns and production ranks, when already computed)."""
+    _direct(model)
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise ConfigError("--k", f"must be a whole number ≥ 1, got {k!r}")
+    if not 20 <= n_boot <= 10_000:
+        raise ConfigError("--n-boot", f"must lie in 20 … 10000, got {n_boot!r}")
+    t = arrays.compress() if t is None else t
+    production = cand.production_rank(t, arrays.pair_query) if production is None else production
+    notes = [f"k = {k} is beyond the log's {t.depth} ranks: valued at k = {t.depth}"] if k > t.depth else []
+    s = _setup(t, arrays, c.rank, min(int(k), t.depth))
+    point, _ = _fit(t, t.weight, s, model)
+    draws = _boot(t, s, point, model, n_boot, seed)
+    ident, at_pos, n_comp = _identified(s)
+    nq = np.bincount(s.pq, t.weight, s.n_queries)
+    out = {"log": name, "sessions": int(t.weight.sum()), "queries": s.n_queries, "k": s.k, "model": model,
+           "n_boot": n_boot, "seed": seed, "level": LEVEL, "notes": notes,
+           "candidate": {"label": c.label, "counts": c.counts, "notes": list(c.notes)},
+           "logged": interval(logged_value(s, point), draws[:, -1]),
+           "estimators": _entries(s, point, draws, ident, at_pos, nq),
+           "support": {"any_position": 1.0, "identified": float((nq[:, None] * ident).sum() / (nq.sum() * s.k)),
+                       "at_position": float((nq[:, None] * at_pos).sum() / (nq.sum() * s.k))},
+           "position_bias": {"theta": (point.theta / point.theta[0]).tolist(), "components": n_comp}}
+    if judgements is not None:
+        from ultr_core.counterfactual.judged import judged_value
+        out["judged"] = judged_value(judgements, arrays, s, production, nq, n_boot, seed)
+    return out

@@ -1,0 +1,81 @@
+"""A candidate ranking as a scores file (issue #47, item 4): one row per (query, document) with a score, CSV or TSV
+with a header (``query_id, doc_id, score``; the judgements' name aliases and ``score``, ``prediction``, ``pred``).
+Every row that is not kept is counted and named by its line numbers, never its content: unreadable rows, scores
+that are NaN or infinite, duplicates (the first is kept).  Joining the scores to a log (pairs the log never shows,
+queries it lacks, ties) is :mod:`ultr_core.counterfactual.candidate`'s count.
+
+>>> s = read_scores(b"qid,docid,score\\nq1,a,2.5\\nq1,b,nan\\nq1,a,1\\n", "scores.csv")
+>>> len(s.frame), s.counts["not_finite"], s.counts["duplicates"]
+(1, 1, 1)
+>>> s.notes[0]
+'1 row with a NaN or infinite score left out (line 3)'
+"""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ultr_core.errors import DataFormatError
+from ultr_core.logs.judgements import DOC_NAMES, QUERY_NAMES, _count_note
+
+__all__ = ["Scores", "read_scores", "SCORE_NAMES"]
+
+#: header names the score column may carry (lower case)
+SCORE_NAMES = ("score", "scores", "prediction", "pred", "predicted")
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The scores kept (``frame``: query_id, doc_id as text, score float, line), the counts of every row left out
+    and one sentence per kind (``notes``)."""
+
+    frame: pd.DataFrame
+    counts: dict
+    notes: tuple
+
+
+def _frame(text: str, name: str) -> pd.DataFrame:
+    sep = "\t" if "\t" in text.split("\n", 1)[0] else ","
+    f = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, skip_blank_lines=False)
+    cols = {str(c).strip().lower(): c for c in f.columns}
+    wanted = (QUERY_NAMES, DOC_NAMES, SCORE_NAMES)
+    pick = [next((cols[n] for n in names if n in cols), None) for names in wanted]
+    if None in pick:
+        i = pick.index(None)
+        raise DataFormatError(name, f"the header names no {['query', 'document', 'score'][i]} column (accepted: "
+                                    f"{', '.join(wanted[i])})")
+    out = f[pick].set_axis(["query_id", "doc_id", "score"], axis=1)
+    return out.assign(line=np.arange(2, len(out) + 2))
+
+
+def read_scores(data: bytes, name: str = "scores") -> Scores:
+    """The scores in ``data`` (UTF-8 CSV/TSV text with a header)."""
+    try:
+        text = data.decode("utf-8-sig").replace("\r\n", "\n").strip("\n")
+    except UnicodeDecodeError:
+        raise DataFormatError(name, "the scores file is not UTF-8 text") from None
+    if not text.strip():
+        raise DataFormatError(name, "the scores file is empty")
+    try:
+        f = _frame(text, name)
+    except pd.errors.ParserError:
+        raise DataFormatError(name, "not a CSV/TSV table with one header row") from None
+    blank = (f["query_id"].str.strip() == "") | (f["doc_id"].str.strip() == "")
+    number = pd.to_numeric(f["score"].str.strip(), errors="coerce").to_numpy(np.float64)
+    unreadable = blank | (pd.isna(number) & ~f["score"].str.strip().str.lower().isin(["nan", "inf", "-inf"]))
+    not_finite = ~unreadable & ~np.isfinite(number)
+    keep = f[~unreadable & ~not_finite].assign(score=number[~unreadable & ~not_finite])
+    keep = keep.assign(query_id=keep["query_id"].str.strip(), doc_id=keep["doc_id"].str.strip())
+    dup = keep.duplicated(["query_id", "doc_id"], keep="first")
+    kept = keep[~dup].reset_index(drop=True)
+    if kept.empty:
+        raise DataFormatError(name, "no score is left: every row was unreadable, NaN or infinite")
+    counts = {"unreadable": int(unreadable.sum()), "not_finite": int(not_finite.sum()), "duplicates": int(dup.sum())}
+    notes = [_count_note(counts["unreadable"], "unreadable (not query, document, score)", f.loc[unreadable, "line"]),
+             _count_note(counts["not_finite"], "with a NaN or infinite score left out", f.loc[not_finite, "line"]),
+             _count_note(counts["duplicates"], "repeating a (query, document) pair left out, the first kept",
+                         keep.loc[dup, "line"])]
+    return Scores(kept, counts, tuple(n for n in notes if n))
