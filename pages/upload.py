@@ -27,6 +27,7 @@ from ultr_core.logs.mapping import (
 )
 from ultr_core.logs.sniff import infer_format
 from pages._clickmodels import click_model_section
+from pages._evaluate import evaluate_section
 from pages._common import _session_alive, cached_analysis, memo, run_page, session_id
 from pages._certainty import certainty_section
 from ultr_core.app.memory import UPLOAD_GATE, Left
@@ -137,6 +138,7 @@ def main():
     _downloads(an)
     if kept:
         click_model_section(subject, an, ("upload", read_key), "upload")
+        evaluate_section(subject, ("upload", read_key), "upload")
     if kept:
         st.caption("The log is now the *current log*: the Identifiability page draws its graph from the same "
                    "analysis (same verdict, same plan).")

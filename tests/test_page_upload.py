@@ -183,3 +183,38 @@ def test_upload_says_what_the_verdict_means_for_trust_bias_users():
     said = [i.value for i in at.info if i.value.startswith("For Trust users")][0]
     assert "up to an affine map" in said and "only within each of the 2 components" in said
     assert "every factor shows at least two documents" in said and no_crash(at)
+
+
+def test_upload_values_a_candidate_ranking_on_the_log():
+    """Issue #47, item 4: the production order by default (valued at what was logged), a scores file with bad rows
+    counted, a click model's relevance; the estimators' table and the value figure."""
+    import json
+
+    from ultr_core.studies.counterfactual import simulate_log
+    frame, _ = simulate_log("pbm", 600, n_queries=5, depth=4, epsilon=0.3, seed=2)
+    at = page("upload.py").run()
+    at.file_uploader(key="upload_click_log").set_value(("s.csv", frame.to_csv(index=False).encode(),
+                                                        "text/csv")).run()
+    assert "Would a new ranking do better?" in [h.value for h in at.subheader]
+    at = wait(at, "upload_cf_job", 120)
+    assert no_crash(at) and not at.error
+    table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)
+    assert list(table["estimator"]) == ["logged (observed)", "DM", "IPS", "SNIPS", "DR"]
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert "the production order: expected clicks in the top 4 per session" in titles
+    at.selectbox(key="upload_cf_source").set_value("a scores file").run()
+    assert any("Upload a scores file" in i.value for i in at.info)
+    pairs = frame[["query_id", "doc_id"]].drop_duplicates()
+    scores = pairs.assign(score=pairs["doc_id"] % 100 // 2).to_csv(index=False) + "0,0,nan\n3,999,1\n"
+    at.file_uploader(key="upload_cf_scores").set_value(("s.csv", scores.encode(), "text/csv")).run()
+    at = wait(at, "upload_cf_job", 120)
+    assert no_crash(at) and not at.error
+    notes = " ".join(i.value for i in at.info)
+    assert "NaN or infinite score" in notes and "never shows" in notes and "tied scores" in notes
+    at.file_uploader(key="upload_cf_scores").set_value(("s.csv", b"a,b\n1,2\n", "text/csv")).run()
+    at = wait(at, "upload_cf_job", 60)
+    assert any("The ranking is not valued" in i.value and "no query column" in i.value for i in at.info)
+    at.selectbox(key="upload_cf_source").set_value("a click model's relevance").run()
+    at = wait(at, "upload_cf_job", 120)
+    table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)
+    assert table["estimate"].notna().all()

@@ -1,6 +1,6 @@
 """One call from a click log and a candidate ranking to its estimated value on the logged traffic (issue #47,
 item 4): every estimator of :data:`~.estimators.ESTIMATORS` with a 90 % percentile interval from a bootstrap over
-sessions (Poisson weights; PBM and the direct model refitted in each resample, PBM warm-started from the full fit),
+sessions (Poisson weights; PBM and the direct model refitted in each resample),
 the log's own value, support, and whether the log identifies the position bias each estimate needs.
 
 Identification (Identifiability Matters, Thm 1): the position bias θ̂_r/θ̂_j of a document shown at j and ranked r by
@@ -15,17 +15,22 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ultr_core.clickmodels.models import PBM
+from ultr_core.clickmodels.models import PBM, PROB_MIN
 from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
 from ultr_core.counterfactual import candidate as cand
 from ultr_core.counterfactual.estimators import ESTIMATORS, LEVEL, Fit, Setup, interval, logged_value
 from ultr_core.errors import ConfigError
 
-__all__ = ["evaluate_ranking", "value_candidate", "DIRECT_MODELS", "WARM_ITERATIONS", "N_BOOT", "LEVEL"]
+__all__ = ["evaluate_ranking", "value_candidate", "evaluate_job", "DIRECT_MODELS", "POINT_ITERATIONS", "N_BOOT",
+           "LEVEL", "pbm_counts"]
 
-#: EM iterations of a resample's PBM, from the full log's fit
-WARM_ITERATIONS = 10
+#: EM iterations of PBM's fit on the log and on each resample (the held-out log-likelihood of the study's logs moves
+#: by < 10⁻⁶ beyond)
+POINT_ITERATIONS = 200
+#: PBM's prior on attractiveness (successes, trials) for propensities: nearly none, so that rarely clicked documents
+#: do not pull θ̂ down at the ranks where they are shown (the click-model table keeps PyClick's (1, 2))
+PRIOR = (0.01, 0.02)
 #: bootstrap resamples
 N_BOOT = 100
 #: click models the direct method may use: refitted in every resample, so PBM (warm EM) or fitted by counting
@@ -39,17 +44,41 @@ def _direct(key: str):
     return MODEL_BY_KEY[key]
 
 
-def _fit(t: SessionTable, w: np.ndarray, s: Setup | None, direct: str, start=None) -> tuple[Fit, object]:
-    """PBM and the direct model on ``t`` weighted by ``w``; the direct model's expected clicks on the candidate."""
-    tw = SessionTable(t.pairs, t.clicks, w, t.n_pairs, int(w.sum()))
-    pbm = PBM().fit(tw, WARM_ITERATIONS, start) if start else PBM().fit(tw)
-    model = pbm if direct == "pbm" else MODEL_BY_KEY[direct].cls().fit(tw)
-    dm = np.zeros(0)
-    if s is not None:
-        lists = SessionTable(np.maximum(s.cand, 0), np.zeros(s.cand.shape, bool), np.ones(len(s.cand)), t.n_pairs,
-                             len(s.cand))
-        dm = (model.full(lists)[:, :s.k] * (s.cand[:, :s.k] >= 0)).sum(1)
-    return Fit(w, pbm.exam.copy(), pbm.attr.copy(), dm), model
+def pbm_counts(n: np.ndarray, c: np.ndarray, n_pairs: int, depth: int, n_iter: int = POINT_ITERATIONS,
+               prior: tuple = PRIOR) -> tuple[np.ndarray, np.ndarray]:
+    """PBM's EM (the click-model table's :class:`~ultr_core.clickmodels.models.PBM`, the same updates) on the
+    impressions ``n`` and clicks ``c`` of each (pair, rank) cell, indexed pair·depth + rank: PBM's clicks are
+    independent given (α, θ), so the cells' counts are all its likelihood needs — a few thousand numbers per
+    resample instead of every session.  Returns (α per pair, θ per rank)."""
+    cells = np.flatnonzero(n > 0)
+    pair, rank, n, c = cells // depth, cells % depth, n[cells], c[cells]
+    attr, exam = np.full(n_pairs, 0.5), np.full(depth, 0.5)
+    shown_pair, shown_rank = np.bincount(pair, n, n_pairs), np.bincount(rank, n, depth)
+    for _ in range(n_iter):
+        a, g = attr[pair], exam[rank]
+        miss = (n - c) / (1 - g * a)
+        attr = np.minimum((prior[0] + np.bincount(pair, c + miss * (1 - g) * a, n_pairs)) / (prior[1] + shown_pair),
+                          1 - PROB_MIN)
+        exam = np.minimum((1 + np.bincount(rank, c + miss * (1 - a) * g, depth)) / (2 + shown_rank), 1 - PROB_MIN)
+    return attr, exam
+
+
+def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str) -> Fit:
+    """PBM (on the cells' counts) and the direct model on ``t`` weighted by ``w``; the direct model's expected
+    clicks on each query's candidate list."""
+    ww = np.broadcast_to(w[:, None], t.pairs.shape).ravel()
+    size = len(s.crank) * t.depth
+    n, c = np.bincount(s.cell.ravel(), ww, size), np.bincount(s.cell.ravel(), ww * t.clicks.ravel(), size)
+    attr, exam = pbm_counts(n, c, t.n_pairs, t.depth)
+    if direct == "pbm":
+        model = PBM()
+        model.attr, model.exam = attr, exam
+    else:
+        model = MODEL_BY_KEY[direct].cls().fit(SessionTable(t.pairs, t.clicks, w, t.n_pairs, int(w.sum())))
+    lists = SessionTable(np.maximum(s.cand, 0), np.zeros(s.cand.shape, bool), np.ones(len(s.cand)), t.n_pairs,
+                         len(s.cand))
+    dm = (model.full(lists)[:, :s.k] * (s.cand[:, :s.k] >= 0)).sum(1)
+    return Fit(w, exam, attr, dm)
 
 
 def _setup(t: SessionTable, arrays: SessionArrays, rank: np.ndarray, k: int) -> Setup:
@@ -89,13 +118,16 @@ def _identified(s: Setup) -> tuple[np.ndarray, np.ndarray, int]:
     return ident, at_pos, len(np.unique(comp[n_pairs:]))
 
 
-def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int) -> np.ndarray:
-    """(n_boot, estimators + 1) values — the estimators', then the log's own — over Poisson resamples of sessions."""
+def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=None) -> np.ndarray:
+    """(n_boot, estimators + 1) values — the estimators', then the log's own — over Poisson resamples of sessions;
+    ``report(done, total)`` every 10 resamples."""
     rng = np.random.default_rng(seed)
     out = np.empty((n_boot, len(ESTIMATORS) + 1))
     for b in range(n_boot):
+        if report is not None and b % 10 == 0:
+            report(b, n_boot)
         w = rng.poisson(t.weight).astype(np.float64)
-        f, _ = _fit(t, w, s, direct, start=(point.alpha.copy(), point.theta.copy()))
+        f = _fit(t, w, s, direct)
         out[b] = [e.value(s, f) for e in ESTIMATORS] + [logged_value(s, f)]
     return out
 
@@ -119,22 +151,24 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, ident, at_pos, nq) -> dict
 
 
 def evaluate_ranking(data, name: str = "log", ranking: str = "production", scores=None, model: str = "pbm",
-                     k: int = 10, n_boot: int = N_BOOT, seed: int = 0, judgements=None) -> dict:
+                     k: int = 10, n_boot: int = N_BOOT, seed: int = 0, judgements=None, report=None) -> dict:
     """The value of a candidate ranking on the log ``data`` (a click table or :class:`SessionArrays`): expected
     clicks in its top ``k`` per session by every estimator, with 90 % bootstrap intervals; ``ranking`` is
     "production", "model:KEY" or (with ``scores``, :class:`~ultr_core.logs.scores.Scores`) a scores file; ``model``
-    the direct method's click model.  JSON-ready; see docs/counterfactual.md."""
+    the direct method's click model; ``report(done, total)`` follows the bootstrap.  JSON-ready; see
+    docs/counterfactual.md."""
     arrays = data if isinstance(data, SessionArrays) else SessionArrays.from_frame(data, name)
     _direct(model)
     t = arrays.compress()
     production = cand.production_rank(t, arrays.pair_query)
     fitted = lambda key: MODEL_BY_KEY[key].cls().fit(t)                  # noqa: E731
     c = _candidate(ranking, scores, arrays, t, production, fitted)
-    return value_candidate(arrays, c, model, k, n_boot, seed, judgements, name, t, production)
+    return value_candidate(arrays, c, model, k, n_boot, seed, judgements, name, t, production, report)
 
 
 def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm", k: int = 10, n_boot: int = N_BOOT,
-                    seed: int = 0, judgements=None, name: str = "log", t=None, production=None) -> dict:
+                    seed: int = 0, judgements=None, name: str = "log", t=None, production=None,
+                    report=None) -> dict:
     """:func:`evaluate_ranking` of a built :class:`~.candidate.Candidate` (``t``, ``production``: the log's
     patterns and production ranks, when already computed)."""
     _direct(model)
@@ -146,8 +180,8 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
     production = cand.production_rank(t, arrays.pair_query) if production is None else production
     notes = [f"k = {k} is beyond the log's {t.depth} ranks: valued at k = {t.depth}"] if k > t.depth else []
     s = _setup(t, arrays, c.rank, min(int(k), t.depth))
-    point, _ = _fit(t, t.weight, s, model)
-    draws = _boot(t, s, point, model, n_boot, seed)
+    point = _fit(t, t.weight, s, model)
+    draws = _boot(t, s, point, model, n_boot, seed, report)
     ident, at_pos, n_comp = _identified(s)
     nq = np.bincount(s.pq, t.weight, s.n_queries)
     out = {"log": name, "sessions": int(t.weight.sum()), "queries": s.n_queries, "k": s.k, "model": model,
@@ -162,3 +196,16 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
         from ultr_core.counterfactual.judged import judged_value
         out["judged"] = judged_value(judgements, arrays, s, production, nq, n_boot, seed)
     return out
+
+
+def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: str, k: int, judgements: bytes | None,
+                 report=None, stop=None) -> dict:
+    """:func:`evaluate_ranking` as a job of the app's pool (:mod:`ultr_core.app.jobpool`): the files as bytes,
+    read here; a ``{"done", "total"}`` record every 10 resamples."""
+    from ultr_core.logs.judgements import read_judgements
+    from ultr_core.logs.scores import read_scores
+    sc = read_scores(scores, "scores file") if scores is not None else None
+    jd = read_judgements(judgements, "judgements") if judgements is not None else None
+    progress = (lambda d, n: report({"done": d, "total": n})) if report is not None else None
+    return evaluate_ranking(frame, name, "scores" if sc is not None else ranking, sc, model, k, judgements=jd,
+                            report=progress)

@@ -82,9 +82,10 @@ def _fitted_elsewhere(user, n_sessions, epsilon, seed, keys: pd.DataFrame, **log
 
 
 def coverage_rows(user: str, seed: int, n_sessions: int = 20_000, epsilon: float = 0.3, k: int = 5,
-                  n_boot: int = 100, model: str | None = None, **log) -> list[dict]:
+                  n_boot: int = 100, model: str | None = None, candidates=None, **log) -> list[dict]:
     """One row per (candidate, estimator) of one seeded log: truth, estimate, interval, covered; the direct method
-    uses ``model`` (default: the user model when it can, else PBM)."""
+    uses ``model`` (default: the user model when it can, else PBM); ``candidates``: names of :data:`CANDIDATES`
+    (default all)."""
     frame, alpha = simulate_log(user, n_sessions, epsilon=epsilon, seed=seed, **log)
     arrays = SessionArrays.from_frame(frame, f"{user} log")
     t = arrays.compress()
@@ -93,7 +94,8 @@ def coverage_rows(user: str, seed: int, n_sessions: int = 20_000, epsilon: float
     truth_a, own = _alpha_by_pair(arrays, alpha), PBM().fit(t).attr
     other = _fitted_elsewhere(user, n_sessions, epsilon, seed, arrays.pair_keys, **log)
     rows = []
-    for name, values in CANDIDATES.items():
+    for name in candidates or CANDIDATES:
+        values = CANDIDATES[name]
         c = (cand.Candidate(name, production, {}) if values is None else
              cand.from_values(values(truth_a, own, other), name, arrays.pair_query, production))
         out = value_candidate(arrays, c, model, k, n_boot, seed, t=t, production=production)

@@ -1,0 +1,99 @@
+"""The Upload page's "would a new ranking do better?" section (issue #47, item 4): a candidate (production order,
+a scores file or a click model's relevance) → one pooled job (:func:`ultr_core.counterfactual.evaluate.evaluate_job`)
+→ a table and a figure factory."""
+import hashlib
+
+import pandas as pd
+import streamlit as st
+
+from pages._common import job_progress, live, queue_note, submit_job
+from ultr_core.app.counterfactual_figures import estimator_rows, value_figure
+from ultr_core.app.text import escape_markdown
+from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
+from ultr_core.counterfactual.candidate import SOURCES
+from ultr_core.counterfactual.evaluate import DIRECT_MODELS, evaluate_job
+
+SOURCE_BY_LABEL = {s.label: s.key for s in SOURCES}
+
+
+def _candidate(prefix: str):
+    """(ranking, scores bytes, its digest) from the widgets; None when a scores file is chosen but not given."""
+    label = st.selectbox("candidate ranking", list(SOURCE_BY_LABEL), key=f"{prefix}_cf_source",
+                         help="; ".join(f"{s.label}: {s.help}" for s in SOURCES))
+    source = SOURCE_BY_LABEL[label]
+    if source == "model":
+        m = st.selectbox("re-rank by the relevance of", [s.label for s in CLICK_MODELS], index=3,
+                         key=f"{prefix}_cf_model", help="each query's documents sorted by this model's relevance "
+                                                        "estimate, fitted on the whole log")
+        return "model:" + next(s.key for s in CLICK_MODELS if s.label == m), None, m
+    if source == "scores":
+        up = st.file_uploader("scores file (query_id, doc_id, score)", key=f"{prefix}_cf_scores",
+                              help="CSV/TSV with a header; higher scores rank first; rows with NaN or infinite "
+                                   "scores, duplicates and pairs the log never shows are counted and left out")
+        if up is None:
+            return None
+        data = up.getvalue()
+        return "scores", data, hashlib.blake2b(data, digest_size=16).hexdigest()
+    return "production", None, ""
+
+
+def evaluate_section(log, key, prefix: str) -> None:
+    """The section: widgets, one pooled job per (log, candidate, model, k, judgements), its result."""
+    st.subheader("Would a new ranking do better?")
+    st.caption("A candidate ranking valued on this log's traffic: expected clicks in its top k per session by the "
+               "direct method (a click model), IPS, SNIPS and doubly robust, each with a 90 % interval from a "
+               "bootstrap over sessions (docs/counterfactual.md).")
+    if log.meta.get("sessions") == "inferred":
+        st.info("Counterfactual evaluation needs sessions: this log has no session ids.")
+        return
+    picked = _candidate(prefix)
+    depth = int(log.frame["position"].max())
+    c1, c2 = st.columns(2)
+    k = c1.number_input("k (top ranks valued)", 1, max(depth, 1), min(10, depth), key=f"{prefix}_cf_k",
+                        help="value = expected clicks in the candidate's top k per session")
+    dm = c2.selectbox("direct method's click model", [MODEL_BY_KEY[m].label for m in DIRECT_MODELS],
+                      key=f"{prefix}_cf_dm", help="refitted in every bootstrap resample: PBM by EM or a model "
+                                                  "fitted by counting")
+    if picked is None:
+        st.info("Upload a scores file to value it.")
+        return
+    judged = st.session_state.get(f"{prefix}_judgements")
+    jbytes = judged.getvalue() if judged is not None else None
+    dm_key = next(m for m in DIRECT_MODELS if MODEL_BY_KEY[m].label == dm)
+    spec = (key, picked[0], picked[2], dm_key, int(k), hashlib.blake2b(jbytes or b"", digest_size=8).hexdigest())
+    job_key = f"{prefix}_cf_job"
+    if st.session_state.get(f"{job_key}_for") != spec:
+        f = log.frame
+        frame = f.assign(query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"]))
+        st.session_state[job_key] = submit_job(("evaluate", *spec), evaluate_job, frame, "your log", picked[0],
+                                               picked[1], dm_key, int(k), jbytes)
+        st.session_state[f"{job_key}_for"] = spec
+    live(job_key, lambda job: _show(job, prefix))
+
+
+def _show(job, prefix: str) -> None:
+    if job is None or queue_note(job):
+        return
+    if job.error:
+        st.info(f"The ranking is not valued: {escape_markdown(job.error)}")
+        return
+    if job.running or job.result is None:
+        job_progress(job, "bootstrap resamples")
+        return
+    out = job.result
+    for n in out["notes"] + out["candidate"]["notes"]:
+        st.info(escape_markdown(n))
+    st.dataframe(pd.DataFrame(estimator_rows(out)).round(4), hide_index=True)
+    st.plotly_chart(value_figure(out), key=f"{prefix}_cf_figure")
+    s = out["support"]
+    st.caption(f"{out['sessions']:,} sessions of {out['queries']:,} queries. Support: {s['identified']:.0%} of the "
+               f"candidate's top-{out['k']} slots put a document where the log identifies its position bias; "
+               f"{s['at_position']:.0%} show a document the log has shown at that very position (DR corrects "
+               f"there). The log's positions form {out['position_bias']['components']} component(s) of its "
+               "identifiability graph.")
+    if "judged" in out:
+        j, kk = out["judged"], out["k"]
+        st.caption(escape_markdown(j.get("note") or (
+            f"Judged: DCG@{kk} {j[f'dcg@{kk}']['estimate']:.3f} [{j[f'dcg@{kk}']['lower']:.3f}, "
+            f"{j[f'dcg@{kk}']['upper']:.3f}] against the production order's {j[f'logged_dcg@{kk}']['estimate']:.3f}; "
+            f"{j['judged_share']:.0%} of the top-{kk} slots judged (unjudged count 0).")))
