@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultr_core.clickmodels.models import EM_ITERATIONS, PROB_MIN, Cascade, _last_click, _pair_mean
+from ultr_core.clickmodels.models import DCM, EM_ITERATIONS, PROB_MIN, Cascade, _last_click, _pair_mean
 
-__all__ = ["DBN", "CCM"]
+__all__ = ["DBN", "CCM", "DCMML"]
 
 
 class DBN(Cascade):
@@ -217,6 +217,21 @@ class CCM(Cascade):
 
     def bias(self):
         return {"tau_no_click": self.tau[0], "tau_click_nonrelevant": self.tau[1], "tau_click_relevant": self.tau[2]}
+
+
+class DCMML(DCM):
+    """DCM by maximum likelihood (issue #47, item 6): the same model as :class:`~ultr_core.clickmodels.models.DCM`
+    — after a click at rank r go on with λ_r, always without one — fitted by L-BFGS on the exact likelihood of the
+    click vectors (:func:`~ultr_core.clickmodels.gradient.fit_cascade`, as CLAX fits it) instead of PyClick's
+    counting, which takes every rank above the last click as examined and every click but the last as a
+    continuation: exact only if users never stop after a non-last click without clicking again."""
+
+    USER_MODEL = False                   # simulated DCM users are the DCM record's; this is another fit of them
+
+    def fit(self, t):
+        from ultr_core.clickmodels.gradient import fit_cascade
+        (self.attr,), self.cont = fit_cascade(t, 1, t.depth, lambda per, shared: DCM.transition(per, [shared]))
+        return self
 
 
 def _tau(w, mask, num, den, total) -> float:
