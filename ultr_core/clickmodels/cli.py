@@ -11,6 +11,7 @@ __all__ = ["add_parser"]
 
 
 def add_parser(sub) -> None:
+    from ultr_core.clickmodels.prior import PRIORS
     from ultr_core.clickmodels.registry import CLICK_MODELS
     from ultr_core.logs.formats import LOG_FORMATS
     session_formats = [f.name for f in LOG_FORMATS if f.kind != "folder"]     # an ULTRA folder has no sessions
@@ -35,7 +36,11 @@ def add_parser(sub) -> None:
     p.add_argument("--grades", default="0-5", help="--judgements: the grade range LOW-HIGH; rows outside are counted")
     p.add_argument("--include-prior-dominated", action="store_true", help="--judgements: also score the pairs whose "
                    "estimate the prior decides (fewer than 10 examination-weighted training impressions)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap over queries (--judgements)")
+    p.add_argument("--prior", choices=PRIORS, default="pyclick", help="the attractiveness prior: PyClick's one success "
+                   "in two trials, or learned — shrinkage towards a shared baseline (global, per query or per mean "
+                   "rank) with its strength, chosen on a held-out fifth of the training sessions")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap over queries (--judgements) and of the "
+                                                       "learned prior's held-out fifth")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(fn=run)
 
@@ -95,7 +100,7 @@ def run(a) -> int:
     from ultr_core.logs.outputs import atomic_write, json_safe, safe_csv
     keys = parse_models(a.models)
     out_path = _checked(a)
-    judged = dict(judgements=_judgements(a), include_prior=a.include_prior_dominated, seed=a.seed)
+    judged = dict(judgements=_judgements(a), include_prior=a.include_prior_dominated, seed=a.seed, prior=a.prior)
     if a.test:
         out = compare_click_models(_sessions(a.path, a.format, a.path), a.path, keys, 0.75,
                                    _sessions(a.test, a.test_format, a.test), identifiability=a.identifiability,
@@ -120,6 +125,10 @@ def run(a) -> int:
     for m in out["models"].values():
         print(f"{m['label']:<6} {m['log_likelihood']:>15.4f} {m['perplexity']:>11.4f} "
               f"{m['conditional_perplexity']:>17.4f} {m['seconds']:>8.2f}")
+    learned = [f"{m['label']} {m['prior']['baseline']}" + (f" × {m['prior']['strength']:g}" if m['prior']['baseline']
+               != "pyclick" else "") for m in out["models"].values() if "prior" in m]
+    if learned:
+        print("learned prior (baseline × pseudo-impressions, chosen on a held-out fifth): " + ", ".join(learned))
     for m in out["models"].values():
         if "identifiability" in m:
             i = m["identifiability"]

@@ -8,6 +8,7 @@ import pandas as pd
 
 from ultr_core.clickmodels.evaluation import scores
 from ultr_core.clickmodels.outofcore import join_sessions
+from ultr_core.clickmodels.prior import PRIORS, learned_prior
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable, split_sessions
 from ultr_core.errors import ConfigError
@@ -46,7 +47,7 @@ def train_test(data, name: str = "log", split: float = 0.75, test=None):
 
 def compare_click_models(data, name: str = "log", models=None, split: float = 0.75, test=None, on_model=None,
                          stop=None, identifiability: bool = False, judgements=None, include_prior: bool = False,
-                         seed: int = 0) -> dict:
+                         seed: int = 0, prior: str = "pyclick") -> dict:
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
     :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
     the test sessions: a JSON-ready dict with ``train_sessions``, ``test_sessions``, ``dropped_test_sessions``
@@ -59,8 +60,13 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     (:mod:`~ultr_core.clickmodels.information`).  ``relevance`` flags every pair whose estimate the data cannot
     support (``prior_dominated``, :mod:`~ultr_core.clickmodels.judged`); with ``judgements``
     (:class:`~ultr_core.logs.judgements.Judgements`) every model's estimates are also scored against them
-    (``judgements`` per model, and the file's counts and the clicks-vs-judges verdict under ``judgements``)."""
+    (``judgements`` per model, and the file's counts and the clicks-vs-judges verdict under ``judgements``).
+    ``prior``: "pyclick" (one success in two trials for every pair) or "learned" (:mod:`~.prior`; each model's
+    choice under ``prior``)."""
     keys = parse_models(models) if not isinstance(models, list) else models
+    if prior not in PRIORS:
+        raise ConfigError("--prior", f"choose one of {', '.join(PRIORS)}")
+    shared: dict = {}
     tr, te, dropped, pair_keys = _tables(data, name, split, test)
     if not tr.clicks.any():
         from ultr_core.logs.clicklog import NO_CLICKS
@@ -74,9 +80,10 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
         if stop is not None and stop.is_set():
             break
         spec, t0 = MODEL_BY_KEY[key], time.perf_counter()
-        model = spec.cls().fit(tr)
+        table, chosen = (tr, None) if prior == "pyclick" else _learned(spec, tr, pair_keys, seed, shared)
+        model = spec.cls().fit(table)
         out["models"][key] = {"label": spec.label, **scores(model, te), "bias": model.bias(),
-                              "seconds": round(time.perf_counter() - t0, 3)}
+                              "seconds": round(time.perf_counter() - t0, 3), **({"prior": chosen} if chosen else {})}
         if identifiability:
             from ultr_core.clickmodels.information import information_summary, model_information
             labels = [f"{q}/{d}" for q, d in zip(rel["query_id"], rel["doc_id"])]
@@ -91,6 +98,22 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
         out["judgements"] = judgement_report(rel, out["models"], judgements, include_prior, seed=seed)
     out["relevance"] = rel
     return out
+
+
+def _learned(spec, tr: SessionTable, pair_keys: pd.DataFrame, seed: int, shared: dict):
+    """(the training table with ``spec``'s learned prior, what was chosen); the models fitted by gradient take
+    PBM's choice (searched once, kept in ``shared``) with a PBM baseline."""
+    from dataclasses import replace
+
+    from ultr_core.clickmodels.models import PBM
+    pair_query = pd.factorize(pair_keys["query_id"], sort=True)[0]
+    if spec.inference != "gradient":
+        p, chosen = learned_prior(spec.cls, tr, pair_query, seed)
+    else:
+        if "pbm" not in shared:
+            shared["pbm"] = {**learned_prior(PBM, tr, pair_query, seed)[1], "model": "pbm"}
+        p, chosen = learned_prior(spec.cls, tr, pair_query, seed, shared["pbm"], PBM)
+    return replace(tr, attr_prior=p), chosen
 
 
 def _notes(data, test) -> list[str]:

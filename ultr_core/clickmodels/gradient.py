@@ -4,16 +4,16 @@ them does not increase the likelihood: on DBN clicks drawn with γ = 0.9 its tra
 iterations, then falls as γ runs to 1 (docs/click_models.md, "Parameter recovery").
 
 The objective is the log-likelihood of the patterns plus the log-density of PyClick's prior, one success in two
-trials for every parameter — Beta(2, 2), so a (query, document) pair never seen in training keeps ½ — divided by the
-number of sessions.  Parameters are logits; the likelihood is the cascade recursion of
-:func:`~ultr_core.clickmodels.dbn._tail` written in torch (float64), one pass over the ranks, vectorised over
-patterns.
+trials for every parameter — Beta(2, 2), so a (query, document) pair never seen in training keeps ½ — or, for the
+attractiveness, the table's learned prior (:mod:`~ultr_core.clickmodels.prior`), divided by the number of sessions.
+Parameters are logits; the likelihood is the cascade recursion of :func:`~ultr_core.clickmodels.dbn._tail` written
+in torch (float64), one pass over the ranks, vectorised over patterns.
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cascade_log_likelihood", "fit_cascade"]
+__all__ = ["cascade_log_likelihood", "fit_cascade", "attr_log_prior"]
 
 #: L-BFGS iterations (each a few passes over the patterns; on a 30,000-session log the held-out log-likelihood
 #: moves by < 10⁻⁵ from 100 to 500 iterations); the fit stops earlier when the change is below 1e-12
@@ -41,6 +41,15 @@ def cascade_log_likelihood(a, after_click, go_on, clicks):
     return total
 
 
+def attr_log_prior(x, prior):
+    """Σ over pairs of the log-density of the attractiveness prior (successes s, trials n) at logits ``x``:
+    s·ln σ(x) + (n − s)·ln σ(−x) — PyClick's one in two is ln σ(x) + ln σ(−x)."""
+    import torch
+    import torch.nn.functional as F
+    s, n = (torch.as_tensor(np.asarray(v, np.float64)) for v in prior)
+    return (s * F.logsigmoid(x) + (n - s) * F.logsigmoid(-x)).sum()
+
+
 def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = MAX_ITER):
     """Fit ``n_per_pair`` per-(query, document) probabilities (the first is the attractiveness) and ``n_global``
     shared ones to the patterns ``t``; ``transition(per_pair_on_patterns, global)`` returns (after_click, go_on).
@@ -66,7 +75,7 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = M
             ll = (w[lo:lo + CHUNK] * cascade_log_likelihood(per[0], after_click, go_on, clicks[lo:lo + CHUNK])).sum()
             (-ll / total_w).backward()
             value -= float(ll.detach()) / total_w
-        prior = (F.logsigmoid(local) + F.logsigmoid(-local)).sum() + (
+        prior = attr_log_prior(local[0], t.attr_prior) + (F.logsigmoid(local[1:]) + F.logsigmoid(-local[1:])).sum() + (
             F.logsigmoid(shared) + F.logsigmoid(-shared)
         ).sum()
         (-prior / total_w).backward()

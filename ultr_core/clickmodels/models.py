@@ -2,7 +2,7 @@
 (:class:`~ultr_core.clickmodels.sessions.SessionTable`) with PyClick's conventions (docs/click_models.md): every
 parameter starts as 1 success in 2 trials (½, also for a pair never seen in training), counting where a closed form
 exists (CTR models, CM, DCM, SDBN), else 50 EM iterations with M-step (1 + Σ posterior) / (2 + Σ trials), capped at
-1 − 10⁻⁶.  Each model gives per pattern and rank P(c_r | c_<r) of the observed click and the marginal P(c_r = 1).
+1 − 10⁻⁶ (a table's learned attractiveness prior, :mod:`~ultr_core.clickmodels.prior`, replaces the 1 in 2).
 
 >>> import numpy as np
 >>> from ultr_core.clickmodels.sessions import SessionTable
@@ -17,23 +17,15 @@ from __future__ import annotations
 import numpy as np
 
 from ultr_core.clickmodels import samplers as smp
+from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, pair_mean as _pair_mean
 
 __all__ = ["ClickModel", "Cascade", "GCTR", "RCTR", "DCTR", "PBM", "CM", "DCM", "SDBN", "EM_ITERATIONS",
-           "PROB_MIN"]
+           "PROB_MIN", "PYCLICK_PRIOR"]
 
 #: EM iterations (PyClick's EMInference.ITERATION_NUM)
 EM_ITERATIONS = 50
 #: the smallest probability used where a model says 0 (PyClick's PROB_MIN)
 PROB_MIN = 1e-6
-
-
-def _pair_mean(t, mask, success, prior=(1.0, 2.0)) -> np.ndarray:
-    """(prior successes + Σ weight·success) / (prior trials + Σ weight) over the (pattern, rank) cells in ``mask``,
-    per (query, document) pair."""
-    w = np.broadcast_to(t.weight[:, None], t.pairs.shape) * mask
-    num = prior[0] + np.bincount(t.pairs.ravel(), (w * success).ravel(), t.n_pairs)
-    den = prior[1] + np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs)
-    return num / den
 
 
 def _rank_mean(t, mask, success) -> np.ndarray:
@@ -375,7 +367,7 @@ class SDBN(Cascade):
         last = _last_click(t.clicks)
         ranks = np.arange(t.depth)[None, :]
         self.attr = _pair_mean(t, ranks <= last[:, None], t.clicks)
-        self.sat = _pair_mean(t, t.clicks, ranks == last[:, None])
+        self.sat = _pair_mean(t, t.clicks, ranks == last[:, None], PYCLICK_PRIOR)
         return self
 
     def relevance(self):

@@ -21,10 +21,12 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError
 
-__all__ = ["SessionArrays", "SessionTable", "MAX_DEPTH", "split_sessions"]
+__all__ = ["SessionArrays", "SessionTable", "MAX_DEPTH", "split_sessions", "pair_mean", "PYCLICK_PRIOR"]
 
 #: ranks a click model describes (PyClick's RANK_MAX): longer result lists are refused, not cut
 MAX_DEPTH = 10
+#: PyClick's prior of every per-pair probability: one success in two trials
+PYCLICK_PRIOR = (1.0, 2.0)
 
 
 @dataclass(frozen=True)
@@ -102,10 +104,24 @@ class SessionTable:
     weight: np.ndarray
     n_pairs: int
     n_sessions: int
+    #: the attractiveness prior of every fit on it: (successes, trials), numbers or one per pair
+    #: (:mod:`~ultr_core.clickmodels.prior`); PyClick's one success in two trials unless learned
+    attr_prior: tuple = PYCLICK_PRIOR
 
     @property
     def depth(self) -> int:
         return self.pairs.shape[1]
+
+
+def pair_mean(t: SessionTable, mask, success, prior=None) -> np.ndarray:
+    """(prior successes + Σ weight·success) / (prior trials + Σ weight) over the (pattern, rank) cells in ``mask``,
+    per (query, document) pair; ``prior`` None: the table's attractiveness prior (PyClick's one in two unless
+    learned, :mod:`~ultr_core.clickmodels.prior`)."""
+    prior = t.attr_prior if prior is None else prior
+    w = np.broadcast_to(t.weight[:, None], t.pairs.shape) * mask
+    num = prior[0] + np.bincount(t.pairs.ravel(), (w * success).ravel(), t.n_pairs)
+    den = prior[1] + np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs)
+    return num / den
 
 
 def check_session_columns(have, name: str) -> None:

@@ -82,6 +82,7 @@ class Trust(ClickModel):
     def fit(self, t, max_iter: int = 100):
         import torch
         import torch.nn.functional as F
+        from ultr_core.clickmodels.gradient import attr_log_prior
         pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
         c = torch.from_numpy(np.asarray(t.clicks, bool))
         w = torch.from_numpy(np.asarray(t.weight, np.float64))[:, None]
@@ -97,7 +98,7 @@ class Trust(ClickModel):
             noise = torch.sigmoid(u)
             p = (noise + (1 - noise) * torch.sigmoid(v) * torch.sigmoid(a)[pairs]).clamp(1e-12, 1 - 1e-12)
             ll = (w * torch.where(c, torch.log(p), torch.log1p(-p))).sum()
-            prior = sum((F.logsigmoid(x) + F.logsigmoid(-x)).sum() for x in (a, u, v))
+            prior = attr_log_prior(a, t.attr_prior) + sum((F.logsigmoid(x) + F.logsigmoid(-x)).sum() for x in (u, v))
             loss = -(ll + prior) / total
             loss.backward()
             return loss
