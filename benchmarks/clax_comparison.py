@@ -41,7 +41,10 @@ def batches(pairs, clicks, size):
                "mask": np.ones(p.shape, bool), "clicks": c.astype(np.float32)}
 tr_p, tr_c = d["train_pairs"], d["train_clicks"]; cut = int(len(tr_p) * 0.8)
 train = list(batches(tr_p[:cut], tr_c[:cut], 4096)); val = list(batches(tr_p[cut:], tr_c[cut:], 8192))
-model = getattr(clax, name)(positions=tr_p.shape[1], query_doc_pairs=n_pairs, rngs=nnx.Rngs(42))
+import inspect
+cls = getattr(clax, name)
+kw = {"positions": tr_p.shape[1]} if "positions" in inspect.signature(cls.__init__).parameters else {}
+model = cls(query_doc_pairs=n_pairs, rngs=nnx.Rngs(42), **kw)
 t0 = time.perf_counter()
 Trainer(optax.adamw(0.01), epochs=100).train(model, train, val)
 seconds = time.perf_counter() - t0
@@ -70,14 +73,16 @@ def main() -> None:
     ap.add_argument("test")
     ap.add_argument("--format", default=None)
     ap.add_argument("--clax-python", required=True)
+    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated of " + ", ".join(MODELS))
     a = ap.parse_args()
+    chosen = {k: MODELS[k] for k in a.models.split(",")}
     from ultr_core.clickmodels.cli import _sessions
     from ultr_core.clickmodels.compare import train_test
     train, test = _sessions(a.train, a.format, "train"), _sessions(a.test, a.format, "test")
     tr, te, dropped = train_test(train, test=test)
     print(f"{tr.n_sessions:,} training sessions, {te.n_sessions:,} test sessions ({dropped:,} of unseen queries "
           f"dropped), {tr.n_pairs:,} pairs", file=sys.stderr)
-    keys = [k for _, ks in MODELS.values() for k in ks]
+    keys = [k for _, ks in chosen.values() for k in ks]
     ours = {p: _our_scores(train, test, keys, p) for p in ("pyclick", "learned")}
     print("| model | CLAX log-likelihood | CLAX seconds | ours, PyClick prior | ours, learned prior | our seconds "
           "(learned) |\n|---|---:|---:|---:|---:|---:|")
@@ -87,7 +92,7 @@ def main() -> None:
                  n_pairs=tr.n_pairs)
         driver = Path(tmp) / "driver.py"
         driver.write_text(DRIVER)
-        for key, (cls, ours_keys) in MODELS.items():
+        for key, (cls, ours_keys) in chosen.items():
             t0 = time.perf_counter()
             res = subprocess.run([a.clax_python, str(driver), str(data), str(Path(tmp) / f"{key}.npy"), cls],
                                  capture_output=True, text=True)

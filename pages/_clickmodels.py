@@ -13,8 +13,14 @@ from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.compare import compare_job
 from ultr_core.clickmodels.judged import RULE, judgement_rows, score_judgements
+from ultr_core.clickmodels.prior import PRIOR_LABELS, prior_text
 from ultr_core.errors import DataFormatError
 from ultr_core.identifiability.reports import document_components
+
+PRIOR_BY_LABEL = {label: key for key, label in PRIOR_LABELS.items()}
+PRIOR_HELP = ("PyClick's ½: every (query, document) pair starts at one success in two trials, so a pair never seen in "
+              "training is estimated at ½. Learned: shrinkage towards a shared baseline (global, per query or per "
+              "mean rank) of a strength chosen on a held-out fifth of the training sessions (docs/click_models.md)")
 
 
 def click_model_section(log, an, key, prefix: str) -> None:
@@ -27,18 +33,21 @@ def click_model_section(log, an, key, prefix: str) -> None:
         st.info("Click models need sessions: this log has no session ids (the Upload page maps a session column), "
                 "so its sessions were inferred from query changes — no click model is fitted to them.")
         return
+    prior = PRIOR_BY_LABEL[st.radio("attractiveness prior", list(PRIOR_BY_LABEL), horizontal=True,
+                                    key=f"{prefix}_cm_prior", help=PRIOR_HELP)]
     job_key = f"{prefix}_cm_job"
-    if st.session_state.get(f"{job_key}_for") != key:          # a new log: fit the zoo as one pooled job
+    if st.session_state.get(f"{job_key}_for") != (key, prior):  # a new log or prior: fit the zoo as one pooled job
         f = log.frame                                           # the file's own ids
-        st.session_state[job_key] = submit_job(("clickmodels", key), compare_job, f.assign(
-            query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), prefix)
-        st.session_state[f"{job_key}_for"] = key
-    live(job_key, lambda job: _show(job, an, log, prefix, key))
+        st.session_state[job_key] = submit_job(("clickmodels", key, prior), compare_job, f.assign(
+            query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), prefix, prior)
+        st.session_state[f"{job_key}_for"] = (key, prior)
+    live(job_key, lambda job: _show(job, an, log, prefix, (key, prior)))
 
 
 def _show(job, an, log, prefix: str, key) -> None:
     """The running job's progress, its refusal, or the comparison."""
     if job is None or queue_note(job):
+        _judge_inputs(prefix)                     # drawn in every state, so that an uploaded file is kept
         return
     if job.error:
         st.info(f"No click model is fitted: {escape_markdown(job.error)}")
@@ -48,11 +57,12 @@ def _show(job, an, log, prefix: str, key) -> None:
         done, total = (recs[-1]["done"], recs[-1]["total"]) if recs else (0, 10)
         last = f" (last: {recs[-1]['model']})" if recs else ""
         st.progress(done / total, text=f"fitting click models: {done} of {total}{last} · {job.elapsed:.0f} s")
+        _judge_inputs(prefix)
         return
     out = job.result
     rows = [{"model": m["label"], "log-likelihood": m["log_likelihood"], "perplexity": m["perplexity"],
-             "conditional perplexity": m["conditional_perplexity"], "seconds": m["seconds"]}
-            for m in out["models"].values()]
+             "conditional perplexity": m["conditional_perplexity"], "seconds": m["seconds"],
+             **({"prior": prior_text(m["prior"])} if "prior" in m else {})} for m in out["models"].values()]
     st.caption(f"Fitted on the first {out['train_sessions']:,} sessions, scored on the next {out['test_sessions']:,} "
                f"({out['dropped_test_sessions']:,} of unseen queries dropped); PyClick's conventions and scores "
                "(docs/click_models.md). Higher log-likelihood and lower perplexity are better.")
@@ -72,11 +82,7 @@ def _show(job, an, log, prefix: str, key) -> None:
 def _judges(out: dict, prefix: str, key) -> None:
     """Click fit beside ranking quality: the comparison scored against an uploaded judgements file (issue #47), once
     per (log, file, toggle) in the shared cache — a rerun of the page does not redo the bootstrap."""
-    st.markdown("**Do the judges agree?** Add editorial judgements to score every model's relevance against them.")
-    up = st.file_uploader("editorial judgements (optional)", key=f"{prefix}_judgements",
-                          help="TREC/LETOR qrels (`query 0 document grade`) or CSV/TSV with query, document and grade "
-                               "columns, grades 0–5; joined on the log's (query, document) ids")
-    include = st.checkbox("include prior-dominated estimates", key=f"{prefix}_include_prior", help=RULE)
+    up, include = _judge_inputs(prefix)
     if up is None:
         return
     try:
@@ -101,6 +107,16 @@ def _judges(out: dict, prefix: str, key) -> None:
     st.plotly_chart(judges_figure(models, rep), key=f"{prefix}_judges")
     if rep.get("verdict"):
         st.info(escape_markdown(rep["verdict"]["text"]) + f". Rule: {rep['verdict']['rule']}.")
+
+
+def _judge_inputs(prefix: str):
+    """The judgements uploader and its toggle: (the uploaded file or None, include prior-dominated pairs)."""
+    st.markdown("**Do the judges agree?** Add editorial judgements to score every model's relevance against them.")
+    up = st.file_uploader("editorial judgements (optional)", key=f"{prefix}_judgements",
+                          help="TREC/LETOR qrels (`query 0 document grade`) or CSV/TSV with query, document and grade "
+                               "columns, grades 0–5; joined on the log's (query, document) ids")
+    include = st.checkbox("include prior-dominated estimates", key=f"{prefix}_include_prior", help=RULE)
+    return up, include
 
 
 def _bias_parameters(models: dict, prefix: str) -> None:

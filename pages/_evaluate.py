@@ -52,8 +52,8 @@ def evaluate_section(log, key, prefix: str) -> None:
     k = c1.number_input("k (top ranks valued)", 1, max(depth, 1), min(10, depth), key=f"{prefix}_cf_k",
                         help="value = expected clicks in the candidate's top k per session")
     dm = c2.selectbox("direct method's click model", [MODEL_BY_KEY[m].label for m in DIRECT_MODELS],
-                      key=f"{prefix}_cf_dm", help="refitted in every bootstrap resample: PBM by EM or a model "
-                                                  "fitted by counting")
+                      key=f"{prefix}_cf_dm", help="the direct method's model of the users, refitted in every "
+                                                  "bootstrap resample (PBM: the position bias IPS and DR use too)")
     if picked is None:
         st.info("Upload a scores file to value it.")
         return

@@ -137,10 +137,12 @@ def test_cli_evaluate_refuses_bad_options(tmp_path, capsys, argv, field):
     assert f"error: {field}" in err and "Traceback" not in err
 
 
-def test_direct_method_refuses_a_model_it_cannot_refit_per_resample():
+@pytest.mark.parametrize("model", ["dbn", "gctr", "dctr"])
+def test_direct_method_refuses_a_model_that_cannot_value_a_reranking_or_refit_per_resample(model):
+    """GCTR, RCTR and DCTR predict the same clicks for every order of a list; DBN refits by gradient."""
     frame, _ = simulate_log("pbm", 200, n_queries=4, epsilon=0.3, seed=1)
-    with pytest.raises(ValueError, match="refits its click model"):
-        evaluate_ranking(frame, model="dbn")
+    with pytest.raises(ValueError, match="needs a user model it can refit"):
+        evaluate_ranking(frame, model=model)
 
 
 @pytest.mark.slow

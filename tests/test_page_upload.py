@@ -162,6 +162,13 @@ def test_upload_compares_click_models_and_gives_relevance_with_components():
     assert list(judged["model"])[-2:] == ["raw CTR", "logged order"] and len(judged) == len(CLICK_MODELS) + 2
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "Click fit (x) beside agreement with the judges (y)" in titles
+    # issue #47 item 6: the learned prior refits the zoo; the table says what each model chose
+    at.radio(key="upload_cm_prior").set_value("learned").run()
+    assert at.file_uploader(key="upload_judgements").value is not None   # kept while the zoo refits
+    at = wait(at, "upload_cm_job", 180)
+    table = next(d.value for d in at.dataframe if "perplexity" in d.value.columns)
+    assert "prior" in table.columns and table["prior"].notna().all()
+    assert any("Spearman" in d.value.columns for d in at.dataframe)        # the judges re-scored on the new fit
 
 
 def test_upload_without_session_ids_says_why_no_click_model_is_fitted():
@@ -200,6 +207,7 @@ def test_upload_values_a_candidate_ranking_on_the_log():
     assert no_crash(at) and not at.error
     table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)
     assert list(table["estimator"]) == ["logged (observed)", "DM", "IPS", "SNIPS", "DR"]
+    assert at.selectbox(key="upload_cf_dm").value == "PBM"          # the direct method's default: the users' PBM
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "the production order: expected clicks in the top 4 per session" in titles
     at.selectbox(key="upload_cf_source").set_value("a scores file").run()

@@ -123,11 +123,12 @@ def _notes(data, test) -> list[str]:
     return notes
 
 
-def compare_job(frame: pd.DataFrame, name: str, report=None, stop=None) -> dict:
+def compare_job(frame: pd.DataFrame, name: str, prior: str = "pyclick", report=None, stop=None) -> dict:
     """:func:`compare_click_models` of every model on a click table as a job of the app's pool
     (:mod:`ultr_core.app.jobpool`): a ``{"done", "total", "model"}`` record after each model."""
     return compare_click_models(frame, name, on_model=lambda d, n, m: report and report({"done": d, "total": n,
-                                                                                          "model": m}), stop=stop)
+                                                                                          "model": m}), stop=stop,
+                                prior=prior)
 
 
 def _tables(data, name: str, split: float, test):

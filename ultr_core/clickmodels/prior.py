@@ -27,14 +27,22 @@ from ultr_core.clickmodels.evaluation import scores
 from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, SessionTable
 
 __all__ = ["PriorBaseline", "BASELINES", "BASELINE_BY_KEY", "STRENGTHS", "VALID_SHARE", "learned_prior",
-           "prior_from", "PRIORS"]
+           "prior_from", "PRIORS", "PRIOR_LABELS", "prior_text"]
 
 #: pseudo-impressions m of the learned prior tried on validation
 STRENGTHS = (1.0, 4.0, 16.0, 64.0)
 #: the share of the training sessions held out to choose the prior
 VALID_SHARE = 0.2
-#: the priors a comparison can use (CLI ``--prior``)
-PRIORS = ("pyclick", "learned")
+#: the priors a comparison can use (CLI ``--prior``) and the label a page shows
+PRIOR_LABELS = {"pyclick": "PyClick's ½", "learned": "learned"}
+PRIORS = tuple(PRIOR_LABELS)
+
+
+def prior_text(chosen: dict) -> str:
+    """What a model's learned prior chose, in words: "per query × 4" or "PyClick's ½"."""
+    if chosen["baseline"] not in BASELINE_BY_KEY:
+        return PRIOR_LABELS["pyclick"]
+    return f"{BASELINE_BY_KEY[chosen['baseline']].label} × {chosen['strength']:g}"
 
 
 def _mean_by(group: np.ndarray, attr: np.ndarray, n: np.ndarray, fallback: float) -> np.ndarray:

@@ -16,7 +16,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ultr_core.clickmodels.models import PBM, PROB_MIN
-from ultr_core.clickmodels.registry import MODEL_BY_KEY
+from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
 from ultr_core.counterfactual import candidate as cand
 from ultr_core.counterfactual.estimators import ESTIMATORS, LEVEL, Fit, Setup, interval, logged_value
@@ -33,14 +33,17 @@ POINT_ITERATIONS = 200
 PRIOR = (0.01, 0.02)
 #: bootstrap resamples
 N_BOOT = 100
-#: click models the direct method may use: refitted in every resample, so PBM (warm EM) or fitted by counting
-DIRECT_MODELS = tuple(s.key for s in MODEL_BY_KEY.values() if s.inference == "mle" or s.key == "pbm")
+#: click models the direct method may use: user models (they value a re-ranking by document and position; the CTR
+#: models cannot) that refit fast in every resample (counting or EM, not gradient); the simulations' default first
+DIRECT_MODELS = tuple(sorted((s.key for s in MODEL_BY_KEY.values() if s.cls.USER_MODEL and s.inference != "gradient"),
+                            key=lambda k: k != DEFAULT_USER_MODEL))
 
 
 def _direct(key: str):
     if key not in DIRECT_MODELS:
-        raise ConfigError("--model", f"the direct method refits its click model in every bootstrap resample: choose "
-                                     f"one of {', '.join(DIRECT_MODELS)} (PBM by EM or a model fitted by counting)")
+        raise ConfigError("--model", f"the direct method needs a user model it can refit in every bootstrap resample: "
+                                     f"choose one of {', '.join(DIRECT_MODELS)} (not the CTR models, which cannot "
+                                     "value a re-ranking, nor the models fitted by gradient)")
     return MODEL_BY_KEY[key]
 
 
@@ -204,8 +207,12 @@ def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: st
     read here; a ``{"done", "total"}`` record every 10 resamples."""
     from ultr_core.logs.judgements import read_judgements
     from ultr_core.logs.scores import read_scores
+    from ultr_core.errors import DataFormatError
     sc = read_scores(scores, "scores file") if scores is not None else None
-    jd = read_judgements(judgements, "judgements") if judgements is not None else None
+    try:                              # judgements the judges' section could not read only leave DCG@k out
+        jd = read_judgements(judgements, "judgements") if judgements is not None else None
+    except DataFormatError:
+        jd = None
     progress = (lambda d, n: report({"done": d, "total": n})) if report is not None else None
     return evaluate_ranking(frame, name, "scores" if sc is not None else ranking, sc, model, k, judgements=jd,
                             report=progress)
