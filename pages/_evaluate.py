@@ -89,7 +89,8 @@ def _show(job, prefix: str) -> None:
     st.caption(f"{out['sessions']:,} sessions of {out['queries']:,} queries. Support: {s['identified']:.0%} of the "
                f"candidate's top-{out['k']} slots put a document where the log identifies its position bias; "
                f"{s['at_position']:.0%} show a document the log has shown at that very position (DR corrects "
-               f"there). The log's positions form {out['position_bias']['components']} component(s) of its "
+               f"there); {s['examined']:.1%} hold documents with at least 10 examination-weighted impressions. "
+               f"The log's positions form {out['position_bias']['components']} component(s) of its "
                "identifiability graph.")
     if "judged" in out:
         j, kk = out["judged"], out["k"]

@@ -48,7 +48,7 @@ def test_estimators_match_hand_computed_values():
 def test_production_order_is_valued_at_what_was_logged(user, seed):
     """With a deterministic logging policy, IPS, SNIPS and DR value the production order at exactly the log's own
     clicks (in every resample too); the direct method's fitted model comes within 2 %."""
-    frame, _ = simulate_log(user, 3000, n_queries=20, epsilon=0.0, seed=seed)
+    frame, _ = simulate_log(user, 5000, n_queries=20, epsilon=0.0, seed=seed)
     out = evaluate_ranking(frame, k=5, n_boot=20, seed=seed, model=user)
     logged = out["logged"]
     for key in ("ips", "snips", "dr"):
@@ -56,7 +56,7 @@ def test_production_order_is_valued_at_what_was_logged(user, seed):
         assert (e["estimate"], e["lower"], e["upper"]) == pytest.approx(
             (logged["estimate"], logged["lower"], logged["upper"]), rel=1e-9)
     assert out["estimators"]["dm"]["estimate"] == pytest.approx(logged["estimate"], rel=0.02)
-    assert out["support"] == {"any_position": 1.0, "identified": 1.0, "at_position": 1.0}
+    assert out["support"] == {"any_position": 1.0, "identified": 1.0, "at_position": 1.0, "examined": 1.0}
 
 
 def test_a_candidate_the_log_cannot_identify_is_refused_and_exploration_supports_it():
@@ -121,7 +121,7 @@ def test_cli_evaluate_json_and_text(tmp_path, capsys):
     assert set(out["estimators"]) == {"dm", "ips", "snips", "dr"} and out["k"] == 3
     for e in out["estimators"].values():
         assert e["lower"] <= e["estimate"] <= e["upper"]
-    assert set(out["support"]) == {"any_position", "identified", "at_position"}
+    assert set(out["support"]) == {"any_position", "identified", "at_position", "examined"}
     assert main(["evaluate", str(log), "--n-boot", "20"]) == 0
     text = capsys.readouterr().out
     assert "logged (observed)" in text and "DR" in text
@@ -135,6 +135,39 @@ def test_cli_evaluate_refuses_bad_options(tmp_path, capsys, argv, field):
     assert main(["evaluate", str(tmp_path / "log.csv"), *argv]) == 2
     err = capsys.readouterr().err
     assert f"error: {field}" in err and "Traceback" not in err
+
+
+def _pool_log(seed: int, n_sessions: int = 3000, n_queries: int = 20, pool: int = 15, depth: int = 5):
+    """PBM clicks; each query has ``pool`` documents, the top ``depth`` of a fixed order shown in 97 % of the
+    sessions and ``depth`` random ones in 3 %: the rest of the pool is shown a handful of times."""
+    rng = np.random.default_rng(seed)
+    alpha = rng.uniform(0.05, 0.95, (n_queries, pool))
+    q = rng.integers(0, n_queries, n_sessions)
+    explore = rng.random(n_sessions) < 0.03
+    docs = np.where(explore[:, None], np.argsort(rng.random((n_sessions, pool)), axis=1)[:, :depth],
+                    np.arange(depth)[None, :])
+    clicks = rng.random(docs.shape) < np.take_along_axis(alpha[q], docs, axis=1) * np.array([1, .7, .5, .35, .25])
+    return pd.DataFrame({"session_id": np.repeat(np.arange(n_sessions), depth), "query_id": np.repeat(q, depth),
+                         "doc_id": docs.ravel(), "position": np.tile(np.arange(1, depth + 1), n_sessions),
+                         "click": clicks.ravel().astype(int)})
+
+
+def test_prior_dominated_documents_refuse_ips_and_mark_the_model_based_estimates():
+    """A candidate that puts rarely shown documents on top (the reverse of the production order): IPS and SNIPS are
+    refused with the reason, DM and DR carry a note; the production order itself is fully supported."""
+    frame = _pool_log(6)
+    pairs = frame[["query_id", "doc_id"]].drop_duplicates()
+    scores = read_scores(pairs.assign(score=pairs["doc_id"]).to_csv(index=False).encode(), "s.csv")
+    out = evaluate_ranking(frame, scores=scores, k=3, n_boot=20)
+    assert out["support"]["examined"] < 0.95
+    for key in ("ips", "snips"):
+        assert out["estimators"][key]["estimate"] is None
+        assert "examination-weighted impressions" in out["estimators"][key]["refused"]
+    for key in ("dm", "dr"):
+        assert out["estimators"][key]["estimate"] is not None and "prior-dominated" in out["estimators"][key]["note"]
+    production = evaluate_ranking(frame, k=3, n_boot=20)
+    assert production["support"]["examined"] == 1.0
+    assert all(e["estimate"] is not None for e in production["estimators"].values())
 
 
 @pytest.mark.parametrize("model", ["dbn", "gctr", "dctr"])

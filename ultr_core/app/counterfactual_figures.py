@@ -19,7 +19,7 @@ def estimator_rows(out: dict) -> list[dict]:
         rows.append({"estimator": e["label"], "estimate": e["estimate"] if ok else None,
                      "90 % interval": f"{e['lower']:.4f} … {e['upper']:.4f}" if ok else "refused",
                      "support": f"{e['support']:.0%} ({e['support_kind']})",
-                     "note": e.get("refused") or e["formula"]})
+                     "note": e.get("refused") or e.get("note") or e["formula"]})
     return rows
 
 

@@ -43,8 +43,9 @@ class CandidateSource:
 
 
 SOURCES = (
-    CandidateSource("production", "the production order", "each document at its mean logged rank (the log's own "
-                    "order: its value estimate should equal what was logged)"),
+    CandidateSource("production", "the production order", "each document at its expected logged rank (a session "
+                    "not showing it counts as below the list): the log's own order, valued at what was logged when "
+                    "the logging policy is deterministic"),
     CandidateSource("scores", "a scores file", "CSV/TSV with query_id, doc_id, score: higher scores rank first"),
     CandidateSource("model", "a click model's relevance", "re-rank each query by a fitted click model's relevance "
                     "(``model:pbm``)"),
@@ -63,13 +64,16 @@ def rank_within(value: np.ndarray, query: np.ndarray, tie_break: np.ndarray) -> 
 
 
 def production_rank(t, pair_query: np.ndarray) -> np.ndarray:
-    """Each pair's rank by its mean logged rank (session-weighted; ties and never-shown pairs by code)."""
+    """Each pair's rank by its expected logged rank over its query's sessions, a session not showing it counting as
+    rank D + 1 — the logging policy's order: a document shown once at the top of a query seen a thousand times
+    ranks below one shown second every time (ties and never-shown pairs by code)."""
     w = np.broadcast_to(t.weight[:, None], t.pairs.shape)
     ranks = np.broadcast_to(np.arange(1, t.depth + 1)[None, :], t.pairs.shape)
     n = np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs)
-    mean = np.bincount(t.pairs.ravel(), (w * ranks).ravel(), t.n_pairs) / np.maximum(n, 1e-12)
-    mean = np.where(n > 0, mean, np.inf)
-    return rank_within(-mean, pair_query, np.arange(len(pair_query)))
+    rank_sum = np.bincount(t.pairs.ravel(), (w * ranks).ravel(), t.n_pairs)
+    sessions = np.bincount(pair_query[t.pairs[:, 0]], t.weight, int(pair_query.max()) + 1)[pair_query]
+    expected = (rank_sum + (sessions - n) * (t.depth + 1)) / np.maximum(sessions, 1e-12)
+    return rank_within(-np.where(n > 0, expected, np.inf), pair_query, np.arange(len(pair_query)))
 
 
 def from_values(values: np.ndarray, label: str, pair_query: np.ndarray, production: np.ndarray) -> Candidate:

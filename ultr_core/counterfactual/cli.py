@@ -80,10 +80,11 @@ def result_lines(out: dict) -> list[str]:
     for e in out["estimators"].values():
         support = f"support {e['support']:.0%} ({e['support_kind']})"
         value = f"refused: {e['refused']}" if e["estimate"] is None else f"{_cell(e):<30} {support}"
-        lines.append(f"{e['label']:<18} {value}")
+        lines.append(f"{e['label']:<18} {value}" + (f"\n{'':<18} note: {e['note']}" if e.get("note") else ""))
     s = out["support"]
     lines.append(f"support: {s['identified']:.0%} of the top-{k} slots identified, {s['at_position']:.0%} shown at "
-                 f"their position; the log's positions form {out['position_bias']['components']} component(s)")
+                 f"their position, {s['examined']:.1%} hold documents with ≥ 10 examination-weighted impressions; "
+                 f"the log's positions form {out['position_bias']['components']} component(s)")
     if "judged" in out:
         j = out["judged"]
         lines.append(j.get("note") or f"judged: DCG@{k} {_cell(j[f'dcg@{k}'])} (production order "

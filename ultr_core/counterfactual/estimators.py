@@ -12,7 +12,7 @@ candidate's top k (0 below), N sessions, n_q of them of query q, c_{s,d} a click
   is shown in every session of its query;
 * **SNIPS** (self-normalised per document): R̂(d) = Σ_s c_{s,d}/θ̂_{r_s(d)} / #impressions(d),
   V = Σ_q (n_q/N) Σ_d ω(d) R̂(d) — unbiased under PBM users whenever d is shown at all (a document shown in only
-  some sessions is not counted as unclicked in the others);
+  some sessions is not counted as unclicked in the others; in a bootstrap resample that never shows d, PBM's α̂(d));
 * **DR** (doubly robust, position by position — Dudík, Langford & Li, ICML 2011, per slot as Open Bandit Pipeline's
   independent estimators): V = V_PBM + (1/N) Σ_s Σ_{r≤k} 1[d_{s,r} = the candidate's d at r] (c_{s,r} − θ̂_r α̂_d) /
   π̂₀(d at r | q), with π̂₀ the log's share of q's sessions showing d at r and V_PBM the PBM's direct estimate: the
@@ -69,6 +69,7 @@ class Fit:
     theta: np.ndarray
     alpha: np.ndarray
     dm: np.ndarray
+    mean_attr: float = 0.5
 
     @property
     def n(self) -> float:
@@ -99,7 +100,7 @@ def snips_value(s: Setup, f: Fit) -> float:
     w = np.broadcast_to(f.w[:, None], t.pairs.shape)
     clicks = np.bincount(t.pairs.ravel(), (w * t.clicks / f.theta[None, :]).ravel(), len(s.crank))
     shown = np.bincount(t.pairs.ravel(), w.ravel(), len(s.crank))
-    r = np.divide(clicks, shown, out=np.zeros_like(clicks), where=shown > 0)
+    r = np.divide(clicks, shown, out=f.alpha.copy(), where=shown > 0)   # a pair a resample never shows: PBM's α̂
     nq = _per_query(s, f)[s.pair_query]
     return float((nq * _omega(s.crank, f.theta, s.k) * r).sum() / f.n)
 

@@ -15,6 +15,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from ultr_core.clickmodels.judged import MIN_EXAMINED, examined_impressions
 from ultr_core.clickmodels.models import PBM, PROB_MIN
 from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
@@ -28,11 +29,15 @@ __all__ = ["evaluate_ranking", "value_candidate", "evaluate_job", "DIRECT_MODELS
 #: EM iterations of PBM's fit on the log and on each resample (the held-out log-likelihood of the study's logs moves
 #: by < 10⁻⁶ beyond)
 POINT_ITERATIONS = 200
-#: PBM's prior on attractiveness (successes, trials) for propensities: nearly none, so that rarely clicked documents
-#: do not pull θ̂ down at the ranks where they are shown (the click-model table keeps PyClick's (1, 2))
-PRIOR = (0.01, 0.02)
+#: PBM's prior on attractiveness for propensities: PRIOR_STRENGTH pseudo-impressions at the log's mean
+#: attractiveness (from a first fit with a negligible prior, NEGLIGIBLE) — PyClick's one in two pulls θ̂ down where
+#: rarely clicked documents sit, and a pair a resample never shows would jump to ½
+NEGLIGIBLE, PRIOR_STRENGTH = (0.01, 0.02), 1.0
 #: bootstrap resamples
 N_BOOT = 100
+#: the share of the candidate's top-k slots on prior-dominated documents beyond which IPS and SNIPS are refused (up
+#: to it, every estimate carries a note)
+THIN_REFUSED = 0.05
 #: click models the direct method may use: user models (they value a re-ranking by document and position; the CTR
 #: models cannot) that refit fast in every resample (counting or EM, not gradient); the simulations' default first
 DIRECT_MODELS = tuple(sorted((s.key for s in MODEL_BY_KEY.values() if s.cls.USER_MODEL and s.inference != "gradient"),
@@ -48,7 +53,7 @@ def _direct(key: str):
 
 
 def pbm_counts(n: np.ndarray, c: np.ndarray, n_pairs: int, depth: int, n_iter: int = POINT_ITERATIONS,
-               prior: tuple = PRIOR) -> tuple[np.ndarray, np.ndarray]:
+               prior: tuple = NEGLIGIBLE) -> tuple[np.ndarray, np.ndarray]:
     """PBM's EM (the click-model table's :class:`~ultr_core.clickmodels.models.PBM`, the same updates) on the
     impressions ``n`` and clicks ``c`` of each (pair, rank) cell, indexed pair·depth + rank: PBM's clicks are
     independent given (α, θ), so the cells' counts are all its likelihood needs — a few thousand numbers per
@@ -66,13 +71,16 @@ def pbm_counts(n: np.ndarray, c: np.ndarray, n_pairs: int, depth: int, n_iter: i
     return attr, exam
 
 
-def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str) -> Fit:
-    """PBM (on the cells' counts) and the direct model on ``t`` weighted by ``w``; the direct model's expected
-    clicks on each query's candidate list."""
+def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float | None = None) -> Fit:
+    """PBM (on the cells' counts, its prior centred on ``mean_attr``: the full log's, or found here) and the direct
+    model on ``t`` weighted by ``w``; the direct model's expected clicks on each query's candidate list."""
     ww = np.broadcast_to(w[:, None], t.pairs.shape).ravel()
     size = len(s.crank) * t.depth
     n, c = np.bincount(s.cell.ravel(), ww, size), np.bincount(s.cell.ravel(), ww * t.clicks.ravel(), size)
-    attr, exam = pbm_counts(n, c, t.n_pairs, t.depth)
+    if mean_attr is None:
+        shown = np.bincount(np.arange(size) // t.depth, n, t.n_pairs)
+        mean_attr = float((pbm_counts(n, c, t.n_pairs, t.depth)[0] * shown).sum() / max(shown.sum(), 1e-300))
+    attr, exam = pbm_counts(n, c, t.n_pairs, t.depth, prior=(PRIOR_STRENGTH * mean_attr, PRIOR_STRENGTH))
     if direct == "pbm":
         model = PBM()
         model.attr, model.exam = attr, exam
@@ -81,7 +89,7 @@ def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str) -> Fit:
     lists = SessionTable(np.maximum(s.cand, 0), np.zeros(s.cand.shape, bool), np.ones(len(s.cand)), t.n_pairs,
                          len(s.cand))
     dm = (model.full(lists)[:, :s.k] * (s.cand[:, :s.k] >= 0)).sum(1)
-    return Fit(w, exam, attr, dm)
+    return Fit(w, exam, attr, dm, mean_attr)
 
 
 def _setup(t: SessionTable, arrays: SessionArrays, rank: np.ndarray, k: int) -> Setup:
@@ -130,25 +138,39 @@ def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=N
         if report is not None and b % 10 == 0:
             report(b, n_boot)
         w = rng.poisson(t.weight).astype(np.float64)
-        f = _fit(t, w, s, direct)
+        f = _fit(t, w, s, direct, point.mean_attr)
         out[b] = [e.value(s, f) for e in ESTIMATORS] + [logged_value(s, f)]
     return out
 
 
-def _entries(s: Setup, point: Fit, draws: np.ndarray, ident, at_pos, nq) -> dict:
-    weight = np.broadcast_to(nq[:, None], ident.shape)
+def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq) -> dict:
+    """Each estimator's entry: its interval, or its refusal with the reason; a note where the slots it values rest
+    on prior-dominated documents."""
+    weight = np.broadcast_to(nq[:, None], slots["identified"].shape)
     share = lambda m: float((weight * m).sum() / weight.sum())            # noqa: E731  session-weighted slots
+    thin = 1 - share(slots["examined"])
     out = {}
     for i, e in enumerate(ESTIMATORS):
-        ok = ident | at_pos if e.support == "at its position" else ident
+        at = e.support == "at its position"
+        ok = slots["identified"] | slots["at_position"] if at else slots["identified"]
         entry = {"label": e.label, "cite": e.cite, "formula": e.formula, "support_kind": e.support,
-                 "support": share(at_pos) if e.support == "at its position" else share(ident)}
+                 "support": share(slots["at_position"]) if at else share(slots["identified"])}
         if share(ok) < 1:
             entry.update(estimate=None, lower=None, upper=None, refused=(
                 f"{1 - share(ok):.0%} of the candidate's top-{s.k} slots put a document at a position the log does "
                 "not connect to where it was shown: the position bias between them is not identified"))
+        elif thin > THIN_REFUSED and e.support == "any position":
+            entry.update(estimate=None, lower=None, upper=None, refused=(
+                f"{thin:.1%} of the candidate's top-{s.k} slots hold documents with fewer than {MIN_EXAMINED:g} "
+                "examination-weighted impressions: their inverse propensities rest on a handful of clicks"))
         else:
             entry.update(interval(e.value(s, point), draws[:, i]))
+            if thin > 0:
+                entry["note"] = (f"{thin:.1%} of the top-{s.k} slots hold prior-dominated documents (fewer than "
+                                 f"{MIN_EXAMINED:g} examination-weighted impressions): " + (
+                                     "their inverse propensities rest on a handful of clicks"
+                                     if e.support == "any position" else
+                                     "the click model's prior decides much of their value"))
         out[e.key] = entry
     return out
 
@@ -186,14 +208,17 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
     point = _fit(t, t.weight, s, model)
     draws = _boot(t, s, point, model, n_boot, seed, report)
     ident, at_pos, n_comp = _identified(s)
+    top = s.cand[:, :s.k]
+    slots = {"identified": ident, "at_position": at_pos,
+             "examined": (top >= 0) & (examined_impressions(t)[np.maximum(top, 0)] >= MIN_EXAMINED)}
     nq = np.bincount(s.pq, t.weight, s.n_queries)
     out = {"log": name, "sessions": int(t.weight.sum()), "queries": s.n_queries, "k": s.k, "model": model,
            "n_boot": n_boot, "seed": seed, "level": LEVEL, "notes": notes,
            "candidate": {"label": c.label, "counts": c.counts, "notes": list(c.notes)},
            "logged": interval(logged_value(s, point), draws[:, -1]),
-           "estimators": _entries(s, point, draws, ident, at_pos, nq),
-           "support": {"any_position": 1.0, "identified": float((nq[:, None] * ident).sum() / (nq.sum() * s.k)),
-                       "at_position": float((nq[:, None] * at_pos).sum() / (nq.sum() * s.k))},
+           "estimators": _entries(s, point, draws, slots, nq),
+           "support": {"any_position": 1.0, **{f"{k}": float((nq[:, None] * v).sum() / (nq.sum() * s.k))
+                                                for k, v in slots.items()}},
            "position_bias": {"theta": (point.theta / point.theta[0]).tolist(), "components": n_comp}}
     if judgements is not None:
         from ultr_core.counterfactual.judged import judged_value
