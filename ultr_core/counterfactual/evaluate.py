@@ -32,7 +32,7 @@ POINT_ITERATIONS = 200
 #: PBM's prior on attractiveness for propensities: PRIOR_STRENGTH pseudo-impressions at the log's mean
 #: attractiveness (from a first fit with a negligible prior, NEGLIGIBLE) — PyClick's one in two pulls θ̂ down where
 #: rarely clicked documents sit, and a pair a resample never shows would jump to ½
-NEGLIGIBLE, PRIOR_STRENGTH = (0.01, 0.02), 1.0
+NEGLIGIBLE, PRIOR_STRENGTH = (0.01, 0.02), 0.1
 #: bootstrap resamples
 N_BOOT = 100
 #: the share of the candidate's top-k slots on prior-dominated documents beyond which IPS and SNIPS are refused (up
