@@ -128,16 +128,79 @@ def test_cli_refuses_bad_options(tmp_path, capsys, args, words):
     refused(["click-models", path, *args], capsys, *words)
 
 
-def test_cli_refuses_ragged_lists_and_logs_without_sessions(tmp_path, capsys):
-    ragged = tmp_path / "ragged.csv"
-    toy([("q", "ab", (1, 0)), ("q", "abc", (0, 1, 0))], 3).to_csv(ragged, index=False)
-    refused(["click-models", ragged], capsys, "ragged result lists", "session 2")
+def test_cli_refuses_gaps_too_long_lists_and_logs_without_sessions(tmp_path, capsys):
+    gap = tmp_path / "gap.csv"
+    toy([("q", "ab", (1, 0)), ("q", "abc", (0, 1, 0))], 3).assign(
+        position=[1, 2, 1, 3, 4]).to_csv(gap, index=False)
+    refused(["click-models", gap], capsys, "session 2", "ranks 1 to n once each")
     nosess = tmp_path / "nosess.csv"
     TWO.drop(columns="session_id").to_csv(nosess, index=False)
     refused(["click-models", nosess], capsys, "session_id")
     deep = tmp_path / "deep.csv"
-    toy([("q", "abcdefghijk", (0,) * 11)] * 2, 11).to_csv(deep, index=False)
-    refused(["click-models", deep], capsys, "11 exceed the 10 ranks")
+    docs = [f"d{i}" for i in range(51)]
+    toy([("q", docs, (0,) * 51)] * 2, 51).to_csv(deep, index=False)
+    refused(["click-models", deep], capsys, "51 exceed the 50 ranks")
+
+
+#: sessions of varying length: [a b c] clicks (1 0 1), [a b] (0 1), [b a c d] (0 0 0 1), [c] (1)
+RAGGED = toy([("q", "abc", (1, 0, 1)), ("q", "ab", (0, 1)), ("q", "bacd", (0, 0, 0, 1)), ("q", "c", (1,))], 4)
+
+
+def test_lists_of_varying_length_by_hand():
+    """Issue #47, item 6: ragged lists are padded and masked — GCTR's CTR counts shown cells only (1 + 5 clicks in
+    2 + 10 shown), and a session's log-likelihood is the mean over the ranks it shows."""
+    from ultr_core.clickmodels.models import GCTR
+    t = SessionArrays.from_frame(RAGGED).compress()
+    assert t.depth == 4 and t.mask.sum() == 10
+    m = GCTR().fit(t)
+    assert m.ctr == pytest.approx(6 / 12)
+    assert scores(m, t)["log_likelihood"] == pytest.approx(np.log(0.5))        # every shown cell: ½
+    dcm = DCM().fit(t)                         # ranks up to the last click: a 3×, b 3×, c 3×, d 1×; clicks a1 b1 c2 d1
+    assert dcm.attr[:4] == pytest.approx([(1 + 1) / (2 + 3), (1 + 1) / (2 + 3), (1 + 2) / (2 + 3), (1 + 1) / (2 + 1)])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pbm_on_ragged_lists_equals_em_on_cell_counts(seed):
+    """PBM on a log whose lists were cut at random lengths equals an independent EM on the (document, rank) counts
+    of the shown cells (the counterfactual module's pbm_counts, PyClick's prior, 50 iterations)."""
+    from ultr_core.clickmodels.recovery import sample_sessions
+    from ultr_core.counterfactual.evaluate import pbm_counts
+    f = sample_sessions("pbm", 3000, n_queries=20, depth=8, seed=seed)
+    cut = np.random.default_rng(seed).integers(3, 9, f["session_id"].max() + 1)
+    f = f[f["position"] <= cut[f["session_id"]]]
+    t = SessionArrays.from_frame(f).compress()
+    assert t.shown is not None and not t.shown.all()
+    m = PBM().fit(t)
+    cells = (t.pairs * t.depth + np.arange(t.depth))[t.mask]
+    w = np.broadcast_to(t.weight[:, None], t.pairs.shape)[t.mask]
+    size = t.n_pairs * t.depth
+    attr, exam = pbm_counts(np.bincount(cells, w, size), np.bincount(cells, w * t.clicks[t.mask], size), t.n_pairs,
+                            t.depth, 50, (1.0, 2.0))
+    seen = np.bincount(cells, w, size).reshape(t.n_pairs, t.depth).sum(1) > 0
+    assert np.allclose(m.exam, exam, atol=1e-10) and np.allclose(m.attr[seen], attr[seen], atol=1e-10)
+
+
+def test_ragged_and_deep_lists_through_the_out_of_core_reader_agree_with_memory(tmp_path, capsys):
+    """The CLI's DuckDB patterns and the in-memory sessions give one comparison on a ragged log with lists of up to
+    15 results (deeper than PyClick's 10)."""
+    from ultr_core.clickmodels.recovery import sample_sessions
+    f = sample_sessions("dbn", 2000, n_queries=10, depth=15, seed=4)
+    cut = np.random.default_rng(4).integers(5, 16, f["session_id"].max() + 1)
+    f = f[f["position"] <= cut[f["session_id"]]].reset_index(drop=True)
+    path = tmp_path / "ragged.csv"
+    f.to_csv(path, index=False)
+    rc, out, err = cli(["click-models", path, "--models", "pbm,dcm,dbn", "--json"], capsys)
+    assert rc == 0, err
+    cli_ll = {k: m["log_likelihood"] for k, m in json.loads(out)["models"].items()}
+    mem = compare_click_models(f, "ragged", ["pbm", "dcm", "dbn"])
+    assert mem["depth"] == 15
+    for k, m in mem["models"].items():
+        assert cli_ll[k] == pytest.approx(m["log_likelihood"], abs=1e-6), k
+    learned = compare_click_models(f, "ragged", ["pbm", "ubm", "sdbn"], prior="learned")     # its held-out fifth too
+    assert all(np.isfinite(m["log_likelihood"]) for m in learned["models"].values())
+    from ultr_core.counterfactual.evaluate import evaluate_ranking
+    with pytest.raises(ValueError, match="varying length: the counterfactual estimators need one list length"):
+        evaluate_ranking(f)
 
 
 def test_model_keys_are_the_cli_choices():

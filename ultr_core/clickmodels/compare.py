@@ -145,7 +145,7 @@ def _relevance_frame(train: SessionTable, pair_keys: pd.DataFrame) -> pd.DataFra
     """One row per (query, document) pair of the log with its training impressions and clicks, and whether the
     data can support an estimate for it (``prior_dominated``: :data:`~ultr_core.clickmodels.judged.RULE`)."""
     from ultr_core.clickmodels.judged import prior_dominated
-    w = np.broadcast_to(train.weight[:, None], train.pairs.shape)
+    w = train.weight[:, None] * train.mask
     n = np.bincount(train.pairs.ravel(), w.ravel(), train.n_pairs)
     c = np.bincount(train.pairs.ravel(), (w * train.clicks).ravel(), train.n_pairs)
     ranks = np.broadcast_to(np.arange(1, train.pairs.shape[1] + 1)[None, :], train.pairs.shape)

@@ -50,7 +50,7 @@ class DBN(Cascade):
         self.attr, self.sat, self.cont = np.full(t.n_pairs, 0.5), np.full(t.n_pairs, 0.5), 0.5
         last = _last_click(t.clicks)
         ranks = np.arange(t.depth)[None, :]
-        w = np.broadcast_to(t.weight[:, None], t.pairs.shape)
+        w = t.weight[:, None] * t.mask
         for _ in range(n_iter):
             a, s, g = self.attr[t.pairs], self.sat[t.pairs], self.cont
             exam, car = self._exam(a, self.transition((a, s), (g,))), _dbn_car(a, g)
@@ -188,7 +188,7 @@ class CCM(Cascade):
         self.attr, self.tau = np.full(t.n_pairs, 0.5), np.full(3, 0.5)
         last = _last_click(t.clicks)
         ranks = np.arange(t.depth)[None, :]
-        w = np.broadcast_to(t.weight[:, None], t.pairs.shape)
+        w = t.weight[:, None] * t.mask
         for _ in range(n_iter):
             a = self.attr[t.pairs]
             cont, t1 = self.transition((a,), self.tau)

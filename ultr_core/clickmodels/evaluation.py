@@ -24,12 +24,18 @@ _TINY = 1e-300           # log of a zero probability: PyClick prints an error an
 
 
 def scores(model, t) -> dict:
-    """Log-likelihood, perplexity (overall and by rank) and conditional perplexity of ``model`` on ``t``."""
+    """Log-likelihood, perplexity (overall and by rank) and conditional perplexity of ``model`` on ``t``; with lists
+    of varying length each session's mean runs over the ranks it shows and each rank's perplexity over the sessions
+    that show it."""
+    m = t.mask
     w = t.weight / t.weight.sum()
+    wr = w[:, None] * m
+    wr = wr / np.maximum(wr.sum(0), 1e-300)
     cond = np.clip(model.conditional(t), _TINY, 1.0)
     full = np.clip(np.where(t.clicks, model.full(t), 1 - model.full(t)), _TINY, 1.0)
-    by_rank = 2.0 ** (-(w[:, None] * np.log2(full)).sum(0))
-    cond_rank = 2.0 ** (-(w[:, None] * np.log2(cond)).sum(0))
-    return {"log_likelihood": float((w * np.log(cond).mean(1)).sum()), "perplexity": float(by_rank.mean()),
+    by_rank = 2.0 ** (-(wr * np.log2(full)).sum(0))
+    cond_rank = 2.0 ** (-(wr * np.log2(cond)).sum(0))
+    ll = (np.log(cond) * m).sum(1) / np.maximum(m.sum(1), 1)
+    return {"log_likelihood": float((w * ll).sum()), "perplexity": float(by_rank.mean()),
             "perplexity_by_rank": by_rank.tolist(), "conditional_perplexity": float(cond_rank.mean()),
             "conditional_perplexity_by_rank": cond_rank.tolist()}

@@ -26,9 +26,10 @@ CHUNK = 100_000
 FIT_THREADS = 1
 
 
-def cascade_log_likelihood(a, after_click, go_on, clicks):
+def cascade_log_likelihood(a, after_click, go_on, clicks, shown=None):
     """Per pattern, Σ_r ln P(c_r | c_<r) of a cascade that examines rank 0, goes on after a click at r with
-    ``after_click[:, r]`` and after a skipped examined rank with ``go_on``; ``a`` the attractiveness (torch)."""
+    ``after_click[:, r]`` and after a skipped examined rank with ``go_on``; ``a`` the attractiveness (torch);
+    ``shown`` (bool, or None for all) the ranks each pattern shows — a list ends there."""
     import torch
     exam = torch.ones(a.shape[0], dtype=a.dtype)
     total = torch.zeros(a.shape[0], dtype=a.dtype)
@@ -36,7 +37,7 @@ def cascade_log_likelihood(a, after_click, go_on, clicks):
         c = clicks[:, r]
         p_click = a[:, r] * exam
         p = torch.where(c, p_click, 1 - p_click).clamp_min(1e-300)
-        total = total + torch.log(p)
+        total = total + (torch.log(p) if shown is None else torch.where(shown[:, r], torch.log(p), 0.0))
         exam = torch.where(c, after_click[:, r], exam * go_on * (1 - a[:, r]) / p)
     return total
 
@@ -58,6 +59,7 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = M
     import torch.nn.functional as F
     pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
     clicks = torch.from_numpy(np.asarray(t.clicks, bool))
+    shown = None if t.shown is None else torch.from_numpy(np.asarray(t.shown, bool))
     w = torch.from_numpy(np.asarray(t.weight, np.float64))
     local = torch.zeros((n_per_pair, t.n_pairs), dtype=torch.float64, requires_grad=True)
     shared = torch.zeros(n_global, dtype=torch.float64, requires_grad=True)
@@ -72,7 +74,9 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = M
         for lo in range(0, len(w), CHUNK):
             per = torch.sigmoid(local)[:, pairs[lo:lo + CHUNK]]
             after_click, go_on = transition(per, torch.sigmoid(shared))
-            ll = (w[lo:lo + CHUNK] * cascade_log_likelihood(per[0], after_click, go_on, clicks[lo:lo + CHUNK])).sum()
+            part = None if shown is None else shown[lo:lo + CHUNK]
+            ll = (w[lo:lo + CHUNK] * cascade_log_likelihood(per[0], after_click, go_on, clicks[lo:lo + CHUNK],
+                                                            part)).sum()
             (-ll / total_w).backward()
             value -= float(ll.detach()) / total_w
         prior = attr_log_prior(local[0], t.attr_prior) + (F.logsigmoid(local[1:]) + F.logsigmoid(-local[1:])).sum() + (

@@ -38,7 +38,7 @@ RULE = (f"prior-dominated: fewer than {MIN_EXAMINED:g} examination-weighted trai
 def examined_impressions(train) -> np.ndarray:
     """Per pair of a :class:`~ultr_core.clickmodels.sessions.SessionTable`: Σ over its training impressions of
     ctr(rank)/ctr(1)."""
-    w = np.broadcast_to(train.weight[:, None], train.pairs.shape)
+    w = train.weight[:, None] * train.mask
     ctr = (w * train.clicks).sum(0) / np.maximum(w.sum(0), 1e-12)
     share = ctr / ctr[0] if ctr[0] > 0 else np.ones_like(ctr)
     return np.bincount(train.pairs.ravel(), (w * share[None, :]).ravel(), train.n_pairs)

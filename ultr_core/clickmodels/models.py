@@ -29,7 +29,7 @@ PROB_MIN = 1e-6
 
 
 def _rank_mean(t, mask, success) -> np.ndarray:
-    w = t.weight[:, None] * mask
+    w = t.weight[:, None] * mask * t.mask
     return (1.0 + (w * success).sum(0)) / (2.0 + w.sum(0))
 
 
@@ -83,7 +83,7 @@ class ClickModel:
         import torch
         p = self.torch_click_probability(P, t).clamp(1e-300, 1 - 1e-16)
         c = torch.from_numpy(np.asarray(t.clicks, bool))
-        return torch.where(c, torch.log(p), torch.log1p(-p)).sum(1)
+        return (torch.where(c, torch.log(p), torch.log1p(-p)) * torch.from_numpy(t.mask)).sum(1)
 
     def relevance(self) -> np.ndarray:
         return self.attr
@@ -144,7 +144,8 @@ class Cascade(ClickModel):
         pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
         per = [P[k][pairs] for k in self.PER_NAMES]
         after_click, go_on = self.transition(per, self._shared(P))
-        return cascade_log_likelihood(per[0], after_click, go_on, torch.from_numpy(np.asarray(t.clicks, bool)))
+        return cascade_log_likelihood(per[0], after_click, go_on, torch.from_numpy(np.asarray(t.clicks, bool)),
+                                      torch.from_numpy(t.mask))
 
     @staticmethod
     def transition(per, shared):
@@ -178,7 +179,7 @@ class GCTR(ClickModel):
         return P["ctr"].expand(*t.pairs.shape)
 
     def fit(self, t):
-        self.ctr = float((1 + (t.weight[:, None] * t.clicks).sum()) / (2 + t.weight.sum() * t.depth))
+        self.ctr = float((1 + (t.weight[:, None] * t.clicks).sum()) / (2 + (t.weight[:, None] * t.mask).sum()))
         self.attr = np.full(t.n_pairs, self.ctr)
         return self
 

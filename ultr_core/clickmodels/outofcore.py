@@ -99,5 +99,7 @@ def join_sessions(train: SessionArrays, test: SessionArrays) -> tuple[SessionArr
     pair_keys = pd.DataFrame(list(uniq), columns=list(keys.columns))
     pair_query = pd.factorize(pair_keys.iloc[:, 0], sort=True)[0]
     a, b = code[:train.n_pairs], code[train.n_pairs:]
-    return (SessionArrays(pair_query[a[train.pairs[:, 0]]], a[train.pairs], train.clicks, pair_query, pair_keys),
-            SessionArrays(pair_query[b[test.pairs[:, 0]]], b[test.pairs], test.clicks, pair_query, pair_keys))
+    return (SessionArrays(pair_query[a[train.pairs[:, 0]]], a[train.pairs], train.clicks, pair_query, pair_keys,
+                          shown=train.shown),
+            SessionArrays(pair_query[b[test.pairs[:, 0]]], b[test.pairs], test.clicks, pair_query, pair_keys,
+                          shown=test.shown))

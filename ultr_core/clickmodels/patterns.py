@@ -65,7 +65,7 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
             if cut == 0 or cut == n_sessions:
                 raise ConfigError("split", f"{split} of {n_sessions} sessions leaves no training or no test session")
             first_test = con.execute("SELECT k FROM sess ORDER BY k LIMIT 1 OFFSET ?", [cut]).fetchall()[0][0]
-            cols = ", ".join(f"p{i}" for i in range(1, depth + 1))
+            cols = ", ".join(f"coalesce(p{i}, -1) AS p{i}" for i in range(1, depth + 1))
             pat = con.execute(f"SELECT k < ? AS train, {cols}, cbits, count(*) AS w FROM sess GROUP BY ALL",
                               [first_test]).fetchnumpy()
             keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
@@ -75,19 +75,15 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
 
 
 def _check_lists(con, name: str) -> tuple[int, int]:
-    """(D, sessions): one list length D ≤ MAX_DEPTH for every session, ranks 1 … D once each."""
-    n_sessions, lo_n, hi_n = con.execute("SELECT count(*), min(n), max(n) FROM sess").fetchall()[0]
-    if lo_n != hi_n:
-        first_n = con.execute("SELECT n FROM sess ORDER BY k LIMIT 1").fetchall()[0][0]
-        k, n = con.execute("SELECT k, n FROM (SELECT row_number() OVER (ORDER BY k) AS k, n FROM sess) "
-                           "WHERE n <> ? ORDER BY k LIMIT 1", [first_n]).fetchall()[0]
-        raise DataFormatError(name, f"ragged result lists: session {k} (in file order) shows {n} results, the "
-                                    f"first shows {first_n}; click models need one list length")
+    """(D, sessions): D the longest list (≤ MAX_DEPTH); every session shows ranks 1 … n once each."""
+    n_sessions, hi_n = con.execute("SELECT count(*), max(n) FROM sess").fetchall()[0]
     if hi_n > MAX_DEPTH:
         raise DataFormatError(name, f"result lists of {hi_n} exceed the {MAX_DEPTH} ranks a click model describes")
-    gaps = con.execute("SELECT count(*) FROM sess WHERE ranks <> (CAST(1 AS BIGINT) << n) - 1").fetchall()[0][0]
+    gaps = con.execute("SELECT k FROM (SELECT row_number() OVER (ORDER BY k) AS k, n, ranks FROM sess) WHERE "
+                       "ranks <> (CAST(1 AS BIGINT) << n) - 1 ORDER BY k LIMIT 1").fetchall()
     if gaps:
-        raise DataFormatError(name, f"every session must show ranks 1 to {hi_n} once each")
+        raise DataFormatError(name, f"session {gaps[0][0]} (in file order) does not show ranks 1 to n once each: "
+                                    "every session must show ranks 1 … n")
     return int(hi_n), int(n_sessions)
 
 
@@ -104,6 +100,9 @@ def _split(pat: dict, keys: pd.DataFrame, depth: int, cut: int, n_sessions: int)
     test = ~train & seen
     dropped = int(weight[~train & ~seen].sum())
     n_pairs = len(keys)
-    return SplitPatterns(SessionTable(pairs[train], clicks[train], weight[train], n_pairs, cut),
+    shown = pairs >= 0
+    pairs = np.maximum(pairs, 0)                   # padding: pair 0, unclicked, masked out of every count
+    mask = (lambda rows: None) if shown.all() else (lambda rows: shown[rows])
+    return SplitPatterns(SessionTable(pairs[train], clicks[train], weight[train], n_pairs, cut, shown=mask(train)),
                          SessionTable(pairs[test], clicks[test], weight[test], n_pairs,
-                                      n_sessions - cut - dropped), keys, pair_query, dropped)
+                                      n_sessions - cut - dropped, shown=mask(test)), keys, pair_query, dropped)

@@ -88,7 +88,7 @@ BASELINE_BY_KEY = {b.key: b for b in BASELINES}
 
 
 def _impressions(t: SessionTable) -> tuple[np.ndarray, np.ndarray]:
-    w = np.broadcast_to(t.weight[:, None], t.pairs.shape)
+    w = t.weight[:, None] * t.mask
     ranks = np.broadcast_to(np.arange(1, t.depth + 1)[None, :], t.pairs.shape)
     n = np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs)
     mean_rank = np.bincount(t.pairs.ravel(), (w * ranks).ravel(), t.n_pairs) / np.maximum(n, 1e-300)
@@ -118,7 +118,8 @@ def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, seed: int = 
     held = rng.binomial(train.weight.astype(np.int64), VALID_SHARE).astype(np.float64)
     fit_t, valid = replace(train, weight=train.weight - held), replace(train, weight=held)
     keep = held > 0
-    valid = replace(valid, pairs=valid.pairs[keep], clicks=valid.clicks[keep], weight=held[keep])
+    valid = replace(valid, pairs=valid.pairs[keep], clicks=valid.clicks[keep], weight=held[keep],
+                    shown=None if valid.shown is None else valid.shown[keep])
     base = cls().fit(fit_t)
     ll = {("pyclick", 2.0): scores(base, valid)["log_likelihood"]}
     for b in BASELINES:

@@ -23,8 +23,9 @@ from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError
 
 __all__ = ["SessionArrays", "SessionTable", "MAX_DEPTH", "split_sessions", "pair_mean", "PYCLICK_PRIOR"]
 
-#: ranks a click model describes (PyClick's RANK_MAX): longer result lists are refused, not cut
-MAX_DEPTH = 10
+#: ranks a click model describes (PyClick's RANK_MAX is 10; the out-of-core reader codes a session's ranks in one
+#: 64-bit mask): longer result lists are refused, not cut
+MAX_DEPTH = 50
 #: PyClick's prior of every per-pair probability: one success in two trials
 PYCLICK_PRIOR = (1.0, 2.0)
 
@@ -33,7 +34,8 @@ PYCLICK_PRIOR = (1.0, 2.0)
 class SessionArrays:
     """Sessions in file order: ``query`` (S,), ``pairs`` (S, D) codes of the (query, document) pairs shown at each
     rank, ``clicks`` (S, D) bool; ``pair_query`` maps a pair code to its query code and ``pair_keys`` to the
-    file's (query, document) ids."""
+    file's (query, document) ids; ``shown`` (S, D) which ranks a session shows (None: all D — result lists of
+    varying length are padded at the end, the padding cells pair 0 and unclicked)."""
 
     query: np.ndarray
     pairs: np.ndarray
@@ -41,6 +43,7 @@ class SessionArrays:
     pair_query: np.ndarray
     pair_keys: pd.DataFrame
     notes: tuple = ()          # what the reader repaired (ignored or repeated clicks)
+    shown: np.ndarray | None = None
 
     @property
     def n_sessions(self) -> int:
@@ -70,28 +73,40 @@ class SessionArrays:
     @classmethod
     def from_rows(cls, session, pair, position, click, pair_keys: pd.DataFrame, name: str) -> "SessionArrays":
         """From rows ordered by (session id, rank): session ids, pair codes (rows of ``pair_keys``), ranks,
-        0/1 clicks; every session must show ranks 1 … D, one D for all (at most :data:`MAX_DEPTH`)."""
+        0/1 clicks; every session must show ranks 1 … n once each, n ≤ :data:`MAX_DEPTH` (lists of varying n are
+        padded to the longest)."""
         if len(pair) == 0:
             raise DataFormatError(name, "the log has no shown rows")
         session = np.asarray(session)
         codes = np.cumsum(np.r_[True, session[1:] != session[:-1]]) - 1   # session ids number sessions in file order
-        depth = _check_lists(codes, np.asarray(position), name)
+        sizes = _check_lists(codes, np.asarray(position), name)
+        depth = int(sizes.max())
         pair_query = pd.factorize(pair_keys["query_id"], sort=True)[0]
-        pairs = np.asarray(pair, np.int64).reshape(-1, depth)
-        clicks = np.asarray(click).astype(bool).reshape(-1, depth)
-        return cls(pair_query[pairs[:, 0]], pairs, clicks, pair_query, pair_keys)
+        rank = np.asarray(position, np.int64) - 1
+        pairs = np.zeros((len(sizes), depth), np.int64)
+        clicks = np.zeros((len(sizes), depth), bool)
+        pairs[codes, rank], clicks[codes, rank] = pair, np.asarray(click).astype(bool)
+        shown = None if (sizes == depth).all() else np.arange(depth)[None, :] < sizes[:, None]
+        return cls(pair_query[pairs[:, 0]], pairs, clicks, pair_query, pair_keys, shown=shown)
+
+    @property
+    def mask(self) -> np.ndarray:
+        return np.ones(self.pairs.shape, bool) if self.shown is None else self.shown
 
     def subset(self, rows) -> "SessionArrays":
         return SessionArrays(self.query[rows], self.pairs[rows], self.clicks[rows], self.pair_query, self.pair_keys,
-                             self.notes)
+                             self.notes, None if self.shown is None else self.shown[rows])
 
     def compress(self) -> "SessionTable":
-        """Distinct (pairs, clicks) patterns with their counts."""
-        flat = np.concatenate([self.pairs, self.clicks.astype(self.pairs.dtype)], axis=1)
-        uniq, inverse = np.unique(flat, axis=0, return_inverse=True)
+        """Distinct (pairs, clicks, shown ranks) patterns with their counts."""
+        parts = [self.pairs, self.clicks.astype(self.pairs.dtype)] + ([] if self.shown is None else [
+            self.shown.astype(self.pairs.dtype)])
+        uniq, inverse = np.unique(np.concatenate(parts, axis=1), axis=0, return_inverse=True)
         weight = np.bincount(inverse.ravel(), minlength=len(uniq)).astype(np.float64)
         d = self.depth
-        return SessionTable(uniq[:, :d], uniq[:, d:].astype(bool), weight, self.n_pairs, self.n_sessions)
+        shown = None if self.shown is None else uniq[:, 2 * d:].astype(bool)
+        return SessionTable(uniq[:, :d], uniq[:, d:2 * d].astype(bool), weight, self.n_pairs, self.n_sessions,
+                            shown=shown)
 
 
 @dataclass(frozen=True)
@@ -107,10 +122,17 @@ class SessionTable:
     #: the attractiveness prior of every fit on it: (successes, trials), numbers or one per pair
     #: (:mod:`~ultr_core.clickmodels.prior`); PyClick's one success in two trials unless learned
     attr_prior: tuple = PYCLICK_PRIOR
+    #: (P, D) the ranks each pattern shows (None: all; lists of varying length are padded at the end)
+    shown: np.ndarray | None = None
 
     @property
     def depth(self) -> int:
         return self.pairs.shape[1]
+
+    @property
+    def mask(self) -> np.ndarray:
+        """(P, D) bool: the cells a session shows — every count, fit and score runs over these alone."""
+        return np.ones(self.pairs.shape, bool) if self.shown is None else self.shown
 
 
 def pair_mean(t: SessionTable, mask, success, prior=None) -> np.ndarray:
@@ -118,7 +140,7 @@ def pair_mean(t: SessionTable, mask, success, prior=None) -> np.ndarray:
     per (query, document) pair; ``prior`` None: the table's attractiveness prior (PyClick's one in two unless
     learned, :mod:`~ultr_core.clickmodels.prior`)."""
     prior = t.attr_prior if prior is None else prior
-    w = np.broadcast_to(t.weight[:, None], t.pairs.shape) * mask
+    w = np.broadcast_to(t.weight[:, None], t.pairs.shape) * mask * t.mask
     num = prior[0] + np.bincount(t.pairs.ravel(), (w * success).ravel(), t.n_pairs)
     den = prior[1] + np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs)
     return num / den
@@ -132,20 +154,20 @@ def check_session_columns(have, name: str) -> None:
                                        "result list)", missing)
 
 
-def _check_lists(codes: np.ndarray, position: np.ndarray, name: str) -> int:
-    """The common list length D; refuses ragged lists, gaps in the ranks and lists longer than MAX_DEPTH."""
+def _check_lists(codes: np.ndarray, position: np.ndarray, name: str) -> np.ndarray:
+    """Each session's list length n (ranks 1 … n once each, n ≤ MAX_DEPTH); refuses gaps, repeats and longer
+    lists."""
     sizes = np.bincount(codes)
-    depth = int(sizes[0])
-    if (sizes != depth).any():
-        bad = int(np.flatnonzero(sizes != depth)[0])
-        raise DataFormatError(name, f"ragged result lists: session {bad + 1} (in file order) shows {sizes[bad]} "
-                                    f"results, the first shows {depth}; click models need one list length")
-    if depth > MAX_DEPTH:
-        raise DataFormatError(name, f"result lists of {depth} exceed the {MAX_DEPTH} ranks a click model describes")
-    expected = np.tile(np.arange(1, depth + 1), len(sizes))
+    if sizes.max() > MAX_DEPTH:
+        raise DataFormatError(name, f"result lists of {sizes.max()} exceed the {MAX_DEPTH} ranks a click model "
+                                    "describes")
+    start = np.r_[0, np.cumsum(sizes)[:-1]]
+    expected = np.arange(len(position)) - np.repeat(start, sizes) + 1
     if not np.array_equal(position, expected):
-        raise DataFormatError(name, f"every session must show ranks 1 to {depth} once each")
-    return depth
+        bad = int(codes[np.flatnonzero(position != expected)[0]])
+        raise DataFormatError(name, f"session {bad + 1} (in file order) does not show ranks 1 to {sizes[bad]} once "
+                                    "each: every session must show ranks 1 … n")
+    return sizes
 
 
 def split_sessions(s: SessionArrays, fraction: float) -> tuple[SessionArrays, SessionArrays, int]:

@@ -86,6 +86,7 @@ class Trust(ClickModel):
         pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
         c = torch.from_numpy(np.asarray(t.clicks, bool))
         w = torch.from_numpy(np.asarray(t.weight, np.float64))[:, None]
+        shown = torch.from_numpy(t.mask)
         a = torch.zeros(t.n_pairs, dtype=torch.float64, requires_grad=True)
         u = torch.full((t.depth,), -2.0, dtype=torch.float64, requires_grad=True)
         v = torch.zeros(t.depth, dtype=torch.float64, requires_grad=True)
@@ -97,7 +98,7 @@ class Trust(ClickModel):
             opt.zero_grad()
             noise = torch.sigmoid(u)
             p = (noise + (1 - noise) * torch.sigmoid(v) * torch.sigmoid(a)[pairs]).clamp(1e-12, 1 - 1e-12)
-            ll = (w * torch.where(c, torch.log(p), torch.log1p(-p))).sum()
+            ll = (w * shown * torch.where(c, torch.log(p), torch.log1p(-p))).sum()
             prior = attr_log_prior(a, t.attr_prior) + sum((F.logsigmoid(x) + F.logsigmoid(-x)).sum() for x in (u, v))
             loss = -(ll + prior) / total
             loss.backward()

@@ -49,7 +49,7 @@ class UBM(ClickModel):
             post_a = np.where(t.clicks, 1.0, (1 - g) * a / (1 - g * a))
             post_g = np.where(t.clicks, 1.0, (1 - a) * g / (1 - g * a))
             self.attr = np.minimum(_pair_mean(t, one, post_a), 1 - PROB_MIN)
-            w = t.weight[:, None] * one
+            w = t.weight[:, None] * one * t.mask
             num = 1 + np.bincount(cell.ravel(), (w * post_g).ravel(), d * d)
             self.exam = np.minimum(num / (2 + np.bincount(cell.ravel(), w.ravel(), d * d)), 1 - PROB_MIN).reshape(d, d)
         return self

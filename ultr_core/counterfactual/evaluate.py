@@ -202,6 +202,9 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
     if not 20 <= n_boot <= 10_000:
         raise ConfigError("--n-boot", f"must lie in 20 … 10000, got {n_boot!r}")
     t = arrays.compress() if t is None else t
+    if t.shown is not None:
+        raise ConfigError("log", "result lists of varying length: the counterfactual estimators need one list length "
+                                 "(the click models accept varying lengths)")
     production = cand.production_rank(t, arrays.pair_query) if production is None else production
     notes = [f"k = {k} is beyond the log's {t.depth} ranks: valued at k = {t.depth}"] if k > t.depth else []
     s = _setup(t, arrays, c.rank, min(int(k), t.depth))
