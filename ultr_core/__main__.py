@@ -21,6 +21,8 @@ def _ig(a) -> int:
     if a.documents:
         from ultr_core.logs.outputs import check_output
         a.documents = check_output(a.documents, a.force, (".csv",), "--documents")
+    from ultr_core.clickmodels.cli import _judgements
+    judged = _judgements(a)                                  # the file checked before the log is read
     table = ingest(a.path, a.format, bias=bias, columns=columns, document=a.document,
                    doc_columns=[c.strip() for c in a.doc_columns.split(",")] if a.doc_columns else None,
                    engine=a.engine, scheduler=a.scheduler, memory_limit=a.memory_limit)
@@ -33,8 +35,9 @@ def _ig(a) -> int:
     from ultr_core.identifiability.trust import users_report
     graph = IdentifiabilityGraph.from_counts(table)          # one graph for the users' reading and the fits below
     rep["users"] = users_report(graph, a.users)
-    if a.documents or a.profile or a.certainty:
-        rep.update(_document_outputs(graph, a))
+    if a.documents or a.profile or a.certainty or judged is not None:
+        from ultr_core.identifiability.practical import ig_outputs
+        rep.update(ig_outputs(graph, a, judged))
     if a.json:
         from ultr_core.logs.outputs import json_safe        # strict JSON: a NaN is null
         print(json.dumps(json_safe(rep), default=_json_default, allow_nan=False))   # JSON escapes control characters
@@ -48,27 +51,10 @@ def _ig(a) -> int:
             print(printable("\n".join(profile_lines(rep["profile"]))))
         if "certainty_plan" in rep:
             print(printable("\n".join(certainty_lines(rep["certainty_plan"]))))
+        if "judgements" in rep:
+            from ultr_core.identifiability.judged import judgement_lines
+            print(printable("\n".join(judgement_lines(rep["judgements"]))))
     return 0
-
-
-def _document_outputs(g, a) -> dict:
-    """``ig --documents FILE`` (relevance per document with its 90 % interval, component and status, CSV),
-    ``ig --profile FACTOR`` (the profile-likelihood interval) and ``ig --certainty N`` (repairs that buy
-    certainty), from one converged fit."""
-    from ultr_core.identifiability.practical import (certainty_report, documents_frame, graph_uncertainty,
-                                                     profile_report)
-    from ultr_core.logs.outputs import atomic_write, safe_csv
-    u = graph_uncertainty(g)
-    documents = a.documents
-    out = {"profile": profile_report(g, a.profile, u)} if a.profile else {}
-    if a.certainty:
-        out["certainty_plan"] = certainty_report(g, a.certainty, a.swap_impressions, a.objective, u)
-    if documents:
-        frame = documents_frame(g, u)
-        atomic_write(documents, lambda tmp: safe_csv(frame, tmp), "--documents")
-        out["documents_file"] = {"path": str(documents), "rows": len(frame),
-                                 "status": frame["status"].value_counts().to_dict()}
-    return out
 
 
 def _column_map(pairs) -> dict | None:
@@ -278,7 +264,10 @@ def _add_ig(sub) -> None:
     ig.add_argument("--objective", choices=["worst", "mean"], default="worst",
                     help="--certainty: cut the weakest factor's variance or the mean over its component")
     ig.add_argument("--swap-impressions", type=int, default=100, help="--certainty: impressions per swap")
-    ig.set_defaults(fn=_ig)
+    ig.add_argument("--judgements", metavar="FILE", help="editorial judgements (qrels or CSV/TSV): the fit's relevance "
+                    "per (query, document) scored against them, over all documents and within components")
+    ig.add_argument("--grades", default="0-5", help="--judgements: the grade range LOW-HIGH")
+    ig.set_defaults(fn=_ig, include_prior_dominated=False)
 
 
 def _add_ig_fit(sub) -> None:

@@ -244,3 +244,23 @@ def document_context(g, log=None):
     first = log.frame.drop_duplicates("doc_id").set_index("doc_id")[cols]
     info = first.reindex(keys["doc_id"].to_numpy()).reset_index()
     return info["query_id"].astype(str).to_numpy(), info
+
+
+def ig_outputs(g, a, judgements=None) -> dict:
+    """``ig --documents FILE`` (relevance per document with its 90 % interval, component and status, CSV),
+    ``ig --profile FACTOR`` (the profile-likelihood interval), ``ig --certainty N`` (repairs that buy certainty) and
+    ``ig --judgements FILE`` (the relevance scored against the judges), from one converged fit."""
+    from ultr_core.logs.outputs import atomic_write, safe_csv
+    u = graph_uncertainty(g)
+    out = {"profile": profile_report(g, a.profile, u)} if a.profile else {}
+    if a.certainty:
+        out["certainty_plan"] = certainty_report(g, a.certainty, a.swap_impressions, a.objective, u)
+    frame = documents_frame(g, u) if a.documents or judgements is not None else None
+    if a.documents:
+        atomic_write(a.documents, lambda tmp: safe_csv(frame, tmp), "--documents")
+        out["documents_file"] = {"path": str(a.documents), "rows": len(frame),
+                                 "status": frame["status"].value_counts().to_dict()}
+    if judgements is not None:
+        from ultr_core.identifiability.judged import ig_judgements
+        out["judgements"] = ig_judgements(frame, judgements, a.seed)
+    return out
