@@ -65,7 +65,9 @@ def _show(job, an, log, prefix: str, key) -> None:
              **({"prior": prior_text(m["prior"])} if "prior" in m else {})} for m in out["models"].values()]
     st.caption(f"Fitted on the first {out['train_sessions']:,} sessions, scored on the next {out['test_sessions']:,} "
                f"({out['dropped_test_sessions']:,} of unseen queries dropped); PyClick's conventions and scores "
-               "(docs/click_models.md). Higher log-likelihood and lower perplexity are better.")
+               "(docs/click_models.md)" + ("; each model's learned prior in the last column" if any(
+                   "prior" in m for m in out["models"].values()) else "") + ". Higher log-likelihood and lower "
+               "perplexity are better.")
     st.dataframe(pd.DataFrame(rows).round(4), hide_index=True)
     st.plotly_chart(perplexity_by_rank_figure(out["models"]), key=f"{prefix}_perplexity")
     _bias_parameters(out["models"], prefix)
