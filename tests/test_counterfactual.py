@@ -59,6 +59,26 @@ def test_production_order_is_valued_at_what_was_logged(user, seed):
     assert out["support"] == {"any_position": 1.0, "identified": 1.0, "at_position": 1.0, "examined": 1.0}
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_lists_of_varying_length_production_order_and_support(seed):
+    """Issue #47: each query's lists cut at its own length (3 … 8): with a deterministic logging policy IPS, SNIPS
+    and DR value the production order at exactly what was logged, and every slot the queries show exists; with lists
+    cut per session under exploration, every estimator gives an interval around its estimate."""
+    frame, _ = simulate_log("pbm", 5000, n_queries=20, depth=8, epsilon=0.0, seed=seed)
+    cut = np.random.default_rng(seed).integers(3, 9, 20)
+    ragged = frame[frame["position"] <= cut[frame["query_id"]]]
+    out = evaluate_ranking(ragged, k=5, n_boot=20, seed=seed)
+    for key in ("ips", "snips", "dr"):
+        assert out["estimators"][key]["estimate"] == pytest.approx(out["logged"]["estimate"], rel=1e-9)
+    assert out["support"]["identified"] == out["support"]["at_position"] == 1.0
+    explored, _ = simulate_log("pbm", 5000, n_queries=20, depth=8, epsilon=0.3, seed=seed)
+    per_session = np.random.default_rng(seed).integers(4, 9, explored["session_id"].max() + 1)
+    out = evaluate_ranking(explored[explored["position"] <= per_session[explored["session_id"]]], k=5, n_boot=20,
+                           ranking="model:pbm")
+    for e in out["estimators"].values():
+        assert e["estimate"] is not None and e["lower"] <= e["estimate"] <= e["upper"]
+
+
 def test_a_candidate_the_log_cannot_identify_is_refused_and_exploration_supports_it():
     frame, alpha = simulate_log("pbm", 3000, n_queries=20, epsilon=0.0, seed=4)
     fixed = evaluate_ranking(frame, ranking="model:dctr", k=5, n_boot=20)

@@ -103,7 +103,7 @@ def model_information(model, t, key: str = "") -> ModelInformation:
     finally:
         torch.set_num_threads(old)
     touched = np.abs(J).sum(0) > 0
-    shown = np.bincount(t.pairs.ravel(), np.repeat(t.weight, t.pairs.shape[1]), t.n_pairs)
+    shown = np.bincount(t.pairs.ravel(), (t.weight[:, None] * t.mask).ravel(), t.n_pairs)
     prio = np.where(owner >= 0, shown[np.maximum(owner, 0)], np.inf)
     keep = np.flatnonzero(touched)
     keep = keep[np.argsort(-prio[keep], kind="stable")][:MAX_PARAMETERS]

@@ -58,6 +58,8 @@ class Setup:
     cand: np.ndarray
     match: np.ndarray
     cell: np.ndarray
+    #: per query the ranks valued: min(k, the longest list its sessions show)
+    kq: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,8 @@ class Fit:
         return float(self.w.sum())
 
 
-def _omega(rank: np.ndarray, theta: np.ndarray, k: int) -> np.ndarray:
-    """ω: θ̂ at the candidate rank within the top k, 0 below."""
+def _omega(rank: np.ndarray, theta: np.ndarray, k) -> np.ndarray:
+    """ω: θ̂ at the candidate rank within the top k (a number or one cut per item), 0 below."""
     return np.where(rank <= k, theta[np.clip(rank, 1, len(theta)) - 1], 0.0)
 
 
@@ -91,18 +93,18 @@ def dm_value(s: Setup, f: Fit) -> float:
 
 def ips_value(s: Setup, f: Fit) -> float:
     t = s.t
-    ratio = _omega(s.crank_cell, f.theta, s.k) / f.theta[None, :]
+    ratio = _omega(s.crank_cell, f.theta, s.kq[s.pq][:, None]) / f.theta[None, :]
     return float((f.w[:, None] * t.clicks * ratio).sum() / f.n)
 
 
 def snips_value(s: Setup, f: Fit) -> float:
     t = s.t
-    w = np.broadcast_to(f.w[:, None], t.pairs.shape)
+    w = f.w[:, None] * t.mask
     clicks = np.bincount(t.pairs.ravel(), (w * t.clicks / f.theta[None, :]).ravel(), len(s.crank))
     shown = np.bincount(t.pairs.ravel(), w.ravel(), len(s.crank))
     r = np.divide(clicks, shown, out=f.alpha.copy(), where=shown > 0)   # a pair a resample never shows: PBM's α̂
     nq = _per_query(s, f)[s.pair_query]
-    return float((nq * _omega(s.crank, f.theta, s.k) * r).sum() / f.n)
+    return float((nq * _omega(s.crank, f.theta, s.kq[s.pair_query]) * r).sum() / f.n)
 
 
 def pbm_direct(s: Setup, f: Fit) -> np.ndarray:
@@ -115,7 +117,7 @@ def pbm_direct(s: Setup, f: Fit) -> np.ndarray:
 def dr_value(s: Setup, f: Fit) -> float:
     t = s.t
     nq = _per_query(s, f)
-    w = np.broadcast_to(f.w[:, None], t.pairs.shape)
+    w = f.w[:, None] * t.mask
     shown_at = np.bincount(s.cell.ravel(), w.ravel(), len(s.crank) * t.depth)[s.cell]     # π̂₀·n_q per cell
     resid = t.clicks - f.theta[None, :] * f.alpha[t.pairs]
     corr = np.where(s.match & (shown_at > 0), w * resid * nq[s.pq][:, None] / np.maximum(shown_at, 1e-300), 0.0)

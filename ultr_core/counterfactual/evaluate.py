@@ -74,7 +74,7 @@ def pbm_counts(n: np.ndarray, c: np.ndarray, n_pairs: int, depth: int, n_iter: i
 def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float | None = None) -> Fit:
     """PBM (on the cells' counts, its prior centred on ``mean_attr``: the full log's, or found here) and the direct
     model on ``t`` weighted by ``w``; the direct model's expected clicks on each query's candidate list."""
-    ww = np.broadcast_to(w[:, None], t.pairs.shape).ravel()
+    ww = (w[:, None] * t.mask).ravel()
     size = len(s.crank) * t.depth
     n, c = np.bincount(s.cell.ravel(), ww, size), np.bincount(s.cell.ravel(), ww * t.clicks.ravel(), size)
     if mean_attr is None:
@@ -94,11 +94,15 @@ def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float
 
 def _setup(t: SessionTable, arrays: SessionArrays, rank: np.ndarray, k: int) -> Setup:
     n_q = int(arrays.pair_query.max()) + 1
-    lists = cand.candidate_lists(rank, arrays.pair_query, n_q, t.depth)
     pq = arrays.pair_query[t.pairs[:, 0]]
+    length = np.zeros(n_q, np.int64)
+    np.maximum.at(length, pq, t.mask.sum(1))                # the longest list each query's sessions show
+    kq = np.minimum(k, length)
     positions = np.arange(t.depth)[None, :]
-    match = (lists[pq] == t.pairs) & (positions < k)
-    return Setup(t, pq, arrays.pair_query, n_q, k, rank[t.pairs], rank, lists, match, t.pairs * t.depth + positions)
+    lists = np.where(positions < kq[:, None], cand.candidate_lists(rank, arrays.pair_query, n_q, t.depth), -1)
+    match = (lists[pq] == t.pairs) & (positions < k) & t.mask
+    return Setup(t, pq, arrays.pair_query, n_q, k, rank[t.pairs], rank, lists, match, t.pairs * t.depth + positions,
+                 kq)
 
 
 def _candidate(ranking: str, scores, arrays, t, production, fitted) -> cand.Candidate:
@@ -119,7 +123,7 @@ def _identified(s: Setup) -> tuple[np.ndarray, np.ndarray, int]:
     at its position; and the number of components the log's positions fall into."""
     t = s.t
     n_pairs, d = len(s.crank), t.depth
-    shown = np.unique(s.cell.ravel())
+    shown = np.unique(s.cell[t.mask])
     g = coo_matrix((np.ones(len(shown)), (shown // d, n_pairs + shown % d)), shape=(n_pairs + d,) * 2)
     _, comp = connected_components(g, directed=False)
     top = s.cand[:, :s.k]
@@ -146,7 +150,7 @@ def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=N
 def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq) -> dict:
     """Each estimator's entry: its interval, or its refusal with the reason; a note where the slots it values rest
     on prior-dominated documents."""
-    weight = np.broadcast_to(nq[:, None], slots["identified"].shape)
+    weight = nq[:, None] * (s.cand[:, :s.k] >= 0)                        # the slots that exist
     share = lambda m: float((weight * m).sum() / weight.sum())            # noqa: E731  session-weighted slots
     thin = 1 - share(slots["examined"])
     out = {}
@@ -202,9 +206,6 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
     if not 20 <= n_boot <= 10_000:
         raise ConfigError("--n-boot", f"must lie in 20 … 10000, got {n_boot!r}")
     t = arrays.compress() if t is None else t
-    if t.shown is not None:
-        raise ConfigError("log", "result lists of varying length: the counterfactual estimators need one list length "
-                                 "(the click models accept varying lengths)")
     production = cand.production_rank(t, arrays.pair_query) if production is None else production
     notes = [f"k = {k} is beyond the log's {t.depth} ranks: valued at k = {t.depth}"] if k > t.depth else []
     s = _setup(t, arrays, c.rank, min(int(k), t.depth))
@@ -220,7 +221,7 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
            "candidate": {"label": c.label, "counts": c.counts, "notes": list(c.notes)},
            "logged": interval(logged_value(s, point), draws[:, -1]),
            "estimators": _entries(s, point, draws, slots, nq),
-           "support": {"any_position": 1.0, **{f"{k}": float((nq[:, None] * v).sum() / (nq.sum() * s.k))
+           "support": {"any_position": 1.0, **{f"{k}": float((nq[:, None] * v).sum() / (nq * s.kq).sum())
                                                 for k, v in slots.items()}},
            "position_bias": {"theta": (point.theta / point.theta[0]).tolist(), "components": n_comp}}
     if judgements is not None:

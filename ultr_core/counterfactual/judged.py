@@ -37,11 +37,12 @@ def judged_value(judgements, arrays, s, production: np.ndarray, nq: np.ndarray, 
     if not np.isfinite(grade).any():
         return {"note": "no judgement matches a (query, document) pair of the log", "matched_pairs": 0}
     cand, judged = _dcg(s.cand, grade, s.k)
-    prod, _ = _dcg(candidate_lists(production, arrays.pair_query, s.n_queries, s.t.depth), grade, s.k)
+    lists = candidate_lists(production, arrays.pair_query, s.n_queries, s.t.depth)
+    prod, _ = _dcg(np.where(s.cand >= 0, lists, -1), grade, s.k)     # each query's own list length
     rng = np.random.default_rng(seed)
     per_q = np.stack([np.bincount(s.pq, rng.poisson(s.t.weight), s.n_queries) for _ in range(n_boot)])
     mean = lambda v, w: (w * v).sum(-1) / w.sum(-1)                  # noqa: E731
     return {"matched_pairs": int(np.isfinite(grade).sum()),
-            "judged_share": float((nq[:, None] * judged).sum() / (nq.sum() * s.k)),
+            "judged_share": float((nq[:, None] * judged).sum() / (nq * s.kq).sum()),
             f"dcg@{s.k}": interval(float(mean(cand, nq)), mean(cand[None, :], per_q)),
             f"logged_dcg@{s.k}": interval(float(mean(prod, nq)), mean(prod[None, :], per_q))}
