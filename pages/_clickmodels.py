@@ -16,6 +16,7 @@ from ultr_core.clickmodels.judged import RULE, judgement_rows, score_judgements
 from ultr_core.clickmodels.prior import PRIOR_LABELS, prior_text
 from ultr_core.errors import DataFormatError
 from ultr_core.identifiability.reports import document_components
+from ultr_core.logs.scores import side_file_problem
 
 PRIOR_BY_LABEL = {label: key for key, label in PRIOR_LABELS.items()}
 PRIOR_HELP = ("PyClick's ½: every (query, document) pair starts at one success in two trials, so a pair never seen in "
@@ -86,6 +87,10 @@ def _judges(out: dict, prefix: str, key) -> None:
     per (log, file, toggle) in the shared cache — a rerun of the page does not redo the bootstrap."""
     up, include = _judge_inputs(prefix)
     if up is None:
+        return
+    problem = side_file_problem(up.size, "judgements")
+    if problem:
+        st.error(f"We did not read the judgements — {problem}. The click models above are unchanged.")
         return
     try:
         data = up.getvalue()

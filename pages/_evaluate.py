@@ -12,6 +12,7 @@ from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.counterfactual.candidate import SOURCES
 from ultr_core.counterfactual.evaluate import DIRECT_MODELS, evaluate_job
+from ultr_core.logs.scores import side_file_problem
 
 SOURCE_BY_LABEL = {s.label: s.key for s in SOURCES}
 
@@ -31,6 +32,10 @@ def _candidate(prefix: str):
                               help="CSV/TSV with a header; higher scores rank first; rows with NaN or infinite "
                                    "scores, duplicates and pairs the log never shows are counted and left out")
         if up is None:
+            return None
+        problem = side_file_problem(up.size, "scores")
+        if problem:
+            st.error(f"We did not read the scores — {problem}. The log and its analyses are unchanged.")
             return None
         data = up.getvalue()
         return "scores", data, hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -58,7 +63,8 @@ def evaluate_section(log, key, prefix: str) -> None:
         st.info("Upload a scores file to value it.")
         return
     judged = st.session_state.get(f"{prefix}_judgements")
-    jbytes = judged.getvalue() if judged is not None else None
+    usable = judged is not None and side_file_problem(judged.size, "judgements") is None
+    jbytes = judged.getvalue() if usable else None
     dm_key = next(m for m in DIRECT_MODELS if MODEL_BY_KEY[m].label == dm)
     spec = (key, picked[0], picked[2], dm_key, int(k), hashlib.blake2b(jbytes or b"", digest_size=8).hexdigest())
     job_key = f"{prefix}_cf_job"

@@ -226,3 +226,26 @@ def test_upload_values_a_candidate_ranking_on_the_log():
     at = wait(at, "upload_cf_job", 120)
     table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)
     assert table["estimate"].notna().all()
+
+
+def test_upload_refuses_side_files_beyond_the_page_cap_and_keeps_the_log(monkeypatch):
+    """A scores or judgements file larger than the page parses (ultr_core.logs.scores.PAGE_MAX_BYTES, lowered here)
+    gets one message naming the limit and the CLI; the click models and the evaluation stay."""
+    import ultr_core.logs.scores as scores_module
+    from ultr_core.studies.counterfactual import simulate_log
+    frame, _ = simulate_log("pbm", 300, n_queries=3, depth=3, epsilon=0.3, seed=1)
+    at = page("upload.py").run()
+    at.file_uploader(key="upload_click_log").set_value(("s.csv", frame.to_csv(index=False).encode(),
+                                                        "text/csv")).run()
+    at = wait(at, "upload_cm_job", 120)
+    monkeypatch.setattr(scores_module, "PAGE_MAX_BYTES", 50)
+    qrels = "".join(f"{q} 0 {100 * q + d} 1\n" for q in range(3) for d in range(3)) * 3
+    at.file_uploader(key="upload_judgements").set_value(("j.qrels", qrels.encode(), "text/plain")).run()
+    at.selectbox(key="upload_cf_source").set_value("a scores file").run()
+    pairs = frame[["query_id", "doc_id"]].drop_duplicates()
+    at.file_uploader(key="upload_cf_scores").set_value(("s.csv", pairs.assign(score=1).to_csv(index=False).encode(),
+                                                        "text/csv")).run()
+    errors = [e.value for e in at.error]
+    assert any("We did not read the judgements" in e and "command line" in e for e in errors), errors
+    assert any("We did not read the scores" in e and "command line" in e for e in errors), errors
+    assert any("perplexity" in d.value.columns for d in at.dataframe) and no_crash(at)

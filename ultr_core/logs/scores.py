@@ -21,10 +21,25 @@ import pandas as pd
 from ultr_core.errors import DataFormatError
 from ultr_core.logs.judgements import DOC_NAMES, QUERY_NAMES, _count_note
 
-__all__ = ["Scores", "read_scores", "SCORE_NAMES"]
+__all__ = ["Scores", "read_scores", "SCORE_NAMES", "PAGE_MAX_BYTES", "side_file_problem"]
 
 #: header names the score column may carry (lower case)
 SCORE_NAMES = ("score", "scores", "prediction", "pred", "predicted")
+#: the largest scores or judgements file a page parses (≈ 2.5 M rows; pandas holds a few times the text): larger ones
+#: go through the CLI, which reads up to 512 MB
+PAGE_MAX_BYTES = 64 * 2**20
+
+
+def side_file_problem(n_bytes: int, what: str) -> str | None:
+    """Why a page will not parse a ``what`` file of ``n_bytes`` (None: it will).
+
+    >>> side_file_problem(10, "scores") is None, side_file_problem(PAGE_MAX_BYTES + 1, "scores")[:30]
+    (True, 'the scores file is larger than')
+    """
+    if n_bytes <= PAGE_MAX_BYTES:
+        return None
+    return (f"the {what} file is larger than {PAGE_MAX_BYTES // 2**20} MB, the most a page reads beside a log; "
+            f"the command line reads up to 512 MB")
 
 
 @dataclass(frozen=True)
