@@ -25,7 +25,8 @@ def _candidate(prefix: str):
     if source == "model":
         m = st.selectbox("re-rank by the relevance of", [s.label for s in CLICK_MODELS], index=3,
                          key=f"{prefix}_cf_model", help="each query's documents sorted by this model's relevance "
-                                                        "estimate, fitted on the whole log")
+                                                        "estimate, fitted on the whole log with the attractiveness "
+                                                        "prior chosen above")
         return "model:" + next(s.key for s in CLICK_MODELS if s.label == m), None, m
     if source == "scores":
         up = st.file_uploader("scores file (query_id, doc_id, score)", key=f"{prefix}_cf_scores",
@@ -66,13 +67,15 @@ def evaluate_section(log, key, prefix: str) -> None:
     usable = judged is not None and side_file_problem(judged.size, "judgements") is None
     jbytes = judged.getvalue() if usable else None
     dm_key = next(m for m in DIRECT_MODELS if MODEL_BY_KEY[m].label == dm)
-    spec = (key, picked[0], picked[2], dm_key, int(k), hashlib.blake2b(jbytes or b"", digest_size=8).hexdigest())
+    prior = st.session_state.get(f"{prefix}_cm_job_for", (None, "pyclick"))[1]     # the comparison's prior above
+    spec = (key, picked[0], picked[2], dm_key, int(k), hashlib.blake2b(jbytes or b"", digest_size=8).hexdigest(),
+            prior)
     job_key = f"{prefix}_cf_job"
     if st.session_state.get(f"{job_key}_for") != spec:
         f = log.frame
         frame = f.assign(query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"]))
         st.session_state[job_key] = submit_job(("evaluate", *spec), evaluate_job, frame, "your log", picked[0],
-                                               picked[1], dm_key, int(k), jbytes)
+                                               picked[1], dm_key, int(k), jbytes, prior)
         st.session_state[f"{job_key}_for"] = spec
     live(job_key, lambda job: _show(job, prefix))
 

@@ -13,7 +13,7 @@ from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable, split_sessions
 from ultr_core.errors import ConfigError
 
-__all__ = ["compare_click_models", "compare_job", "parse_models", "train_test"]
+__all__ = ["compare_click_models", "compare_job", "parse_models", "train_test", "fit_with_prior"]
 
 
 def parse_models(text: str | None) -> list[str]:
@@ -98,6 +98,14 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
         out["judgements"] = judgement_report(rel, out["models"], judgements, include_prior, seed=seed)
     out["relevance"] = rel
     return out
+
+
+def fit_with_prior(spec, table: SessionTable, pair_keys: pd.DataFrame, prior: str = "pyclick", seed: int = 0):
+    """``spec``'s model fitted on ``table`` with the attractiveness ``prior`` ("pyclick" or "learned") — the fit the
+    comparison makes, for a caller that needs one model (the counterfactual evaluation's re-ranking)."""
+    if prior not in PRIORS:
+        raise ConfigError("--prior", f"choose one of {', '.join(PRIORS)}")
+    return spec.cls().fit(table if prior == "pyclick" else _learned(spec, table, pair_keys, seed, {})[0])
 
 
 def _learned(spec, tr: SessionTable, pair_keys: pd.DataFrame, seed: int, shared: dict):

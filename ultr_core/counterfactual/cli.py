@@ -15,6 +15,7 @@ MAX_SCORES_BYTES = 512 * 2**20
 
 
 def add_parser(sub) -> None:
+    from ultr_core.clickmodels.prior import PRIORS
     from ultr_core.counterfactual.candidate import SOURCES
     from ultr_core.counterfactual.estimators import ESTIMATORS
     from ultr_core.counterfactual.evaluate import DIRECT_MODELS, N_BOOT
@@ -29,6 +30,8 @@ def add_parser(sub) -> None:
         f"{s.label} — {s.help}" for s in SOURCES).replace("%", "%%") + " (a file path gives a scores file)")
     p.add_argument("--model", default="pbm", choices=DIRECT_MODELS, help="the direct method's click model")
     p.add_argument("--k", type=int, default=10, help="value = expected clicks in the top k per session")
+    p.add_argument("--prior", choices=PRIORS, default="pyclick", help="--ranking model:KEY: the attractiveness "
+                   "prior of the model's fit (as click-models --prior)")
     p.add_argument("--n-boot", type=int, default=N_BOOT, help="bootstrap resamples of the sessions")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--judgements", metavar="FILE", help="editorial judgements (qrels or CSV/TSV): also DCG@k of the "
@@ -56,8 +59,10 @@ def run(a) -> int:
     from ultr_core.counterfactual.evaluate import evaluate_ranking
     from ultr_core.logs.outputs import json_safe
     scores, judgements = _scores(a), _judgements(a)
+    if a.prior != "pyclick" and not a.ranking.startswith("model:"):
+        raise ConfigError("--prior", "applies to --ranking model:KEY (the prior of the model that re-ranks)")
     out = evaluate_ranking(_sessions(a.path, a.format, a.path), a.path, a.ranking, scores, a.model, a.k, a.n_boot,
-                           a.seed, judgements)
+                           a.seed, judgements, prior=a.prior)
     if a.json:
         print(json.dumps(json_safe(out), allow_nan=False))
     else:

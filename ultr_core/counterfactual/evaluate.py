@@ -180,17 +180,20 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq) -> dict:
 
 
 def evaluate_ranking(data, name: str = "log", ranking: str = "production", scores=None, model: str = "pbm",
-                     k: int = 10, n_boot: int = N_BOOT, seed: int = 0, judgements=None, report=None) -> dict:
+                     k: int = 10, n_boot: int = N_BOOT, seed: int = 0, judgements=None, report=None,
+                     prior: str = "pyclick") -> dict:
     """The value of a candidate ranking on the log ``data`` (a click table or :class:`SessionArrays`): expected
     clicks in its top ``k`` per session by every estimator, with 90 % bootstrap intervals; ``ranking`` is
     "production", "model:KEY" or (with ``scores``, :class:`~ultr_core.logs.scores.Scores`) a scores file; ``model``
-    the direct method's click model; ``report(done, total)`` follows the bootstrap.  JSON-ready; see
+    the direct method's click model; ``prior`` the attractiveness prior of a "model:KEY" re-ranking's fit (as the
+    click-model comparison's); ``report(done, total)`` follows the bootstrap.  JSON-ready; see
     docs/counterfactual.md."""
     arrays = data if isinstance(data, SessionArrays) else SessionArrays.from_frame(data, name)
     _direct(model)
     t = arrays.compress()
     production = cand.production_rank(t, arrays.pair_query)
-    fitted = lambda key: MODEL_BY_KEY[key].cls().fit(t)                  # noqa: E731
+    from ultr_core.clickmodels.compare import fit_with_prior
+    fitted = lambda key: fit_with_prior(MODEL_BY_KEY[key], t, arrays.pair_keys, prior, seed)      # noqa: E731
     c = _candidate(ranking, scores, arrays, t, production, fitted)
     return value_candidate(arrays, c, model, k, n_boot, seed, judgements, name, t, production, report)
 
@@ -231,7 +234,7 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
 
 
 def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: str, k: int, judgements: bytes | None,
-                 report=None, stop=None) -> dict:
+                 prior: str = "pyclick", report=None, stop=None) -> dict:
     """:func:`evaluate_ranking` as a job of the app's pool (:mod:`ultr_core.app.jobpool`): the files as bytes,
     read here; a ``{"done", "total"}`` record every 10 resamples."""
     from ultr_core.logs.judgements import read_judgements
@@ -244,4 +247,4 @@ def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: st
         jd = None
     progress = (lambda d, n: report({"done": d, "total": n})) if report is not None else None
     return evaluate_ranking(frame, name, "scores" if sc is not None else ranking, sc, model, k, judgements=jd,
-                            report=progress)
+                            report=progress, prior=prior)
