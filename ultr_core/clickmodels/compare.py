@@ -153,10 +153,7 @@ def _relevance_frame(train: SessionTable, pair_keys: pd.DataFrame) -> pd.DataFra
     """One row per (query, document) pair of the log with its training impressions and clicks, and whether the
     data can support an estimate for it (``prior_dominated``: :data:`~ultr_core.clickmodels.judged.RULE`)."""
     from ultr_core.clickmodels.judged import prior_dominated
-    w = train.weight[:, None] * train.mask
-    n = np.bincount(train.pairs.ravel(), w.ravel(), train.n_pairs)
-    c = np.bincount(train.pairs.ravel(), (w * train.clicks).ravel(), train.n_pairs)
-    ranks = np.broadcast_to(np.arange(1, train.pairs.shape[1] + 1)[None, :], train.pairs.shape)
-    mean_rank = np.bincount(train.pairs.ravel(), (w * ranks).ravel(), train.n_pairs) / np.maximum(n, 1e-12)
+    n, c, rank_sum = train.per_pair()
+    mean_rank = rank_sum / np.maximum(n, 1e-12)
     return pair_keys.assign(impressions=n.astype(np.int64), clicks=c.astype(np.int64),
                             mean_rank=np.where(n > 0, mean_rank, np.nan), prior_dominated=prior_dominated(train))

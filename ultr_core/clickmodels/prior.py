@@ -88,11 +88,8 @@ BASELINE_BY_KEY = {b.key: b for b in BASELINES}
 
 
 def _impressions(t: SessionTable) -> tuple[np.ndarray, np.ndarray]:
-    w = t.weight[:, None] * t.mask
-    ranks = np.broadcast_to(np.arange(1, t.depth + 1)[None, :], t.pairs.shape)
-    n = np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs)
-    mean_rank = np.bincount(t.pairs.ravel(), (w * ranks).ravel(), t.n_pairs) / np.maximum(n, 1e-300)
-    return n, np.where(n > 0, mean_rank, np.nan)
+    n, _, rank_sum = t.per_pair()
+    return n, np.where(n > 0, rank_sum / np.maximum(n, 1e-300), np.nan)
 
 
 def prior_from(base_attr: np.ndarray, t: SessionTable, pair_query: np.ndarray, baseline: str,

@@ -134,6 +134,13 @@ class SessionTable:
         """(P, D) bool: the cells a session shows — every count, fit and score runs over these alone."""
         return np.ones(self.pairs.shape, bool) if self.shown is None else self.shown
 
+    def per_pair(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per pair: (impressions, clicks, summed ranks) over the shown cells, session-weighted."""
+        w = (self.weight[:, None] * self.mask).ravel()
+        ranks = np.broadcast_to(np.arange(1, self.depth + 1)[None, :], self.pairs.shape).ravel()
+        out = (np.bincount(self.pairs.ravel(), v, self.n_pairs) for v in (w, w * self.clicks.ravel(), w * ranks))
+        return tuple(out)
+
 
 def pair_mean(t: SessionTable, mask, success, prior=None) -> np.ndarray:
     """(prior successes + Σ weight·success) / (prior trials + Σ weight) over the (pattern, rank) cells in ``mask``,

@@ -67,10 +67,7 @@ def production_rank(t, pair_query: np.ndarray) -> np.ndarray:
     """Each pair's rank by its expected logged rank over its query's sessions, a session not showing it counting as
     rank D + 1 — the logging policy's order: a document shown once at the top of a query seen a thousand times
     ranks below one shown second every time (ties and never-shown pairs by code)."""
-    w = t.weight[:, None] * t.mask                           # padding cells (lists of varying length) count nothing
-    ranks = np.broadcast_to(np.arange(1, t.depth + 1)[None, :], t.pairs.shape)
-    n = np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs)
-    rank_sum = np.bincount(t.pairs.ravel(), (w * ranks).ravel(), t.n_pairs)
+    n, _, rank_sum = t.per_pair()                           # padding cells (lists of varying length) count nothing
     sessions = np.bincount(pair_query[t.pairs[:, 0]], t.weight, int(pair_query.max()) + 1)[pair_query]
     expected = (rank_sum + (sessions - n) * (t.depth + 1)) / np.maximum(sessions, 1e-12)
     return rank_within(-np.where(n > 0, expected, np.inf), pair_query, np.arange(len(pair_query)))

@@ -108,15 +108,21 @@ def _count_note(n: int, what: str, lines) -> str | None:
     return f"{n} row{'s' if n != 1 else ''} {what} ({_lines(lines)})" if n else None
 
 
-def read_judgements(data: bytes, name: str = "judgements", fmt: str | None = None,
-                    grades: tuple = GRADE_RANGE) -> Judgements:
-    """The judgements in ``data`` (text), in ``fmt`` or sniffed; ``grades`` = (low, high), inclusive."""
+def read_text(data: bytes, name: str, what: str) -> str:
+    """A side file's UTF-8 text (BOM and CRLF undone, blank ends stripped); refused when undecodable or empty."""
     try:
         text = data.decode("utf-8-sig").replace("\r\n", "\n").strip("\n")
     except UnicodeDecodeError:
-        raise DataFormatError(name, "the judgements file is not UTF-8 text") from None
+        raise DataFormatError(name, f"the {what} file is not UTF-8 text") from None
     if not text.strip():
-        raise DataFormatError(name, "the judgements file is empty")
+        raise DataFormatError(name, f"the {what} file is empty")
+    return text
+
+
+def read_judgements(data: bytes, name: str = "judgements", fmt: str | None = None,
+                    grades: tuple = GRADE_RANGE) -> Judgements:
+    """The judgements in ``data`` (text), in ``fmt`` or sniffed; ``grades`` = (low, high), inclusive."""
+    text = read_text(data, name, "judgements")
     spec = next((f for f in JUDGEMENT_FORMATS if f.name == fmt), None) if fmt else next(
         (f for f in JUDGEMENT_FORMATS if f.sniff is None or f.sniff(text.split("\n", 1)[0])), None)
     if spec is None:

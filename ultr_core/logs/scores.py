@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.errors import DataFormatError
-from ultr_core.logs.judgements import DOC_NAMES, QUERY_NAMES, _count_note
+from ultr_core.logs.judgements import DOC_NAMES, QUERY_NAMES, _count_note, read_text
 
 __all__ = ["Scores", "read_scores", "SCORE_NAMES", "PAGE_MAX_BYTES", "side_file_problem"]
 
@@ -68,12 +68,7 @@ def _frame(text: str, name: str) -> pd.DataFrame:
 
 def read_scores(data: bytes, name: str = "scores") -> Scores:
     """The scores in ``data`` (UTF-8 CSV/TSV text with a header)."""
-    try:
-        text = data.decode("utf-8-sig").replace("\r\n", "\n").strip("\n")
-    except UnicodeDecodeError:
-        raise DataFormatError(name, "the scores file is not UTF-8 text") from None
-    if not text.strip():
-        raise DataFormatError(name, "the scores file is empty")
+    text = read_text(data, name, "scores")
     try:
         f = _frame(text, name)
     except pd.errors.ParserError:
