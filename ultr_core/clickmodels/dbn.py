@@ -231,7 +231,9 @@ class DCMML(DCM):
 
     def fit(self, t):
         from ultr_core.clickmodels.gradient import fit_cascade
-        (self.attr,), self.cont = fit_cascade(t, 1, t.depth, lambda per, shared: DCM.transition(per, [shared]))
+        count = DCM().fit(t)               # PyClick's counting: a start close to the optimum (4× fewer steps)
+        (self.attr,), self.cont = fit_cascade(t, 1, t.depth, lambda per, shared: DCM.transition(per, [shared]),
+                                              start=(count.attr[None, :], count.cont))
         return self
 
 

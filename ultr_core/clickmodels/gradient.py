@@ -24,6 +24,8 @@ CHUNK = 100_000
 #: the machine is idle and spin against other processes when it is not (issue #49: DBN 128 s instead of 6 s on a busy
 #: 2-core machine with two threads; docs/benchmarks.md, "Click models under load")
 FIT_THREADS = 1
+#: a start is kept this far from 0 and 1 (logits within ±6.9)
+START_CLIP = 1e-3
 
 
 def cascade_log_likelihood(a, after_click, go_on, clicks, shown=None):
@@ -51,9 +53,16 @@ def attr_log_prior(x, prior):
     return (s * F.logsigmoid(x) + (n - s) * F.logsigmoid(-x)).sum()
 
 
-def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = MAX_ITER):
+def _logits(p, shape) -> "torch.Tensor":         # noqa: F821
+    import torch
+    q = np.clip(np.broadcast_to(np.asarray(0.5 if p is None else p, np.float64), shape), START_CLIP, 1 - START_CLIP)
+    return torch.tensor(np.log(q / (1 - q)), dtype=torch.float64, requires_grad=True)
+
+
+def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = MAX_ITER, start: tuple = (None, None)):
     """Fit ``n_per_pair`` per-(query, document) probabilities (the first is the attractiveness) and ``n_global``
-    shared ones to the patterns ``t``; ``transition(per_pair_on_patterns, global)`` returns (after_click, go_on).
+    shared ones to the patterns ``t``; ``transition(per_pair_on_patterns, global)`` returns (after_click, go_on);
+    ``start``: (per-pair, global) probabilities to start from (None: ½).
     Returns (per-pair probabilities (n_per_pair, n_pairs), global probabilities (n_global,)) as numpy arrays."""
     import torch
     import torch.nn.functional as F
@@ -61,8 +70,7 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = M
     clicks = torch.from_numpy(np.asarray(t.clicks, bool))
     shown = None if t.shown is None else torch.from_numpy(np.asarray(t.shown, bool))
     w = torch.from_numpy(np.asarray(t.weight, np.float64))
-    local = torch.zeros((n_per_pair, t.n_pairs), dtype=torch.float64, requires_grad=True)
-    shared = torch.zeros(n_global, dtype=torch.float64, requires_grad=True)
+    local, shared = _logits(start[0], (n_per_pair, t.n_pairs)), _logits(start[1], (n_global,))
     opt = torch.optim.LBFGS([local, shared], max_iter=max_iter, line_search_fn="strong_wolfe",
                             tolerance_grad=1e-9, tolerance_change=1e-12, history_size=20)
 

@@ -243,14 +243,19 @@ class PBM(ClickModel):
         return self.exam / self.exam[0]
 
     def fit(self, t, n_iter: int = EM_ITERATIONS, start: tuple | None = None):     # start: (attr, exam) to go on from
+        """PyClick's EM, run on the (pair, rank) cells' impressions n and clicks c (:meth:`SessionTable.cells`): a
+        cell's posterior of attraction is c + (n − c)·(1 − γ)α / (1 − γα), of examination c + (n − c)·(1 − α)γ /
+        (1 − γα) — the per-pattern EM summed in another order."""
         self.attr, self.exam = start or (np.full(t.n_pairs, 0.5), np.full(t.depth, 0.5))
-        one = np.ones(t.pairs.shape)
+        pair, rank, n, c = t.cells()
+        s, m = t.attr_prior
+        trials_a, trials_g, skip = m + np.bincount(pair, n, t.n_pairs), 2 + np.bincount(rank, n, t.depth), n - c
         for _ in range(n_iter):
-            a, g = self.attr[t.pairs], self.exam[None, :]
-            post_a = np.where(t.clicks, 1.0, (1 - g) * a / (1 - g * a))
-            post_g = np.where(t.clicks, 1.0, (1 - a) * g / (1 - g * a))
-            self.attr = np.minimum(_pair_mean(t, one, post_a), 1 - PROB_MIN)
-            self.exam = np.minimum(_rank_mean(t, one, post_g), 1 - PROB_MIN)
+            a, g = self.attr[pair], self.exam[rank]
+            odds = skip / (1 - g * a)
+            post_a, post_g = c + odds * (1 - g) * a, c + odds * (1 - a) * g
+            self.attr = np.minimum((s + np.bincount(pair, post_a, t.n_pairs)) / trials_a, 1 - PROB_MIN)
+            self.exam = np.minimum((1 + np.bincount(rank, post_g, t.depth)) / trials_g, 1 - PROB_MIN)
         return self
 
     def full(self, t):

@@ -141,6 +141,17 @@ class SessionTable:
         out = (np.bincount(self.pairs.ravel(), v, self.n_pairs) for v in (w, w * self.clicks.ravel(), w * ranks))
         return tuple(out)
 
+    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The shown (pair, rank) cells with impressions: (pair, rank, impressions, clicks), session-weighted — all a
+        position-based model's likelihood reads (one sort of the P·D cells)."""
+        w = (self.weight[:, None] * self.mask).ravel()
+        flat = (self.pairs * self.depth + np.arange(self.depth)[None, :]).ravel()
+        keep = w > 0
+        cell, inverse = np.unique(flat[keep], return_inverse=True)
+        n = np.bincount(inverse, w[keep], len(cell))
+        c = np.bincount(inverse, (w * self.clicks.ravel())[keep], len(cell))
+        return cell // self.depth, cell % self.depth, n, c
+
 
 def pair_mean(t: SessionTable, mask, success, prior=None) -> np.ndarray:
     """(prior successes + Σ weight·success) / (prior trials + Σ weight) over the (pattern, rank) cells in ``mask``,
