@@ -213,7 +213,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
     from ultr_core.clickmodels.cli import add_parser as _add_click_models
     from ultr_core.counterfactual.cli import add_parser as _add_evaluate
-    for add in (_add_ig, _add_ig_fit, _add_simulate, _add_train, _add_click_models, _add_evaluate):
+    from ultr_core.studies.rankers_cli import add_parser as _add_rankers
+    for add in (_add_ig, _add_ig_fit, _add_simulate, _add_train, _add_click_models, _add_evaluate, _add_rankers):
         add(sub)
     return ap
 

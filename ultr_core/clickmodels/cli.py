@@ -155,10 +155,12 @@ def judgement_lines(out: dict) -> list[str]:
     if "note" in j:
         return lines + [j["note"]]
     fmt = lambda x: f"{x['estimate']:+.3f} [{x['lower']:+.3f}, {x['upper']:+.3f}]"         # noqa: E731
-    lines.append(f"{'model':<7} {'Spearman [90 %]':>25} {'Kendall [90 %]':>25} {'nDCG@10 [90 %]':>25}")
-    rows = [(m["label"], m["judgements"]) for m in out["models"].values() if "judgements" in m]
-    for label, a in rows + [("CTR", j["ctr"]), ("logged", j["logged_order"])]:
-        lines.append(f"{label:<7} {fmt(a['spearman']):>25} {fmt(a['kendall']):>25} {fmt(a['ndcg@10']):>25}")
+    rows = [(m["label"], m["judgements"]) for m in [*out["models"].values(), *out.get("rankers", {}).values()]
+            if "judgements" in m] + [("CTR", j["ctr"]), ("logged", j["logged_order"])]
+    w = max(7, *(len(label) + 1 for label, _ in rows))
+    lines.append(f"{'model':<{w}} {'Spearman [90 %]':>25} {'Kendall [90 %]':>25} {'nDCG@10 [90 %]':>25}")
+    for label, a in rows:
+        lines.append(f"{label:<{w}} {fmt(a['spearman']):>25} {fmt(a['kendall']):>25} {fmt(a['ndcg@10']):>25}")
     if j.get("verdict"):
         lines.append(j["verdict"]["text"])
     return lines

@@ -47,7 +47,7 @@ def train_test(data, name: str = "log", split: float = 0.75, test=None):
 
 def compare_click_models(data, name: str = "log", models=None, split: float = 0.75, test=None, on_model=None,
                          stop=None, identifiability: bool = False, judgements=None, include_prior: bool = False,
-                         seed: int = 0, prior: str = "pyclick") -> dict:
+                         seed: int = 0, prior: str = "pyclick", rankers: dict | None = None) -> dict:
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
     :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
     the test sessions: a JSON-ready dict with ``train_sessions``, ``test_sessions``, ``dropped_test_sessions``
@@ -62,7 +62,10 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     (:class:`~ultr_core.logs.judgements.Judgements`) every model's estimates are also scored against them
     (``judgements`` per model, and the file's counts and the clicks-vs-judges verdict under ``judgements``).
     ``prior``: "pyclick" (one success in two trials for every pair) or "learned" (:mod:`~.prior`; each model's
-    choice under ``prior``)."""
+    choice under ``prior``).  ``rankers``: key → (label, ``score(pair_keys)`` → one score per pair), rankers trained
+    on the log's training sessions elsewhere (ULTR methods on a log with features); each is read as a click model
+    through a logistic link (:class:`~ultr_core.clickmodels.scored.ScoredPBM`) and scored beside the models, under
+    ``rankers`` (its score a column of ``relevance``, judged with them)."""
     keys = parse_models(models) if not isinstance(models, list) else models
     if prior not in PRIORS:
         raise ConfigError("--prior", f"choose one of {', '.join(PRIORS)}")
@@ -93,9 +96,12 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
             rel[f"{spec.label} satisfaction"] = model.sat
         if on_model is not None:
             on_model(i + 1, len(keys), spec.label)
+    if rankers:
+        out["rankers"] = _scored_rankers(rankers, tr, te, pair_keys, rel)
     if judgements is not None and out["models"]:
         from ultr_core.clickmodels.judged import judgement_report
-        out["judgements"] = judgement_report(rel, out["models"], judgements, include_prior, seed=seed)
+        out["judgements"] = judgement_report(rel, {**out["models"], **out.get("rankers", {})}, judgements,
+                                             include_prior, seed=seed)
     out["relevance"] = rel
     return out
 
@@ -115,13 +121,30 @@ def _learned(spec, tr: SessionTable, pair_keys: pd.DataFrame, seed: int, shared:
 
     from ultr_core.clickmodels.models import PBM
     pair_query = pd.factorize(pair_keys["query_id"], sort=True)[0]
+    def search(cls):                    # each class searched once per comparison
+        if cls not in shared:
+            shared[cls] = learned_prior(cls, tr, pair_query, seed)
+        return shared[cls]
+
     if spec.inference != "gradient":
-        p, chosen = learned_prior(spec.cls, tr, pair_query, seed)
+        p, chosen = search(spec.cls)
     else:
-        if "pbm" not in shared:
-            shared["pbm"] = {**learned_prior(PBM, tr, pair_query, seed)[1], "model": "pbm"}
-        p, chosen = learned_prior(spec.cls, tr, pair_query, seed, shared["pbm"], PBM)
+        p, chosen = learned_prior(spec.cls, tr, pair_query, seed, {**search(PBM)[1], "model": "pbm"}, PBM)
     return replace(tr, attr_prior=p), chosen
+
+
+def _scored_rankers(rankers: dict, tr: SessionTable, te: SessionTable, pair_keys: pd.DataFrame,
+                    rel: pd.DataFrame) -> dict:
+    """Each ranker's scores on the log's pairs, read as a click model (:class:`ScoredPBM`) and scored on ``te``."""
+    from ultr_core.clickmodels.scored import ScoredPBM
+    out = {}
+    for key, (label, score) in rankers.items():
+        t0 = time.perf_counter()
+        model = ScoredPBM(score(pair_keys)).fit(tr)
+        out[key] = {"label": label, **scores(model, te), "bias": model.bias(),
+                    "seconds": round(time.perf_counter() - t0, 3)}
+        rel[label] = model.relevance()
+    return out
 
 
 def _notes(data, test) -> list[str]:
