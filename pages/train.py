@@ -20,6 +20,7 @@ from ultr_core.simulation.clickmodel import signal_curve
 from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
                            submit_jobs, url_notices)
 from pages._params import url_name
+from pages._rankers import rankers_section
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 #: metrics of a run the test table leaves out: pooled MCC, and the preset claims' curve fits (the chart shows the curve)
@@ -55,6 +56,8 @@ def main():
     truth = signal_curve(log)                 # θ_p, or the click signal θ_p(ε⁺ − ε⁻) of trust-bias users
     users = _user_model(log)
     live("train_job", lambda job: _show(job, truth, c["seed"], users))
+    rankers_section(ds, log, link_spec, [NAMES[a] for a in c["algorithms"]],
+                    {"model": c["model"], "lr": c["lr"], "steps": c["steps"], "seed": int(c["seed"])})
     with st.expander("Methods and formulas", expanded=False):
         for a in c["algorithms"]:
             spec = SPECS_BY_KEY[NAMES[a]]

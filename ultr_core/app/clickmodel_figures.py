@@ -78,7 +78,9 @@ def continuation_table(models: dict) -> pd.DataFrame:
 def judges_figure(models: dict, report: dict) -> go.Figure:
     """Click fit beside ranking quality (issue #47): each click model at its held-out log-likelihood (x) and its
     Spearman correlation with the judges (y) with the 90 % interval over queries; raw CTR and the logged order as
-    horizontal reference lines (they have no click fit).  The y axis spans −1 … 1 — a correlation's whole range."""
+    horizontal reference lines (they have no click fit); a ranker (an entry with ``kind`` "ranker" and its own
+    ``colour``, :mod:`~ultr_core.studies.rankers`) as a diamond.  The y axis spans −1 … 1 — a correlation's whole
+    range."""
     from ultr_core.clickmodels.registry import MODEL_BY_KEY
     fig = go.Figure()
     for key, m in models.items():
@@ -86,8 +88,9 @@ def judges_figure(models: dict, report: dict) -> go.Figure:
             continue
         s = m["judgements"]["spearman"]
         fig.add_trace(go.Scatter(x=[m["log_likelihood"]], y=[s["estimate"]], mode="markers", name=m["label"],
-                                 marker=dict(size=10,
-                                 color=MODEL_BY_KEY[key].colour), error_y=dict(type="data", symmetric=False,
+                                 marker=dict(size=10, symbol="diamond" if m.get("kind") == "ranker" else "circle",
+                                 color=m.get("colour") or MODEL_BY_KEY[key].colour), error_y=dict(type="data",
+                                 symmetric=False,
                                  array=[s["upper"] - s["estimate"]], arrayminus=[s["estimate"] - s["lower"]])))
     for name, ref, dash in (("raw CTR", report.get("ctr"), "dot"), ("logged order", report.get("logged_order"),
                                                                      "dash")):

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError
 
-__all__ = ["rankers_beside_click_models", "label_judgements", "training_log", "DEFAULT_RANKERS"]
+__all__ = ["rankers_beside_click_models", "rankers_job", "label_judgements", "training_log", "DEFAULT_RANKERS"]
 
 #: the rankers of a comparison without a choice: the naive baseline, position-based IPS and DLA (the estimated
 #: propensity, the jointly learned one) — each a record of :data:`~ultr_core.algorithms.specs.ALGORITHM_SPECS`
@@ -63,12 +63,12 @@ def _ranker_scores(result, split_data, frame: pd.DataFrame):
 
 def rankers_beside_click_models(ds, log, algorithms=DEFAULT_RANKERS, models=None, split: float = 0.75,
                                 seed: int = 0, base=None, judgements=None,
-                                include_prior: bool = False, on_ranker=None) -> dict:
+                                include_prior: bool = False, on_ranker=None, stop=None) -> dict:
     """:func:`~ultr_core.clickmodels.compare.compare_click_models` of ``models`` on ``log`` with ``algorithms``
     (keys of :data:`~ultr_core.algorithms.config.ALGORITHMS`) trained on its training sessions and ``ds``' features
     (``base``: the TrainConfig whose algorithm and seed are set per ranker), judged by ``judgements`` or the log's
     labels.  A ranker's ``seconds`` are its training and its link's fit.  ``on_ranker(done, total, label)`` after
-    each ranker."""
+    each ranker; ``stop`` (an Event) set ends the training early, the rankers done so far judged."""
     from ultr_core.algorithms import ALGORITHMS, TrainConfig, fit
     from ultr_core.clickmodels.compare import compare_click_models
     if "row" not in log.frame:
@@ -84,11 +84,25 @@ def rankers_beside_click_models(ds, log, algorithms=DEFAULT_RANKERS, models=None
         result = fit(train_log, ds, (base or TrainConfig()).with_(algorithm=key, seed=seed))
         seconds[key] = time.perf_counter() - t0
         rankers[key] = (f"{ALGORITHMS[key]} (ranker)", _ranker_scores(result, split_data, log.frame))
+        if stop is not None and stop.is_set():
+            break
         if on_ranker is not None:
             on_ranker(i + 1, len(algorithms), ALGORITHMS[key])
     judged = judgements if judgements is not None else label_judgements(log.frame)
     out = compare_click_models(log.frame, "log", models, split=split, judgements=judged, include_prior=include_prior,
                                seed=seed, rankers=rankers)
-    for key, m in out["rankers"].items():         # training and the link's fit
-        m["seconds"] = round(m["seconds"] + seconds[key], 3)
+    from ultr_core.algorithms.specs import SPECS_BY_KEY
+    for key, m in out.get("rankers", {}).items():      # training and the link's fit; the algorithm table's colour
+        m.update(seconds=round(m["seconds"] + seconds[key], 3), colour=SPECS_BY_KEY[key].colour, kind="ranker")
     return out
+
+
+def rankers_job(ds, log, algorithms, train: dict | None = None, report=None, stop=None) -> dict:
+    """:func:`rankers_beside_click_models` of every click model as a job of the app's pool (the Train page; ``train``:
+    TrainConfig fields every ranker shares, its ``seed`` the comparison's): a ``{"done", "total", "model"}`` record
+    after each ranker."""
+    from ultr_core.algorithms import TrainConfig
+    base = TrainConfig(**(train or {}))
+    return rankers_beside_click_models(ds, log, tuple(algorithms), seed=base.seed, base=base, stop=stop,
+                                       on_ranker=lambda d, n, m: report and report({"done": d, "total": n,
+                                                                                    "model": m}))
