@@ -7,7 +7,10 @@ class (PBM, DCM).  Writes experiments/counterfactual_coverage.csv and prints the
     python experiments/counterfactual_coverage.py [--seeds 20] [--workers 2] [--users pbm,dcm] [--out CSV]
 
 ``--seeds 60 --users pbm --out experiments/counterfactual_coverage_pbm60.csv`` is the longer PBM run of
-docs/counterfactual.md (its cases share a log per seed, so seeds, not cases, are the independent units).
+docs/counterfactual.md (its cases share a log per seed, so seeds, not cases, are the independent units); the
+trust-bias run adds the affine estimators:
+``--users trust --estimators dm,ips,snips,dr,affine_ips,affine_dr --candidates "production;ideal (true α);reversed;
+PBM, another log" --out experiments/counterfactual_coverage_trust.csv``.
 """
 import argparse
 import time
@@ -22,7 +25,8 @@ from ultr_core.studies.counterfactual import STUDY_USERS, coverage_rows
 def _one(args):
     import torch
     torch.set_num_threads(1)
-    return coverage_rows(*args)
+    user, seed, candidates, estimators = args
+    return coverage_rows(user, seed, candidates=candidates, estimators=estimators)
 
 
 def main() -> None:
@@ -31,9 +35,13 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--users", default=",".join(STUDY_USERS), help="comma-separated of " + ", ".join(STUDY_USERS))
     ap.add_argument("--out", default=str(Path(__file__).with_suffix(".csv")))
+    ap.add_argument("--candidates", default=None, help="semicolon-separated names (default: all five)")
+    ap.add_argument("--estimators", default=None, help="comma-separated keys (default: the default set)")
     a = ap.parse_args()
     t0 = time.perf_counter()
-    jobs = [(u, s) for u in a.users.split(",") for s in range(a.seeds)]
+    cands = a.candidates.split(";") if a.candidates else None
+    ests = a.estimators.split(",") if a.estimators else None
+    jobs = [(u, s, cands, ests) for u in a.users.split(",") for s in range(a.seeds)]
     with ProcessPoolExecutor(a.workers) as pool:
         rows = [r for part in pool.map(_one, jobs) for r in part]
     f = pd.DataFrame(rows)

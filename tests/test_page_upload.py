@@ -226,6 +226,10 @@ def test_upload_values_a_candidate_ranking_on_the_log():
     at = wait(at, "upload_cf_job", 120)
     table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)
     assert table["estimate"].notna().all()
+    at.checkbox(key="upload_cf_affine").check().run()            # trust bias's affine estimators join the table
+    at = wait(at, "upload_cf_job", 120)
+    table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)
+    assert list(table["estimator"])[-2:] == ["Affine-IPS", "Affine-DR"] and no_crash(at) and not at.error
 
 
 def test_upload_refuses_side_files_beyond_the_page_cap_and_keeps_the_log(monkeypatch):

@@ -125,11 +125,13 @@ class Trust(ClickModel):
         return {"signal": self.signal.tolist(), "noise": self.noise.tolist()}
 
 
-def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, max_iter: int = 3000):
+def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, max_iter: int = 3000,
+                      start: tuple | None = None):
     """Trust bias's affine click model P(click) = b_p + s_p · a_d fitted by maximum likelihood on a count table —
     one row per (document ``pair``, 1-based ``position``) with its ``clicks`` and ``shown`` impressions — by L-BFGS-B
     in probability coordinates (a, s, b in [0, 1]: relevance in [0, 1], no negative noise; started from the
-    documents' CTR).  Examination does not depend on other clicks, so counts suffice: any list length, any depth.
+    documents' CTR, or from ``start`` = (s, b, a), e.g. a bootstrap resample's from the full log's fit).  Examination
+    does not depend on other clicks, so counts suffice: any list length, any depth.
     Returns (s, b, a); (s, b) are fixed only up to the affine map of docs/identifiability_trust_bias.md — use ratios
     such as s_p/s_1.  (The logit coordinates of :meth:`Trust.fit` stalled on swap logs: a likelihood 160 below the
     truth's profile on 200,000 sessions; Fisher scoring with the map pinned, or projected onto the bounds, stopped
@@ -153,7 +155,8 @@ def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, m
         return -(c * np.log(p) + (n - c) * np.log1p(-p)).sum() / total, -grad / total
 
     ctr = np.bincount(pair, c, n_pairs) / np.maximum(np.bincount(pair, n, n_pairs), 1)
-    x0 = np.concatenate([np.clip(ctr / max(ctr.max(), 1e-9), 0.01, 0.99), np.full(depth, 0.3), np.full(depth, 0.05)])
+    x0 = (np.concatenate([np.clip(ctr / max(ctr.max(), 1e-9), 0.01, 0.99), np.full(depth, 0.3), np.full(depth, 0.05)])
+          if start is None else np.concatenate([start[2], start[0], start[1]]))
     res = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * len(x0),
                    options=dict(maxiter=int(max_iter), maxfun=2 * int(max_iter), ftol=1e-15, gtol=1e-10))
     x = res.x

@@ -18,7 +18,23 @@ candidate's top k (0 below), N sessions, n_q of them of query q, c_{s,d} a click
   π̂₀(d at r | q), with π̂₀ the log's share of q's sessions showing d at r and V_PBM the PBM's direct estimate: the
   PBM's prediction, corrected wherever the log shows the candidate's document at the candidate's position.
 
+Under trust bias a click at r is b_r + s_r·a_d (noise and signal per rank, :func:`~ultr_core.clickmodels.trust.
+fit_affine_counts` on the log's (document, rank) counts), so two more records read the clicks through that affine map
+(asked for by key; not in the default set):
+
+* **Affine-IPS** (Vardasbi, Oosterhuis & de Rijke, CIKM 2020, the affine correction, as a value):
+  V = Σ_q (n_q/N) Σ_{r≤k} b̂_r + (1/N) Σ_s Σ_d ŝ(d) (c_{s,d} − b̂_{r_s(d)}) / ŝ_{r_s(d)}, ŝ(d) the signal at d's
+  candidate rank — unbiased under trust-bias users when every candidate document is shown in every session of its
+  query;
+* **Affine-DR** (Oosterhuis, TOIS 2023, its affine doubly robust form, per position as DR above): the affine model's
+  prediction Σ_{r≤k} (b̂_r + ŝ_r â_d), corrected where the log shows the candidate's document at its position.
+
+Affine-DR's value is the same for every member of the affine family of fits (α′ = uα + v, s′ = s/u, b′ = b − sv/u),
+so the affine map the log leaves free does not matter; Affine-IPS's is where its unbiasedness condition holds.
+
 >>> [e.key for e in ESTIMATORS]
+['dm', 'ips', 'snips', 'dr', 'affine_ips', 'affine_dr']
+>>> [e.key for e in ESTIMATORS if e.default]
 ['dm', 'ips', 'snips', 'dr']
 """
 from __future__ import annotations
@@ -28,8 +44,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["OffPolicyEstimator", "ESTIMATORS", "ESTIMATOR_BY_KEY", "Setup", "Fit", "logged_value", "interval",
-           "LEVEL"]
+__all__ = ["OffPolicyEstimator", "ESTIMATORS", "ESTIMATOR_BY_KEY", "DEFAULT_ESTIMATORS", "Setup", "Fit",
+           "logged_value", "interval", "LEVEL"]
 
 #: the level of every interval (percentile bootstrap)
 LEVEL = 0.90
@@ -72,6 +88,8 @@ class Fit:
     alpha: np.ndarray
     dm: np.ndarray
     mean_attr: float = 0.5
+    #: trust bias's affine fit (signal s per rank, noise b per rank, a per pair), when an estimator needs it
+    affine: tuple | None = None
 
     @property
     def n(self) -> float:
@@ -124,6 +142,33 @@ def dr_value(s: Setup, f: Fit) -> float:
     return float(((nq * pbm_direct(s, f)).sum() + corr.sum()) / f.n)
 
 
+def _affine_base(s: Setup, f: Fit) -> np.ndarray:
+    """Per query, Σ over the candidate's top-k slots of the noise b̂_r."""
+    exists = s.cand[:, :s.k] >= 0
+    return (exists * f.affine[1][None, :s.k]).sum(1)
+
+
+def affine_ips_value(s: Setup, f: Fit) -> float:
+    t, (sig, noise, _) = s.t, f.affine
+    k = s.kq[s.pq][:, None]
+    top = (s.crank_cell >= 1) & (s.crank_cell <= k) & t.mask
+    target = sig[np.clip(s.crank_cell, 1, len(sig)) - 1]
+    term = np.where(top, target * (t.clicks - noise[None, :]) / sig[None, :], 0.0)
+    return float(((_per_query(s, f) * _affine_base(s, f)).sum() + (f.w[:, None] * term).sum()) / f.n)
+
+
+def affine_dr_value(s: Setup, f: Fit) -> float:
+    t, (sig, noise, a) = s.t, f.affine
+    nq = _per_query(s, f)
+    w = f.w[:, None] * t.mask
+    shown_at = np.bincount(s.cell.ravel(), w.ravel(), len(s.crank) * t.depth)[s.cell]
+    resid = t.clicks - (noise[None, :] + sig[None, :] * a[t.pairs])
+    corr = np.where(s.match & (shown_at > 0), w * resid * nq[s.pq][:, None] / np.maximum(shown_at, 1e-300), 0.0)
+    top = s.cand[:, :s.k]
+    direct = _affine_base(s, f) + (np.where(top >= 0, a[np.maximum(top, 0)], 0.0) * sig[None, :s.k]).sum(1)
+    return float(((nq * direct).sum() + corr.sum()) / f.n)
+
+
 def logged_value(s: Setup, f: Fit) -> float:
     """The log's own clicks in the top k per session."""
     return float((f.w[:, None] * s.t.clicks[:, :s.k]).sum() / f.n)
@@ -144,6 +189,10 @@ class OffPolicyEstimator:
     support: str
     value: Callable
     colour: str = ""
+    #: in the estimates every evaluation gives (the others are asked for by key)
+    default: bool = True
+    #: the fit it reads: "pbm" (θ̂, α̂ and the direct model) or "affine" (trust bias's b̂_r + ŝ_r·â_d)
+    fit: str = "pbm"
 
 
 ESTIMATORS = (
@@ -157,5 +206,13 @@ ESTIMATORS = (
     OffPolicyEstimator("dr", "DR", "Dudík, Langford & Li, ICML 2011, per position (Open Bandit Pipeline's "
                        "independent form) around the PBM", "V_PBM + (1/N) Σ_s Σ_{r≤k} 1[candidate's d at r] "
                        "(c − θ̂_r α̂_d) / π̂₀(d at r)", "at its position", dr_value, "#d62728"),
+    OffPolicyEstimator("affine_ips", "Affine-IPS", "Vardasbi, Oosterhuis & de Rijke, CIKM 2020, the affine "
+                       "correction (trust bias)",
+                       "Σ_q (n_q/N) Σ_{r≤k} b̂_r + (1/N) Σ_s Σ_d ŝ(d) (c_sd − b̂(r_s(d))) / ŝ(r_s(d))", "any position",
+                       affine_ips_value, "#2ca02c", default=False, fit="affine"),
+    OffPolicyEstimator("affine_dr", "Affine-DR", "Oosterhuis, TOIS 2023, affine doubly robust (trust bias), per "
+                       "position", "V_affine + (1/N) Σ_s Σ_{r≤k} 1[candidate's d at r] (c − b̂_r − ŝ_r â_d) / "
+                       "π̂₀(d at r)", "at its position", affine_dr_value, "#8c564b", default=False, fit="affine"),
 )
 ESTIMATOR_BY_KEY = {e.key: e for e in ESTIMATORS}
+DEFAULT_ESTIMATORS = tuple(e.key for e in ESTIMATORS if e.default)

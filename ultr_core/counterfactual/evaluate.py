@@ -20,7 +20,8 @@ from ultr_core.clickmodels.models import PBM, PROB_MIN
 from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
 from ultr_core.counterfactual import candidate as cand
-from ultr_core.counterfactual.estimators import ESTIMATORS, LEVEL, Fit, Setup, interval, logged_value
+from ultr_core.counterfactual.estimators import (DEFAULT_ESTIMATORS, ESTIMATOR_BY_KEY, LEVEL, Fit, Setup, interval,
+                                                 logged_value)
 from ultr_core.errors import ConfigError
 
 __all__ = ["evaluate_ranking", "value_candidate", "evaluate_job", "DIRECT_MODELS", "POINT_ITERATIONS", "N_BOOT",
@@ -71,9 +72,11 @@ def pbm_counts(n: np.ndarray, c: np.ndarray, n_pairs: int, depth: int, n_iter: i
     return attr, exam
 
 
-def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float | None = None) -> Fit:
+def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float | None = None,
+         affine=None) -> Fit:
     """PBM (on the cells' counts, its prior centred on ``mean_attr``: the full log's, or found here) and the direct
-    model on ``t`` weighted by ``w``; the direct model's expected clicks on each query's candidate list."""
+    model on ``t`` weighted by ``w``; the direct model's expected clicks on each query's candidate list; with
+    ``affine`` (True, or the full log's fit to start a resample from) trust bias's affine fit on the same counts."""
     ww = (w[:, None] * t.mask).ravel()
     size = len(s.crank) * t.depth
     n, c = np.bincount(s.cell.ravel(), ww, size), np.bincount(s.cell.ravel(), ww * t.clicks.ravel(), size)
@@ -89,7 +92,15 @@ def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float
     lists = SessionTable(np.maximum(s.cand, 0), np.zeros(s.cand.shape, bool), np.ones(len(s.cand)), t.n_pairs,
                          len(s.cand))
     dm = (model.full(lists)[:, :s.k] * (s.cand[:, :s.k] >= 0)).sum(1)
-    return Fit(w, exam, attr, dm, mean_attr)
+    return Fit(w, exam, attr, dm, mean_attr, _affine(n, c, t, affine) if affine is not None else None)
+
+
+def _affine(n: np.ndarray, c: np.ndarray, t: SessionTable, start) -> tuple:
+    """Trust bias's b_r + s_r·a_d on the (pair, rank) cells' counts (started from ``start`` unless it is True)."""
+    from ultr_core.clickmodels.trust import fit_affine_counts
+    cells = np.flatnonzero(n > 0)
+    return fit_affine_counts(cells // t.depth, cells % t.depth + 1, c[cells], n[cells], t.n_pairs, t.depth,
+                             start=None if start is True else start)
 
 
 def _setup(t: SessionTable, arrays: SessionArrays, rank: np.ndarray, k: int) -> Setup:
@@ -133,28 +144,38 @@ def _identified(s: Setup) -> tuple[np.ndarray, np.ndarray, int]:
     return ident, at_pos, len(np.unique(comp[n_pairs:]))
 
 
-def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=None) -> np.ndarray:
-    """(n_boot, estimators + 1) values — the estimators', then the log's own — over Poisson resamples of sessions;
-    ``report(done, total)`` every 10 resamples."""
+def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=None, chosen=DEFAULT_ESTIMATORS):
+    """(n_boot, chosen estimators + 1) values — the estimators', then the log's own — over Poisson resamples of
+    sessions; ``report(done, total)`` every 10 resamples."""
     rng = np.random.default_rng(seed)
-    out = np.empty((n_boot, len(ESTIMATORS) + 1))
+    out = np.empty((n_boot, len(chosen) + 1))
     for b in range(n_boot):
         if report is not None and b % 10 == 0:
             report(b, n_boot)
         w = rng.poisson(t.weight).astype(np.float64)
-        f = _fit(t, w, s, direct, point.mean_attr)
-        out[b] = [e.value(s, f) for e in ESTIMATORS] + [logged_value(s, f)]
+        f = _fit(t, w, s, direct, point.mean_attr, point.affine)
+        out[b] = [ESTIMATOR_BY_KEY[k].value(s, f) for k in chosen] + [logged_value(s, f)]
     return out
 
 
-def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq) -> dict:
+def _chosen(estimators) -> tuple:
+    """The estimator keys asked for (None: the default set), each checked against the table."""
+    keys = tuple(dict.fromkeys(estimators or DEFAULT_ESTIMATORS))
+    bad = [k for k in keys if k not in ESTIMATOR_BY_KEY]
+    if bad or not keys:
+        raise ConfigError("--estimators", f"unknown estimator {str(bad[0])[:20]!r}; choose from "
+                                          f"{', '.join(ESTIMATOR_BY_KEY)}" if bad else "name at least one estimator")
+    return keys
+
+
+def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DEFAULT_ESTIMATORS) -> dict:
     """Each estimator's entry: its interval, or its refusal with the reason; a note where the slots it values rest
     on prior-dominated documents."""
     weight = nq[:, None] * (s.cand[:, :s.k] >= 0)                        # the slots that exist
     share = lambda m: float((weight * m).sum() / weight.sum())            # noqa: E731  session-weighted slots
     thin = 1 - share(slots["examined"])
     out = {}
-    for i, e in enumerate(ESTIMATORS):
+    for i, e in enumerate(ESTIMATOR_BY_KEY[k] for k in chosen):
         at = e.support == "at its position"
         ok = slots["identified"] | slots["at_position"] if at else slots["identified"]
         entry = {"label": e.label, "cite": e.cite, "formula": e.formula, "support_kind": e.support,
@@ -181,13 +202,13 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq) -> dict:
 
 def evaluate_ranking(data, name: str = "log", ranking: str = "production", scores=None, model: str = "pbm",
                      k: int = 10, n_boot: int = N_BOOT, seed: int = 0, judgements=None, report=None,
-                     prior: str = "pyclick") -> dict:
+                     prior: str = "pyclick", estimators=None) -> dict:
     """The value of a candidate ranking on the log ``data`` (a click table or :class:`SessionArrays`): expected
     clicks in its top ``k`` per session by every estimator, with 90 % bootstrap intervals; ``ranking`` is
     "production", "model:KEY" or (with ``scores``, :class:`~ultr_core.logs.scores.Scores`) a scores file; ``model``
     the direct method's click model; ``prior`` the attractiveness prior of a "model:KEY" re-ranking's fit (as the
-    click-model comparison's); ``report(done, total)`` follows the bootstrap.  JSON-ready; see
-    docs/counterfactual.md."""
+    click-model comparison's); ``report(done, total)`` follows the bootstrap; ``estimators``: keys of
+    :data:`~.estimators.ESTIMATORS` (None: the default set).  JSON-ready; see docs/counterfactual.md."""
     arrays = data if isinstance(data, SessionArrays) else SessionArrays.from_frame(data, name)
     _direct(model)
     t = arrays.compress()
@@ -195,15 +216,16 @@ def evaluate_ranking(data, name: str = "log", ranking: str = "production", score
     from ultr_core.clickmodels.compare import fit_with_prior
     fitted = lambda key: fit_with_prior(MODEL_BY_KEY[key], t, arrays.pair_keys, prior, seed)      # noqa: E731
     c = _candidate(ranking, scores, arrays, t, production, fitted)
-    return value_candidate(arrays, c, model, k, n_boot, seed, judgements, name, t, production, report)
+    return value_candidate(arrays, c, model, k, n_boot, seed, judgements, name, t, production, report, estimators)
 
 
 def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm", k: int = 10, n_boot: int = N_BOOT,
                     seed: int = 0, judgements=None, name: str = "log", t=None, production=None,
-                    report=None) -> dict:
+                    report=None, estimators=None) -> dict:
     """:func:`evaluate_ranking` of a built :class:`~.candidate.Candidate` (``t``, ``production``: the log's
     patterns and production ranks, when already computed)."""
     _direct(model)
+    chosen = _chosen(estimators)
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise ConfigError("--k", f"must be a whole number ≥ 1, got {k!r}")
     if not 20 <= n_boot <= 10_000:
@@ -212,8 +234,9 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
     production = cand.production_rank(t, arrays.pair_query) if production is None else production
     notes = [f"k = {k} is beyond the log's {t.depth} ranks: valued at k = {t.depth}"] if k > t.depth else []
     s = _setup(t, arrays, c.rank, min(int(k), t.depth))
-    point = _fit(t, t.weight, s, model)
-    draws = _boot(t, s, point, model, n_boot, seed, report)
+    point = _fit(t, t.weight, s, model, affine=True if any(ESTIMATOR_BY_KEY[e].fit == "affine" for e in chosen)
+                 else None)
+    draws = _boot(t, s, point, model, n_boot, seed, report, chosen)
     ident, at_pos, n_comp = _identified(s)
     top = s.cand[:, :s.k]
     slots = {"identified": ident, "at_position": at_pos,
@@ -223,7 +246,7 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
            "n_boot": n_boot, "seed": seed, "level": LEVEL, "notes": notes,
            "candidate": {"label": c.label, "counts": c.counts, "notes": list(c.notes)},
            "logged": interval(logged_value(s, point), draws[:, -1]),
-           "estimators": _entries(s, point, draws, slots, nq),
+           "estimators": _entries(s, point, draws, slots, nq, chosen),
            "support": {"any_position": 1.0, **{f"{k}": float((nq[:, None] * v).sum() / (nq * s.kq).sum())
                                                 for k, v in slots.items()}},
            "position_bias": {"theta": (point.theta / point.theta[0]).tolist(), "components": n_comp}}
@@ -234,7 +257,7 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
 
 
 def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: str, k: int, judgements: bytes | None,
-                 prior: str = "pyclick", report=None, stop=None) -> dict:
+                 prior: str = "pyclick", estimators=None, report=None, stop=None) -> dict:
     """:func:`evaluate_ranking` as a job of the app's pool (:mod:`ultr_core.app.jobpool`): the files as bytes,
     read here; a ``{"done", "total"}`` record every 10 resamples."""
     from ultr_core.logs.judgements import read_judgements
@@ -247,4 +270,4 @@ def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: st
         jd = None
     progress = (lambda d, n: report({"done": d, "total": n})) if report is not None else None
     return evaluate_ranking(frame, name, "scores" if sc is not None else ranking, sc, model, k, judgements=jd,
-                            report=progress, prior=prior)
+                            report=progress, prior=prior, estimators=estimators)

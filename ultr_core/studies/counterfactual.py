@@ -19,7 +19,6 @@ from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.clickmodels.samplers import EYE_TRACKING
 from ultr_core.clickmodels.sessions import SessionArrays
 from ultr_core.counterfactual import candidate as cand
-from ultr_core.counterfactual.estimators import ESTIMATORS
 from ultr_core.counterfactual.evaluate import value_candidate
 
 __all__ = ["simulate_log", "true_value", "coverage_rows", "CANDIDATES", "STUDY_USERS"]
@@ -64,13 +63,14 @@ def _alpha_by_pair(arrays: SessionArrays, alpha: np.ndarray) -> np.ndarray:
 
 
 def true_value(user: str, c: cand.Candidate, arrays: SessionArrays, alpha: np.ndarray, k: int) -> float:
-    """Expected clicks in the candidate's top k under ``user`` with the true α, over uniformly drawn queries."""
+    """Expected clicks in the candidate's top k under ``user`` with the true α (P(click | examined) as the user model
+    says: α, or trust bias's ε⁻ + (ε⁺ − ε⁻)α), over uniformly drawn queries."""
     depth = alpha.shape[1]
     lists = cand.candidate_lists(c.rank, arrays.pair_query, int(arrays.pair_query.max()) + 1, depth)
     a = _alpha_by_pair(arrays, alpha)[lists]
     spec, cont = _users(user, depth)
     exam = spec.cls.examination(a, np.ones(a.shape, bool), EYE_TRACKING[:depth], cont)
-    return float((a * exam)[:, :k].sum(1).mean())
+    return float((spec.cls.examined_click(a, cont) * exam)[:, :k].sum(1).mean())
 
 
 def _fitted_elsewhere(user, n_sessions, epsilon, seed, keys: pd.DataFrame, **log) -> np.ndarray:
@@ -82,10 +82,10 @@ def _fitted_elsewhere(user, n_sessions, epsilon, seed, keys: pd.DataFrame, **log
 
 
 def coverage_rows(user: str, seed: int, n_sessions: int = 20_000, epsilon: float = 0.3, k: int = 5,
-                  n_boot: int = 100, model: str | None = None, candidates=None, **log) -> list[dict]:
+                  n_boot: int = 100, model: str | None = None, candidates=None, estimators=None, **log) -> list[dict]:
     """One row per (candidate, estimator) of one seeded log: truth, estimate, interval, covered; the direct method
     uses ``model`` (default: the user model when it can, else PBM); ``candidates``: names of :data:`CANDIDATES`
-    (default all)."""
+    (default all); ``estimators``: keys (default: the default set)."""
     frame, alpha = simulate_log(user, n_sessions, epsilon=epsilon, seed=seed, **log)
     arrays = SessionArrays.from_frame(frame, f"{user} log")
     t = arrays.compress()
@@ -98,12 +98,11 @@ def coverage_rows(user: str, seed: int, n_sessions: int = 20_000, epsilon: float
         values = CANDIDATES[name]
         c = (cand.Candidate(name, production, {}) if values is None else
              cand.from_values(values(truth_a, own, other), name, arrays.pair_query, production))
-        out = value_candidate(arrays, c, model, k, n_boot, seed, t=t, production=production)
+        out = value_candidate(arrays, c, model, k, n_boot, seed, t=t, production=production, estimators=estimators)
         truth = true_value(user, c, arrays, alpha, out["k"])
-        for e in ESTIMATORS:
-            r = out["estimators"][e.key]
+        for key, r in out["estimators"].items():
             ok = r["estimate"] is not None
-            rows.append({"user": user, "seed": seed, "candidate": name, "estimator": e.key, "model": model,
+            rows.append({"user": user, "seed": seed, "candidate": name, "estimator": key, "model": model,
                          "truth": truth, "estimate": r["estimate"], "lower": r["lower"], "upper": r["upper"],
                          "covered": bool(ok and r["lower"] <= truth <= r["upper"]), "refused": not ok,
                          "logged": out["logged"]["estimate"]})
