@@ -4,7 +4,7 @@ training sessions beside every click model fitted on the same sessions (one pool
 import pandas as pd
 import streamlit as st
 
-from pages._common import job_buttons, live, queue_note, submit_job
+from pages._common import job_buttons, job_progress, live, queue_note, submit_job
 from ultr_core.app.clickmodel_figures import judges_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.judged import RULE, judgement_rows
@@ -40,9 +40,7 @@ def _show(job) -> None:
         st.info(f"Nothing was judged: {escape_markdown(job.error)}")
         return
     if job.running or job.result is None:
-        recs = [r for r in job.records if "done" in r]
-        done, total = (recs[-1]["done"], recs[-1]["total"]) if recs else (0, 1)
-        st.progress(done / total, text=f"training rankers: {done} of {total} · {job.elapsed:.0f} s")
+        job_progress(job, "rankers trained")
         return
     out = job.result
     rep, both = out["judgements"], {**out["models"], **out.get("rankers", {})}

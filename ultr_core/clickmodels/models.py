@@ -20,7 +20,7 @@ from ultr_core.clickmodels import samplers as smp
 from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, pair_mean as _pair_mean
 
 __all__ = ["ClickModel", "Cascade", "GCTR", "RCTR", "DCTR", "PBM", "CM", "DCM", "SDBN", "EM_ITERATIONS",
-           "PROB_MIN", "PYCLICK_PRIOR"]
+           "PROB_MIN", "PYCLICK_PRIOR", "pbm_em"]
 
 #: EM iterations (PyClick's EMInference.ITERATION_NUM)
 EM_ITERATIONS = 50
@@ -47,6 +47,19 @@ def _last_click(clicks: np.ndarray) -> np.ndarray:
 
 def _first_click(clicks: np.ndarray) -> np.ndarray:
     return np.where(clicks.any(1), np.argmax(clicks, axis=1), clicks.shape[1])
+
+
+def pbm_em(pair, rank, n, c, n_pairs: int, depth: int, prior=PYCLICK_PRIOR, n_iter: int = EM_ITERATIONS,
+           start: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """PBM's EM on the (pair, rank) cells' impressions ``n``, clicks ``c``: (α, γ); the per-pattern EM re-summed."""
+    attr, exam = start or (np.full(n_pairs, 0.5), np.full(depth, 0.5))
+    trials_a, trials_g, skip = prior[1] + np.bincount(pair, n, n_pairs), 2 + np.bincount(rank, n, depth), n - c
+    for _ in range(n_iter):
+        a, g = attr[pair], exam[rank]
+        odds = skip / (1 - g * a)
+        attr = np.minimum((prior[0] + np.bincount(pair, c + odds * (1 - g) * a, n_pairs)) / trials_a, 1 - PROB_MIN)
+        exam = np.minimum((1 + np.bincount(rank, c + odds * (1 - a) * g, depth)) / trials_g, 1 - PROB_MIN)
+    return attr, exam
 
 
 class ClickModel:
@@ -243,19 +256,8 @@ class PBM(ClickModel):
         return self.exam / self.exam[0]
 
     def fit(self, t, n_iter: int = EM_ITERATIONS, start: tuple | None = None):     # start: (attr, exam) to go on from
-        """PyClick's EM, run on the (pair, rank) cells' impressions n and clicks c (:meth:`SessionTable.cells`): a
-        cell's posterior of attraction is c + (n − c)·(1 − γ)α / (1 − γα), of examination c + (n − c)·(1 − α)γ /
-        (1 − γα) — the per-pattern EM summed in another order."""
-        self.attr, self.exam = start or (np.full(t.n_pairs, 0.5), np.full(t.depth, 0.5))
-        pair, rank, n, c = t.cells()
-        s, m = t.attr_prior
-        trials_a, trials_g, skip = m + np.bincount(pair, n, t.n_pairs), 2 + np.bincount(rank, n, t.depth), n - c
-        for _ in range(n_iter):
-            a, g = self.attr[pair], self.exam[rank]
-            odds = skip / (1 - g * a)
-            post_a, post_g = c + odds * (1 - g) * a, c + odds * (1 - a) * g
-            self.attr = np.minimum((s + np.bincount(pair, post_a, t.n_pairs)) / trials_a, 1 - PROB_MIN)
-            self.exam = np.minimum((1 + np.bincount(rank, post_g, t.depth)) / trials_g, 1 - PROB_MIN)
+        """PyClick's EM on the (pair, rank) cells (:meth:`SessionTable.cells`, :func:`pbm_em`)."""
+        self.attr, self.exam = pbm_em(*t.cells(), t.n_pairs, t.depth, t.attr_prior, n_iter, start)
         return self
 
     def full(self, t):

@@ -16,7 +16,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ultr_core.clickmodels.judged import MIN_EXAMINED, examined_impressions
-from ultr_core.clickmodels.models import PBM, PROB_MIN
+from ultr_core.clickmodels.models import PBM, pbm_em
 from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
 from ultr_core.counterfactual import candidate as cand
@@ -60,16 +60,7 @@ def pbm_counts(n: np.ndarray, c: np.ndarray, n_pairs: int, depth: int, n_iter: i
     independent given (α, θ), so the cells' counts are all its likelihood needs — a few thousand numbers per
     resample instead of every session.  Returns (α per pair, θ per rank)."""
     cells = np.flatnonzero(n > 0)
-    pair, rank, n, c = cells // depth, cells % depth, n[cells], c[cells]
-    attr, exam = np.full(n_pairs, 0.5), np.full(depth, 0.5)
-    shown_pair, shown_rank = np.bincount(pair, n, n_pairs), np.bincount(rank, n, depth)
-    for _ in range(n_iter):
-        a, g = attr[pair], exam[rank]
-        miss = (n - c) / (1 - g * a)
-        attr = np.minimum((prior[0] + np.bincount(pair, c + miss * (1 - g) * a, n_pairs)) / (prior[1] + shown_pair),
-                          1 - PROB_MIN)
-        exam = np.minimum((1 + np.bincount(rank, c + miss * (1 - a) * g, depth)) / (2 + shown_rank), 1 - PROB_MIN)
-    return attr, exam
+    return pbm_em(cells // depth, cells % depth, n[cells], c[cells], n_pairs, depth, prior, n_iter)
 
 
 def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float | None = None,
