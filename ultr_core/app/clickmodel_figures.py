@@ -87,14 +87,16 @@ def judges_figure(models: dict, report: dict) -> go.Figure:
         if "judgements" not in m:
             continue
         s = m["judgements"]["spearman"]
+        if s.get("estimate") is None:              # a constant estimate ranks nothing: no point to draw
+            continue
+        err = dict(type="data", symmetric=False, array=[s["upper"] - s["estimate"]],
+                   arrayminus=[s["estimate"] - s["lower"]]) if s.get("lower") is not None else None
         fig.add_trace(go.Scatter(x=[m["log_likelihood"]], y=[s["estimate"]], mode="markers", name=m["label"],
                                  marker=dict(size=10, symbol="diamond" if m.get("kind") == "ranker" else "circle",
-                                 color=m.get("colour") or MODEL_BY_KEY[key].colour), error_y=dict(type="data",
-                                 symmetric=False,
-                                 array=[s["upper"] - s["estimate"]], arrayminus=[s["estimate"] - s["lower"]])))
+                                 color=m.get("colour") or MODEL_BY_KEY[key].colour), error_y=err))
     for name, ref, dash in (("raw CTR", report.get("ctr"), "dot"), ("logged order", report.get("logged_order"),
                                                                      "dash")):
-        if ref:
+        if ref and ref["spearman"].get("estimate") is not None:
             fig.add_hline(y=ref["spearman"]["estimate"], line_dash=dash, line_color="#777",
                           annotation_text=name, annotation_position="bottom right")
     fig.update_layout(title="Click fit (x) beside agreement with the judges (y)", showlegend=True, height=380,

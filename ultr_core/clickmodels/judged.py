@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from ultr_core.evaluation.intervals import bootstrap_interval, interval_text
+
 __all__ = ["MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement", "ndcg_per_query",
            "judge_verdict", "RULE", "JUDGE_RULE", "judgement_report", "score_judgements", "judgement_rows"]
 
@@ -62,10 +64,15 @@ def ndcg_per_query(score, grade, query, k: int = 10) -> np.ndarray:
     return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1), np.nan)
 
 
-def _interval(point: float, draws: np.ndarray) -> dict:
-    draws = draws[np.isfinite(draws)]
-    lo, hi = (np.percentile(draws, [5, 95]) if len(draws) else (np.nan, np.nan))
-    return {"estimate": float(point), "lower": float(lo), "upper": float(hi)}
+def _interval(point: float, draws: np.ndarray, bounds: tuple = (-1.0, 1.0)) -> dict:
+    """The one interval engine's bias-corrected percentile interval over resamples of the queries (a correlation
+    and an nDCG lie in [−1, 1])."""
+    return bootstrap_interval(point, draws, bounds=bounds, what="resample of the queries").to_json()
+
+
+def _finite(x, default: float) -> float:
+    """``x`` as a float, ``default`` where it is None or NaN (an interval with no estimate)."""
+    return default if x is None or not np.isfinite(x) else float(x)
 
 
 def _resample_pairs(query, rng, n_boot: int):
@@ -116,18 +123,20 @@ def judge_verdict(models: dict, agree: dict) -> dict | None:
     if len(keys) < 2:
         return None
     clicks = max(keys, key=lambda m: models[m]["log_likelihood"])
-    judges = max(keys, key=lambda m: np.nan_to_num(agree[m]["spearman"]["estimate"], nan=-np.inf))
+    judges = max(keys, key=lambda m: _finite(agree[m]["spearman"]["estimate"], -np.inf))
     if clicks == judges:
         return {"clicks": clicks, "judges": judges, "text": f"{models[clicks]['label']} fits the held-out clicks "
                 f"best and agrees best with the judges (Spearman)", "rule": JUDGE_RULE}
-    d = agree[judges]["_draws"] - agree[clicks]["_draws"]
-    d = d[np.isfinite(d)]
-    lo, hi = np.percentile(d, [5, 95]) if len(d) else (np.nan, np.nan)
-    diff = agree[judges]["spearman"]["estimate"] - agree[clicks]["spearman"]["estimate"]
+    diff = _finite(agree[judges]["spearman"]["estimate"], np.nan) - _finite(agree[clicks]["spearman"]["estimate"],
+                                                                            np.nan)
+    iv = bootstrap_interval(diff, agree[judges]["_draws"] - agree[clicks]["_draws"], bounds=(-2.0, 2.0),
+                            what="resample of the queries")
+    lo, hi = (iv.lower, iv.upper) if iv.supported else (np.nan, np.nan)
     verdict = "reproduced" if lo > 0 else "opposite" if hi < 0 else "not resolved"
-    text = (f"{models[clicks]['label']} fits the held-out clicks best, yet {models[judges]['label']} agrees more "
-            f"with the judges: Spearman {diff:+.3f} [{lo:+.3f}, {hi:+.3f}] — {verdict}")
-    return {"clicks": clicks, "judges": judges, "difference": float(diff), "lower": float(lo), "upper": float(hi),
+    a, b = models[judges]["label"], models[clicks]["label"]
+    text = (f"{b} fits the held-out clicks best, yet {a} agrees more with the judges: Spearman {a} − {b} = "
+            + interval_text(iv.to_json(), "{:+.3f}") + f" — {verdict}")
+    return {"clicks": clicks, "judges": judges, "difference": iv.estimate, "lower": iv.lower, "upper": iv.upper,
             "verdict": verdict, "text": text, "rule": JUDGE_RULE}
 
 
@@ -191,9 +200,9 @@ def score_judgements(result: dict, data: bytes, name: str = "judgements", includ
 def judgement_rows(models: dict, report: dict) -> list[dict]:
     """One row per model (and raw CTR, the logged order) for a table: click fit beside the three agreements."""
     def cell(a, k):
-        if not np.isfinite(a["spearman"]["estimate"]):        # a constant estimate ranks nothing
+        if not np.isfinite(_finite(a["spearman"]["estimate"], np.nan)):        # a constant estimate ranks nothing
             return "— (constant estimate)"
-        return f"{a[k]['estimate']:+.3f} [{a[k]['lower']:+.3f}, {a[k]['upper']:+.3f}]"
+        return interval_text(a[k], "{:+.3f}")
     rows = [{"model": m["label"], "held-out log-likelihood": round(m["log_likelihood"], 4),
              **{k: cell(m["judgements"], key) for k, key in (("Spearman", "spearman"), ("Kendall", "kendall"),
                                                               ("nDCG@10", "ndcg@10"))}}

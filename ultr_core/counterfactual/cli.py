@@ -7,6 +7,7 @@ import json
 import os
 
 from ultr_core.errors import ConfigError, printable
+from ultr_core.evaluation.intervals import interval_text
 
 __all__ = ["add_parser", "run", "result_lines"]
 
@@ -76,7 +77,7 @@ def run(a) -> int:
 
 
 def _cell(x: dict) -> str:
-    return f"{x['estimate']:.4f} [{x['lower']:.4f}, {x['upper']:.4f}]"
+    return interval_text(x)
 
 
 def result_lines(out: dict) -> list[str]:

@@ -44,17 +44,17 @@ from typing import Callable
 
 import numpy as np
 
+from ultr_core.evaluation.intervals import LEVEL, bootstrap_interval
+
 __all__ = ["OffPolicyEstimator", "ESTIMATORS", "ESTIMATOR_BY_KEY", "DEFAULT_ESTIMATORS", "Setup", "Fit",
            "logged_value", "interval", "LEVEL"]
 
-#: the level of every interval (percentile bootstrap)
-LEVEL = 0.90
-
-
-def interval(point: float, draws: np.ndarray) -> dict:
-    """``{estimate, lower, upper}``: the point estimate and the draws' central ``LEVEL`` percentile interval."""
-    lo, hi = np.quantile(draws, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-    return {"estimate": point, "lower": float(lo), "upper": float(hi)}
+def interval(point: float, draws: np.ndarray, *, bounds: tuple = (0.0, np.inf)) -> dict:
+    """The one interval engine's :class:`~ultr_core.evaluation.intervals.Interval` of ``point`` from the bootstrap
+    ``draws`` (bias-corrected percentile, within ``bounds``), as JSON: ``{estimate, lower, upper, level, method,
+    supported}`` (+ ``degenerate``, ``note``)."""
+    return bootstrap_interval(point, draws, level=LEVEL, bounds=bounds,
+                              what="bootstrap resample of the sessions").to_json()
 
 
 @dataclass(frozen=True)

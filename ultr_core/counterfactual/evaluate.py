@@ -144,6 +144,9 @@ def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=N
         if report is not None and b % 10 == 0:
             report(b, n_boot)
         w = rng.poisson(t.weight).astype(np.float64)
+        if w.sum() == 0:                 # a resample with no session has no value: counted as degenerate
+            out[b] = np.nan
+            continue
         f = _fit(t, w, s, direct, point.mean_attr, point.affine)
         out[b] = [ESTIMATOR_BY_KEY[k].value(s, f) for k in chosen] + [logged_value(s, f)]
     return out
@@ -180,7 +183,7 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DE
                 f"{thin:.1%} of the candidate's top-{s.k} slots hold documents with fewer than {MIN_EXAMINED:g} "
                 "examination-weighted impressions: their inverse propensities rest on a handful of clicks"))
         else:
-            entry.update(interval(e.value(s, point), draws[:, i]))
+            entry.update(interval(e.value(s, point), draws[:, i], bounds=(0.0, float(s.k))))
             if thin > 0:
                 entry["note"] = (f"{thin:.1%} of the top-{s.k} slots hold prior-dominated documents (fewer than "
                                  f"{MIN_EXAMINED:g} examination-weighted impressions): " + (
@@ -236,7 +239,7 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
     out = {"log": name, "sessions": int(t.weight.sum()), "queries": s.n_queries, "k": s.k, "model": model,
            "n_boot": n_boot, "seed": seed, "level": LEVEL, "notes": notes,
            "candidate": {"label": c.label, "counts": c.counts, "notes": list(c.notes)},
-           "logged": interval(logged_value(s, point), draws[:, -1]),
+           "logged": interval(logged_value(s, point), draws[:, -1], bounds=(0.0, float(s.k))),
            "estimators": _entries(s, point, draws, slots, nq, chosen),
            "support": {"any_position": 1.0, **{f"{k}": float((nq[:, None] * v).sum() / (nq * s.kq).sum())
                                                 for k, v in slots.items()}},
