@@ -8,6 +8,7 @@ import pytest
 
 from ultr_core.__main__ import main
 from ultr_core.clickmodels.sessions import SessionArrays
+from ultr_core.clickmodels.trust import AffineFit
 from ultr_core.counterfactual import candidate as cand
 from ultr_core.counterfactual.estimators import ESTIMATOR_BY_KEY, Fit, logged_value
 from ultr_core.counterfactual.evaluate import _setup, evaluate_ranking
@@ -56,7 +57,8 @@ def test_production_order_is_valued_at_what_was_logged(user, seed):
         assert (e["estimate"], e["lower"], e["upper"]) == pytest.approx(
             (logged["estimate"], logged["lower"], logged["upper"]), rel=1e-9)
     assert out["estimators"]["dm"]["estimate"] == pytest.approx(logged["estimate"], rel=0.02)
-    assert out["support"] == {"any_position": 1.0, "identified": 1.0, "at_position": 1.0, "examined": 1.0}
+    assert out["support"] == {"any_position": 1.0, "identified": 1.0, "at_position": 1.0, "examined": 1.0,
+                              "impressed": 1.0}
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -141,7 +143,8 @@ def test_cli_evaluate_json_and_text(tmp_path, capsys):
     assert set(out["estimators"]) == {"dm", "ips", "snips", "dr"} and out["k"] == 3
     for e in out["estimators"].values():
         assert e["lower"] <= e["estimate"] <= e["upper"]
-    assert set(out["support"]) == {"any_position", "identified", "at_position", "examined"}
+    assert set(out["support"]) == {"any_position", "identified", "at_position", "examined", "impressed"}
+    assert all(e["rule"] for e in out["estimators"].values())
     assert main(["evaluate", str(log), "--n-boot", "20"]) == 0
     text = capsys.readouterr().out
     assert "logged (observed)" in text and "DR" in text
@@ -173,22 +176,43 @@ def _pool_log(seed: int, n_sessions: int = 3000, n_queries: int = 20, pool: int 
                          "click": clicks.ravel().astype(int)})
 
 
-def test_prior_dominated_documents_refuse_ips_and_mark_the_model_based_estimates():
+def test_rarely_shown_documents_refuse_ips_and_mark_the_model_based_estimates():
     """A candidate that puts rarely shown documents on top (the reverse of the production order): IPS and SNIPS are
-    refused with the reason, DM and DR carry a note; the production order itself is fully supported."""
+    refused by their own support rule (documents shown fewer than 10 times), DM's note counts the prior-dominated
+    slots, DR's the slots it cannot correct; the production order itself is fully supported."""
     frame = _pool_log(6)
     pairs = frame[["query_id", "doc_id"]].drop_duplicates()
     scores = read_scores(pairs.assign(score=pairs["doc_id"]).to_csv(index=False).encode(), "s.csv")
     out = evaluate_ranking(frame, scores=scores, k=3, n_boot=20)
-    assert out["support"]["examined"] < 0.95
+    assert out["support"]["impressed"] < 0.95
     for key in ("ips", "snips"):
         assert out["estimators"][key]["estimate"] is None
-        assert "examination-weighted impressions" in out["estimators"][key]["refused"]
-    for key in ("dm", "dr"):
-        assert out["estimators"][key]["estimate"] is not None and "prior-dominated" in out["estimators"][key]["note"]
+        assert "shown fewer than 10 times" in out["estimators"][key]["refused"]
+    assert "prior-dominated" in out["estimators"]["dm"]["note"]
+    assert "not corrected" in out["estimators"]["dr"]["note"]
     production = evaluate_ranking(frame, k=3, n_boot=20)
-    assert production["support"]["examined"] == 1.0
+    assert production["support"]["examined"] == 1.0 and production["support"]["impressed"] == 1.0
     assert all(e["estimate"] is not None for e in production["estimators"].values())
+
+
+def test_ips_is_not_refused_where_every_document_is_shown_at_every_rank():
+    """Issue #58 item 6: every document shown at every rank with probability ≥ 0.03 but rarely clicked at deep ranks
+    (few examination-weighted impressions): a click-model prior concept; IPS re-weights clicks it has and is valued,
+    with its rule stated."""
+    rng = np.random.default_rng(1)
+    n_s, pool, depth = 200, 10, 10
+    q = rng.integers(0, 4, n_s)
+    docs = np.argsort(rng.random((n_s, pool)), axis=1)[:, :depth]
+    theta = 1 / np.arange(1, depth + 1) ** 2
+    clicks = rng.random(docs.shape) < 0.3 * theta[None, :]
+    frame = pd.DataFrame({"session_id": np.repeat(np.arange(n_s), depth), "query_id": np.repeat(q, depth),
+                          "doc_id": docs.ravel(), "position": np.tile(np.arange(1, depth + 1), n_s),
+                          "click": clicks.ravel().astype(int)})
+    out = evaluate_ranking(frame, k=10, n_boot=20)
+    assert out["support"]["examined"] < 1.0 and out["support"]["impressed"] == 1.0
+    for key in ("ips", "snips"):
+        e = out["estimators"][key]
+        assert e["estimate"] is not None and "shown ≥ 10 times" in e["rule"]
 
 
 @pytest.mark.parametrize("model", ["dbn", "gctr", "dctr"])
@@ -242,7 +266,7 @@ def test_affine_estimators_match_hand_computed_values_and_ignore_the_free_affine
     b = (0.1, 0.05), a = (0.6, 0.4, 0.2) for a, b, c)."""
     s, f = _toy()
     sig, noise, a = np.array([0.8, 0.4]), np.array([0.1, 0.05]), np.array([0.6, 0.4, 0.2])
-    fa = Fit(f.w, f.theta, f.alpha, f.dm, affine=(sig, noise, a))
+    fa = Fit(f.w, f.theta, f.alpha, f.dm, affine=AffineFit(sig, noise, a, 0.0, True))
     # Affine-IPS: Σ b_r = 0.15 per session, plus s(candidate rank)·(c − b_r)/s_r over a and b's impressions:
     # session 1: a@1 0.4·0.9/0.8, b@2 0.8·(−0.05)/0.4; session 2: a@2 0.4·0.95/0.4; session 3: a@1 0.4·(−0.1)/0.8,
     # b@2 0.8·0.95/0.4 → (0.45 + 0.45 − 0.1 + 0.95 − 0.05 + 1.9) / 3
@@ -250,8 +274,8 @@ def test_affine_estimators_match_hand_computed_values_and_ignore_the_free_affine
     # Affine-DR: direct 0.15 + 0.8·a_b + 0.4·a_a = 0.71 per session; a shown at 2 once (clicked): (1 − 0.29)·3/1
     assert ESTIMATOR_BY_KEY["affine_dr"].value(s, fa) == pytest.approx((3 * 0.71 + 0.71 * 3) / 3)
     u, v = 2.0, 0.1                                # another member of the affine family: the same DR value
-    other = lambda f, sig, noise, a: Fit(f.w, f.theta, f.alpha, f.dm, affine=(sig / u, noise - sig * v / u,  # noqa
-                                                                              u * a + v))
+    other = lambda f, sig, noise, a: Fit(f.w, f.theta, f.alpha, f.dm, affine=AffineFit(  # noqa: E731
+        sig / u, noise - sig * v / u, u * a + v, 0.0, True))
     assert ESTIMATOR_BY_KEY["affine_dr"].value(s, other(f, sig, noise, a)) == pytest.approx(1.42)
     # Affine-IPS too where its condition holds (every candidate document in every session of its query); the toy
     # misses b in session 2, so it is not
@@ -262,7 +286,7 @@ def test_affine_estimators_match_hand_computed_values_and_ignore_the_free_affine
     rng = np.random.default_rng(0)
     full = _setup(t, arrays, cand.from_values(rng.random(6), "c", arrays.pair_query, np.arange(1, 7)).rank, 2)
     sig, noise, a = rng.uniform(0.2, 0.6, 3), rng.uniform(0.0, 0.1, 3), rng.random(6)
-    g = Fit(t.weight, np.ones(3), np.ones(6), np.zeros(2), affine=(sig, noise, a))
+    g = Fit(t.weight, np.ones(3), np.ones(6), np.zeros(2), affine=AffineFit(sig, noise, a, 0.0, True))
     for key in ("affine_ips", "affine_dr"):
         assert ESTIMATOR_BY_KEY[key].value(full, other(g, sig, noise, a)) == pytest.approx(
             ESTIMATOR_BY_KEY[key].value(full, g), rel=1e-12)

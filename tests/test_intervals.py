@@ -107,3 +107,21 @@ def test_evaluate_on_one_session_gives_no_nan():
             assert x.get(key) is None or np.isfinite(x[key]), x
         if x.get("lower") is not None:
             assert x["lower"] <= x["estimate"] <= x["upper"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(1, 6), n=st.integers(10, 80))
+def test_vectorised_intervals_equal_the_scalar_engine(seed, m, n):
+    from ultr_core.evaluation.intervals import bootstrap_intervals
+    rng = np.random.default_rng(seed)
+    draws = rng.normal(0, 1, (n, m)).round(1)              # ties included
+    draws[rng.random((n, m)) < 0.05] = np.nan
+    est = rng.normal(0, 1, m).round(1)
+    lo, hi, bad = bootstrap_intervals(est, draws, bounds=(-2, 2))
+    for j in range(m):
+        iv = bootstrap_interval(est[j], draws[:, j], bounds=(-2, 2))
+        assert bad[j] == iv.degenerate
+        if iv.supported:
+            assert (lo[j], hi[j]) == pytest.approx((iv.lower, iv.upper), abs=1e-12)
+        else:
+            assert np.isnan(lo[j]) and np.isnan(hi[j])

@@ -79,3 +79,39 @@ def test_the_ctr_tile_draws_the_true_click_probability_of_the_users():
     z = (true["ctr"] - true["expected_ctr"]) / true["se"]
     assert (np.abs(z) < 4).all(), z.tolist()
     assert (np.abs((ctr["ctr"] - ctr["expected_ctr"]) / ctr["se"]) > 4).any()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_affine_fit_on_independent_count_tables_reaches_the_truths_likelihood(seed):
+    """Issue #58 item 4: count tables drawn here from trust_1 users (b_p = θ_p ε⁻_p, s_p = θ_p (ε⁺_p − ε⁻_p), θ_p = 1/p,
+    200 documents, 10 ranks, 60 % of the cells shown): the fit converges, its log-likelihood is at least the truth's,
+    no fitted probability leaves [0, 1] and the signal ratio s_10/s_1 (free of the affine map) is within 0.03 of the
+    true 0.25."""
+    from ultr_core.clickmodels.trust import affine_log_likelihood, fit_affine_counts
+    rng = np.random.default_rng(seed)
+    n_docs, depth = 200, 10
+    p = np.arange(1, depth + 1)
+    theta, plus, minus = 1 / p, 0.98 - (p - 1) / 100, 0.65 / p
+    s_true, b_true = theta * (plus - minus), theta * minus
+    a = rng.uniform(0, 1, n_docs)
+    pair, pos = np.repeat(np.arange(n_docs), depth), np.tile(p, n_docs)
+    keep = rng.random(len(pair)) < 0.6
+    pair, pos = pair[keep], pos[keep]
+    n = rng.integers(20, 400, len(pair)).astype(float)
+    truth = b_true[pos - 1] + s_true[pos - 1] * a[pair]
+    c = rng.binomial(n.astype(int), truth).astype(float)
+    fit = fit_affine_counts(pair, pos, c, n, n_docs, depth)
+    fitted = fit.probability(pair, pos)
+    assert fit.converged, fit.message
+    assert fit.log_likelihood >= affine_log_likelihood(truth, c, n)
+    assert fitted.min() >= 0 and fitted.max() <= 1
+    assert abs(fit.signal[-1] / fit.signal[0] - 0.25) < 0.03
+
+
+def test_affine_fit_keeps_a_cell_clicked_at_every_impression_a_probability():
+    """A document clicked at every impression at rank 1 and most at rank 2: p stays ≤ 1 and the fit says it
+    converged."""
+    from ultr_core.clickmodels.trust import fit_affine_counts
+    fit = fit_affine_counts([0, 0, 1, 1, 2, 2], [1, 2, 1, 2, 1, 2], [50, 45, 20, 8, 5, 1], [50, 50, 50, 50, 50, 50],
+                            3, 2)
+    assert fit.converged and fit.probability([0, 0, 1, 1, 2, 2], [1, 2, 1, 2, 1, 2]).max() <= 1.0

@@ -20,6 +20,7 @@ import numpy as np
 
 from ultr_core.clickmodels.trust import fit_affine_counts
 from ultr_core.errors import ConfigError
+from ultr_core.evaluation.intervals import bootstrap_intervals
 
 __all__ = ["true_affine", "estimated_affine", "swap_counts", "swap_recovery", "SwapRecovery", "invariants",
            "SWAP_SESSIONS"]
@@ -83,8 +84,8 @@ def estimated_affine(log, dataset, split, data, seed: int) -> tuple[np.ndarray, 
     if key not in _CACHE:
         depth = int(data.n_positions)
         pair, pos, clicks, shown, n_pairs = swap_counts(_swap_log(meta, dataset, split, seed), depth)
-        s, b, _ = fit_affine_counts(pair, pos, clicks, shown, n_pairs, depth)
-        _CACHE[key] = (s, b)
+        fit = fit_affine_counts(pair, pos, clicks, shown, n_pairs, depth)
+        _CACHE[key] = (fit.signal, fit.noise)
         while len(_CACHE) > 16:
             _CACHE.popitem(last=False)
     return tuple(x.copy() for x in _CACHE[key])
@@ -105,7 +106,8 @@ def invariants(alpha, beta) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class SwapRecovery:
-    """Estimated invariants (:func:`invariants`) with 90 % bootstrap intervals (percentile, over sessions)."""
+    """Estimated invariants (:func:`invariants`) with 90 % bootstrap intervals (the one interval engine's
+    bias-corrected percentile, over sessions; NaN where no interval is supported)."""
 
     signal_ratio: np.ndarray
     signal_lower: np.ndarray
@@ -117,15 +119,18 @@ class SwapRecovery:
 
 
 def swap_recovery(log, depth: int, n_boot: int = 30, seed: int = 0) -> SwapRecovery:
-    """The invariants of the affine model fitted on the swap log ``log`` up to ``depth``, with percentile bootstrap
-    intervals over sessions (``n_boot`` resamples, seeded)."""
+    """The invariants of the affine model fitted on the swap log ``log`` up to ``depth``, with bias-corrected
+    percentile bootstrap intervals over sessions (``n_boot`` resamples, seeded, each refit started from the full
+    log's fit)."""
     pair, pos, c, n, n_pairs = swap_counts(log, depth)
-    point = invariants(*fit_affine_counts(pair, pos, c, n, n_pairs, depth)[:2])
+    fit = fit_affine_counts(pair, pos, c, n, n_pairs, depth)
+    point = invariants(fit.signal, fit.noise)
     n_sess = int(log.frame["session_id"].nunique())
     rng = np.random.default_rng([int(seed), 19])
     draws = []
     for _ in range(int(n_boot)):
         pair, pos, c, n, n_pairs = swap_counts(log, depth, rng.integers(0, n_sess, n_sess))
-        draws.append(np.concatenate(invariants(*fit_affine_counts(pair, pos, c, n, n_pairs, depth)[:2])))
-    lo, hi = np.percentile(np.array(draws), [5, 95], axis=0)
+        f = fit_affine_counts(pair, pos, c, n, n_pairs, depth, start=fit)
+        draws.append(np.concatenate(invariants(f.signal, f.noise)))
+    lo, hi, _ = bootstrap_intervals(np.concatenate(point), np.array(draws))
     return SwapRecovery(point[0], lo[:depth], hi[:depth], point[1], lo[depth:], hi[depth:], int(n_boot))

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.clickmodels.samplers import EYE_TRACKING
+from ultr_core.evaluation.intervals import bootstrap_intervals
 
 __all__ = ["sample_sessions", "true_attractiveness", "recovery_scores", "fitted_vs_generating", "pbm_curve_bootstrap",
            "bootstrap_coverage"]
@@ -80,7 +81,7 @@ def fitted_vs_generating(model: str, n_sessions: int, seed: int = 0, split: floa
 
 def pbm_curve_bootstrap(n_sessions: int, n_boot: int = 20, seed: int = 0) -> dict:
     """PBM refitted on ``n_boot`` session bootstraps of a PBM log: the examination ratios γ_p/γ_1 (PBM fixes
-    α·γ only, so the scale is not identifiable) with 90 % percentile intervals beside the generating curve's."""
+    α·γ only, so the scale is not identifiable) with 90 % bias-corrected percentile intervals (the one interval engine) beside the generating curve's."""
     from ultr_core.clickmodels.models import PBM
     from ultr_core.clickmodels.sessions import SessionArrays
     s = SessionArrays.from_frame(sample_sessions("pbm", n_sessions, seed=seed), "pbm")
@@ -88,8 +89,8 @@ def pbm_curve_bootstrap(n_sessions: int, n_boot: int = 20, seed: int = 0) -> dic
     fits = np.array([PBM().fit(s.subset(rng.integers(0, s.n_sessions, s.n_sessions)).compress()).exam
                      for _ in range(n_boot)])
     ratios = fits / fits[:, :1]
-    lo, hi = np.percentile(ratios, [5, 95], axis=0)
     est = PBM().fit(s.compress()).exam
+    lo, hi, _ = bootstrap_intervals(est / est[0], ratios)
     return {"truth": _EYE[:s.depth] / _EYE[0], "estimate": est / est[0], "lo": lo, "hi": hi}
 
 
@@ -117,7 +118,7 @@ def bootstrap_coverage(model: str, n_sessions: int = 20_000, n_boot: int = 20, s
     for name, t in truth.items():
         est = full.recovered(name)
         b = np.array([m.recovered(name) for m in boots])
-        lo, hi = np.nanpercentile(b, [5, 95], axis=0)
+        lo, hi, _ = bootstrap_intervals(est, b)
         keep = ~np.isnan(t) & ~((t == 1) & (lo == 1) & (hi == 1))         # the reference cell is 1 by definition
         rows.append({"model": MODEL_BY_KEY[model].label, "parameter": name, "values": int(keep.sum()),
                      "covered": float(((lo[keep] - 1e-9 <= t[keep]) & (t[keep] <= hi[keep] + 1e-9)).mean()),

@@ -17,11 +17,13 @@ maximum likelihood by L-BFGS with PyClick's one-in-two prior on every parameter,
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ultr_core.clickmodels.models import PROB_MIN, ClickModel
 
-__all__ = ["Trust", "fit_affine_counts"]
+__all__ = ["Trust", "fit_affine_counts", "AffineFit", "affine_log_likelihood", "AFFINE_GTOL"]
 
 
 def _eps(gamma, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -125,39 +127,91 @@ class Trust(ClickModel):
         return {"signal": self.signal.tolist(), "noise": self.noise.tolist()}
 
 
-def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, max_iter: int = 3000,
-                      start: tuple | None = None):
-    """Trust bias's affine click model P(click) = b_p + s_p · a_d fitted by maximum likelihood on a count table —
-    one row per (document ``pair``, 1-based ``position``) with its ``clicks`` and ``shown`` impressions — by L-BFGS-B
-    in probability coordinates (a, s, b in [0, 1]: relevance in [0, 1], no negative noise; started from the
-    documents' CTR, or from ``start`` = (s, b, a), e.g. a bootstrap resample's from the full log's fit).  Examination
-    does not depend on other clicks, so counts suffice: any list length, any depth.
-    Returns (s, b, a); (s, b) are fixed only up to the affine map of docs/identifiability_trust_bias.md — use ratios
-    such as s_p/s_1.  (The logit coordinates of :meth:`Trust.fit` stalled on swap logs: a likelihood 160 below the
-    truth's profile on 200,000 sessions; Fisher scoring with the map pinned, or projected onto the bounds, stopped
-    at the bounds on 20,000–100,000 sessions.)
+@dataclass(frozen=True)
+class AffineFit:
+    """Trust bias's affine click model fitted on counts (:func:`fit_affine_counts`): ``signal`` s_p and ``noise``
+    b_p per rank, ``attr`` a_d per document, with b_p + s_p·a_d ≤ 1 everywhere; ``log_likelihood`` at the fit;
+    ``converged`` (the optimiser's own verdict, or a projected gradient below :data:`AFFINE_GTOL`) and the
+    optimiser's ``message``, ``iterations``."""
 
-    >>> s, b, a = fit_affine_counts([0, 0, 1, 1], [1, 2, 1, 2], [80, 40, 30, 15], [100] * 4, 2, 2)
-    >>> bool(s[1] < s[0] and a[0] > a[1]), round(float(b[0] + s[0] * a[0]), 2), round(float(b[1] + s[1] * a[1]), 2)
-    (True, 0.8, 0.15)
+    signal: np.ndarray
+    noise: np.ndarray
+    attr: np.ndarray
+    log_likelihood: float
+    converged: bool
+    message: str = ""
+    iterations: int = 0
+
+    def probability(self, pair, position) -> np.ndarray:
+        """b_p + s_p·a_d of (document ``pair``, 1-based ``position``) cells — in [0, 1] by construction."""
+        k = np.asarray(position, np.int64) - 1
+        return self.noise[k] + self.signal[k] * self.attr[np.asarray(pair, np.int64)]
+
+
+#: the projected gradient (of the mean log-likelihood per impression) below which an affine fit counts as converged
+AFFINE_GTOL = 1e-6
+
+
+def affine_log_likelihood(p, clicks, shown) -> float:
+    """Σ c log p + (n − c) log(1 − p), cells at p = 0 or 1 with no contrary impression adding 0."""
+    p, c, n = np.asarray(p, np.float64), np.asarray(clicks, np.float64), np.asarray(shown, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ll = np.where(c > 0, c * np.log(p), 0.0) + np.where(n - c > 0, (n - c) * np.log1p(-p), 0.0)
+    return float(ll.sum())
+
+
+def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, max_iter: int = 3000,
+                      start: "AffineFit | None" = None) -> AffineFit:
+    """Trust bias's affine click model P(click) = b_p + s_p · a_d fitted by maximum likelihood on a count table —
+    one row per (document ``pair``, 1-based ``position``) with its ``clicks`` and ``shown`` impressions.  Examination
+    does not depend on other clicks, so counts suffice: any list length, any depth.
+
+    The constraint b_p + s_p·a_d ≤ 1 (a probability) is built into the coordinates: s_p = (1 − b_p)·e_p with
+    (a, e, b) in [0, 1] — the click is a noise click (b) or, failing that, an examined (e) attractive (a) result
+    (the latent form of Vardasbi et al.'s affine model).  L-BFGS-B in those box coordinates, started from the
+    documents' CTR or from ``start`` (a bootstrap resample's from the full log's fit).  Its result is checked
+    (:class:`AffineFit`'s ``converged``).  (s, b) are fixed only up to the affine map of
+    docs/identifiability_trust_bias.md — use ratios such as s_p/s_1.  (Earlier coordinates kept a, s, b in [0, 1]
+    each but not their sum: where a cell passed 1 the clipped objective went flat, L-BFGS-B stopped "ABNORMAL"
+    after a few steps and fitted probabilities exceeded 1.)
+
+    >>> f = fit_affine_counts([0, 0, 1, 1], [1, 2, 1, 2], [80, 40, 30, 15], [100] * 4, 2, 2)
+    >>> bool(f.signal[1] < f.signal[0] and f.attr[0] > f.attr[1]), f.converged
+    (True, True)
+    >>> f.probability([0, 1], [1, 2]).round(2).tolist()
+    [0.8, 0.15]
     """
     from scipy.optimize import minimize
     pair, k = np.asarray(pair, np.int64), np.asarray(position, np.int64) - 1
     c, n = np.asarray(clicks, np.float64), np.asarray(shown, np.float64)
     total = max(float(n.sum()), 1.0)
+    eps = 1e-12
 
     def objective(x):
-        a, s, b = x[:n_pairs], x[n_pairs:n_pairs + depth], x[n_pairs + depth:]
-        p = np.clip(b[k] + s[k] * a[pair], 1e-9, 1 - 1e-9)
-        g = c / p - (n - c) / (1 - p)
-        grad = np.concatenate([np.bincount(pair, g * s[k], n_pairs), np.bincount(k, g * a[pair], depth),
-                               np.bincount(k, g, depth)])
-        return -(c * np.log(p) + (n - c) * np.log1p(-p)).sum() / total, -grad / total
+        a, e, b = x[:n_pairs], x[n_pairs:n_pairs + depth], x[n_pairs + depth:]
+        ea = e[k] * a[pair]
+        p = b[k] + (1 - b[k]) * ea
+        q = np.clip(p, eps, 1 - eps)
+        g = c / q - (n - c) / (1 - q)                     # d ll / d p per cell
+        grad = np.concatenate([np.bincount(pair, g * (1 - b[k]) * e[k], n_pairs),
+                               np.bincount(k, g * (1 - b[k]) * a[pair], depth),
+                               np.bincount(k, g * (1 - ea), depth)])
+        return -(c * np.log(q) + (n - c) * np.log1p(-q)).sum() / total, -grad / total
 
-    ctr = np.bincount(pair, c, n_pairs) / np.maximum(np.bincount(pair, n, n_pairs), 1)
-    x0 = (np.concatenate([np.clip(ctr / max(ctr.max(), 1e-9), 0.01, 0.99), np.full(depth, 0.3), np.full(depth, 0.05)])
-          if start is None else np.concatenate([start[2], start[0], start[1]]))
+    if start is None:
+        ctr = np.bincount(pair, c, n_pairs) / np.maximum(np.bincount(pair, n, n_pairs), 1)
+        x0 = np.concatenate([np.clip(ctr / max(ctr.max(), 1e-9), 0.01, 0.99), np.full(depth, 0.3),
+                             np.full(depth, 0.05)])
+    else:
+        e0 = np.divide(start.signal, 1 - start.noise, out=np.ones(depth), where=start.noise < 1)
+        x0 = np.clip(np.concatenate([start.attr, e0, start.noise]), 0.0, 1.0)
     res = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * len(x0),
                    options=dict(maxiter=int(max_iter), maxfun=2 * int(max_iter), ftol=1e-15, gtol=1e-10))
-    x = res.x
-    return x[n_pairs:n_pairs + depth], x[n_pairs + depth:], x[:n_pairs]
+    x, grad = res.x, objective(res.x)[1]
+    free = ((x > 0) | (grad < 0)) & ((x < 1) | (grad > 0))          # the projected gradient's components
+    pg = float(np.abs(grad[free]).max(initial=0.0))
+    a, e, b = x[:n_pairs], x[n_pairs:n_pairs + depth], x[n_pairs + depth:]
+    sig = (1 - b) * e
+    ll = affine_log_likelihood(b[k] + sig[k] * a[pair], c, n)
+    msg = res.message if isinstance(res.message, str) else res.message.decode()
+    return AffineFit(sig, b, a, ll, bool(res.success or pg < AFFINE_GTOL), msg, int(res.nit))

@@ -88,8 +88,9 @@ class Fit:
     alpha: np.ndarray
     dm: np.ndarray
     mean_attr: float = 0.5
-    #: trust bias's affine fit (signal s per rank, noise b per rank, a per pair), when an estimator needs it
-    affine: tuple | None = None
+    #: trust bias's affine fit (:class:`~ultr_core.clickmodels.trust.AffineFit`: signal s and noise b per rank, a per
+    #: pair), when an estimator needs it
+    affine: object | None = None
 
     @property
     def n(self) -> float:
@@ -145,11 +146,11 @@ def dr_value(s: Setup, f: Fit) -> float:
 def _affine_base(s: Setup, f: Fit) -> np.ndarray:
     """Per query, Σ over the candidate's top-k slots of the noise b̂_r."""
     exists = s.cand[:, :s.k] >= 0
-    return (exists * f.affine[1][None, :s.k]).sum(1)
+    return (exists * f.affine.noise[None, :s.k]).sum(1)
 
 
 def affine_ips_value(s: Setup, f: Fit) -> float:
-    t, (sig, noise, _) = s.t, f.affine
+    t, sig, noise = s.t, f.affine.signal, f.affine.noise
     k = s.kq[s.pq][:, None]
     top = (s.crank_cell >= 1) & (s.crank_cell <= k) & t.mask
     target = sig[np.clip(s.crank_cell, 1, len(sig)) - 1]
@@ -158,7 +159,7 @@ def affine_ips_value(s: Setup, f: Fit) -> float:
 
 
 def affine_dr_value(s: Setup, f: Fit) -> float:
-    t, (sig, noise, a) = s.t, f.affine
+    t, sig, noise, a = s.t, f.affine.signal, f.affine.noise, f.affine.attr
     nq = _per_query(s, f)
     w = f.w[:, None] * t.mask
     shown_at = np.bincount(s.cell.ravel(), w.ravel(), len(s.crank) * t.depth)[s.cell]

@@ -11,6 +11,8 @@ candidate's top k is identified; DR unless every slot is identified or shown at 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
@@ -36,9 +38,55 @@ POINT_ITERATIONS = 200
 NEGLIGIBLE, PRIOR_STRENGTH = (0.01, 0.02), 0.1
 #: bootstrap resamples
 N_BOOT = 100
-#: the share of the candidate's top-k slots on prior-dominated documents beyond which IPS and SNIPS are refused (up
-#: to it, every estimate carries a note)
+#: the share of the candidate's top-k slots (session-weighted) outside an estimator's support beyond which it is
+#: refused (up to it, the estimate carries a note)
 THIN_REFUSED = 0.05
+#: the fewest impressions in the log (raw, any rank) of a document whose clicks IPS re-weights
+MIN_IMPRESSIONS = 10
+
+
+@dataclass(frozen=True)
+class SupportRule:
+    """What an estimator needs of each candidate slot (one record per support kind of
+    :class:`~.estimators.OffPolicyEstimator`): ``slots`` the per-slot masks it needs (all of them), ``share`` the
+    mask whose share is reported as its support, ``refuse_above`` the unsupported share beyond which it is refused,
+    ``short`` what an unsupported slot lacks, ``text`` the rule as stated in the output."""
+
+    slots: tuple
+    share: str
+    refuse_above: float
+    short: str
+    text: str
+
+    def supported(self, slots: dict) -> np.ndarray:
+        ok = np.ones_like(slots[self.slots[0]], bool)
+        for name in self.slots:
+            ok &= slots[name]
+        return ok
+
+
+#: the support rules, by support kind: IPS-type estimators re-weight the log's own clicks, so they need the document
+#: shown (a positive propensity θ̂ at every rank it was shown, PBM's EM keeps θ̂ > 0) often enough; DR corrects only
+#: where the candidate's document was shown at the candidate's position; DM needs only its model — its note says how
+#: many slots its prior decides
+SUPPORT_RULES = {
+    "any position": SupportRule(
+        ("identified", "impressed"), "identified", THIN_REFUSED,
+        "hold documents shown fewer than {n} times: their re-weighted clicks rest on a handful of impressions",
+        "IPS-type: every top-{k} slot's document shown ≥ {n} times in the log (at ranks with a positive propensity) "
+        "at positions its identifiability graph connects to the slot's; refused when more than {refuse:.0%} of the "
+        "slots (session-weighted) fail"),
+    "at its position": SupportRule(
+        ("at_position",), "at_position", 1.0,
+        "are never shown at the candidate's position: there the PBM's prediction is not corrected",
+        "doubly robust: corrects each top-{k} slot where the log shows its document at its position (π̂₀ > 0); "
+        "elsewhere the PBM decides, which needs the slot identified"),
+    "model": SupportRule(
+        ("examined",), "examined", 1.0,
+        "hold prior-dominated documents (fewer than {m:g} examination-weighted impressions): the click model's "
+        "prior decides much of their value",
+        "direct method: the click model predicts every top-{k} slot; a note counts the slots its prior decides"),
+}
 #: click models the direct method may use: user models (they value a re-ranking by document and position; the CTR
 #: models cannot) that refit fast in every resample (counting or EM, not gradient); the simulations' default first
 DIRECT_MODELS = tuple(sorted((s.key for s in MODEL_BY_KEY.values() if s.cls.USER_MODEL and s.inference != "gradient"),
@@ -86,7 +134,7 @@ def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float
     return Fit(w, exam, attr, dm, mean_attr, _affine(n, c, t, affine) if affine is not None else None)
 
 
-def _affine(n: np.ndarray, c: np.ndarray, t: SessionTable, start) -> tuple:
+def _affine(n: np.ndarray, c: np.ndarray, t: SessionTable, start):
     """Trust bias's b_r + s_r·a_d on the (pair, rank) cells' counts (started from ``start`` unless it is True)."""
     from ultr_core.clickmodels.trust import fit_affine_counts
     cells = np.flatnonzero(n > 0)
@@ -163,33 +211,34 @@ def _chosen(estimators) -> tuple:
 
 
 def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DEFAULT_ESTIMATORS) -> dict:
-    """Each estimator's entry: its interval, or its refusal with the reason; a note where the slots it values rest
-    on prior-dominated documents."""
+    """Each estimator's entry: its interval, or its refusal with the reason, and the support rule it was held to
+    (:data:`SUPPORT_RULES`, by the record's support kind); a note where slots fall short without a refusal."""
     weight = nq[:, None] * (s.cand[:, :s.k] >= 0)                        # the slots that exist
     share = lambda m: float((weight * m).sum() / weight.sum())            # noqa: E731  session-weighted slots
-    thin = 1 - share(slots["examined"])
     out = {}
     for i, e in enumerate(ESTIMATOR_BY_KEY[k] for k in chosen):
-        at = e.support == "at its position"
-        ok = slots["identified"] | slots["at_position"] if at else slots["identified"]
+        rule = SUPPORT_RULES[e.support]
+        ok = rule.supported(slots)
         entry = {"label": e.label, "cite": e.cite, "formula": e.formula, "support_kind": e.support,
-                 "support": share(slots["at_position"]) if at else share(slots["identified"])}
-        if share(ok) < 1:
+                 "support": share(slots[rule.share]), "rule": rule.text.format(k=s.k, n=MIN_IMPRESSIONS,
+                                                                                m=MIN_EXAMINED, refuse=THIN_REFUSED)}
+        short, lacks = 1 - share(ok), rule.short.format(n=MIN_IMPRESSIONS, m=MIN_EXAMINED)
+        known = slots["identified"] | slots["at_position"] if e.support == "at its position" else slots["identified"]
+        if share(known) < 1:
+            gap = 1 - share(known)
             entry.update(estimate=None, lower=None, upper=None, refused=(
-                f"{1 - share(ok):.0%} of the candidate's top-{s.k} slots put a document at a position the log does "
+                f"{gap:.0%} of the candidate's top-{s.k} slots put a document at a position the log does "
                 "not connect to where it was shown: the position bias between them is not identified"))
-        elif thin > THIN_REFUSED and e.support == "any position":
-            entry.update(estimate=None, lower=None, upper=None, refused=(
-                f"{thin:.1%} of the candidate's top-{s.k} slots hold documents with fewer than {MIN_EXAMINED:g} "
-                "examination-weighted impressions: their inverse propensities rest on a handful of clicks"))
+        elif short > rule.refuse_above:
+            entry.update(estimate=None, lower=None, upper=None, refused=f"{short:.1%} of the candidate's top-{s.k} "
+                         "slots " + lacks)
         else:
             entry.update(interval(e.value(s, point), draws[:, i], bounds=(0.0, float(s.k))))
-            if thin > 0:
-                entry["note"] = (f"{thin:.1%} of the top-{s.k} slots hold prior-dominated documents (fewer than "
-                                 f"{MIN_EXAMINED:g} examination-weighted impressions): " + (
-                                     "their inverse propensities rest on a handful of clicks"
-                                     if e.support == "any position" else
-                                     "the click model's prior decides much of their value"))
+            if short > 0:
+                entry["note"] = f"{short:.1%} of the top-{s.k} slots {lacks}"
+        if e.fit == "affine" and point.affine is not None and not point.affine.converged:
+            entry["note"] = "; ".join(filter(None, [entry.get("note"), "the affine fit did not converge: "
+                                                    + point.affine.message]))
         out[e.key] = entry
     return out
 
@@ -234,7 +283,9 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
     ident, at_pos, n_comp = _identified(s)
     top = s.cand[:, :s.k]
     slots = {"identified": ident, "at_position": at_pos,
-             "examined": (top >= 0) & (examined_impressions(t)[np.maximum(top, 0)] >= MIN_EXAMINED)}
+             "examined": (top >= 0) & (examined_impressions(t)[np.maximum(top, 0)] >= MIN_EXAMINED),
+             "impressed": (top >= 0) & (np.bincount(t.pairs[t.mask], np.broadcast_to(t.weight[:, None], t.mask.shape)[
+                 t.mask], t.n_pairs)[np.maximum(top, 0)] >= MIN_IMPRESSIONS)}
     nq = np.bincount(s.pq, t.weight, s.n_queries)
     out = {"log": name, "sessions": int(t.weight.sum()), "queries": s.n_queries, "k": s.k, "model": model,
            "n_boot": n_boot, "seed": seed, "level": LEVEL, "notes": notes,
