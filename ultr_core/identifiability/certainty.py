@@ -189,8 +189,8 @@ def _factor_graph(u: FactorUncertainty):
 
 def document_table(u: FactorUncertainty, keys: pd.DataFrame | None, component: np.ndarray) -> pd.DataFrame:
     """Relevance per document with its 90 % interval (r is the click probability at its component's reference
-    factor: o_ref = 1; the upper end capped where a click probability would pass 1), its IG component and a
-    status (``ok``, ``no clicks``, ``clicked at every impression``, ``not linked``)."""
+    factor: o_ref = 1; the estimate and the upper end held where a click probability would pass 1), its IG component
+    and a status (``ok``, ``at the bound …``, ``no clicks``, ``clicked at every impression``, ``not linked``)."""
     doc, fac, w = u.cells
     se = document_log_se(u)
     comp = np.full(len(u.r), -1, np.int64)
@@ -198,7 +198,11 @@ def document_table(u: FactorUncertainty, keys: pd.DataFrame | None, component: n
     status = np.where(np.isfinite(se), "ok", np.where(u.r == 0, "no clicks", np.where(
         u.saturated | (np.bincount(doc, (w > 0).astype(float), len(u.r)) == 0), "clicked at every impression",
         "not linked")))
-    lo = np.where(np.isfinite(se), u.r * np.exp(-Z90 * np.where(np.isfinite(se), se, 0)), np.nan)
+    capped = u.capped if u.capped is not None else np.zeros(len(u.r), bool)
+    free = u.r_free if u.r_free is not None else u.r
+    status = np.where((status == "ok") & capped, "at the bound (r·o = 1 at its component's most examined factor)",
+                      status)
+    lo = np.where(np.isfinite(se), np.minimum(free * np.exp(-Z90 * np.where(np.isfinite(se), se, 0)), u.r), np.nan)
     block_top = np.zeros(int(u.block.max()) + 1 if len(u.block) else 0)
     np.maximum.at(block_top, u.block, np.where(np.isfinite(u.o), u.o, 0))
     top = np.zeros(len(u.r))                 # r·o ≤ 1 at every factor of its component: r ≤ 1 / the largest o there

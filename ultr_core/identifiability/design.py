@@ -79,7 +79,12 @@ def _candidates(u, facs, doc, lf, w):
     docs, inv = np.unique(doc, return_inverse=True)
     A = np.zeros((len(docs), len(facs)))
     np.add.at(A, (inv.reshape(-1), lf), w)
-    order = np.argsort(-A.sum(1), kind="stable")[:max(1, MAX_CANDIDATES // len(facs))]
+    # a document at its bound (r·o = 1 somewhere in its component) or clicked at every impression has no Fisher
+    # information to predict from: never a candidate
+    ok = np.ones(len(docs), bool) if u.capped is None else ~u.capped[docs]
+    if u.saturated is not None:
+        ok &= ~u.saturated[docs]
+    order = np.flatnonzero(ok)[np.argsort(-A.sum(1)[ok], kind="stable")][:max(1, MAX_CANDIDATES // len(facs))]
     d, b = np.repeat(order, len(facs)), np.tile(np.arange(len(facs)), len(order))
     keep = A[d, b] == 0
     return docs, A, d[keep], b[keep]

@@ -17,7 +17,17 @@ Which documents carry information (stated, tested):
 * a document shown at one factor only (a leaf) adds nothing between factors; its r = c/(n·o_k) in closed form;
 * a document shown at several factors and clicked at every impression has its maximum on the boundary p = 1, where
   the Fisher information does not describe the error: it is left out of the fit and the information (counted in
-  ``boundary_documents``; its intervals then come only from the other documents — wider, never narrower).
+  ``boundary_documents``; its intervals then come only from the other documents — wider, never narrower);
+* r is reported as a click probability at the component's reference factor, so it is held to r·o_k ≤ 1 at *every*
+  factor k of its component: r ≤ 1/max_k o_k.  The fit itself keeps p = r·o ≤ 1 on each document's own cells (the
+  likelihood's domain); where a document's r passes the component's bound (a deep leaf clicked more often than its
+  factor's ô allows, a weakly placed factor's ô too large) the reported r is held at the bound and marked
+  ``capped``, its interval running from the Fisher lower end (at most the bound) to the bound; ``r_free`` keeps
+  the value before the bound.  A joint fit under every cross-factor constraint is not attempted: a leaf carries
+  no information between factors, and the bound only binds where the factors' own intervals are wide.
+* every cell's information is n·p/(1 − p) at the fitted p (none from documents clicked at every impression), so
+  every standard error the report derives — factors, links, documents, pairs, the certainty plan — comes from one
+  set of weights: one report, one standard error per factor.
 
 The fit is maximum likelihood run until the Newton decrement (sᵀ I⁺ s, the predicted gain of one more Fisher
 scoring step) is below ``TOL`` — converged along every direction, weak ones included, which a fixed number of EM
@@ -121,6 +131,10 @@ class FactorUncertainty:
     saturated: np.ndarray | None = field(repr=False, default=None)
     counts: tuple = field(repr=False, default=())
     excluded: tuple = field(repr=False, default=())
+    #: documents whose relevance sits at its bound r = 1/(the largest o of its component) (module docstring)
+    capped: np.ndarray | None = field(repr=False, default=None)
+    #: r before that bound (the maximum on the documents' own cells; equal to ``r`` where ``capped`` is False)
+    r_free: np.ndarray | None = field(repr=False, default=None)
 
 
 def _score(doc, fac, n, c, p, n_docs, n_factors):
@@ -195,8 +209,8 @@ def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: n
     elif references is not None:
         reference = np.asarray(references, np.int64)
     live = np.bincount(fac, c, n_factors)[fac] > 0            # a factor never clicked: o = 0, no information
-    r, o, w_live, G, dec, reached, block, boundary, separated, rows = _solve(doc[live], fac[live], n[live], c[live],
-                                                                             n_docs, n_factors, reference, tol, exclude)
+    r, o, w_live, G, dec, reached, block, boundary, separated, rows, (capped, r_free) = _solve(
+        doc[live], fac[live], n[live], c[live], n_docs, n_factors, reference, tol, exclude)
     w, fitted = np.zeros(len(doc)), np.zeros(len(doc), bool)
     w[live], fitted[live] = w_live, rows
     se = np.full(n_factors, np.inf)
@@ -206,7 +220,7 @@ def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: n
     silent = int(((np.bincount(doc, c, n_docs) == 0) & (np.bincount(doc, n, n_docs) > 0)).sum())
     return FactorUncertainty(r, o, reference, se, bool(abs(dec) < tol), float(dec), (doc, fac, w), G, reached, block,
                              silent, int(boundary.sum()), int(separated.sum()), _saturated(doc, n, c, n_docs),
-                             (n, c, fitted), (boundary, separated))
+                             (n, c, fitted), (boundary, separated), capped, r_free)
 
 
 def converged_curves(doc, slot, n_docs: int, F: int, N: np.ndarray, C: np.ndarray, start: np.ndarray,
@@ -251,11 +265,14 @@ def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol, exclude=
     rows = np.zeros(len(doc), bool)
     rows[sel] = _active(*sub[:2], sub[3], fit_l, len(ids), n_factors, out)[0]
     o = np.exp(theta[len(ids):])
-    r = _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary)
-    w = cell_weights(n, np.where(rows, r[doc] * o[fac], np.divide(c, n, out=np.zeros_like(c), where=n > 0)))
-    w = np.where(boundary[doc] | (fit_doc[doc] & ~rows), 0.0, w)    # boundary documents, unclicked factors: out
+    r_free, r, capped = _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary, block)
+    boundary |= (cd >= nd) & (nd > 0)                                  # clicked at every impression
+    # the information at the fit: p = r·o on every cell (the unconstrained r: a leaf's own cell keeps p = c/n); none
+    # from documents whose maximum lies on the boundary p = 1 nor from unclicked factors' cells
+    w = cell_weights(n, np.minimum(r_free[doc] * o[fac], 1.0))
+    w = np.where(boundary[doc] | (fit_doc[doc] & ~rows), 0.0, w)
     S = _schur(local.reshape(-1)[rows[sel]], fac[rows], w[rows], len(ids), n_factors)[0]
-    return r, o, w, Grounded(S, block, ~grounding), dec, reached, block, boundary, out, rows
+    return r, o, w, Grounded(S, block, ~grounding), dec, reached, block, boundary, out, rows, (capped, r_free)
 
 
 def _fit(doc, fac, n, c, theta, n_docs, n_factors, reference, boundary, out, tol):
@@ -296,11 +313,23 @@ def _active(doc, fac, c, fit_doc, n_docs: int, n_factors: int, out):
         rows = rows_new
 
 
-def _at_boundary(doc, fac, n, c, o, n_docs: int) -> np.ndarray:
-    """Documents whose likelihood still rises at r = 1/max o over their factors (p = 1 on the top cell), given o:
-    their maximum lies on the boundary (only possible when every impression at the top factor was clicked)."""
+def _component_top(doc, fac, o, n_docs: int, block) -> np.ndarray:
+    """Per document the largest o over the factors of its information components (its own factors' included): the
+    constraint r·o ≤ 1 at every factor of its component caps r at 1 / this."""
     top = np.zeros(n_docs)
     np.maximum.at(top, doc, o[fac])
+    if block is not None and len(block):
+        comp = np.zeros(int(block.max()) + 1)
+        np.maximum.at(comp, block, np.where(np.isfinite(o), o, 0.0))
+        np.maximum.at(top, doc, comp[block[fac]])
+    return top
+
+
+def _at_boundary(doc, fac, n, c, o, n_docs: int, block=None) -> np.ndarray:
+    """Documents whose likelihood still rises at the cap r = 1/(the largest o of their component) given o: their
+    constrained maximum lies on the boundary r·o = 1 (p = 1 on a cell of their own only when every impression there
+    was clicked; else on a more examined factor of their component)."""
+    top = _component_top(doc, fac, o, n_docs, block)
     p = o[fac] / top[doc]
     at_top = p >= 1 - 1e-12
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -308,19 +337,20 @@ def _at_boundary(doc, fac, n, c, o, n_docs: int) -> np.ndarray:
     return np.bincount(doc, np.where(np.isneginf(g), -1e300, g), n_docs) > 0
 
 
-def _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary) -> np.ndarray:
-    """r per document: the fit's for the documents it used; 0 for a document never clicked; 1/max o over its factors
-    for a document at the boundary (its maximum puts p = 1 on some cell); else Σc / Σ n·o over its clicked cells
-    (c/(n·o_k) for a leaf, exactly)."""
+def _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary, block=None) -> tuple:
+    """(r before the bound, r per document, capped): the fit's for the documents it used; 0 for a document never clicked; else
+    Σc / Σ n·o over its clicked cells (c/(n·o_k) for a leaf, exactly) — each at most 1/(the largest o of its
+    component), the constrained maximum (r·o ≤ 1: r is a click probability at every factor), ``capped`` where that
+    bound binds (documents at the boundary included)."""
     n_docs = len(fit_doc)
     clicked = c > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.bincount(doc[clicked], c[clicked], n_docs) / np.bincount(doc[clicked], (n * o[fac])[clicked], n_docs)
     r = np.where(fit_doc, r_fit, np.nan_to_num(r, nan=0.0, posinf=0.0))
-    top = np.zeros(n_docs)
-    np.maximum.at(top, doc, o[fac])
-    r[boundary] = 1 / top[boundary]
-    return r
+    top = _component_top(doc, fac, o, n_docs, block)
+    cap = np.divide(1.0, top, out=np.full(n_docs, np.inf), where=top > 0)
+    capped = r > cap * (1 + 1e-9)
+    return r, np.minimum(r, cap), capped
 
 
 def identification(log_se: np.ndarray) -> np.ndarray:
