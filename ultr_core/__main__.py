@@ -204,18 +204,52 @@ def _diverged_status(seeds: list) -> int:
     return 3
 
 
-def _parser() -> argparse.ArgumentParser:
-    """The CLI's parser: one sub-command per ``_add_*`` below."""
+def _add_click_models(sub) -> None:
+    from ultr_core.clickmodels.cli import add_parser
+    add_parser(sub)
+
+
+def _add_evaluate(sub) -> None:
+    from ultr_core.counterfactual.cli import add_parser
+    add_parser(sub)
+
+
+def _add_rankers(sub) -> None:
+    from ultr_core.studies.rankers_cli import add_parser
+    add_parser(sub)
+
+
+#: the sub-commands: name, one line for the command list, the function that adds its full parser (which imports what
+#: its options list; only the command being run is built — ``--help`` imports none of them)
+COMMANDS = (
+    ("ig", "identifiability report of a click log", lambda sub: _add_ig(sub)),
+    ("ig-fit", "fit an embedding model with or without a repair and score it against the truth",
+     lambda sub: _add_ig_fit(sub)),
+    ("simulate", "simulate a click log and write it as Parquet or CSV", lambda sub: _add_simulate(sub)),
+    ("train", "simulate clicks, train one algorithm, print test metrics", lambda sub: _add_train(sub)),
+    ("click-models", "fit click models and score them on held-out sessions: log-likelihood and perplexity",
+     _add_click_models),
+    ("evaluate", "estimate a candidate ranking's value on a click log by off-policy estimators, with 90 %% "
+                 "intervals", _add_evaluate),
+    ("rankers", "train ULTR rankers beside click models on one simulated log with features", _add_rankers),
+)
+
+
+def _parser(argv=None) -> argparse.ArgumentParser:
+    """The CLI's parser: one sub-command per :data:`COMMANDS` record.  With ``argv``, only the command it names is
+    built in full (the others are one help line each); without, every command is."""
     ap = argparse.ArgumentParser(prog="python -m ultr_core", description="ULTR Explorer core tools",
                                  epilog="Errors print one line 'error: …' and exit with status 2; --debug shows the "
                                         "traceback of an unexpected error.")
     ap.add_argument("--debug", action="store_true", help="show the full traceback of unexpected errors")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    from ultr_core.clickmodels.cli import add_parser as _add_click_models
-    from ultr_core.counterfactual.cli import add_parser as _add_evaluate
-    from ultr_core.studies.rankers_cli import add_parser as _add_rankers
-    for add in (_add_ig, _add_ig_fit, _add_simulate, _add_train, _add_click_models, _add_evaluate, _add_rankers):
-        add(sub)
+    names = {name for name, _, _ in COMMANDS}
+    chosen = None if argv is None else next((x for x in argv if x in names), "")
+    for name, summary, add in COMMANDS:
+        if chosen is None or name == chosen:
+            add(sub)
+        else:
+            sub.add_parser(name, help=summary)
     return ap
 
 
@@ -350,7 +384,8 @@ def _plain_warnings() -> None:
 
 
 def main(argv=None) -> int:
-    a = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    a = _parser(argv).parse_args(argv)
     _plain_warnings()
     try:
         _check_seeds(a)
