@@ -160,10 +160,10 @@ def _blocks(doc, fac, n_docs: int, n_factors: int, reference: np.ndarray):
 
 
 def _newton(doc, fac, n, c, theta, n_docs, n_factors, block, grounding):
-    """One Fisher-scoring step (documents eliminated, each block grounded), with step halving so that the
-    likelihood does not fall and no p reaches 1; returns (θ, Newton decrement)."""
+    """One Newton step on the observed information (documents eliminated, each block grounded), each block's step
+    held short of p = 1 and halved until its own likelihood does not fall; returns (θ, Newton decrement)."""
     p = np.exp(theta[doc] + theta[n_docs + fac])
-    S, W, inv = _schur(doc, fac, cell_weights(n, p), n_docs, n_factors)
+    S, W, inv = _schur(doc, fac, _newton_weights(n, c, p), n_docs, n_factors)
     g = _score(doc, fac, n, c, p, n_docs, n_factors)
     gd, gf = g[:n_docs], -g[n_docs:]                     # the Laplacian's coordinates: factors' sign flipped
     rhs = gf + W.T @ (inv * gd)
@@ -173,14 +173,45 @@ def _newton(doc, fac, n, c, theta, n_docs, n_factors, block, grounding):
     step_d = inv * (gd + W @ step_f)
     step = np.concatenate([step_d, -step_f])
     dec = float(g @ step)
-    base = _loglik(n, c, p)
+    # the likelihood is a sum over the information blocks (a document's cells lie in one block), so each block takes
+    # its own step: halved only where its own likelihood would fall or a p reach 1 — one document near p = 1 no
+    # longer shrinks the steps of every other block (issue #58: 5,000 linked contexts stopped unconverged)
+    n_blocks = int(block.max()) + 1 if len(block) else 0
+    cell_block = block[fac]
+    doc_block = np.zeros(n_docs, np.int64)
+    doc_block[doc] = cell_block
+    base = np.bincount(cell_block, _cell_loglik(n, c, p), n_blocks)
+    # fraction to the boundary: no block's step may take a cell past 0.9 of its distance to p = 1 (in log p)
+    rise = step[doc] + step[n_docs + fac]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(rise > 0, -np.log(np.minimum(p, P_MAX)) / rise, np.inf)
+    scale = np.ones(n_blocks)
+    np.minimum.at(scale, cell_block, 0.9 * room)
     for _ in range(40):
-        new = theta + step
-        q = np.exp(new[doc] + new[n_docs + fac])
-        if q.max() < 1 and _loglik(n, c, q) >= base - 1e-12 * abs(base):
+        new = theta + step * np.concatenate([scale[doc_block], scale[block]])
+        ll = np.bincount(cell_block, _cell_loglik(n, c, np.exp(new[doc] + new[n_docs + fac])), n_blocks)
+        bad = ~(ll >= base - 1e-12 * np.abs(base))                 # NaN (p ≥ 1) counts as a fall
+        if not bad.any():
             return new, dec
-        step = step / 2
-    return theta, dec
+        scale[bad] /= 2
+    scale[bad] = 0.0                                             # blocks that found no rise keep their values
+    return theta + step * np.concatenate([scale[doc_block], scale[block]]), dec
+
+
+def _newton_weights(n, c, p) -> np.ndarray:
+    """The observed information of a cell in θ = (log r, log o): (n − c)·p/(1 − p)² — a signless Laplacian like the
+    expected one (always ≥ 0), so the step is Newton's own and converges quadratically, where Fisher scoring's
+    n·p/(1 − p) converges linearly (30 steps to 1e-12 on 5,000 blocks, 6 with this); a cell clicked at every
+    impression has no observed curvature and keeps the expected weight (the graph stays connected)."""
+    q = np.minimum(p, P_MAX)
+    return np.where(c < n, (n - c) * q / (1 - q) ** 2, n * q / (1 - q))
+
+
+def _cell_loglik(n, c, p) -> np.ndarray:
+    """Each cell's c log p + (n − c) log(1 − p); −inf where p ≥ 1 (outside the model)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.clip(p, 1e-300, None)
+        return np.where(p < 1, c * np.log(q) + (n - c) * np.log1p(-np.minimum(q, P_MAX)), -np.inf)
 
 
 def _default_references(fac, n, n_factors: int, component: np.ndarray) -> np.ndarray:
@@ -281,9 +312,12 @@ def _fit(doc, fac, n, c, theta, n_docs, n_factors, reference, boundary, out, tol
     documents / factors left out from the start.  Returns (θ, decrement,
     fit_doc, boundary, block, grounding, reached)."""
     dec, changed, fit_doc = np.inf, True, ~boundary
+    protect = np.zeros(n_factors, bool)
+    protect[np.asarray(reference, np.int64)] = True          # a reference is never the separated side
     for _ in range(_MAX_NEWTON):
         if changed:
-            rows, fit_doc = _active(doc, fac, c, fit_doc, n_docs, n_factors, out)
+            rows, fit_doc = _active(doc, fac, c, fit_doc, n_docs, n_factors, out, protect=protect)
+            theta[n_docs:][out] = 0.0
             block, grounding, reached = _blocks(doc[rows], fac[rows], n_docs, n_factors, reference)
             sub, changed = (doc[rows], fac[rows], n[rows], c[rows]), False
         if not rows.any():
@@ -299,15 +333,31 @@ def _fit(doc, fac, n, c, theta, n_docs, n_factors, reference, boundary, out, tol
     return theta, dec, fit_doc, boundary, out, block, grounding, reached
 
 
-def _active(doc, fac, c, fit_doc, n_docs: int, n_factors: int, out):
+def _separated(doc, fac, c, rows, n_docs: int, n_factors: int) -> np.ndarray:
+    """Factors separated from the rest of their block: every fitted document shown there is clicked there and nowhere
+    else, so the likelihood rises without end as o_k → ∞ and those documents' r → 0."""
+    d, f, cc = doc[rows], fac[rows], c[rows]
+    only_here = (cc > 0) & (np.bincount(d, cc, n_docs)[d] == cc)
+    return (np.bincount(f, minlength=n_factors) > 0) & (np.bincount(f, ~only_here, n_factors) == 0)
+
+
+def _active(doc, fac, c, fit_doc, n_docs: int, n_factors: int, out, protect=None):
     """The fitted cells: those of the fitted documents at factors that they click (a factor none of them clicks has
     its maximum at o = 0 and no information) and not separated (``out``), documents left with one such factor
-    becoming leaves."""
+    becoming leaves, and documents left with no click on them leaving (their r runs to 0 one unit of log r per
+    step: 5,000 blocks took 31 steps instead of 8)."""
     rows = fit_doc[doc] & ~out[fac]
     while True:
+        rows = rows & ~out[fac]
         rows_new = rows & (np.bincount(fac[rows], c[rows], n_factors)[fac] > 0)
-        fit_doc = fit_doc & (np.bincount(doc[rows_new], minlength=n_docs) >= 2)
+        fit_doc = fit_doc & (np.bincount(doc[rows_new], minlength=n_docs) >= 2) & (
+            np.bincount(doc[rows_new], c[rows_new], n_docs) > 0)    # no click left on its cells: r → 0, no step
         rows_new &= fit_doc[doc]
+        if protect is not None:                 # separated now, not after steps of drift (module docstring)
+            sep = _separated(doc, fac, c, rows_new, n_docs, n_factors) & ~protect
+            if sep.any():
+                out |= sep
+                rows_new &= ~sep[fac]
         if (rows_new == rows).all():
             return rows, fit_doc
         rows = rows_new
