@@ -118,7 +118,8 @@ def bootstrap_coverage(model: str, n_sessions: int = 20_000, n_boot: int = 20, s
     for name, t in truth.items():
         est = full.recovered(name)
         b = np.array([m.recovered(name) for m in boots])
-        lo, hi, _ = bootstrap_intervals(est, b)
+        lo, hi, _ = bootstrap_intervals(np.ravel(est), b.reshape(len(b), -1))
+        lo, hi = lo.reshape(np.shape(est)), hi.reshape(np.shape(est))
         keep = ~np.isnan(t) & ~((t == 1) & (lo == 1) & (hi == 1))         # the reference cell is 1 by definition
         rows.append({"model": MODEL_BY_KEY[model].label, "parameter": name, "values": int(keep.sum()),
                      "covered": float(((lo[keep] - 1e-9 <= t[keep]) & (t[keep] <= hi[keep] + 1e-9)).mean()),
