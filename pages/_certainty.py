@@ -11,7 +11,7 @@ from ultr_core.app.certainty_figures import (certainty_plan_figure, factor_span_
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability.certainty import information_graph, weakest_links
-from ultr_core.identifiability.practical import (certainty_report, document_outputs, factor_levels,
+from ultr_core.identifiability.practical import (certainty_report, document_label, document_outputs, factor_levels,
                                                  graph_uncertainty, profile_report)
 from ultr_core.identifiability.uncertainty import rule_text
 from ultr_core.logs.outputs import safe_csv
@@ -24,8 +24,9 @@ RESISTANCE = ("**Effective resistance.** Read the graph as an electrical network
               "resistances in series. Connected means the resistance is finite — not that it is small.")
 
 
-LINK_COLUMNS = {"link": "link (factor — factor)", "share": "share of the weakest factor's variance",
-                "log_se_after": "its standard error without the link", "disconnects": "losing it cuts the factor off"}
+LINK_COLUMNS = {"kind": "kind", "link": "link (factor — factor) or document (the factors it is shown at)",
+                "share": "share of the weakest factor's variance",
+                "log_se_after": "its standard error without it", "disconnects": "losing it cuts the factor off"}
 
 
 def certainty_section(g, key, bias, where: str, teach: bool = False, documents: bool = False, log=None) -> None:
@@ -51,9 +52,10 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
     graph = information_graph(u, labels)
     if graph["nodes"]:
         right.plotly_chart(information_graph_figure(graph), key=f"{where}_infograph")
-    links = weakest_links(u, labels)
+    links = weakest_links(u, labels, document_label=lambda d: document_label(g, d))
     if links:
-        st.markdown("**Weakest links** (the links whose loss would most raise the weakest factor's error)")
+        st.markdown("**Weakest links** (the links — or single documents — whose loss would most raise the weakest "
+                    "factor's error)")
         st.dataframe(pd.DataFrame(links).rename(columns=LINK_COLUMNS), hide_index=True, height="auto")
     _profile(g, u, labels, levels, where, (key, tuple(bias)))
     _plan(g, u, key, bias, where)

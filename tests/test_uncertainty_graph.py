@@ -99,7 +99,7 @@ def test_the_weakest_link_is_what_its_removal_costs():
     doc, fac, n, c, D, F = _chain()
     u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int), references={0: 0})
     labels = [f"p{k + 1}" for k in range(F)]
-    links = weakest_links(u, labels)
+    links = [x for x in weakest_links(u, labels, top=20) if x["kind"] == "link"]
     assert np.argmax(u.log_se) == F - 1 and all(x["disconnects"] for x in links)
     assert {x["link"] for x in links} == {"p1 — p2", "p2 — p3", "p3 — p4", "p4 — p5"}
     assert sum(x["share"] for x in links) == pytest.approx(1.0)
@@ -109,7 +109,7 @@ def test_the_weakest_link_is_what_its_removal_costs():
     n2 = np.r_[n, np.full(40, 30.0)]
     c2 = np.r_[c, rng.integers(3, 12, 40).astype(float)]
     u = factor_uncertainty(doc2, fac2, n2, c2, D + 20, F, np.zeros(F, int), references={0: 0})
-    top = weakest_links(u, labels, top=1)[0]
+    top = next(x for x in weakest_links(u, labels, top=20) if x["kind"] == "link")
     from ultr_core.identifiability.uncertainty import _schur
     S = _schur(doc2, fac2, u.cells[2], D + 20, F)[0].toarray()
     a, b = (labels.index(x) for x in top["link"].split(" — "))
@@ -349,3 +349,27 @@ def test_each_curve_factor_shows_the_interval_its_level_is_about():
 def _chain_log_local():
     from test_uncertainty import _chain_log
     return _chain_log(5, swap=0.05)
+
+
+def test_a_weakest_document_is_what_its_removal_costs():
+    """A document's entry among the weakest links: its share is the power its star dissipates (≤ 1), and the
+    standard error without it (Woodbury) equals recomputing the information without its cells (dense)."""
+    from ultr_core.identifiability.uncertainty import _schur
+    doc, fac, n, c, D, F = _chain()
+    rng = np.random.default_rng(5)
+    doc = np.r_[doc, D + np.repeat(np.arange(10), 3)]                  # 10 documents at three positions each
+    fac = np.r_[fac, np.concatenate([rng.choice(F, 3, replace=False) for _ in range(10)])]
+    n = np.r_[n, np.full(30, 40.0)]
+    c = np.r_[c, rng.integers(4, 20, 30).astype(float)]
+    u = factor_uncertainty(doc, fac, n, c, D + 10, F, np.zeros(F, int), references={0: 0})
+    labels = [f"p{k + 1}" for k in range(F)]
+    docs = [x for x in weakest_links(u, labels, top=40, document_label=lambda d: f"d{d}") if x["kind"] == "document"]
+    assert docs and all(0 < x["share"] <= 1 for x in docs)
+    worst, ref = int(np.argmax(u.log_se)), int(u.reference[0])
+    keep = np.arange(F) != ref
+    for x in docs[:3]:
+        d = int(x["link"].split(" ")[0][1:])
+        mask = u.cells[0] != d
+        S = _schur(u.cells[0][mask], u.cells[1][mask], u.cells[2][mask], D + 10, F)[0].toarray()
+        var = np.linalg.inv(S[np.ix_(keep, keep)])[np.flatnonzero(keep) == worst][0][np.flatnonzero(keep) == worst]
+        assert x["log_se_after"] == pytest.approx(float(np.sqrt(var[0])), rel=1e-6)

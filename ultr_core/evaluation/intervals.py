@@ -38,7 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Interval", "bootstrap_interval", "bootstrap_intervals", "unsupported", "interval_text", "normal_quantile", "LEVEL", "MIN_DRAWS", "BC_METHOD"]
+__all__ = ["Interval", "bootstrap_interval", "bootstrap_intervals", "unsupported", "interval_text", "normal_quantile",
+           "LEVEL", "MIN_DRAWS", "BC_METHOD"]
 
 #: the level of every interval the app shows
 LEVEL = 0.90

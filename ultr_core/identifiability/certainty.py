@@ -133,9 +133,82 @@ def _within(size_of, start_of):
     return i, start_of[i] + np.arange(len(i)) - first
 
 
-def weakest_links(u: FactorUncertainty, labels, top: int = 5) -> list[dict]:
-    """The IG links (factor pairs) whose removal would most raise the worst factor's variance (module docstring):
-    ``link``, ``share`` of that variance carried, ``log_se_after`` (None: removing it disconnects the factor)."""
+def weakest_links(u: FactorUncertainty, labels, top: int = 5, document_label=None) -> list[dict]:
+    """The IG links (factor pairs) and the documents whose removal would most raise the worst factor's variance
+    (module docstring), the most harmful first: ``kind`` ("link" or "document"), ``link`` (its name: the factor pair,
+    or the document with the factors it is shown at), ``share`` of that variance carried (in [0, 1]),
+    ``log_se_after`` (None: removing it disconnects the factor) and ``disconnects``.  ``document_label(d)`` names
+    document d (default "document d")."""
+    rows = _factor_links(u, labels) + _document_links(u, labels, document_label or (lambda d: f"document {d}"))
+    # cutting the factor off first, then the largest error after; among equals a single document before the link it
+    # makes (it is what to act on)
+    rows.sort(key=lambda x: (not x["disconnects"], -(x["log_se_after"] or 0.0), x["kind"] != "document", -x["share"]))
+    return rows[:top]
+
+
+def _document_links(u: FactorUncertainty, labels, document_label) -> list[dict]:
+    """Per document with cells at two or more factors of the weakest factor's block: the share of that factor's
+    variance its star carries (Σ_k w_k (φ_k − φ_d)², φ_d the weighted mean potential: the power a unit current
+    dissipates in it) and the variance without it — the star's Laplacian L_d = diag(w) − w wᵀ/Σw removed from the
+    grounded information by Woodbury, (S − U Uᵀ)⁻¹ with U Uᵀ = L_d — None where that cuts the factor off."""
+    finite = np.isfinite(u.log_se) & (u.log_se > 0)
+    if not finite.any():
+        return []
+    worst = int(np.flatnonzero(finite)[np.argmax(u.log_se[finite])])
+    G, R = u.grounded, float(u.log_se[worst] ** 2)
+    blk = G.bid[G.pos[worst]]
+    brow = np.flatnonzero(G.bid == blk)
+    pot = np.zeros(len(u.o))
+    pot[G.keep[brow]] = G.inverse(brow, np.full(len(brow), G.pos[worst]))
+    doc, fac, w = u.cells
+    inblock = (w > 0) & (u.block[fac] == u.block[worst])
+    d, f, ww = doc[inblock], fac[inblock], w[inblock]
+    if not len(d):
+        return []
+    n_docs = len(u.r)
+    dd = np.bincount(d, ww, n_docs)
+    centre = np.divide(np.bincount(d, ww * pot[f], n_docs), dd, out=np.zeros(n_docs), where=dd > 0)
+    power = np.bincount(d, ww * (pot[f] - centre[d]) ** 2, n_docs)
+    degree = np.bincount(d, minlength=n_docs)
+    cand = np.flatnonzero((degree >= 2) & (power > 1e-12 * R))
+    out = []
+    for x in cand[np.argsort(-power[cand], kind="stable")][:5]:
+        cells = d == x
+        after = _without_star(G, f[cells], ww[cells], pot, R)
+        shown = ", ".join(labels[k] for k in np.unique(f[cells]))
+        out.append({"kind": "document", "link": f"{document_label(int(x))} (shown at {shown})",
+                    "share": float(min(power[x] / R, 1.0)),
+                    "log_se_after": float(np.sqrt(after)) if np.isfinite(after) else None,
+                    "disconnects": bool(not np.isfinite(after))})
+    return out
+
+
+def _without_star(G, facs, w, pot, R: float) -> float:
+    """The weakest factor's variance once one document's star (cells at ``facs`` with weights ``w``) is removed:
+    R + (Uᵀφ)ᵀ (I − Uᵀ M U)⁻¹ (Uᵀφ), M = G⁻¹ on the star's free factors; inf where I − UᵀMU is singular along the
+    current (the document was the factor's only way to its reference)."""
+    L = np.diag(w) - np.outer(w, w) / w.sum()
+    free = G.pos[facs] >= 0                            # the grounding factor is not a coordinate
+    rows = G.pos[facs][free]
+    L = L[np.ix_(free, free)]
+    lam, V = np.linalg.eigh(L)
+    keep = lam > 1e-12 * max(lam.max(initial=0.0), 1e-300)
+    if not keep.any():
+        return R
+    U = V[:, keep] * np.sqrt(lam[keep])
+    M = G.inverse(np.repeat(rows, len(rows)), np.tile(rows, len(rows))).reshape(len(rows), len(rows))
+    K = np.eye(U.shape[1]) - U.T @ M @ U
+    y = U.T @ pot[facs][free]
+    mu, Q = np.linalg.eigh((K + K.T) / 2)
+    z = Q.T @ y
+    if np.any((mu <= 1e-9) & (np.abs(z) > 1e-9 * max(np.abs(z).max(), 1e-300))):
+        return np.inf
+    ok = mu > 1e-9
+    return R + float((z[ok] ** 2 / mu[ok]).sum())
+
+
+def _factor_links(u: FactorUncertainty, labels) -> list[dict]:
+    """The factor-pair links of :func:`weakest_links` (documents eliminated: conductance c = −S_kj)."""
     finite = np.isfinite(u.log_se) & (u.log_se > 0)
     if not finite.any():
         return []
@@ -165,9 +238,9 @@ def weakest_links(u: FactorUncertainty, labels, top: int = 5) -> list[dict]:
     bridge = 1 - cond * R_kj <= 1e-9
     carries = flow > 1e-9 * R                            # a bridge no current crosses does not cut this factor off
     after = np.where(bridge, np.where(carries, np.inf, R), R + flow / np.where(bridge, 1.0, 1 - cond * R_kj))
-    pick = np.lexsort((-flow, -after))[:top]
+    pick = np.lexsort((-flow, -after))[:5]
     labels = list(labels)
-    return [{"link": f"{labels[k[i]]} — {labels[j[i]]}", "share": float(flow[i] / R),
+    return [{"kind": "link", "link": f"{labels[k[i]]} — {labels[j[i]]}", "share": float(min(flow[i] / R, 1.0)),
              "log_se_after": float(np.sqrt(after[i])) if np.isfinite(after[i]) else None,
              "disconnects": bool(not np.isfinite(after[i]))} for i in pick]
 

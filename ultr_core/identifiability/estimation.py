@@ -21,7 +21,7 @@ Estimators (all on the (document, factor) impression/click counts of the graph, 
     paper's AllPairs estimator).
 * **PBM by maximum likelihood** (``em``, the name of the EM it replaced): r(d)·o(t).
 
-Both likelihood fits run by Fisher scoring until the Newton decrement is below 10⁻¹²
+Both likelihood fits run by Newton's method (observed information) until the Newton decrement is below 10⁻¹²
 (:func:`~ultr_core.identifiability.uncertainty.converged_curves`).
 
 Uncertainty: a **document bootstrap** — documents are resampled with replacement (Poisson(1)
@@ -254,7 +254,7 @@ def _curves(S: _Stack, method: str, W: np.ndarray, exclude=None, pairs=None):
       with a symmetric ρ per unordered pair is a PBM in which the pair plays the document and the
       ordered pair's intervention-set sums play the clicks Ĉ and non-clicks Ĉ¬ = N − Ĉ: fitted by
       the same fitter;
-    * both fitted by Fisher scoring until the Newton decrement is below 1e-12, each resample to convergence
+    * both fitted by Newton's method until the Newton decrement is below 1e-12, each resample to convergence
       (:func:`~ultr_core.identifiability.uncertainty.converged_curves`; issue #46: EM stopped by a step-size rule
       or capped warm starts looked certain along weak directions);
     * ``pivot_one`` / ``adjacent_chain``: ratios of intervention-set sums.
@@ -308,7 +308,7 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
     est = est[0]
     boots = _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget, notes)
     if boots and method in ("em", "all_pairs"):
-        notes.append("bootstrap refits: Fisher scoring until the Newton decrement is below 1e-12 (converged along "
+        notes.append("bootstrap refits: Newton's method until the Newton decrement is below 1e-12 (converged along "
                      "weak directions too)")
     if sum(len(b) for b in boots) >= min(MIN_BOOTSTRAP, n_bootstrap) > 0:
         B = np.vstack(boots)

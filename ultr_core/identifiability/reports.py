@@ -275,8 +275,8 @@ def format_report(rep: dict) -> str:
         pb = rep["position_bias"]
         level = round(100 * (1 - pb["alpha"]))
         lines.append(f"Observation (position bias) per component — {ESTIMATOR_LABELS[pb['method']]}, {level} % "
-                     f"document-bootstrap intervals ({pb['n_bootstrap']} resamples), normalised to 1 at each "
-                     "component's first factor:")
+                     f"bands (document bootstrap, {pb['n_bootstrap']} resamples, widened to the Fisher interval where "
+                     "that is wider), normalised to 1 at each component's first factor:")
         for note in pb["notes"]:
             lines.append(f"  note: {note}")
         curves = pd.DataFrame(pb["curves"])

@@ -388,10 +388,9 @@ def _at_boundary(doc, fac, n, c, o, n_docs: int, block=None) -> np.ndarray:
 
 
 def _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary, block=None) -> tuple:
-    """(r before the bound, r per document, capped): the fit's for the documents it used; 0 for a document never clicked; else
-    Σc / Σ n·o over its clicked cells (c/(n·o_k) for a leaf, exactly) — each at most 1/(the largest o of its
-    component), the constrained maximum (r·o ≤ 1: r is a click probability at every factor), ``capped`` where that
-    bound binds (documents at the boundary included)."""
+    """(r before the bound, r per document, capped): the fit's for the documents it used; 0 for a document never
+    clicked; else Σc / Σ n·o over its clicked cells (c/(n·o_k) for a leaf, exactly) — each at most 1/(the largest o
+    of its component) (r·o ≤ 1: r is a click probability at every factor), ``capped`` where that bound binds."""
     n_docs = len(fit_doc)
     clicked = c > 0
     with np.errstate(divide="ignore", invalid="ignore"):
