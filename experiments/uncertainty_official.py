@@ -16,7 +16,8 @@ import numpy as np
 from ultr_core.identifiability import IdentifiabilityGraph
 from ultr_core.identifiability.practical import graph_uncertainty
 from ultr_core.identifiability.repairs import fit_source
-from ultr_core.identifiability.uncertainty import Z90, _schur, identification
+from ultr_core.identifiability.newton import schur as _schur
+from ultr_core.identifiability.uncertainty import Z90, identification
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("K=1", "K=2", "K=3", "K=4", "K=2_node_intervention")

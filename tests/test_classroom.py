@@ -51,7 +51,7 @@ def test_one_name_per_estimator_on_every_page(capsys, tmp_path):
     f = tmp_path / "log.csv"
     f.write_bytes(CSV.replace(b"qid,url,pos,clicked", b"query_id,doc_id,position,click"))
     rc, out, _ = cli(["ig", f, "--bootstrap", 5], capsys)
-    assert rc == 0 and "intervention harvesting: all pairs (ML), 90 % document-bootstrap" in out
+    assert rc == 0 and "intervention harvesting: all pairs (ML), 90 % bands (document bootstrap" in out
 
 
 def test_a_compare_link_remembers_a_skipped_guess():

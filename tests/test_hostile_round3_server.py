@@ -142,10 +142,14 @@ def test_the_bootstrap_stops_at_its_time_budget_with_a_note():
     cut = analyse_identifiability(log, ["position"], estimate="all_pairs", n_bootstrap=40,
                                   budget=Budget(seconds=0.0, chunk=5)).report["position_bias"]
     assert full["n_bootstrap"] == 40 and cut["n_bootstrap"] == 0
-    assert any("ended the bootstrap after 0 of 40 resamples: no interval is shown" in n for n in cut["notes"])
+    assert any("ended the bootstrap after 0 of 40 resamples: no bootstrap interval (the band is the Fisher interval "
+               "alone)" in n for n in cut["notes"])
     est = [c["estimate"] for c in cut["curves"]]
     assert est == [c["estimate"] for c in full["curves"]]                  # the curve itself is the same
-    assert all(c["lower"] is None for c in cut["curves"]) and any(c["lower"] is not None for c in full["curves"])
+    assert all(c["bootstrap_lower"] is None for c in cut["curves"])
+    assert any(c["bootstrap_lower"] is not None for c in full["curves"])
+    for c in cut["curves"]:                                # the band falls back on the Fisher interval
+        assert c["band"] == "fisher" or c["log_se"] in (0.0, None)
 
 
 def test_a_closed_tab_stops_the_estimation_and_a_large_one_is_not_started():

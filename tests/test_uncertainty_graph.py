@@ -110,7 +110,7 @@ def test_the_weakest_link_is_what_its_removal_costs():
     c2 = np.r_[c, rng.integers(3, 12, 40).astype(float)]
     u = factor_uncertainty(doc2, fac2, n2, c2, D + 20, F, np.zeros(F, int), references={0: 0})
     top = next(x for x in weakest_links(u, labels, top=20) if x["kind"] == "link")
-    from ultr_core.identifiability.uncertainty import _schur
+    from ultr_core.identifiability.newton import schur as _schur
     S = _schur(doc2, fac2, u.cells[2], D + 20, F)[0].toarray()
     a, b = (labels.index(x) for x in top["link"].split(" — "))
     S[a, b] = S[b, a] = 0.0
@@ -254,7 +254,7 @@ def test_a_swap_predicted_by_sherman_morrison_equals_the_information_with_that_c
         p = u.r[s["document"]] * u.o[s["factor"]]
         d2, f2 = np.r_[d2, s["document"]], np.r_[f2, s["factor"]]
         w2 = np.r_[w2, 200 * p / (1 - p)]
-    from ultr_core.identifiability.uncertainty import _schur
+    from ultr_core.identifiability.newton import schur as _schur
     S = _schur(d2, f2, w2, D, F)[0].toarray()
     inv = np.linalg.inv(S[1:, 1:])
     order = np.array(plan.factors)
@@ -354,7 +354,7 @@ def _chain_log_local():
 def test_a_weakest_document_is_what_its_removal_costs():
     """A document's entry among the weakest links: its share is the power its star dissipates (≤ 1), and the
     standard error without it (Woodbury) equals recomputing the information without its cells (dense)."""
-    from ultr_core.identifiability.uncertainty import _schur
+    from ultr_core.identifiability.newton import schur as _schur
     doc, fac, n, c, D, F = _chain()
     rng = np.random.default_rng(5)
     doc = np.r_[doc, D + np.repeat(np.arange(10), 3)]                  # 10 documents at three positions each

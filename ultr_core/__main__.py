@@ -10,7 +10,7 @@ from ultr_core.errors import ConfigError, DataFormatError, printable
 
 
 def _ig(a) -> int:
-    from ultr_core.identifiability.reports import format_report, identifiability_report
+    from ultr_core.identifiability.reports import identifiability_report, ig_text
     from ultr_core.logs.ingestion import ingest
     if a.scheduler and a.engine != "dask":
         raise ConfigError("--scheduler", "applies to --engine dask; add it or leave the scheduler out")
@@ -44,16 +44,7 @@ def _ig(a) -> int:
     else:
         for n in table.notes:
             print(printable(f"note: {n}"))
-        print(printable(format_report(rep)))                   # a user's column or value cannot drive the terminal
-        print(printable(f"for {rep['users']['label']} users: {rep['users']['verdict']}"))
-        from ultr_core.identifiability.practical import certainty_lines, profile_lines
-        if "profile" in rep:
-            print(printable("\n".join(profile_lines(rep["profile"]))))
-        if "certainty_plan" in rep:
-            print(printable("\n".join(certainty_lines(rep["certainty_plan"]))))
-        if "judgements" in rep:
-            from ultr_core.identifiability.judged import judgement_lines
-            print(printable("\n".join(judgement_lines(rep["judgements"]))))
+        print(printable(ig_text(rep)))                        # a user's column or value cannot drive the terminal
     return 0
 
 
@@ -204,53 +195,9 @@ def _diverged_status(seeds: list) -> int:
     return 3
 
 
-def _add_click_models(sub) -> None:
-    from ultr_core.clickmodels.cli import add_parser
-    add_parser(sub)
-
-
-def _add_evaluate(sub) -> None:
-    from ultr_core.counterfactual.cli import add_parser
-    add_parser(sub)
-
-
-def _add_rankers(sub) -> None:
-    from ultr_core.studies.rankers_cli import add_parser
-    add_parser(sub)
-
-
-#: the sub-commands: name, one line for the command list, the function that adds its full parser (which imports what
-#: its options list; only the command being run is built — ``--help`` imports none of them)
-COMMANDS = (
-    ("ig", "identifiability report of a click log", lambda sub: _add_ig(sub)),
-    ("ig-fit", "fit an embedding model with or without a repair and score it against the truth",
-     lambda sub: _add_ig_fit(sub)),
-    ("simulate", "simulate a click log and write it as Parquet or CSV", lambda sub: _add_simulate(sub)),
-    ("train", "simulate clicks, train one algorithm, print test metrics", lambda sub: _add_train(sub)),
-    ("click-models", "fit click models and score them on held-out sessions: log-likelihood and perplexity",
-     _add_click_models),
-    ("evaluate", "estimate a candidate ranking's value on a click log by off-policy estimators, with 90 %% "
-                 "intervals", _add_evaluate),
-    ("rankers", "train ULTR rankers beside click models on one simulated log with features", _add_rankers),
-)
-
-
-def _parser(argv=None) -> argparse.ArgumentParser:
-    """The CLI's parser: one sub-command per :data:`COMMANDS` record.  With ``argv``, only the command it names is
-    built in full (the others are one help line each); without, every command is."""
-    ap = argparse.ArgumentParser(prog="python -m ultr_core", description="ULTR Explorer core tools",
-                                 epilog="Errors print one line 'error: …' and exit with status 2; --debug shows the "
-                                        "traceback of an unexpected error.")
-    ap.add_argument("--debug", action="store_true", help="show the full traceback of unexpected errors")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    names = {name for name, _, _ in COMMANDS}
-    chosen = None if argv is None else next((x for x in argv if x in names), "")
-    for name, summary, add in COMMANDS:
-        if chosen is None or name == chosen:
-            add(sub)
-        else:
-            sub.add_parser(name, help=summary)
-    return ap
+def _lazy(module: str):
+    """The ``add_parser`` of a command that lives in ``module``, imported when the command is built."""
+    return lambda sub: __import__(module, fromlist=["add_parser"]).add_parser(sub)
 
 
 def _add_ig(sub) -> None:
@@ -370,6 +317,40 @@ def _add_train(sub) -> None:
     tr.set_defaults(fn=_train)
 
 
+#: the sub-commands: name, one line for the command list, the function that adds its full parser (which imports what
+#: its options list; only the command being run is built — ``--help`` imports none of them)
+COMMANDS = (
+    ("ig", "identifiability report of a click log", _add_ig),
+    ("ig-fit", "fit an embedding model with or without a repair and score it against the truth", _add_ig_fit),
+    ("simulate", "simulate a click log and write it as Parquet or CSV", _add_simulate),
+    ("train", "simulate clicks, train one algorithm, print test metrics", _add_train),
+    ("click-models", "fit click models and score them on held-out sessions: log-likelihood and perplexity",
+     _lazy("ultr_core.clickmodels.cli")),
+    ("evaluate", "estimate a candidate ranking's value on a click log by off-policy estimators, with 90 %% "
+                 "intervals", _lazy("ultr_core.counterfactual.cli")),
+    ("rankers", "train ULTR rankers beside click models on one simulated log with features",
+     _lazy("ultr_core.studies.rankers_cli")),
+)
+
+
+def _parser(argv=None) -> argparse.ArgumentParser:
+    """The CLI's parser: one sub-command per :data:`COMMANDS` record.  With ``argv``, only the command it names is
+    built in full (the others are one help line each); without, every command is."""
+    ap = argparse.ArgumentParser(prog="python -m ultr_core", description="ULTR Explorer core tools",
+                                 epilog="Errors print one line 'error: …' and exit with status 2; --debug shows the "
+                                        "traceback of an unexpected error.")
+    ap.add_argument("--debug", action="store_true", help="show the full traceback of unexpected errors")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    names = {name for name, _, _ in COMMANDS}
+    chosen = None if argv is None else next((x for x in argv if x in names), "")
+    for name, summary, add in COMMANDS:
+        if chosen is None or name == chosen:
+            add(sub)
+        else:
+            sub.add_parser(name, help=summary)
+    return ap
+
+
 def _plain_warnings() -> None:
     """Library warnings as one line ``warning: …`` each (once per message), never a source path."""
     import warnings
@@ -408,7 +389,6 @@ def main(argv=None) -> int:
         print(f"error: unexpected {type(e).__name__}{': ' + msg if msg else ''} (run with --debug for the "
               "traceback)", file=sys.stderr)
         return 2
-
 
 
 def main_exit() -> None:

@@ -255,9 +255,9 @@ def _pair_resistance(G, rows, rk, rj) -> np.ndarray:
 
 
 def _factor_graph(u: FactorUncertainty):
-    from ultr_core.identifiability.uncertainty import _schur
+    from ultr_core.identifiability.newton import schur
     doc, fac, w = u.cells
-    return _schur(doc, fac, w, len(u.r), len(u.o))[0].tocsr()
+    return schur(doc, fac, w, len(u.r), len(u.o))[0].tocsr()
 
 
 def document_table(u: FactorUncertainty, keys: pd.DataFrame | None, component: np.ndarray) -> pd.DataFrame:

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ultr_core.errors import ConfigError
-from ultr_core.identifiability.uncertainty import P_MAX, FactorUncertainty, _schur
+from ultr_core.identifiability.newton import P_MAX, schur
+from ultr_core.identifiability.uncertainty import FactorUncertainty
 
 __all__ = ["CertaintyPlan", "certainty_plan", "OBJECTIVES", "MAX_CANDIDATES"]
 
@@ -66,7 +67,7 @@ def _component(u: FactorUncertainty):
     facs = np.flatnonzero(u.block == u.block[worst])
     facs = np.r_[ground, facs[facs != ground]]
     doc, fac, w = u.cells
-    S = _schur(doc, fac, w, len(u.r), len(u.o))[0][facs][:, facs].toarray()
+    S = schur(doc, fac, w, len(u.r), len(u.o))[0][facs][:, facs].toarray()
     local = np.full(len(u.o), -1)
     local[facs] = np.arange(len(facs))
     rows = (local[fac] >= 0) & (w > 0)

@@ -348,10 +348,10 @@ def _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget:
     for W in _weights(np.random.default_rng(seed), n_bootstrap, n_w, width, budget.chunk):
         if budget.spent(t0):
             done = sum(len(b) for b in boots)
+            cut = (": no bootstrap interval (the band is the Fisher interval alone)" if done < MIN_BOOTSTRAP
+                   else ": intervals from those")
             notes.append(f"the time budget of this shared server ({budget.seconds:g} s) ended the bootstrap after "
-                         f"{done} of {n_bootstrap} resamples" + (": no interval is shown" if done < MIN_BOOTSTRAP
-                                                                  else ": intervals from those") +
-                         " — python -m ultr_core ig FILE computes all of them")
+                         f"{done} of {n_bootstrap} resamples{cut} — python -m ultr_core ig FILE computes all of them")
             break
         boots.append(_curves(S, method, W, exclude, pairs)[0])
     return boots

@@ -69,10 +69,10 @@ def _band(r: dict, se: float) -> dict:
     if est is None or not np.isfinite(est) or not np.isfinite(se):
         return {**out, "band": "bootstrap"}
     f_lo, f_hi = est * float(np.exp(-Z90 * se)), est * float(np.exp(Z90 * se))
-    lo = f_lo if lo is None or not np.isfinite(lo) else lo
-    hi = f_hi if hi is None or not np.isfinite(hi) else hi
+    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):   # no bootstrap (a budget ended it)
+        return {**out, "lower": min(f_lo, est), "upper": max(f_hi, est), "band": "fisher"}
     new_lo, new_hi = min(lo, f_lo, est), max(hi, f_hi, est)
-    used = [name for name, took in (("bootstrap", new_lo == lo and new_hi == hi),
+    used = [name for name, took in (("bootstrap", new_lo == lo or new_hi == hi),
                                     ("fisher", new_lo == f_lo or new_hi == f_hi)) if took]
     return {**out, "lower": new_lo, "upper": new_hi, "band": " + ".join(used) or "estimate"}
 

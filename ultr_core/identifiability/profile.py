@@ -24,7 +24,8 @@ from scipy.optimize import brentq
 from scipy.stats import chi2
 
 from ultr_core.errors import ConfigError
-from ultr_core.identifiability.uncertainty import Z90, FactorUncertainty, _loglik, _newton
+from ultr_core.identifiability.newton import log_likelihood, newton_step
+from ultr_core.identifiability.uncertainty import Z90, FactorUncertainty
 
 __all__ = ["ProfileInterval", "profile_interval", "SPAN"]
 
@@ -68,13 +69,13 @@ class _Problem:
 
     def loglik(self, theta) -> float:
         d, f, n, c = self.cells
-        return _loglik(n, c, np.exp(theta[d] + theta[self.D + f]))
+        return log_likelihood(n, c, np.exp(theta[d] + theta[self.D + f]))
 
     def fit(self, delta: float, start) -> np.ndarray:
         theta = start.copy()
         theta[self.D + self.k] = theta[self.D + self.ref] + delta
         for _ in range(100):
-            theta, dec = _newton(*self.cells, theta, self.D, self.F, np.zeros(self.F, np.int64), self.ground)
+            theta, dec = newton_step(*self.cells, theta, self.D, self.F, np.zeros(self.F, np.int64), self.ground)
             if abs(dec) < _TOL:
                 break
         return theta

@@ -19,7 +19,7 @@ from ultr_core.logs.clicklog import ClickLog
 from ultr_core.logs.ingestion import CountTable
 
 __all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "plan_table", "alternative_verdict",
-           "identifiability_report",
+           "identifiability_report", "ig_text",
            "format_report", "compare_repairs", "components_sweep"]
 
 
@@ -366,3 +366,18 @@ def document_components(analysis: IdentifiabilityAnalysis, log: ClickLog) -> pd.
     out = ids[["doc_id", "query", "doc"]].merge(codes, left_on="doc_id", right_on="doc_code")
     return out.rename(columns={"query": "query_id", "doc": "doc_id_file"})[["query_id", "doc_id_file", "component"]] \
         .rename(columns={"doc_id_file": "doc_id"}).reset_index(drop=True)
+
+
+def ig_text(rep: dict) -> str:
+    """``ig``'s whole text report: :func:`format_report`, what the verdict means for the users, and the profile,
+    certainty plan and judges' blocks where the report has them."""
+    from ultr_core.identifiability.practical import certainty_lines, profile_lines
+    lines = [format_report(rep), f"for {rep['users']['label']} users: {rep['users']['verdict']}"]
+    if "profile" in rep:
+        lines += profile_lines(rep["profile"])
+    if "certainty_plan" in rep:
+        lines += certainty_lines(rep["certainty_plan"])
+    if "judgements" in rep:
+        from ultr_core.identifiability.judged import judgement_lines
+        lines += judgement_lines(rep["judgements"])
+    return "\n".join(lines)

@@ -49,30 +49,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.csgraph import connected_components
 
 from ultr_core.identifiability.grounded import Grounded
+from ultr_core.identifiability.newton import P_MAX, active_rows, cell_weights, component_top, fit_newton, schur
 
 __all__ = ["FactorUncertainty", "converged_curves", "factor_uncertainty", "fisher_information", "identification",
            "rule_text", "TOL", "P_MAX", "WEAK_SPAN", "Z90", "cell_weights"]
 
 #: the Newton decrement below which the fit counts as converged along every direction
 TOL = 1e-12
-#: click probabilities are kept below this (a cell with p → 1 carries unbounded information)
-P_MAX = 1 - 1e-9
-_MAX_NEWTON = 100
-#: a factor whose log o drifts this far from its block's grounding is *separated*: the likelihood keeps rising as its
-#: ratio goes to 0 or ∞ (its linking documents clicked on one side only) — no finite estimate, it leaves the fit
-SEPARATED = 15.0
 #: a factor is *identified* when the 90 % interval of o_k / o_ref spans at most this factor (else *weak*)
 WEAK_SPAN = 2.0
 Z90 = 1.6448536269514722
-
-
-def cell_weights(n, p) -> np.ndarray:
-    """A cell's Fisher information n p/(1 − p) (p kept below :data:`P_MAX`)."""
-    p = np.minimum(p, P_MAX)
-    return n * p / (1 - p)
 
 
 def fisher_information(doc, fac, n, p, n_docs: int, n_factors: int) -> sparse.csr_matrix:
@@ -89,17 +77,6 @@ def fisher_information(doc, fac, n, p, n_docs: int, n_factors: int) -> sparse.cs
     off = sparse.coo_matrix((np.concatenate([w, w]), (rows, cols)), shape=(N, N))
     deg = np.bincount(rows, np.concatenate([w, w]), N)
     return (off + sparse.diags(deg)).tocsr()
-
-
-def _schur(doc, fac, w, n_docs: int, n_factors: int):
-    """The information on the factors once the documents are eliminated exactly (each document touches factors
-    only): S = D_f − Wᵀ D_d⁻¹ W, the Schur complement of the Laplacian L = S Q S — it keeps the effective
-    resistances between factors.  Returns (S, W, D_d⁻¹) with W the (document × factor) weights."""
-    W = sparse.csr_matrix((w, (doc, fac)), shape=(n_docs, n_factors))
-    dd = np.asarray(W.sum(axis=1)).ravel()
-    inv = np.divide(1.0, dd, out=np.zeros_like(dd), where=dd > 0)
-    df = np.asarray(W.sum(axis=0)).ravel()
-    return (sparse.diags(df) - W.T @ sparse.diags(inv) @ W).tocsr(), W, inv
 
 
 @dataclass(frozen=True)
@@ -135,83 +112,6 @@ class FactorUncertainty:
     capped: np.ndarray | None = field(repr=False, default=None)
     #: r before that bound (the maximum on the documents' own cells; equal to ``r`` where ``capped`` is False)
     r_free: np.ndarray | None = field(repr=False, default=None)
-
-
-def _score(doc, fac, n, c, p, n_docs, n_factors):
-    g = (c - n * p) / (1 - np.minimum(p, P_MAX))
-    return np.concatenate([np.bincount(doc, g, n_docs), np.bincount(fac, g, n_factors)])
-
-
-def _loglik(n, c, p) -> float:
-    p = np.clip(p, 1e-300, P_MAX)
-    return float(np.sum(c * np.log(p) + (n - c) * np.log1p(-p)))
-
-
-def _blocks(doc, fac, n_docs: int, n_factors: int, reference: np.ndarray):
-    """The information graph's component of each factor, its grounding factor (the reference where the component
-    holds it, else its first factor) and whether each factor is linked to its reference."""
-    N = n_docs + n_factors
-    A = sparse.coo_matrix((np.ones(len(doc)), (doc, fac + n_docs)), shape=(N, N))
-    block = connected_components(A, directed=False)[1][n_docs:]
-    ground = np.full(block.max() + 1 if len(block) else 0, n_factors, np.int64)
-    np.minimum.at(ground, block, np.arange(n_factors))
-    ground[block[reference]] = reference
-    return block, ground[block] == np.arange(n_factors), ground[block] == reference
-
-
-def _newton(doc, fac, n, c, theta, n_docs, n_factors, block, grounding):
-    """One Newton step on the observed information (documents eliminated, each block grounded), each block's step
-    held short of p = 1 and halved until its own likelihood does not fall; returns (θ, Newton decrement)."""
-    p = np.exp(theta[doc] + theta[n_docs + fac])
-    S, W, inv = _schur(doc, fac, _newton_weights(n, c, p), n_docs, n_factors)
-    g = _score(doc, fac, n, c, p, n_docs, n_factors)
-    gd, gf = g[:n_docs], -g[n_docs:]                     # the Laplacian's coordinates: factors' sign flipped
-    rhs = gf + W.T @ (inv * gd)
-    G = Grounded(S, block, ~grounding)
-    step_f = np.zeros(n_factors)
-    step_f[G.keep] = G.solve(rhs[G.keep])
-    step_d = inv * (gd + W @ step_f)
-    step = np.concatenate([step_d, -step_f])
-    dec = float(g @ step)
-    # the likelihood is a sum over the information blocks (a document's cells lie in one block), so each block takes
-    # its own step: halved only where its own likelihood would fall or a p reach 1 — one document near p = 1 no
-    # longer shrinks the steps of every other block (issue #58: 5,000 linked contexts stopped unconverged)
-    n_blocks = int(block.max()) + 1 if len(block) else 0
-    cell_block = block[fac]
-    doc_block = np.zeros(n_docs, np.int64)
-    doc_block[doc] = cell_block
-    base = np.bincount(cell_block, _cell_loglik(n, c, p), n_blocks)
-    # fraction to the boundary: no block's step may take a cell past 0.9 of its distance to p = 1 (in log p)
-    rise = step[doc] + step[n_docs + fac]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        room = np.where(rise > 0, -np.log(np.minimum(p, P_MAX)) / rise, np.inf)
-    scale = np.ones(n_blocks)
-    np.minimum.at(scale, cell_block, 0.9 * room)
-    for _ in range(40):
-        new = theta + step * np.concatenate([scale[doc_block], scale[block]])
-        ll = np.bincount(cell_block, _cell_loglik(n, c, np.exp(new[doc] + new[n_docs + fac])), n_blocks)
-        bad = ~(ll >= base - 1e-12 * np.abs(base))                 # NaN (p ≥ 1) counts as a fall
-        if not bad.any():
-            return new, dec
-        scale[bad] /= 2
-    scale[bad] = 0.0                                             # blocks that found no rise keep their values
-    return theta + step * np.concatenate([scale[doc_block], scale[block]]), dec
-
-
-def _newton_weights(n, c, p) -> np.ndarray:
-    """The observed information of a cell in θ = (log r, log o): (n − c)·p/(1 − p)² — a signless Laplacian like the
-    expected one (always ≥ 0), so the step is Newton's own and converges quadratically, where Fisher scoring's
-    n·p/(1 − p) converges linearly (30 steps to 1e-12 on 5,000 blocks, 6 with this); a cell clicked at every
-    impression has no observed curvature and keeps the expected weight (the graph stays connected)."""
-    q = np.minimum(p, P_MAX)
-    return np.where(c < n, (n - c) * q / (1 - q) ** 2, n * q / (1 - q))
-
-
-def _cell_loglik(n, c, p) -> np.ndarray:
-    """Each cell's c log p + (n − c) log(1 − p); −inf where p ≥ 1 (outside the model)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.clip(p, 1e-300, None)
-        return np.where(p < 1, c * np.log(q) + (n - c) * np.log1p(-np.minimum(q, P_MAX)), -np.inf)
 
 
 def _default_references(fac, n, n_factors: int, component: np.ndarray) -> np.ndarray:
@@ -289,12 +189,12 @@ def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol, exclude=
     sub = (local.reshape(-1), fac[sel], n[sel], c[sel])
     theta = np.concatenate([np.log(np.clip((cd[ids] + 0.5) / (nd[ids] + 1.0), 1e-6, 0.99)), np.zeros(n_factors)])
     b0, out0 = exclude if exclude is not None else (np.zeros(n_docs, bool), np.zeros(n_factors, bool))
-    theta, dec, fit_l, bound_l, out, block, grounding, reached = _fit(*sub, theta, len(ids), n_factors, reference,
-                                                                      b0[ids], out0.copy(), tol)
+    theta, dec, fit_l, bound_l, out, block, grounding, reached = fit_newton(*sub, theta, len(ids), n_factors,
+                                                                            reference, b0[ids], out0.copy(), tol)
     fit_doc, boundary, r_fit = np.zeros(n_docs, bool), np.zeros(n_docs, bool), np.zeros(n_docs)
     fit_doc[ids], boundary[ids], r_fit[ids] = fit_l, bound_l, np.exp(theta[:len(ids)])
     rows = np.zeros(len(doc), bool)
-    rows[sel] = _active(*sub[:2], sub[3], fit_l, len(ids), n_factors, out)[0]
+    rows[sel] = active_rows(*sub[:2], sub[3], fit_l, len(ids), n_factors, out)[0]
     o = np.exp(theta[len(ids):])
     r_free, r, capped = _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary, block)
     boundary |= (cd >= nd) & (nd > 0)                                  # clicked at every impression
@@ -302,89 +202,8 @@ def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol, exclude=
     # from documents whose maximum lies on the boundary p = 1 nor from unclicked factors' cells
     w = cell_weights(n, np.minimum(r_free[doc] * o[fac], 1.0))
     w = np.where(boundary[doc] | (fit_doc[doc] & ~rows), 0.0, w)
-    S = _schur(local.reshape(-1)[rows[sel]], fac[rows], w[rows], len(ids), n_factors)[0]
+    S = schur(local.reshape(-1)[rows[sel]], fac[rows], w[rows], len(ids), n_factors)[0]
     return r, o, w, Grounded(S, block, ~grounding), dec, reached, block, boundary, out, rows, (capped, r_free)
-
-
-def _fit(doc, fac, n, c, theta, n_docs, n_factors, reference, boundary, out, tol):
-    """Newton to convergence; a document whose maximum lies on the boundary (:func:`_at_boundary`) leaves the fit (an
-    active set: the rest is a regular problem again) and the blocks are recomputed; ``boundary`` / ``out``: the
-    documents / factors left out from the start.  Returns (θ, decrement,
-    fit_doc, boundary, block, grounding, reached)."""
-    dec, changed, fit_doc = np.inf, True, ~boundary
-    protect = np.zeros(n_factors, bool)
-    protect[np.asarray(reference, np.int64)] = True          # a reference is never the separated side
-    for _ in range(_MAX_NEWTON):
-        if changed:
-            rows, fit_doc = _active(doc, fac, c, fit_doc, n_docs, n_factors, out, protect=protect)
-            theta[n_docs:][out] = 0.0
-            block, grounding, reached = _blocks(doc[rows], fac[rows], n_docs, n_factors, reference)
-            sub, changed = (doc[rows], fac[rows], n[rows], c[rows]), False
-        if not rows.any():
-            return theta, 0.0, fit_doc, boundary, out, block, grounding, reached
-        theta, dec = _newton(*sub, theta, n_docs, n_factors, block, grounding)
-        hit = fit_doc & _at_boundary(*sub, np.exp(theta[n_docs:]), n_docs)
-        far = ~grounding & (np.abs(theta[n_docs:]) > SEPARATED)
-        if hit.any() or far.any():
-            fit_doc, boundary, out, changed = fit_doc & ~hit, boundary | hit, out | far, True
-            theta[n_docs:][far] = 0.0
-        elif abs(dec) < tol:
-            break
-    return theta, dec, fit_doc, boundary, out, block, grounding, reached
-
-
-def _separated(doc, fac, c, rows, n_docs: int, n_factors: int) -> np.ndarray:
-    """Factors separated from the rest of their block: every fitted document shown there is clicked there and nowhere
-    else, so the likelihood rises without end as o_k → ∞ and those documents' r → 0."""
-    d, f, cc = doc[rows], fac[rows], c[rows]
-    only_here = (cc > 0) & (np.bincount(d, cc, n_docs)[d] == cc)
-    return (np.bincount(f, minlength=n_factors) > 0) & (np.bincount(f, ~only_here, n_factors) == 0)
-
-
-def _active(doc, fac, c, fit_doc, n_docs: int, n_factors: int, out, protect=None):
-    """The fitted cells: those of the fitted documents at factors that they click (a factor none of them clicks has
-    its maximum at o = 0 and no information) and not separated (``out``), documents left with one such factor
-    becoming leaves, and documents left with no click on them leaving (their r runs to 0 one unit of log r per
-    step: 5,000 blocks took 31 steps instead of 8)."""
-    rows = fit_doc[doc] & ~out[fac]
-    while True:
-        rows = rows & ~out[fac]
-        rows_new = rows & (np.bincount(fac[rows], c[rows], n_factors)[fac] > 0)
-        fit_doc = fit_doc & (np.bincount(doc[rows_new], minlength=n_docs) >= 2) & (
-            np.bincount(doc[rows_new], c[rows_new], n_docs) > 0)    # no click left on its cells: r → 0, no step
-        rows_new &= fit_doc[doc]
-        if protect is not None:                 # separated now, not after steps of drift (module docstring)
-            sep = _separated(doc, fac, c, rows_new, n_docs, n_factors) & ~protect
-            if sep.any():
-                out |= sep
-                rows_new &= ~sep[fac]
-        if (rows_new == rows).all():
-            return rows, fit_doc
-        rows = rows_new
-
-
-def _component_top(doc, fac, o, n_docs: int, block) -> np.ndarray:
-    """Per document the largest o over the factors of its information components (its own factors' included): the
-    constraint r·o ≤ 1 at every factor of its component caps r at 1 / this."""
-    top = np.zeros(n_docs)
-    np.maximum.at(top, doc, o[fac])
-    if block is not None and len(block):
-        comp = np.zeros(int(block.max()) + 1)
-        np.maximum.at(comp, block, np.where(np.isfinite(o), o, 0.0))
-        np.maximum.at(top, doc, comp[block[fac]])
-    return top
-
-
-def _at_boundary(doc, fac, n, c, o, n_docs: int, block=None) -> np.ndarray:
-    """Documents whose likelihood still rises at the cap r = 1/(the largest o of their component) given o: their
-    constrained maximum lies on the boundary r·o = 1 (p = 1 on a cell of their own only when every impression there
-    was clicked; else on a more examined factor of their component)."""
-    top = _component_top(doc, fac, o, n_docs, block)
-    p = o[fac] / top[doc]
-    at_top = p >= 1 - 1e-12
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g = np.where(at_top, np.where(c < n, -np.inf, n), (c - n * p) / (1 - p))
-    return np.bincount(doc, np.where(np.isneginf(g), -1e300, g), n_docs) > 0
 
 
 def _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary, block=None) -> tuple:
@@ -396,7 +215,7 @@ def _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary, block=None)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.bincount(doc[clicked], c[clicked], n_docs) / np.bincount(doc[clicked], (n * o[fac])[clicked], n_docs)
     r = np.where(fit_doc, r_fit, np.nan_to_num(r, nan=0.0, posinf=0.0))
-    top = _component_top(doc, fac, o, n_docs, block)
+    top = component_top(doc, fac, o, n_docs, block)
     cap = np.divide(1.0, top, out=np.full(n_docs, np.inf), where=top > 0)
     capped = r > cap * (1 + 1e-9)
     return r, np.minimum(r, cap), capped
