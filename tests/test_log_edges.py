@@ -5,6 +5,7 @@ report gives one standard error per factor, shares in [0, 1], relevance within [
 it, and a certainty plan that never buys certainty from a document at the boundary."""
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -76,3 +77,18 @@ def test_band_coverage_at_a_bridging_document():
     from edge_coverage import one_seed
     hits = sum(one_seed(s, 20) for s in range(8))
     assert hits[:, 0].sum() >= 18 and hits[:, 1].sum() <= 12
+
+
+def test_the_profile_reaches_zero_at_the_estimate_on_a_sparse_log(tmp_path, capsys):
+    """Issue #58 item 1: on the Yandex-like log the profile of the weakest position had ~6 points, ran flat at 0
+    between its bounds and never reached 0 at the estimate (its start was not the maximum).  Now: a curve of ≥ 10
+    points, 0 at the estimate, rising on both sides, and an interval that contains the estimate."""
+    log = yandex_like(tmp_path / "log.csv", 0)
+    assert main(["ig", str(log), "--profile", "position=10", "--json", "--estimate", "none"]) == 0
+    p = json.loads(capsys.readouterr().out)["profile"]
+    x = np.array([a for a, _ in p["curve"]])
+    y = np.array([b for _, b in p["curve"]])
+    assert len(x) >= 10 and y[np.argmin(np.abs(np.log(x / p["estimate"])))] == pytest.approx(0.0, abs=1e-6)
+    left, right = y[x < p["estimate"]], y[x > p["estimate"]]
+    assert (np.diff(left) <= 1e-6).all() and (np.diff(right) >= -1e-6).all()
+    assert p["lower"] < p["estimate"] < p["upper"]

@@ -63,7 +63,8 @@ class _Problem:
         self.cells = (ld.reshape(-1), lf.reshape(-1), n[rows], c[rows])
         self.D, self.F = len(self.docs), len(self.facs)
         self.k, self.ref = int(np.searchsorted(self.facs, k)), int(np.searchsorted(self.facs, u.reference[k]))
-        self.theta0 = np.r_[np.log(u.r[self.docs]), np.log(u.o[self.facs])]
+        r = u.r_free if u.r_free is not None else u.r            # the fit's own r, before the reported bound
+        self.theta0 = np.r_[np.log(r[self.docs]), np.log(u.o[self.facs])]
         self.ground = np.zeros(self.F, bool)
         self.ground[[self.k, self.ref]] = True
 
@@ -74,6 +75,10 @@ class _Problem:
     def fit(self, delta: float, start) -> np.ndarray:
         theta = start.copy()
         theta[self.D + self.k] = theta[self.D + self.ref] + delta
+        d, f = self.cells[0], self.cells[1]
+        top = np.full(self.D, -np.inf)                   # start inside the model: every p = r·o below 1
+        np.maximum.at(top, d, theta[self.D + f])
+        theta[:self.D] = np.minimum(theta[:self.D], -top - 1e-6)
         for _ in range(100):
             theta, dec = newton_step(*self.cells, theta, self.D, self.F, np.zeros(self.F, np.int64), self.ground)
             if abs(dec) < _TOL:
@@ -93,8 +98,9 @@ def profile_interval(u: FactorUncertainty, factor: int, level: float = 0.9) -> P
         raise ConfigError("--profile", "no clicked document links this factor to its reference: there is no "
                                        "likelihood to profile (unidentified)")
     P = _Problem(u, k)
-    best = P.loglik(P.theta0)
     d_hat = P.theta0[P.D + P.k] - P.theta0[P.D + P.ref]
+    P.theta0 = P.fit(d_hat, P.theta0)                   # the maximum on these cells: the deviance is 0 at δ̂
+    best = P.loglik(P.theta0)
     bound = chi2.ppf(level, 1)
     z = float(np.sqrt(bound))
     memo = {}
@@ -106,6 +112,10 @@ def profile_interval(u: FactorUncertainty, factor: int, level: float = 0.9) -> P
 
     ends = [_endpoint(dev, d_hat, -1, u.log_se[k]), _endpoint(dev, d_hat, +1, u.log_se[k])]
     se = u.log_se[k]
+    memo.setdefault(d_hat, 0.0)
+    for x in d_hat + se * np.linspace(-3, 3, 13):        # the curve's shape around the estimate, for the chart
+        if x not in memo:
+            dev(x)
     curve = [(float(np.exp(d)), float(v)) for d, v in sorted(memo.items())]
     return ProfileInterval(k, int(u.reference[k]), level, float(np.exp(d_hat)),
                            *(float(np.exp(e)) if e is not None else None for e in ends),
