@@ -332,3 +332,20 @@ def test_dcm_by_maximum_likelihood_fits_the_training_clicks_at_least_as_well_as_
     ml, count = DCMML().fit(t), DCM().fit(t)
     assert scores(ml, t)["log_likelihood"] >= scores(count, t)["log_likelihood"] - 1e-6
     assert np.allclose(ml.cont[:3], DCM.continuation_by_rank(0.6, 1.0, 3), atol=0.05)
+
+
+def test_every_gradient_fit_says_whether_it_converged():
+    """Issue #58: each optimiser's result is checked — the comparison carries `converged` for the models fitted by
+    gradient (None-free: counting and EM models have no entry), and a fit stopped by its iteration cap says so."""
+    from ultr_core.clickmodels.compare import compare_click_models
+    from ultr_core.clickmodels.gradient import fit_cascade
+    from ultr_core.clickmodels.sessions import SessionArrays
+    from ultr_core.clickmodels.trust import Trust
+    from ultr_core.studies.counterfactual import simulate_log
+    frame, _ = simulate_log("dbn", 1500, n_queries=10, seed=0)
+    out = compare_click_models(frame, models=["dbn", "trust", "pbm"])
+    assert out["models"]["dbn"]["converged"] is True and out["models"]["trust"]["converged"] is True
+    assert "converged" not in out["models"]["pbm"] and not any("iteration cap" in n for n in out["notes"])
+    t = SessionArrays.from_frame(frame, "x").compress()
+    assert Trust().fit(t, max_iter=2).converged is False
+    assert fit_cascade(t, 2, 1, MODEL_BY_KEY["dbn"].cls().transition, max_iter=2)[2] is False

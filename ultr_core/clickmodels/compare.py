@@ -86,7 +86,11 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
         table, chosen = (tr, None) if prior == "pyclick" else _learned(spec, tr, pair_keys, seed, shared)
         model = spec.cls().fit(table)
         out["models"][key] = {"label": spec.label, **scores(model, te), "bias": model.bias(),
-                              "seconds": round(time.perf_counter() - t0, 3), **({"prior": chosen} if chosen else {})}
+                              "seconds": round(time.perf_counter() - t0, 3), **({"prior": chosen} if chosen else {}),
+                              **({} if model.converged is None else {"converged": model.converged})}
+        if model.converged is False:
+            out["notes"].append(f"{spec.label}: the optimiser stopped at its iteration cap before converging — its "
+                                "figures are from its last step")
         if identifiability:
             from ultr_core.clickmodels.information import information_summary, model_information
             labels = [f"{q}/{d}" for q, d in zip(rel["query_id"], rel["doc_id"])]

@@ -44,7 +44,7 @@ class DBN(Cascade):
     def fit(self, t, n_iter: int = EM_ITERATIONS):
         if not self.pyclick:
             from ultr_core.clickmodels.gradient import fit_cascade
-            (self.attr, self.sat), g = fit_cascade(t, 2, 1, self.transition)
+            (self.attr, self.sat), g, self.converged = fit_cascade(t, 2, 1, self.transition)
             self.cont = float(g[0])
             return self
         self.attr, self.sat, self.cont = np.full(t.n_pairs, 0.5), np.full(t.n_pairs, 0.5), 0.5
@@ -183,7 +183,7 @@ class CCM(Cascade):
     def fit(self, t, n_iter: int = EM_ITERATIONS):
         if not self.pyclick:
             from ultr_core.clickmodels.gradient import fit_cascade
-            (self.attr,), self.tau = fit_cascade(t, 1, 3, self.transition)
+            (self.attr,), self.tau, self.converged = fit_cascade(t, 1, 3, self.transition)
             return self
         self.attr, self.tau = np.full(t.n_pairs, 0.5), np.full(3, 0.5)
         last = _last_click(t.clicks)
@@ -232,8 +232,8 @@ class DCMML(DCM):
     def fit(self, t):
         from ultr_core.clickmodels.gradient import fit_cascade
         count = DCM().fit(t)               # PyClick's counting: a start close to the optimum (4× fewer steps)
-        (self.attr,), self.cont = fit_cascade(t, 1, t.depth, lambda per, shared: DCM.transition(per, [shared]),
-                                              start=(count.attr[None, :], count.cont))
+        (self.attr,), self.cont, self.converged = fit_cascade(
+            t, 1, t.depth, lambda per, shared: DCM.transition(per, [shared]), start=(count.attr[None, :], count.cont))
         return self
 
 

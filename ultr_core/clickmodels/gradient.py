@@ -63,7 +63,8 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = M
     """Fit ``n_per_pair`` per-(query, document) probabilities (the first is the attractiveness) and ``n_global``
     shared ones to the patterns ``t``; ``transition(per_pair_on_patterns, global)`` returns (after_click, go_on);
     ``start``: (per-pair, global) probabilities to start from (None: ½).
-    Returns (per-pair probabilities (n_per_pair, n_pairs), global probabilities (n_global,)) as numpy arrays."""
+    Returns (per-pair probabilities (n_per_pair, n_pairs), global probabilities (n_global,)) as numpy arrays, and
+    whether L-BFGS converged (it stopped on its gradient or change tolerance before ``max_iter``)."""
     import torch
     import torch.nn.functional as F
     pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
@@ -101,4 +102,12 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = M
     finally:
         torch.set_num_threads(old)
     with torch.no_grad():
-        return torch.sigmoid(local).numpy().copy(), torch.sigmoid(shared).numpy().copy()
+        return torch.sigmoid(local).numpy().copy(), torch.sigmoid(shared).numpy().copy(), lbfgs_converged(opt, max_iter)
+
+
+def lbfgs_converged(opt, max_iter: int) -> bool:
+    """Whether torch's L-BFGS stopped on a tolerance (gradient or change) rather than on its iteration or
+    function-evaluation cap."""
+    group = opt.param_groups[0]
+    state = opt.state[group["params"][0]]
+    return int(state.get("n_iter", 0)) < int(max_iter) and int(state.get("func_evals", 0)) < int(group["max_eval"])

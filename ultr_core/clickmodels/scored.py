@@ -62,6 +62,7 @@ class ScoredPBM(PBM):
 
         res = minimize(loss, np.r_[1.0, 0.0, np.zeros(t.depth)], jac=True, method="L-BFGS-B",
                        options={"maxiter": 500})
+        self.converged = bool(res.success)
         self.link = (float(res.x[0]), float(res.x[1]))
         self.attr, self.exam = expit(self.link[0] * z + self.link[1]), expit(res.x[2:])
         return self

@@ -81,7 +81,7 @@ class Trust(ClickModel):
         p = exam * Trust.examined_click(attract, gamma)
         return (rng.random(np.shape(attract), dtype=np.float32) < p) & shown, exam
 
-    def fit(self, t, max_iter: int = 100):
+    def fit(self, t, max_iter: int = 500):
         import torch
         import torch.nn.functional as F
         from ultr_core.clickmodels.gradient import attr_log_prior
@@ -111,6 +111,8 @@ class Trust(ClickModel):
             opt.step(closure)
         finally:
             torch.set_num_threads(old)
+        from ultr_core.clickmodels.gradient import lbfgs_converged
+        self.converged = lbfgs_converged(opt, max_iter)
         with torch.no_grad():
             self.attr = np.minimum(torch.sigmoid(a).numpy().copy(), 1 - PROB_MIN)
             self.noise = torch.sigmoid(u).numpy().copy()
@@ -150,6 +152,10 @@ class AffineFit:
 
 #: the projected gradient (of the mean log-likelihood per impression) below which an affine fit counts as converged
 AFFINE_GTOL = 1e-6
+#: L-BFGS-B's relative tolerance on the objective for a fit started from another (a bootstrap resample): on a
+#: 20,000-session trust-bias log the log-likelihood ends 3·10⁻⁵ below the 10⁻¹⁵ fit's and s_r/s_1 within 2·10⁻⁴ —
+#: far inside the resamples' spread — in 64 % of its iterations
+RESAMPLE_FTOL = 1e-12
 
 
 def affine_log_likelihood(p, clicks, shown) -> float:
@@ -206,7 +212,8 @@ def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, m
         e0 = np.divide(start.signal, 1 - start.noise, out=np.ones(depth), where=start.noise < 1)
         x0 = np.clip(np.concatenate([start.attr, e0, start.noise]), 0.0, 1.0)
     res = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * len(x0),
-                   options=dict(maxiter=int(max_iter), maxfun=2 * int(max_iter), ftol=1e-15, gtol=1e-10))
+                   options=dict(maxiter=int(max_iter), maxfun=2 * int(max_iter), ftol=1e-15 if start is None else
+                                RESAMPLE_FTOL, gtol=1e-10))
     x, grad = res.x, objective(res.x)[1]
     free = ((x > 0) | (grad < 0)) & ((x < 1) | (grad > 0))          # the projected gradient's components
     pg = float(np.abs(grad[free]).max(initial=0.0))
