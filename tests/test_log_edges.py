@@ -92,3 +92,25 @@ def test_the_profile_reaches_zero_at_the_estimate_on_a_sparse_log(tmp_path, caps
     left, right = y[x < p["estimate"]], y[x > p["estimate"]]
     assert (np.diff(left) <= 1e-6).all() and (np.diff(right) >= -1e-6).all()
     assert p["lower"] < p["estimate"] < p["upper"]
+
+
+def test_every_factor_has_its_fisher_interval_beyond_the_curves(tmp_path, capsys):
+    """Issue #58 item 3: with more than 10 components only the 10 largest get curves, but every factor gets PBM's
+    ratio and its Fisher interval in `practical_identifiability.factors` (equal to the curve's where both exist)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for q in range(14):                               # 14 queries, each its own context: 14 components
+        for s in range(120):
+            order = rng.permutation(3)
+            for p, d in enumerate(order, 1):
+                rows.append((q * 1000 + s, q, d, p, q, int(rng.random() < 0.6 / p)))
+    pd.DataFrame(rows, columns=["session_id", "query_id", "doc_id", "position", "context", "click"]).to_csv(
+        tmp_path / "ctx.csv", index=False)
+    assert main(["ig", str(tmp_path / "ctx.csv"), "--bias", "context,position", "--json", "--bootstrap", "0"]) == 0
+    pb = json.loads(capsys.readouterr().out)["position_bias"]
+    f = pb["practical_identifiability"]["factors"]
+    assert len(f["label"]) == 42 and len({c["component"] for c in pb["curves"]}) == 10
+    assert sum(x is not None for x in f["fisher_lower"]) == 42
+    by_label = dict(zip(f["label"], f["fisher_upper"]))
+    for c in pb["curves"]:
+        assert c["fisher_upper"] == pytest.approx(by_label[c["label"]])

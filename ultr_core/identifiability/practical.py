@@ -77,6 +77,18 @@ def _band(r: dict, se: float) -> dict:
     return {**out, "lower": new_lo, "upper": new_hi, "band": " + ".join(used) or "estimate"}
 
 
+def _fisher_columns(u: FactorUncertainty) -> dict:
+    """Every factor's PBM maximum-likelihood ratio to its reference and 90 % Fisher interval (None where no
+    information reaches) — all factors, not only the curves' (the curves cover the largest components)."""
+    from ultr_core.identifiability.uncertainty import Z90
+    o_ref = u.o[u.reference]
+    ok = np.isfinite(u.log_se) & (o_ref > 0)
+    est = np.divide(u.o, o_ref, out=np.zeros(len(u.o)), where=ok)
+    half = np.exp(Z90 * np.where(ok, u.log_se, 0.0))
+    col = lambda x: [float(v) if k else None for v, k in zip(x, ok)]       # noqa: E731
+    return {"pbm_ml": col(est), "fisher_lower": col(est / half), "fisher_upper": col(est * half)}
+
+
 def practical_report(g, curves: list) -> tuple[list, dict]:
     """Each curve factor's ``log_se`` and ``identification`` with PBM's maximum-likelihood ratio and its Fisher
     interval (``pbm_ml``, ``fisher_lower``, ``fisher_upper``: the numbers the level is about); the block
@@ -104,7 +116,7 @@ def practical_report(g, curves: list) -> tuple[list, dict]:
            "documents": {"never_clicked": u.silent_documents, "at_the_boundary": u.boundary_documents},
            "factors": {"label": list(labels), "component": np.asarray(g.component).astype(int).tolist(),
                        "reference": [labels[k] for k in u.reference],
-                       "log_se": log_se, "identification": levels.tolist()}}
+                       "log_se": log_se, "identification": levels.tolist(), **_fisher_columns(u)}}
     out["components"] = _component_levels(np.asarray(g.component), levels, u.log_se, labels)
     apart = [r["label"] for r in curves if _apart(r)]
     if apart:
