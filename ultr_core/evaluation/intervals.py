@@ -165,10 +165,11 @@ def interval_text(x: dict, fmt: str = "{:.4f}", sep: str = ", ") -> str:
     return f"{fmt.format(est)} [{fmt.format(lo)}{sep}{fmt.format(hi)}]"
 
 
-def bootstrap_intervals(estimates, draws, *, level: float = LEVEL, bounds: tuple = (-np.inf, np.inf)):
+def bootstrap_intervals(estimates, draws, *, level: float = LEVEL, bounds: tuple = (-np.inf, np.inf),
+                        min_draws: int = MIN_DRAWS):
     """:func:`bootstrap_interval` for many quantities at once: ``estimates`` (m,) and ``draws`` (resamples, m), the
     same rule column by column, vectorised.  Returns (lower, upper, degenerate) arrays; lower and upper are NaN where
-    a column is unsupported (non-finite estimate, or fewer than :data:`MIN_DRAWS` finite draws).
+    a column is unsupported (non-finite estimate, or fewer than ``min_draws`` finite draws).
 
     >>> import numpy as np
     >>> d = np.random.default_rng(0).normal([0.0, 1.0], 0.1, (500, 2))
@@ -202,5 +203,5 @@ def bootstrap_intervals(estimates, draws, *, level: float = LEVEL, bounds: tuple
         a, b = srt[lo_i, cols], srt[hi_i, cols]
         out.append(np.where(hi_i == lo_i, a, a + (pos - lo_i) * (b - a)))
     lower, upper = np.minimum(out[0], est), np.maximum(out[1], est)
-    dead = ~np.isfinite(est) | (n < MIN_DRAWS)
+    dead = ~np.isfinite(est) | (n < max(int(min_draws), 1))
     return np.where(dead, np.nan, lower), np.where(dead, np.nan, upper), bad

@@ -25,8 +25,9 @@ Both likelihood fits run by Newton's method (observed information) until the New
 (:func:`~ultr_core.identifiability.uncertainty.converged_curves`).
 
 Uncertainty: a **document bootstrap** — documents are resampled with replacement (Poisson(1)
-weights, the standard streaming approximation), the estimator is re-run, and the
-``alpha/2`` and ``1 − alpha/2`` percentiles are reported per factor.
+weights, the standard streaming approximation), the estimator is re-run, and the one interval
+engine's bias-corrected percentile interval (:mod:`ultr_core.evaluation.intervals`) is reported per
+factor — it contains the estimate.
 
 **Vectorised and bounded.**  Every estimated component and bootstrap resample is solved at once (the
 chosen components' factors stacked into one index, resamples as rows of a Poisson weight matrix).
@@ -46,7 +47,6 @@ largest always, whole).  Every factor's Fisher standard error: :mod:`.uncertaint
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,6 +54,7 @@ import pandas as pd
 from scipy import sparse
 
 from ultr_core.errors import ConfigError
+from ultr_core.evaluation.intervals import MIN_DRAWS, bootstrap_intervals
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 from ultr_core.identifiability.pairs import MAX_INTERVENTION_PAIRS, Budget, intervention_sets
 from ultr_core.identifiability.support import blank_unsupported
@@ -311,10 +312,8 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
         notes.append("bootstrap refits: Newton's method until the Newton decrement is below 1e-12 (converged along "
                      "weak directions too)")
     if sum(len(b) for b in boots) >= min(MIN_BOOTSTRAP, n_bootstrap) > 0:
-        B = np.vstack(boots)
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)          # all-NaN columns give NaN bounds
-            lo, hi = np.nanpercentile(B, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=0)
+        lo, hi, _ = bootstrap_intervals(est, np.vstack(boots), level=1 - alpha, bounds=(0.0, np.inf),
+                                        min_draws=min(MIN_DRAWS, n_bootstrap))
     else:
         lo = hi = np.full(S.F, np.nan)
     f = graph.factors.iloc[S.slots]
