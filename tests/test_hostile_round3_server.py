@@ -45,7 +45,7 @@ def test_cache_refuses_forged_entries(tmp_path):
         rc.store(tmp_path, "k", _payload())
         assert rc.load(tmp_path, "k") is not None
         forged = {**_payload(), **edit}                     # signed with the install's own key
-        path.write_text(json.dumps({"payload": forged, "checksum": _hmac(rc._secret(), forged)}))
+        path.write_text(json.dumps({"payload": forged, "checksum": _hmac(rc._secret(), "k", forged)}))
         assert rc.load(tmp_path, "k") is None, edit
 
 
@@ -78,15 +78,30 @@ def test_cache_secret_lives_outside_the_cache_folder(tmp_path, monkeypatch):
         assert f.read_bytes().strip() == key and (f.stat().st_mode & 0o777) == 0o600
         monkeypatch.setenv("ULTR_CACHE_SECRET", "another install")
         resultcache._secret.cache_clear()
-        assert resultcache._checksum(_payload()) != _hmac(key, _payload())
+        assert resultcache._checksum("k", _payload()) != _hmac(key, "k", _payload())
     finally:
         resultcache._secret.cache_clear()
 
 
-def _hmac(key, payload):
+def _hmac(secret, key, payload):
     import hashlib
     import hmac
-    return hmac.new(key, json.dumps(payload, sort_keys=True).encode(), hashlib.sha256).hexdigest()
+
+    from ultr_core.studies.resultcache import code_version
+    text = f"{key}\n{code_version()}\n{json.dumps(payload, sort_keys=True)}"
+    return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
+
+
+def test_a_signed_entry_copied_under_another_key_is_not_served(tmp_path):
+    """Issue #61 item 5: the signature covers the key and the code version, not only the payload — copying a signed
+    A.json over B.json made cell B return A's metrics."""
+    from ultr_core.studies import resultcache as rc
+    a = _payload()
+    a["metrics"] = {"ndcg@10": 0.91}
+    rc.store(tmp_path, "A", a)
+    rc.store(tmp_path, "B", _payload())
+    (tmp_path / "B.json").write_bytes((tmp_path / "A.json").read_bytes())
+    assert rc.load(tmp_path, "A")["metrics"] == {"ndcg@10": 0.91} and rc.load(tmp_path, "B") is None
 
 
 # --------------------------------------------------------------------------- every entry point has the app's bounds

@@ -83,10 +83,12 @@ def _secret() -> bytes:
     return os.urandom(32)
 
 
-def _checksum(payload: dict) -> str:
+def _checksum(key: str, payload: dict) -> str:
+    """HMAC over the entry's key, the code version and the payload: a signed entry copied under another key, or
+    left from another code version, does not validate (issue #61)."""
     import hmac
-    text = json.dumps(payload, sort_keys=True, default=float, allow_nan=False).encode()
-    return hmac.new(_secret(), text, hashlib.sha256).hexdigest()
+    text = json.dumps(payload, sort_keys=True, default=float, allow_nan=False)
+    return hmac.new(_secret(), f"{key}\n{code_version()}\n{text}".encode(), hashlib.sha256).hexdigest()
 
 
 def _number(v) -> bool:
@@ -102,7 +104,7 @@ def _record(h) -> bool:
             and all(isinstance(k, str) and (_number(v) or isinstance(v, bool)) for k, v in h.items()))
 
 
-def _valid(entry) -> bool:
+def _valid(entry, key: str) -> bool:
     import hmac
     if not isinstance(entry, dict) or set(entry) != {"payload", "checksum"}:
         return False
@@ -114,7 +116,7 @@ def _valid(entry) -> bool:
             and _finite_list(p["observation"]) and _finite_list(p["true_observation"])
             and isinstance(p["final_step"], int) and isinstance(p["history"], list)
             and all(_record(h) for h in p["history"])
-            and hmac.compare_digest(entry["checksum"], _checksum(p)))
+            and hmac.compare_digest(entry["checksum"], _checksum(key, p)))
 
 
 def _depth(text: str) -> int:
@@ -163,7 +165,7 @@ def load(cache_dir, key: str) -> dict | None:
         entry = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    if not _valid(entry):
+    if not _valid(entry, key):
         return None
     try:
         os.utime(path)                       # recently used: kept longest by eviction
@@ -181,7 +183,7 @@ def store(cache_dir, key: str, payload: dict, max_bytes: int | None = None) -> N
     payload = _plain(json.loads(json.dumps(payload, default=float)))
     if set(payload) != _KEYS:
         raise ValueError(f"a cache entry holds exactly {sorted(_KEYS)}")
-    text = json.dumps({"payload": payload, "checksum": _checksum(payload)}, allow_nan=False)
+    text = json.dumps({"payload": payload, "checksum": _checksum(key, payload)}, allow_nan=False)
     fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".part", dir=folder)
     try:
         with os.fdopen(fd, "w") as f:
