@@ -115,3 +115,24 @@ def test_every_factor_has_its_fisher_interval_beyond_the_curves(tmp_path, capsys
     by_label = dict(zip(f["label"], f["fisher_upper"]))
     for c in pb["curves"]:
         assert c["fisher_upper"] == pytest.approx(by_label[c["label"]])
+
+
+def test_an_output_that_appears_during_the_run_is_not_replaced(tmp_path, monkeypatch, capsys):
+    """Issue #61 item 6: `--documents` (and `--relevance`, `simulate --out`) is checked before the fit and written
+    after it; a file created in between is kept (exit 2, one message), and `--force` still overwrites."""
+    from ultr_core.identifiability import practical
+    log = yandex_like(tmp_path / "log.csv", 0)
+    out = tmp_path / "docs.csv"
+    real = practical.documents_frame
+
+    def appear(*args, **kw):                              # another process creates the file mid-run
+        out.write_text("theirs\n")
+        return real(*args, **kw)
+    monkeypatch.setattr(practical, "documents_frame", appear)
+    assert main(["ig", str(log), "--estimate", "none", "--documents", str(out)]) == 2
+    assert out.read_text() == "theirs\n" and "appeared while the command ran" in capsys.readouterr().err
+    assert not list(tmp_path.glob(".docs.csv.*"))         # no temporary left behind
+    out.unlink()
+    monkeypatch.setattr(practical, "documents_frame", real)
+    assert main(["ig", str(log), "--estimate", "none", "--documents", str(out)]) == 0
+    assert main(["ig", str(log), "--estimate", "none", "--documents", str(out), "--force"]) == 0

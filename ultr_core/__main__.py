@@ -112,7 +112,7 @@ def _simulate(a) -> int:
     cfg = ClickModelConfig.from_values(values_of(a), logging="given" if a.dataset.startswith("ig") else "svm")
     ds = load_dataset(a.dataset, a.seed if a.data_seed is None else a.data_seed)     # data from --seed, as before
     log = ClickSimulator(cfg, seed=a.seed).fit(ds).simulate(ds.train, a.sessions)
-    atomic_write(out, lambda tmp: log.to_parquet(tmp) if out.suffix == ".parquet" else log.to_csv(tmp))
+    atomic_write(out, log.to_parquet if out.suffix == ".parquet" else log.to_csv, force=a.force)
     print(f"wrote {len(log):,} rows ({log.n_sessions:,} sessions) to {out}")
     return 0
 

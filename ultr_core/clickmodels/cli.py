@@ -113,7 +113,7 @@ def run(a) -> int:
                                    a.path, keys, identifiability=a.identifiability, **judged)
     rel = out.pop("relevance")
     if out_path is not None:
-        atomic_write(out_path, lambda tmp: safe_csv(rel, tmp), "--relevance")
+        atomic_write(out_path, lambda tmp: safe_csv(rel, tmp), "--relevance", force=a.force)
     if a.json:
         print(json.dumps(json_safe(out), allow_nan=False))
         return 0

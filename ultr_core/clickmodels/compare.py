@@ -45,6 +45,19 @@ def train_test(data, name: str = "log", split: float = 0.75, test=None):
     return train, test_s.subset(seen), int((~seen).sum())
 
 
+def _entry(spec, model, te, t0: float, chosen, notes: list) -> dict:
+    """A fitted model's entry: its held-out scores, bias parameters, seconds, learned prior and — for a fit by an
+    optimiser — whether it converged (a note when a cap stopped it; the models fitted by counting or a fixed number
+    of EM steps have no ``converged``)."""
+    converged = getattr(model, "converged", None)
+    if converged is False:
+        notes.append(f"{spec.label}: the optimiser stopped at its iteration cap before converging — its figures are "
+                     "from its last step")
+    return {"label": spec.label, **scores(model, te), "bias": model.bias(),
+            "seconds": round(time.perf_counter() - t0, 3), **({"prior": chosen} if chosen else {}),
+            **({} if converged is None else {"converged": converged})}
+
+
 def compare_click_models(data, name: str = "log", models=None, split: float = 0.75, test=None, on_model=None,
                          stop=None, identifiability: bool = False, judgements=None, include_prior: bool = False,
                          seed: int = 0, prior: str = "pyclick", rankers: dict | None = None) -> dict:
@@ -85,12 +98,7 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
         spec, t0 = MODEL_BY_KEY[key], time.perf_counter()
         table, chosen = (tr, None) if prior == "pyclick" else _learned(spec, tr, pair_keys, seed, shared)
         model = spec.cls().fit(table)
-        out["models"][key] = {"label": spec.label, **scores(model, te), "bias": model.bias(),
-                              "seconds": round(time.perf_counter() - t0, 3), **({"prior": chosen} if chosen else {}),
-                              **({} if model.converged is None else {"converged": model.converged})}
-        if model.converged is False:
-            out["notes"].append(f"{spec.label}: the optimiser stopped at its iteration cap before converging — its "
-                                "figures are from its last step")
+        out["models"][key] = _entry(spec, model, te, t0, chosen, out["notes"])
         if identifiability:
             from ultr_core.clickmodels.information import information_summary, model_information
             labels = [f"{q}/{d}" for q, d in zip(rel["query_id"], rel["doc_id"])]

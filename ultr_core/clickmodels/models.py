@@ -79,9 +79,6 @@ class ClickModel:
     #: of LBD's coupling and of contextual position bias
     POSITION_ONLY = False
 
-    #: whether the fit's optimiser converged (gradient fits: L-BFGS stopped on a tolerance; None: counting or a fixed
-    #: number of EM iterations, nothing to check)
-    converged: bool | None = None
     #: the fitted probability arrays whose Fisher information :mod:`~ultr_core.clickmodels.information` measures
     INFO_PARAMS: tuple = ("attr",)
     IG_MEANING = "examine by the clicks above"          # its users, when examination is not by position alone

@@ -204,13 +204,7 @@ def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, m
                                np.bincount(k, g * (1 - ea), depth)])
         return -(c * np.log(q) + (n - c) * np.log1p(-q)).sum() / total, -grad / total
 
-    if start is None:
-        ctr = np.bincount(pair, c, n_pairs) / np.maximum(np.bincount(pair, n, n_pairs), 1)
-        x0 = np.concatenate([np.clip(ctr / max(ctr.max(), 1e-9), 0.01, 0.99), np.full(depth, 0.3),
-                             np.full(depth, 0.05)])
-    else:
-        e0 = np.divide(start.signal, 1 - start.noise, out=np.ones(depth), where=start.noise < 1)
-        x0 = np.clip(np.concatenate([start.attr, e0, start.noise]), 0.0, 1.0)
+    x0 = _affine_start(start, pair, c, n, n_pairs, depth)
     scale = _diagonal_scale(x0, pair, k, n, n_pairs, depth, total)
 
     def scaled(y):                       # the same objective in coordinates y = x·√(diagonal information)
@@ -245,3 +239,13 @@ def _diagonal_scale(x, pair, k, n, n_pairs: int, depth: int, total: float) -> np
                            np.bincount(k, w * ((1 - b[k]) * a[pair]) ** 2, depth),
                            np.bincount(k, w * (1 - ea) ** 2, depth)])
     return np.sqrt(np.maximum(diag / total, 1e-12))
+
+
+def _affine_start(start, pair, c, n, n_pairs: int, depth: int) -> np.ndarray:
+    """(a, e, b) to start from: the documents' CTR scaled to [0.01, 0.99], e = 0.3, b = 0.05; or ``start``'s."""
+    if start is None:
+        ctr = np.bincount(pair, c, n_pairs) / np.maximum(np.bincount(pair, n, n_pairs), 1)
+        return np.concatenate([np.clip(ctr / max(ctr.max(), 1e-9), 0.01, 0.99), np.full(depth, 0.3),
+                               np.full(depth, 0.05)])
+    e0 = np.divide(start.signal, 1 - start.noise, out=np.ones(depth), where=start.noise < 1)
+    return np.clip(np.concatenate([start.attr, e0, start.noise]), 0.0, 1.0)

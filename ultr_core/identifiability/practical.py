@@ -296,7 +296,7 @@ def ig_outputs(g, a, judgements=None) -> dict:
         out["certainty_plan"] = certainty_report(g, a.certainty, a.swap_impressions, a.objective, u)
     frame = documents_frame(g, u) if a.documents or judgements is not None else None
     if a.documents:
-        atomic_write(a.documents, lambda tmp: safe_csv(frame, tmp), "--documents")
+        atomic_write(a.documents, lambda tmp: safe_csv(frame, tmp), "--documents", force=a.force)
         out["documents_file"] = {"path": str(a.documents), "rows": len(frame),
                                  "status": frame["status"].value_counts().to_dict()}
     if judgements is not None:

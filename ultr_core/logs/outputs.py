@@ -70,9 +70,11 @@ def _probe(out: Path, option: str) -> None:
     Path(tmp).unlink(missing_ok=True)
 
 
-def atomic_write(out: Path, write, option: str = "--out") -> None:
+def atomic_write(out: Path, write, option: str = "--out", *, force: bool = True) -> None:
     """``write(tmp)`` into a temporary file beside ``out``, then rename it over ``out``: a failure (a full disk, a
-    file-size limit) leaves any earlier file untouched and is reported naming ``option``."""
+    file-size limit) leaves any earlier file untouched and is reported naming ``option``.  Without ``force`` the
+    file is created exclusively (a hard link, which fails where ``out`` exists): a file that appeared while the
+    command ran is never replaced (issue #61 item 6)."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
     except OSError as e:
@@ -80,7 +82,10 @@ def atomic_write(out: Path, write, option: str = "--out") -> None:
     os.close(fd)
     try:
         write(tmp)
-        os.replace(tmp, out)
+        if force:
+            os.replace(tmp, out)
+        else:
+            _create_exclusive(tmp, out, option)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
         raise ConfigError(option, f"could not write {out.name} ({e.strerror or type(e).__name__}); any earlier "
@@ -88,6 +93,24 @@ def atomic_write(out: Path, write, option: str = "--out") -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _create_exclusive(tmp: str, out: Path, option: str) -> None:
+    """Move ``tmp`` to ``out`` only where ``out`` does not exist (atomically: ``os.link`` refuses an existing name)."""
+    try:
+        os.link(tmp, out)
+    except FileExistsError:
+        Path(tmp).unlink(missing_ok=True)
+        raise ConfigError(option, f"{out.name} appeared while the command ran; add --force to overwrite it, or "
+                                  "choose another name (nothing was written)") from None
+    except OSError:                      # a file system without hard links: the rename, after a last check
+        if out.exists():
+            Path(tmp).unlink(missing_ok=True)
+            raise ConfigError(option, f"{out.name} appeared while the command ran; add --force to overwrite it "
+                                      "(nothing was written)") from None
+        os.replace(tmp, out)
+        return
+    Path(tmp).unlink(missing_ok=True)
 
 
 def _cell(v):
