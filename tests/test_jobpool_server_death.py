@@ -51,3 +51,24 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"          # a zombie has exited
     except FileNotFoundError:
         return False
+
+
+def test_a_worker_whose_server_died_before_it_started_does_not_linger():
+    """Issue #61 item 9: the worker took its server's pid from os.getppid() at start — a server already gone made pid
+    1 "the server" and the worker lived on for good.  The server now passes its own pid; a worker that finds another
+    parent exits at once."""
+    import multiprocessing as mp
+    import time
+
+    from ultr_core.app.jobworker import _worker_main
+    ctx = mp.get_context("spawn")
+    gone = ctx.Process(target=time.sleep, args=(0,))
+    gone.start()
+    gone.join()                                        # a pid that is no one's parent now
+    inq, outq = ctx.Queue(), ctx.Queue()
+    worker = ctx.Process(target=_worker_main, args=(inq, outq, ctx.Value("b", 0, lock=False), None, gone.pid),
+                         daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "the worker outlived the server that started it"
+    assert worker.exitcode == 0                          # it returned, it did not crash

@@ -52,7 +52,7 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _worker_main(inq, outq, flag, initializer):          # runs in the worker process
+def _worker_main(inq, outq, flag, initializer, parent: int | None = None):      # runs in the worker process
     nice = int(os.environ.get("ULTR_WORKER_NICE", "5"))
     if nice > 0 and hasattr(os, "nice"):                   # batch work yields to the server answering pages
         os.nice(nice)
@@ -60,7 +60,12 @@ def _worker_main(inq, outq, flag, initializer):          # runs in the worker pr
         os.environ[var] = "1"          # one thread per worker, read when a job first imports torch or BLAS:
     if "torch" in sys.modules:         # a worker that runs no training never pays torch's import (≈ 1 s)
         sys.modules["torch"].set_num_threads(1)
-    parent = os.getppid()
+    # the server's pid, passed by the server itself: read here, a server already gone (a short-lived process, or one
+    # killed while this worker started) would make the worker's new parent (pid 1) "the server" and the watch would
+    # never fire (issue #61 item 9)
+    parent = os.getppid() if parent is None else int(parent)
+    if os.getppid() != parent:
+        return
     _watch_parent(parent)
     if initializer is not None:
         try:
@@ -125,8 +130,8 @@ class _Worker:
     def __init__(self, ctx, outq, initializer):
         self.flag = ctx.Value("b", 0, lock=False)
         self.inq = ctx.Queue()
-        self.proc = ctx.Process(target=_worker_main, args=(self.inq, outq, self.flag, initializer), daemon=True,
-                                name="ultr-worker")
+        self.proc = ctx.Process(target=_worker_main, args=(self.inq, outq, self.flag, initializer, os.getpid()),
+                                daemon=True, name="ultr-worker")
         with _plain_main():
             self.proc.start()
         self.job = None                           # the PoolJob it runs
