@@ -133,3 +133,25 @@ def test_ig_scores_its_relevance_against_judgements(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "ultr_core", "ig", str(log), "--grades", "0-3"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "--grades: applies to --judgements" in bad.stderr
+
+
+@pytest.mark.parametrize("text, ok", [("0-4", (0.0, 4.0)), ("-2-3", (-2.0, 3.0)), ("-2:3", (-2.0, 3.0)),
+                                      ("1..2", (1.0, 2.0)), ("nan-nan", None), ("3-1", None), ("0-2000", None),
+                                      ("0-inf", None), ("4", None), ("a-b", None)])
+def test_grade_ranges_are_checked(text, ok):
+    """Issue #61 item 3: `--grades nan-nan` was accepted and kept every grade; `0-2000` overflowed the gain; a
+    negative low end could not be written."""
+    from ultr_core.errors import ConfigError
+    from ultr_core.logs.judgements import parse_grades
+    if ok is None:
+        with pytest.raises(ConfigError, match="--grades"):
+            parse_grades(text)
+    else:
+        assert parse_grades(text) == ok
+
+
+def test_negative_grades_count_as_zero_gain():
+    """TREC's −2 (junk) is gain 0 as in trec_eval: nDCG stays within [0, 1]."""
+    from ultr_core.clickmodels.judged import ndcg_per_query
+    v = ndcg_per_query(np.array([3.0, 2.0, 1.0]), np.array([-2.0, 1.0, 0.0]), np.zeros(3, int))
+    assert 0 <= v[0] <= 1 and v[0] == pytest.approx(1 / np.log2(3))

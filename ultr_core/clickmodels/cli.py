@@ -60,10 +60,8 @@ def _judgements(a):
     import os
 
     from ultr_core.logs.judgements import read_judgements
-    try:
-        low, high = (float(x) for x in a.grades.split("-", 1))
-    except ValueError:
-        raise ConfigError("--grades", "write the range as LOW-HIGH, e.g. 0-4") from None
+    from ultr_core.logs.judgements import parse_grades
+    low, high = parse_grades(a.grades)
     if not os.path.isfile(a.judgements):
         raise ConfigError("--judgements", "file not found")
     if os.path.getsize(a.judgements) > MAX_JUDGEMENTS_BYTES:

@@ -52,15 +52,17 @@ def prior_dominated(train) -> np.ndarray:
 
 def ndcg_per_query(score, grade, query, k: int = 10) -> np.ndarray:
     """nDCG@k (gain 2^g − 1, log2 discount) of each query's labelled documents ordered by ``score`` (ties: the
-    order given); NaN for a query without a positive grade."""
+    order given); NaN for a query without a positive grade.  A negative grade (TREC's junk, −2) counts as 0, as
+    trec_eval counts it: nDCG stays in [0, 1]."""
     order = np.lexsort((-np.asarray(score, np.float64), query))
-    q, g = np.asarray(query)[order], np.asarray(grade, np.float64)[order]
-    ideal = np.lexsort((-np.asarray(grade, np.float64), query))
+    grade = np.maximum(np.asarray(grade, np.float64), 0.0)
+    q, g = np.asarray(query)[order], grade[order]
+    ideal = np.lexsort((-grade, query))
     starts = np.r_[0, np.flatnonzero(q[1:] != q[:-1]) + 1]
     rank = np.arange(len(q)) - np.repeat(starts, np.diff(np.r_[starts, len(q)]))
     disc = np.where(rank < k, 1.0 / np.log2(rank + 2.0), 0.0)
     dcg = np.add.reduceat((2 ** g - 1) * disc, starts)
-    idcg = np.add.reduceat((2 ** np.asarray(grade, np.float64)[ideal] - 1) * disc, starts)
+    idcg = np.add.reduceat((2 ** grade[ideal] - 1) * disc, starts)
     return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1), np.nan)
 
 

@@ -27,7 +27,7 @@ def pair_grades(judgements, pair_keys: pd.DataFrame) -> np.ndarray:
 def _dcg(lists: np.ndarray, grade: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     top = lists[:, :k]
     g = np.where(top >= 0, grade[np.maximum(top, 0)], np.nan)
-    gain = np.nan_to_num(2.0 ** g - 1.0) / np.log2(np.arange(2, k + 2))[None, :]
+    gain = np.nan_to_num(2.0 ** np.maximum(g, 0.0) - 1.0) / np.log2(np.arange(2, k + 2))[None, :]   # −2 counts 0
     return gain.sum(1), np.isfinite(g)
 
 

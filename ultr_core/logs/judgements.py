@@ -21,11 +21,38 @@ import pandas as pd
 
 from ultr_core.errors import DataFormatError
 
-__all__ = ["JudgementFormat", "JUDGEMENT_FORMATS", "Judgements", "read_judgements", "GRADE_RANGE",
+__all__ = ["JudgementFormat", "JUDGEMENT_FORMATS", "Judgements", "read_judgements", "GRADE_RANGE", "parse_grades",
+           "MAX_GRADE",
            "QUERY_NAMES", "DOC_NAMES", "GRADE_NAMES"]
 
 #: the grades accepted unless a range is given (LETOR 0–2 / 0–4, Yandex 0–5)
 GRADE_RANGE = (0.0, 5.0)
+#: the largest grade a range may name: the gain 2^g − 1 of nDCG and DCG overflows a float far above it
+MAX_GRADE = 30.0
+_RANGE = __import__("re").compile(r"\s*(-?\d+(?:\.\d+)?)\s*(?:-|:|\.\.)\s*(-?\d+(?:\.\d+)?)\s*")
+
+
+def parse_grades(text: str, option: str = "--grades") -> tuple[float, float]:
+    """A grade range ``LOW-HIGH`` (or ``LOW:HIGH``, ``LOW..HIGH``; a negative end is written with its sign, e.g.
+    ``-2:3`` or ``-2-3``): finite numbers, LOW ≤ HIGH ≤ :data:`MAX_GRADE`; else a :class:`ConfigError` naming
+    ``option``.
+
+    >>> parse_grades("0-4"), parse_grades("-2-3"), parse_grades("-2:3")
+    ((0.0, 4.0), (-2.0, 3.0), (-2.0, 3.0))
+    """
+    from ultr_core.errors import ConfigError
+    m = _RANGE.fullmatch(str(text))
+    if m is None:
+        raise ConfigError(option, "write the range as LOW-HIGH with two numbers, e.g. 0-4 (or -2:3 for a negative "
+                                  "low end)")
+    low, high = float(m.group(1)), float(m.group(2))
+    if low > high:
+        raise ConfigError(option, f"the low end {low:g} is above the high end {high:g}")
+    if high > MAX_GRADE:
+        raise ConfigError(option, f"grades above {MAX_GRADE:g} overflow the gain 2^g − 1; rescale the judgements")
+    return low, high
+
+
 #: header names a table's columns may carry (lower case)
 QUERY_NAMES = ("query_id", "qid", "query", "queryid")
 DOC_NAMES = ("doc_id", "docid", "doc", "document", "url", "urlid", "url_id")
