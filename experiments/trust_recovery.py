@@ -3,7 +3,7 @@
 (Vardasbi et al.'s trust_1), position 1 swapped with a uniform rank in every session (Agarwal et al., WWW 2019) —
 the affine model is fitted on the swap log's counts (``ultr_core.algorithms.affine.swap_recovery``) and the
 quantities clicks identify (the signal ratios α_k/α_1 and the noise-to-signal steps) are compared with the truth,
-with bias-corrected percentile bootstrap intervals over sessions.  Writes docs/trust_recovery.md.
+with percentile bootstrap intervals over sessions (stretched to the estimate where needed).  Writes docs/trust_recovery.md.
 
     python experiments/trust_recovery.py [--seeds 10] [--sessions 50000] [--boot 20]
 """
@@ -52,7 +52,7 @@ def main():
              "to r → a·r + t (docs/identifiability_trust_bias.md), so the table compares what that map leaves "
              "alone: the signal ratio α_k/α_1 = θ_k(ε⁺_k − ε⁻_k)/θ_1(ε⁺_1 − ε⁻_1) and the noise-to-signal step "
              "(β_k/α_k − β_1/α_1)/(β_2/α_2 − β_1/α_1). Fit: maximum likelihood on the swap log's (document, "
-             f"position) counts (`fit_affine_counts`); interval: 90 % bias-corrected percentile bootstrap over "
+             f"position) counts (`fit_affine_counts`); interval: 90 % percentile bootstrap over "
              f"sessions ({a.boot} resamples). Coverage: the share of seeds whose interval holds the truth (nominal "
              "90 %).", "",
              "| position | true α_k/α_1 | mean estimate | coverage | true noise step | mean estimate | coverage |",

@@ -107,7 +107,7 @@ def invariants(alpha, beta) -> tuple[np.ndarray, np.ndarray]:
 @dataclass(frozen=True)
 class SwapRecovery:
     """Estimated invariants (:func:`invariants`) with 90 % bootstrap intervals (the one interval engine's
-    bias-corrected percentile, over sessions; NaN where no interval is supported)."""
+    percentile, over sessions; NaN where no interval is supported)."""
 
     signal_ratio: np.ndarray
     signal_lower: np.ndarray
@@ -119,8 +119,8 @@ class SwapRecovery:
 
 
 def swap_recovery(log, depth: int, n_boot: int = 30, seed: int = 0) -> SwapRecovery:
-    """The invariants of the affine model fitted on the swap log ``log`` up to ``depth``, with bias-corrected
-    percentile bootstrap intervals over sessions (``n_boot`` resamples, seeded, each refit started from the full
+    """The invariants of the affine model fitted on the swap log ``log`` up to ``depth``, with percentile bootstrap
+    intervals over sessions (``n_boot`` resamples, seeded, each refit started from the full
     log's fit)."""
     pair, pos, c, n, n_pairs = swap_counts(log, depth)
     fit = fit_affine_counts(pair, pos, c, n, n_pairs, depth)

@@ -67,7 +67,7 @@ def ndcg_per_query(score, grade, query, k: int = 10) -> np.ndarray:
 
 
 def _interval(point: float, draws: np.ndarray, bounds: tuple = (-1.0, 1.0)) -> dict:
-    """The one interval engine's bias-corrected percentile interval over resamples of the queries (a correlation
+    """The one interval engine's percentile interval over resamples of the queries (a correlation
     and an nDCG lie in [−1, 1])."""
     return bootstrap_interval(point, draws, bounds=bounds, what="resample of the queries").to_json()
 

@@ -81,7 +81,7 @@ def fitted_vs_generating(model: str, n_sessions: int, seed: int = 0, split: floa
 
 def pbm_curve_bootstrap(n_sessions: int, n_boot: int = 20, seed: int = 0) -> dict:
     """PBM refitted on ``n_boot`` session bootstraps of a PBM log: the examination ratios γ_p/γ_1 (PBM fixes
-    α·γ only, so the scale is not identifiable) with 90 % bias-corrected percentile intervals (the one interval
+    α·γ only, so the scale is not identifiable) with 90 % percentile intervals (the one interval
     engine) beside the generating curve's."""
     from ultr_core.clickmodels.models import PBM
     from ultr_core.clickmodels.sessions import SessionArrays

@@ -155,7 +155,7 @@ AFFINE_GTOL = 1e-6
 #: L-BFGS-B's relative tolerance on the objective for a fit started from another (a bootstrap resample): on a
 #: 20,000-session trust-bias log the log-likelihood ends 3·10⁻⁵ below the 10⁻¹⁵ fit's and s_r/s_1 within 2·10⁻⁴ —
 #: far inside the resamples' spread — in 64 % of its iterations
-RESAMPLE_FTOL = 1e-12
+RESAMPLE_FTOL = 1e-15
 
 
 def affine_log_likelihood(p, clicks, shown) -> float:

@@ -49,11 +49,11 @@ from ultr_core.evaluation.intervals import LEVEL, bootstrap_interval
 __all__ = ["OffPolicyEstimator", "ESTIMATORS", "ESTIMATOR_BY_KEY", "DEFAULT_ESTIMATORS", "Setup", "Fit",
            "logged_value", "interval", "LEVEL"]
 
-def interval(point: float, draws: np.ndarray, *, bounds: tuple = (0.0, np.inf)) -> dict:
+def interval(point: float, draws: np.ndarray, *, bounds: tuple = (0.0, np.inf), method: str = "percentile") -> dict:
     """The one interval engine's :class:`~ultr_core.evaluation.intervals.Interval` of ``point`` from the bootstrap
-    ``draws`` (bias-corrected percentile, within ``bounds``), as JSON: ``{estimate, lower, upper, level, method,
-    supported}`` (+ ``degenerate``, ``note``)."""
-    return bootstrap_interval(point, draws, level=LEVEL, bounds=bounds,
+    ``draws`` (``method``: "percentile", or "bc" for an estimator shrunk by a prior; within ``bounds``), as JSON:
+    ``{estimate, lower, upper, level, method, supported}`` (+ ``degenerate``, ``note``)."""
+    return bootstrap_interval(point, draws, level=LEVEL, bounds=bounds, method=method,
                               what="bootstrap resample of the sessions").to_json()
 
 
@@ -194,11 +194,16 @@ class OffPolicyEstimator:
     default: bool = True
     #: the fit it reads: "pbm" (θ̂, α̂ and the direct model) or "affine" (trust bias's b̂_r + ŝ_r·â_d)
     fit: str = "pbm"
+    #: its interval (:mod:`ultr_core.evaluation.intervals`): "bc" where a click model's prior shrinks the estimate
+    #: (its resamples are shrunk again: DM), else "percentile" (stretched to the estimate where the resamples lie to
+    #: one side; DR equals the log's own value on every slot shown at its position, in every resample)
+    interval: str = "percentile"
 
 
 ESTIMATORS = (
     OffPolicyEstimator("dm", "DM", "direct method: the fitted click model predicts the candidate's clicks",
-                       "Σ_q (n_q/N) Σ_{r≤k} P̂(click at r | candidate list)", "model", dm_value, "#9467bd"),
+                       "Σ_q (n_q/N) Σ_{r≤k} P̂(click at r | candidate list)", "model", dm_value, "#9467bd",
+                       interval="bc"),
     OffPolicyEstimator("ips", "IPS", "Joachims, Swaminathan & Schnabel, WSDM 2017; Oosterhuis, TOIS 2023 (position "
                        "bias)", "(1/N) Σ_s Σ_d ω(d) c_sd / θ̂(r_s(d))", "any position", ips_value, "#1f77b4"),
     OffPolicyEstimator("snips", "SNIPS", "IPS normalised per document by its impressions (self-normalised)",

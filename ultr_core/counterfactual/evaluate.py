@@ -233,7 +233,7 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DE
             entry.update(estimate=None, lower=None, upper=None, refused=f"{short:.1%} of the candidate's top-{s.k} "
                          "slots " + lacks)
         else:
-            entry.update(interval(e.value(s, point), draws[:, i], bounds=(0.0, float(s.k))))
+            entry.update(interval(e.value(s, point), draws[:, i], bounds=(0.0, float(s.k)), method=e.interval))
             if short > 0:
                 entry["note"] = f"{short:.1%} of the top-{s.k} slots {lacks}"
         if e.fit == "affine" and point.affine is not None and not point.affine.converged:

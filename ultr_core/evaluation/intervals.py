@@ -9,13 +9,19 @@ caller's output, and by a property test here):
 * everything lies within the range the quantity can take (``bounds``: a probability in [0, 1], a click count in
   [0, k], a correlation in [−1, 1]).
 
-**Method** (:func:`bootstrap_interval`): Efron's *bias-corrected* percentile interval (Efron 1981; Efron &
-Tibshirani 1993, §14.3): with p₀ the share of resamples below the estimate (ties count half) and z₀ = Φ⁻¹(p₀), the
-interval runs from the draws' Φ(2z₀ − z) to their Φ(2z₀ + z) quantile, z = Φ⁻¹((1 + level)/2).  Where the resamples
-sit centred on the estimate (z₀ = 0) it is the plain percentile interval; where they sit to one side — a bootstrap
-of an estimate shrunk by a prior, whose resamples are shrunk again — it follows them back to the estimate.  It
-contains the estimate whenever |z₀| ≤ z; beyond that (the draws lie almost all on one side) the bound on the far
-side is moved to the estimate and ``note`` says so.
+**Methods** (:func:`bootstrap_interval`, ``method``):
+
+* ``"percentile"`` (the default): the draws' (1 − level)/2 and (1 + level)/2 quantiles.  Where the estimate falls
+  outside them (the resamples lie almost all on one side of it) the bound on that side is moved to the estimate and
+  ``note`` says so.
+* ``"bc"``: Efron's *bias-corrected* percentile interval (Efron 1981; Efron & Tibshirani 1993, §14.3) — with p₀ the
+  share of resamples below the estimate (ties count half) and z₀ = Φ⁻¹(p₀), the draws' Φ(2z₀ − z) to Φ(2z₀ + z)
+  quantiles, z = Φ⁻¹((1 + level)/2).  For an estimate shrunk by a prior, whose resamples are shrunk again and sit to
+  one side of it (a direct method with a prior): it follows them back to the estimate.  Where the resamples sit to
+  one side for another reason — a ratio's resamples run above it by Jensen's inequality — it over-corrects: on the
+  swap-recovery study's signal ratios (20 resamples) it covered 80 % of the truth where the percentile interval
+  covered 87 % (issue #58), so it is asked for by the estimators that shrink, not used everywhere.  It contains the
+  estimate whenever |z₀| ≤ z; beyond that it is stretched as above.
 
 Resamples whose statistic is not finite (a resample that shows no document of a query, a signal fitted at 0) are
 *degenerate*: they are left out, counted (``degenerate``) and named in ``note``; with fewer than
@@ -24,10 +30,12 @@ Resamples whose statistic is not finite (a resample that shows no document of a 
 >>> import numpy as np
 >>> iv = bootstrap_interval(0.5, np.random.default_rng(0).normal(0.5, 0.1, 2000))
 >>> round(iv.lower, 2), round(iv.upper, 2), iv.method, iv.supported
-(0.35, 0.67, 'bias-corrected percentile bootstrap', True)
+(0.34, 0.66, 'percentile bootstrap', True)
 >>> iv = bootstrap_interval(1.0, np.array([0.2, 0.3, 0.4] * 20), bounds=(0, 1))
->>> (iv.lower, iv.upper) == (0.4, 1.0), "one side" in iv.note
+>>> (iv.lower, iv.upper) == (0.2, 1.0), "one side" in iv.note
 (True, True)
+>>> bootstrap_interval(1.0, np.random.default_rng(1).normal(0.9, 0.1, 2000), method="bc").upper > 1.0
+True
 >>> bootstrap_interval(float("nan"), np.ones(50)).supported
 False
 """
@@ -39,13 +47,14 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Interval", "bootstrap_interval", "bootstrap_intervals", "unsupported", "interval_text", "normal_quantile",
-           "LEVEL", "MIN_DRAWS", "BC_METHOD"]
+           "LEVEL", "MIN_DRAWS", "METHODS"]
 
 #: the level of every interval the app shows
 LEVEL = 0.90
 #: fewer usable resamples than this: no interval
 MIN_DRAWS = 10
-BC_METHOD = "bias-corrected percentile bootstrap"
+#: the interval methods, by key: their names in results
+METHODS = {"percentile": "percentile bootstrap", "bc": "bias-corrected percentile bootstrap"}
 
 
 def normal_quantile(p: float) -> float:
@@ -89,7 +98,7 @@ class Interval:
     lower: float | None
     upper: float | None
     level: float = LEVEL
-    method: str = BC_METHOD
+    method: str = METHODS["percentile"]
     supported: bool = True
     degenerate: int = 0
     note: str = ""
@@ -113,7 +122,7 @@ class Interval:
         return f"{fmt.format(self.estimate)} [{fmt.format(self.lower)}, {fmt.format(self.upper)}]"
 
 
-def unsupported(estimate: float | None, reason: str, *, level: float = LEVEL, method: str = BC_METHOD,
+def unsupported(estimate: float | None, reason: str, *, level: float = LEVEL, method: str = METHODS["percentile"],
                 degenerate: int = 0) -> Interval:
     """An :class:`Interval` that says the data cannot support one (``estimate`` kept when it is finite)."""
     est = float(estimate) if estimate is not None and np.isfinite(estimate) else None
@@ -121,30 +130,40 @@ def unsupported(estimate: float | None, reason: str, *, level: float = LEVEL, me
 
 
 def bootstrap_interval(estimate: float, draws, *, level: float = LEVEL, bounds: tuple = (-np.inf, np.inf),
-                       what: str = "resample") -> Interval:
-    """The bias-corrected percentile interval of ``estimate`` from the bootstrap ``draws`` (module docstring),
-    clipped to ``bounds``; ``what`` names a draw in notes ("resample", "resample of the queries")."""
+                       what: str = "resample", method: str = "percentile") -> Interval:
+    """The ``method`` ("percentile" or "bc") interval of ``estimate`` from the bootstrap ``draws`` (module
+    docstring), clipped to ``bounds``; ``what`` names a draw in notes ("resample", "resample of the queries")."""
+    name = METHODS[method]
     lo_b, hi_b = float(bounds[0]), float(bounds[1])
     draws = np.asarray(draws, np.float64).ravel()
     ok = np.isfinite(draws)
     bad = int((~ok).sum())
     said = (f"{bad} of {len(draws)} {what}s gave no value and are left out" if bad else "")
     if estimate is None or not np.isfinite(estimate):
-        return unsupported(None, "no estimate: " + (said or "the data give no value"), level=level, degenerate=bad)
+        return unsupported(None, "no estimate: " + (said or "the data give no value"), level=level, method=name,
+                           degenerate=bad)
     est = min(max(float(estimate), lo_b), hi_b)
     d = np.clip(draws[ok], lo_b, hi_b)
     if len(d) < MIN_DRAWS:
-        return unsupported(est, f"only {len(d)} of {len(draws)} {what}s gave a value", level=level, degenerate=bad)
-    n = len(d)
-    p0 = (np.count_nonzero(d < est) + 0.5 * np.count_nonzero(d == est)) / n
-    p0 = min(max(p0, 0.5 / n), 1 - 0.5 / n)
-    z0, z = normal_quantile(p0), normal_quantile((1 + level) / 2)
-    lo, hi = np.quantile(d, [_phi(2 * z0 - z), _phi(2 * z0 + z)])
+        return unsupported(est, f"only {len(d)} of {len(draws)} {what}s gave a value", level=level, method=name,
+                           degenerate=bad)
+    lo, hi = np.quantile(d, _levels(est, d, level, method))
     notes = [said] if said else []
     if lo > est or hi < est:
         notes.append(f"the {what}s lie almost all on one side of the estimate: the interval is stretched to it")
         lo, hi = min(lo, est), max(hi, est)
-    return Interval(est, float(lo), float(hi), level, BC_METHOD, True, bad, "; ".join(notes))
+    return Interval(est, float(lo), float(hi), level, name, True, bad, "; ".join(notes))
+
+
+def _levels(est: float, d: np.ndarray, level: float, method: str) -> list:
+    """The two quantile levels of the draws ``d``: (1 ∓ level)/2, or Efron's bias-corrected Φ(2z₀ ∓ z)."""
+    if method == "percentile":
+        return [(1 - level) / 2, (1 + level) / 2]
+    n = len(d)
+    p0 = (np.count_nonzero(d < est) + 0.5 * np.count_nonzero(d == est)) / n
+    p0 = min(max(p0, 0.5 / n), 1 - 0.5 / n)
+    z0, z = normal_quantile(p0), normal_quantile((1 + level) / 2)
+    return [_phi(2 * z0 - z), _phi(2 * z0 + z)]
 
 
 def interval_text(x: dict, fmt: str = "{:.4f}", sep: str = ", ") -> str:
@@ -166,7 +185,7 @@ def interval_text(x: dict, fmt: str = "{:.4f}", sep: str = ", ") -> str:
 
 
 def bootstrap_intervals(estimates, draws, *, level: float = LEVEL, bounds: tuple = (-np.inf, np.inf),
-                        min_draws: int = MIN_DRAWS):
+                        min_draws: int = MIN_DRAWS, method: str = "percentile"):
     """:func:`bootstrap_interval` for many quantities at once: ``estimates`` (m,) and ``draws`` (resamples, m), the
     same rule column by column, vectorised.  Returns (lower, upper, degenerate) arrays; lower and upper are NaN where
     a column is unsupported (non-finite estimate, or fewer than ``min_draws`` finite draws).
@@ -192,7 +211,8 @@ def bootstrap_intervals(estimates, draws, *, level: float = LEVEL, bounds: tuple
     nn = np.maximum(n, 1)
     p0 = np.clip(below / nn, 0.5 / nn, 1 - 0.5 / nn)
     z = normal_quantile((1 + level) / 2)
-    z0 = np.array([normal_quantile(float(x)) if 0 < x < 1 else 0.0 for x in p0])
+    z0 = (np.array([normal_quantile(float(x)) if 0 < x < 1 else 0.0 for x in p0]) if method == "bc"
+          else np.zeros(len(est)))
     phi = np.vectorize(_phi)
     out = []
     for q in (phi(2 * z0 - z), phi(2 * z0 + z)):                # numpy's linear quantile, per column

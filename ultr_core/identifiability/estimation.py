@@ -26,8 +26,8 @@ Both likelihood fits run by Newton's method (observed information) until the New
 
 Uncertainty: a **document bootstrap** — documents are resampled with replacement (Poisson(1)
 weights, the standard streaming approximation), the estimator is re-run, and the one interval
-engine's bias-corrected percentile interval (:mod:`ultr_core.evaluation.intervals`) is reported per
-factor — it contains the estimate.
+engine's percentile interval (:mod:`ultr_core.evaluation.intervals`) is reported per factor — stretched
+to the estimate where the resamples lie to one side of it.
 
 **Vectorised and bounded.**  Every estimated component and bootstrap resample is solved at once (the
 chosen components' factors stacked into one index, resamples as rows of a Poisson weight matrix).
