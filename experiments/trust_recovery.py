@@ -3,7 +3,7 @@
 (Vardasbi et al.'s trust_1), position 1 swapped with a uniform rank in every session (Agarwal et al., WWW 2019) —
 the affine model is fitted on the swap log's counts (``ultr_core.algorithms.affine.swap_recovery``) and the
 quantities clicks identify (the signal ratios α_k/α_1 and the noise-to-signal steps) are compared with the truth,
-with percentile bootstrap intervals over sessions (stretched to the estimate where needed).  Writes docs/trust_recovery.md.
+with percentile bootstrap intervals over sessions.  Writes docs/trust_recovery.md.
 
     python experiments/trust_recovery.py [--seeds 10] [--sessions 50000] [--boot 20]
 """
