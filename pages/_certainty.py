@@ -24,8 +24,7 @@ RESISTANCE = ("**Effective resistance.** Read the graph as an electrical network
               "resistances in series. Connected means the resistance is finite — not that it is small.")
 
 
-LINK_COLUMNS = {"kind": "kind", "link": "link (factor — factor) or document (the factors it is shown at)",
-                "share": "share of the weakest factor's variance",
+LINK_COLUMNS = {"kind": "kind", "link": "link or document", "share": "share of the weakest factor's variance",
                 "log_se_after": "its standard error without it", "disconnects": "losing it cuts the factor off"}
 
 
@@ -54,8 +53,8 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
         right.plotly_chart(information_graph_figure(graph), key=f"{where}_infograph")
     links = weakest_links(u, labels, document_label=lambda d: document_label(g, d))
     if links:
-        st.markdown("**Weakest links** (the links — or single documents — whose loss would most raise the weakest "
-                    "factor's error)")
+        st.markdown("**Weakest links** (the links between two factors — or single documents, with the factors they "
+                    "are shown at — whose loss would most raise the weakest factor's error)")
         st.dataframe(pd.DataFrame(links).rename(columns=LINK_COLUMNS), hide_index=True, height="auto")
     _profile(g, u, labels, levels, where, (key, tuple(bias)))
     _plan(g, u, key, bias, where)
