@@ -24,8 +24,8 @@ RESISTANCE = ("**Effective resistance.** Read the graph as an electrical network
               "resistances in series. Connected means the resistance is finite — not that it is small.")
 
 
-LINK_COLUMNS = {"kind": "kind", "link": "link or document", "share": "share of the weakest factor's variance",
-                "log_se_after": "its standard error without it", "disconnects": "losing it cuts the factor off"}
+LINK_COLUMNS = {"kind": "kind", "link": "link or document", "share": "share of the variance",
+                "log_se_after": "error without it", "disconnects": "cuts it off"}
 
 
 def certainty_section(g, key, bias, where: str, teach: bool = False, documents: bool = False, log=None) -> None:
@@ -54,7 +54,9 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
     links = weakest_links(u, labels, document_label=lambda d: document_label(g, d))
     if links:
         st.markdown("**Weakest links** (the links between two factors — or single documents, with the factors they "
-                    "are shown at — whose loss would most raise the weakest factor's error)")
+                    "are shown at — whose loss would most raise the weakest factor's error: their share of its "
+                    "variance, its standard error of log(o_k/o_ref) without them, and whether losing them cuts it "
+                    "off)")
         st.dataframe(pd.DataFrame(links).rename(columns=LINK_COLUMNS), hide_index=True, height="auto")
     _profile(g, u, labels, levels, where, (key, tuple(bias)))
     _plan(g, u, key, bias, where)
