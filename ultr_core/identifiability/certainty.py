@@ -151,15 +151,11 @@ def _document_links(u: FactorUncertainty, labels, document_label) -> list[dict]:
     variance its star carries (Σ_k w_k (φ_k − φ_d)², φ_d the weighted mean potential: the power a unit current
     dissipates in it) and the variance without it — the star's Laplacian L_d = diag(w) − w wᵀ/Σw removed from the
     grounded information by Woodbury, (S − U Uᵀ)⁻¹ with U Uᵀ = L_d — None where that cuts the factor off."""
-    finite = np.isfinite(u.log_se) & (u.log_se > 0)
-    if not finite.any():
+    current = _unit_current(u)
+    if current is None:
         return []
-    worst = int(np.flatnonzero(finite)[np.argmax(u.log_se[finite])])
+    worst, _, pot = current
     G, R = u.grounded, float(u.log_se[worst] ** 2)
-    blk = G.bid[G.pos[worst]]
-    brow = np.flatnonzero(G.bid == blk)
-    pot = np.zeros(len(u.o))
-    pot[G.keep[brow]] = G.inverse(brow, np.full(len(brow), G.pos[worst]))
     doc, fac, w = u.cells
     inblock = (w > 0) & (u.block[fac] == u.block[worst])
     d, f, ww = doc[inblock], fac[inblock], w[inblock]
@@ -207,21 +203,30 @@ def _without_star(G, facs, w, pot, R: float) -> float:
     return R + float((z[ok] ** 2 / mu[ok]).sum())
 
 
-def _factor_links(u: FactorUncertainty, labels) -> list[dict]:
-    """The factor-pair links of :func:`weakest_links` (documents eliminated: conductance c = −S_kj)."""
+def _unit_current(u: FactorUncertainty):
+    """(the weakest factor, its block's rows of the grounded information, the potentials φ = G⁻¹ e_worst of a unit
+    current from it to its reference, per factor), or None where no factor has a finite, non-zero error."""
     finite = np.isfinite(u.log_se) & (u.log_se > 0)
     if not finite.any():
-        return []
+        return None
     worst = int(np.flatnonzero(finite)[np.argmax(u.log_se[finite])])
     G = u.grounded
-    b = G.bid[G.pos[worst]]
-    rows = np.flatnonzero(G.bid == b)
-    phi = G.inverse(rows, np.full(len(rows), G.pos[worst]))
+    rows = np.flatnonzero(G.bid == G.bid[G.pos[worst]])
+    pot = np.zeros(len(u.o))
+    pot[G.keep[rows]] = G.inverse(rows, np.full(len(rows), G.pos[worst]))
+    return worst, rows, pot
+
+
+def _factor_links(u: FactorUncertainty, labels) -> list[dict]:
+    """The factor-pair links of :func:`weakest_links` (documents eliminated: conductance c = −S_kj)."""
+    current = _unit_current(u)
+    if current is None:
+        return []
+    worst, rows, pot = current
+    G = u.grounded
     S = _factor_graph(u)
     ref = int(u.reference[worst])
     free_of = {int(G.keep[r]): k for k, r in enumerate(rows)}
-    pot = np.zeros(len(u.o))
-    pot[G.keep[rows]] = phi
     members = np.r_[G.keep[rows], ref]
     sub = S[members][:, members].tocoo()
     up = sub.row < sub.col
