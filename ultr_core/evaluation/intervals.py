@@ -221,7 +221,8 @@ def bootstrap_intervals(estimates, draws, *, level: float = LEVEL, bounds: tuple
         hi_i = np.minimum(lo_i + 1, nn - 1)
         cols = np.arange(len(est))
         a, b = srt[lo_i, cols], srt[hi_i, cols]
-        out.append(np.where(hi_i == lo_i, a, a + (pos - lo_i) * (b - a)))
+        with np.errstate(invalid="ignore"):        # a column without finite draws (inf − inf): marked dead below
+            out.append(np.where(hi_i == lo_i, a, a + (pos - lo_i) * (b - a)))
     lower, upper = np.minimum(out[0], est), np.maximum(out[1], est)
     dead = ~np.isfinite(est) | (n < max(int(min_draws), 1))
     return np.where(dead, np.nan, lower), np.where(dead, np.nan, upper), bad
