@@ -28,7 +28,8 @@ def test_qrels_and_tables_are_sniffed_and_every_dropped_row_is_counted_by_line()
     assert tsv.frame.values.tolist() == [["1", "2", 1.0]]
 
 
-@pytest.mark.parametrize("data, says", [(b"", "empty"), (b"\xff\xfe\x00", "not UTF-8"),
+@pytest.mark.parametrize("data, says", [(b"", "empty"), (b"\xff\xfe\x00", "UTF-16 text: save it as UTF-8"),
+                                        (b"\x1f\x8b\x08\x00\xff", "gzip-compressed"), (b"\x80abc", "not UTF-8"),
                                         (b"qid,doc\n1,2\n", "names no grade column"),
                                         (b"q 0 d 9\n", "no judgement is left")])
 def test_bad_judgement_files_say_what_is_wrong_without_their_content(data, says):

@@ -33,7 +33,7 @@ from dataclasses import dataclass, fields
 
 from ultr_core.errors import ConfigError, show
 
-__all__ = ["Interval", "Options", "Rule", "validate", "undeclared"]
+__all__ = ["Interval", "Options", "Rule", "validate", "undeclared", "TRAIN_SHARE"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,17 @@ class Interval:
         brackets = {"both": "[]", "left": "[)", "right": "(]", "neither": "()"}[self.closed]
         what = "a whole number" if self.kind is int else "a number"
         return f"{what} in {brackets[0]}{lo}, {hi}{brackets[1]}"
+
+    def check(self, value, name: str):
+        """``value`` when this interval accepts it, else a :class:`ConfigError` naming ``name`` (a CLI option).
+
+        >>> Interval(float, 0, 1, closed="neither").check(float("nan"), "--split")
+        Traceback (most recent call last):
+        ultr_core.errors.ConfigError: --split: must be a number in (0, 1), got nan
+        """
+        if not self.accepts(value):
+            raise ConfigError(name, f"must be {self}, got {show(value, 20)}")
+        return value
 
 
 class Options:
@@ -140,3 +151,7 @@ def undeclared(cls) -> list[str]:
     ['b']
     """
     return [f.name for f in fields(cls) if f.name not in cls.CONSTRAINTS]
+
+
+#: the share of a log's sessions that train (the rest score): ``--split`` of ``click-models`` and ``rankers``
+TRAIN_SHARE = Interval(float, 0, 1, closed="neither")

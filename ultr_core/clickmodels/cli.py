@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ultr_core.constraints import TRAIN_SHARE
 from ultr_core.errors import printable
 
 __all__ = ["add_parser"]
@@ -81,6 +82,8 @@ def _sessions(path: str, fmt, name: str):
 def _checked(a):
     """Options that do not apply are refused, not ignored; the output is checked before any fit."""
     from ultr_core.errors import ConfigError
+    if a.split is not None:
+        TRAIN_SHARE.check(a.split, "--split")
     if a.test and a.split is not None:
         raise ConfigError("--split", "does not apply with --test (the whole log trains, --test scores)")
     if a.test_format and not a.test:

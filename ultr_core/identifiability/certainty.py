@@ -19,11 +19,15 @@ import pandas as pd
 from ultr_core.identifiability.uncertainty import Z90, FactorUncertainty
 
 __all__ = ["document_log_se", "pair_log_se", "resolved_orders", "weakest_links", "information_graph",
-           "MAX_REPORT_PAIRS"]
+           "MAX_REPORT_PAIRS", "MAX_REPORT_CELL_PRODUCTS"]
 
 #: most within-query document pairs a report compares
 MAX_REPORT_PAIRS = 2_000_000
-_PAIR_CHUNK = 200_000
+#: most products of two documents' cells (the work and memory of a pair's standard error: a document shown at c
+#: factors costs c·c' with each partner) a report spends on comparing orders; above it the orders are not compared
+MAX_REPORT_CELL_PRODUCTS = 100_000_000
+#: cell products computed at once (≈ 8 arrays of this many 8-byte numbers)
+_CHUNK_PRODUCTS = 2_000_000
 
 
 def _cells(u: FactorUncertainty):
@@ -88,20 +92,25 @@ def pair_log_se(u: FactorUncertainty, pairs) -> np.ndarray:
     blk = np.full(len(u.r), -1)
     blk[doc[w > 0]] = u.block[fac[w > 0]]
     out = np.full(len(pairs), np.inf)
-    for lo in range(0, len(pairs), _PAIR_CHUNK):
-        d, e = pairs[lo:lo + _PAIR_CHUNK, 0], pairs[lo:lo + _PAIR_CHUNK, 1]
+    cells = np.diff(parts[1])
+    cost = np.cumsum(cells[pairs[:, 0]] ** 2 + cells[pairs[:, 1]] ** 2 + cells[pairs[:, 0]] * cells[pairs[:, 1]])
+    cuts = np.unique(np.r_[0, np.searchsorted(cost, np.arange(_CHUNK_PRODUCTS, cost[-1] if len(cost) else 0,
+                                                              _CHUNK_PRODUCTS)), len(pairs)])
+    for lo, hi in zip(cuts[:-1], cuts[1:]):          # chunks of bounded work and memory, never one pair split
+        d, e = pairs[lo:hi, 0], pairs[lo:hi, 1]
         var = (np.divide(1.0, dd[d], out=np.full(len(d), np.inf), where=dd[d] > 0)
                + np.divide(1.0, dd[e], out=np.full(len(e), np.inf), where=dd[e] > 0)
                + _cross(u, parts, d, d) + _cross(u, parts, e, e) - 2 * _cross(u, parts, d, e))
         ok = (blk[d] >= 0) & (blk[d] == blk[e]) & np.isfinite(var) & (var > 0) & ~u.saturated[d] & ~u.saturated[e]
-        out[lo:lo + _PAIR_CHUNK] = np.where(ok, np.sqrt(np.where(ok, var, 1.0)), np.inf)
+        out[lo:hi] = np.where(ok, np.sqrt(np.where(ok, var, 1.0)), np.inf)
     return out
 
 
-def resolved_orders(u: FactorUncertainty, groups, max_pairs: int = MAX_REPORT_PAIRS) -> dict:
+def resolved_orders(u: FactorUncertainty, groups, max_pairs: int = MAX_REPORT_PAIRS,
+                    max_products: float = MAX_REPORT_CELL_PRODUCTS) -> dict:
     """Which document orders the log supports (issue #46, item 4): over the pairs of documents of one group (a
     query) whose order the information can compare, the share whose 90 % interval of log(r_d / r_e) excludes 0 (a
-    note instead above ``max_pairs`` pairs)."""
+    note instead above ``max_pairs`` pairs or ``max_products`` cell products — the work, counted before it starts)."""
     groups = np.asarray(groups)
     order = np.argsort(groups, kind="stable")
     bounds = np.flatnonzero(np.r_[True, groups[order][1:] != groups[order][:-1], True])
@@ -112,6 +121,14 @@ def resolved_orders(u: FactorUncertainty, groups, max_pairs: int = MAX_REPORT_PA
                 "note": f"{total:,} within-query pairs, more than {max_pairs:,}: not compared"}
     if not total:
         return {"pairs": 0, "resolved": 0, "share": None}
+    cells = np.diff(_cells(u)[1]).astype(np.float64)[order]        # the work of each group's pairs, before any
+    c1 = np.add.reduceat(cells, bounds[:-1])                          # pair is built: Σ_{d<e} c_d² + c_e² + c_d c_e
+    c2 = np.add.reduceat(cells ** 2, bounds[:-1])
+    products = float(((sizes - 1) * c2 + (c1 ** 2 - c2) / 2).sum())
+    if products > max_products:
+        return {"pairs": None, "resolved": None, "share": None,
+                "note": f"{total:,} within-query pairs whose documents are shown at many factors "
+                        f"({products:.3g} cell products, more than {max_products:.3g}): not compared"}
     owner = np.repeat(np.arange(len(sizes)), sizes)
     i, j = _within(np.repeat(sizes, sizes), bounds[owner])
     keep = i < j

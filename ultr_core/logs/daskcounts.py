@@ -10,6 +10,7 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, show
 from ultr_core.logs.clicklog import SHOWN_TEXT, check_mapping, not_decimal
+from ultr_core.logs.ids import ID_TRIM, canonical_ids
 
 __all__ = ["probe_scheduler", "DASK_CONNECT_TIMEOUT"]
 
@@ -42,6 +43,10 @@ def _dask_counts(source, fmt, name, columns, keys, scheduler):
     ddf = _dask_frame(source, fmt, name)
     sel = _select_list(list(ddf.columns), columns, keys + ["click"], name)
     ddf = ddf[list(dict.fromkeys(sel.values()))].rename(columns={v: k for k, v in sel.items()})
+    ids = [k for k in ("session_id", "query_id", "doc_id")
+           if k in sel and not pd.api.types.is_numeric_dtype(ddf[k].dtype)]
+    if ids:                                  # the one id rule (ultr_core.logs.ids): trimmed text before grouping
+        ddf = ddf.assign(**{k: ddf[k].str.strip(ID_TRIM) for k in ids})
     agg, counts = _dask_graph(ddf, sel, keys)
     out, counts = _dask_compute(agg, counts, scheduler)
     return _dask_table(out, counts, keys, name)
@@ -112,8 +117,10 @@ def _dask_table(out, counts: dict, keys: list, name: str):
             raise DataFormatError(name, "column 'position' must hold whole numbers written in decimal digits "
                                         f"(found {show(out['position'][bad].iloc[0], 16)})")
     out["_bad_click_value"] = "a non-0/1 value"
-    for k in keys:            # CSV text → the numbers DuckDB would have inferred
-        if k in ("position",) or out[k].dtype == object:
+    for k in keys:            # CSV text → the numbers DuckDB would have inferred; ids by the one id rule
+        if k in ("query_id", "doc_id"):
+            out[k] = canonical_ids(out[k])
+        elif k in ("position",) or out[k].dtype == object:
             conv = pd.to_numeric(out[k], errors="coerce")
             if k == "position" or (conv.notna() == out[k].notna()).all():
                 out[k] = conv if k == "position" or (conv % 1 != 0).any() else conv.astype("Int64")

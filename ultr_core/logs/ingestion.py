@@ -33,6 +33,7 @@ import pandas as pd
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, UnreadableError, show
 from ultr_core.logs.clicklog import MAX_POSITION, SHOWN_TEXT, ClickLog, check_roles
 from ultr_core.logs.daskcounts import _dask_counts, _select_list, probe_scheduler
+from ultr_core.logs.sniff import spill_upload
 
 __all__ = ["CountTable", "ingest", "document_columns", "ENGINES", "probe_scheduler", "check_values"]
 
@@ -208,7 +209,7 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_
     from ultr_core.logs.sql import _ident as q
     from ultr_core.logs.sql import connect
     with tempfile.TemporaryDirectory(prefix="ultr_duckdb_") as tmp:
-        source = _spill_upload(source, fmt, tmp)
+        source = spill_upload(source, fmt, tmp)
         con = connect(memory_limit, tmp, threads)
         try:
             state = register_normalised(con, source, fmt, name, text_columns=file_columns(columns, ("position",)),
@@ -243,19 +244,6 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_
         finally:
             con.close()
     return agg, repair_notes(state) + dropped
-
-
-def _spill_upload(source, fmt: str, tmp: str):
-    """An uploaded CSV/TSV (bytes) as a file in ``tmp``, so DuckDB parses it as it parses the CLI's files — streamed,
-    within its memory limit, with the same sniffer (pyarrow needed 1.15 GB to parse a 175 MB CSV in memory)."""
-    if fmt not in ("csv", "tsv") or not isinstance(source, (bytes, bytearray, memoryview)):
-        return source
-    from pathlib import Path
-
-    from ultr_core.logs.sniff import is_gzip
-    path = Path(tmp) / f"upload.{fmt}{'.gz' if is_gzip(source) else ''}"
-    path.write_bytes(bytes(source))
-    return str(path)
 
 
 def _check_pairs(n: int, max_pairs: int | None, name: str) -> None:

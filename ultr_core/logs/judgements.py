@@ -12,7 +12,6 @@ named by its line numbers (never its content): unreadable rows, grades outside t
 """
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from typing import Callable
 
@@ -20,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.errors import DataFormatError
+from ultr_core.logs.ids import ID_TRIM
 
 __all__ = ["JudgementFormat", "JUDGEMENT_FORMATS", "Judgements", "read_judgements", "GRADE_RANGE", "parse_grades",
            "MAX_GRADE",
@@ -59,31 +59,80 @@ DOC_NAMES = ("doc_id", "docid", "doc", "document", "url", "urlid", "url_id")
 GRADE_NAMES = ("grade", "label", "relevance", "rel", "judgement", "judgment")
 
 
-def _table(text: str) -> pd.DataFrame:
-    sep = "\t" if "\t" in text.split("\n", 1)[0] else ","
-    f = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, skip_blank_lines=False)
+def _table(text: str, name: str = "judgements") -> pd.DataFrame:
+    """A CSV/TSV table with a header; a row with more or fewer fields than the header (or a quote left open) is
+    counted by its line in ``attrs["bad_lines"]``, never refused as a whole file."""
+    f, bad = _text_table(text, name)
     cols = {c.strip().lower(): c for c in f.columns}
     pick = [next((cols[n] for n in names if n in cols), None) for names in (QUERY_NAMES, DOC_NAMES, GRADE_NAMES)]
     if None in pick:
         missing = ["query", "document", "grade"][pick.index(None)]
-        raise DataFormatError("judgements", f"the header names no {missing} column (accepted: "
-                                            f"{', '.join((QUERY_NAMES, DOC_NAMES, GRADE_NAMES)[pick.index(None)])})")
-    out = f[pick].set_axis(["query_id", "doc_id", "grade"], axis=1)
-    return out.assign(line=np.arange(2, len(out) + 2))
+        raise DataFormatError(name, f"the header names no {missing} column (accepted: "
+                                    f"{', '.join((QUERY_NAMES, DOC_NAMES, GRADE_NAMES)[pick.index(None)])})")
+    out = f[pick + ["line"]].set_axis(["query_id", "doc_id", "grade", "line"], axis=1)
+    out = out.assign(query_id=out["query_id"].str.strip(ID_TRIM), doc_id=out["doc_id"].str.strip(ID_TRIM))
+    out.attrs["bad_lines"] = bad
+    return out
 
 
-def _qrels(text: str) -> pd.DataFrame:
-    rows = [line.split() for line in text.split("\n")]
-    good = np.array([len(r) == 4 for r in rows], bool)
-    frame = pd.DataFrame([r for r, ok in zip(rows, good) if ok], columns=["query_id", "iteration", "doc_id", "grade"])
-    frame = frame.drop(columns="iteration").assign(line=np.flatnonzero(good) + 1)
-    frame.attrs["bad_lines"] = [i + 1 for i, (r, ok) in enumerate(zip(rows, good)) if r and not ok]
+def _text_table(text: str, name: str) -> tuple[pd.DataFrame, list]:
+    """A header table read by pyarrow (every field text, blank lines skipped): the frame with a ``line`` column
+    (1-based file lines) and the lines of ragged rows (more or fewer fields than the header)."""
+    import csv
+
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    first = text.split("\n", 1)[0]
+    sep = "\t" if "\t" in first else ","
+    header = next(csv.reader([first], delimiter=sep))
+    if len(set(header)) < len(header):
+        raise DataFormatError(name, "the header names a column twice")
+    bad = []
+
+    def ragged(row):
+        bad.append(row.number)                    # the file line (the skipped header counts)
+        return "skip"
+    ro = pcsv.ReadOptions(use_threads=False, block_size=1 << 24, column_names=header, skip_rows=1)
+    po = pcsv.ParseOptions(delimiter=sep, invalid_row_handler=ragged, ignore_empty_lines=False)
+    co = pcsv.ConvertOptions(column_types={c: pa.string() for c in header}, strings_can_be_null=False)
+    try:
+        table = pcsv.read_csv(pa.BufferReader(text.encode()), read_options=ro, parse_options=po, convert_options=co)
+    except pa.ArrowInvalid:
+        raise DataFormatError(name, "not a CSV/TSV table with one header row") from None
+    lines = np.arange(2, 2 + table.num_rows + len(bad), dtype=np.int64)
+    lines = lines[~np.isin(lines, np.asarray(bad, np.int64))][:table.num_rows]
+    frame = table.to_pandas().assign(line=lines)
+    blank = (frame[header].apply(lambda c: c.str.strip()) == "").all(axis=1)     # a blank line: no row at all
+    return frame[~blank.to_numpy()].reset_index(drop=True), bad
+
+
+def _qrels(text: str, name: str = "judgements") -> pd.DataFrame:
+    """``query 0 document grade`` per line, split by pyarrow (no Python loop per line); ``#`` comment lines and a
+    header line (a first line whose grade is no number) are skipped, other lines without four fields counted."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    lines = pc.utf8_trim_whitespace(pa.array(text.split("\n")))
+    fields = pc.utf8_split_whitespace(lines)
+    n = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
+    blank = pc.equal(lines, "").to_numpy(zero_copy_only=False)
+    comment = pc.starts_with(lines, "#").to_numpy(zero_copy_only=False)
+    good = (n == 4) & ~comment & ~blank
+    first = np.flatnonzero(~blank & ~comment)
+    if len(first) and good[first[0]] and not _number(fields[int(first[0])].as_py()[3]):
+        good[first[0]], comment[first[0]] = False, True          # a header line, e.g. ``qid iter docno rel``
+    keep = pc.filter(fields, pa.array(good))
+    frame = pd.DataFrame({"query_id": pc.list_element(keep, 0).to_pandas(),
+                          "doc_id": pc.list_element(keep, 2).to_pandas(),
+                          "grade": pc.list_element(keep, 3).to_pandas(), "line": np.flatnonzero(good) + 1})
+    frame.attrs["bad_lines"] = (np.flatnonzero(~good & ~blank & ~comment) + 1).tolist()
     return frame
 
 
 def _sniff_qrels(first: str) -> bool:
     f = first.split()
-    return len(f) == 4 and _number(f[3]) and f[0].lower() not in QUERY_NAMES
+    if first.lstrip().startswith("#"):
+        return True                                  # a commented qrels file (tables start with their header)
+    return len(f) == 4 and (_number(f[3]) or ("," not in first and "\t" not in first.strip()))
 
 
 def _number(s: str) -> bool:
@@ -135,12 +184,24 @@ def _count_note(n: int, what: str, lines) -> str | None:
     return f"{n} row{'s' if n != 1 else ''} {what} ({_lines(lines)})" if n else None
 
 
+def _encoding(data: bytes) -> str:
+    """What an undecodable side file is, from its first bytes."""
+    head = bytes(data[:4])
+    if head[:2] == b"\x1f\x8b":
+        return "gzip-compressed: unpack it and give the text"
+    if head[:4] == b"PK\x03\x04":
+        return "a zip archive: unpack it and give the text"
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "UTF-16 text: save it as UTF-8"
+    return "not UTF-8 text"
+
+
 def read_text(data: bytes, name: str, what: str) -> str:
     """A side file's UTF-8 text (BOM and CRLF undone, blank ends stripped); refused when undecodable or empty."""
     try:
-        text = data.decode("utf-8-sig").replace("\r\n", "\n").strip("\n")
+        text = data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     except UnicodeDecodeError:
-        raise DataFormatError(name, f"the {what} file is not UTF-8 text") from None
+        raise DataFormatError(name, f"the {what} file is {_encoding(data)}") from None
     if not text.strip():
         raise DataFormatError(name, f"the {what} file is empty")
     return text
@@ -155,7 +216,7 @@ def read_judgements(data: bytes, name: str = "judgements", fmt: str | None = Non
     if spec is None:
         raise DataFormatError(name, f"unknown judgements format {str(fmt)[:20]!r}; choose from "
                                     f"{', '.join(f.name for f in JUDGEMENT_FORMATS)}")
-    f = spec.parse(text)
+    f = spec.parse(text, name)
     bad_lines = list(f.attrs.get("bad_lines", []))
     g = pd.to_numeric(f["grade"], errors="coerce")
     unreadable = ~np.isfinite(g.to_numpy(np.float64)) | (f["query_id"].str.strip() == "") | (f["doc_id"].str.strip()
@@ -165,9 +226,12 @@ def read_judgements(data: bytes, name: str = "judgements", fmt: str | None = Non
     outside = (f["grade"] < grades[0]) | (f["grade"] > grades[1])
     out_lines = f.loc[outside, "line"].tolist()
     f = f[~outside]
-    dup = f.duplicated(["query_id", "doc_id"], keep="first")
-    first = f[~dup].set_index(["query_id", "doc_id"])["grade"]
-    conflict = dup & (f.set_index(["query_id", "doc_id"]).index.map(first).to_numpy() != f["grade"].to_numpy())
+    pair = pd.factorize(f["query_id"].astype(str) + "\x1f" + f["doc_id"].astype(str))[0]     # one code per pair
+    _, first_row = np.unique(pair, return_index=True)
+    dup = pd.Series(np.ones(len(f), bool), index=f.index)
+    dup.iloc[first_row] = False
+    grade = f["grade"].to_numpy()
+    conflict = dup & (grade != grade[first_row[pair]])
     kept = f[~dup].drop(columns="line").reset_index(drop=True)
     if kept.empty:
         raise DataFormatError(name, "no judgement is left: every row was unreadable or outside the grade range")

@@ -43,7 +43,7 @@ from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_mapping, check
 from ultr_core.logs.coding import factor_codes
 from ultr_core.logs.formats import FORMAT_NAMES, FORMATS_BY_NAME
 from ultr_core.logs.normalise import ID_COLUMNS
-from ultr_core.logs.sniff import infer_format, is_gzip
+from ultr_core.logs.sniff import infer_format, is_gzip, spill_upload
 from ultr_core.logs.ultra import ultra_frame
 
 __all__ = ["TARGETS", "FORMATS", "MAX_ROWS", "DOCUMENT_KEYS", "default_document", "read_user_log", "peek_columns",
@@ -101,21 +101,19 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
         from ultr_core.data.archives import ultra_root
         with ultra_root(source, name) as root:
             return _read_ultra_clicks(root, name, document)
-    buf = io.BytesIO(bytes(source)) if isinstance(source, (bytes, bytearray, memoryview)) else source
     try:
         if fmt == "parquet":              # footer and dictionaries sized before anything is decoded
             table = read_parquet_bounded(source, name)
-            df = table.to_pandas()
             raw = (table.schema.metadata or {}).get(b"ultr_core.meta")
-            if raw and all(c in df.columns for c in ("session_id", "query_id", "doc_id", "position",
-                                                     "shown", "click")) and not columns:
+            if raw and all(c in table.column_names for c in ("session_id", "query_id", "doc_id", "position",
+                                                              "shown", "click")) and not columns:
                 import json
-                return ClickLog._from_frame(df, json.loads(raw), name), []   # a log this library wrote
-        else:
-            ids = file_columns(columns, ID_COLUMNS)
-            df = pd.read_csv(buf, sep="\t" if fmt == "tsv" else ",", compression="gzip" if is_gzip(source) else None,
-                             encoding="utf-8-sig", dtype={c: str for c in ids})
-            df = _exact_ids(df, ids)
+                return ClickLog._from_frame(table.to_pandas(), json.loads(raw), name), []   # a log this library wrote
+        df = _table_frame(source, fmt, name, columns)
+    except UnreadableError:
+        if sniffed:               # nothing told us this was CSV: say what is accepted instead of a parser's words
+            raise unknown_format(source, name) from None
+        raise
     except DataFormatError:
         raise
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, ValueError,
@@ -224,19 +222,25 @@ def file_columns(columns: dict | None, roles) -> tuple:
     return tuple(back.get(r, r) for r in roles)
 
 
-def _exact_ids(df: pd.DataFrame, ids) -> pd.DataFrame:
-    """Id columns read as text become int64 where every value is a whole decimal number within int64 (the type
-    DuckDB infers for them), and stay the file's text otherwise: an id above 2**53, or beside a decimal one, never
-    becomes a float that merges with its neighbour (issue #50)."""
-    for c in ids:
-        if c not in df.columns:
-            continue
-        text = df[c].dropna().astype(str).str.strip()
-        if text.str.fullmatch(r"[+-]?[0-9]{1,19}").all():
-            num = pd.to_numeric(text, errors="coerce")
-            if num.notna().all() and pd.api.types.is_integer_dtype(num.dtype) and abs(num).max() < 2 ** 63:
-                df[c] = pd.to_numeric(df[c]).astype("Int64" if df[c].isna().any() else np.int64)
-    return df
+def _table_frame(source, fmt: str, name: str, columns: dict | None) -> pd.DataFrame:
+    """A CSV/TSV/Parquet log as a frame, read by the reader the CLI uses (DuckDB: the same sniffer, the positions as
+    text, the ids under :mod:`ultr_core.logs.ids`), rows in file order."""
+    import tempfile
+
+    from ultr_core.logs.normalise import register_normalised
+    from ultr_core.logs.sql import connect
+    with tempfile.TemporaryDirectory(prefix="ultr_read_") as tmp:
+        con = connect(None, tmp)
+        try:
+            register_normalised(con, spill_upload(source, fmt, tmp), fmt, name,
+                                text_columns=file_columns(columns, ("position",)),
+                                id_columns=file_columns(columns, ID_COLUMNS))
+            try:
+                return con.sql("SELECT * FROM norm").df()
+            except Exception as e:   # noqa: BLE001 — DuckDB's conversion errors are the input's
+                raise UnreadableError(name, f"cannot read ({str(e).splitlines()[0][:300]})") from None
+        finally:
+            con.close()
 
 
 def _renamed(df: pd.DataFrame, name: str, columns: dict | None) -> pd.DataFrame:

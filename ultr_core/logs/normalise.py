@@ -52,6 +52,7 @@ import pandas as pd
 from ultr_core.errors import DataFormatError, UnreadableError
 from ultr_core.logs.bounds import read_parquet_bounded
 from ultr_core.logs.formats import FORMATS_BY_NAME
+from ultr_core.logs.ids import canonical_id_view
 from ultr_core.logs.sniff import (
     TABULAR_FORMATS,
     TEXT_FORMATS,
@@ -66,34 +67,22 @@ from ultr_core.logs.yandex import _yandex_columns
 __all__ = ["register_normalised", "repair_notes", "read_normalised"]
 
 
-#: id types pandas would not hold exactly (HUGEINT, UBIGINT, DOUBLE, DECIMAL …) are read as the file's text, so that
-#: ids above 2**53 or 2**63 never become floats that merge (issue #50); 64-bit and smaller integers stay numbers
 #: the normalised names of the id columns
 ID_COLUMNS = ("session_id", "query_id", "doc_id")
 
 
-_INEXACT = ("HUGEINT", "UHUGEINT", "UBIGINT", "DOUBLE", "FLOAT", "REAL", "DECIMAL")
-
-
-def _inexact(types: dict, id_columns) -> list[str]:
-    """The id columns of scalar types pandas would not hold exactly (nested ones are refused by the caller)."""
-    return [c for c in id_columns if c in types and types[c].upper().startswith(_INEXACT)]
-
-
 def _tabular(con, source, fmt: str, name: str, text_columns=(), id_columns=ID_COLUMNS) -> dict:
-    if _is_bytes(source):                 # CSV/TSV uploads arrive as files (ingestion._spill_upload): DuckDB parses
+    if _is_bytes(source):                 # CSV/TSV uploads arrive as files (sniff.spill_upload): DuckDB parses
         if fmt != "parquet":              # them streamed, as the CLI's; only Parquet is read from bytes
             raise DataFormatError(name, f"{fmt} bytes are read from a file: pass a path")
         table = read_parquet_bounded(bytes(source), name)     # footer and dictionaries sized before decoding
         con.register("tab_arrow", table)
         _run(con, "CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM tab_arrow", name)
-        _exact_parquet_ids(con, "tab_arrow", id_columns, name)
         return {}
     files = expand_paths(source, name)
     lst = "[" + ", ".join(_q(f) for f in files) + "]"
     if fmt == "parquet":
         _run(con, f"CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM read_parquet({lst}, union_by_name=true)", name)
-        _exact_parquet_ids(con, f"read_parquet({lst}, union_by_name=true)", id_columns, name)
     else:
         comp = "gzip" if is_gzip(source) else "none"
         delim = "\\t" if fmt == "tsv" else ","
@@ -101,45 +90,41 @@ def _tabular(con, source, fmt: str, name: str, text_columns=(), id_columns=ID_CO
                  delim=E'{delim}', compression={_q(comp)}, union_by_name=true{{types}})"""
         _run(con, view.format(types=""), name)
         types = {r[0]: str(r[1]) for r in _run(con, "DESCRIBE norm", name)}
-        # DuckDB's sniffer reads '0x2' as the number 2, and 64-bit ids as HUGEINT or DOUBLE: read those as text
-        text = [c for c in text_columns if c in types] + _inexact(types, id_columns)
+        # DuckDB's sniffer reads '0x2' as the number 2, '07' as 7 and 'true' or '2024-01-01' as BOOLEAN or DATE:
+        # positions and ids are read as the file's text (ids then follow :mod:`ultr_core.logs.ids`)
+        text = list(dict.fromkeys(c for c in (*text_columns, *id_columns) if c in types))
         if text:
             _run(con, view.format(types=", types={" + ", ".join(f"{_q(c)}: 'VARCHAR'" for c in text) + "}"), name)
     _run(con, "SELECT * FROM norm LIMIT 0", name)          # surface sniffing errors here
     return {}
 
 
-def _exact_parquet_ids(con, table: str, id_columns, name: str) -> None:
-    """A Parquet file's id columns of inexact types (UBIGINT, HUGEINT, DECIMAL, DOUBLE) as text in ``norm``."""
-    from ultr_core.logs.sql import _ident
-    types = {r[0]: str(r[1]) for r in _run(con, "DESCRIBE norm", name)}
-    text = _inexact(types, id_columns)
-    if text:
-        cast = ", ".join(f"CAST({_ident(c)} AS VARCHAR) AS {_ident(c)}" for c in text)
-        _run(con, f"CREATE OR REPLACE TEMP VIEW norm AS SELECT * REPLACE ({cast}) FROM {table}", name)
-
-
 def register_normalised(con, source, fmt: str, name: str | None = None, text_columns=(),
                         id_columns=ID_COLUMNS) -> dict:
     """Create the view ``norm`` for ``source`` in ``con`` (see the module docstring); ``text_columns`` of a
-    CSV/TSV file are read as text (checked by the caller instead of parsed by DuckDB's sniffer), and so are the file's
-    ``id_columns`` whose inferred type pandas would not hold exactly (HUGEINT, UBIGINT, DOUBLE, DECIMAL).  Returns
-    repair counts (``orphan_clicks``, ``repeated_clicks``) for :func:`repair_notes`."""
+    CSV/TSV file are read as text (checked by the caller instead of parsed by DuckDB's sniffer); the
+    ``id_columns`` follow the one id rule of :mod:`ultr_core.logs.ids` (trimmed text, numbers only where every id
+    round-trips).  Returns repair counts (``orphan_clicks``, ``repeated_clicks``) for :func:`repair_notes`."""
     name = name or str(source)
     if fmt in TABULAR_FORMATS:
         duplicate_header(source, fmt, name)
-        return _tabular(con, source, fmt, name, text_columns, id_columns)
+        state = _tabular(con, source, fmt, name, text_columns, id_columns)
+        canonical_id_view(con, id_columns, name)
+        return state
     if fmt not in TEXT_FORMATS:
         raise DataFormatError(name, f"unknown format {fmt!r}; use one of {', '.join(TABULAR_FORMATS + TEXT_FORMATS)}")
     if fmt == "yandex" and not _is_bytes(source):
         try:
             state = _yandex_columns(con, source, name)        # DuckDB's CSV reader splits the fields
             if state is not None:
+                canonical_id_view(con, ID_COLUMNS, name)
                 return state
         except DataFormatError:
             pass                     # it skips blank lines: re-read line by line so the message names the file's line
     _register_lines(con, source, name)
-    return _reader(fmt)(con, name)
+    state = _reader(fmt)(con, name)
+    canonical_id_view(con, ID_COLUMNS, name)
+    return state
 
 
 def _reader(fmt: str):

@@ -12,14 +12,14 @@ queries it lacks, ties) is :mod:`ultr_core.counterfactual.candidate`'s count.
 """
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ultr_core.errors import DataFormatError
-from ultr_core.logs.judgements import DOC_NAMES, QUERY_NAMES, _count_note, read_text
+from ultr_core.logs.ids import ID_TRIM
+from ultr_core.logs.judgements import DOC_NAMES, QUERY_NAMES, _count_note, _text_table, read_text
 
 __all__ = ["Scores", "read_scores", "SCORE_NAMES", "PAGE_MAX_BYTES", "side_file_problem"]
 
@@ -53,8 +53,7 @@ class Scores:
 
 
 def _frame(text: str, name: str) -> pd.DataFrame:
-    sep = "\t" if "\t" in text.split("\n", 1)[0] else ","
-    f = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, skip_blank_lines=False)
+    f, bad = _text_table(text, name)
     cols = {str(c).strip().lower(): c for c in f.columns}
     wanted = (QUERY_NAMES, DOC_NAMES, SCORE_NAMES)
     pick = [next((cols[n] for n in names if n in cols), None) for names in wanted]
@@ -62,29 +61,30 @@ def _frame(text: str, name: str) -> pd.DataFrame:
         i = pick.index(None)
         raise DataFormatError(name, f"the header names no {['query', 'document', 'score'][i]} column (accepted: "
                                     f"{', '.join(wanted[i])})")
-    out = f[pick].set_axis(["query_id", "doc_id", "score"], axis=1)
-    return out.assign(line=np.arange(2, len(out) + 2))
+    out = f[pick + ["line"]].set_axis(["query_id", "doc_id", "score", "line"], axis=1)
+    out.attrs["bad_lines"] = bad
+    return out
 
 
 def read_scores(data: bytes, name: str = "scores") -> Scores:
     """The scores in ``data`` (UTF-8 CSV/TSV text with a header)."""
     text = read_text(data, name, "scores")
-    try:
-        f = _frame(text, name)
-    except pd.errors.ParserError:
-        raise DataFormatError(name, "not a CSV/TSV table with one header row") from None
+    f = _frame(text, name)
+    ragged = f.attrs["bad_lines"]
     blank = (f["query_id"].str.strip() == "") | (f["doc_id"].str.strip() == "")
     number = pd.to_numeric(f["score"].str.strip(), errors="coerce").to_numpy(np.float64)
     unreadable = blank | (pd.isna(number) & ~f["score"].str.strip().str.lower().isin(["nan", "inf", "-inf"]))
     not_finite = ~unreadable & ~np.isfinite(number)
     keep = f[~unreadable & ~not_finite].assign(score=number[~unreadable & ~not_finite])
-    keep = keep.assign(query_id=keep["query_id"].str.strip(), doc_id=keep["doc_id"].str.strip())
+    keep = keep.assign(query_id=keep["query_id"].str.strip(ID_TRIM), doc_id=keep["doc_id"].str.strip(ID_TRIM))
     dup = keep.duplicated(["query_id", "doc_id"], keep="first")
     kept = keep[~dup].reset_index(drop=True)
     if kept.empty:
         raise DataFormatError(name, "no score is left: every row was unreadable, NaN or infinite")
-    counts = {"unreadable": int(unreadable.sum()), "not_finite": int(not_finite.sum()), "duplicates": int(dup.sum())}
-    notes = [_count_note(counts["unreadable"], "unreadable (not query, document, score)", f.loc[unreadable, "line"]),
+    counts = {"unreadable": int(unreadable.sum()) + len(ragged), "not_finite": int(not_finite.sum()),
+              "duplicates": int(dup.sum())}
+    notes = [_count_note(counts["unreadable"], "unreadable (not query, document, score)",
+                         sorted([*f.loc[unreadable, "line"], *ragged])),
              _count_note(counts["not_finite"], "with a NaN or infinite score left out", f.loc[not_finite, "line"]),
              _count_note(counts["duplicates"], "repeating a (query, document) pair left out, the first kept",
                          keep.loc[dup, "line"])]

@@ -3,6 +3,8 @@ ULTR rankers and fit click models on its training sessions, and print held-out c
 data set's editorial labels (:mod:`~ultr_core.studies.rankers`)."""
 from __future__ import annotations
 
+from ultr_core.constraints import TRAIN_SHARE
+
 import argparse
 import json
 
@@ -23,7 +25,8 @@ def add_parser(sub) -> None:
                    help="comma-separated of " + ", ".join(ALGORITHMS) + ", or all")
     p.add_argument("--models", help="click models, comma-separated of " + ", ".join(s.key for s in CLICK_MODELS)
                    + " (default: all)")
-    p.add_argument("--split", type=float, default=0.75, help="share of the sessions (by id) that train")
+    p.add_argument("--split", type=float, default=0.75,
+                   help="share of the sessions (by id) that train")
     p.add_argument("--include-prior-dominated", action="store_true", help="also judge the pairs whose click-model "
                    "estimate the prior decides (fewer than 10 examination-weighted training impressions)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="training hyper-parameter of every ranker, "
@@ -55,6 +58,7 @@ def run(a) -> int:
     from ultr_core.simulation.params import values_of
     from ultr_core.simulation.simulated import simulate_log
     from ultr_core.studies.rankers import rankers_beside_click_models
+    TRAIN_SHARE.check(a.split, "--split")
     algorithms, models, base = parse_algorithms(a.algorithms), parse_models(a.models), TrainConfig.from_pairs(
         a.set or [])
     ds, _, log = simulate_log(a.dataset, ClickModelConfig.from_values(values_of(a)), a.sessions, a.seed,

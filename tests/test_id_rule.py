@@ -1,0 +1,113 @@
+"""Issue #61, items 1, 2, 10-12: one id rule on every entry point (the CLI's DuckDB reader, the Dask engine and the
+pages' reader give one document count and one verdict for one file), side files (judgements, scores) read to the
+log's standard: ids trimmed the same way, ragged rows counted by line, qrels headers, comments and CR-only line ends
+understood, compressed or UTF-16 files named as such, options checked."""
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ultr_core.identifiability.reports import analyse_identifiability
+from ultr_core.logs import ingest, read_user_log
+from ultr_core.logs.ids import canonical_ids
+from ultr_core.logs.judgements import read_judgements
+from ultr_core.logs.scores import read_scores
+
+#: one id of each kind at each position: (ids, the documents the rule makes of them)
+ID_KINDS = {
+    "numeric-looking": (["7", "07", "007", "+7"], 4),
+    "padded": (["7", " 7", "7 ", "8"], 2),
+    "boolean-looking": (["true", "t", "TRUE", "T"], 4),
+    "date-looking": (["2024-01-01", "2024-1-1", "2024/01/01", "12:00"], 4),
+    "signed": (["-1", "1", "+1", "-01"], 4),
+    "whole numbers": (["1", "2", "3", "4"], 4),
+}
+
+
+def _log(ids, sessions=100, seed=0) -> bytes:
+    rng = np.random.default_rng(seed)
+    rows = ["session_id,query_id,doc_id,position,click"]
+    rows += [f"{s},q,{d},{p + 1},{int(rng.random() < 0.3)}" for s in range(sessions) for p, d in enumerate(ids)]
+    return ("\n".join(rows) + "\n").encode()
+
+
+@pytest.mark.parametrize("kind", list(ID_KINDS))
+def test_one_file_gives_one_document_count_and_one_verdict_on_every_reader(tmp_path, kind):
+    ids, documents = ID_KINDS[kind]
+    data = _log(ids)
+    path = tmp_path / "log.csv"
+    path.write_bytes(data)
+    seen = {}
+    for engine in ("duckdb", "dask"):
+        rep = analyse_identifiability(ingest(str(path), "csv", engine=engine)).report
+        seen[engine] = (rep["n_documents"], rep["n_components"])
+    log, _ = read_user_log(data, "csv", name="log.csv")               # the pages' reader
+    rep = analyse_identifiability(log).report
+    seen["page"] = (rep["n_documents"], rep["n_components"])
+    # each document is shown at its own position only: as many components as documents
+    assert set(seen.values()) == {(documents, documents)}, seen
+
+
+def test_ids_become_numbers_only_where_every_id_round_trips(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_bytes(_log(["1", "2", "3", "4"]))
+    table = ingest(str(path), "csv")
+    assert pd.api.types.is_integer_dtype(table.frame["doc_id"].dtype)
+    path.write_bytes(_log(["1", "2", "3", "04"]))
+    table = ingest(str(path), "csv")
+    assert sorted(table.frame["doc_id"].unique()) == ["04", "1", "2", "3"]
+    assert canonical_ids(pd.Series([" 12", "-3", None])).tolist() == [12, -3, pd.NA]
+    assert canonical_ids(pd.Series(["9223372036854775808"])).tolist() == ["9223372036854775808"]   # past int64
+
+
+def test_session_ids_that_differ_as_text_stay_apart_on_every_reader(tmp_path):
+    rows = ["session_id,query_id,doc_id,position,click"]
+    for s in list(range(1, 201)) + [f"0{s}" for s in range(1, 201)]:
+        rows += [f"{s},q,d{p},{p},0" for p in (1, 2, 3, 4)]
+    data = ("\n".join(rows) + "\n").encode()
+    path = tmp_path / "s.csv"
+    path.write_bytes(data)
+    log, notes = read_user_log(data, "csv", name="s.csv")
+    assert len(log.frame) == 1600 and not any("duplicate" in n for n in notes)
+    for engine in ("duckdb", "dask"):
+        table = ingest(str(path), "csv", engine=engine)
+        assert int(table.frame["impressions"].sum()) == 1600 and not any("duplicate" in n for n in table.notes)
+
+
+def test_side_files_match_the_log_by_the_same_text():
+    log, _ = read_user_log(b"query_id,doc_id,position,click\n08,0800,1,1\n08,0801,2,0\n", "csv", name="l.csv")
+    assert sorted(log.frame["doc_key"]) == ["0800", "0801"] and set(log.frame["query_key"]) == {"08"}
+    j = read_judgements(b"query_id, doc_id, grade\n08, 0800, 2\n 08 ,0801 ,1\n", "j.csv")
+    assert j.frame[["query_id", "doc_id"]].values.tolist() == [["08", "0800"], ["08", "0801"]]
+    s = read_scores(b"query_id,doc_id,score\n08 , 0800,1.5\n", "s.csv")
+    assert s.frame[["query_id", "doc_id"]].values.tolist() == [["08", "0800"]]
+
+
+def test_ragged_rows_are_counted_by_line_not_a_traceback():
+    j = read_judgements(b"qid,doc,grade\n1,a,2\n2,b,1,9\n\n3,\"c,1\n", "j.csv")
+    assert j.frame.values.tolist() == [["1", "a", 2.0]]
+    assert j.counts["unreadable"] == 2 and "(lines 3, 5)" in j.notes[0]
+    s = read_scores(b"qid,doc,score\nq,a,1\nq,b,2,3\n", "s.csv")
+    assert len(s.frame) == 1 and s.counts["unreadable"] == 1 and "(line 3)" in s.notes[0]
+
+
+@pytest.mark.parametrize("data", [b"qid iter docno rel\n1 0 a 2\n2 0 b 1\n", b"# TREC qrels\n1 0 a 2\n2 0 b 1\n",
+                                  b"1 0 a 2\r2 0 b 1\r"])
+def test_qrels_headers_comments_and_cr_line_ends_are_read(data):
+    j = read_judgements(data, "--judgements")
+    assert j.format == "qrels" and j.frame.values.tolist() == [["1", "a", 2.0], ["2", "b", 1.0]]
+    assert j.counts["unreadable"] == 0
+
+
+def test_a_table_without_a_query_column_is_named_under_the_files_own_name():
+    with pytest.raises(Exception, match="^--judgements: the header names no query column"):
+        read_judgements(b"doc,grade\na,1\n", "--judgements")
+
+
+@pytest.mark.parametrize("command", [["rankers", "--split", "nan"], ["click-models", "x.csv", "--split", "1.5"]])
+def test_a_share_outside_zero_one_is_refused_by_name(command):
+    out = subprocess.run([sys.executable, "-m", "ultr_core", *command], capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.startswith("error: --split: must be a number in (0, 1)")
+    assert "Traceback" not in out.stderr and "ValueError" not in out.stderr
