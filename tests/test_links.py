@@ -35,3 +35,14 @@ def test_compare_state_round_trips_through_the_url():
     old.query_params["methods"] = "Naive,LBD"
     old.run()
     assert not old.exception and old.sidebar.multiselect(key="m_custom").value == ["Naive", "LBD"]
+
+
+def test_a_link_is_bounded_by_the_documents_it_builds_not_only_its_rows():
+    """Issue #61, item 8: ``log=synthetic:100000:50/sessions=1`` built 5 M documents (76 s, 2.75 GB) for a 50-row
+    log; the data set is clamped to the app's limit of candidates and the note says so."""
+    from ultr_core.simulation.logspec import APP_MAX_DOCUMENTS, LogSpec
+    spec, ds, _, log, note = LogSpec.parse("synthetic:100000:50/sessions=1").simulate_within(1_000_000)
+    assert spec.dataset == f"synthetic:{APP_MAX_DOCUMENTS // 50}:50" and len(ds.train.labels) <= APP_MAX_DOCUMENTS
+    assert "5,000,000 candidate documents" in note and "clamped to synthetic:5000:50" in note
+    same = LogSpec.parse("synthetic:300/sessions=10").simulate_within(1_000_000)
+    assert same[0].dataset == "synthetic:300" and same[-1] is None

@@ -12,10 +12,8 @@ from ultr_core.errors import ConfigError, DataFormatError, printable
 def _ig(a) -> int:
     from ultr_core.identifiability.reports import identifiability_report, ig_text
     from ultr_core.logs.ingestion import ingest
-    if a.scheduler and a.engine != "dask":
-        raise ConfigError("--scheduler", "applies to --engine dask; add it or leave the scheduler out")
-    if a.bootstrap is not None and a.estimate == "none":
-        raise ConfigError("--bootstrap", "applies to an estimate; --estimate none computes no interval")
+    from ultr_core.identifiability.practical import check_ig_options
+    check_ig_options(a)                                      # every option checked before the log is read
     bias = [c.strip() for c in a.bias.split(",") if c.strip()] if a.bias else ["position"]
     columns = _column_map(a.column)
     if a.documents:
@@ -120,7 +118,7 @@ def _simulate(a) -> int:
 def _train(a) -> int:
     from dataclasses import replace
 
-    from ultr_core.algorithms import TrainConfig
+    from ultr_core.algorithms.config import TRAIN_FLAGS, TrainConfig
     from ultr_core.algorithms.config import PAPER_SCALE, lbd_table3
     from ultr_core.simulation.clickmodel import ClickModelConfig
     from ultr_core.simulation.params import values_of
@@ -140,7 +138,7 @@ def _train(a) -> int:
             raise ConfigError("--device", "cuda was asked for, but torch sees no CUDA device here; use auto or cpu")
     base = TrainConfig(algorithm=a.algorithm, seed=a.seed,
                        **(PAPER_SCALE if a.paper_scale else {"clicks": a.clicks}) | hardware)
-    train = TrainConfig.from_pairs(a.set or [], base)
+    train = TrainConfig.from_pairs(a.set or [], base, dedicated=TRAIN_FLAGS)
     outs = []
     for seed in range(a.seed, a.seed + a.seeds):
         spec = ExperimentSpec(dataset=a.dataset, click=click, train=replace(train, seed=seed), n_sessions=a.sessions,
@@ -243,9 +241,9 @@ def _add_ig(sub) -> None:
                     "reference beside the Fisher one, e.g. --profile position=6")
     ig.add_argument("--certainty", type=int, metavar="N", help="plan N swaps (showing logged documents at other "
                     "factors) that most cut the weakest factor's variance (an optimal design on the log's information)")
-    ig.add_argument("--objective", choices=["worst", "mean"], default="worst",
-                    help="--certainty: cut the weakest factor's variance or the mean over its component")
-    ig.add_argument("--swap-impressions", type=int, default=100, help="--certainty: impressions per swap")
+    ig.add_argument("--objective", choices=["worst", "mean"], help="--certainty: cut the weakest factor's variance "
+                    "(worst, the default) or the mean over its component")
+    ig.add_argument("--swap-impressions", type=int, help="--certainty: impressions per swap (default 100)")
     ig.add_argument("--judgements", metavar="FILE", help="editorial judgements (qrels or CSV/TSV): the fit's relevance "
                     "per (query, document) scored against them, over all documents and within components")
     ig.add_argument("--grades", default="0-5", help="--judgements: the grade range LOW-HIGH")

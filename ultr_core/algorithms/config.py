@@ -16,6 +16,8 @@ MAX_LAYER = 8192
 MAX_WEIGHTS = 16_777_216
 #: ``--set`` keys that have their own options (the CLI's ``--algorithm`` and ``--seed``)
 NOT_SET = ("algorithm", "seed")
+#: the ``train`` command's own options besides those: ``--set`` may not contradict them (issue #61, item 12)
+TRAIN_FLAGS = NOT_SET + ("threads", "device", "clicks")
 
 #: LBD Table 3 (Yahoo!, DNN): the (λ, t) the paper selected on validation per coupling level η
 LBD_TABLE3 = {0.0: (100.0, 0.1), 0.1: (100.0, 0.1), 0.2: (100.0, 0.1), 0.3: (1.0, 0.1), 0.4: (1.0, 0.3),
@@ -143,14 +145,16 @@ class TrainConfig:
         return replace(self, **changes)
 
     @classmethod
-    def from_pairs(cls, pairs: list[str], base: "TrainConfig | None" = None) -> "TrainConfig":
-        """Apply ``key=value`` strings (CLI ``--set``), converting to each field's type."""
+    def from_pairs(cls, pairs: list[str], base: "TrainConfig | None" = None, *,
+                   dedicated=NOT_SET) -> "TrainConfig":
+        """Apply ``key=value`` strings (CLI ``--set``), converting to each field's type; a key in ``dedicated``
+        (a command's own option) is refused, naming that option."""
         base = base or cls()
         kinds = {f.name: f.type for f in fields(cls)}
         changes = {}
         for p in pairs:
             key, sep, raw = p.partition("=")
-            if key in NOT_SET:
+            if key in dedicated:
                 raise ConfigError(f"--set {key}", f"not a --set key: use --{key}")
             if not sep or key not in kinds:
                 raise ConfigError(key or p, "expected key=value with key one of "

@@ -62,7 +62,9 @@ def _judgements(a):
 
     from ultr_core.logs.judgements import read_judgements
     from ultr_core.logs.judgements import parse_grades
+    from ultr_core.logs.sniff import refuse_system_path
     low, high = parse_grades(a.grades)
+    refuse_system_path(a.judgements, "--judgements", "a judgements file")
     if not os.path.isfile(a.judgements):
         raise ConfigError("--judgements", "file not found")
     if os.path.getsize(a.judgements) > MAX_JUDGEMENTS_BYTES:

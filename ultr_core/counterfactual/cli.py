@@ -50,6 +50,8 @@ def _scores(a):
     """The scores file named by --ranking, or None for production / model:KEY."""
     if a.ranking == "production" or a.ranking.startswith("model:"):
         return None
+    from ultr_core.logs.sniff import refuse_system_path
+    refuse_system_path(a.ranking, "--ranking", "a scores file")
     if not os.path.isfile(a.ranking):
         raise ConfigError("--ranking", "neither 'production', 'model:KEY' nor an existing scores file")
     if os.path.getsize(a.ranking) > MAX_SCORES_BYTES:

@@ -201,8 +201,9 @@ def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=N
 
 
 def _chosen(estimators) -> tuple:
-    """The estimator keys asked for (None: the default set), each checked against the table."""
-    keys = tuple(dict.fromkeys(estimators or DEFAULT_ESTIMATORS))
+    """The estimator keys asked for (None: the default set; an empty list is refused), each checked against the
+    table."""
+    keys = tuple(dict.fromkeys(DEFAULT_ESTIMATORS if estimators is None else estimators))
     bad = [k for k in keys if k not in ESTIMATOR_BY_KEY]
     if bad or not keys:
         raise ConfigError("--estimators", f"unknown estimator {str(bad[0])[:20]!r}; choose from "

@@ -294,3 +294,24 @@ def ig_outputs(g, a, judgements=None) -> dict:
         from ultr_core.identifiability.judged import ig_judgements
         out["judgements"] = ig_judgements(frame, judgements, a.seed)
     return out
+
+
+def check_ig_options(a) -> None:
+    """``ig``'s options that do nothing alone, or cannot run, refused before the log is read (issue #61, item 12):
+    the scheduler without Dask, an interval without an estimate, ``--certainty`` outside 1–100 (0 plans nothing),
+    ``--swap-impressions`` or ``--objective`` without ``--certainty``."""
+    from ultr_core.errors import ConfigError
+    if a.scheduler and a.engine != "dask":
+        raise ConfigError("--scheduler", "applies to --engine dask; add it or leave the scheduler out")
+    if a.bootstrap is not None and a.estimate == "none":
+        raise ConfigError("--bootstrap", "applies to an estimate; --estimate none computes no interval")
+    if a.certainty is None:
+        for opt, value in (("--swap-impressions", a.swap_impressions), ("--objective", a.objective)):
+            if value is not None:
+                raise ConfigError(opt, "applies to --certainty N; add it or leave this option out")
+    elif not 1 <= a.certainty <= 100:
+        raise ConfigError("--certainty", f"must be a whole number of swaps from 1 to 100, got {a.certainty}")
+    a.swap_impressions = 100 if a.swap_impressions is None else a.swap_impressions
+    a.objective = a.objective or "worst"
+    if not 1 <= a.swap_impressions <= 10 ** 9:
+        raise ConfigError("--swap-impressions", f"must be a whole number from 1 to 10⁹, got {a.swap_impressions}")

@@ -31,7 +31,7 @@ SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
 MAX_COLUMNS = 10_000
 
 
-def refuse_system_path(path, name: str) -> None:
+def refuse_system_path(path, name: str, what: str = "a log") -> None:
     """Refuse a path under /proc, /sys or /dev (followed through links): never a log, and a message
     quoting its content could leak the process environment."""
     try:
@@ -39,7 +39,7 @@ def refuse_system_path(path, name: str) -> None:
     except (OSError, RuntimeError):             # a link loop: reported by the caller as not found
         return
     if any(real == r or real.startswith(r + "/") for r in SYSTEM_ROOTS):
-        raise DataFormatError(name, "a system path (/proc, /sys or /dev) cannot be read as a log")
+        raise DataFormatError(name, f"a system path (/proc, /sys or /dev) cannot be read as {what}")
 
 
 class LogSource(str):

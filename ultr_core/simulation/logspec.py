@@ -36,6 +36,11 @@ KEYS = {p.name: (p.field, p.kind) for p in PARAMS if p.link}
 NONE_KEYS = tuple(p.name for p in PARAMS if p.link and p.accepts_none)
 
 
+#: the most candidate documents (queries × list length) a link's built-in synthetic data set may build in the app
+#: (the Simulate page's own widget stops at 5,000 queries of 10)
+APP_MAX_DOCUMENTS = 250_000
+
+
 @dataclass(frozen=True)
 class LogSpec:
     """Everything that decides a simulated log (see the module docstring)."""
@@ -118,15 +123,31 @@ class LogSpec:
         ``note`` says so; None when nothing changed)."""
         from ultr_core.data.sources import load_dataset
         from ultr_core.simulation.simulated import app_sessions, longest_list
-        ds = load_dataset(self.resolved_dataset(), self.data_seed)
+        base, notes = self._within_documents()
+        ds = load_dataset(base.resolved_dataset(), base.data_seed)
         list_len = max(longest_list(ds.train), 1)
-        n = app_sessions(self.n_sessions, list_len, max_rows)
-        spec, note = self, None
-        if n < self.n_sessions:
-            spec = replace(self, n_sessions=n)
-            note = (f"sessions={self.n_sessions:,} would simulate {self.n_sessions * list_len:,} rows, above the "
-                    f"app's limit of {max_rows:,}: clamped to {n:,} sessions")
-        return (spec, *spec.simulate(), note)
+        n = app_sessions(base.n_sessions, list_len, max_rows)
+        spec = base
+        if n < base.n_sessions:
+            spec = replace(base, n_sessions=n)
+            notes.append(f"sessions={base.n_sessions:,} would simulate {base.n_sessions * list_len:,} rows, above the "
+                         f"app's limit of {max_rows:,}: clamped to {n:,} sessions")
+        return (spec, *spec.simulate(), "; ".join(notes) or None)
+
+    def _within_documents(self) -> tuple["LogSpec", list]:
+        """The spec with a built-in synthetic data set held to :data:`APP_MAX_DOCUMENTS` candidates (a link's
+        ``synthetic:N:L`` is bounded by what it builds, not only by its rows), and the note saying so."""
+        kind, _, rest = self.dataset.partition(":")
+        n_txt, _, l_txt = rest.partition(":")
+        if kind.strip().lower() != "synthetic" or not n_txt.strip().isdigit() or (l_txt and not l_txt.isdigit()):
+            return self, []                     # malformed specs are the loader's to refuse
+        n, size = int(n_txt), int(l_txt or 10)
+        if n * size <= APP_MAX_DOCUMENTS:
+            return self, []
+        fit = max(10, APP_MAX_DOCUMENTS // max(size, 1))
+        data = f"synthetic:{fit}" + (f":{size}" if l_txt else "")
+        return replace(self, dataset=data), [f"{self.dataset} would build {n * size:,} candidate documents, above the "
+                                             f"app's limit of {APP_MAX_DOCUMENTS:,}: clamped to {data}"]
 
     def simulate(self):
         """(dataset, simulator, log), exactly as the Simulate page builds them."""
