@@ -11,11 +11,12 @@ from ultr_core.app.certainty_figures import (certainty_plan_figure, factor_span_
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability.certainty import information_graph, weakest_links
+from ultr_core.identifiability.pairs import Stopped
 from ultr_core.identifiability.practical import (certainty_report, document_label, document_outputs, factor_levels,
                                                  graph_uncertainty, profile_report)
 from ultr_core.identifiability.uncertainty import rule_text
 from ultr_core.logs.outputs import safe_csv
-from pages._common import memo
+from pages._common import memo, page_budget
 
 RESISTANCE = ("**Effective resistance.** Read the graph as an electrical network: each document shown at two "
               "factors is a wire between them whose conductance is the information its clicks carry "
@@ -76,10 +77,16 @@ def _profile(g, u, labels, levels, where: str, log_key) -> None:
         k = st.selectbox("factor", choices, choices.index(worst), format_func=lambda i: f"{labels[i]} ({levels[i]})",
                          key=f"{where}_profile_factor", help="a factor with a finite, non-zero standard error; the "
                          "least certain is chosen first")
-        p = memo(("profile", log_key, int(k)), lambda: profile_report(g, labels[k], u))
+        try:
+            p = memo(("profile", log_key, int(k)), lambda: profile_report(g, labels[k], u, budget=page_budget()))
+        except Stopped:                   # the tab closed: nothing to show or cache
+            st.stop()
         st.plotly_chart(profile_figure(p), key=f"{where}_profile")
-        end = ("open" if p["upper"] is None else f"{p['upper']:.3f}")
-        st.caption(f"Profile interval [{p['lower']:.3f}, {end}] beside the Fisher interval "
+        if p.get("note"):
+            st.info(escape_markdown(p["note"]))
+            return
+        lower, upper = ("open" if x is None else f"{x:.3f}" for x in (p["lower"], p["upper"]))
+        st.caption(f"Profile interval [{lower}, {upper}] beside the Fisher interval "
                    f"[{p['fisher_lower']:.3f}, {p['fisher_upper']:.3f}]: each point refits every other parameter "
                    "with this ratio held; the interval keeps the ratios the data cannot reject at 90 %.")
 

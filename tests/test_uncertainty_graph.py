@@ -394,3 +394,21 @@ def test_a_weakest_document_is_what_its_removal_costs():
         S = _schur(u.cells[0][mask], u.cells[1][mask], u.cells[2][mask], D + 10, F)[0].toarray()
         var = np.linalg.inv(S[np.ix_(keep, keep)])[np.flatnonzero(keep) == worst][0][np.flatnonzero(keep) == worst]
         assert x["log_se_after"] == pytest.approx(float(np.sqrt(var[0])), rel=1e-6)
+
+
+def test_the_profile_keeps_to_its_budget_and_says_so():
+    """Issue #61, item 7: the profile ran 70 s by itself on a 756 KB upload, outside the server's budget; now a
+    budget's seconds are checked before every refit and the interval is left out with a note, and a closed tab
+    stops it."""
+    from ultr_core.identifiability.pairs import Budget, Stopped
+    from ultr_core.identifiability.profile import profile_interval
+    doc, fac, n, c, D, F = _chain(3)
+    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
+    k = int(np.argmax(np.where(np.isfinite(u.log_se), u.log_se, -1)))
+    full = profile_interval(u, k)
+    assert full.note is None and full.lower is not None and len(full.curve) > 13
+    cut = profile_interval(u, k, budget=Budget(seconds=0.0))
+    assert cut.lower is None and cut.upper is None and "budget of 0 s" in cut.note
+    assert cut.fisher_lower == full.fisher_lower and cut.estimate == full.estimate
+    with pytest.raises(Stopped):
+        profile_interval(u, k, budget=Budget(stop=lambda: True))

@@ -197,14 +197,15 @@ def _factor_of(g, text: str) -> int:
     return hits[0]
 
 
-def profile_report(g, factor: str, u: FactorUncertainty | None = None, level: float = 0.9) -> dict:
-    """``ig --profile FACTOR``: the profile-likelihood interval of o_k / o_ref beside the Fisher one (JSON-ready)."""
+def profile_report(g, factor: str, u: FactorUncertainty | None = None, level: float = 0.9, *, budget=None) -> dict:
+    """``ig --profile FACTOR``: the profile-likelihood interval of o_k / o_ref beside the Fisher one (JSON-ready);
+    ``budget``: the app's analysis budget (:func:`~ultr_core.identifiability.profile.profile_interval`)."""
     from dataclasses import asdict
 
     from ultr_core.identifiability.profile import profile_interval
     u = u or graph_uncertainty(g)
     k = _factor_of(g, factor)
-    p = asdict(profile_interval(u, k, level))
+    p = asdict(profile_interval(u, k, level, budget=budget))
     labels = tuple_labels(g.factors)
     p["factor"], p["reference"] = labels[p["factor"]], labels[p["reference"]]
     return p
@@ -213,6 +214,8 @@ def profile_report(g, factor: str, u: FactorUncertainty | None = None, level: fl
 def profile_lines(p: dict) -> list[str]:
     def end(x):
         return "open (not bounded by the data)" if x is None else f"{x:.3f}"
+    if p.get("note"):
+        return [f"Profile likelihood of o({p['factor']}) / o({p['reference']}): {p['note']}"]
     return [f"Profile likelihood of o({p['factor']}) / o({p['reference']}): estimate {p['estimate']:.3f}; "
             f"{p['level']:.0%} likelihood-ratio interval [{end(p['lower'])}, {end(p['upper'])}] beside the Fisher "
             f"interval [{p['fisher_lower']:.3f}, {p['fisher_upper']:.3f}] ({len(p['curve'])} refits)"]

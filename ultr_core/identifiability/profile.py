@@ -49,6 +49,11 @@ class ProfileInterval:
     fisher_lower: float
     fisher_upper: float
     curve: list = field(default_factory=list)
+    note: str | None = None          #: why the interval is missing (the budget ran out before its ends were found)
+
+
+class _Spent(Exception):
+    """The budget's seconds ran out between two refits."""
 
 
 class _Problem:
@@ -86,9 +91,13 @@ class _Problem:
         return theta
 
 
-def profile_interval(u: FactorUncertainty, factor: int, level: float = 0.9) -> ProfileInterval:
+def profile_interval(u: FactorUncertainty, factor: int, level: float = 0.9, *, budget=None) -> ProfileInterval:
     """The profile-likelihood interval of o_factor / o_ref at ``level`` beside the Fisher interval (module
-    docstring); refused for a reference factor or one no information reaches."""
+    docstring); refused for a reference factor or one no information reaches.  ``budget``
+    (:class:`~ultr_core.identifiability.pairs.Budget`): checked before every refit — past its seconds the
+    interval is left out with a note (the points found so far stay in ``curve``), a closed tab stops it."""
+    import time
+    t0 = time.monotonic()
     k = int(factor)
     if not 0 <= k < len(u.o):
         raise ConfigError("--profile", f"factor {k} does not exist (0–{len(u.o) - 1})")
@@ -106,20 +115,27 @@ def profile_interval(u: FactorUncertainty, factor: int, level: float = 0.9) -> P
     memo = {}
 
     def dev(delta):
+        if budget is not None and budget.spent(t0):
+            raise _Spent
         theta = P.fit(delta, P.theta0)
         memo[delta] = max(0.0, 2 * (best - P.loglik(theta)))
         return memo[delta] - bound
 
-    ends = [_endpoint(dev, d_hat, -1, u.log_se[k]), _endpoint(dev, d_hat, +1, u.log_se[k])]
     se = u.log_se[k]
     memo.setdefault(d_hat, 0.0)
-    for x in d_hat + se * np.linspace(-3, 3, 13):        # the curve's shape around the estimate, for the chart
-        if x not in memo:
-            dev(x)
+    try:
+        ends = [_endpoint(dev, d_hat, -1, se), _endpoint(dev, d_hat, +1, se)]
+        for x in d_hat + se * np.linspace(-3, 3, 13):    # the curve's shape around the estimate, for the chart
+            if x not in memo:
+                dev(x)
+        ends, note = [float(np.exp(e)) if e is not None else None for e in ends], None
+    except _Spent:
+        ends = [None, None]
+        note = (f"the profile stopped after its budget of {budget.seconds:g} s ({len(memo)} refits): the interval "
+                "is not computed; the command line (ig --profile) computes it without a budget")
     curve = [(float(np.exp(d)), float(v)) for d, v in sorted(memo.items())]
-    return ProfileInterval(k, int(u.reference[k]), level, float(np.exp(d_hat)),
-                           *(float(np.exp(e)) if e is not None else None for e in ends),
-                           float(np.exp(d_hat - z * se)), float(np.exp(d_hat + z * se)), curve)
+    return ProfileInterval(k, int(u.reference[k]), level, float(np.exp(d_hat)), *ends,
+                           float(np.exp(d_hat - z * se)), float(np.exp(d_hat + z * se)), curve, note)
 
 
 def _endpoint(dev, d_hat: float, side: int, se: float):
