@@ -147,6 +147,10 @@ def _choices() -> dict:
     st.header("Algorithms")
     asked = qp("algorithms", "dla").split(",")                # keys; older links: labels
     default_algs = [ALGORITHMS.get(a, a) for a in asked if a in NAMES or a in ALGORITHMS] or ["DLA"]
+    unknown = [a for a in asked if a and a not in NAMES and a not in ALGORITHMS]
+    if unknown:                                               # every corrected link value is announced
+        st.session_state.setdefault("_url_notices", []).append(
+            f"algorithms={','.join(unknown)[:40]!r}: not an algorithm here; using {', '.join(default_algs)}")
     chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
                             help="each is trained on the same log; see the formulas below the charts",
                             key="train_algorithms")

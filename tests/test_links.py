@@ -46,3 +46,14 @@ def test_a_link_is_bounded_by_the_documents_it_builds_not_only_its_rows():
     assert "5,000,000 candidate documents" in note and "clamped to synthetic:5000:50" in note
     same = LogSpec.parse("synthetic:300/sessions=10").simulate_within(1_000_000)
     assert same[0].dataset == "synthetic:300" and same[-1] is None
+
+
+def test_an_unknown_algorithm_in_a_train_link_is_announced():
+    """Issue #61, item 12: ``/train?algorithms=bogus`` was dropped without a notice."""
+    at = page("train.py")
+    at.query_params["algorithms"] = "bogus,dla"
+    at.run()
+    assert not at.exception
+    assert at.sidebar.multiselect(key="train_algorithms").value == ["DLA"]
+    notes = [i.value for i in at.info if "Link setting corrected" in i.value]
+    assert any("algorithms='bogus'" in n and "using DLA" in n for n in notes), notes
