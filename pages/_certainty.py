@@ -16,7 +16,7 @@ from ultr_core.identifiability.practical import (certainty_report, document_labe
                                                  graph_uncertainty, profile_report)
 from ultr_core.identifiability.uncertainty import rule_text
 from ultr_core.logs.outputs import safe_csv
-from pages._common import memo, page_budget
+from pages._common import _session_alive, memo, session_id
 
 RESISTANCE = ("**Effective resistance.** Read the graph as an electrical network: each document shown at two "
               "factors is a wire between them whose conductance is the information its clicks carry "
@@ -27,6 +27,14 @@ RESISTANCE = ("**Effective resistance.** Read the graph as an electrical network
 
 LINK_COLUMNS = {"kind": "kind", "link": "link or document", "share": "share of the variance",
                 "log_se_after": "error without it", "disconnects": "cuts it off"}
+
+
+def page_budget():
+    """The shared server's analysis budget (:func:`~ultr_core.identifiability.pairs.app_budget`), stopped when this
+    visitor's tab closes."""
+    from ultr_core.identifiability.pairs import app_budget
+    sid = session_id()
+    return app_budget(stop=lambda: _session_alive(sid) is False)
 
 
 def certainty_section(g, key, bias, where: str, teach: bool = False, documents: bool = False, log=None) -> None:

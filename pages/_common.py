@@ -195,21 +195,13 @@ def memo(key: tuple, compute, own: bool = False):
 N_BOOTSTRAP = 100
 
 
-def page_budget():
-    """The shared server's analysis budget for this visitor (:func:`~ultr_core.identifiability.pairs.app_budget`),
-    stopped when their tab closes."""
-    from ultr_core.identifiability.pairs import app_budget
-    sid = session_id()
-    return app_budget(stop=lambda: _session_alive(sid) is False)
-
-
 def cached_analysis(log, key: tuple, bias: tuple, estimate: str | None = None, n_bootstrap: int = N_BOOTSTRAP):
     """The identifiability analysis (graph, merges, interventions and, with ``estimate``, the
     observation curve per component) of a log, cached by ``key`` (what identifies the log's
     content: a digest or the simulation spec — never an object id), the bias columns and the
     estimator — within the shared server's budget (:func:`~ultr_core.identifiability.pairs.app_budget`)."""
-    from ultr_core.identifiability.pairs import Stopped
-    budget = page_budget()                    # stopped when the tab closes
+    from ultr_core.identifiability.pairs import Stopped, app_budget
+    sid, budget = session_id(), app_budget(stop=lambda: _session_alive(sid) is False)   # stopped when the tab closes
     try:
         with st.spinner("Building the identifiability graph …"):
             return memo(("analysis", key, tuple(bias), estimate, int(n_bootstrap)), lambda: analyse_identifiability(

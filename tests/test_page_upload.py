@@ -151,7 +151,7 @@ def test_upload_compares_click_models_and_gives_relevance_with_components():
     assert "Download relevance per (query, document) and model (CSV)" in labels
     # issue #47: judgements beside the click fit — a bad file says why and keeps the comparison, a good one is scored
     at.file_uploader(key="upload_judgements").set_value(("j.txt", b"\xff\xfe", "text/plain")).run()
-    assert any("We could not read the judgements — " in e.value and "not UTF-8" in e.value for e in at.error)
+    assert any("We could not read the judgements — " in e.value and "UTF-16" in e.value for e in at.error)
     assert any("perplexity" in d.value.columns for d in at.dataframe)
     qrels = "".join(f"q{q} 0 d{d} {(d + q) % 3}\n" for q in range(3) for d in range(5)) + "q9 0 d1 7\n"
     at.file_uploader(key="upload_judgements").set_value(("j.qrels", qrels.encode(), "text/plain")).run()
