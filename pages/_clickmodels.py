@@ -13,6 +13,7 @@ from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.compare import compare_job
 from ultr_core.clickmodels.judged import RULE, judgement_rows, score_judgements
+from ultr_core.logs.judgements import read_judgements
 from ultr_core.clickmodels.prior import PRIOR_LABELS, prior_text
 from ultr_core.errors import DataFormatError
 from ultr_core.identifiability.reports import document_components
@@ -82,6 +83,15 @@ def _show(job, an, log, prefix: str, key) -> None:
     _judges(out, prefix, key)
 
 
+def uploaded_judgements(up):
+    """(the parsed :class:`~ultr_core.logs.judgements.Judgements`, the file's digest) of an uploaded judgements file:
+    parsed once per file in the shared cache, the same object for the judges' table and the counterfactual job (which
+    receives it parsed, never the bytes to parse again)."""
+    data = up.getvalue()
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    return memo(("judgements-file", digest), lambda: read_judgements(data, "judgements"), own=True), digest
+
+
 def _judges(out: dict, prefix: str, key) -> None:
     """Click fit beside ranking quality: the comparison scored against an uploaded judgements file (issue #47), once
     per (log, file, toggle) in the shared cache — a rerun of the page does not redo the bootstrap."""
@@ -93,10 +103,9 @@ def _judges(out: dict, prefix: str, key) -> None:
         st.error(f"We did not read the judgements — {problem}. The click models above are unchanged.")
         return
     try:
-        data = up.getvalue()
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-        models, rep = memo(("judges", key, digest, include), lambda: score_judgements(out, data, include_prior=include),
-                           own=True)
+        judged, digest = uploaded_judgements(up)
+        models, rep = memo(("judges", key, digest, include),
+                           lambda: score_judgements(out, judged, include_prior=include), own=True)
     except DataFormatError as e:
         st.error(f"We could not read the judgements — {escape_markdown(e)}. The click models above are unchanged.")
         return

@@ -6,6 +6,7 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
+from pages._clickmodels import uploaded_judgements
 from pages._common import job_progress, live, queue_note, submit_job
 from ultr_core.app.counterfactual_figures import estimator_rows, value_figure
 from ultr_core.app.text import escape_markdown
@@ -13,6 +14,7 @@ from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.counterfactual.candidate import SOURCES
 from ultr_core.counterfactual.estimators import DEFAULT_ESTIMATORS, ESTIMATORS
 from ultr_core.counterfactual.evaluate import DIRECT_MODELS, evaluate_job
+from ultr_core.errors import DataFormatError
 from ultr_core.logs.scores import side_file_problem
 
 SOURCE_BY_LABEL = {s.label: s.key for s in SOURCES}
@@ -71,18 +73,22 @@ def evaluate_section(log, key, prefix: str) -> None:
         return
     judged = st.session_state.get(f"{prefix}_judgements")
     usable = judged is not None and side_file_problem(judged.size, "judgements") is None
-    jbytes = judged.getvalue() if usable else None
+    parsed, digest = None, ""
+    if usable:
+        try:                          # parsed once, in the shared cache; a file the judges' section cannot read
+            parsed, digest = uploaded_judgements(judged)      # only leaves DCG@k out
+        except DataFormatError:
+            parsed = None
     dm_key = next(m for m in DIRECT_MODELS if MODEL_BY_KEY[m].label == dm)
     prior = st.session_state.get(f"{prefix}_cm_job_for", (None, "pyclick"))[1]     # the comparison's prior above
     estimators = DEFAULT_ESTIMATORS + (tuple(e.key for e in ESTIMATORS if e.fit == "affine") if affine else ())
-    spec = (key, picked[0], picked[2], dm_key, int(k), hashlib.blake2b(jbytes or b"", digest_size=8).hexdigest(),
-            prior, estimators)
+    spec = (key, picked[0], picked[2], dm_key, int(k), digest, prior, estimators)
     job_key = f"{prefix}_cf_job"
     if st.session_state.get(f"{job_key}_for") != spec:
         f = log.frame
         frame = f.assign(query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"]))
         st.session_state[job_key] = submit_job(("evaluate", *spec), evaluate_job, frame, "your log", picked[0],
-                                               picked[1], dm_key, int(k), jbytes, prior, estimators)
+                                               picked[1], dm_key, int(k), parsed, prior, estimators)
         st.session_state[f"{job_key}_for"] = spec
     live(job_key, lambda job: _show(job, prefix))
 

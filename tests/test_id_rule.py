@@ -111,3 +111,15 @@ def test_a_share_outside_zero_one_is_refused_by_name(command):
     out = subprocess.run([sys.executable, "-m", "ultr_core", *command], capture_output=True, text=True)
     assert out.returncode == 2 and out.stderr.startswith("error: --split: must be a number in (0, 1)")
     assert "Traceback" not in out.stderr and "ValueError" not in out.stderr
+
+
+def test_the_counterfactual_job_takes_the_judgements_the_page_parsed():
+    """Issue #61, item 10: a judgements file was parsed in the server and again in the job's worker; the page now
+    parses it once (in the shared cache) and the job takes the parsed judgements — with the same numbers."""
+    from ultr_core.counterfactual.evaluate import evaluate_job
+    from ultr_core.studies.counterfactual import simulate_log
+    frame, _ = simulate_log("pbm", 300, n_queries=4, epsilon=0.3, seed=1)
+    qrels = "".join(f"{q} 0 {d} {(q + d) % 3}\n" for q in range(4) for d in range(20)).encode()
+    parsed = evaluate_job(frame, "log", "production", None, "pbm", 3, read_judgements(qrels, "judgements"))
+    again = evaluate_job(frame, "log", "production", None, "pbm", 3, qrels)
+    assert parsed["judged"] == again["judged"] and parsed["judged"]["judged_share"] > 0

@@ -185,17 +185,19 @@ def judgement_report(rel, models: dict, judgements, include_prior: bool = False,
     return out
 
 
-def score_judgements(result: dict, data: bytes, name: str = "judgements", include_prior: bool = False,
+def score_judgements(result: dict, judgements, name: str = "judgements", include_prior: bool = False,
                      seed: int = 0) -> tuple[dict, dict]:
     """A finished click-model comparison (:func:`~ultr_core.clickmodels.compare.compare_click_models`'s result,
-    left unchanged) scored against the judgements in ``data``: (models with their ``judgements`` figures, the
-    report of :func:`judgement_report`) — what the pages call, one call per file and toggle."""
+    left unchanged) scored against ``judgements`` (a parsed :class:`~ultr_core.logs.judgements.Judgements`, or a
+    file's bytes): (models with their ``judgements`` figures, the report of :func:`judgement_report`) — what the
+    pages call, one call per file and toggle."""
     import copy
 
     from ultr_core.logs.judgements import read_judgements
+    if isinstance(judgements, (bytes, bytearray, memoryview)):
+        judgements = read_judgements(bytes(judgements), name)
     models = copy.deepcopy(result["models"])
-    report = judgement_report(result["relevance"].copy(), models, read_judgements(data, name), include_prior,
-                              seed=seed)
+    report = judgement_report(result["relevance"].copy(), models, judgements, include_prior, seed=seed)
     return models, report
 
 

@@ -302,16 +302,17 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
     return out
 
 
-def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: str, k: int, judgements: bytes | None,
+def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: str, k: int, judgements,
                  prior: str = "pyclick", estimators=None, report=None, stop=None) -> dict:
-    """:func:`evaluate_ranking` as a job of the app's pool (:mod:`ultr_core.app.jobpool`): the files as bytes,
-    read here; a ``{"done", "total"}`` record every 10 resamples."""
+    """:func:`evaluate_ranking` as a job of the app's pool (:mod:`ultr_core.app.jobpool`): the scores file as bytes,
+    read here; ``judgements`` parsed by the page (or bytes, or None); a ``{"done", "total"}`` record every 10
+    resamples."""
     from ultr_core.logs.judgements import read_judgements
     from ultr_core.logs.scores import read_scores
     from ultr_core.errors import DataFormatError
     sc = read_scores(scores, "scores file") if scores is not None else None
     try:                              # judgements the judges' section could not read only leave DCG@k out
-        jd = read_judgements(judgements, "judgements") if judgements is not None else None
+        jd = read_judgements(judgements, "judgements") if isinstance(judgements, bytes) else judgements
     except DataFormatError:
         jd = None
     progress = (lambda d, n: report({"done": d, "total": n})) if report is not None else None
