@@ -18,6 +18,7 @@ def log(tmp_path):
     (["ig", "/no/such.csv", "--certainty", "2", "--swap-impressions", "0"], ["--swap-impressions", "got 0"]),
     (["train", "--set", "threads=64", "--threads", "2"], ["--set threads", "use --threads"]),
     (["train", "--set", "device=cuda"], ["--set device", "use --device"]),
+    (["train", "--user-model", "pbm", "--continuation", "0.5"], ["--continuation", "PBM users draw no continuation"]),
 ])
 def test_options_that_do_nothing_or_contradict_are_refused_by_name(capsys, args, words):
     refused(args, capsys, *words)          # /no/such.csv: the option is refused before the log is looked for

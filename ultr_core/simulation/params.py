@@ -167,5 +167,19 @@ def add_options(parser) -> None:
 
 
 def values_of(namespace) -> dict:
-    """The schema's parameters an argparse namespace (or any object) holds, by their one name."""
-    return {p.name: getattr(namespace, p.name) for p in PARAMS if hasattr(namespace, p.name)}
+    """The schema's parameters an argparse namespace (or any object) holds, by their one name; a continuation γ
+    given for users who draw none (PBM, UBM, the CTR models) is refused, naming the option, not ignored.
+
+    >>> from types import SimpleNamespace
+    >>> values_of(SimpleNamespace(user_model="pbm", continuation=0.5))
+    Traceback (most recent call last):
+    ultr_core.errors.ConfigError: --continuation: PBM users draw no continuation γ; leave it out or choose users ...
+    """
+    out = {p.name: getattr(namespace, p.name) for p in PARAMS if hasattr(namespace, p.name)}
+    users = MODEL_BY_KEY.get(out.get("user_model", DEFAULT_USER_MODEL))
+    if out.get("continuation") is not None and users is not None and users.gamma is None:
+        from ultr_core.errors import ConfigError
+        takers = ", ".join(k for k in USER_MODELS if MODEL_BY_KEY[k].gamma is not None)
+        raise ConfigError("--continuation", f"{users.label} users draw no continuation γ; leave it out or choose "
+                                            f"users who do ({takers})")
+    return out
