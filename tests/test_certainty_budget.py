@@ -45,3 +45,16 @@ def test_the_profile_keeps_to_its_budget_and_says_so():
     assert cut.fisher_lower == full.fisher_lower and cut.estimate == full.estimate
     with pytest.raises(Stopped):
         profile_interval(u, k, budget=Budget(stop=lambda: True))
+
+
+def test_the_plan_scores_its_candidates_in_chunks_of_bounded_memory_with_the_same_swaps(monkeypatch):
+    """Issue #61, item 7: the plan held every candidate's factor vector at once (50,000 × the block's factors: 0.96 GB
+    on a 500-position upload, more on larger blocks); in chunks the plan is the same."""
+    from ultr_core.identifiability import design
+    doc, fac, n, c, D, F = _chain(5, n_docs=300, n_pos=8)
+    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
+    whole = design.certainty_plan(u, 4, 100)
+    monkeypatch.setattr(design, "_CHUNK_NUMBERS", 50)            # a few candidates per chunk
+    chunked = design.certainty_plan(u, 4, 100)
+    assert chunked.swaps == whole.swaps and len(whole.swaps) == 4
+    assert np.allclose(chunked.worst_after, whole.worst_after, rtol=1e-9)

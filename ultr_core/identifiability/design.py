@@ -91,6 +91,32 @@ def _candidates(u, facs, doc, lf, w):
     return docs, A, d[keep], b[keep]
 
 
+#: numbers in one chunk of the candidates' factor vectors (≈ 16 MB each): memory stays bounded however many factors
+#: the weakest factor's block holds
+_CHUNK_NUMBERS = 2_000_000
+
+
+def _best_swap(G, A, cd, cb, omega, k: int, objective: str):
+    """The candidate whose swap most cuts the objective (Sherman–Morrison on the grounded inverse ``G``), scored in
+    chunks of at most :data:`_CHUNK_NUMBERS` numbers: (its index, G·v, 1 + c·vᵀG v, c)."""
+    size = max(1, _CHUNK_NUMBERS // max(G.shape[0], 1))
+    best = (-np.inf, 0, None, 1.0, 0.0)
+    for lo in range(0, len(cd), size):
+        d, b, om = cd[lo:lo + size], cb[lo:lo + size], omega[lo:lo + size]
+        dd = A[d].sum(1)
+        V = (A[d] / dd[:, None]).T                         # a_d − e_b, factors × candidates
+        V[b, np.arange(len(b))] -= 1.0
+        V = V[1:]
+        c = om * dd / (dd + om)
+        X = G @ V
+        denom = 1 + c * np.einsum("ij,ij->j", V, X)
+        cut = c * (X[k] ** 2 if objective == "worst" else (X ** 2).mean(0)) / denom
+        j = int(np.argmax(cut))
+        if cut[j] > best[0]:
+            best = (cut[j], lo + j, X[:, j].copy(), denom[j], c[j])
+    return best[1], best[2], best[3], best[4]
+
+
 def certainty_plan(u: FactorUncertainty, steps: int = 5, impressions: int = 100,
                    objective: str = "worst") -> CertaintyPlan:
     """Greedy optimal design of ``steps`` swaps of ``impressions`` each (module docstring) that most cut the
@@ -111,16 +137,8 @@ def certainty_plan(u: FactorUncertainty, steps: int = 5, impressions: int = 100,
     for _ in range(steps):
         if not len(cd):
             break
-        dd = A[cd].sum(1)
-        V = (A[cd] / dd[:, None]).T                        # a_d − e_b, factors × candidates
-        V[cb, np.arange(len(cb))] -= 1.0
-        V = V[1:]
-        c = omega * dd / (dd + omega)
-        X = G @ V
-        denom = 1 + c * np.einsum("ij,ij->j", V, X)
-        cut = c * (X[k] ** 2 if objective == "worst" else (X ** 2).mean(0)) / denom
-        i = int(np.argmax(cut))
-        G -= c[i] * np.outer(X[:, i], X[:, i]) / denom[i]
+        i, x, denom_i, c_i = _best_swap(G, A, cd, cb, omega, k, objective)
+        G -= c_i * np.outer(x, x) / denom_i
         A[cd[i], cb[i]] += omega[i]
         se = np.sqrt(np.r_[0.0, np.clip(np.diag(G), 0, None)])
         plan.swaps.append({"document": int(docs[cd[i]]), "factor": int(facs[cb[i]]),
