@@ -145,8 +145,8 @@ def test_swap_interventions_recover_the_trust_curves_within_their_intervals(data
 
 
 def test_bad_trust_settings_and_a_policy_aware_method_without_its_policy_say_what_is_wrong(data):
-    with pytest.raises(ConfigError, match=r"ε⁻ at position 1 and must not exceed ε⁺_1 = 0\.98.*got 0\.99"):
-        ClickModelConfig(user_model="trust", continuation=0.99)
+    with pytest.raises(ConfigError, match=r"must stay at most 0\.95, below ε⁺_1 = 0\.98.*got 0\.98"):
+        ClickModelConfig(user_model="trust", continuation=0.98)      # no click signal at position 1 (issue #60)
     with pytest.raises(ConfigError, match="defined for PBM users only"):
         ClickModelConfig(user_model="trust", coupling=0.5)
     with pytest.raises(ConfigError, match="continuation: must be None or a number in"):

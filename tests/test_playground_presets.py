@@ -1,9 +1,11 @@
 """Each Playground preset's sentence, checked over seeds 0–4 at the preset's own settings (the
 size a class sees): every claim's paired 90 % t-interval lies wholly above its stated margin
 (``ultr_core.app.playground.check_claims``; the one verdict rule of issue #36)."""
+import numpy as np
 import pytest
 
 from ultr_core.algorithms.config import ALGORITHMS
+from ultr_core.app.knobs import GAMMAS
 
 from ultr_core.app.playground import FLAT, PRESETS, Claim, check_claims, preset_runs
 
@@ -57,3 +59,13 @@ def test_connected_yet_unsure_holds_over_five_seeds():
         assert verdict(preset.settings(seed).log_spec().simulate()[2])["components"] == 1
     result = check_claims(log_runs(preset, range(5)), preset.log_claims)
     assert result["holds"].all() and len(result) == 2, result.to_string()
+
+
+@pytest.mark.parametrize("gamma", [GAMMAS[1], GAMMAS[-1]], ids=["lowest", "highest"])
+def test_every_users_gamma_the_playground_offers_trains_the_trust_story(gamma):
+    """Issue #60, item 1: γ = 0.98, the Playground's highest offer, left trust-bias users no click signal at position 1
+    (ε⁻_1 = ε⁺_1) and training failed; the offers end at 0.95, and both ends of the range train the story's methods."""
+    story = next(p for p in PRESETS if p.name == "trust bias breaks IPS, DR holds")
+    runs = preset_runs(story, seeds=[0], continuation=gamma, steps=50)
+    assert set(runs["method"]) >= {"IPS", "DR"} and runs["ndcg@10"].notna().sum() >= 4
+    assert np.isfinite(runs.loc[runs["method"] == "DR", "curve_fit"]).all()

@@ -30,8 +30,8 @@ def _topk_parse(raw: str):
     return "all" if raw == "all" else next((k for k in TOPK[1:] if str(k) == raw), None)
 
 
-#: the users' γ the Playground offers: "default" (the user model's own) or a value (trust bias: ε⁻_p = γ/p, ≤ 0.98)
-GAMMAS = ("default", 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.98)
+#: the users' γ the Playground offers: "default" (the user model's own) or a value (trust bias: ε⁻_p = γ/p, ≤ 0.95)
+GAMMAS = ("default", 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95)
 
 
 def _gamma_parse(raw: str):
@@ -109,7 +109,7 @@ def reconcile(values: dict, changed: str | None = None) -> tuple[dict, list[str]
     >>> reconcile({"user_model": "pbm", "coupling": 0, "contexts": 0, "methods": ("cld",), "topk": None})[1]
     ['CLD models top-k selection: the shown top-k was set to 3.']
     >>> reconcile({"user_model": "trust", "continuation": 1.0, "methods": (), "topk": None})[0]["continuation"]
-    0.98
+    0.95
     """
     from ultr_core.algorithms.specs import SPECS_BY_KEY
     from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY

@@ -45,10 +45,11 @@ class Trust(ClickModel):
     TRUTH_NOTE = ("truth: trust-bias users' click signal θ_p(ε⁺_p − ε⁻_p) — how much a click at p rises with "
                   "relevance, what Affine-IPS and DR divide by; IPS divides by θ_p alone (and false clicks, θ_p ε⁻_p, "
                   "stay in)", "truth: the click signal θ(ε⁺ − ε⁻) of trust-bias users.")
-    #: γ = ε⁻_1 must not exceed ε⁺_1: a relevant result is clicked at least as often as another
-    MAX_GAMMA = 0.98
-    GAMMA_RULE = "γ is ε⁻ at position 1 and must not exceed ε⁺_1 = 0.98 (a relevant result is clicked at least as often"
-    GAMMA_RULE += " as a non-relevant one)"
+    #: γ = ε⁻_1 must stay below ε⁺_1 = 0.98 with a margin: at 0.98 a click at position 1 says nothing about
+    #: relevance (its click signal θ_1(ε⁺_1 − ε⁻_1) is 0: no curve can be normalised, training failed — issue #60)
+    MAX_GAMMA = 0.95
+    GAMMA_RULE = ("γ is ε⁻ at position 1 and must stay at most 0.95, below ε⁺_1 = 0.98 (a relevant result is clicked "
+                  "more often than a non-relevant one; at 0.98 a click at position 1 says nothing about relevance)")
     INFO_PARAMS = ("attr", "signal", "noise")
     #: what the identifiability graph's verdict means for these users (the Playground's IG box, ``ig``)
     IG_MEANING = ("click with trust bias (affine in relevance: a connected graph gives relevance only up to an affine "

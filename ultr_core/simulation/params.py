@@ -94,7 +94,7 @@ def _gamma_help() -> str:
     defaults = ", ".join(f"{k} {MODEL_BY_KEY[k].gamma}" for k in USER_MODELS if MODEL_BY_KEY[k].gamma)
     return ("the cascade models' γ in [0, 1]: DCM goes on after a click with λ = γ·(1/r)^η, DBN after any document "
             "with γ, CCM with τ₁ = τ₂ = γ, τ₃ = γ/2; trust bias's strength: a non-relevant result is clicked with "
-            f"ε⁻_p = γ/p, at most 0.98 (default: the model's own — {defaults})")
+            f"ε⁻_p = γ/p, at most 0.95 (default: the model's own — {defaults})")
 
 
 _P = Param
