@@ -1,6 +1,5 @@
-"""UI helpers shared by the pages: the error boundary, URL settings (validated and clamped),
-the shared byte-budget cache, background-job buttons and the polling fragment.  Streamlit
-only — every computation stays in ultr_core."""
+"""UI helpers shared by the pages: the error boundary, URL settings (validated and clamped), the shared byte-budget
+cache, background-job buttons and the polling fragment.  Streamlit only — every computation stays in ultr_core."""
 from __future__ import annotations
 
 import collections
@@ -40,10 +39,9 @@ def run_page(body) -> None:
     (ConfigError, DataFormatError) is shown as what to fix; anything else as a short message with
     an error id, whose traceback goes to the server log only.  Session state is untouched."""
     if PagesManager.uses_pages_directory:
-        # A deep link (/train, /simulate?…) reached this page through Streamlit's legacy pages/
-        # folder fallback before app.py ran: the sidebar would list raw file names and the layout
-        # would not be set.  Turn the fallback off for the process and rerun through app.py's
-        # st.navigation, which resolves the same URL to this page.
+        # A deep link (/train, /simulate?…) reached this page through Streamlit's legacy pages/ folder fallback
+        # before app.py ran: the sidebar would list raw file names and the layout would not be set.  Turn the
+        # fallback off for the process and rerun through app.py's st.navigation, which resolves the URL to this page.
         PagesManager.uses_pages_directory = False
         st.rerun()
     if not _warmed and _session_alive(session_id()):    # a real server started without scripts/serve.py
@@ -102,9 +100,8 @@ _seen_sessions: set = set()
 
 
 def _session_alive(session) -> bool | None:
-    """Whether a browser session is still connected: True while the server lists it, False once a
-    session it listed has gone (tab closed), None when unknown (no server; AppTest's sessions are
-    never listed) — such subscribers are never reaped."""
+    """Whether a browser session is still connected: True while the server lists it, False once a session it listed
+    has gone (tab closed), None when unknown (no server; AppTest's sessions are never listed): never reaped."""
     from streamlit.runtime import Runtime
     if session is None or not Runtime.exists():
         return None
@@ -124,8 +121,7 @@ def job_pool() -> JobPool:
 
 def session_id() -> str | None:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else None
+    return getattr(get_script_run_ctx(), "session_id", None)
 
 
 def _within_cap(submit):
@@ -244,10 +240,9 @@ def linked_log():
     leaves a notice for :func:`url_notices` and returns None."""
     if "log" not in st.query_params:
         return None
-    from ultr_core.errors import ConfigError, DataFormatError
     from ultr_core.simulation.logspec import LogSpec
-    raw = st.query_params["log"]
     from ultr_core.simulation.simulated import APP_MAX_LOG_ROWS
+    raw = st.query_params["log"]
     try:
         spec = LogSpec.parse(raw)
         with st.spinner("Simulating the click log of this link …"):      # within the app's row limit, as Simulate
@@ -262,8 +257,8 @@ def linked_log():
 
 
 def session_log_spec() -> str | None:
-    """The reproducible spec of the session's current log, or None when that log has none (an
-    upload) — a spec is trusted only while the log it was made for is still the current one."""
+    """The reproducible spec of the session's current log, or None when that log has none (an upload) — a spec is
+    trusted only while the log it was made for is still the current one."""
     pair = st.session_state.get("log_spec")
     if isinstance(pair, tuple) and len(pair) == 2 and pair[0] == st.session_state.get("log_key"):
         return pair[1]
@@ -271,8 +266,13 @@ def session_log_spec() -> str | None:
 
 
 def url_notices() -> None:
-    """Show (once) what :func:`qp` had to correct in the URL."""
-    for n in st.session_state.pop("_url_notices", []):
+    """Show what :func:`qp` had to correct in the URL on every rerun of this page until another page is opened (a
+    live page reruns each second: a notice shown once vanished before anyone read it — issue #60)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    here, (page, kept) = get_script_run_ctx().page_script_hash, st.session_state.get("_url_notices_kept", (None, []))
+    kept = (kept if page == here else []) + st.session_state.pop("_url_notices", [])
+    st.session_state["_url_notices_kept"] = (here, kept)
+    for n in kept:
         st.info(f"Link setting corrected: {escape_markdown(n)}")
 
 

@@ -132,12 +132,15 @@ def _from_url(knob, datasets):
         return qp(name, default, knob.cast, knob.lo, knob.hi)
     if name not in st.query_params:
         return default
-    value = knob.parse(st.query_params[name])
-    if value is None:
+    raw = st.query_params[name]
+    value = knob.parse(raw)
+    dropped = isinstance(value, list) and len(value) < len([x for x in raw.split(",") if x])
+    if value is None or dropped:                                  # every corrected value is announced
+        bad = [x for x in raw.split(",") if x and knob.parse(x) is None] if dropped else [raw]
         st.session_state.setdefault("_url_notices", []).append(
-            f"{name}={st.query_params[name][:20]!r} is not one of the choices; using {default}")
-        return default
-    return value
+            f"{name}={','.join(bad)[:30]!r} is not one of the choices; "
+            f"using {', '.join(value) if dropped else default}")
+    return default if value is None else value
 
 
 #: how the click model's knobs sit in the main column (pairs), before the user model and the methods

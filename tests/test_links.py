@@ -57,3 +57,19 @@ def test_an_unknown_algorithm_in_a_train_link_is_announced():
     assert at.sidebar.multiselect(key="train_algorithms").value == ["DLA"]
     notes = [i.value for i in at.info if "Link setting corrected" in i.value]
     assert any("algorithms='bogus'" in n and "using DLA" in n for n in notes), notes
+
+
+def test_every_corrected_playground_link_value_is_announced_and_stays_through_reruns():
+    """Issue #60, item 5: ``/?eta=99&seeds=7&topk=-3&user_model=foo&methods=xyz,dla`` was corrected without a notice
+    in the browser — the notices were shown once and the page's live rerun a second later removed them — and
+    ``methods=xyz`` was dropped silently."""
+    at = page("playground.py", 120)
+    for k, v in dict(eta="99", seeds="7", topk="-3", user_model="foo", methods="xyz,dla").items():
+        at.query_params[k] = v
+    at.run()
+    for _ in range(2):                                   # the first run, and a rerun as the live page does
+        notes = [i.value for i in at.info if i.value.startswith("Link setting corrected")]
+        for word in ("eta=99.0", "seeds='7'", "topk='-3'", "model='foo'", "methods='xyz'"):
+            assert any(word in n for n in notes), (word, notes)
+        at.run()
+    assert not at.exception
