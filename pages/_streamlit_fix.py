@@ -1,5 +1,6 @@
 """One fix to Streamlit's session runtime, applied once per server process (imported by
-``pages/_common.py``).  UI plumbing only; nothing here computes.
+``pages/_common.py``).  UI plumbing only; nothing here computes.  Beside it, ``st.dataframe`` shows a missing
+value blank, never Python's "None" (:func:`ultr_core.app.tables.blank_missing`; issue #60).
 
 **The race** (Streamlit 1.67, ``runtime/app_session.py``).  A browser's fragment timer
 (``st.fragment(run_every=…)``) sends a fragment rerun.  If the session's ScriptRunner has just
@@ -69,10 +70,27 @@ def apply() -> bool:
     if current is None:
         LOG.warning("Streamlit has no AppSession._create_scriptrunner; the fragment-rerun fix is not applied")
         return False
+    _blank_missing_cells()
     if getattr(current, "_ultr_fix", False):
         return True
     AppSession._create_scriptrunner = deferred_create(current)
     return True
+
+
+def _blank_missing_cells() -> None:
+    """Every page's ``st.dataframe`` of a pandas frame through :func:`~ultr_core.app.tables.blank_missing`."""
+    import pandas as pd
+    import streamlit as st
+
+    from ultr_core.app.tables import blank_missing
+    shown = st.dataframe
+    if getattr(shown, "_ultr_blank", False):
+        return
+
+    def dataframe(data=None, *args, **kwargs):
+        return shown(blank_missing(data) if isinstance(data, pd.DataFrame) else data, *args, **kwargs)
+    dataframe._ultr_blank = True
+    st.dataframe = dataframe
 
 
 _gone_since: dict = {}

@@ -49,6 +49,9 @@ def test_upload_page_shows_documents_and_agrees_with_the_identifiability_page():
     assert int(up["weak"]) >= 3 and at.get("download_button")
     assert any("Weakest links" in m.value for m in at.markdown)
     assert any("Within-query document orders resolved at 90 %" in c.value for c in at.caption)
+    for table in at.dataframe:                  # issue #60: a missing value is blank, never Python's "None"
+        cells = table.value.astype(object).to_numpy().ravel()
+        assert not any(x is None or (isinstance(x, float) and np.isnan(x)) or x == "None" for x in cells)
     keys = [b.proto.id for b in at.get("download_button")]
     assert any("upload_documents_csv" in k for k in keys) or len(keys) >= 2
     at.switch_page("identifiability.py").run(timeout=180)

@@ -13,7 +13,31 @@ import math
 
 import pandas as pd
 
-__all__ = ["claims_table", "table3_table"]
+__all__ = ["claims_table", "table3_table", "blank_missing"]
+
+
+def blank_missing(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as a page shows it: a column with missing values becomes text — the value blank, never Python's
+    "None" (Streamlit's grid writes that for every null) — and its numbers keep thousands separators; columns
+    without missing values are left as they are (numeric, sortable).
+
+    >>> blank_missing(pd.DataFrame({"a": [1.5, None], "n": [21603.0, None], "s": ["x", None], "k": [1, 2]}))
+         a       n  s  k
+    0  1.5  21,603  x  1
+    1                  2
+    """
+    out = frame.copy()
+    for c in out.columns:
+        col = out[c]
+        if not col.isna().any():
+            continue
+        out[c] = [("" if _missing(x) else f"{x:,}" if isinstance(x, int) and not isinstance(x, bool)
+                   else f"{x:,.10g}" if isinstance(x, float) else str(x)) for x in col.astype(object)]
+    return out
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x)) or x is pd.NA or x is pd.NaT
 
 
 def _interval(m, lo, hi) -> str:
