@@ -8,6 +8,7 @@ import streamlit as st
 from ultr_core.logs.outputs import safe_csv
 
 from pages._common import live, memo, queue_note, submit_job
+from pages._uploads import kept_upload
 from ultr_core.app.clickmodel_figures import continuation_table, judges_figure, matrix_figures, rank_parameters_figure
 from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
@@ -128,9 +129,10 @@ def _judges(out: dict, prefix: str, key) -> None:
 def _judge_inputs(prefix: str):
     """The judgements uploader and its toggle: (the uploaded file or None, include prior-dominated pairs)."""
     st.markdown("**Do the judges agree?** Add editorial judgements to score every model's relevance against them.")
-    up = st.file_uploader("editorial judgements (optional)", key=f"{prefix}_judgements",
-                          help="TREC/LETOR qrels (`query 0 document grade`) or CSV/TSV with query, document and grade "
-                               "columns, grades 0–5; joined on the log's (query, document) ids")
+    up = kept_upload(f"{prefix}_judgements", st.file_uploader(
+        "editorial judgements (optional)", key=f"{prefix}_judgements", help="TREC/LETOR qrels (`query 0 document "
+        "grade`) or CSV/TSV with query, document and grade columns, grades 0–5; joined on the log's (query, "
+        "document) ids"))
     include = st.checkbox("include prior-dominated estimates", key=f"{prefix}_include_prior", help=RULE)
     return up, include
 

@@ -8,6 +8,7 @@ import streamlit as st
 
 from pages._clickmodels import uploaded_judgements
 from pages._common import job_progress, live, queue_note, submit_job
+from pages._uploads import kept_file, kept_upload
 from ultr_core.app.counterfactual_figures import estimator_rows, value_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
@@ -32,9 +33,10 @@ def _candidate(prefix: str):
                                                         "prior chosen above")
         return "model:" + next(s.key for s in CLICK_MODELS if s.label == m), None, m
     if source == "scores":
-        up = st.file_uploader("scores file (query_id, doc_id, score)", key=f"{prefix}_cf_scores",
-                              help="CSV/TSV with a header; higher scores rank first; rows with NaN or infinite "
-                                   "scores, duplicates and pairs the log never shows are counted and left out")
+        up = kept_upload(f"{prefix}_cf_scores", st.file_uploader(
+            "scores file (query_id, doc_id, score)", key=f"{prefix}_cf_scores", help="CSV/TSV with a header; higher "
+            "scores rank first; rows with NaN or infinite scores, duplicates and pairs the log never shows are counted "
+            "and left out"))
         if up is None:
             return None
         problem = side_file_problem(up.size, "scores")
@@ -71,7 +73,7 @@ def evaluate_section(log, key, prefix: str) -> None:
     if picked is None:
         st.info("Upload a scores file to value it.")
         return
-    judged = st.session_state.get(f"{prefix}_judgements")
+    judged = kept_file(f"{prefix}_judgements")
     usable = judged is not None and side_file_problem(judged.size, "judgements") is None
     parsed, digest = None, ""
     if usable:

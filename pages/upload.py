@@ -28,6 +28,7 @@ from ultr_core.logs.mapping import (
 from ultr_core.logs.sniff import infer_format
 from pages._clickmodels import click_model_section
 from pages._evaluate import evaluate_section
+from pages._uploads import kept_upload
 from pages._common import _session_alive, cached_analysis, memo, run_page, session_id
 from pages._certainty import certainty_section
 from ultr_core.app.memory import UPLOAD_GATE, Left
@@ -159,10 +160,10 @@ def _stop_on_error(fn, prefix: str = "", errors=(DataFormatError,)):
 
 def _file_and_format():
     """(name, bytes, digest, format) of the dropped file(s); the format sniffed, then the user's choice."""
-    ups = st.file_uploader("click log", type=None, accept_multiple_files=True,
+    ups = kept_upload("upload_click_log", st.file_uploader("click log", type=None, accept_multiple_files=True,
                            help="one log file (any name: the format is sniffed from the content), or the files of an "
                                 "ULTRA folder dropped together (train.init_list, train.feature, …); size limit set "
-                                "in .streamlit/config.toml (server.maxUploadSize)", key="upload_click_log")
+                                "in .streamlit/config.toml (server.maxUploadSize)", key="upload_click_log"))
     if not ups:
         st.info("Drop a file to start. No file? The Simulate page makes one you can download and upload here.")
         st.stop()
