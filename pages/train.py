@@ -51,10 +51,15 @@ def main():
         st.query_params["log"] = link_spec
     elif "log" in st.query_params:
         del st.query_params["log"]
-    job_buttons("train_job", "▶ Start training", lambda: _start(c, noise, link_spec, log, ds),
+    job_buttons("train_job", "▶ Start training", lambda: _start(c, noise, link_spec, log, ds, _log_name(link_spec)),
                 disabled=not c["algorithms"])
     truth = signal_curve(log)                 # θ_p, or the click signal θ_p(ε⁺ − ε⁻) of trust-bias users
     users = _user_model(log)
+    trained_on = st.session_state.get("train_job_log")
+    if st.session_state.get("train_job") is not None and trained_on not in (None, _log_name(link_spec)):
+        st.warning(f"The charts and metrics below belong to the previous log ({escape_markdown(trained_on)}), not "
+                   "to this one: press Start to train on it.")             # a result names the log it belongs to
+        truth, users = None, None                   # this log's truth is not the curve those runs estimated
     live("train_job", lambda job: _show(job, truth, c["seed"], users))
     rankers_section(ds, log, link_spec, [NAMES[a] for a in c["algorithms"]],
                     {"model": c["model"], "lr": c["lr"], "steps": c["steps"], "seed": int(c["seed"])})
@@ -204,7 +209,15 @@ def _hyper_widgets(algorithms: list) -> tuple[dict, dict]:
     return urls, fields
 
 
-def _start(c: dict, noise: float, link_spec, log, ds):
+def _log_name(link_spec) -> str:
+    """The log a run trains on, as a sentence can name it: its spec, or the uploaded file's name."""
+    if link_spec:
+        return link_spec
+    key = st.session_state.get("log_key")
+    return f"the uploaded log {key[1][0]}" if isinstance(key, tuple) and key[:1] == ("upload",) else "the current log"
+
+
+def _start(c: dict, noise: float, link_spec, log, ds, log_name: str):
     steps, model, lr, seed, clicks = c["steps"], c["model"], c["lr"], int(c["seed"]), c["clicks"]
     try:
         configs = [TrainConfig(algorithm=NAMES[a], model=model, lr=lr, steps=steps, seed=seed, clicks=clicks,
@@ -220,6 +233,7 @@ def _start(c: dict, noise: float, link_spec, log, ds):
         st.error(f"Check the settings: {escape_markdown(e)}")
         return None
     st.session_state["train_steps"] = steps                       # per job: one method each
+    st.session_state["train_job_log"] = log_name
     # one pooled job per method; a reproducible log travels as its spec and identical runs are shared
     return submit_jobs(train_jobs(configs, noise, spec=link_spec, log=log, dataset=ds))
 

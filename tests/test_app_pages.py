@@ -82,6 +82,10 @@ def test_train_default_dla_runs_in_background_and_reports():
     assert no_crash(at) and at.session_state["train_job"] is job           # nothing was started
     assert any("CLD models top-k selection" in e.value and "shows every candidate" in e.value for e in at.error)
     assert len(at.dataframe) == 1 and "Training failed" not in " ".join(e.value for e in at.error)
+    assert not any("belong to the previous log" in w.value for w in at.warning)
+    at.sidebar.selectbox(key="train_user").select("dcm").run()          # issue #60, item 2: another log
+    assert no_crash(at) and any("belong to the previous log" in w.value for w in at.warning)
+    assert not any("truth:" in c.value for c in at.caption)               # the old runs are not drawn on its truth
 
 
 def test_train_default_log_keeps_its_name_after_a_rerun():
