@@ -17,6 +17,7 @@ from ultr_core.identifiability.practical import (certainty_report, document_labe
 from ultr_core.identifiability.uncertainty import rule_text
 from ultr_core.logs.outputs import safe_csv
 from pages._common import _session_alive, memo, session_id
+from pages._report import add_section
 
 RESISTANCE = ("**Effective resistance.** Read the graph as an electrical network: each document shown at two "
               "factors is a wire between them whose conductance is the information its clicks carry "
@@ -57,6 +58,8 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
                                                           "standard errors are from its last step."))
     left, right = st.columns(2)
     left.plotly_chart(factor_span_figure(labels, se, levels.tolist()), key=f"{where}_span")
+    add_section("How sure? Identifiability as a measurement", figure=factor_span_figure(labels, se, levels.tolist()),
+                caption="Rule: " + rule_text())
     graph = information_graph(u, labels)
     if graph["nodes"]:
         right.plotly_chart(information_graph_figure(graph), key=f"{where}_infograph")
@@ -67,6 +70,7 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
                     "variance, its standard error of log(o_k/o_ref) without them, and whether losing them cuts it "
                     "off)")
         st.dataframe(pd.DataFrame(links).rename(columns=LINK_COLUMNS), hide_index=True, height="auto")
+        add_section("Weakest links", table=pd.DataFrame(links).rename(columns=LINK_COLUMNS))
     _profile(g, u, labels, levels, where, (key, tuple(bias)))
     _plan(g, u, key, bias, where)
     if documents:

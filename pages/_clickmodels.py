@@ -9,6 +9,7 @@ from ultr_core.logs.outputs import safe_csv
 
 from pages._common import live, memo, queue_note, submit_job
 from pages._uploads import kept_upload
+from pages._report import add_section
 from ultr_core.app.clickmodel_figures import continuation_table, judges_figure, matrix_figures, rank_parameters_figure
 from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
@@ -73,6 +74,9 @@ def _show(job, an, log, prefix: str, key) -> None:
                "perplexity are better.")
     st.dataframe(pd.DataFrame(rows).round(4), hide_index=True)
     st.plotly_chart(perplexity_by_rank_figure(out["models"]), key=f"{prefix}_perplexity")
+    add_section("Which click model explains the clicks?", table=pd.DataFrame(rows).round(4),
+                figure=perplexity_by_rank_figure(out["models"]), caption=f"fitted on the first "
+                f"{out['train_sessions']:,} sessions, scored on the next {out['test_sessions']:,}")
     _bias_parameters(out["models"], prefix)
     rel = out["relevance"].astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
     st.download_button("Download relevance per (query, document) and model (CSV)", safe_csv(rel),
@@ -121,6 +125,9 @@ def _judges(out: dict, prefix: str, key) -> None:
         st.info(escape_markdown(rep["note"]))
         return
     st.dataframe(pd.DataFrame(judgement_rows(models, rep)), hide_index=True)
+    add_section("Do the judges agree?", table=pd.DataFrame(judgement_rows(models, rep)),
+                text=rep["verdict"]["text"] if rep.get("verdict") else "", caption="90 % intervals: bootstrap over "
+                "queries; prior-dominated pairs " + ("included" if include else "left out"))
     st.plotly_chart(judges_figure(models, rep), key=f"{prefix}_judges")
     if rep.get("verdict"):
         st.info(escape_markdown(rep["verdict"]["text"]) + f". Rule: {rep['verdict']['rule']}.")

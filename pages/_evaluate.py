@@ -9,6 +9,7 @@ import streamlit as st
 from pages._clickmodels import uploaded_judgements
 from pages._common import job_progress, live, queue_note, submit_job
 from pages._uploads import kept_file, kept_upload
+from pages._report import add_section
 from ultr_core.app.counterfactual_figures import estimator_rows, value_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
@@ -108,6 +109,8 @@ def _show(job, prefix: str) -> None:
     for n in out["notes"] + out["candidate"]["notes"]:
         st.info(escape_markdown(n))
     st.dataframe(pd.DataFrame(estimator_rows(out)).round(4), hide_index=True)
+    add_section("What would a new ranking be worth?", table=pd.DataFrame(estimator_rows(out)).round(4),
+                figure=value_figure(out), caption=" ".join(out["notes"] + out["candidate"]["notes"]))
     st.plotly_chart(value_figure(out), key=f"{prefix}_cf_figure")
     s = out["support"]
     st.caption(f"{out['sessions']:,} sessions of {out['queries']:,} queries. Support: {s['identified']:.0%} of the "

@@ -29,6 +29,8 @@ from ultr_core.logs.sniff import infer_format
 from pages._clickmodels import click_model_section
 from pages._evaluate import evaluate_section
 from pages._uploads import kept_upload
+from pages._report import add_section, report_button, start_report
+from ultr_core.app.report import LogFingerprint
 from pages._common import _session_alive, cached_analysis, memo, run_page, session_id
 from pages._certainty import certainty_section
 from ultr_core.app.memory import UPLOAD_GATE, Left
@@ -106,6 +108,7 @@ def main():
     with st.expander("Accepted formats"):
         st.markdown("\n".join(f"- **{f.label}**: {f.help}" for f in LOG_FORMATS) + "\n" + ACCEPTED_NOTES)
     name, data, digest, fmt = _file_and_format()
+    start_report()
     document = st.radio("a document is …", ["auto", "query", "global"], horizontal=True,
                         format_func=lambda d: _document_label(d, fmt),
                         help="relevance belongs to a query–document pair in a click log; in an ULTRA folder a "
@@ -140,6 +143,9 @@ def main():
     if kept:
         click_model_section(subject, an, ("upload", read_key), "upload")
         evaluate_section(subject, ("upload", read_key), "upload")
+    report_button(LogFingerprint(name, fmt, rep["n_rows"], rep["n_clicks"], digest),
+                  {"a document is": _document_label(document, fmt), "bias factors": ", ".join(bias),
+                   "estimator": estimator or "none", "columns": ", ".join(f"{a} → {b}" for a, b in mapping) or "—"})
     if kept:
         st.caption("The log is now the *current log*: the Identifiability page draws its graph from the same "
                    "analysis (same verdict, same plan).")
@@ -273,6 +279,7 @@ def _show_report(an) -> None:
         st.info("The verdict depends on what a document is: " + escape_markdown(alt["message"].replace(
             f"use {alt['flag']}", "choose the other option above")))
     st.code(format_report(rep), language=None, wrap_lines=True)       # long notes wrap instead of being cut off
+    add_section("Verdict", text=format_report(rep))
     comps = an.graph.components_table()
     st.dataframe(comps, hide_index=True, height="auto" if len(comps) <= 5 else 220)     # no empty rows under a few
     pb = rep.get("position_bias")
@@ -283,6 +290,8 @@ def _show_report(an) -> None:
         curves = pd.DataFrame(pb["curves"])
         if len(curves):
             st.plotly_chart(bias_curves_figure(curves), key="upload_bias")
+            add_section("Position bias per connected component", figure=bias_curves_figure(curves),
+                        table=curves.drop(columns=["factor"]).round(4), caption=" ".join(pb["notes"]))
             st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True,
                          height="auto" if len(curves) <= 5 else 220)
         else:
@@ -293,6 +302,8 @@ def _downloads(an) -> None:
     st.download_button("Download the report (JSON)", json.dumps(an.report, default=str, indent=1),
                        "identifiability.json", mime="application/json", key="upload_download_the_report_json")
     plan = plan_table(an)
+    add_section("The repair plan", table=plan, caption="every proposed merge and intervention with its cost, in the "
+                "log's own ids" if len(plan) else "nothing to repair: no merge or intervention is proposed")
     if len(plan):
         st.download_button("Download the plan (CSV)", safe_csv(plan), "repair_plan.csv", mime="text/csv",
                            help="every proposed merge and intervention with its cost, in the log's own ids",
