@@ -4,8 +4,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from apphelp import no_crash, page
-from apphelp import wait as _wait
+from apphelp import no_crash, page, wait as _wait
 
 from ultr_core.simulation.logspec import LogSpec
 from ultr_core.app.pagetable import PAGES
@@ -75,17 +74,15 @@ def test_train_default_dla_runs_in_background_and_reports():
     assert any("600 steps each" in c.value for c in at.caption)
     assert (table["ndcg@10"].round(3) == table["ndcg@10"]).all()
     assert at.query_params["algorithms"] in (["dla"], "dla")  # links store keys
-    at.sidebar.multiselect(key="train_algorithms").set_value(
-        ["CLD"]
-    ).run()  # the default log shows every candidate (#50)
+    at.sidebar.multiselect(key="train_algorithms").set_value(["CLD"]).run()  # the default log shows every candidate
     at.button(key="train_job_start").click().run()
     assert no_crash(at) and at.session_state["train_job"] is job           # nothing was started
     assert any("CLD models top-k selection" in e.value and "shows every candidate" in e.value for e in at.error)
     assert len(at.dataframe) == 1 and "Training failed" not in " ".join(e.value for e in at.error)
     assert not any("belong to the previous log" in w.value for w in at.warning)
     at.sidebar.selectbox(key="train_user").select("dcm").run()          # issue #60, item 2: another log
-    assert no_crash(at) and any("belong to the previous log" in w.value for w in at.warning)
-    assert not any("truth:" in c.value for c in at.caption)               # the old runs are not drawn on its truth
+    assert no_crash(at) and any("belong to the previous log" in w.value for w in at.warning) and not any(
+        "truth:" in c.value for c in at.caption)                      # the old runs are not drawn on its truth
 
 
 def test_train_default_log_keeps_its_name_after_a_rerun():
