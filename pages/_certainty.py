@@ -12,7 +12,7 @@ from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability.certainty import information_graph, weakest_links
 from ultr_core.identifiability.pairs import Stopped
-from ultr_core.identifiability.practical import (certainty_report, document_label, document_outputs, factor_levels,
+from ultr_core.identifiability.practical import (certainty_report, document_labeller, document_outputs, factor_levels,
                                                  graph_uncertainty, profile_report)
 from ultr_core.identifiability.uncertainty import rule_text
 from ultr_core.logs.outputs import safe_csv
@@ -63,7 +63,7 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
     graph = information_graph(u, labels)
     if graph["nodes"]:
         right.plotly_chart(information_graph_figure(graph), key=f"{where}_infograph")
-    links = weakest_links(u, labels, document_label=lambda d: document_label(g, d))
+    links = weakest_links(u, labels, document_label=document_labeller(g, log))    # the file's own ids
     if links:
         st.markdown("**Weakest links** (the links between two factors — or single documents, with the factors they "
                     "are shown at — whose loss would most raise the weakest factor's error: their share of its "

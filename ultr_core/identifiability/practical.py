@@ -221,6 +221,17 @@ def profile_lines(p: dict) -> list[str]:
             f"interval [{p['fisher_lower']:.3f}, {p['fisher_upper']:.3f}] ({len(p['curve'])} refits)"]
 
 
+def document_labeller(g, log=None):
+    """d → the document's label in the file's own ids: the graph's document columns, or — for a kept click log whose
+    ``doc_id`` codes (query, document) pairs — ``query=…, document=…`` from the log's original keys."""
+    _, keys = document_context(g, log)
+    if keys is None or "doc_key" not in keys:
+        return lambda d: document_label(g, d)
+    own = keys[[c for c in ("query_key", "doc_key") if c in keys]].rename(columns={"query_key": "query",
+                                                                                    "doc_key": "document"})
+    return lambda d: ", ".join(f"{k}={v}" for k, v in own.iloc[int(d)].items())
+
+
 def document_label(g, d: int) -> str:
     keys = g.document_keys
     if keys is None:
