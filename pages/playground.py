@@ -13,6 +13,7 @@ from ultr_core.app.knobs import (KNOB_BY_FIELD, KNOBS, knob_value, LRS, SEEDS, S
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims,
                                       curve_note, log_runs, log_view,
                                       seed_runs, seed_table, truth_note)
+from ultr_core.app.igverdict import log_claim_sentence, log_span_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.evaluation.claims import VERDICT_RULE_SHORT
@@ -297,7 +298,7 @@ def _charts(settings, preset, changed: bool, present: bool, verdict_box) -> None
     with verdict_box or bot_r:
         _verdict(view["verdict"], present)
         if preset is not None and preset.log_claims and not changed:      # a story about the log itself
-            _log_claims(preset)
+            _log_claims(preset, log, spec.to_string())
     with bot_r:
         live("pg_job", lambda job: _show_status(job, settings, preset, changed))
 
@@ -339,12 +340,14 @@ def _verdict(ig: dict, present: bool) -> None:
         st.caption(f"How sure: {escape_markdown(ig['certainty'])}.")
 
 
-def _log_claims(preset) -> None:
+def _log_claims(preset, log, spec: str) -> None:
+    """A story about the log itself: its sentence checked over seeds, read as sentences, and the chart that shows it
+    (this log's intervals with the ×2 rule; issue #60)."""
     res = memo(("pg-log-claims", preset.name, PRESET_SEEDS),
                lambda: check_claims(log_runs(preset, range(PRESET_SEEDS)), preset.log_claims))
-    st.caption(f"Over {PRESET_SEEDS} seeds: " + " · ".join(
-        f"{r.claim.replace(' on the standard error of log(o_k/o_1)', '')}: **{r.verdict}**" for r in res.itertuples())
-        + " (standard errors of log(o_k/o_1); " + VERDICT_RULE_SHORT + ").")
+    st.markdown(f"Over {PRESET_SEEDS} seeds: " + "; ".join(log_claim_sentence(c, f"**{r.verdict}**") for c, r in zip(
+        preset.log_claims, res.itertuples())) + f" ({VERDICT_RULE_SHORT}).")
+    st.plotly_chart(memo(("pg-story-span", spec), lambda: _tile(True)(log_span_figure(log))), key="pg_story_span")
 
 
 def _verdict_text(ig: dict) -> str:

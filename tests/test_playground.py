@@ -259,4 +259,9 @@ def test_connected_yet_unsure_shows_how_sure_beside_the_verdict():
     assert any("IG: 1 component" in s.value and "identifiable" in s.value for s in at.success)
     said = " ".join(c.value for c in at.caption)
     assert "How sure: yet unsure about" in said and "position=10" in said
-    assert said.count("**reproduced**") == 2
+    story = " ".join(m.value for m in at.markdown)                   # issue #60: the verdict reads as sentences
+    assert "position=10's 90 % interval of o_k/o_1 spans more than ×2: **reproduced**" in story
+    assert "position=2's spans less than ×2: **reproduced**" in story
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]   # and a chart shows them, with the rule
+    span = [c for c in charts if "span" in json.dumps(c["layout"].get("yaxis", {}).get("title", ""))]
+    assert span and any(sh.get("y0") == 2 for sh in span[0]["layout"].get("shapes", [])), "no ×2 line"

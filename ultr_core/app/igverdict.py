@@ -94,6 +94,32 @@ def certainty_rows(log, seed: int) -> list[dict]:
 WEAK_RULE = "×2 rule"
 
 
+def log_claim_sentence(claim, verdict: str) -> str:
+    """A story's claim about the ×2 rule as the sentence it checks (issue #60: not "position=10 − ×2 rule > 0").
+
+    >>> from ultr_core.evaluation.claims import Claim
+    >>> log_claim_sentence(Claim("position=10", WEAK_RULE, "log_se"), "reproduced")
+    "position=10's 90 % interval of o_k/o_1 spans more than ×2: reproduced"
+    >>> log_claim_sentence(Claim(WEAK_RULE, "position=2", "log_se"), "not resolved")
+    "position=2's spans less than ×2: not resolved"
+    """
+    if claim.worse == WEAK_RULE:
+        return f"{claim.better}'s 90 % interval of o_k/o_1 spans more than ×2: {verdict}"
+    if claim.better == WEAK_RULE:
+        return f"{claim.worse}'s spans less than ×2: {verdict}"
+    return f"{claim.text}: {verdict}"
+
+
+def log_span_figure(log):
+    """The chart a story about a log's certainty draws: every factor's 90 % interval span with the ×2 rule."""
+    from ultr_core.app.certainty_figures import factor_span_figure
+    from ultr_core.identifiability import IdentifiabilityGraph
+    from ultr_core.identifiability.practical import factor_levels, graph_uncertainty
+    g = IdentifiabilityGraph.from_log(log)
+    labels, se, levels = factor_levels(g, graph_uncertainty(g))
+    return factor_span_figure(labels, se, levels.tolist())
+
+
 def unshown_candidates(log) -> tuple[int, int] | None:
     """(never shown, all) candidate (query, document) pairs of a log with a top-k cut; None when every one was shown.
 
