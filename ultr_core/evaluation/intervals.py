@@ -138,14 +138,14 @@ def bootstrap_interval(estimate: float, draws, *, level: float = LEVEL, bounds: 
     draws = np.asarray(draws, np.float64).ravel()
     ok = np.isfinite(draws)
     bad = int((~ok).sum())
-    said = (f"{bad} of {len(draws)} {what}s gave no value and are left out" if bad else "")
+    said = (f"{bad:,} of {len(draws):,} {what}s gave no value and are left out" if bad else "")
     if estimate is None or not np.isfinite(estimate):
         return unsupported(None, "no estimate: " + (said or "the data give no value"), level=level, method=name,
                            degenerate=bad)
     est = min(max(float(estimate), lo_b), hi_b)
     d = np.clip(draws[ok], lo_b, hi_b)
     if len(d) < MIN_DRAWS:
-        return unsupported(est, f"only {len(d)} of {len(draws)} {what}s gave a value", level=level, method=name,
+        return unsupported(est, f"only {len(d):,} of {len(draws):,} {what}s gave a value", level=level, method=name,
                            degenerate=bad)
     lo, hi = np.quantile(d, _levels(est, d, level, method))
     notes = [said] if said else []

@@ -84,7 +84,7 @@ def session_split(log: ClickLog, split: float = 0.75) -> tuple[ClickLog, ClickLo
     order = pd.unique(sid)
     n_train = int(np.floor(split * len(order)))
     if n_train == 0 or n_train == len(order):
-        raise ConfigError("split", f"{len(order)} session(s) cannot be split {split:g} / {1 - split:g}: "
+        raise ConfigError("split", f"{len(order):,} session(s) cannot be split {split:g} / {1 - split:g}: "
                                    "both parts need a session")
     train = np.isin(sid, order[:n_train])
     return (ClickLog._trusted(log.frame[train], log.meta), ClickLog._trusted(log.frame[~train], log.meta))
