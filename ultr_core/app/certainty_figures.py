@@ -14,10 +14,25 @@ __all__ = ["factor_span_figure", "information_graph_figure", "profile_figure", "
 LEVEL_COLOURS = {"identified": "#2ca02c", "weak": "#ff7f0e", "unidentified": "#9e9e9e"}
 
 
+def _short_labels(labels) -> tuple[list, str]:
+    """Labels of one bias column (``position=2``, ``position=3`` …) as their values and the column's name (issue #60:
+    at 1024 px every long label was cut to "position"); several columns keep their labels under "factor".
+
+    >>> _short_labels(["position=2", "position=10"]), _short_labels(["context=1, position=2"])
+    ((['2', '10'], 'position'), (['context=1, position=2'], 'factor'))
+    """
+    labels = [str(x) for x in labels]
+    names = {x.split("=", 1)[0] for x in labels if "=" in x and "," not in x}
+    if len(names) == 1 and all(x.count("=") == 1 and "," not in x for x in labels):
+        return [x.split("=", 1)[1] for x in labels], names.pop()
+    return labels, "factor"
+
+
 def factor_span_figure(labels, log_se, levels, top: int = 40) -> go.Figure:
     """How many times wider the upper end of each factor's 90 % interval of o_k/o_ref is than its lower end (log
     axis, the ×2 rule dashed); the ``top`` least certain when there are more, unidentified factors left out."""
     se = np.array([np.inf if s is None else s for s in log_se], float)
+    labels, axis = _short_labels(labels)               # "position=2" → "2" under the axis title "position"
     finite = np.flatnonzero(np.isfinite(se) & (se > 0))
     shown = finite[np.argsort(-se[finite], kind="stable")[:top]] if len(finite) > top else finite
     fig = go.Figure()
@@ -29,7 +44,7 @@ def factor_span_figure(labels, log_se, levels, top: int = 40) -> go.Figure:
     fig.add_hline(y=WEAK_SPAN, line_dash="dash", line_color="#555555",
                   annotation_text=f"×{WEAK_SPAN:g}: weak above", annotation_position="top left")
     title = "90 % interval span" + (f" (the {top} least certain)" if len(finite) > top else "")
-    _layout(fig, title, "factor", "span (×, log scale)")
+    _layout(fig, title, axis, "span (×, log scale)")
     top_span = float(np.exp(2 * Z90 * se[shown]).max()) if len(shown) else WEAK_SPAN
     fig.update_yaxes(type="log", range=[0, np.log10(max(top_span, WEAK_SPAN) * 1.5)])   # from ×1: no exaggeration
     fig.update_xaxes(categoryorder="array", categoryarray=[labels[i] for i in sorted(shown)])
