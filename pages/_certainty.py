@@ -57,9 +57,9 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
     st.caption("Rule: " + escape_markdown(rule_text()) + ("" if u.converged else " — the fit did not converge: "
                                                           "standard errors are from its last step."))
     left, right = st.columns(2)
-    left.plotly_chart(factor_span_figure(labels, se, levels.tolist()), key=f"{where}_span")
-    add_section("How sure? Identifiability as a measurement", figure=factor_span_figure(labels, se, levels.tolist()),
-                caption="Rule: " + rule_text())
+    span = factor_span_figure(labels, se, levels.tolist())              # built once: page and report
+    left.plotly_chart(span, key=f"{where}_span")
+    add_section("How sure? Identifiability as a measurement", figure=span, caption="Rule: " + rule_text())
     graph = information_graph(u, labels)
     if graph["nodes"]:
         right.plotly_chart(information_graph_figure(graph), key=f"{where}_infograph")
@@ -69,8 +69,9 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
                     "are shown at — whose loss would most raise the weakest factor's error: their share of its "
                     "variance, its standard error of log(o_k/o_ref) without them, and whether losing them cuts it "
                     "off)")
-        st.dataframe(pd.DataFrame(links).rename(columns=LINK_COLUMNS), hide_index=True, height="auto")
-        add_section("Weakest links", table=pd.DataFrame(links).rename(columns=LINK_COLUMNS))
+        table = pd.DataFrame(links).rename(columns=LINK_COLUMNS)
+        st.dataframe(table, hide_index=True, height="auto")
+        add_section("Weakest links", table=table)
     _profile(g, u, labels, levels, where, (key, tuple(bias)))
     _plan(g, u, key, bias, where)
     if documents:

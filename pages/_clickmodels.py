@@ -72,10 +72,10 @@ def _show(job, an, log, prefix: str, key) -> None:
                "(docs/click_models.md)" + ("; each model's learned prior in the last column" if any(
                    "prior" in m for m in out["models"].values()) else "") + ". Higher log-likelihood and lower "
                "perplexity are better.")
-    st.dataframe(pd.DataFrame(rows).round(4), hide_index=True)
-    st.plotly_chart(perplexity_by_rank_figure(out["models"]), key=f"{prefix}_perplexity")
-    add_section("Which click model explains the clicks?", table=pd.DataFrame(rows).round(4),
-                figure=perplexity_by_rank_figure(out["models"]), caption=f"fitted on the first "
+    table, fig = pd.DataFrame(rows).round(4), perplexity_by_rank_figure(out["models"])    # built once: page and report
+    st.dataframe(table, hide_index=True)
+    st.plotly_chart(fig, key=f"{prefix}_perplexity")
+    add_section("Which click model explains the clicks?", table=table, figure=fig, caption=f"fitted on the first "
                 f"{out['train_sessions']:,} sessions, scored on the next {out['test_sessions']:,}")
     _bias_parameters(out["models"], prefix)
     rel = out["relevance"].astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
@@ -124,8 +124,9 @@ def _judges(out: dict, prefix: str, key) -> None:
     if "note" in rep:
         st.info(escape_markdown(rep["note"]))
         return
-    st.dataframe(pd.DataFrame(judgement_rows(models, rep)), hide_index=True)
-    add_section("Do the judges agree?", table=pd.DataFrame(judgement_rows(models, rep)),
+    table = pd.DataFrame(judgement_rows(models, rep))
+    st.dataframe(table, hide_index=True)
+    add_section("Do the judges agree?", table=table,
                 text=rep["verdict"]["text"] if rep.get("verdict") else "", caption="90 % intervals: bootstrap over "
                 "queries; prior-dominated pairs " + ("included" if include else "left out"))
     st.plotly_chart(judges_figure(models, rep), key=f"{prefix}_judges")

@@ -108,10 +108,11 @@ def _show(job, prefix: str) -> None:
     out = job.result
     for n in out["notes"] + out["candidate"]["notes"]:
         st.info(escape_markdown(n))
-    st.dataframe(pd.DataFrame(estimator_rows(out)).round(4), hide_index=True)
-    add_section("What would a new ranking be worth?", table=pd.DataFrame(estimator_rows(out)).round(4),
-                figure=value_figure(out), caption=" ".join(out["notes"] + out["candidate"]["notes"]))
-    st.plotly_chart(value_figure(out), key=f"{prefix}_cf_figure")
+    table, fig = pd.DataFrame(estimator_rows(out)).round(4), value_figure(out)      # built once: page and report
+    st.dataframe(table, hide_index=True)
+    add_section("What would a new ranking be worth?", table=table, figure=fig,
+                caption=" ".join(out["notes"] + out["candidate"]["notes"]))
+    st.plotly_chart(fig, key=f"{prefix}_cf_figure")
     s = out["support"]
     st.caption(f"{out['sessions']:,} sessions of {out['queries']:,} queries. Support: {s['identified']:.0%} of the "
                f"candidate's top-{out['k']} slots put a document where the log identifies its position bias; "

@@ -289,8 +289,9 @@ def _show_report(an) -> None:
             st.caption(escape_markdown(note))
         curves = pd.DataFrame(pb["curves"])
         if len(curves):
-            st.plotly_chart(bias_curves_figure(curves), key="upload_bias")
-            add_section("Position bias per connected component", figure=bias_curves_figure(curves),
+            fig = bias_curves_figure(curves)                                 # built once: page and report
+            st.plotly_chart(fig, key="upload_bias")
+            add_section("Position bias per connected component", figure=fig,
                         table=curves.drop(columns=["factor"]).round(4), caption=" ".join(pb["notes"]))
             st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True,
                          height="auto" if len(curves) <= 5 else 220)
