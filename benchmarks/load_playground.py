@@ -113,7 +113,7 @@ async def preset_visit(browser, url: str, out: dict, size=(1280, 720)):
         out["table_s"] = time.time() - t0                           # the first seed's results
         handle = await page.wait_for_function(VERDICT_JS, timeout=600_000, polling=250)
         out["verdict_s"] = time.time() - t0
-        out["verdict"] = (await handle.json_value()).split("Claim", 1)[1].strip()
+        out["verdict"] = (await handle.json_value()).split("Claims", 1)[1].strip(" —")
     await _visitor(browser, url, out, size, steps)
 
 

@@ -14,6 +14,7 @@ from ultr_core.app.clickmodel_figures import continuation_table, judges_figure, 
 from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.compare import compare_job
+from ultr_core.clickmodels.evaluation import fit_sentence
 from ultr_core.clickmodels.judged import RULE, judgement_rows, score_judgements
 from ultr_core.logs.judgements import read_judgements
 from ultr_core.clickmodels.prior import PRIOR_LABELS, prior_text
@@ -74,9 +75,13 @@ def _show(job, an, log, prefix: str, key) -> None:
                "perplexity are better.")
     table, fig = pd.DataFrame(rows).round(4), perplexity_by_rank_figure(out["models"])    # built once: page and report
     st.dataframe(table, hide_index=True)
+    said = fit_sentence(out["best_fit"]) + " — 90 % interval paired over the test sessions" if out.get(
+        "best_fit") else ""
+    if said:
+        st.caption(escape_markdown(said) + ".")
     st.plotly_chart(fig, key=f"{prefix}_perplexity")
-    add_section("Which click model explains the clicks?", table=table, figure=fig, caption=f"fitted on the first "
-                f"{out['train_sessions']:,} sessions, scored on the next {out['test_sessions']:,}")
+    add_section("Which click model explains the clicks?", table=table, figure=fig, text=said, caption=f"fitted on "
+                f"the first {out['train_sessions']:,} sessions, scored on the next {out['test_sessions']:,}")
     _bias_parameters(out["models"], prefix)
     rel = out["relevance"].astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
     st.download_button("Download relevance per (query, document) and model (CSV)", safe_csv(rel),
@@ -119,8 +124,8 @@ def _judges(out: dict, prefix: str, key) -> None:
     st.caption(f"{rep['file']['rows']:,} judgements kept; {rep['matched_pairs']:,} match the log's pairs, "
                f"{rep['unmatched_judgements']:,} do not ({rep['judgements_of_queries_not_in_the_log']:,} of queries "
                f"the log lacks); {rep['prior_dominated']['matched_and_flagged']:,} judged pairs are prior-dominated "
-               f"and {'included' if include else 'left out'}; {rep['pairs_scored']:,} scored. 90 % intervals: "
-               "bootstrap over queries.")
+               f"and {'included' if include else 'left out'}; {rep['pairs_scored']:,} judged pairs scored. "
+               "90 % intervals: bootstrap over queries.")
     if "note" in rep:
         st.info(escape_markdown(rep["note"]))
         return

@@ -308,9 +308,9 @@ def job_progress(job, unit: str = "runs") -> None:
     """A progress bar from a grid job's latest {"done", "total"} record (or its queue place)."""
     if queue_note(job):
         return
-    recs = [r for r in job.records if "done" in r]
-    done, total = (recs[-1]["done"], recs[-1]["total"]) if recs else (0, 1)
-    st.progress(done / max(total, 1), text=f"{job.status}: {done} of {total} {unit} ({job.elapsed:.0f} s)")
+    done, total = next(((r["done"], r["total"]) for r in reversed(job.records) if "done" in r), (0, 1))
+    left = f", about {job.elapsed * (total - done) / done:.0f} s left" if 0 < done < total else ""
+    st.progress(done / max(total, 1), text=f"{job.status}: {done} of {total} {unit} ({job.elapsed:.0f} s{left})")
 
 
 def finished_result(job, what: str):

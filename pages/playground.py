@@ -11,14 +11,14 @@ from ultr_core.app.jobhandles import JobGroup
 from ultr_core.app.knobs import (KNOB_BY_FIELD, KNOBS, knob_value, LRS, SEEDS, SESSIONS, reconcile,
                                  settings_from_state)
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims,
-                                      curve_note, log_runs, log_view,
+                                      curve_note, log_view,
                                       seed_runs, seed_table, truth_note)
-from ultr_core.app.igverdict import log_claim_sentence, log_span_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.evaluation.claims import VERDICT_RULE_SHORT
 from pages._common import job_figure, live, memo, qp, queue_note, release_job, run_page, submit_jobs, url_notices
 from pages._params import url_name
+from pages._story import ig_box, log_claims_line, log_span_tile
 
 # Static page styling (no user content): a tighter page so the knobs and four charts fit 1280×720.
 CSS = """<style>
@@ -38,7 +38,9 @@ div[data-testid="stAlertContainer"] {padding: 0.6rem 0.8rem;}
   section[data-testid="stSidebar"] div[data-baseweb="select"] {font-size: 0.8rem;}
 }
 /* the story box shows its whole name instead of cutting it at 1024 px ("coupling breaks DLA, LBD h"): a smaller font */
-@media (max-width: 1100px) {.st-key-pg_preset input {font-size: 0.74rem !important; padding-left: 0.3rem !important;}}
+@media (max-width: 1100px) {.st-key-pg_preset input {font-size: 0.74rem !important; padding-left: 0.3rem !important;}
+  .st-key-pg_user_model div[data-baseweb="select"], .st-key-pg_continuation div[data-baseweb="select"] {
+    font-size: 0.76rem;}}
 @media (max-height: 640px) {          /* a 576-px-high projector: denser knobs, no page title (the sidebar names it) */
   div[data-testid="stMarkdownContainer"] h4 {display: none;}
   .st-key-pg_user_model [data-testid="stWidgetLabel"], .st-key-pg_methods [data-testid="stWidgetLabel"] {display: none;}
@@ -167,7 +169,7 @@ def _model_knobs() -> None:
     for pair in MODEL_LAYOUT:
         for where, field in zip(st.columns(2), pair):
             _knob_widget(where, KNOB_BY_FIELD[field])
-    users, gamma = st.columns(2)
+    users, gamma = st.columns([1.3, 1])            # wider than γ's box: "users: Trust" whole at 1024 px
     _users_knob(users)
     _knob_widget(gamma, KNOB_BY_FIELD["continuation"])
     for knob in KNOBS:                               # knobs an extension adds (simulation parameters)
@@ -287,18 +289,22 @@ def _charts(settings, preset, changed: bool, present: bool, verdict_box) -> None
                          lambda: _tile(present)(ctr_by_position_figure(view["ctr"], view["observation"],
                                                                        view["observation_label"])), 0)
     n_methods = len(settings.train_configs())
+    about_log = preset is not None and bool(preset.log_claims) and not changed
+    if about_log:                      # its verdict above the tiles, in view at 1280×720 and 1024×576
+        log_claims_line(preset)
     top_l, top_r = st.columns(2)
     bot_l, bot_r = st.columns(2)
     top_l.plotly_chart(ctr_fig, key="pg_ctr")          # fixed for this log: drawn once, not polled
     with top_r:
         live("pg_job", lambda job: _show_curves(_first_seed(job, n_methods), present))
     with bot_l:
-        live("pg_job", lambda job: _show_observation(_first_seed(job, n_methods), present, view["truth"],
-                                                     settings.user_model))
+        if about_log:                  # a story about the log itself: the chart its sentence is about
+            log_span_tile(log, spec.to_string(), _tile(True))
+        else:
+            live("pg_job", lambda job: _show_observation(_first_seed(job, n_methods), present, view["truth"],
+                                                         settings.user_model))
     with verdict_box or bot_r:
-        _verdict(view["verdict"], present)
-        if preset is not None and preset.log_claims and not changed:      # a story about the log itself
-            _log_claims(preset, log, spec.to_string())
+        ig_box(view["verdict"], present)
     with bot_r:
         live("pg_job", lambda job: _show_status(job, settings, preset, changed))
 
@@ -330,34 +336,6 @@ def _show_observation(job, present: bool, truth, users: str) -> None:
             st.caption(said)
 
 
-def _verdict(ig: dict, present: bool) -> None:
-    head = f"**IG: {ig['components']} component{'s' if ig['components'] > 1 else ''}**"
-    pbm = " (PBM users)" if ig.get("users") else ""
-    (st.success if ig["identifiable"] else st.warning)(       # one line on a projector, with its reason
-        f"{head} — {'identifiable' + pbm if ig['identifiable'] else 'not identifiable: ' + ig['reason']}" if present
-        else f"{head} over {ig['factors']} — " + _verdict_text(ig))
-    if ig.get("weak"):                                        # connected is not the same as sure (issue #46)
-        st.caption(f"How sure: {escape_markdown(ig['certainty'])}.")
-
-
-def _log_claims(preset, log, spec: str) -> None:
-    """A story about the log itself: its sentence checked over seeds, read as sentences, and the chart that shows it
-    (this log's intervals with the ×2 rule; issue #60)."""
-    res = memo(("pg-log-claims", preset.name, PRESET_SEEDS),
-               lambda: check_claims(log_runs(preset, range(PRESET_SEEDS)), preset.log_claims))
-    st.markdown(f"Over {PRESET_SEEDS} seeds: " + "; ".join(log_claim_sentence(c, f"**{r.verdict}**") for c, r in zip(
-        preset.log_claims, res.itertuples())) + f" ({VERDICT_RULE_SHORT}).")
-    st.plotly_chart(memo(("pg-story-span", spec), lambda: _tile(True)(log_span_figure(log))), key="pg_story_span")
-
-
-def _verdict_text(ig: dict) -> str:
-    """The IG box's sentence: the top-k cut first when there is one (the short form fits a 1024-px knob column)."""
-    if ig.get("cut"):
-        return f"{'identifiable' if ig['identifiable'] else 'not identifiable'}. {ig['cut']}" + (
-            "; fixed ranking: raise exploration." if ig["hint"] else ".")
-    return f"not identifiable. {ig['hint']}" if ig["hint"] else f"{ig['short']}."
-
-
 def _show_status(job, settings, preset, changed: bool):
     if job is None:
         return
@@ -385,13 +363,13 @@ def _show_status(job, settings, preset, changed: bool):
         else:
             text = f"Test nDCG@3, mean and 90 % t-interval over {n} of {settings.seeds} seeds."
             if preset is not None and preset.claims and not changed and n == settings.seeds:     # all in
-                text += " Claim " + " · ".join(
-                    f"{r.claim.replace(' on nDCG@3', '')}: **{r.verdict}** ({r.mean_diff:+.3f} "
-                    f"[{r.lo:+.3f}, {r.hi:+.3f}])" for r in check_claims(runs, preset.claims).itertuples())
+                text += " Claims — " + "; ".join(
+                    f"{c.sentence}: **{r.verdict}** ({c.better} − {c.worse} = {r.mean_diff:+.3f} [{r.lo:+.3f}, "
+                    f"{r.hi:+.3f}])" for c, r in zip(preset.claims, check_claims(runs, preset.claims).itertuples()))
                 text += f" ({VERDICT_RULE_SHORT})."
             st.caption(text)
     if preset is not None and preset.claims and (changed or len(runs) == 0 or runs["seed"].nunique() < settings.seeds):
-        st.caption("Claim: " + "; ".join(c.text for c in preset.claims)
+        st.caption("Claims: " + "; ".join(c.sentence for c in preset.claims)
                    + f" — read over {PRESET_SEEDS} seeds, as the project's tests check it")
 
 

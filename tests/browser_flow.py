@@ -246,7 +246,7 @@ _FIT_JS = """() => {
 
 #: the Playground results tile's verdict line once a preset's five seeds are in (None before)
 VERDICT_JS = ("() => [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
-              ".map(e => e.textContent).find(t => /over 5 of 5 seeds\\. Claim/.test(t)) || null")
+              ".map(e => e.textContent).find(t => /over 5 of 5 seeds\\. Claims/.test(t)) || null")
 
 
 def fit_seen(page) -> dict:

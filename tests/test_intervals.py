@@ -132,3 +132,24 @@ def test_vectorised_intervals_equal_the_scalar_engine(seed, m, n, method):
             assert (lo[j], hi[j]) == pytest.approx((iv.lower, iv.upper), abs=1e-12)
         else:
             assert np.isnan(lo[j]) and np.isnan(hi[j])
+
+
+def test_paired_mean_interval_covers_a_known_difference():
+    """The held-out fit comparison's interval (weighted mean of per-session differences, normal approximation):
+    sessions stored as patterns with weights give the same interval as the sessions one by one, and over 400 logs
+    of 300 sessions with a known mean difference it covers it in 85–95 %."""
+    from ultr_core.evaluation.intervals import mean_interval
+    x = np.array([0.1, -0.2, 0.4])
+    one = mean_interval(np.repeat(x, [3, 1, 2]))
+    grouped = mean_interval(x, [3, 1, 2])
+    assert np.allclose([one.estimate, one.lower, one.upper], [grouped.estimate, grouped.lower, grouped.upper])
+    rng = np.random.default_rng(5)
+    logs = (rng.normal(0.01, 0.2, 300) + rng.exponential(0.05, 300) - 0.05 for _ in range(400))     # skewed
+    hits = sum(iv.lower <= 0.01 <= iv.upper for iv in map(mean_interval, logs))
+    assert 0.85 <= hits / 400 <= 0.95
+
+
+def test_a_value_that_rounds_to_zero_is_written_as_zero():
+    assert interval_text({"estimate": -0.00004, "lower": -0.0004, "upper": 0.0003}, "{:+.3f}") == \
+        "+0.000 [+0.000, +0.000]"
+    assert Interval(-0.0001, -0.02, 0.0004, 0.9).text("{:+.3f}") == "+0.000 [-0.020, +0.000]"

@@ -156,3 +156,38 @@ def test_negative_grades_count_as_zero_gain():
     from ultr_core.clickmodels.judged import ndcg_per_query
     v = ndcg_per_query(np.array([3.0, 2.0, 1.0]), np.array([-2.0, 1.0, 0.0]), np.zeros(3, int))
     assert 0 <= v[0] <= 1 and v[0] == pytest.approx(1 / np.log2(3))
+
+
+def _agree(values: dict, rng) -> dict:
+    """An agreement record per label: Spearman estimate and bootstrap draws around it."""
+    return {k: {"spearman": {"estimate": v, "lower": v - 0.05, "upper": v + 0.05}, "_draws": v + rng.normal(0, sd, 200)}
+            for k, (v, sd) in values.items()}
+
+
+def test_verdict_says_tied_when_the_held_out_fit_is_not_resolved_and_names_what_it_compares():
+    """Issue #60 item 6: "fits best" only with a resolved paired difference; otherwise "tied", the difference
+    labelled with both names; raw CTR is named when it agrees more than every model."""
+    from ultr_core.clickmodels.evaluation import fit_comparison
+    from ultr_core.clickmodels.judged import judge_verdict
+    rng = np.random.default_rng(0)
+    a = rng.normal(-0.3, 0.05, 500)
+    models = {"ubm": {"label": "UBM", "log_likelihood": -0.2978}, "sdbn": {"label": "SDBN", "log_likelihood": -0.2979},
+              "pbm": {"label": "PBM", "log_likelihood": -0.4}}
+    e = rng.normal(0, 0.02, 500)
+    lls = {"ubm": a, "sdbn": a + e - e.mean() - 1e-4, "pbm": a - 0.1}          # SDBN behind by 1e-4 ± 0.0009
+    fit = fit_comparison(lls, {k: m["label"] for k, m in models.items()}, np.ones(500))
+    agree = _agree({"ubm": (-0.40, 0.01), "sdbn": (-0.21, 0.01), "pbm": (-0.30, 0.01)}, rng)
+    agree["ctr"] = {"spearman": {"estimate": 0.4, "lower": 0.35, "upper": 0.45}}
+    v = judge_verdict(models, agree, fit)
+    assert fit["best"] == "ubm" and fit["tied"] == ["sdbn"]
+    assert v["text"].startswith("Held-out clicks: UBM tied with SDBN (log-likelihood UBM − SDBN = ")
+    assert "fits best" not in v["text"] and "not resolved" in v["text"]
+    assert "Judges: SDBN agrees more than UBM (Spearman SDBN − UBM = +0.190 [" in v["text"]
+    assert "Raw CTR agrees more than every model (Spearman +0.400 [+0.350, +0.450], SDBN -0.210" in v["text"]
+    lls["sdbn"] = a - 0.01                                  # now resolved: UBM fits best
+    v = judge_verdict(models, agree, fit_comparison(lls, {k: m["label"] for k, m in models.items()}, np.ones(500)))
+    assert v["text"].startswith("Held-out clicks: UBM fits best (log-likelihood UBM − SDBN = +0.0100 [")
+    agree = _agree({"ubm": (0.30, 0.05), "sdbn": (0.29, 0.05), "pbm": (0.1, 0.01)}, rng)
+    v = judge_verdict(models, agree, fit_comparison(lls, {k: m["label"] for k, m in models.items()}, np.ones(500)))
+    assert "Judges: UBM agrees best too, tied with SDBN (Spearman UBM − SDBN = +0.010 [" in v["text"]
+    assert "verdict" not in v and "Raw CTR" not in v["text"]

@@ -119,10 +119,11 @@ def test_preset_sets_its_knobs_and_tells_its_story():
     assert list(table["method"]) == ["Naive", "Oracle", "DLA"]
     assert all(t.count("[") == 1 for t in table["90 % interval"])
     assert any("over 5 of 5 seeds" in c.value for c in at.caption)
-    verdict = next(c.value for c in at.caption if "Oracle − DLA > 0:" in c.value and "over 5 of 5" in c.value)
-    # docs/playground_presets.md, seeds 0–4: each of the story's three claims — the table's two and the chart's one
-    for claim in ("DLA − Naive > 0: **reproduced**", "Oracle − DLA > 0: **reproduced**",
-                  "DLA − flat curve > 0 on curve fit: **reproduced**"):
+    verdict = next(c.value for c in at.caption if "Oracle beats DLA:" in c.value and "over 5 of 5" in c.value)
+    # docs/playground_presets.md, seeds 0–4: each of the story's three claims — the table's two and the chart's one —
+    # read as a sentence with its labelled difference (issue #60)
+    for claim in ("DLA beats Naive: **reproduced** (DLA − Naive = +", "Oracle beats DLA: **reproduced** (Oracle − DLA",
+                  "DLA's observation curve fits the truth better than a flat curve: **reproduced** (DLA − flat curve"):
         assert claim in verdict, verdict
     assert not any("not a per-position estimate" in c.value for c in at.caption)    # DLA's curve is one
 
@@ -259,7 +260,7 @@ def test_connected_yet_unsure_shows_how_sure_beside_the_verdict():
     assert any("IG: 1 component" in s.value and "identifiable" in s.value for s in at.success)
     said = " ".join(c.value for c in at.caption)
     assert "How sure: yet unsure about" in said and "position=10" in said
-    story = " ".join(m.value for m in at.markdown)                   # issue #60: the verdict reads as sentences
+    story = " ".join(m.value for m in at.success)                    # issue #60: the verdict reads as sentences
     assert "position=10's 90 % interval of o_k/o_1 spans more than ×2: **reproduced**" in story
     assert "position=2's spans less than ×2: **reproduced**" in story
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]   # and a chart shows them, with the rule

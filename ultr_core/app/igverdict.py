@@ -13,7 +13,8 @@ def verdict(log) -> dict:
     one sentence that says what it means (Identifiability Matters, Thm. 1); ``hint`` says what to
     change when a fixed ranking is the cause (else None); ``reason`` is the short why of a disconnected graph (the
     projector's one line); ``cut`` counts the candidates a top-k cut never showed (else None) — the graph says
-    nothing about them; ``users`` says, under cascade users, that the verdict is about PBM users (else None).
+    nothing about them; ``users`` says, under cascade users, that the verdict is about PBM users (else None);
+    ``brief`` is the projector's one line for a connected graph, the users' caveat kept.
 
     >>> from ultr_core.simulation.logspec import LogSpec
     >>> _, _, log = LogSpec.parse("synthetic:50/shuffle=0.5/blocks=2/sessions=2000").simulate()
@@ -52,8 +53,10 @@ def verdict(log) -> dict:
         hint = "A fixed ranking shows each document at one position: raise exploration (shuffled sessions)."
         text += " " + hint
     reason = None if k == 1 else ("fixed ranking — raise exploration" if hint else "no document links the components")
+    brief = ("identifiable" if theorem else
+             f"identifiable for PBM users only — {MODEL_BY_KEY[users].label} users: {MODEL_BY_KEY[users].cls.IG_SHORT}")
     return {"components": k, "identifiable": k == 1, "factors": factors, "nodes": n, "text": text,
-            "short": short, "hint": hint, "cut": cut_note, "reason": reason, "users": users_note,
+            "short": short, "brief": brief, "hint": hint, "cut": cut_note, "reason": reason, "users": users_note,
             **certainty(g)}
 
 

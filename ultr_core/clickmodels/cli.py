@@ -99,6 +99,7 @@ def _checked(a):
 
 
 def run(a) -> int:
+    from ultr_core.clickmodels.evaluation import fit_sentence
     from ultr_core.clickmodels.compare import compare_click_models, parse_models
     from ultr_core.logs.outputs import atomic_write, json_safe, safe_csv
     keys = parse_models(a.models)
@@ -128,6 +129,8 @@ def run(a) -> int:
     for m in out["models"].values():
         print(f"{m['label']:<6} {m['log_likelihood']:>15.4f} {m['perplexity']:>11.4f} "
               f"{m['conditional_perplexity']:>17.4f} {m['seconds']:>8.2f}")
+    if out.get("best_fit"):
+        print(printable(fit_sentence(out["best_fit"]) + " — 90 % interval paired over the test sessions"))
     learned = [f"{m['label']} {m['prior']['baseline']}" + (f" × {m['prior']['strength']:g}" if m['prior']['baseline']
                != "pyclick" else "") for m in out["models"].values() if "prior" in m]
     if learned:

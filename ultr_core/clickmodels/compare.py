@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ultr_core.clickmodels.evaluation import scores
+from ultr_core.clickmodels.evaluation import fit_comparison, scores, session_log_likelihood
 from ultr_core.clickmodels.outofcore import join_sessions
 from ultr_core.clickmodels.prior import PRIORS, learned_prior
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
@@ -91,7 +91,7 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
         raise ConfigError("split", "no test session's query occurs in training: nothing to score")
     out = {"train_sessions": tr.n_sessions, "test_sessions": te.n_sessions, "dropped_test_sessions": dropped,
            "depth": tr.depth, "notes": _notes(data, test), "models": {}}
-    rel = _relevance_frame(tr, pair_keys)
+    rel, lls = _relevance_frame(tr, pair_keys), {}
     for i, key in enumerate(keys):
         if stop is not None and stop.is_set():
             break
@@ -99,6 +99,7 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
         table, chosen = (tr, None) if prior == "pyclick" else _learned(spec, tr, pair_keys, seed, shared)
         model = spec.cls().fit(table)
         out["models"][key] = _entry(spec, model, te, t0, chosen, out["notes"])
+        lls[key] = session_log_likelihood(model, te)
         if identifiability:
             from ultr_core.clickmodels.information import information_summary, model_information
             labels = [f"{q}/{d}" for q, d in zip(rel["query_id"], rel["doc_id"])]
@@ -109,11 +110,12 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
         if on_model is not None:
             on_model(i + 1, len(keys), spec.label)
     if rankers:
-        out["rankers"] = _scored_rankers(rankers, tr, te, pair_keys, rel)
+        out["rankers"] = _scored_rankers(rankers, tr, te, pair_keys, rel, lls)
+    out["best_fit"] = fit_comparison(lls, _labels(out), te.weight)
     if judgements is not None and out["models"]:
         from ultr_core.clickmodels.judged import judgement_report
         out["judgements"] = judgement_report(rel, {**out["models"], **out.get("rankers", {})}, judgements,
-                                             include_prior, seed=seed)
+                                             include_prior, seed=seed, fit=out["best_fit"])
     out["relevance"] = rel
     return out
 
@@ -146,8 +148,9 @@ def _learned(spec, tr: SessionTable, pair_keys: pd.DataFrame, seed: int, shared:
 
 
 def _scored_rankers(rankers: dict, tr: SessionTable, te: SessionTable, pair_keys: pd.DataFrame,
-                    rel: pd.DataFrame) -> dict:
-    """Each ranker's scores on the log's pairs, read as a click model (:class:`ScoredPBM`) and scored on ``te``."""
+                    rel: pd.DataFrame, lls: dict) -> dict:
+    """Each ranker's scores on the log's pairs, read as a click model (:class:`ScoredPBM`) and scored on ``te``
+    (its per-session log-likelihood added to ``lls``)."""
     from ultr_core.clickmodels.scored import ScoredPBM
     out = {}
     for key, (label, score) in rankers.items():
@@ -155,8 +158,14 @@ def _scored_rankers(rankers: dict, tr: SessionTable, te: SessionTable, pair_keys
         model = ScoredPBM(score(pair_keys)).fit(tr)
         out[key] = {"label": label, **scores(model, te), "bias": model.bias(),
                     "seconds": round(time.perf_counter() - t0, 3)}
+        lls[key] = session_log_likelihood(model, te)
         rel[label] = model.relevance()
     return out
+
+
+def _labels(out: dict) -> dict:
+    """Key → label of every scored model and ranker."""
+    return {k: m["label"] for k, m in (out["models"] | out.get("rankers", {})).items()}
 
 
 def _notes(data, test) -> list[str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from ultr_core.clickmodels.evaluation import fit_sentence
 from ultr_core.evaluation.intervals import bootstrap_interval, interval_text
 
 __all__ = ["MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement", "ndcg_per_query",
@@ -117,33 +118,54 @@ def _agreement(estimates: dict, grade, query, logged_rank, n_boot: int, seed: in
     return out
 
 
-def judge_verdict(models: dict, agree: dict) -> dict | None:
-    """The verdict the issue asks for: the model that fits the held-out clicks best against the model that agrees
-    best with the judges (Spearman); when they differ, the paired difference over the same query resamples with its
-    90 % interval, read by the one verdict rule.  None with fewer than two models."""
+def judge_verdict(models: dict, agree: dict, fit: dict | None = None) -> dict | None:
+    """The verdict read as sentences that name what they compare: which model fits the held-out clicks best (``fit``,
+    :func:`~ultr_core.clickmodels.evaluation.fit_comparison`: "tied" where the paired log-likelihood difference is
+    not resolved), which agrees best with the judges (Spearman, its difference from the runner-up over the same
+    query resamples), and — when the two differ — the Spearman difference between them read by the one verdict rule
+    (``verdict``); raw CTR is named when it agrees more than every model.  None with fewer than two models."""
     keys = [m for m in models if m in agree]
     if len(keys) < 2:
         return None
-    clicks = max(keys, key=lambda m: models[m]["log_likelihood"])
-    judges = max(keys, key=lambda m: _finite(agree[m]["spearman"]["estimate"], -np.inf))
+    clicks = fit["best"] if fit and fit["best"] in keys else max(keys, key=lambda m: models[m]["log_likelihood"])
+    by_judges = sorted(keys, key=lambda m: -_finite(agree[m]["spearman"]["estimate"], -np.inf))
+    judges = by_judges[0]
+    label = {m: models[m]["label"] for m in keys}
+    parts = [fit_sentence(fit, keys) if fit and fit['best'] == clicks else
+             f"Held-out clicks: {label[clicks]} has the highest log-likelihood (no paired interval)"]
+    out = {"clicks": clicks, "judges": judges, "rule": JUDGE_RULE + (f"; {fit['rule']}" if fit else "")}
     if clicks == judges:
-        return {"clicks": clicks, "judges": judges, "text": f"{models[clicks]['label']} fits the held-out clicks "
-                f"best and agrees best with the judges (Spearman)", "rule": JUDGE_RULE}
-    diff = _finite(agree[judges]["spearman"]["estimate"], np.nan) - _finite(agree[clicks]["spearman"]["estimate"],
-                                                                            np.nan)
-    iv = bootstrap_interval(diff, agree[judges]["_draws"] - agree[clicks]["_draws"], bounds=(-2.0, 2.0),
-                            what="resample of the queries")
-    lo, hi = (iv.lower, iv.upper) if iv.supported else (np.nan, np.nan)
-    verdict = "reproduced" if lo > 0 else "opposite" if hi < 0 else "not resolved"
-    a, b = models[judges]["label"], models[clicks]["label"]
-    text = (f"{b} fits the held-out clicks best, yet {a} agrees more with the judges: Spearman {a} − {b} = "
-            + interval_text(iv.to_json(), "{:+.3f}") + f" — {verdict}")
-    return {"clicks": clicks, "judges": judges, "difference": iv.estimate, "lower": iv.lower, "upper": iv.upper,
-            "verdict": verdict, "text": text, "rule": JUDGE_RULE}
+        iv = _spearman_difference(agree, judges, by_judges[1])
+        tied = iv.supported and iv.lower <= 0
+        parts.append(f"Judges: {label[judges]} agrees best too" + (f", tied with {label[by_judges[1]]}" if tied
+                                                                     else "")
+                     + f" (Spearman {label[judges]} − {label[by_judges[1]]} = {iv.text('{:+.3f}')})")
+    else:
+        iv = _spearman_difference(agree, judges, clicks)
+        lo, hi = (iv.lower, iv.upper) if iv.supported else (np.nan, np.nan)
+        verdict = "reproduced" if lo > 0 else "opposite" if hi < 0 else "not resolved"
+        a, b = label[judges], label[clicks]
+        parts.append(f"Judges: {a} agrees more than {b}" if verdict == "reproduced" else
+                     f"Judges: {a} and {b} tied" if verdict == "not resolved" else f"Judges: {b} agrees more")
+        parts[-1] += f" (Spearman {a} − {b} = {iv.text('{:+.3f}')}) — {verdict}"
+        out.update({"difference": iv.estimate, "lower": iv.lower, "upper": iv.upper, "verdict": verdict})
+    ctr = agree.get("ctr", {}).get("spearman", {})
+    if _finite(ctr.get("estimate"), -np.inf) > _finite(agree[judges]["spearman"]["estimate"], -np.inf):
+        parts.append(f"Raw CTR agrees more than every model (Spearman {interval_text(ctr, '{:+.3f}')}, "
+                     f"{label[judges]} {interval_text(agree[judges]['spearman'], '{:+.3f}')})")
+    out["text"] = ". ".join(parts)
+    return out
+
+
+def _spearman_difference(agree: dict, a: str, b: str):
+    """Spearman of ``a`` minus ``b`` with the interval of their paired differences over the same query resamples."""
+    diff = _finite(agree[a]["spearman"]["estimate"], np.nan) - _finite(agree[b]["spearman"]["estimate"], np.nan)
+    return bootstrap_interval(diff, agree[a]["_draws"] - agree[b]["_draws"], bounds=(-2.0, 2.0),
+                              what="resample of the queries")
 
 
 def judgement_report(rel, models: dict, judgements, include_prior: bool = False, n_boot: int = 200,
-                     seed: int = 0) -> dict:
+                     seed: int = 0, fit: dict | None = None) -> dict:
     """Join ``judgements`` (:class:`~ultr_core.logs.judgements.Judgements`) onto the log's pairs (``rel``: one row
     per (query_id, doc_id) of the log with impressions, clicks, mean_rank and prior_dominated, ids compared as text),
     score every model's column of ``rel`` and
@@ -176,7 +198,7 @@ def judgement_report(rel, models: dict, judgements, include_prior: bool = False,
                        "for an agreement figure" + ("" if include_prior else " (prior-dominated pairs left out)"))
         return out
     agree = agreement(est, rel["grade"].to_numpy(np.float64)[use], qcode, mean_rank[use], n_boot, seed)
-    out["verdict"] = judge_verdict(models, agree)
+    out["verdict"] = judge_verdict(models, agree, fit)
     for m in agree.values():
         m.pop("_draws")
     for key in labels:
@@ -197,7 +219,8 @@ def score_judgements(result: dict, judgements, name: str = "judgements", include
     if isinstance(judgements, (bytes, bytearray, memoryview)):
         judgements = read_judgements(bytes(judgements), name)
     models = copy.deepcopy(result["models"])
-    report = judgement_report(result["relevance"].copy(), models, judgements, include_prior, seed=seed)
+    report = judgement_report(result["relevance"].copy(), models, judgements, include_prior, seed=seed,
+                              fit=result.get("best_fit"))
     return models, report
 
 

@@ -81,7 +81,7 @@ class ClickModel:
 
     #: the fitted probability arrays whose Fisher information :mod:`~ultr_core.clickmodels.information` measures
     INFO_PARAMS: tuple = ("attr",)
-    IG_MEANING = "examine by the clicks above"          # its users, when examination is not by position alone
+    IG_MEANING, IG_SHORT = "examine by the clicks above", "examination follows the clicks above"    # its users
     examined_click = staticmethod(lambda attract, gamma, positions=None: attract)    # P(click | examined)
 
     def fit(self, t):

@@ -52,6 +52,7 @@ class Trust(ClickModel):
                   "more often than a non-relevant one; at 0.98 a click at position 1 says nothing about relevance)")
     INFO_PARAMS = ("attr", "signal", "noise")
     #: what the identifiability graph's verdict means for these users (the Playground's IG box, ``ig``)
+    IG_SHORT = "relevance only up to an affine map"
     IG_MEANING = ("click with trust bias (affine in relevance: a connected graph gives relevance only up to an affine "
                   "map — the order, not the ratios)")
 

@@ -26,8 +26,8 @@ from ultr_core.counterfactual.estimators import (DEFAULT_ESTIMATORS, ESTIMATOR_B
                                                  logged_value)
 from ultr_core.errors import ConfigError
 
-__all__ = ["evaluate_ranking", "value_candidate", "evaluate_job", "DIRECT_MODELS", "POINT_ITERATIONS", "N_BOOT",
-           "LEVEL", "pbm_counts"]
+__all__ = ["evaluate_ranking", "value_candidate", "evaluate_job", "expected_seconds", "DIRECT_MODELS",
+           "POINT_ITERATIONS", "N_BOOT", "LEVEL", "pbm_counts"]
 
 #: EM iterations of PBM's fit on the log and on each resample (the held-out log-likelihood of the study's logs moves
 #: by < 10⁻⁶ beyond)
@@ -38,6 +38,21 @@ POINT_ITERATIONS = 200
 NEGLIGIBLE, PRIOR_STRENGTH = (0.01, 0.02), 0.1
 #: bootstrap resamples
 N_BOOT = 100
+#: seconds per bootstrap resample and (query, document) pair of the log, by estimator family, measured on this
+#: project's 2-core machine at idle (benchmarks/bench_evaluate_cost.py: 500, 4,000 and 30,000 pairs; 2026-11-27)
+SECONDS_PER_PAIR = {"default": 7e-6, "affine": 6e-5}
+
+
+def expected_seconds(n_pairs: int, *, affine: bool, n_boot: int = N_BOOT) -> float:
+    """About how long :func:`evaluate_ranking` takes on a log of ``n_pairs`` (query, document) pairs: the point fit
+    and ``n_boot`` resamples, each refitting PBM (and, with ``affine``, the trust-bias model) — what a page says
+    before it starts.
+
+    >>> round(expected_seconds(30_000, affine=True)), round(expected_seconds(30_000, affine=False))
+    (205, 23)
+    """
+    per = SECONDS_PER_PAIR["default"] + (SECONDS_PER_PAIR["affine"] if affine else 0.0)
+    return 1.0 + (n_boot + 1) * (0.005 + per * n_pairs)
 #: the share of the candidate's top-k slots (session-weighted) outside an estimator's support beyond which it is
 #: refused (up to it, the estimate carries a note)
 THIN_REFUSED = 0.05

@@ -77,6 +77,25 @@ class Claim:
                     f"{name}")
         return f"{self.better} − {self.worse} > {self.margin:g} on {name}{_where(self.at)}"
 
+    @property
+    def sentence(self) -> str:
+        """The claim as a reader says it (the Playground's verdict line; issue #60); :attr:`text` where it sets grid
+        values.
+
+        >>> Claim("DLA", "Naive").sentence, Claim("Oracle", "CLD", margin=0.02).sentence
+        ('DLA beats Naive', 'Oracle beats CLD by more than 0.02')
+        >>> Claim("DLA", "flat curve", "curve_fit").sentence
+        "DLA's observation curve fits the truth better than a flat curve"
+        """
+        if self.at or self.worse_at is not None or self.metric == "log_se":
+            return self.text
+        if self.metric == "curve_fit":
+            return f"{self.better}'s observation curve fits the truth better than " + (
+                "a flat curve" if self.worse == FLAT else f"{self.worse}'s")
+        name = METRIC_NAMES.get(self.metric, f"nDCG@{self.metric.split('@')[-1]}")
+        return (f"{self.better} beats {self.worse}" + (f" by more than {self.margin:g}" if self.margin else "")
+                + ("" if self.metric == "ndcg@3" else f" on {name}"))
+
 
 def _where(at) -> str:
     return "".join(f" at {k} = {v:g}" if isinstance(v, (int, float)) else f" at {k} = {v}" for k, v in at)

@@ -46,15 +46,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Interval", "bootstrap_interval", "bootstrap_intervals", "unsupported", "interval_text", "normal_quantile",
-           "LEVEL", "MIN_DRAWS", "METHODS"]
+__all__ = ["Interval", "bootstrap_interval", "bootstrap_intervals", "mean_interval", "unsupported", "interval_text",
+           "normal_quantile", "LEVEL", "MIN_DRAWS", "METHODS"]
 
 #: the level of every interval the app shows
 LEVEL = 0.90
 #: fewer usable resamples than this: no interval
 MIN_DRAWS = 10
 #: the interval methods, by key: their names in results
-METHODS = {"percentile": "percentile bootstrap", "bc": "bias-corrected percentile bootstrap"}
+METHODS = {"percentile": "percentile bootstrap", "bc": "bias-corrected percentile bootstrap",
+           "normal": "normal approximation to the mean"}
 
 
 def normal_quantile(p: float) -> float:
@@ -115,11 +116,7 @@ class Interval:
 
     def text(self, fmt: str = "{:.4f}") -> str:
         """``estimate [lower, upper]``, or ``estimate (no interval: reason)``."""
-        if self.estimate is None:
-            return "— (" + (self.note or "not supported") + ")"
-        if not self.supported:
-            return fmt.format(self.estimate) + " (no interval: " + (self.note or "not supported") + ")"
-        return f"{fmt.format(self.estimate)} [{fmt.format(self.lower)}, {fmt.format(self.upper)}]"
+        return interval_text(self.to_json(), fmt)
 
 
 def unsupported(estimate: float | None, reason: str, *, level: float = LEVEL, method: str = METHODS["percentile"],
@@ -166,6 +163,32 @@ def _levels(est: float, d: np.ndarray, level: float, method: str) -> list:
     return [_phi(2 * z0 - z), _phi(2 * z0 + z)]
 
 
+def mean_interval(values, weights=None, *, level: float = LEVEL, what: str = "session") -> Interval:
+    """The weighted mean of independent ``values`` (each standing for ``weights`` units, e.g. a click pattern for the
+    sessions that share it) with its normal-approximation interval: mean ± z·√(Σw(x − mean)² / (N(N − 1))), N = Σw
+    — the paired comparison of two models' held-out log-likelihoods over the same test sessions (values: their
+    per-session differences).  Unsupported with fewer than two units.
+
+    >>> iv = mean_interval([1.0, 3.0], [1, 1])            # mean 2, sd √2, se 1, z = 1.645
+    >>> iv.estimate, round(iv.lower, 3), round(iv.upper, 3), iv.method
+    (2.0, 0.355, 3.645, 'normal approximation to the mean')
+    >>> mean_interval([0.5], [1]).supported
+    False
+    """
+    x = np.asarray(values, np.float64).ravel()
+    w = np.ones_like(x) if weights is None else np.asarray(weights, np.float64).ravel()
+    ok = np.isfinite(x) & (w > 0)
+    x, w = x[ok], w[ok]
+    n = float(w.sum())
+    name = METHODS["normal"]
+    if n < 2:
+        return unsupported(float(x @ w / n) if n > 0 else None, f"fewer than two {what}s", level=level, method=name)
+    mean = float(x @ w / n)
+    se = math.sqrt(max(float(w @ (x - mean) ** 2), 0.0) / (n * (n - 1)))
+    z = normal_quantile((1 + level) / 2)
+    return Interval(mean, mean - z * se, mean + z * se, level, name, True, int((~ok).sum()), "")
+
+
 def interval_text(x: dict, fmt: str = "{:.4f}", sep: str = ", ") -> str:
     """An interval's JSON (:meth:`Interval.to_json`, or any ``{estimate, lower, upper}``) as ``est [lo, hi]``; an
     estimate without bounds as ``est (no interval: why)``; no estimate as ``— (why)``.
@@ -180,8 +203,18 @@ def interval_text(x: dict, fmt: str = "{:.4f}", sep: str = ", ") -> str:
     if est is None:
         return f"— ({why})"
     if lo is None or hi is None:
-        return f"{fmt.format(est)} (no interval: {why})"
-    return f"{fmt.format(est)} [{fmt.format(lo)}{sep}{fmt.format(hi)}]"
+        return f"{_number(fmt, est)} (no interval: {why})"
+    return f"{_number(fmt, est)} [{_number(fmt, lo)}{sep}{_number(fmt, hi)}]"
+
+
+def _number(fmt: str, v: float) -> str:
+    """``fmt`` of ``v``, with a value that rounds to zero written as zero ("+0.000", never "-0.000").
+
+    >>> _number("{:+.3f}", -0.0001), _number("{:.2f}", -0.004), _number("{:+.3f}", -0.02)
+    ('+0.000', '0.00', '-0.020')
+    """
+    text = fmt.format(v)
+    return fmt.format(0.0) if text.lstrip("+-−").strip("0.") == "" and text[-1:].isdigit() else text
 
 
 def bootstrap_intervals(estimates, draws, *, level: float = LEVEL, bounds: tuple = (-np.inf, np.inf),
