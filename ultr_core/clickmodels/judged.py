@@ -23,6 +23,7 @@ import numpy as np
 from scipy import stats
 
 from ultr_core.clickmodels.evaluation import fit_sentence
+from ultr_core.errors import counted
 from ultr_core.evaluation.intervals import bootstrap_interval, interval_text
 
 __all__ = ["MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement", "ndcg_per_query",
@@ -194,8 +195,9 @@ def judgement_report(rel, models: dict, judgements, include_prior: bool = False,
            "prior_dominated": {"rule": RULE, "matched_and_flagged": int((matched & flagged).sum()),
                                "included": bool(include_prior)}, "pairs_scored": int(use.sum())}
     if use.sum() < 3 or len(np.unique(qcode)) < 2:
-        out["note"] = (f"{int(use.sum())} judged pair(s) in {len(np.unique(qcode))} query(ies) to score: too few "
-                       "for an agreement figure" + ("" if include_prior else " (prior-dominated pairs left out)"))
+        nq = counted(len(np.unique(qcode)), "query", "queries")
+        out["note"] = (f"{counted(use.sum(), 'judged pair')} in {nq} to score: too few for an agreement figure"
+                       + ("" if include_prior else " (prior-dominated pairs left out)"))
         return out
     agree = agreement(est, rel["grade"].to_numpy(np.float64)[use], qcode, mean_rank[use], n_boot, seed)
     out["verdict"] = judge_verdict(models, agree, fit)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ultr_core.errors import counted
 from ultr_core.logs.judgements import _lines
 
 __all__ = ["Candidate", "CandidateSource", "SOURCES", "rank_within", "production_rank", "from_scores",
@@ -104,13 +105,13 @@ def from_scores(scores, pair_keys: pd.DataFrame, pair_query: np.ndarray, product
               "ties": _ties(value[np.isfinite(value)], pair_query[np.isfinite(value)]), **scores.counts}
     lines = s["line"].to_numpy()
     notes = list(scores.notes) + [n for n in (
-        no_query.any() and f"{int(no_query.sum()):,} scored pair(s) of queries the log lacks left out "
+        no_query.any() and f"{counted(no_query.sum(), 'scored pair')} of queries the log lacks left out "
                            f"({_lines(lines[no_query])})",
-        no_doc.any() and f"{int(no_doc.sum()):,} scored document(s) the log never shows for their query left out — a "
+        no_doc.any() and f"{counted(no_doc.sum(), 'scored document')} the log never shows for their query left out — a "
                          f"candidate can only re-rank what the log shows ({_lines(lines[no_doc])})",
         unscored_q and f"{unscored_q:,} of the log's {scored_q.size:,} queries have no score: kept in production order",
-        unscored_doc.any() and f"{int(unscored_doc.sum()):,} document(s) of scored queries have no score: ranked after "
-                               "the scored ones, in production order",
+        unscored_doc.any() and f"{counted(unscored_doc.sum(), 'document')} of scored queries have no score: ranked "
+                               "after the scored ones, in production order",
         counts["ties"] and f"{counts['ties']:,} queries have tied scores: ties broken by the production order") if n]
     return Candidate(label, rank_within(value, pair_query, production), counts, tuple(notes))
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 
-from ultr_core.errors import ConfigError, printable
+from ultr_core.errors import ConfigError, counted, printable
 from ultr_core.evaluation.intervals import interval_text
 
 __all__ = ["add_parser", "run", "result_lines"]
@@ -97,7 +97,7 @@ def result_lines(out: dict) -> list[str]:
     s = out["support"]
     lines.append(f"support: {s['identified']:.0%} of the top-{k} slots identified, {s['at_position']:.0%} shown at "
                  f"their position, {s['examined']:.1%} hold documents with ≥ 10 examination-weighted impressions; "
-                 f"the log's positions form {out['position_bias']['components']} component(s)")
+                 f"the log's positions form {counted(out['position_bias']['components'], 'component')}")
     if "judged" in out:
         j = out["judged"]
         lines.append(j.get("note") or f"judged: DCG@{k} {_cell(j[f'dcg@{k}'])} (production order "

@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ultr_core.errors import ConfigError
+from ultr_core.errors import ConfigError, counted
 from ultr_core.evaluation.intervals import MIN_DRAWS, bootstrap_intervals
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 from ultr_core.identifiability.pairs import MAX_INTERVENTION_PAIRS, Budget, intervention_sets
@@ -121,7 +121,8 @@ def _choose(graph: IdentifiabilityGraph, max_components: int, max_factors: int):
                      "component; ratios between components are not identifiable and are not estimated")
     single = graph.n_components - len(multi)
     if single:
-        notes.append(f"{single:,} component(s) hold a single factor: nothing to compare it with (skipped)")
+        notes.append(f"{counted(single, 'component')} {'holds' if single == 1 else 'hold'} a single factor: nothing to "
+                     "compare it with (skipped)")
     fits = np.cumsum(sizes[multi]) <= max_factors
     fits[:1] = True
     chosen = multi[:max_components][fits[:max_components]]
@@ -328,7 +329,7 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
     support_notes, dead, no_clicks = blank_unsupported(table, clicks, S.start, S.seg, chosen)
     missing = np.bincount(S.seg, np.isnan(est) & ~dead, len(chosen)).astype(int)
     for k in np.flatnonzero(missing):        # one note per component with a gap (at most max_components)
-        notes.append(f"component {int(chosen[k])}: {missing[k]} factor(s) share no document with the "
+        notes.append(f"component {int(chosen[k])}: {counted(missing[k], 'factor')} share no document with the "
                      f"{'reference' if method == 'pivot_one' else 'neighbouring'} factor: not estimated by {method}")
     table = table[~no_clicks].reset_index(drop=True)        # a component without clicks has no curve at all
     return BiasEstimate(table, method, sum(len(b) for b in boots), alpha, notes + support_notes)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ultr_core.errors import ConfigError
+from ultr_core.errors import ConfigError, counted
 from ultr_core.identifiability.embedding import fit_counts
 from ultr_core.identifiability.graph import _distinct_pairs
 from ultr_core.logs.clicklog import ClickLog
@@ -268,7 +268,7 @@ def merge_verdict(h: HeldOutRepair) -> str:
                 f"held-out log-likelihood {span}." + decided +
                 " Only new traffic (node intervention) can check it.")
     if hi < 0:
-        return (f"The merge costs fit: held-out log-likelihood {span}; the clicks contradict {h.testable_ties} "
-                "tie(s) inside a component — prefer node intervention." + decided)
-    return (f"The clicks do not contradict the {h.testable_ties} tie(s) they can test: held-out log-likelihood "
-            f"{span}." + decided)
+        return (f"The merge costs fit: held-out log-likelihood {span}; the clicks contradict "
+                f"{counted(h.testable_ties, 'tie')} inside a component — prefer node intervention." + decided)
+    return (f"The clicks do not contradict the {counted(h.testable_ties, 'tie')} they can test: held-out "
+            f"log-likelihood {span}." + decided)

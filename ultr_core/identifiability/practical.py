@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ultr_core.errors import counted
 from ultr_core.identifiability.certainty import document_table, resolved_orders, weakest_links
 from ultr_core.identifiability.uncertainty import FactorUncertainty, factor_uncertainty, identification, rule_text
 from ultr_core.logs.coding import tuple_labels
@@ -111,7 +112,8 @@ def practical_report(g, curves: list) -> tuple[list, dict]:
     out["components"] = _component_levels(np.asarray(g.component), levels, u.log_se, labels)
     apart = [r["label"] for r in curves if _apart(r)]
     if apart:
-        out["disagreement"] = (f"{len(apart)} factor(s) ({', '.join(apart[:4])}{' …' if len(apart) > 4 else ''}): the "
+        out["disagreement"] = (f"{counted(len(apart), 'factor')} ({', '.join(apart[:4])}"
+                               f"{' …' if len(apart) > 4 else ''}): the "
                                "curve's band and PBM's maximum-likelihood interval do not overlap — the estimators "
                                "disagree (intervention harvesting weighs every document of an intervention set "
                                "equally, maximum likelihood by impressions); the level is about the latter")
@@ -157,7 +159,8 @@ def practical_lines(pi: dict) -> list[str]:
         return [f"Practical identifiability: {pi['note']}"] if pi.get("note") else []
     lines = ["Practical identifiability (how sure, per factor): "
              + ", ".join(f"{v:,} {k}" for k, v in pi["counts"].items())
-             + f" — {pi['reference_factors']:,} of them component reference(s)",
+             + f" — {pi['reference_factors']:,} of them "
+             + ("a component reference" if pi["reference_factors"] == 1 else "component references"),
              f"  rule: {pi['rule']}"]
     if pi["weakest"]:
         lines.append(f"  weakest factors: {', '.join(pi['weakest'])}")
@@ -169,8 +172,8 @@ def practical_lines(pi: dict) -> list[str]:
                      f"losing it {after}")
     docs = pi.get("documents", {})
     if docs.get("at_the_boundary") or pi.get("separated_factors"):
-        lines.append(f"  left out of the information: {docs.get('at_the_boundary', 0):,} document(s) at the "
-                     f"boundary p = 1, {pi.get('separated_factors', 0):,} factor(s) whose ratio runs to 0 or ∞")
+        lines.append(f"  left out of the information: {counted(docs.get('at_the_boundary', 0), 'document')} at the "
+                     f"boundary p = 1, {counted(pi.get('separated_factors', 0), 'factor')} whose ratio runs to 0 or ∞")
     for key in ("note", "disagreement"):
         if pi.get(key):
             lines.append(f"  note: {pi[key]}")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ultr_core.errors import ConfigError
+from ultr_core.errors import ConfigError, counted
 from ultr_core.evaluation.metrics import mcc, ndcg
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS
 from ultr_core.identifiability.graph import IdentifiabilityGraph
@@ -173,7 +173,7 @@ def alternative_verdict(table: CountTable, graph: IdentifiabilityGraph | None = 
     key = table.with_document(table.alternative).document_key
     changes = (n_alt == 1) != g.identifiable
     msg = (f"with a document = {_KEY_TEXT.get(table.document_key, 'the given columns')} the graph has "
-           f"{g.n_components:,} component(s); with {_KEY_TEXT.get(key, key)} it has {n_alt:,} "
+           f"{counted(g.n_components, 'component')}; with {_KEY_TEXT.get(key, key)} it has {n_alt:,} "
            f"({'identifiable' if n_alt == 1 else 'not identifiable'}) — use --document {key} if that is "
            "what a document is in this log")
     return {"document": key, "flag": f"--document {key}", "n_components": n_alt, "n_documents": docs_alt,
@@ -257,8 +257,8 @@ def format_report(rep: dict) -> str:
     if alt and alt["changes_verdict"]:
         lines.append(f"  note: the verdict depends on what a document is: {alt['message']}")
     if "merges" in rep:
-        lines.append(f"Node merging ({rep['merge_features']}): {rep['n_merges']} merge(s), total cost "
-                     f"{_num(rep['merge_total_cost'])} → {rep['n_components_after_merge']} component(s)")
+        lines.append(f"Node merging ({rep['merge_features']}): {counted(rep['n_merges'], 'merge')}, total cost "
+                     f"{_num(rep['merge_total_cost'])} → {counted(rep['n_components_after_merge'], 'component')}")
         lines += [f"    merge {m['label_a']} with {m['label_b']}  (distance {_num(m['cost'])})"
                   for m in rep["merges"][:20]]
     if "intervention_warning" in rep:
@@ -266,8 +266,9 @@ def format_report(rep: dict) -> str:
     if "intervention_skipped" in rep:
         lines.append(f"Node intervention: skipped — {rep['intervention_skipped']}")
     if "interventions" in rep:
-        lines.append(f"Node intervention: {rep['n_interventions']} swap(s), total cost "
-                     f"{_num(rep['intervention_total_cost'])} → {rep['n_components_after_intervention']} component(s)")
+        lines.append(f"Node intervention: {counted(rep['n_interventions'], 'swap')}, total cost "
+                     f"{_num(rep['intervention_total_cost'])} → "
+                     f"{counted(rep['n_components_after_intervention'], 'component')}")
         lines += [f"    show document {s['document']} at {s['to_label']} (seen at {s['from_label']}; cost "
                   f"{_num(s['cost'])})"
                   for s in rep["interventions"][:20]]

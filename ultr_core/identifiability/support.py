@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ultr_core.errors import counted
+
 __all__ = ["blank_unsupported"]
 
 
@@ -34,7 +36,7 @@ def blank_unsupported(table: pd.DataFrame, clicks: np.ndarray, start: np.ndarray
         notes.append(f"component {int(chosen[k])} has no clicks: its position bias cannot be estimated (no curve)")
     live = comp_clicks[seg] > 0
     if (dead & live).any():
-        notes.append(f"{int(np.sum(dead & live)):,} factor(s) without clicks (or whose component's first factor has "
+        notes.append(f"{counted(np.sum(dead & live), 'factor')} without clicks (or whose component's first factor has "
                      "none): not estimated — a click rate of 0 supports no ratio")
     table.loc[dead, ["estimate", "lower", "upper"]] = np.nan
     est, lo, hi = (table[c].to_numpy(float) for c in ("estimate", "lower", "upper"))
@@ -42,6 +44,6 @@ def blank_unsupported(table: pd.DataFrame, clicks: np.ndarray, start: np.ndarray
     outside = np.isfinite(est) & np.isfinite(lo) & np.isfinite(hi) & ((est < lo - tol) | (est > hi + tol))
     if outside.any():
         table.loc[outside, ["lower", "upper"]] = np.nan
-        notes.append(f"{int(outside.sum()):,} factor(s) whose bootstrap interval does not contain the estimate "
+        notes.append(f"{counted(outside.sum(), 'factor')} whose bootstrap interval does not contain the estimate "
                      "(too few clicks for a stable interval): interval not shown")
     return notes, dead, comp_clicks[seg] == 0

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ultr_core.errors import counted
+
 __all__ = ["trust_information", "null_dimension", "predicted_null_dimension", "click_probability", "users_report"]
 
 
@@ -95,7 +97,7 @@ def users_report(g, users: str) -> dict:
     scope = "over the whole log" if k == 1 else f"only within each of the {k} components"
     text = f"relevance recoverable up to an affine map (the order, not the ratios) {scope}"
     if thin:
-        text += (f"; {len(thin)} factor(s) show fewer than two documents, so their signal and noise are not "
+        text += (f"; {counted(len(thin), 'factor')} show fewer than two documents, so their signal and noise are not "
                  f"identified ({', '.join(thin[:4])}{' …' if len(thin) > 4 else ''})")
     else:
         text += "; every factor shows at least two documents (that their relevance differs, only the clicks can tell)"
