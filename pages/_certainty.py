@@ -53,7 +53,8 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
     c = st.columns(4)
     for col, level in zip(c, ("identified", "weak", "unidentified")):
         col.metric(level, f"{int((levels == level).sum()):,}")
-    c[3].metric("component references", f"{int((u.reference == np.arange(len(u.reference))).sum()):,}")
+    c[3].metric("references", f"{int((u.reference == np.arange(len(u.reference))).sum()):,}",
+                help="factors that are their component's reference (o_ref): each interval is a ratio to it")
     st.caption("Rule: " + escape_markdown(rule_text()) + ("" if u.converged else " — the fit did not converge: "
                                                           "standard errors are from its last step."))
     left, right = st.columns(2)

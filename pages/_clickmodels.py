@@ -136,7 +136,8 @@ def _judges(out: dict, prefix: str, key) -> None:
                 "queries; prior-dominated pairs " + ("included" if include else "left out"))
     st.plotly_chart(judges_figure(models, rep), key=f"{prefix}_judges")
     if rep.get("verdict"):
-        st.info(escape_markdown(rep["verdict"]["text"]) + f". Rule: {rep['verdict']['rule']}.")
+        st.info(escape_markdown(rep["verdict"]["text"]) + ".")
+        st.caption(f"Rule — {rep['verdict']['rule']}.")
 
 
 def _judge_inputs(prefix: str):

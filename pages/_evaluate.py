@@ -16,7 +16,7 @@ from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.counterfactual.candidate import SOURCES
 from ultr_core.counterfactual.estimators import DEFAULT_ESTIMATORS, ESTIMATORS
 from ultr_core.counterfactual.evaluate import DIRECT_MODELS, N_BOOT, evaluate_job, expected_seconds
-from ultr_core.errors import DataFormatError
+from ultr_core.errors import DataFormatError, counted
 from ultr_core.logs.scores import side_file_problem
 
 SOURCE_BY_LABEL = {s.label: s.key for s in SOURCES}
@@ -125,7 +125,7 @@ def _show(job, prefix: str) -> None:
                f"candidate's top-{out['k']} slots put a document where the log identifies its position bias; "
                f"{s['at_position']:.0%} show a document the log has shown at that very position (DR corrects "
                f"there); {s['examined']:.1%} hold documents with at least 10 examination-weighted impressions. "
-               f"The log's positions form {out['position_bias']['components']} component(s) of its "
+               f"The log's positions form {counted(out['position_bias']['components'], 'component')} of its "
                "identifiability graph.")
     if "judged" in out:
         j, kk = out["judged"], out["k"]

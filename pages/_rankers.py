@@ -53,4 +53,5 @@ def _show(job) -> None:
     st.dataframe(pd.DataFrame(judgement_rows(both, rep)), hide_index=True)
     st.plotly_chart(judges_figure(both, rep), key="rankers_judges")
     if rep.get("verdict"):
-        st.info(escape_markdown(rep["verdict"]["text"]) + f". Rule: {rep['verdict']['rule']}.")
+        st.info(escape_markdown(rep["verdict"]["text"]) + ".")
+        st.caption(f"Rule — {rep['verdict']['rule']}.")

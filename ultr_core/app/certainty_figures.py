@@ -70,16 +70,25 @@ def information_graph_figure(graph: dict, seed: int = 0) -> go.Figure:
         fig.add_scatter(x=[pos[e["a"]][0], pos[e["b"]][0]], y=[pos[e["a"]][1], pos[e["b"]][1]], mode="lines",
                         line=dict(width=width, color="#9ecae1"), hoverinfo="skip", showlegend=False)
     se = [n["log_se"] if n["log_se"] is not None else np.nan for n in nodes]
-    fig.add_scatter(x=[pos[n["factor"]][0] for n in nodes], y=[pos[n["factor"]][1] for n in nodes],
-                    mode="markers+text", text=[n["label"] for n in nodes], textposition="top center",
+    short, column = _short_labels([n["label"] for n in nodes])     # "10" beside its node, the column in the title
+    xy = np.array([pos[n["factor"]] for n in nodes], float).reshape(-1, 2)
+    right = xy[:, 0] <= np.median(xy[:, 0]) if len(xy) else np.zeros(0, bool)    # labels point away from the middle
+    fig.add_scatter(x=xy[:, 0], y=xy[:, 1], mode="markers+text", text=short, customdata=[n["label"] for n in nodes],
+                    textposition=["middle left" if r else "middle right" for r in right],
                     marker=dict(size=16, color=se, colorscale="Viridis", showscale=True,
-                                colorbar=dict(title="se"),
+                                colorbar=dict(title="se", thickness=12),
                                 line=dict(width=[4 if n["reference"] else 0 for n in nodes], color="#d62728")),
-                    hovertemplate="%{text}: se %{marker.color:.3f}<extra></extra>", showlegend=False)
-    _layout(fig, "The graph by information", "", "")
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
+                    hovertemplate="%{customdata}: se %{marker.color:.3f}<extra></extra>", showlegend=False)
+    _layout(fig, "The graph by information" + (f" ({column})" if column != "factor" else ""), "", "")
+    for axis, lo, hi in ((fig.update_xaxes, *_padded(xy[:, 0], 0.25)), (fig.update_yaxes, *_padded(xy[:, 1], 0.1))):
+        axis(visible=False, range=[lo, hi])                         # room for the labels at the edges
     return fig
+
+
+def _padded(v, share: float) -> tuple[float, float]:
+    lo, hi = (float(v.min()), float(v.max())) if len(v) else (-1.0, 1.0)
+    pad = share * max(hi - lo, 1e-9)
+    return lo - pad, hi + pad
 
 
 def profile_figure(p: dict) -> go.Figure:

@@ -83,17 +83,21 @@ def judges_figure(models: dict, report: dict) -> go.Figure:
     range."""
     from ultr_core.clickmodels.registry import MODEL_BY_KEY
     fig = go.Figure()
-    for key, m in models.items():
-        if "judgements" not in m:
-            continue
-        s = m["judgements"]["spearman"]
-        if s.get("estimate") is None:              # a constant estimate ranks nothing: no point to draw
-            continue
+    drawn = {k: m for k, m in models.items()          # a constant estimate ranks nothing: no point to draw
+             if "judgements" in m and m["judgements"]["spearman"].get("estimate") is not None}
+    lo, hi = _robust_range([m["log_likelihood"] for m in drawn.values()])
+    for key, m in drawn.items():
+        s, x = m["judgements"]["spearman"], m["log_likelihood"]
+        off = not lo <= x <= hi                      # far from the rest: at the axis's edge, pointing to its value
         err = dict(type="data", symmetric=False, array=[s["upper"] - s["estimate"]],
                    arrayminus=[s["estimate"] - s["lower"]]) if s.get("lower") is not None else None
-        fig.add_trace(go.Scatter(x=[m["log_likelihood"]], y=[s["estimate"]], mode="markers", name=m["label"],
-                                 marker=dict(size=10, symbol="diamond" if m.get("kind") == "ranker" else "circle",
-                                 color=m.get("colour") or MODEL_BY_KEY[key].colour), error_y=err))
+        fig.add_trace(go.Scatter(x=[min(max(x, lo), hi)], y=[s["estimate"]], mode="markers",
+                                 name=m["label"] + (f" (at {x:.3f}, off the axis)" if off else ""),
+                                 customdata=[x], hovertemplate="%{fullData.name}: log-likelihood %{customdata:.4f}, "
+                                 "Spearman %{y:+.3f}<extra></extra>",
+                                 marker=dict(size=10, symbol=("triangle-left" if x < lo else "triangle-right") if off
+                                             else "diamond" if m.get("kind") == "ranker" else "circle",
+                                             color=m.get("colour") or MODEL_BY_KEY[key].colour), error_y=err))
     for name, ref, dash in (("raw CTR", report.get("ctr"), "dot"), ("logged order", report.get("logged_order"),
                                                                      "dash")):
         if ref and ref["spearman"].get("estimate") is not None:
@@ -102,4 +106,25 @@ def judges_figure(models: dict, report: dict) -> go.Figure:
     fig.update_layout(title="Click fit (x) beside agreement with the judges (y)", showlegend=True, height=380,
                       xaxis_title="held-out log-likelihood (higher fits the clicks better)",
                       yaxis_title="Spearman with the judges", yaxis_range=[-1, 1], margin=dict(l=50, r=20, t=50, b=40))
+    if np.isfinite(lo) and np.isfinite(hi):
+        pad = 0.06 * (hi - lo)
+        fig.update_xaxes(range=[lo - pad, hi + pad])
     return fig
+
+
+def _robust_range(xs, reach: float = 3.0) -> tuple[float, float]:
+    """The x range that keeps the bulk of ``xs`` readable (issue #60: one model at −0.94 squeezed the rest into a
+    blob): the quartiles widened by ``reach`` interquartile ranges (at least 2 % of the median's size), cut to the
+    values; points beyond are drawn at the edge.
+
+    >>> lo, hi = _robust_range([-0.345, -0.3453, -0.3454, -0.3473, -0.3481, -1.1292, -0.422])
+    >>> round(lo, 4), round(hi, 4)
+    (-0.422, -0.345)
+    """
+    x = np.asarray([v for v in xs if v is not None and np.isfinite(v)], float)
+    if len(x) == 0:
+        return -np.inf, np.inf
+    q1, q3 = np.quantile(x, [0.25, 0.75])
+    iqr = max(q3 - q1, 0.02 * abs(float(np.median(x))), 1e-6)
+    inside = x[(x >= q1 - reach * iqr) & (x <= q3 + reach * iqr)]
+    return float(inside.min()), float(inside.max())

@@ -21,9 +21,9 @@ import numpy as np
 __all__ = ["scores", "session_log_likelihood", "fit_comparison", "fit_sentence", "FIT_RULE"]
 
 #: how the held-out fits are told apart (:func:`fit_comparison`)
-FIT_RULE = ("a model fits the held-out clicks best when the 90 % interval of its log-likelihood minus each other "
-            "model's, paired over the same test sessions (normal approximation), lies above 0; models whose "
-            "interval reaches 0 are tied with it")
+FIT_RULE = ("log-likelihood: a model fits best when the 90 % interval of its difference from each other model "
+            "(paired over the same test sessions, normal approximation) lies above 0; one whose interval reaches 0 "
+            "is tied with it")
 
 _TINY = 1e-300           # log of a zero probability: PyClick prints an error and skips the term; we floor it
 

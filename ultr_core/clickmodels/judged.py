@@ -32,9 +32,8 @@ __all__ = ["MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement
 #: fewer examination-weighted training impressions than this: the estimate is the prior's, not the data's
 MIN_EXAMINED = 10.0
 #: how the clicks-vs-judges difference is read: the one verdict rule, its interval a bootstrap over queries
-JUDGE_RULE = ("*reproduced* when the whole 90 % interval of the paired Spearman difference (the same bootstrap "
-              "resamples of the queries for both models) is above 0; *opposite* when it is below 0; *not resolved* "
-              "otherwise")
+JUDGE_RULE = ("Spearman: *reproduced* when the whole 90 % interval of the paired difference (the same resamples of "
+              "the queries for both) lies above 0, *opposite* below 0, else *not resolved* (tied)")
 RULE = (f"prior-dominated: fewer than {MIN_EXAMINED:g} examination-weighted training impressions (Σ ctr(rank)/ctr(1) "
         "over the pair's impressions), never-shown pairs included — left out of the agreement unless asked for")
 
