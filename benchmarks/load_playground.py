@@ -11,13 +11,15 @@ Scenarios (all by default, or ``--only cold,crowd,mixed``):
   each changes one knob — η, ε, coupling, top-k, exploration, contexts or the seed): when each sees
   its queue position or progress, its first chart and its table; compared with the same 8 runs
   (fresh seeds) trained one after another in one process.
+* **presets-warmed** — the same on a server started as README's command starts it, which queues every story's
+  runs when it starts (pages/_warm.py), once it is idle again;
 * **presets** — on a server with an empty result cache, one visitor after another opens each
   Playground story preset (``?preset=…``: 5 seeds) and waits until the results tile reads the
   preset's claims over all five seeds: seconds to the first chart and to the verdict, and the verdict.
 * after each scenario the contexts close and we time how long the server's process tree takes to
   return to idle (CPU < 10 % of one core over 1 s).  RSS = server plus worker processes.
 
-    python benchmarks/load_playground.py [--crowd 30] [--mixed 8] [--only cold,crowd,mixed,presets]
+    python benchmarks/load_playground.py [--crowd 30] [--mixed 8] [--only cold,crowd,mixed,presets,presets-warmed]
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))   # the browser helpers, tests/browser_flow.py
-from browser_flow import ARGS, CHROMIUM, VERDICT_JS, serve_app, wait_idle  # noqa: E402
+from browser_flow import ARGS, CHROMIUM, STORY_VERDICT_JS, VERDICT_JS, serve_app, wait_idle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,11 +106,17 @@ async def visit(browser, url: str, out: dict, size=(1280, 720), move_knob: bool 
     await _visitor(browser, url, out, size, steps, timeout)
 
 
-async def preset_visit(browser, url: str, out: dict, size=(1280, 720)):
-    """One visitor opens a preset's URL and waits for the claims' verdict over its five seeds."""
+async def preset_visit(browser, url: str, out: dict, size=(1280, 720), about_log: bool = False):
+    """One visitor opens a preset's URL and waits for the claims' verdict over its five seeds (``about_log``: a
+    story about the log itself, whose verdict line sits above the tiles)."""
     async def steps(page, t0):
         await page.locator(CHART).first.wait_for(timeout=600_000)
         out["chart_s"] = time.time() - t0
+        if about_log:
+            handle = await page.wait_for_function(STORY_VERDICT_JS, timeout=600_000, polling=250)
+            out["verdict_s"] = time.time() - t0
+            out["verdict"] = (await handle.json_value()).split("seeds:", 1)[1].strip()
+            return
         await page.locator(TABLE).first.wait_for(timeout=600_000)
         out["table_s"] = time.time() - t0                           # the first seed's results
         handle = await page.wait_for_function(VERDICT_JS, timeout=600_000, polling=250)
@@ -128,7 +136,8 @@ async def presets_one_by_one(url: str) -> list[dict]:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         for preset in PRESETS:
             out = {"preset": preset.name}
-            await preset_visit(browser, f"{url}/?preset={quote_plus(preset.name)}", out)
+            await preset_visit(browser, f"{url}/?preset={quote_plus(preset.name)}", out,
+                               about_log=bool(preset.log_claims))
             outs.append(out)
             print(f"  {preset.name}: first chart {out.get('chart_s', float('nan')):.1f} s, first seed's table "
                   f"{out.get('table_s', float('nan')):.1f} s, verdict over 5 seeds "
@@ -228,6 +237,18 @@ def main():
         import tempfile
         with tempfile.TemporaryDirectory() as cache, serve_app(cache_dir=cache) as url:    # nothing cached
             print("presets (one visitor after another, a fresh server with an empty result cache):")
+            asyncio.run(presets_one_by_one(url))
+    if "presets-warmed" in only:                  # the README's serve.py: it queues the stories when it starts
+        import tempfile
+        with tempfile.TemporaryDirectory() as cache, serve_app(cache_dir=cache, warm_stories=True) as url:
+            t1 = time.time()
+            while time.time() - t1 < 900:                   # idle twice, 5 s apart: not a pause between two runs
+                wait_idle(url.pid, 900)
+                time.sleep(5)
+                if wait_idle(url.pid, 2) < 2:
+                    break
+            print(f"presets on a server that warmed them (idle {time.time() - t1:.0f} s after it was healthy), one "
+                  "visitor after another:")
             asyncio.run(presets_one_by_one(url))
 
 

@@ -32,6 +32,8 @@ WORKERS = int(os.environ.get("ULTR_APP_WORKERS", os.cpu_count() or 1))
 #: unfinished jobs one session may hold (a Playground request over 5 seeds with every method: 45); the pool's
 #: fair order keeps a session with many jobs from holding back the others
 JOBS_PER_SESSION = int(os.environ.get("ULTR_APP_JOBS_PER_SESSION", 48))
+#: finished runs kept for sharing: the six stories' (≈ 105) and the default run's, with room for visitors' own
+KEEP_DONE = 256
 
 
 def run_page(body) -> None:
@@ -44,7 +46,8 @@ def run_page(body) -> None:
         # fallback off for the process and rerun through app.py's st.navigation, which resolves the URL to this page.
         PagesManager.uses_pages_directory = False
         st.rerun()
-    if not _warmed and _session_alive(session_id()):    # a real server started without scripts/serve.py
+    from pages._warm import warm_server, warmed
+    if not warmed() and _session_alive(session_id()):    # a real server started without scripts/serve.py
         threading.Thread(target=warm_server, daemon=True, name="ultr-warm").start()
     guarded(body)
 
@@ -116,7 +119,8 @@ def job_pool() -> JobPool:
     """The server's one job pool (:mod:`ultr_core.app.jobpool`): :data:`WORKERS` worker processes,
     warmed with the default playground log; jobs of closed tabs stop within seconds."""
     from ultr_core.app.playground import warm_worker
-    return JobPool(workers=WORKERS, per_session=JOBS_PER_SESSION, alive=_session_alive, initializer=warm_worker)
+    return JobPool(workers=WORKERS, per_session=JOBS_PER_SESSION, alive=_session_alive, initializer=warm_worker,
+                   keep_done=KEEP_DONE)
 
 
 def session_id() -> str | None:
@@ -149,32 +153,6 @@ def release_job(job) -> None:
     """This session no longer wants ``job`` (it stops unless another session shares it)."""
     if job is not None:
         job_pool().release(job, session_id())
-
-
-_warm_lock = threading.Lock()
-_warmed: list = []
-
-
-def warm_server() -> None:
-    """What a first visit would otherwise wait for, done once per process: start the job pool
-    (its workers import torch and simulate the default log), queue the default Playground run
-    (shared with every visitor who opens the default URL), and build the default log, its view and
-    one figure here (plotly's import).  Called by ``scripts/serve.py`` before the server accepts
-    connections, and by the first page run otherwise."""
-    with _warm_lock:
-        if _warmed:
-            return
-        _warmed.append(True)
-    from ultr_core.app.figures import ctr_by_position_figure
-    from ultr_core.app.playground import PlaygroundSettings, log_view
-    settings = PlaygroundSettings()
-    pool = job_pool()                                      # the workers start importing torch now
-    if os.environ.get("ULTR_WARM_RUN", "1") != "0":       # 0: start the pool and build the log, train nothing
-        pool.submit_many(settings.jobs())
-    spec = settings.log_spec()
-    ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
-    view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
-    ctr_by_position_figure(view["ctr"], view["observation"]).to_json()
 
 
 def memo(key: tuple, compute, own: bool = False):

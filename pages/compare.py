@@ -37,6 +37,11 @@ def main():
     with st.sidebar:
         c = _choices()
     url_notices()
+    if c["preset"] != "custom":              # the whole name and its claims, never only the sidebar's cut box
+        claims = c["p"].get("claims", ())
+        st.markdown(f"**Preset:** {escape_markdown(c['preset'])}" + (
+            " — checks: " + "; ".join(escape_markdown(x.sentence) for x in claims) + "." if claims else
+            " — our ablation: the paper makes no claim about it to check."))
     st.query_params.clear()
     st.query_params.update({"preset": c["preset"], "methods": ",".join(NAMES[m] for m in c["methods"]),
                             "sweep": c["sweep_name"],

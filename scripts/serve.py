@@ -3,7 +3,7 @@
 The same server as ``streamlit run app.py`` (same options), but before it accepts the first
 connection it starts the job pool (worker processes that import torch and simulate the default
 log), queues the default Playground run and builds the default log and figure — so that the first
-visitor does not wait for imports and training (see pages/_common.py: warm_server).
+visitor does not wait for imports and training (see pages/_warm.py: warm_server).
 """
 import sys
 from pathlib import Path
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main() -> int:
     sys.path.insert(0, str(ROOT))
-    from pages._common import warm_server
+    from pages._warm import warm_server
     warm_server()          # ≈ 1 s here; the pool's workers go on importing torch and training in their own processes
     from streamlit.web import cli
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *sys.argv[1:]]

@@ -29,11 +29,11 @@ class ServerURL(str):
 
 
 @contextlib.contextmanager
-def serve_app(timeout: float = 60, cache_dir=None, warm_run: bool = True):
+def serve_app(timeout: float = 60, cache_dir=None, warm_run: bool = True, warm_stories: bool = False):
     port = free_port()
     inherited = {k: v for k, v in os.environ.items() if k != "ULTR_APP_WORKERS"}   # the app's own pool size
     env = {**inherited, "ULTR_CACHE_DIR": str(cache_dir or os.environ.get("ULTR_CACHE_DIR", ROOT / ".ultr_cache")),
-           "ULTR_WARM_RUN": "1" if warm_run else "0"}
+           "ULTR_WARM_RUN": "1" if warm_run else "0", "ULTR_WARM_STORIES": "1" if warm_stories else "0"}
     proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--server.port", str(port),
                              "--server.address", "127.0.0.1", "--server.headless", "true"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -247,6 +247,9 @@ _FIT_JS = """() => {
 #: the Playground results tile's verdict line once a preset's five seeds are in (None before)
 VERDICT_JS = ("() => [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
               ".map(e => e.textContent).find(t => /over 5 of 5 seeds\\. Claims/.test(t)) || null")
+#: a story about the log itself: its verdict line above the tiles
+STORY_VERDICT_JS = ("() => [...document.querySelectorAll('[data-testid=\"stAlert\"]')]"
+                    ".map(e => e.textContent).find(t => /Verdict over 5 seeds:/.test(t)) || null")
 
 
 def fit_seen(page) -> dict:

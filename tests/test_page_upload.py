@@ -226,6 +226,10 @@ def test_upload_values_a_candidate_ranking_on_the_log():
     at = wait(at, "upload_cf_job", 120)
     table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)
     assert table["estimate"].notna().all()
+    from ultr_core.counterfactual.evaluate import expected_seconds    # their cost is said before they start
+    n_pairs = len(frame[["query_id", "doc_id"]].drop_duplicates())
+    cost = [f"{expected_seconds(n_pairs, affine=a):.0f} s" for a in (True, False)]
+    assert at.checkbox(key="upload_cf_affine").label.endswith(f"about {cost[0]} instead of {cost[1]}")
     at.checkbox(key="upload_cf_affine").check().run()            # trust bias's affine estimators join the table
     at = wait(at, "upload_cf_job", 120)
     table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)

@@ -266,3 +266,14 @@ def test_connected_yet_unsure_shows_how_sure_beside_the_verdict():
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]   # and a chart shows them, with the rule
     span = [c for c in charts if "span" in json.dumps(c["layout"].get("yaxis", {}).get("title", ""))]
     assert span and any(sh.get("y0") == 2 for sh in span[0]["layout"].get("shapes", [])), "no ×2 line"
+
+
+def test_the_server_warms_exactly_the_runs_a_story_starts():
+    """scripts/serve.py queues every story's runs at start (pages/_warm.py): they must be the very runs the page
+    submits when a visitor picks the story (same keys), or the warm-up would train for nobody (issue #60, item 8)."""
+    from ultr_core.app.playground import story_settings
+    at = page().run()
+    for preset in PRESETS:
+        at.selectbox(key="pg_preset").select(preset.name).run(timeout=120)
+        page_keys = [j.key for j in at.session_state["pg_job"].jobs]
+        assert page_keys == [k for k, *_ in story_settings(preset).jobs()], preset.name

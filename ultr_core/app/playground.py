@@ -38,6 +38,7 @@ from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.logspec import LogSpec
 
 __all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "PRESET_SEEDS", "preset_runs", "check_claims",
+           "story_settings",
            "score_guess",
            "METHODS", "verdict", "log_view", "algorithm_names", "warm_worker", "seed_runs", "seed_table"]
 
@@ -200,6 +201,12 @@ PRESETS = [
            "Chen et al., ICML 2024, §7 (future work: errors along the graph); Fris & Hager, SIGIR 2026",
            log_claims=(Claim("position=10", WEAK_RULE, "log_se"), Claim(WEAK_RULE, "position=2", "log_se"))),
 ]
+
+
+def story_settings(preset: Preset) -> PlaygroundSettings:
+    """What the Playground runs when a visitor picks ``preset`` with the other knobs at their defaults: its seeds
+    0 … PRESET_SEEDS − 1 (the server warms these; a test checks they are the page's own)."""
+    return preset.settings(seeds=PRESET_SEEDS)
 
 
 def log_runs(preset: Preset, seeds=range(5)) -> pd.DataFrame:
