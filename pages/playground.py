@@ -11,7 +11,7 @@ from ultr_core.app.jobhandles import JobGroup
 from ultr_core.app.knobs import (KNOB_BY_FIELD, KNOBS, knob_value, LRS, SEEDS, SESSIONS, reconcile,
                                  settings_from_state)
 from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims,
-                                      curve_note, log_view,
+                                      curve_note, log_view, trainable,
                                       seed_runs, seed_table, truth_note)
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
@@ -280,6 +280,9 @@ def _charts(settings, preset, changed: bool, present: bool, verdict_box) -> None
     spec = settings.log_spec()
     with st.spinner("Simulating clicks …"):
         ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
+    settings, left_out = trainable(settings, log)        # a method this log cannot train: said, never a failed job
+    if left_out:
+        st.caption(f"⚠ {escape_markdown(left_out)}")
     if st.session_state.get("pg_running_settings") != settings:      # a knob moved: restart
         release_job(st.session_state.get("pg_job"))   # stops it unless another visitor shares it
         st.session_state["pg_job"] = submit_jobs(settings.jobs())        # one pooled job per method

@@ -3,7 +3,9 @@
 The same server as ``streamlit run app.py`` (same options), but before it accepts the first
 connection it starts the job pool (worker processes that import torch and simulate the default
 log), queues the default Playground run and builds the default log and figure — so that the first
-visitor does not wait for imports and training (see pages/_warm.py: warm_server).
+visitor does not wait for imports and training (see pages/_warm.py: warm_server).  Behind them it queues the six
+story presets' runs (≈ 2.5 min of both cores on a 2-core machine, lowest priority: any visitor's run goes first), so
+a class opening a story reads its verdict in seconds; ``ULTR_WARM_STORIES=0`` leaves them to the first visitor.
 """
 import sys
 from pathlib import Path

@@ -110,6 +110,8 @@ def reconcile(values: dict, changed: str | None = None) -> tuple[dict, list[str]
     ['CLD models top-k selection: the shown top-k was set to 3.']
     >>> reconcile({"user_model": "trust", "continuation": 1.0, "methods": (), "topk": None})[0]["continuation"]
     0.95
+    >>> reconcile({"dataset": "synthetic:300", "methods": ("dla", "cld"), "topk": 10}, "topk")[0]["methods"]
+    ('dla',)
     """
     from ultr_core.algorithms.specs import SPECS_BY_KEY
     from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
@@ -130,17 +132,24 @@ def reconcile(values: dict, changed: str | None = None) -> tuple[dict, list[str]
         notes.append(f"{users.continuation_problem(v['continuation'])}: γ was set to {users.cls.MAX_GAMMA:g}.")
         v["continuation"] = users.cls.MAX_GAMMA
     selection = [m for m in v.get("methods", ()) if SPECS_BY_KEY[m].needs_topk]
-    if selection and v.get("topk") is None:
+    if selection and _cuts_nothing(v):
         names = ", ".join(SPECS_BY_KEY[m].label for m in selection)
         if changed == "topk":
             notes.append(f"{names} model{'s' if len(selection) == 1 else ''} top-k selection, which needs a shown "
-                         f"top-k: {names} was left out.")
+                         f"top-k that hides some candidates: {names} was left out.")
             v["methods"] = tuple(m for m in v["methods"] if m not in selection)
         else:
             notes.append(f"{names} model{'s' if len(selection) == 1 else ''} top-k selection: the shown top-k was "
                          f"set to {TOPK_FOR_SELECTION}.")
             v["topk"] = TOPK_FOR_SELECTION
     return v, notes
+
+
+def _cuts_nothing(v: dict) -> bool:
+    """No shown top-k, or one that shows every candidate of the built-in synthetic lists (k ≥ their length)."""
+    from ultr_core.data.synthetic import LIST_SIZE
+    k = v.get("topk")
+    return k is None or (str(v.get("dataset", "synthetic")).startswith("synthetic") and int(k) >= LIST_SIZE)
 
 
 def settings_from_state(state) -> PlaygroundSettings:

@@ -15,14 +15,18 @@ import numpy as np
 
 from ultr_core.data.dataset import LTRDataset, RankingData
 
-__all__ = ["LABEL_SHARES", "make_synthetic_ltr", "position_blocks", "make_identifiability_data", "PAPER_BLOCKS",
-           "PAPER_LABEL_SHARES", "paper_edges", "make_paper_identifiability_data"]
+__all__ = ["LABEL_SHARES", "LIST_SIZE", "make_synthetic_ltr", "position_blocks", "make_identifiability_data",
+           "PAPER_BLOCKS", "PAPER_LABEL_SHARES", "paper_edges", "make_paper_identifiability_data"]
 
 #: share of labels 0..4 in the synthetic default (skewed towards 0, as in LETOR data)
 LABEL_SHARES = (0.45, 0.25, 0.15, 0.10, 0.05)
 
 
-def make_synthetic_ltr(n_queries: int = 500, list_size: int = 10, n_features: int = 20,
+#: candidates per query of the built-in synthetic data set (a shown top-k at or above it cuts nothing)
+LIST_SIZE = 10
+
+
+def make_synthetic_ltr(n_queries: int = 500, list_size: int = LIST_SIZE, n_features: int = 20,
                        seed: int = 0, split=(0.6, 0.2, 0.2), label_noise: float = 0.3) -> LTRDataset:
     """A LETOR-like synthetic dataset.
 
