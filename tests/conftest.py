@@ -21,6 +21,9 @@ if "torch" in sys.modules:
 # the pools' jobs compete with the tests.  The app servers the browser tests start keep the app's default
 # (one worker per core): tests/browser_flow.serve_app removes this variable from their environment.
 os.environ.setdefault("ULTR_APP_WORKERS", "1")
+# The AppTests' pool trains for the test at hand only: no story warm-up (pages/_warm.py) queued ahead of its jobs
+# (the browser tests' servers set it themselves, tests/browser_flow.serve_app).
+os.environ.setdefault("ULTR_WARM_STORIES", "0")
 
 ROOT = Path(__file__).resolve().parents[1]
 # the same variable as the app's data roots (ultr_core.data.roots): its first folder, else ../shared/data

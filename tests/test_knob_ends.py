@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from ultr_core.app.knobs import KNOBS, knob_value, reconcile
-from ultr_core.app.playground import PRESETS, PlaygroundSettings, story_settings, trainable
+from ultr_core.app.knobs import trainable
+from ultr_core.app.playground import PRESETS, PlaygroundSettings, story_settings
 from ultr_core.errors import ConfigError
 
 #: knobs whose ends only change how long a run takes or which seed it draws (checked as settings, not trained)

@@ -5,6 +5,8 @@ knob is one :class:`Knob` here and its widget on the page (``tests/test_playgrou
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.app.knob import Knob
 from ultr_core.app.playground import PlaygroundSettings, algorithm_names
@@ -13,8 +15,8 @@ from ultr_core.errors import ConfigError
 from ultr_core.extensions import extra
 from ultr_core.simulation.params import PARAM
 
-__all__ = ["Knob", "KNOBS", "KNOB_BY_FIELD", "settings_from_state", "knob_value", "TOPK", "CONTEXTS", "STEPS",
-           "SESSIONS", "LRS", "SEEDS", "reconcile", "PBM_ONLY"]
+__all__ = ["Knob", "KNOBS", "KNOB_BY_FIELD", "settings_from_state", "knob_value", "trainable", "TOPK", "CONTEXTS",
+           "STEPS", "SESSIONS", "LRS", "SEEDS", "reconcile", "PBM_ONLY"]
 
 
 TOPK = ("all", 1, 2, 3, 5, 8, 10)
@@ -150,6 +152,23 @@ def _cuts_nothing(v: dict) -> bool:
     from ultr_core.data.synthetic import LIST_SIZE
     k = v.get("topk")
     return k is None or (str(v.get("dataset", "synthetic")).startswith("synthetic") and int(k) >= LIST_SIZE)
+
+
+def trainable(settings: PlaygroundSettings, log) -> tuple[PlaygroundSettings, str | None]:
+    """The settings with the top-k selection methods (CLD and kin) left out where ``log`` shows every candidate in
+    some session — exploration showed them all, so there is no selection to model and their fit would refuse — and
+    the sentence that says so (None when nothing is left out): refused before training, never a failed job."""
+    from ultr_core.algorithms.specs import SPECS_BY_KEY
+    from ultr_core.app.igverdict import unshown_candidates
+    chosen = [m for m in settings.methods if SPECS_BY_KEY[m].needs_topk]
+    if not chosen or unshown_candidates(log):
+        return settings, None
+    names = ", ".join(SPECS_BY_KEY[m].label for m in chosen)
+    return replace(settings, methods=tuple(m for m in settings.methods if m not in chosen)), (
+        f"{names} model{'s' if len(chosen) == 1 else ''} top-k selection, but this log shows every candidate in some "
+        f"session (exploration {settings.shuffle:g}): there is no selection to model, so {names} "
+        f"{'is' if len(chosen) == 1 else 'are'} left out of this run — lower exploration to bring "
+        f"{'it' if len(chosen) == 1 else 'them'} back.")
 
 
 def settings_from_state(state) -> PlaygroundSettings:

@@ -38,7 +38,7 @@ from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.logspec import LogSpec
 
 __all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "PRESET_SEEDS", "preset_runs", "check_claims",
-           "story_settings", "trainable",
+           "story_settings",
            "score_guess",
            "METHODS", "verdict", "log_view", "algorithm_names", "warm_worker", "seed_runs", "seed_table"]
 
@@ -201,21 +201,6 @@ PRESETS = [
            "Chen et al., ICML 2024, §7 (future work: errors along the graph); Fris & Hager, SIGIR 2026",
            log_claims=(Claim("position=10", WEAK_RULE, "log_se"), Claim(WEAK_RULE, "position=2", "log_se"))),
 ]
-
-
-def trainable(settings: PlaygroundSettings, log) -> tuple[PlaygroundSettings, str | None]:
-    """The settings with the top-k selection methods (CLD and kin) left out where ``log`` shows every candidate in
-    some session — exploration showed them all, so there is no selection to model and their fit would refuse — and
-    the sentence that says so (None when nothing is left out): refused before training, never a failed job."""
-    chosen = [m for m in settings.methods if SPECS_BY_KEY[m].needs_topk]
-    if not chosen or unshown_candidates(log):
-        return settings, None
-    names = ", ".join(SPECS_BY_KEY[m].label for m in chosen)
-    return replace(settings, methods=tuple(m for m in settings.methods if m not in chosen)), (
-        f"{names} model{'s' if len(chosen) == 1 else ''} top-k selection, but this log shows every candidate in some "
-        f"session (exploration {settings.shuffle:g}): there is no selection to model, so {names} "
-        f"{'is' if len(chosen) == 1 else 'are'} left out of this run — lower exploration to bring "
-        f"{'it' if len(chosen) == 1 else 'them'} back.")
 
 
 def story_settings(preset: Preset) -> PlaygroundSettings:
