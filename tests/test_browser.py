@@ -224,3 +224,18 @@ def test_a_presentation_link_fits_a_projector_and_keeps_every_knob_after_its_run
     assert float(seen["exploration"]) == c["shuffle"] and seen["blocks"] == str(c["blocks"]), seen
     assert seen["sessions"] == f"{sessions // 1000}k" and seen["seeds"] == "5", seen
     assert len(seen["methods"]) == len(c["methods"]), seen
+
+
+@pytest.mark.slow
+def test_a_knob_at_its_end_trains_what_it_can_and_says_what_it_left_out(shared_url):
+    """Issue #60: a value a knob offers never ends in a failed job. The top-k story with exploration at 1.0 (every
+    candidate shown): the page says CLD is left out before training, and the rest of the run finishes."""
+    from browser_flow import browser_page
+    with browser_page(1024, 576) as page:
+        page.goto(shared_url + "/?preset=top-k+cut+hides+relevance&shuffle=1.0&steps=100&seeds=1")
+        page.get_by_text("left out of this run").first.wait_for(timeout=120_000)
+        page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=300_000)
+        page.wait_for_function("() => !document.body.innerText.includes('training — step')", timeout=300_000)
+        text = page.evaluate("() => document.body.innerText")
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert "Training failed" not in text and "CLD models top-k selection" in text

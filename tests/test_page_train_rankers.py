@@ -20,4 +20,5 @@ def test_train_judges_the_chosen_rankers_beside_the_click_models():
     assert {"DLA (ranker)", "PBM", "raw CTR", "logged order"} <= set(table["model"])
     spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
     assert [d["marker"]["symbol"] for d in spec["data"] if d["name"] == "DLA (ranker)"] == ["diamond"]
-    assert any("agrees" in i.value and "Rule:" in i.value for i in at.info)
+    assert any("Held-out clicks:" in i.value and "Judges:" in i.value for i in at.info)     # sentences, labelled
+    assert any(c.value.startswith("Rule — Spearman:") and "log-likelihood:" in c.value for c in at.caption)
