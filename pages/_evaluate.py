@@ -116,7 +116,9 @@ def _show(job, prefix: str) -> None:
     for n in out["notes"] + out["candidate"]["notes"]:
         st.info(escape_markdown(n))
     table, fig = pd.DataFrame(estimator_rows(out)).round(4), value_figure(out)      # built once: page and report
-    st.dataframe(table, hide_index=True)
+    st.dataframe(table.drop(columns="note"), hide_index=True)        # the notes in full below: no cell cut at 1024
+    st.caption("  \n".join(f"**{escape_markdown(r['estimator'])}** — {escape_markdown(r['note'])}"
+                            for r in table.to_dict("records")))
     add_section("What would a new ranking be worth?", table=table, figure=fig,
                 caption=" ".join(out["notes"] + out["candidate"]["notes"]))
     st.plotly_chart(fig, key=f"{prefix}_cf_figure")

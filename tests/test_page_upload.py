@@ -207,6 +207,8 @@ def test_upload_values_a_candidate_ranking_on_the_log():
     assert no_crash(at) and not at.error
     table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)
     assert list(table["estimator"]) == ["logged (observed)", "DM", "IPS", "SNIPS", "DR"]
+    assert "note" not in table.columns                              # each note in full under the table (issue #60)
+    assert any("**DR** — " in c.value for c in at.caption)
     assert at.selectbox(key="upload_cf_dm").value == "PBM"          # the direct method's default: the users' PBM
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "the production order: expected clicks in the top 4 per session" in titles
