@@ -123,6 +123,18 @@ def job_pool() -> JobPool:
                    keep_done=KEEP_DONE)
 
 
+#: static page styling (no user content): below 1180 px the main column keeps its width for tables instead of
+#: Streamlit's wide side margins (issue #60: table cells cut at 1024 px)
+NARROW_CSS = ("<style>@media (max-width: 1180px) {div[data-testid=\"stMainBlockContainer\"] {padding-left: 1.2rem; "
+              "padding-right: 1.2rem;}}</style>")
+
+
+def page_title(title: str) -> None:
+    """A page's title, with the narrow-screen styling every page with wide tables shares."""
+    st.markdown(NARROW_CSS, unsafe_allow_html=True)
+    st.title(title)
+
+
 def session_id() -> str | None:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
     return getattr(get_script_run_ctx(), "session_id", None)

@@ -16,7 +16,8 @@ from ultr_core.app.playground import score_guess
 from ultr_core.evaluation.stats import summarise
 from ultr_core.evaluation.claims import VERDICTS, check_claims, VERDICT_RULE
 from ultr_core.app.tables import claims_table
-from pages._common import finished_result, finished_runs, job_buttons, live, qp, run_page, submit_job, url_notices
+from pages._common import (finished_result, finished_runs, job_buttons, live, page_title, qp, run_page, submit_job,
+                           url_notices)
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
@@ -30,7 +31,7 @@ CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "compare")
 
 
 def main():
-    st.title("Compare methods")
+    page_title("Compare methods")
     st.caption("Methods × seeds on one setting, or a sweep over one parameter; mean with a 90 % t-interval across "
                "seeds. "
                "Finished cells are kept in the server's result cache and re-used.")

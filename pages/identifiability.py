@@ -14,7 +14,7 @@ from pages._clickmodels import click_model_section
 from ultr_core.clickmodels.registry import CLICK_MODELS
 from pages._probability import contexts_section
 from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live,
-                           log_digest, memo, qp, run_page, submit_job, url_notices)
+                           log_digest, memo, page_title, qp, run_page, submit_job, url_notices)
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulated import simulate_log
 from ultr_core.evaluation.stats import summarise
@@ -51,7 +51,7 @@ def _plan_height(rows):
 
 
 def main():
-    st.title("Identifiability explorer")
+    page_title("Identifiability explorer")
     st.caption("Chen et al., *Identifiability Matters* (ICML 2024): relevance is recoverable up to scale **iff** "
                "the identifiability graph (IG) over bias factors is connected (Theorem 1). Nodes are bias factors; "
                "two factors are linked when one document was shown with both.")

@@ -17,7 +17,7 @@ from ultr_core.studies.experiment import live_observation_curves, train_jobs, tr
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
 from ultr_core.app.playground import curve_note, truth_note
 from ultr_core.simulation.clickmodel import signal_curve
-from pages._common import (job_buttons, linked_log, live, memo, qp, queue_note, run_page, session_log_spec,
+from pages._common import (job_buttons, linked_log, live, memo, page_title, qp, queue_note, run_page, session_log_spec,
                            submit_jobs, url_notices)
 from pages._params import url_name
 from pages._rankers import rankers_section
@@ -33,7 +33,7 @@ TRAINABLE = list(ALGORITHMS.values())
 
 
 def main():
-    st.title("Train & watch")
+    page_title("Train & watch")
     st.caption(
         "Training runs in the background: the charts update every second while the rest of the app stays usable."
     )

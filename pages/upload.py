@@ -31,7 +31,7 @@ from pages._evaluate import evaluate_section
 from pages._uploads import kept_upload
 from pages._report import add_section, report_button, start_report
 from ultr_core.app.report import LogFingerprint
-from pages._common import _session_alive, cached_analysis, memo, run_page, session_id
+from pages._common import _session_alive, cached_analysis, memo, page_title, run_page, session_id
 from pages._certainty import certainty_section
 from ultr_core.app.memory import UPLOAD_GATE, Left
 
@@ -101,7 +101,7 @@ def _link_identifiability() -> None:
 
 
 def main():
-    st.title("Upload a click log")
+    page_title("Upload a click log")
     st.caption("Check whether the relevance in your own log can be recovered at all: we build its identifiability "
                "graph (Chen et al., ICML 2024) and propose merges or interventions when it is disconnected. "
                "Files are parsed as text or Parquet only — nothing is ever unpickled — and stay in this session.")
