@@ -201,7 +201,7 @@ def paper_check(df, preset_name, claims):
     res = check_claims(df, claims, method_col="algorithm")
     st.markdown("**Does this run reproduce the paper?** Each claim paired over the run's seeds "
                 f"({df['seed'].nunique()}): {VERDICT_RULE}.")
-    st.dataframe(claims_table(res), hide_index=True)
+    st.table(claims_table(res), hide_index=True)          # a few rows of sentences: wrapped, never cut at 1024 px
     counts = res["verdict"].value_counts()
     st.caption(" · ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0)))
 

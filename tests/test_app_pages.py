@@ -206,7 +206,7 @@ def test_compare_preset_says_whether_the_run_reproduces_the_paper():
     at = _wait(at, "compare_job", 180)
     assert no_crash(at) and not at.error
     assert any("Does this run reproduce the paper?" in m.value for m in at.markdown)
-    table = at.dataframe[-1].value
+    table = at.table[-1].value                      # a static table: its sentences wrap (issue #60)
     assert table["verdict"].tolist()[2:] == ["not checked", "not checked"]
     assert set(table["verdict"].tolist()[:2]) <= {"reproduced", "not resolved", "opposite"}
     assert (table["seeds"].tolist()[:2] == [2, 2]) and "LBD Fig. 3a" in table["paper says"].iloc[0]
