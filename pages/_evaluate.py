@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from pages._clickmodels import uploaded_judgements
-from pages._common import job_progress, live, queue_note, submit_job
+from pages._common import job_progress, live, memo, queue_note, submit_job
 from pages._uploads import kept_file, kept_upload
 from pages._report import add_section
 from ultr_core.app.counterfactual_figures import estimator_rows, value_figure
@@ -66,7 +66,7 @@ def evaluate_section(log, key, prefix: str) -> None:
     dm = c2.selectbox("direct method's click model", [MODEL_BY_KEY[m].label for m in DIRECT_MODELS],
                       key=f"{prefix}_cf_dm", help="the direct method's model of the users, refitted in every "
                                                   "bootstrap resample (PBM: the position bias IPS and DR use too)")
-    n_pairs = int(log.frame[["query_id", "doc_id"]].drop_duplicates().shape[0])
+    n_pairs = memo(("pairs", key), lambda: int(log.frame[["query_id", "doc_id"]].drop_duplicates().shape[0]))
     cost = {a: expected_seconds(n_pairs, affine=a) for a in (False, True)}
     affine = st.checkbox(f"also the trust-bias estimators (Affine-IPS, Affine-DR): about {_duration(cost[True])} "
                          f"instead of {_duration(cost[False])}", key=f"{prefix}_cf_affine",
