@@ -39,8 +39,10 @@ div[data-testid="stAlertContainer"] {padding: 0.6rem 0.8rem;}
 }
 /* the story box shows its whole name instead of cutting it at 1024 px ("coupling breaks DLA, LBD h"): a smaller font */
 @media (max-width: 1100px) {.st-key-pg_preset input {font-size: 0.74rem !important; padding-left: 0.3rem !important;}
-  .st-key-pg_user_model div[data-baseweb="select"], .st-key-pg_continuation div[data-baseweb="select"] {
-    font-size: 0.76rem;}}
+  .st-key-pg_user_model input, .st-key-pg_continuation input {font-size: 0.74rem !important;
+    padding-left: 0.3rem !important; padding-right: 0 !important; min-width: 0 !important;}
+  .st-key-pg_user_model button, .st-key-pg_continuation button[aria-label="Open"] {padding: 0 !important;
+    width: 1rem !important;}}
 @media (max-height: 640px) {          /* a 576-px-high projector: denser knobs, no page title (the sidebar names it) */
   div[data-testid="stMarkdownContainer"] h4 {display: none;}
   .st-key-pg_user_model [data-testid="stWidgetLabel"], .st-key-pg_methods [data-testid="stWidgetLabel"] {display: none;}
@@ -169,7 +171,7 @@ def _model_knobs() -> None:
     for pair in MODEL_LAYOUT:
         for where, field in zip(st.columns(2), pair):
             _knob_widget(where, KNOB_BY_FIELD[field])
-    users, gamma = st.columns([1.3, 1])            # wider than γ's box: "users: Trust" whole at 1024 px
+    users, gamma = st.columns([1.3, 1], vertical_alignment="bottom")   # boxes level when the users label hides
     _users_knob(users)
     _knob_widget(gamma, KNOB_BY_FIELD["continuation"])
     for knob in KNOBS:                               # knobs an extension adds (simulation parameters)
