@@ -293,10 +293,18 @@ def _show_report(an) -> None:
             st.plotly_chart(fig, key="upload_bias")
             add_section("Position bias per connected component", figure=fig,
                         table=curves.drop(columns=["factor"]).round(4), caption=" ".join(pb["notes"]))
-            st.dataframe(curves.drop(columns=["factor"]).round(4), hide_index=True,
-                         height="auto" if len(curves) <= 5 else 220)
+            shown = curves[[c for c in CURVE_COLUMNS if c in curves]].round(4)    # whole at 1024 px; the CSV: all
+            st.dataframe(shown, hide_index=True, height="auto" if len(curves) <= 5 else 220)
+            st.download_button("Download the curves with every column (CSV)",
+                               safe_csv(curves.drop(columns=["factor"])), "position_bias.csv", mime="text/csv",
+                               help="adds each factor's log standard error and PBM's maximum-likelihood ratio with "
+                                    "its Fisher interval", key="upload_download_curves_csv")
         else:
             st.info("No position-bias curve can be estimated from this log: the notes above say why.")
+
+
+#: the curve table's columns on the page (the rest go to its CSV)
+CURVE_COLUMNS = ("component", "label", "estimate", "lower", "upper", "impressions", "identification")
 
 
 def _downloads(an) -> None:

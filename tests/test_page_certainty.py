@@ -54,6 +54,10 @@ def test_upload_page_shows_documents_and_agrees_with_the_identifiability_page():
         assert not any(x is None or (isinstance(x, float) and np.isnan(x)) or x == "None" for x in cells)
     keys = [b.proto.id for b in at.get("download_button")]
     assert any("upload_documents_csv" in k for k in keys) or len(keys) >= 2
+    curves = [t.value for t in at.dataframe if "identification" in t.value.columns and "estimate" in t.value.columns]
+    assert curves and list(curves[0].columns) == ["component", "label", "estimate", "lower", "upper", "impressions",
+                                                  "identification"]   # whole at 1024 px; the rest in the CSV
+    assert any("upload_download_curves_csv" in k for k in keys)
     at.switch_page("identifiability.py").run(timeout=180)
     assert no_crash(at)
     assert _levels(at) == up                                # one log, one truth
