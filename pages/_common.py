@@ -126,7 +126,8 @@ def job_pool() -> JobPool:
 #: static page styling (no user content): below 1180 px the main column keeps its width for tables instead of
 #: Streamlit's wide side margins (issue #60: table cells cut at 1024 px)
 NARROW_CSS = ("<style>@media (max-width: 1180px) {div[data-testid=\"stMainBlockContainer\"] {padding-left: 1.2rem; "
-              "padding-right: 1.2rem;}}</style>")
+              "padding-right: 1.2rem;}} @media (max-height: 640px) {div[data-testid=\"stMainBlockContainer\"] "
+              "{padding-top: 2.5rem !important;}}</style>")
 
 
 def page_title(title: str) -> None:

@@ -11,8 +11,8 @@ from ultr_core.studies.selection import (FIG4_COUPLING, FIG4_LAMBDAS, FIG4_QUICK
                                         fig4_grid, table3_agreement)
 from ultr_core.app.tables import table3_table
 from ultr_core.app.figures import HEATMAP_MIN_SPAN, figure_png, heatmap_figure, training_curves_figure
-from pages._common import (finished_runs, job_buttons, job_progress, live, partial_runs, qp, run_page,
-                           submit_job, url_notices)
+from pages._common import (finished_runs, job_buttons, job_progress, live, page_title, partial_runs, qp,
+                           run_page, submit_job, url_notices)
 
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "heatmaps")
 LAMBDAS, TS = FIG4_LAMBDAS, FIG4_TS
@@ -40,7 +40,7 @@ def main():
 
 
 def _intro():
-    st.title("LBD heat-maps (Figure 4)")
+    page_title("LBD heat-maps (Figure 4)")
     st.caption("Chen et al., NeurIPS 2022, Fig. 4: test nDCG@10 of LBD over the gradient-penalty weight λ and the "
                "Bernoulli drop probability t, one panel per coupling level η_c. The paper's focal point moves from "
                "high λ / low t (Lipschitz decoupling works) to low λ / high t (Bernoulli decoupling works) as η_c "

@@ -1,10 +1,10 @@
 import streamlit as st
-from pages._common import run_page
+from pages._common import page_title, run_page
 
 
 
 def main():
-    st.title("ULTR Explorer")
+    page_title("ULTR Explorer")
     st.caption("Unbiased learning to rank from click logs — simulate bias, train debiasing methods, "
                "and check whether relevance can be recovered at all.")
 

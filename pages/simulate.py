@@ -14,7 +14,7 @@ from ultr_core.data.sources import load_dataset
 from ultr_core.simulation.simulated import check_app_rows
 from ultr_core.app.text import escape_markdown
 from ultr_core.simulation.params import PARAM
-from pages._common import memo, qp, run_page, url_notices
+from pages._common import memo, page_title, qp, run_page, url_notices
 from pages._params import in_url, param_widget
 
 
@@ -41,7 +41,7 @@ def _simulate(ds, key, cfg: ClickModelConfig, n_sessions: int, seed: int):
 
 
 def main():
-    st.title("Simulate a click log")
+    page_title("Simulate a click log")
     st.caption("Clicks follow the examination hypothesis P(click) = r(y) · o(t); see the Home page for "
                "the two meanings of η. The settings are in the URL: copy it to share this exact log.")
     with st.sidebar:
