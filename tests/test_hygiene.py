@@ -1,6 +1,6 @@
-"""Hygiene that keeps the docs and the build honest (issue #45): README's package table matches the layers the
-architecture test enforces, Streamlit is pinned to the release the session-runtime patch is tested on, and the
-experiments, benchmarks and scripts import the installed package instead of editing ``sys.path``."""
+"""Hygiene that keeps the docs and the build honest (issue #45): docs/architecture.md's package table matches the
+layers the architecture test enforces, Streamlit is pinned to the release the session-runtime patch is tested on, and
+the experiments, benchmarks and scripts import the installed package instead of editing ``sys.path``."""
 import re
 from pathlib import Path
 
@@ -9,9 +9,25 @@ from test_architecture import LAYERS
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_readme_package_table_matches_the_layers():
-    rows = re.findall(r"^\| `(\w+)(?:/|\.py)` \| (\d+) \|", (REPO / "README.md").read_text(), flags=re.M)
-    assert {name: int(layer) for name, layer in rows} == LAYERS
+def test_architecture_package_table_matches_the_layers():
+    rows = re.findall(r"^\| (\d+) \| `(\w+)/?` \|", (REPO / "docs" / "architecture.md").read_text(), flags=re.M)
+    assert {name: int(layer) for layer, name in rows} == LAYERS
+
+
+def test_readme_is_a_front_door():
+    """Issue #59: under 150 lines, two quick-start commands, three paths, and every docs/*.md listed in the index."""
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) < 150
+    quick = re.search(r"## Quick start\n(.*?)\n## ", readme, flags=re.S).group(1)
+    block = re.search(r"```bash\n(.*?)```", quick, flags=re.S).group(1)
+    assert [ln for ln in block.splitlines() if ln and not ln.startswith("#")] == [
+        "python -m pip install -r requirements.txt && python scripts/serve.py", "bash scripts/test.sh"]
+    assert all(h in readme for h in ("### Teach a class", "### Check my own log", "### Reproduce the papers"))
+    index = (REPO / "docs" / "index.md").read_text()
+    unlisted = [p.name for p in (REPO / "docs").glob("*.md") if p.name != "index.md" and f"({p.name})" not in index]
+    assert not unlisted, f"docs/index.md does not list {unlisted}"
+    links = re.findall(r"\]\(((?:docs/)?[\w/.-]+\.(?:md|png))(?:#[\w-]+)?\)", readme)
+    assert links and all((REPO / link).exists() for link in links), links
 
 
 def test_streamlit_is_pinned_to_the_release_the_patch_wraps():

@@ -1,5 +1,6 @@
-"""README's examples run verbatim from another directory: the library block and every
-command-line example (with small stand-ins for the user's own files)."""
+"""The front door's examples run verbatim from another directory: docs/cli.md's library block and every
+command-line example, README's "check my own log" lines (with small stand-ins for the user's own files), and every
+study command README and docs/index.md list."""
 import gzip
 import os
 import re
@@ -12,10 +13,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+CLI_DOC = (ROOT / "docs" / "cli.md").read_text()
+INDEX = (ROOT / "docs" / "index.md").read_text()
 
 
-def _blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S)
+def _blocks(lang: str, text: str = CLI_DOC) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", text, flags=re.S)
 
 
 def _env():
@@ -33,7 +36,7 @@ def test_readme_library_example_runs_from_another_directory(tmp_path):
 
 @pytest.mark.slow
 def test_readme_command_lines_run_verbatim_in_order(tmp_path, monkeypatch, capsys):
-    """Every ``python -m ultr_core …`` line of README's second bash block, in order, in one directory (each
+    """Every ``python -m ultr_core …`` line of docs/cli.md's bash block, in order, in one directory (each
     reads what an earlier one wrote).  They run through the same ``main`` that ``python -m ultr_core`` calls,
     in this process: ten fresh interpreters paid ≈ 15 CPU-s of imports (torch among them) before the first
     line of work (#33); the module entry itself is run as a process by
@@ -45,7 +48,7 @@ def test_readme_command_lines_run_verbatim_in_order(tmp_path, monkeypatch, capsy
         (tmp_path / "logs" / f"part-{i}.csv.gz").write_bytes(
             gzip.compress(("query_id,doc_id,position,click\n" + rows).encode()))
     (tmp_path / "clara2_log").write_text("7\t0\tQ\t100\t1\t11\t12\t\t\n7\t5\tC\t12\t\t\t\n8\t0\tQ\t100\t1\t12\t11\n")
-    cli = [ln for ln in _blocks("bash")[1].splitlines() if ln.startswith("python -m ultr_core")]
+    cli = [ln for ln in _blocks("bash")[0].splitlines() if ln.startswith("python -m ultr_core")]
     assert len(cli) == 10
     monkeypatch.chdir(tmp_path)
     for line in cli:
@@ -64,8 +67,9 @@ def test_cli_help_shows_defaults_and_set_keys():
 
 
 def test_readme_study_commands_name_existing_scripts_and_flags():
-    """Every `python experiments/….py --flag` README lists is a script that accepts that flag."""
-    cmds = re.findall(r"`python (experiments/\w+\.py)([^`]*)`", README)
+    """Every `python experiments/….py --flag` README and docs/index.md list is a script that accepts that flag."""
+    cmds = re.findall(r"`python (experiments/\w+\.py)([^`]*)`", INDEX)
+    cmds += re.findall(r"^python (experiments/\w+\.py)([^#\n]*)", README, flags=re.M)
     assert len(cmds) >= 10
     flags: dict[str, set] = {}
     for script, rest in cmds:
@@ -104,3 +108,31 @@ def test_heatmap_page_quotes_the_quick_grid_study_it_cites():
     hits = re.findall(r"\| (\d) of 5 \|", doc)                       # the 'one seed picks it' column, η_c = 0, 0.3, 0.6
     page = (ROOT / "pages" / "heatmaps.py").read_text()
     assert len(hits) == 3 and f"picked Table 3's cell {hits[0]}, {hits[1]} and {hits[2]} times in 5" in page
+
+
+@pytest.mark.slow
+def test_readme_own_log_lines_run_verbatim(tmp_path, monkeypatch, capsys):
+    """README's "check my own log" lines, verbatim, on a small seeded log with judgements and a scores file."""
+    import numpy as np
+    from ultr_core.__main__ import main
+    rng = np.random.default_rng(0)
+    rows, qrels, scores = [], [], []
+    for q in range(40):
+        for d in range(8):
+            qrels.append(f"q{q} 0 d{d} {d % 3}")
+            scores.append(f"q{q},d{d},{d * 0.5}")
+    for s, q in enumerate(rng.permutation(np.repeat(np.arange(40), 25))):     # sessions in time order, queries mixed
+        shown = rng.permutation(8)[:5]
+        rows += [f"{s},q{q},d{d},{p},{int(rng.random() < (d % 3 + 1) / (3 * p))}" for p, d in enumerate(shown, 1)]
+    (tmp_path / "my_log.csv").write_text("session_id,query_id,doc_id,position,click\n" + "\n".join(rows) + "\n")
+    (tmp_path / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    (tmp_path / "scores.csv").write_text("query_id,doc_id,score\n" + "\n".join(scores) + "\n")
+    lines = [ln.split("#")[0].strip() for ln in _blocks("bash", README)[1].splitlines()
+             if ln.startswith("python -m ultr_core")]
+    assert len(lines) == 3
+    monkeypatch.chdir(tmp_path)
+    for line in lines:
+        rc = main(shlex.split(line)[3:])
+        out = capsys.readouterr()
+        assert rc == 0, f"{line}\n{out.err[-2000:]}"
+        assert "Traceback" not in out.err and out.out.strip(), line
