@@ -8,11 +8,12 @@ import streamlit as st
 
 from pages._clickmodels import uploaded_judgements
 from pages._common import job_progress, live, memo, queue_note, submit_job
-from pages._uploads import kept_file, kept_upload
 from pages._report import add_section
+from pages._uploads import kept_file, kept_upload
 from ultr_core.app.counterfactual_figures import estimator_rows, value_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
+from ultr_core.clickmodels.sessions import PROPENSITY
 from ultr_core.counterfactual.candidate import SOURCES
 from ultr_core.counterfactual.estimators import DEFAULT_ESTIMATORS, ESTIMATORS
 from ultr_core.counterfactual.evaluate import DIRECT_MODELS, N_BOOT, evaluate_job, expected_seconds
@@ -87,7 +88,8 @@ def evaluate_section(log, key, prefix: str) -> None:
             parsed = None
     dm_key = next(m for m in DIRECT_MODELS if MODEL_BY_KEY[m].label == dm)
     prior = st.session_state.get(f"{prefix}_cm_job_for", (None, "pyclick"))[1]     # the comparison's prior above
-    estimators = DEFAULT_ESTIMATORS + (tuple(e.key for e in ESTIMATORS if e.fit == "affine") if affine else ())
+    estimators = DEFAULT_ESTIMATORS + (tuple(e.key for e in ESTIMATORS if e.fit == "affine") if affine else ()) + (
+        ("policy_ips",) if PROPENSITY in log.frame else ())        # a log with its logging policy's propensities
     spec = (key, picked[0], picked[2], dm_key, int(k), digest, prior, estimators)
     job_key = f"{prefix}_cf_job"
     if st.session_state.get(f"{job_key}_for") != spec:
@@ -128,7 +130,8 @@ def _show(job, prefix: str) -> None:
                f"{s['at_position']:.0%} show a document the log has shown at that very position (DR corrects "
                f"there); {s['examined']:.1%} hold documents with at least 10 examination-weighted impressions. "
                f"The log's positions form {counted(out['position_bias']['components'], 'component')} of its "
-               "identifiability graph.")
+               "identifiability graph. DR's logging propensities — "
+               + escape_markdown(out["logging_propensities"]["text"]) + ".")
     if "judged" in out:
         j, kk = out["judged"], out["k"]
         st.caption(escape_markdown(j.get("note") or (

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import tempfile
 
+import numpy as np
 import pandas as pd
 
-from ultr_core.clickmodels.sessions import SessionArrays, check_session_columns
+from ultr_core.clickmodels.sessions import PROPENSITY, SessionArrays, check_session_columns
 from ultr_core.errors import DataFormatError
 
 __all__ = ["register_rows", "sessions_from_source", "join_sessions"]
@@ -35,16 +36,19 @@ def register_rows(con, source, fmt: str, name: str) -> tuple[int, list[str]]:
     check_session_columns(set(types), name)
     check_values(con, {c: c for c in ("position", "shown") if c in types}, types, name)
     shown = "WHERE try_cast(shown AS BOOLEAN)" if "shown" in types else ""
+    prop = f", try_cast({PROPENSITY} AS DOUBLE) AS {PROPENSITY}" if PROPENSITY in types else ""
     order = "row_number() OVER ()" if FORMATS_BY_NAME[fmt].kind == "tabular" else "session_id"
     _run(
         con,
         f"""CREATE TEMP VIEW cm_raw AS SELECT session_id, query_id, doc_id, try_cast(position AS BIGINT) AS position,
-                  click AS click_value, try_cast(click AS DOUBLE) AS clickd, {order} AS _order FROM norm {shown}""",
+                  click AS click_value, try_cast(click AS DOUBLE) AS clickd, {order} AS _order{prop}
+                  FROM norm {shown}""",
         name,
     )
     _check_rows(con, name)
-    _run(con, """CREATE TEMP VIEW rows AS SELECT session_id, query_id, doc_id, CAST(position AS INTEGER) AS position,
-                 CAST(clickd AS INTEGER) AS click, _order FROM cm_raw""", name)
+    _run(con, f"""CREATE TEMP VIEW rows AS SELECT session_id, query_id, doc_id, CAST(position AS INTEGER) AS position,
+                  CAST(clickd AS INTEGER) AS click, _order{', ' + PROPENSITY if prop else ''} FROM cm_raw""",
+         name)
     _run(con, _PAIRS, name)
     return int(con.execute("SELECT max(position) FROM rows").fetchall()[0][0]), repair_notes(state)
 
@@ -81,14 +85,17 @@ def sessions_from_source(source, fmt: str, name: str, memory_limit: str = "2GB")
         con = connect(memory_limit, tmp)
         try:
             _, notes = register_rows(con, source, fmt, name)
-            arr = con.execute("""SELECT dense_rank() OVER (ORDER BY k) AS s, pair, position, click FROM rows
+            has = PROPENSITY in {r[0] for r in con.execute("DESCRIBE rows").fetchall()}
+            arr = con.execute(f"""SELECT dense_rank() OVER (ORDER BY k) AS s, pair, position, click
+                                 {', ' + PROPENSITY if has else ''} FROM rows
                                  JOIN pairs USING (query_id, doc_id)
                                  JOIN (SELECT session_id, min(_order) AS k FROM rows GROUP BY ALL) USING (session_id)
                                  ORDER BY k, position""").fetchnumpy()
             keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
         finally:
             con.close()
-    out = SessionArrays.from_rows(arr["s"], arr["pair"], arr["position"], arr["click"], keys, name)
+    out = SessionArrays.from_rows(arr["s"], arr["pair"], arr["position"], arr["click"], keys, name,
+                                  propensity=np.asarray(arr[PROPENSITY], float) if has else None)
     return replace(out, notes=tuple(notes))
 
 

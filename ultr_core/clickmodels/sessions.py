@@ -21,7 +21,8 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError
 
-__all__ = ["SessionArrays", "SessionTable", "MAX_DEPTH", "split_sessions", "pair_mean", "PYCLICK_PRIOR"]
+__all__ = ["SessionArrays", "SessionTable", "MAX_DEPTH", "split_sessions", "pair_mean", "PYCLICK_PRIOR", "PROPENSITY",
+           "check_propensity"]
 
 #: ranks a click model describes (PyClick's RANK_MAX is 10; the out-of-core reader codes a session's ranks in one
 #: 64-bit mask): longer result lists are refused, not cut
@@ -35,7 +36,9 @@ class SessionArrays:
     """Sessions in file order: ``query`` (S,), ``pairs`` (S, D) codes of the (query, document) pairs shown at each
     rank, ``clicks`` (S, D) bool; ``pair_query`` maps a pair code to its query code and ``pair_keys`` to the
     file's (query, document) ids; ``shown`` (S, D) which ranks a session shows (None: all D — result lists of
-    varying length are padded at the end, the padding cells pair 0 and unclicked)."""
+    varying length are padded at the end, the padding cells pair 0 and unclicked); ``propensity`` (S, D) the
+    logging policy's probability of showing the cell's document at its rank in a session of its query, when the log
+    carries it (a ``propensity`` column, :data:`PROPENSITY`; NaN in the padding)."""
 
     query: np.ndarray
     pairs: np.ndarray
@@ -44,6 +47,7 @@ class SessionArrays:
     pair_keys: pd.DataFrame
     notes: tuple = ()          # what the reader repaired (ignored or repeated clicks)
     shown: np.ndarray | None = None
+    propensity: np.ndarray | None = None
 
     @property
     def n_sessions(self) -> int:
@@ -67,14 +71,16 @@ class SessionArrays:
         f = frame.sort_values(["session_id", "position"], kind="stable")
         key = ["query_id", "doc_id"]
         pair, keys = pd.factorize(pd.MultiIndex.from_frame(f[key]), sort=True)
+        prop = pd.to_numeric(f[PROPENSITY], errors="coerce").to_numpy(float) if PROPENSITY in f else None
         return cls.from_rows(f["session_id"].to_numpy(), pair, f["position"].to_numpy(), f["click"].to_numpy(),
-                             pd.DataFrame(list(keys), columns=key), name)
+                             pd.DataFrame(list(keys), columns=key), name, propensity=prop)
 
     @classmethod
-    def from_rows(cls, session, pair, position, click, pair_keys: pd.DataFrame, name: str) -> "SessionArrays":
+    def from_rows(cls, session, pair, position, click, pair_keys: pd.DataFrame, name: str,
+                  propensity=None) -> "SessionArrays":
         """From rows ordered by (session id, rank): session ids, pair codes (rows of ``pair_keys``), ranks,
-        0/1 clicks; every session must show ranks 1 … n once each, n ≤ :data:`MAX_DEPTH` (lists of varying n are
-        padded to the longest)."""
+        0/1 clicks (and the logging policy's propensities, checked by :func:`check_propensity`); every session must
+        show ranks 1 … n once each, n ≤ :data:`MAX_DEPTH` (lists of varying n are padded to the longest)."""
         if len(pair) == 0:
             raise DataFormatError(name, "the log has no shown rows")
         session = np.asarray(session)
@@ -87,7 +93,11 @@ class SessionArrays:
         clicks = np.zeros((len(sizes), depth), bool)
         pairs[codes, rank], clicks[codes, rank] = pair, np.asarray(click).astype(bool)
         shown = None if (sizes == depth).all() else np.arange(depth)[None, :] < sizes[:, None]
-        return cls(pair_query[pairs[:, 0]], pairs, clicks, pair_query, pair_keys, shown=shown)
+        prop = None
+        if propensity is not None:
+            prop = np.full((len(sizes), depth), np.nan)
+            prop[codes, rank] = check_propensity(np.asarray(propensity, float), name)
+        return cls(pair_query[pairs[:, 0]], pairs, clicks, pair_query, pair_keys, shown=shown, propensity=prop)
 
     @property
     def mask(self) -> np.ndarray:
@@ -95,7 +105,8 @@ class SessionArrays:
 
     def subset(self, rows) -> "SessionArrays":
         return SessionArrays(self.query[rows], self.pairs[rows], self.clicks[rows], self.pair_query, self.pair_keys,
-                             self.notes, None if self.shown is None else self.shown[rows])
+                             self.notes, None if self.shown is None else self.shown[rows],
+                             None if self.propensity is None else self.propensity[rows])
 
     def compress(self) -> "SessionTable":
         """Distinct (pairs, clicks, shown ranks) patterns with their counts."""
@@ -162,6 +173,22 @@ def pair_mean(t: SessionTable, mask, success, prior=None) -> np.ndarray:
     num = prior[0] + np.bincount(t.pairs.ravel(), (w * success).ravel(), t.n_pairs)
     den = prior[1] + np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs)
     return num / den
+
+
+#: the optional column of the logging policy's propensities: P(this document at this rank | the session's query), as
+#: stochastic-logging practitioners and the Open Bandit data record them (OBP's ``pscore_item_position``)
+PROPENSITY = "propensity"
+
+
+def check_propensity(values: np.ndarray, name: str) -> np.ndarray:
+    """The logged propensities, refused unless every shown row holds a probability in (0, 1] (a row shown with
+    probability 0 cannot have been logged), naming the count and the first bad row."""
+    bad = ~(np.isfinite(values) & (values > 0) & (values <= 1))
+    if bad.any():
+        raise DataFormatError(name, f"column '{PROPENSITY}' must hold the logging policy's probability of the row's "
+                                    f"document at its rank, in (0, 1]: {int(bad.sum()):,} shown row(s) do not "
+                                    f"(the first is shown row {int(np.argmax(bad)) + 1:,})")
+    return values
 
 
 def check_session_columns(have, name: str) -> None:

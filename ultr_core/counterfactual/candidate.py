@@ -14,6 +14,7 @@ ones, in production order).  Ties are broken by the production order and counted
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 

@@ -98,6 +98,8 @@ def result_lines(out: dict) -> list[str]:
     lines.append(f"support: {s['identified']:.0%} of the top-{k} slots identified, {s['at_position']:.0%} shown at "
                  f"their position, {s['examined']:.1%} hold documents with ≥ 10 examination-weighted impressions; "
                  f"the log's positions form {counted(out['position_bias']['components'], 'component')}")
+    if any(e["support_kind"] == "at its position" or key == "policy_ips" for key, e in out["estimators"].items()):
+        lines.append(f"logging propensities (DR, policy-aware IPS): {out['logging_propensities']['text']}")
     if "judged" in out:
         j = out["judged"]
         lines.append(j.get("note") or f"judged: DCG@{k} {_cell(j[f'dcg@{k}'])} (production order "

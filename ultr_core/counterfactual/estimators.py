@@ -16,7 +16,15 @@ candidate's top k (0 below), N sessions, n_q of them of query q, c_{s,d} a click
 * **DR** (doubly robust, position by position — Dudík, Langford & Li, ICML 2011, per slot as Open Bandit Pipeline's
   independent estimators): V = V_PBM + (1/N) Σ_s Σ_{r≤k} 1[d_{s,r} = the candidate's d at r] (c_{s,r} − θ̂_r α̂_d) /
   π̂₀(d at r | q), with π̂₀ the log's share of q's sessions showing d at r and V_PBM the PBM's direct estimate: the
-  PBM's prediction, corrected wherever the log shows the candidate's document at the candidate's position.
+  PBM's prediction, corrected wherever the log shows the candidate's document at the candidate's position;
+* **Policy-aware IPS** (Oosterhuis & de Rijke, CIKM 2020; asked for by key): V = (1/N) Σ_s Σ_d ω(d) c_{s,d} / ρ(d),
+  ρ(d) = Σ_r π₀(d at r | q) θ̂_r the document's expected examination under the logging policy — unbiased under PBM
+  users whenever ρ(d) > 0, however the logging policy moved d between ranks.
+
+DR and policy-aware IPS read π₀ from the log when it carries the logging policy's propensities (a ``propensity``
+column: :data:`~ultr_core.clickmodels.sessions.PROPENSITY`), else π̂₀ from its display frequencies — with which DR's
+correction cancels the model on every slot shown at its position (DR = the slot's logged clicks there, the model
+elsewhere).
 
 Under trust bias a click at r is b_r + s_r·a_d (noise and signal per rank, :func:`~ultr_core.clickmodels.trust.
 fit_affine_counts` on the log's (document, rank) counts), so two more records read the clicks through that affine map
@@ -33,7 +41,7 @@ Affine-DR's value is the same for every member of the affine family of fits (α�
 so the affine map the log leaves free does not matter; Affine-IPS's is where its unbiasedness condition holds.
 
 >>> [e.key for e in ESTIMATORS]
-['dm', 'ips', 'snips', 'dr', 'affine_ips', 'affine_dr']
+['dm', 'ips', 'snips', 'dr', 'policy_ips', 'affine_ips', 'affine_dr']
 >>> [e.key for e in ESTIMATORS if e.default]
 ['dm', 'ips', 'snips', 'dr']
 """
@@ -76,6 +84,9 @@ class Setup:
     cell: np.ndarray
     #: per query the ranks valued: min(k, the longest list its sessions show)
     kq: np.ndarray | None = None
+    #: the logging policy's propensities π₀(d at r | q) the log carries, per cell (pair·D + r; 0 where no session
+    #: shows it), or None: the policy-aware estimators then take π̂₀, the log's display frequencies
+    propensity: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -133,14 +144,37 @@ def pbm_direct(s: Setup, f: Fit) -> np.ndarray:
     return (a * f.theta[None, :s.k]).sum(1)
 
 
+def _inverse_propensity(s: Setup, f: Fit) -> np.ndarray:
+    """(P, D) 1/π₀(d at r | q) of each cell where the log shows the candidate's document at the candidate's
+    position, 0 elsewhere: the logged propensity, or π̂₀ = (the resample's sessions of q showing d at r) / n_q."""
+    if s.propensity is not None:
+        p = s.propensity[s.cell]
+        return np.where(s.match & (p > 0), 1.0 / np.where(p > 0, p, 1.0), 0.0)
+    w = f.w[:, None] * s.t.mask
+    shown_at = np.bincount(s.cell.ravel(), w.ravel(), len(s.crank) * s.t.depth)[s.cell]     # π̂₀·n_q per cell
+    nq = _per_query(s, f)[s.pq][:, None]
+    return np.where(s.match & (shown_at > 0), nq / np.maximum(shown_at, 1e-300), 0.0)
+
+
 def dr_value(s: Setup, f: Fit) -> float:
     t = s.t
-    nq = _per_query(s, f)
-    w = f.w[:, None] * t.mask
-    shown_at = np.bincount(s.cell.ravel(), w.ravel(), len(s.crank) * t.depth)[s.cell]     # π̂₀·n_q per cell
     resid = t.clicks - f.theta[None, :] * f.alpha[t.pairs]
-    corr = np.where(s.match & (shown_at > 0), w * resid * nq[s.pq][:, None] / np.maximum(shown_at, 1e-300), 0.0)
-    return float(((nq * pbm_direct(s, f)).sum() + corr.sum()) / f.n)
+    corr = f.w[:, None] * t.mask * resid * _inverse_propensity(s, f)
+    return float(((_per_query(s, f) * pbm_direct(s, f)).sum() + corr.sum()) / f.n)
+
+
+def policy_ips_value(s: Setup, f: Fit) -> float:
+    """Policy-aware IPS: each click divided by its document's expected examination under the logging policy,
+    ρ(d) = Σ_r π₀(d at r | q) θ̂_r (logged, or π̂₀ from display frequencies)."""
+    t, d = s.t, s.t.depth
+    if s.propensity is not None:
+        pi = s.propensity.reshape(-1, d)
+    else:
+        shown = np.bincount(s.cell.ravel(), (f.w[:, None] * t.mask).ravel(), len(s.crank) * d).reshape(-1, d)
+        pi = shown / np.maximum(_per_query(s, f)[s.pair_query], 1e-300)[:, None]
+    rho = pi @ f.theta
+    ratio = np.divide(_omega(s.crank, f.theta, s.kq[s.pair_query]), rho, out=np.zeros_like(rho), where=rho > 0)
+    return float((f.w[:, None] * t.clicks * t.mask * ratio[t.pairs]).sum() / f.n)
 
 
 def _affine_base(s: Setup, f: Fit) -> np.ndarray:
@@ -161,10 +195,8 @@ def affine_ips_value(s: Setup, f: Fit) -> float:
 def affine_dr_value(s: Setup, f: Fit) -> float:
     t, sig, noise, a = s.t, f.affine.signal, f.affine.noise, f.affine.attr
     nq = _per_query(s, f)
-    w = f.w[:, None] * t.mask
-    shown_at = np.bincount(s.cell.ravel(), w.ravel(), len(s.crank) * t.depth)[s.cell]
     resid = t.clicks - (noise[None, :] + sig[None, :] * a[t.pairs])
-    corr = np.where(s.match & (shown_at > 0), w * resid * nq[s.pq][:, None] / np.maximum(shown_at, 1e-300), 0.0)
+    corr = f.w[:, None] * t.mask * resid * _inverse_propensity(s, f)
     top = s.cand[:, :s.k]
     direct = _affine_base(s, f) + (np.where(top >= 0, a[np.maximum(top, 0)], 0.0) * sig[None, :s.k]).sum(1)
     return float(((nq * direct).sum() + corr.sum()) / f.n)
@@ -212,6 +244,10 @@ ESTIMATORS = (
     OffPolicyEstimator("dr", "DR", "Dudík, Langford & Li, ICML 2011, per position (Open Bandit Pipeline's "
                        "independent form) around the PBM", "V_PBM + (1/N) Σ_s Σ_{r≤k} 1[candidate's d at r] "
                        "(c − θ̂_r α̂_d) / π̂₀(d at r)", "at its position", dr_value, "#d62728"),
+    OffPolicyEstimator("policy_ips", "Policy-aware IPS", "Oosterhuis & de Rijke, CIKM 2020 (policy-aware "
+                       "propensities: the logging policy's expected examination of each document)",
+                       "(1/N) Σ_s Σ_d ω(d) c_sd / Σ_r π₀(d at r) θ̂_r", "any position", policy_ips_value, "#ff7f0e",
+                       default=False),
     OffPolicyEstimator("affine_ips", "Affine-IPS", "Vardasbi, Oosterhuis & de Rijke, CIKM 2020, the affine "
                        "correction (trust bias)",
                        "Σ_q (n_q/N) Σ_{r≤k} b̂_r + (1/N) Σ_s Σ_d ŝ(d) (c_sd − b̂(r_s(d))) / ŝ(r_s(d))", "any position",

@@ -22,8 +22,15 @@ from ultr_core.clickmodels.models import PBM, pbm_em
 from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
 from ultr_core.counterfactual import candidate as cand
-from ultr_core.counterfactual.estimators import (DEFAULT_ESTIMATORS, ESTIMATOR_BY_KEY, LEVEL, Fit, Setup, interval,
-                                                 logged_value)
+from ultr_core.counterfactual.estimators import (
+    DEFAULT_ESTIMATORS,
+    ESTIMATOR_BY_KEY,
+    LEVEL,
+    Fit,
+    Setup,
+    interval,
+    logged_value,
+)
 from ultr_core.errors import ConfigError
 
 __all__ = ["evaluate_ranking", "value_candidate", "evaluate_job", "expected_seconds", "DIRECT_MODELS",
@@ -167,7 +174,24 @@ def _setup(t: SessionTable, arrays: SessionArrays, rank: np.ndarray, k: int) -> 
     lists = np.where(positions < kq[:, None], cand.candidate_lists(rank, arrays.pair_query, n_q, t.depth), -1)
     match = (lists[pq] == t.pairs) & (positions < k) & t.mask
     return Setup(t, pq, arrays.pair_query, n_q, k, rank[t.pairs], rank, lists, match, t.pairs * t.depth + positions,
-                 kq)
+                 kq, logged_propensities(arrays)[0])
+
+
+def logged_propensities(arrays: SessionArrays) -> tuple[np.ndarray | None, int]:
+    """The logging policy's π₀(d at r | q) per cell (pair·D + r; 0 where no session shows it) from the log's
+    ``propensity`` column, and the number of cells whose sessions disagree on it (their mean is used); (None, 0)
+    for a log without the column."""
+    if arrays.propensity is None:
+        return None, 0
+    d, mask = arrays.depth, arrays.mask
+    cells = (arrays.pairs * d + np.arange(d)[None, :])[mask]
+    values, size = arrays.propensity[mask], arrays.n_pairs * d
+    count = np.bincount(cells, minlength=size)
+    mean = np.bincount(cells, values, size) / np.maximum(count, 1)
+    lo, hi = np.full(size, np.inf), np.full(size, -np.inf)
+    np.minimum.at(lo, cells, values)
+    np.maximum.at(hi, cells, values)
+    return mean, int(((count > 0) & (hi - lo > 1e-9)).sum())
 
 
 def _candidate(ranking: str, scores, arrays, t, production, fitted) -> cand.Candidate:
@@ -310,11 +334,23 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
            "estimators": _entries(s, point, draws, slots, nq, chosen),
            "support": {"any_position": 1.0, **{f"{k}": float((nq[:, None] * v).sum() / (nq * s.kq).sum())
                                                 for k, v in slots.items()}},
-           "position_bias": {"theta": (point.theta / point.theta[0]).tolist(), "components": n_comp}}
+           "position_bias": {"theta": (point.theta / point.theta[0]).tolist(), "components": n_comp},
+           "logging_propensities": _propensity_source(arrays)}
     if judgements is not None:
         from ultr_core.counterfactual.judged import judged_value
         out["judged"] = judged_value(judgements, arrays, s, production, nq, n_boot, seed)
     return out
+
+
+def _propensity_source(arrays: SessionArrays) -> dict:
+    """Where the policy-aware estimators' π₀ comes from, said in the output."""
+    if arrays.propensity is None:
+        return {"source": "display frequencies", "text": "π₀(d at r | q): the log's share of q's sessions showing d "
+                "at r (no 'propensity' column)"}
+    varied = logged_propensities(arrays)[1]
+    return {"source": "logged", "varied_cells": varied, "text": "π₀(d at r | q): the log's 'propensity' column"
+            + (f" ({varied:,} (document, rank) cells disagree between sessions: their mean is used)" if varied
+               else "")}
 
 
 def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: str, k: int, judgements,
@@ -322,9 +358,9 @@ def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: st
     """:func:`evaluate_ranking` as a job of the app's pool (:mod:`ultr_core.app.jobpool`): the scores file as bytes,
     read here; ``judgements`` parsed by the page (or bytes, or None); a ``{"done", "total"}`` record every 10
     resamples."""
+    from ultr_core.errors import DataFormatError
     from ultr_core.logs.judgements import read_judgements
     from ultr_core.logs.scores import read_scores
-    from ultr_core.errors import DataFormatError
     sc = read_scores(scores, "scores file") if scores is not None else None
     try:                              # judgements the judges' section could not read only leave DCG@k out
         jd = read_judgements(judgements, "judgements") if isinstance(judgements, bytes) else judgements
