@@ -10,9 +10,9 @@ from ultr_core.errors import ConfigError, DataFormatError, printable
 
 
 def _ig(a) -> int:
+    from ultr_core.identifiability.practical import check_ig_options
     from ultr_core.identifiability.reports import identifiability_report, ig_text
     from ultr_core.logs.ingestion import ingest
-    from ultr_core.identifiability.practical import check_ig_options
     check_ig_options(a)                                      # every option checked before the log is read
     bias = [c.strip() for c in a.bias.split(",") if c.strip()] if a.bias else ["position"]
     columns = _column_map(a.column)
@@ -37,7 +37,7 @@ def _ig(a) -> int:
         from ultr_core.identifiability.practical import ig_outputs
         rep.update(ig_outputs(graph, a, judged))
     if a.json:
-        from ultr_core.logs.outputs import json_safe        # strict JSON: a NaN is null
+        from ultr_core.logs.outputs import json_safe  # strict JSON: a NaN is null
         print(json.dumps(json_safe(rep), default=_json_default, allow_nan=False))   # JSON escapes control characters
     else:
         for n in table.notes:
@@ -118,8 +118,7 @@ def _simulate(a) -> int:
 def _train(a) -> int:
     from dataclasses import replace
 
-    from ultr_core.algorithms.config import TRAIN_FLAGS, TrainConfig
-    from ultr_core.algorithms.config import PAPER_SCALE, lbd_table3
+    from ultr_core.algorithms.config import PAPER_SCALE, TRAIN_FLAGS, TrainConfig, lbd_table3
     from ultr_core.simulation.clickmodel import ClickModelConfig
     from ultr_core.simulation.params import values_of
     from ultr_core.studies.experiment import ExperimentSpec, run_experiment
@@ -214,9 +213,8 @@ def _add_ig(sub) -> None:
     ig.add_argument("--doc-columns", help="comma-separated feature columns that identify a document instead")
     ig.add_argument("--column", action="append", metavar="FILE_COLUMN=NAME",
                     help="map a file column onto query_id, doc_id, position, click or shown (repeatable)")
-    from ultr_core.identifiability.estimation import ESTIMATOR_LABELS
-    ig.add_argument("--estimate", default="all_pairs",
-                    choices=["none", "pivot_one", "adjacent_chain", "all_pairs", "em"],
+    from ultr_core.identifiability.curve_methods import ESTIMATOR_LABELS, ESTIMATORS
+    ig.add_argument("--estimate", default="all_pairs", choices=["none", *ESTIMATORS],
                     help="observation curve per IG component: " + "; ".join(
                         f"{k}: {v}" for k, v in ESTIMATOR_LABELS.items()) + " (Agarwal et al. 2019)")
     ig.add_argument("--bootstrap", type=int, default=None,

@@ -55,6 +55,7 @@ from scipy import sparse
 
 from ultr_core.errors import ConfigError, counted
 from ultr_core.evaluation.intervals import MIN_DRAWS, bootstrap_intervals
+from ultr_core.identifiability.curve_methods import ESTIMATOR_LABELS, ESTIMATORS
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 from ultr_core.identifiability.pairs import MAX_INTERVENTION_PAIRS, Budget, intervention_sets
 from ultr_core.identifiability.support import blank_unsupported
@@ -62,11 +63,6 @@ from ultr_core.logs.coding import tuple_labels
 
 __all__ = ["ESTIMATORS", "ESTIMATOR_LABELS", "estimate_bias", "BiasEstimate", "intervention_sets", "Budget"]
 
-ESTIMATORS = ("pivot_one", "adjacent_chain", "all_pairs", "em")
-#: one name per estimator on every page, the CLI's report and its help (issue #49)
-ESTIMATOR_LABELS = {"pivot_one": "intervention harvesting: pivot one", "adjacent_chain":
-                    "intervention harvesting: adjacent chain", "all_pairs": "intervention harvesting: all pairs (ML)",
-                    "em": "position-based model fitted by EM"}
 
 
 @dataclass
@@ -86,6 +82,8 @@ class BiasEstimate:
 
 
 MAX_ESTIMATED_FACTORS = 5_000
+#: what an estimation spends when nobody sets a budget: as the CLI does (a frozen record, shared)
+CLI_BUDGET = Budget()
 #: fewest resamples for an interval: with fewer (a time budget ran out) no interval is shown
 MIN_BOOTSTRAP = 20
 _CHUNK_CELLS = 8_000_000           # resample rows × columns held at once (float64: 64 MB per array)
@@ -287,7 +285,7 @@ _COLUMNS = ["component", "factor", "label", "position", "estimate", "lower", "up
 def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n_bootstrap: int = 100,
                        alpha: float = 0.1, seed: int = 0, max_components: int = 10,
                        max_factors: int = MAX_ESTIMATED_FACTORS,
-                       budget: Budget = Budget()) -> BiasEstimate:
+                       budget: Budget = CLI_BUDGET) -> BiasEstimate:
     """As :func:`estimate_bias`, returning the :class:`BiasEstimate` with its notes (and the work
     rule of the module docstring), within ``budget``."""
     if method not in ESTIMATORS:
