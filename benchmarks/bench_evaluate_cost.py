@@ -20,7 +20,7 @@ for nq in [int(a) for a in sys.argv[1:]] or [50, 400, 3000]:
         first = []
         t0 = time.perf_counter()
         evaluate_ranking(frame, "bench", "model:pbm", n_boot=N_BOOT, estimators=est,
-                         report=lambda d, n: first or first.append(time.perf_counter()))
+                         report=lambda d, n, first=first: first or first.append(time.perf_counter()))
         total = time.perf_counter() - t0
         per = (total - (first[0] - t0)) / N_BOOT
         print(f"{nq * 10:>7,} pairs  {name:<8} {total:6.2f} s for {N_BOOT} resamples: {per:.3f} s per resample "

@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ultr_core.logs.clicklog import ClickLog
 from ultr_core.identifiability import IdentifiabilityGraph, components_by_edge_enumeration
+from ultr_core.logs.clicklog import ClickLog
 from ultr_core.simulation.synthetic_logs import make_contextual_log
 
 ROOT = Path(__file__).resolve().parents[1]

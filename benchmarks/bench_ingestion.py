@@ -25,8 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
-
 from bench_identifiability import run_cli
+
 from ultr_core.simulation.synthetic_logs import make_contextual_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,8 +126,8 @@ def yandex(tmp: Path, n_sessions: int) -> None:
     wall, rss, rep = run_cli(["ig", str(y), "--json"])                     # default flags
     print(f"  ig (parse, aggregate, graph): {wall:5.2f} s wall, peak RSS {rss:5.0f} MB — "
           f"{n_lines / wall / 1e6:.2f} M lines/s")
-    from ultr_core.logs.sql import connect
     from ultr_core.logs.normalise import register_normalised
+    from ultr_core.logs.sql import connect
     con = connect()
     t0 = time.perf_counter()
     register_normalised(con, y, "yandex")

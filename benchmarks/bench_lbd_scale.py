@@ -46,7 +46,7 @@ def main():
                 cfg = TrainConfig(algorithm=alg, steps=2 * a.steps, eval_every=a.steps, keep_best=False,
                                   threads=a.threads, clicks=clicks, **extra)
                 stamps = []
-                fit(log, ds, cfg, on_step=lambda rec: stamps.append(time.perf_counter()))
+                fit(log, ds, cfg, on_step=lambda rec, stamps=stamps: stamps.append(time.perf_counter()))
                 sps = a.steps / (stamps[1] - stamps[0])     # steady state: between the two callbacks
                 print(f"| {alg.upper()} | {scale} | {clicks} | {sps:,.1f} | {sps * cfg.batch_size:,.0f} | "
                       f"{10_000 / sps / 60:,.1f} min |", flush=True)

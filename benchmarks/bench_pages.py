@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+
 from ultr_core.app.pagetable import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]

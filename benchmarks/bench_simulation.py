@@ -8,9 +8,10 @@ import argparse
 import json
 
 from _measure import measure
+
+from ultr_core.data.synthetic import make_synthetic_ltr
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulator import ClickSimulator
-from ultr_core.data.synthetic import make_synthetic_ltr
 
 
 def main():

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from _measure import measure
+
 from ultr_core.algorithms import TrainConfig, fit
 from ultr_core.simulation.simulated import simulate_log
 

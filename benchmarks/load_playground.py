@@ -26,8 +26,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import time
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -205,8 +205,8 @@ def sequential_seconds(settings: list[dict]) -> float:
     like a pool worker): simulation included."""
     import torch
 
-    from ultr_core.studies.experiment import train_spec
     from ultr_core.app.playground import PlaygroundSettings
+    from ultr_core.studies.experiment import train_spec
     torch.set_num_threads(1)
     t0 = time.time()
     for kw in settings:

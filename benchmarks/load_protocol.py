@@ -29,14 +29,24 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))   # the browser helpers, tests/browser_flow.py
 from browser_flow import serve_app, wait_idle  # noqa: E402
-from load_playground import ARGS, CHROMIUM, cli, cpu_seconds, mixed_query, mixed_settings, rss_mb, sequential_seconds
-from load_playground import summary as _summary, visit as browser_visit
+from load_playground import (
+    ARGS,
+    CHROMIUM,
+    cli,
+    cpu_seconds,
+    mixed_query,
+    mixed_settings,
+    rss_mb,
+    sequential_seconds,
+    summary as _summary,
+    visit as browser_visit,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,9 +75,9 @@ async def visit(port: int, query: str, out: dict, timeout: float = 600.0, nudge_
     to ``timeout`` and reported with its last messages (``out["trace"]``): under CPU load a full
     run that starts just as the client's fragment timers fire is sometimes cut off after its widgets
     and never finishes (docs/benchmarks.md)."""
-    from tornado.websocket import websocket_connect
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from tornado.websocket import websocket_connect
 
     t0 = time.time()
     trace: list[str] = []                            # the last lifecycle messages, reported on a timeout

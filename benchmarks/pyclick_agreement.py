@@ -75,8 +75,8 @@ def _pyclick_tails(label: str, sessions, test=None) -> dict:
     import time as _time
 
     from ultr_core.clickmodels import dbn, models
-    from ultr_core.clickmodels.evaluation import scores
     from ultr_core.clickmodels.compare import train_test
+    from ultr_core.clickmodels.evaluation import scores
     train, test, _ = train_test(sessions, "log", 0.75, test)
     t0 = _time.perf_counter()
     model = (models.CM(pyclick_conditional=True) if label == "CM"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-
 from _common import data_spec
+
 from ultr_core.studies.cld_protocols import PAPER_DNN, PAPER_LINEAR
 from ultr_core.studies.experiment import ExperimentSpec, run_grid
 

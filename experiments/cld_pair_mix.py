@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 from _common import frame_md
 from cld_common import TABLE2_DATA
+
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulated import simulate_log
 from ultr_core.studies.cld_protocols import protocol_click

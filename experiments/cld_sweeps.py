@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 
 import pandas as pd
-
 from _common import data_spec, frame_md, save as _save, table
 from cld_common import CACHE, TABLE2_DATA, VARIANTS, _pair_table, grid_methods, official_variants
+
 from ultr_core.algorithms import TrainConfig
 from ultr_core.app.figures import sweep_figure
 from ultr_core.evaluation.stats import paired_differences, summarise

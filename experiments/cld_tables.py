@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 
 import pandas as pd
-
 from _common import frame_md, save as _save, table
 from cld_common import CACHE, PAIR_NO_BOTH, TABLE2_DATA, VARIANTS, _pair_table, official_variants
+
 from ultr_core.algorithms import TrainConfig
 from ultr_core.evaluation.stats import paired_differences, summarise
 from ultr_core.simulation.clickmodel import ClickModelConfig

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from _common import frame_md
+
 from ultr_core.clickmodels.recovery import (
     bootstrap_coverage,
     fitted_vs_generating,

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import pandas as pd
-
 from _common import interval_table
+
 from ultr_core.identifiability.repairs import fit_repaired, fit_source
 from ultr_core.identifiability.reports import identifiability_report
 from ultr_core.logs.ingestion import ingest

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _common import interval_table, save as _save, table as _table
+
 from ultr_core.data.synthetic import make_paper_identifiability_data
 from ultr_core.identifiability.repairs import fit_repaired
 from ultr_core.simulation.synthetic_logs import binomial_ctr_table

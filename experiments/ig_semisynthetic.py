@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _common import data_spec, frame_md, interval_table
+
 from ultr_core.data.sources import load_dataset
 from ultr_core.identifiability import IdentifiabilityGraph
 from ultr_core.identifiability.repairs import fit_repaired

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-
 from _common import data_spec, mean_std_table as table
+
 from ultr_core.data.sources import load_dataset
 from ultr_core.evaluation.metrics import mcc, ndcg
 from ultr_core.identifiability import (

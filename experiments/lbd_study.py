@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from _common import data_spec, frame_md, save as _save, table
+
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.config import lbd_table3
+from ultr_core.app.figures import heatmap_figure, sweep_figure
+from ultr_core.evaluation.stats import paired_test, summarise
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.studies.experiment import ExperimentSpec, run_grid
 from ultr_core.studies.selection import FIG4_COUPLING, FIG4_QUICK_COUPLING, best_cells, fig4_grid
-from ultr_core.app.figures import heatmap_figure, sweep_figure
-from _common import data_spec, frame_md, save as _save, table
-from ultr_core.evaluation.stats import paired_test, summarise
-
 
 ROOT = Path(__file__).resolve().parents[1]
 

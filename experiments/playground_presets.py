@@ -11,8 +11,9 @@ import argparse
 import time
 from pathlib import Path
 
-from joblib import Parallel, delayed
 from _common import frame_md, table
+from joblib import Parallel, delayed
+
 from ultr_core.app.playground import PRESETS, check_claims, preset_runs
 from ultr_core.evaluation.stats import summarise
 

@@ -6,18 +6,28 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ultr_core.app.certainty_figures import (certainty_plan_figure, factor_span_figure, information_graph_figure,
-                                             profile_figure)
+from pages._common import _session_alive, memo, session_id
+from pages._report import add_section
+from ultr_core.app.certainty_figures import (
+    certainty_plan_figure,
+    factor_span_figure,
+    information_graph_figure,
+    profile_figure,
+)
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability.certainty import information_graph, weakest_links
 from ultr_core.identifiability.pairs import Stopped
-from ultr_core.identifiability.practical import (certainty_report, document_labeller, document_outputs, factor_levels,
-                                                 graph_uncertainty, profile_report)
+from ultr_core.identifiability.practical import (
+    certainty_report,
+    document_labeller,
+    document_outputs,
+    factor_levels,
+    graph_uncertainty,
+    profile_report,
+)
 from ultr_core.identifiability.uncertainty import rule_text
 from ultr_core.logs.outputs import safe_csv
-from pages._common import _session_alive, memo, session_id
-from pages._report import add_section
 
 RESISTANCE = ("**Effective resistance.** Read the graph as an electrical network: each document shown at two "
               "factors is a wire between them whose conductance is the information its clicks carry "

@@ -5,21 +5,20 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from ultr_core.logs.outputs import safe_csv
-
 from pages._common import live, memo, queue_note, submit_job
-from pages._uploads import kept_upload
 from pages._report import add_section
+from pages._uploads import kept_upload
 from ultr_core.app.clickmodel_figures import continuation_table, judges_figure, matrix_figures, rank_parameters_figure
 from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.compare import compare_job
 from ultr_core.clickmodels.evaluation import fit_sentence
 from ultr_core.clickmodels.judged import RULE, judgement_rows, score_judgements
-from ultr_core.logs.judgements import read_judgements
 from ultr_core.clickmodels.prior import PRIOR_LABELS, prior_text
 from ultr_core.errors import DataFormatError
 from ultr_core.identifiability.reports import document_components
+from ultr_core.logs.judgements import read_judgements
+from ultr_core.logs.outputs import safe_csv
 from ultr_core.logs.scores import side_file_problem
 
 PRIOR_BY_LABEL = {label: key for key, label in PRIOR_LABELS.items()}

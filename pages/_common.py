@@ -14,13 +14,13 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
 
-from ultr_core.errors import ConfigError, DataFormatError
+from pages import _streamlit_fix
 from ultr_core.app.jobpool import JobLimitError, JobPool
 from ultr_core.app.lrucache import ByteLRU, log_digest  # noqa: F401  (log_digest: the pages' content key)
 from ultr_core.app.memory import start_janitor
-from ultr_core.identifiability.reports import analyse_identifiability
 from ultr_core.app.text import escape_markdown
-from pages import _streamlit_fix
+from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.identifiability.reports import analyse_identifiability
 
 _streamlit_fix.apply()          # a Streamlit 1.67 race that drops a finished run's last messages (see the module)
 

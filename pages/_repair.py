@@ -4,13 +4,12 @@ what the merge decides) → a table, a verdict, a figure and a CSV.  Shared by e
 shows; a simulated log also gets the truth-based comparison."""
 import streamlit as st
 
-from ultr_core.logs.outputs import safe_csv
-
 from pages._common import memo
 from ultr_core.app.graph_figures import repair_relevance_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability.heldout import heldout_repair, merge_verdict
+from ultr_core.logs.outputs import safe_csv
 
 #: the table's columns as a 1024-px screen fits them (LL: log-likelihood per impression, natural log)
 SHORT = {"observation parameters": "ô parameters", "train log-likelihood": "train LL",

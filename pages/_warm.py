@@ -28,7 +28,7 @@ def warm_server() -> None:
         pool.submit_many(settings.jobs())
     spec = settings.log_spec()
     ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
-    view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
+    view = memo(("pg-view", spec.to_string()), lambda log=log, sim=sim: log_view(log, sim))
     ctr_by_position_figure(view["ctr"], view["observation"]).to_json()
     if os.environ.get("ULTR_WARM_STORIES", "1") != "0" and os.environ.get("ULTR_WARM_RUN", "1") != "0":
         threading.Thread(target=warm_stories, args=(pool,), daemon=True, name="ultr-warm-stories").start()
@@ -39,14 +39,13 @@ def warm_stories(pool) -> None:
     behind the default run, and check the stories about a log itself: on a classroom server the verdicts are ready
     when the class opens them.  Queued under no session: never reaped, and any visitor's job goes first
     (:meth:`~ultr_core.app.jobpool.JobPool._start_order`)."""
-    from ultr_core.app.playground import PRESET_SEEDS, PRESETS, check_claims, log_runs, story_settings
-    from ultr_core.app.playground import log_view
+    from ultr_core.app.playground import PRESET_SEEDS, PRESETS, check_claims, log_runs, log_view, story_settings
     for preset in PRESETS:
         pool.submit_many(story_settings(preset).jobs())
     for preset in PRESETS:                            # each story's log and its view, as the page builds them
         spec = story_settings(preset).log_spec()
         ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
-        memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
+        memo(("pg-view", spec.to_string()), lambda log=log, sim=sim: log_view(log, sim))
         if preset.log_claims:
             memo(("pg-log-claims", preset.name, PRESET_SEEDS),
                  lambda p=preset: check_claims(log_runs(p, range(PRESET_SEEDS)), p.log_claims))

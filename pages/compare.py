@@ -2,22 +2,29 @@ import os
 
 import streamlit as st
 
-from ultr_core.simulation.simulated import APP_MAX_SWEEP_SESSIONS
-
-from ultr_core.app.text import escape_markdown
-
+from pages._common import (
+    finished_result,
+    finished_runs,
+    job_buttons,
+    live,
+    page_title,
+    qp,
+    run_page,
+    submit_job,
+    url_notices,
+)
 from ultr_core.algorithms import ALGORITHMS
 from ultr_core.algorithms.specs import SPECS_BY_KEY
-from ultr_core.errors import ConfigError
-from ultr_core.studies.experiment import check_cells, expand_grid, grid_job
-from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid
 from ultr_core.app.figures import interval_bar_figure, sweep_figure
 from ultr_core.app.playground import score_guess
-from ultr_core.evaluation.stats import summarise
-from ultr_core.evaluation.claims import VERDICTS, check_claims, VERDICT_RULE
 from ultr_core.app.tables import claims_table
-from pages._common import (finished_result, finished_runs, job_buttons, live, page_title, qp, run_page, submit_job,
-                           url_notices)
+from ultr_core.app.text import escape_markdown
+from ultr_core.errors import ConfigError
+from ultr_core.evaluation.claims import VERDICT_RULE, VERDICTS, check_claims
+from ultr_core.evaluation.stats import summarise
+from ultr_core.simulation.simulated import APP_MAX_SWEEP_SESSIONS
+from ultr_core.studies.experiment import check_cells, expand_grid, grid_job
+from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",

@@ -2,17 +2,33 @@ import os
 
 import streamlit as st
 
-from ultr_core.app.text import escape_markdown
-
+from pages._common import (
+    finished_runs,
+    job_buttons,
+    job_progress,
+    live,
+    page_title,
+    partial_runs,
+    qp,
+    run_page,
+    submit_job,
+    url_notices,
+)
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.record import formula_lines
-from ultr_core.studies.experiment import ExperimentSpec, grid_job
-from ultr_core.studies.selection import (FIG4_COUPLING, FIG4_LAMBDAS, FIG4_QUICK_COUPLING, FIG4_TS, best_cells,
-                                        fig4_grid, table3_agreement)
-from ultr_core.app.tables import table3_table
 from ultr_core.app.figures import HEATMAP_MIN_SPAN, figure_png, heatmap_figure, training_curves_figure
-from pages._common import (finished_runs, job_buttons, job_progress, live, page_title, partial_runs, qp,
-                           run_page, submit_job, url_notices)
+from ultr_core.app.tables import table3_table
+from ultr_core.app.text import escape_markdown
+from ultr_core.studies.experiment import ExperimentSpec, grid_job
+from ultr_core.studies.selection import (
+    FIG4_COUPLING,
+    FIG4_LAMBDAS,
+    FIG4_QUICK_COUPLING,
+    FIG4_TS,
+    best_cells,
+    fig4_grid,
+    table3_agreement,
+)
 
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "heatmaps")
 LAMBDAS, TS = FIG4_LAMBDAS, FIG4_TS

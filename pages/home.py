@@ -1,6 +1,6 @@
 import streamlit as st
-from pages._common import page_title, run_page
 
+from pages._common import page_title, run_page
 
 
 def main():

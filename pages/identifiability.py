@@ -1,26 +1,42 @@
 import streamlit as st
 
-from ultr_core.logs.outputs import safe_csv
-
-from ultr_core.errors import ConfigError, DataFormatError
+from pages._certainty import certainty_section
+from pages._clickmodels import click_model_section
+from pages._common import (
+    cached_analysis,
+    finished_result,
+    job_buttons,
+    linked_log,
+    live,
+    log_digest,
+    memo,
+    page_title,
+    qp,
+    run_page,
+    session_log_spec,
+    submit_job,
+    url_notices,
+)
+from pages._probability import contexts_section
+from pages._repair import repair_on_log_section
 from ultr_core.algorithms.record import formula_lines
 from ultr_core.app.figures import interval_bar_figure, observation_curve_figure
-from ultr_core.app.graph_figures import (bias_curves_figure, component_sizes_figure, identifiability_graph_figure,
-                                         identifiability_graph_html)
+from ultr_core.app.graph_figures import (
+    bias_curves_figure,
+    component_sizes_figure,
+    identifiability_graph_figure,
+    identifiability_graph_html,
+)
+from ultr_core.app.text import escape_markdown
+from ultr_core.clickmodels.registry import CLICK_MODELS
+from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.evaluation.stats import summarise
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
 from ultr_core.identifiability.lesson import equal_fit_fits, equal_fit_spread
-from ultr_core.identifiability.reports import plan_table, compare_repairs, components_sweep, repairs_sweep
-from pages._clickmodels import click_model_section
-from ultr_core.clickmodels.registry import CLICK_MODELS
-from pages._probability import contexts_section
-from pages._common import (cached_analysis, session_log_spec, finished_result, job_buttons, linked_log, live,
-                           log_digest, memo, page_title, qp, run_page, submit_job, url_notices)
+from ultr_core.identifiability.reports import compare_repairs, components_sweep, plan_table, repairs_sweep
+from ultr_core.logs.outputs import safe_csv
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulated import simulate_log
-from ultr_core.evaluation.stats import summarise
-from ultr_core.app.text import escape_markdown
-from pages._repair import repair_on_log_section
-from pages._certainty import certainty_section
 
 
 def _builtin(k: int, sessions: int, seed: int):

@@ -4,21 +4,39 @@ from dataclasses import replace
 
 import streamlit as st
 
-from ultr_core.data.roots import available_datasets
-from ultr_core.studies.experiment import live_observation_curves, training_progress
-from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
-from ultr_core.app.jobhandles import JobGroup
-from ultr_core.app.knobs import (KNOB_BY_FIELD, KNOBS, knob_value, LRS, SEEDS, SESSIONS, reconcile, trainable,
-                                 settings_from_state)
-from ultr_core.app.playground import (PRESET_SEEDS, PRESETS, PlaygroundSettings, algorithm_names, check_claims,
-                                      curve_note, log_view,
-                                      seed_runs, seed_table, truth_note)
-from ultr_core.app.text import escape_markdown
-from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
-from ultr_core.evaluation.claims import VERDICT_RULE_SHORT
 from pages._common import job_figure, live, memo, qp, queue_note, release_job, run_page, submit_jobs, url_notices
 from pages._params import url_name
 from pages._story import ig_box, log_claims_line, log_span_tile
+from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
+from ultr_core.app.jobhandles import JobGroup
+from ultr_core.app.knobs import (
+    KNOB_BY_FIELD,
+    KNOBS,
+    LRS,
+    SEEDS,
+    SESSIONS,
+    knob_value,
+    reconcile,
+    settings_from_state,
+    trainable,
+)
+from ultr_core.app.playground import (
+    PRESET_SEEDS,
+    PRESETS,
+    PlaygroundSettings,
+    algorithm_names,
+    check_claims,
+    curve_note,
+    log_view,
+    seed_runs,
+    seed_table,
+    truth_note,
+)
+from ultr_core.app.text import escape_markdown
+from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
+from ultr_core.data.roots import available_datasets
+from ultr_core.evaluation.claims import VERDICT_RULE_SHORT
+from ultr_core.studies.experiment import live_observation_curves, training_progress
 
 # Static page styling (no user content): a tighter page so the knobs and four charts fit 1280×720.
 CSS = """<style>

@@ -2,22 +2,20 @@ import hashlib
 
 import streamlit as st
 
-from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.app.figures import clicks_per_rank_figure, ctr_by_position_figure
-from ultr_core.data.loaders import load_svmlight_upload
-from ultr_core.clickmodels.registry import MODEL_BY_KEY
-from ultr_core.simulation.clickmodel import ClickModelConfig
-from ultr_core.simulation.simulator import ClickSimulator, hidden_relevant
-from ultr_core.data.roots import available_datasets, dataset_spec
-from ultr_core.simulation.logspec import LogSpec
-from ultr_core.data.sources import load_dataset
-from ultr_core.simulation.simulated import check_app_rows
-from ultr_core.app.text import escape_markdown
-from ultr_core.simulation.params import PARAM
 from pages._common import memo, page_title, qp, run_page, url_notices
 from pages._params import in_url, param_widget
-
-
+from ultr_core.app.figures import clicks_per_rank_figure, ctr_by_position_figure
+from ultr_core.app.text import escape_markdown
+from ultr_core.clickmodels.registry import MODEL_BY_KEY
+from ultr_core.data.loaders import load_svmlight_upload
+from ultr_core.data.roots import available_datasets, dataset_spec
+from ultr_core.data.sources import load_dataset
+from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.simulation.clickmodel import ClickModelConfig
+from ultr_core.simulation.logspec import LogSpec
+from ultr_core.simulation.params import PARAM
+from ultr_core.simulation.simulated import check_app_rows
+from ultr_core.simulation.simulator import ClickSimulator, hidden_relevant
 
 
 def _dataset(spec: str, seed: int):

@@ -3,24 +3,33 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from ultr_core.algorithms.selection import check_selection_log
-
-from ultr_core.app.text import code_span, escape_markdown
-
-from ultr_core.algorithms import ALGORITHMS, TrainConfig
-from ultr_core.algorithms.hyper import shown_for
-from ultr_core.algorithms.specs import SPECS_BY_KEY
-from ultr_core.errors import ConfigError
-from ultr_core.simulation.logspec import LogSpec
-from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
-from ultr_core.studies.experiment import live_observation_curves, train_jobs, training_progress
-from ultr_core.app.figures import observation_curve_figure, training_curves_figure
-from ultr_core.app.playground import curve_note, truth_note
-from ultr_core.simulation.clickmodel import signal_curve
-from pages._common import (job_buttons, linked_log, live, memo, page_title, qp, queue_note, run_page, session_log_spec,
-                           submit_jobs, url_notices)
+from pages._common import (
+    job_buttons,
+    linked_log,
+    live,
+    memo,
+    page_title,
+    qp,
+    queue_note,
+    run_page,
+    session_log_spec,
+    submit_jobs,
+    url_notices,
+)
 from pages._params import url_name
 from pages._rankers import rankers_section
+from ultr_core.algorithms import ALGORITHMS, TrainConfig
+from ultr_core.algorithms.hyper import shown_for
+from ultr_core.algorithms.selection import check_selection_log
+from ultr_core.algorithms.specs import SPECS_BY_KEY
+from ultr_core.app.figures import observation_curve_figure, training_curves_figure
+from ultr_core.app.playground import curve_note, truth_note
+from ultr_core.app.text import code_span, escape_markdown
+from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
+from ultr_core.errors import ConfigError
+from ultr_core.simulation.clickmodel import signal_curve
+from ultr_core.simulation.logspec import LogSpec
+from ultr_core.studies.experiment import live_observation_curves, train_jobs, training_progress
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 #: metrics of a run the test table leaves out: pooled MCC, and the preset claims' curve fits (the chart shows the curve)

@@ -2,21 +2,26 @@ import contextlib
 import hashlib
 import json
 
+import pandas as pd
 import streamlit as st
 
-from ultr_core.logs.outputs import safe_csv
-
-import pandas as pd
-
-from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.identifiability.reports import format_report, plan_table
-from ultr_core.app.text import escape_markdown
+from pages._certainty import certainty_section
+from pages._clickmodels import click_model_section
+from pages._common import _session_alive, cached_analysis, memo, page_title, run_page, session_id
+from pages._evaluate import evaluate_section
+from pages._report import add_section, report_button, start_report
+from pages._uploads import kept_upload
 from ultr_core.app.graph_figures import bias_curves_figure
-from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
-from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS, UPLOAD_MAX_PAIRS
-from ultr_core.logs.ingestion import ingest
-from ultr_core.logs.formats import FORMAT_NAMES, LOG_FORMATS
+from ultr_core.app.memory import UPLOAD_GATE, Left
+from ultr_core.app.report import LogFingerprint
+from ultr_core.app.text import escape_markdown
 from ultr_core.data.archives import ultra_files_or_one
+from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
+from ultr_core.identifiability.reports import format_report, plan_table
+from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS, UPLOAD_MAX_PAIRS
+from ultr_core.logs.formats import FORMAT_NAMES, LOG_FORMATS
+from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.mapping import (
     TARGETS,
     column_chosen_twice,
@@ -25,15 +30,8 @@ from ultr_core.logs.mapping import (
     peek_columns,
     read_user_log,
 )
+from ultr_core.logs.outputs import safe_csv
 from ultr_core.logs.sniff import infer_format
-from pages._clickmodels import click_model_section
-from pages._evaluate import evaluate_section
-from pages._uploads import kept_upload
-from pages._report import add_section, report_button, start_report
-from ultr_core.app.report import LogFingerprint
-from pages._common import _session_alive, cached_analysis, memo, page_title, run_page, session_id
-from pages._certainty import certainty_section
-from ultr_core.app.memory import UPLOAD_GATE, Left
 
 #: the one table of formats (ultr_core.logs.formats): choices, labels and the columns a text format yields
 FORMATS = list(FORMAT_NAMES)

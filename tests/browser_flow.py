@@ -333,6 +333,7 @@ def clipped_formulas(url: str, sizes) -> dict:
     of ``sizes`` (the viewport resized, the page loaded once): the formulas cut off, under
     ``(size, path)``, and how many formulas the page printed, under ``(path, "formulas")``."""
     from urllib.parse import quote
+
     from ultr_core.algorithms import ALGORITHMS
     every = ",".join(ALGORITHMS.values())
     out = {}

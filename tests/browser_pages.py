@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+
 from browser_flow import _no_error, browser_page, open_home, server_cpu, wait_idle
 
 
@@ -210,7 +211,7 @@ def run_presentation_link(url: str, preset: str, width: int = 1024, height: int 
         page.wait_for_timeout(2500)                 # the rerun that ends the run has drawn
         seen["fit"] = fit_seen(page)
         body = page.locator('[data-testid="stPopoverBody"]')
-        for attempt in range(4):                    # a rerun may redraw the button under the first click
+        for _attempt in range(4):                    # a rerun may redraw the button under the first click
             page.get_by_role("button", name="knobs").click()
             try:
                 body.locator('[data-testid="stSlider"]').last.wait_for(timeout=8_000)   # the popover has drawn

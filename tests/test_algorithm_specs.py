@@ -32,8 +32,8 @@ def test_every_method_has_its_own_colour():
 
 def test_the_other_method_lists_are_views_of_the_table(capsys):
     from ultr_core.__main__ import main
-    from ultr_core.algorithms.hyper import HYPERS
     from ultr_core.algorithms.config import ALGORITHMS
+    from ultr_core.algorithms.hyper import HYPERS
     from ultr_core.algorithms.registry import LEARNERS
     from ultr_core.studies.experiment import SELECTION_METHODS
     keys = [s.key for s in ALGORITHM_SPECS]

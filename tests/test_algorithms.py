@@ -4,16 +4,16 @@ import numpy as np
 import pytest
 import torch
 
-from ultr_core.algorithms.batches import Batch, TrainContext
 from ultr_core.algorithms import TrainConfig, evaluate, fit
+from ultr_core.algorithms.batches import Batch, TrainContext
 from ultr_core.algorithms.data import session_data
 from ultr_core.algorithms.learners import PairDebias, listwise_softmax
 from ultr_core.algorithms.registry import LEARNERS
 from ultr_core.errors import ConfigError
-from ultr_core.studies.experiment import ExperimentSpec, run_grid
 from ultr_core.evaluation.metrics import observation_curve_error
-from ultr_core.simulation.simulated import simulate_log
 from ultr_core.evaluation.stats import paired_test
+from ultr_core.simulation.simulated import simulate_log
+from ultr_core.studies.experiment import ExperimentSpec, run_grid
 
 FAST = dict(steps=120, eval_every=40, model="linear", lr=0.05)
 
@@ -233,6 +233,7 @@ def test_a_grid_simulates_each_log_once_and_gives_what_each_cell_alone_gives(mon
 
 def test_train_cli_json(capsys):
     import json as _json
+
     from ultr_core.__main__ import main
     assert main(["train", "--algorithm", "naive", "--sessions", "2000", "--set", "steps=30",
                  "--set", "model=linear", "--json"]) == 0

@@ -2,12 +2,13 @@
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 from apphelp import no_crash, page, wait as _wait
+from streamlit.testing.v1 import AppTest
 
-from ultr_core.simulation.logspec import LogSpec
 from ultr_core.app.pagetable import PAGES
+from ultr_core.simulation.logspec import LogSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -154,9 +155,7 @@ def test_simulate_then_train_links_the_simulated_log():
     key, spec = at.session_state["log_spec"]
     assert key == at.session_state["log_key"]
     assert spec.startswith("synthetic:500/") and "eta=0.5" in spec and "sessions=2000" in spec
-    from ultr_core.simulation.logspec import LogSpec
     ds, _, log = LogSpec.parse(spec).simulate()
-    import pandas as pd
     pd.testing.assert_frame_equal(log.frame, at.session_state["log"].frame)     # the link rebuilds the same log
 
 
@@ -236,7 +235,6 @@ def test_compare_bad_sweep_values_message():
 
 
 def test_heatmap_figure_draws_a_partial_grid():
-    import pandas as pd
     from ultr_core.app.figures import heatmap_figure
     rows = [{"click.coupling": 0.0, "train.lbd_lambda": lam, "train.lbd_t": t, "seed": 0, "ndcg@10": 0.9 + lam / 1e5}
             for lam, t in [(1.0, 0.1), (100.0, 0.2)]]                     # 2 of 12 cells finished

@@ -11,12 +11,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from apphelp import no_crash, page as _page
 
 from ultr_core.__main__ import main
-from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.data.loaders import load_svmlight, load_svmlight_upload
-from apphelp import no_crash
-from apphelp import page as _page
+from ultr_core.errors import ConfigError, DataFormatError
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ['<a href="https://evil.example/phish">CLICK</a>', "<b>bold</b>", "<script>alert(1)</script>",
@@ -154,8 +153,8 @@ def test_dataset_by_unknown_name_lists_what_exists():
 
 # --------------------------------------------------------------------------- result cache
 def test_result_cache_never_trusts_edited_truncated_or_stale_entries(tmp_path, monkeypatch):
-    from ultr_core.studies import resultcache
     from ultr_core.algorithms import TrainConfig
+    from ultr_core.studies import resultcache
     from ultr_core.studies.experiment import ExperimentSpec, _run_cell
     spec = ExperimentSpec(n_sessions=500, train=TrainConfig(steps=10, eval_every=5, model="linear"))
     first = _run_cell(spec, tmp_path)

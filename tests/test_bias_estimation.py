@@ -6,12 +6,12 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 import pytest
+from loghelp import random_log
 
 from ultr_core.identifiability import IdentifiabilityGraph
 from ultr_core.identifiability.estimation import estimate_bias, estimate_bias_full
-from ultr_core.logs.ingestion import CountTable
 from ultr_core.identifiability.reports import analyse_identifiability
-from loghelp import random_log
+from ultr_core.logs.ingestion import CountTable
 
 
 # --------------------------------------------------------------------------- estimation

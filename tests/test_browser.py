@@ -3,11 +3,24 @@ import os
 from pathlib import Path
 
 import pytest
-
-from browser_flow import (CHROMIUM, clipped_formulas, playground_fit, run_hostile_flow, run_main_flow, run_playground,
-                          run_settings_fit, serve_app)
-from browser_pages import (run_closed_tab, run_cold_deep_link, run_compare_and_upload, run_heatmap_click,
-                           run_interactive_graph, run_upload_then_identifiability)
+from browser_flow import (
+    CHROMIUM,
+    clipped_formulas,
+    playground_fit,
+    run_hostile_flow,
+    run_main_flow,
+    run_playground,
+    run_settings_fit,
+    serve_app,
+)
+from browser_pages import (
+    run_closed_tab,
+    run_cold_deep_link,
+    run_compare_and_upload,
+    run_heatmap_click,
+    run_interactive_graph,
+    run_upload_then_identifiability,
+)
 
 
 def _need_chromium():
@@ -208,6 +221,7 @@ def test_a_presentation_link_fits_a_projector_and_keeps_every_knob_after_its_run
     tells the story's verdict; then open "knobs": every knob is the preset's (it was at its minimum — η 0,
     ε 0, no methods — once the run had ended)."""
     from browser_pages import run_presentation_link
+
     from ultr_core.app.playground import PRESETS
     preset = next(p for p in PRESETS if p.name == "position bias breaks Naive")      # the quickest story
     seen = run_presentation_link(shared_url, preset.name, 1024, 576)

@@ -2,8 +2,8 @@
 (the within-query orders) or under the app's analysis budget (the profile likelihood)."""
 import numpy as np
 import pytest
-
 from test_uncertainty_graph import _blocks_log, _chain, _components
+
 from ultr_core.identifiability.certainty import pair_log_se
 from ultr_core.identifiability.uncertainty import factor_uncertainty
 

@@ -40,6 +40,7 @@ def test_one_name_per_estimator_on_every_page(capsys, tmp_path):
     """"all_pairs" on one page, "intervention harvesting: all pairs (ML)" on the other (issue #49)."""
     from clihelp import cli
     from test_page_upload import CSV
+
     from ultr_core.identifiability.estimation import ESTIMATOR_LABELS
     up = page("upload.py").run()
     up.file_uploader(key="upload_click_log").set_value(("log.csv", CSV, "text/csv")).run()

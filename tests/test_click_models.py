@@ -10,11 +10,11 @@ import pytest
 from clihelp import cli, refused
 
 from ultr_core.clickmodels import CLICK_MODELS, MODEL_BY_KEY, SessionArrays, compare_click_models
-from ultr_core.clickmodels.evaluation import scores
 from ultr_core.clickmodels.dbn import CCM, DBN
+from ultr_core.clickmodels.evaluation import scores
 from ultr_core.clickmodels.models import CM, DCM, PBM, RCTR, SDBN
-from ultr_core.clickmodels.ubm import UBM
 from ultr_core.clickmodels.sessions import SessionTable
+from ultr_core.clickmodels.ubm import UBM
 
 
 def toy(rows, depth):

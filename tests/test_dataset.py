@@ -95,6 +95,7 @@ def test_ltrdataset_checks_widths():
 
 def test_errors_survive_pickling():
     import pickle
+
     from ultr_core.errors import ConfigError, DataFormatError
     e = pickle.loads(pickle.dumps(DataFormatError("f.txt", "bad token", 3)))
     assert (e.source, e.problem, e.line, str(e)) == ("f.txt", "bad token", 3, "f.txt, line 3: bad token")

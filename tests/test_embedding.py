@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 from ultr_core.data.dataset import LTRDataset
-from ultr_core.identifiability.embedding import ctr_table, fit_embedding
-from ultr_core.errors import ConfigError
-from ultr_core.identifiability import IdentifiabilityGraph, plan_merges
-from ultr_core.evaluation.metrics import mcc
-from ultr_core.simulation.clickmodel import ClickModelConfig, EYE_TRACKING
-from ultr_core.simulation.simulator import ClickSimulator
 from ultr_core.data.synthetic import make_identifiability_data
+from ultr_core.errors import ConfigError
+from ultr_core.evaluation.metrics import mcc
+from ultr_core.identifiability import IdentifiabilityGraph, plan_merges
+from ultr_core.identifiability.embedding import ctr_table, fit_embedding
+from ultr_core.simulation.clickmodel import EYE_TRACKING, ClickModelConfig
+from ultr_core.simulation.simulator import ClickSimulator
 
 
 def small_log(K, seed=0, sessions=200_000):
@@ -31,6 +31,7 @@ def log1():
 
 def test_ctr_table_by_hand():
     import pandas as pd
+
     from ultr_core.logs.clicklog import ClickLog
     log = ClickLog(pd.DataFrame({"session_id": [0, 1, 2, 3], "query_id": 0, "doc_id": [5, 5, 5, 9],
                                  "position": [1, 1, 2, 1], "shown": True, "click": [1, 0, 1, 1]}))

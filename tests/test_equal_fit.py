@@ -1,9 +1,8 @@
 """'A perfect click fit can still rank wrong' (Identifiability page, issue #34): on the paper's K = 2 data, fits of
 DLA from different starts explain the clicks equally well but rank differently; after node merging they agree."""
 import pytest
+from apphelp import no_crash, page, wait as _wait
 
-from apphelp import no_crash, page
-from apphelp import wait as _wait
 from ultr_core.identifiability.lesson import equal_fit_fits
 
 

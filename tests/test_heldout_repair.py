@@ -4,9 +4,14 @@ import pandas as pd
 import pytest
 
 from ultr_core.errors import ConfigError
-from ultr_core.identifiability.heldout import (HeldOutRepair, em_with_prior, heldout_repair, merge_verdict,
-                                               paired_difference,
-                                               session_split)
+from ultr_core.identifiability.heldout import (
+    HeldOutRepair,
+    em_with_prior,
+    heldout_repair,
+    merge_verdict,
+    paired_difference,
+    session_split,
+)
 from ultr_core.identifiability.reports import analyse_identifiability
 from ultr_core.logs.clicklog import ClickLog
 

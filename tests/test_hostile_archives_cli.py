@@ -12,10 +12,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from apphelp import no_crash
-from apphelp import page as _page
+from apphelp import no_crash, page as _page
 from clihelp import refused, write
+
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.mapping import read_user_log

@@ -17,10 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from apphelp import no_crash
-from apphelp import page as _page
+from apphelp import no_crash, page as _page
 from clihelp import cli, refused, write
+
 from ultr_core.errors import DataFormatError
 from ultr_core.logs.bounds import UPLOAD_RSS_BUDGET
 from ultr_core.logs.ingestion import ingest
@@ -309,6 +308,7 @@ def test_narrowing_casts_are_range_checked(tmp_path, capsys, column, value, word
 
 def test_one_label_rule_for_every_reader(tmp_path):
     from test_official_layout import write_official_layout
+
     from ultr_core.data.loaders import load_ultra
     from ultr_core.logs.ultra import ultra_frame
     folder = write_official_layout(tmp_path / "K=1", 1)

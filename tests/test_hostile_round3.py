@@ -11,8 +11,8 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-
 from clihelp import cli, refused, write
+
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.mapping import read_user_log
 
@@ -79,7 +79,7 @@ def test_click_models_refuses_what_ig_refuses(tmp_path, capsys):
         "shown=yes beside 1": (_sessions(extra="shown=1").replace(",1\n", ",yes\n", 5), "'shown' must hold 0/1"),
         "shown=1.0": (_sessions(extra="shown=1.0"), "'shown' must hold 0/1"),
     }
-    for case, (text, words) in cases.items():
+    for text, words in cases.values():
         f = write(tmp_path, "log.csv", text)
         for cmd in (["ig", f, "--estimate", "none"], ["click-models", f, "--models", "pbm"]):
             refused(cmd, capsys, words)

@@ -9,7 +9,6 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-
 from clihelp import refused, write
 from test_hostile_round3 import _sessions
 
@@ -118,6 +117,7 @@ def test_a_link_is_clamped_to_the_apps_row_limit():
 @pytest.mark.parametrize("name", ["train.py", "identifiability.py"])
 def test_pages_clamp_a_linked_log_with_a_notice(name, monkeypatch):
     from apphelp import no_crash, page
+
     from ultr_core.simulation import simulated
     monkeypatch.setattr(simulated, "APP_MAX_LOG_ROWS", 40_000)     # the same rule at a size a test can build
     at = page(name, timeout=120)
@@ -189,6 +189,7 @@ def test_the_upload_page_analyses_within_the_apps_budget(monkeypatch):
     """The Upload page's estimation runs within the app's budget (here a pairs cap a test can reach): the graph's
     verdict is shown, the curve is refused with the way out."""
     from apphelp import no_crash, page
+
     from ultr_core.identifiability import pairs
     monkeypatch.setattr(pairs, "APP_MAX_PAIRS", 1_000)
     f = _wide_log().frame

@@ -5,11 +5,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ultr_core.logs.clicklog import ClickLog
 from ultr_core.errors import ConfigError
-from ultr_core.identifiability import (IdentifiabilityGraph, bias_feature_vectors,
-                                       components_by_edge_enumeration, identifiability_probability,
-                                       identifiability_probability_mc, plan_interventions, plan_merges)
+from ultr_core.identifiability import (
+    IdentifiabilityGraph,
+    bias_feature_vectors,
+    components_by_edge_enumeration,
+    identifiability_probability,
+    identifiability_probability_mc,
+    plan_interventions,
+    plan_merges,
+)
+from ultr_core.logs.clicklog import ClickLog
 
 
 def make_log(pairs, **extra):
@@ -191,9 +197,9 @@ def test_onehot_merging_matches_brute_force_mst(seed):
 
 
 def test_intervention_apply_connects_and_collects_clicks():
+    from ultr_core.data.sources import load_dataset
     from ultr_core.simulation.clickmodel import ClickModelConfig
     from ultr_core.simulation.simulator import ClickSimulator
-    from ultr_core.data.sources import load_dataset
     ds = load_dataset("ig:2", seed=0)
     log = ClickSimulator(ClickModelConfig(logging="given"), seed=0).fit(ds).simulate(ds.train, 5000)
     g = IdentifiabilityGraph.from_log(log)

@@ -4,13 +4,13 @@ repairs on that data."""
 import numpy as np
 import pytest
 
-from ultr_core.identifiability.embedding import fit_counts
+from ultr_core.data.synthetic import PAPER_BLOCKS, PAPER_LABEL_SHARES, make_paper_identifiability_data
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability import IdentifiabilityGraph
+from ultr_core.identifiability.embedding import fit_counts
 from ultr_core.identifiability.merging import plan_merges
 from ultr_core.identifiability.repairs import fit_repaired
 from ultr_core.simulation.clickmodel import EYE_TRACKING
-from ultr_core.data.synthetic import PAPER_BLOCKS, PAPER_LABEL_SHARES, make_paper_identifiability_data
 from ultr_core.simulation.synthetic_logs import binomial_ctr_table
 
 

@@ -5,8 +5,7 @@ truth at its nominal level — and the counterfactual evaluation's intervals kee
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from ultr_core.counterfactual.evaluate import evaluate_ranking
 from ultr_core.evaluation.intervals import Interval, bootstrap_interval, interval_text, normal_quantile

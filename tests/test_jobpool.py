@@ -341,6 +341,7 @@ def test_a_fragment_rerun_waits_for_the_stopped_runners_events():
     """The stopped runner's deltas and script_finished reach the session before the new runner starts
     (Streamlit's own order starts it at once, and then drops them as events from a non-current runner)."""
     import asyncio
+
     from pages._streamlit_fix import deferred_create
     loop = asyncio.new_event_loop()
     try:
@@ -360,6 +361,7 @@ def test_a_fragment_rerun_waits_for_the_stopped_runners_events():
 
 def test_full_reruns_and_newer_runners_are_left_to_streamlit():
     import asyncio
+
     from pages._streamlit_fix import deferred_create
     loop = asyncio.new_event_loop()
     try:
@@ -380,6 +382,7 @@ def test_full_reruns_and_newer_runners_are_left_to_streamlit():
 
 def test_the_fix_is_installed_on_streamlit():
     from streamlit.runtime.app_session import AppSession
+
     import pages._common  # noqa: F401  (installs it)
     assert getattr(AppSession._create_scriptrunner, "_ultr_fix", False)
 

@@ -4,7 +4,6 @@ import time
 
 import pytest
 
-
 SERVER = """
 import sys, time
 sys.path.insert(0, {tests!r})

@@ -8,8 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from ultr_core.app.knobs import KNOBS, knob_value, reconcile
-from ultr_core.app.knobs import trainable
+from ultr_core.app.knobs import KNOBS, knob_value, reconcile, trainable
 from ultr_core.app.playground import PRESETS, PlaygroundSettings, story_settings
 from ultr_core.errors import ConfigError
 

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from ultr_core.algorithms.batches import Batch, TrainContext
 from ultr_core.algorithms import TrainConfig
+from ultr_core.algorithms.batches import Batch, TrainContext
+from ultr_core.algorithms.hte import oracle_tau
 from ultr_core.algorithms.individual import LBD
 from ultr_core.data.dataset import LTRDataset, RankingData
-from ultr_core.algorithms.hte import oracle_tau
 from ultr_core.simulation.clickmodel import EYE_TRACKING, ClickModelConfig, relevance_probability
-from ultr_core.simulation.simulator import ClickSimulator
 from ultr_core.simulation.policy import coupling_direction
+from ultr_core.simulation.simulator import ClickSimulator
 
 
 def _two_feature_dataset():
@@ -209,8 +209,8 @@ def test_fig3a_on_the_yahoo_sample_dla_below_naive_and_lbd_above_dla(data_dir):
     LBD − DLA = +0.054, +0.043, −0.001, +0.029, +0.050 (mean +0.035).  At the default 600 steps the
     same seeds give −0.047, −0.028, +0.005, −0.046, −0.027 (mean −0.029) and +0.023, +0.043, −0.034,
     +0.029, +0.050 (mean +0.022): the same shape with no larger margins, at twice the time (#23: CI)."""
-    from ultr_core.studies.experiment import ExperimentSpec, run_experiment
     from ultr_core.simulation.simulated import simulate_log
+    from ultr_core.studies.experiment import ExperimentSpec, run_experiment
     diffs = {"dla-naive": [], "lbd-dla": []}
     for seed in range(5):
         base = ExperimentSpec(dataset=f"yahoo:{data_dir / 'yahoo_sample'}",

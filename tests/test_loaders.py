@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 
-from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.data.loaders import (
     load_lightgbm_split,
     load_mq2008_fold,
@@ -11,6 +10,7 @@ from ultr_core.data.loaders import (
     save_ultra,
 )
 from ultr_core.data.synthetic import make_synthetic_ltr
+from ultr_core.errors import ConfigError, DataFormatError
 
 
 # ----------------------------------------------------------------- real files

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ultr_core.data.synthetic import make_paper_identifiability_data
 from ultr_core.identifiability import IdentifiabilityGraph
 from ultr_core.identifiability.estimation import ESTIMATORS, estimate_bias_full
-from ultr_core.logs.ingestion import CountTable, ingest
 from ultr_core.identifiability.reports import identifiability_report
-from ultr_core.data.synthetic import make_paper_identifiability_data
+from ultr_core.logs.ingestion import CountTable, ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -188,8 +188,8 @@ def _pyclick_reference(text):
 
 
 def test_pyclick_sessions_are_sniffed_and_read_as_pyclick_does():
-    from ultr_core.logs.sniff import sniff_format
     from ultr_core.logs.mapping import read_user_log
+    from ultr_core.logs.sniff import sniff_format
     text = _pyclick_text()
     assert sniff_format(text.encode(), "trainSample") == "pyclick"
     log, notes = read_user_log(text.encode(), name="trainSample")
@@ -260,8 +260,8 @@ def test_baidu_and_yandex_structural_errors_name_the_line_and_the_field_count(tm
 
 def test_train_only_folders_are_not_offered_for_simulation_and_errors_name_the_dataset(tmp_path, monkeypatch):
     from ultr_core.data.roots import available_datasets, dataset_spec
-    from ultr_core.errors import DataFormatError
     from ultr_core.data.sources import load_dataset
+    from ultr_core.errors import DataFormatError
     write_official_layout(tmp_path / "K=2", 2)                      # train/ only
     broken = tmp_path / "broken"
     for split in ("train", "valid", "test"):

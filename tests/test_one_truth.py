@@ -4,6 +4,7 @@ at the position the format's convention gives — PyClick's ``YandexRelPredChall
 from __future__ import annotations
 
 from clihelp import write
+
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.mapping import read_user_log
 

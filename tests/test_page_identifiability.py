@@ -1,7 +1,6 @@
 """AppTest of the Identifiability page: verdicts, teaching mode, repairs, presets, links and uploaded logs."""
 import pytest
-from apphelp import no_crash, page
-from apphelp import wait as _wait
+from apphelp import no_crash, page, wait as _wait
 from test_page_upload import CSV
 
 
@@ -182,6 +181,7 @@ def test_a_log_without_clicks_gets_one_plain_message_on_both_pages():
     +0.0002] and a one-dot scatter; the click-model section "ConfigError: split: no test session's query occurs in
     training" — a class name and the wrong reason.  A document never changes position: two components, a merge."""
     from apphelp import wait
+
     from ultr_core.logs.clicklog import NO_CLICKS
     rows = [f"{s},{s % 4},{'ab'[p - 1]}{s % 4},{p},0" for s in range(200) for p in (1, 2)]
     data = ("session_id,query_id,doc_id,position,click\n" + "\n".join(rows) + "\n").encode()

@@ -1,8 +1,7 @@
 """Issue #47, item 2 on the Train page: ULTR rankers judged beside the click models (AppTest)."""
 import json
 
-from apphelp import no_crash, page
-from apphelp import wait as _wait
+from apphelp import no_crash, page, wait as _wait
 
 
 def test_train_judges_the_chosen_rankers_beside_the_click_models():

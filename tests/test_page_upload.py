@@ -3,7 +3,6 @@ messages."""
 
 from apphelp import no_crash, page, wait
 
-
 CSV = (b"qid,url,pos,clicked,device\n1,a,1,1,m\n1,b,2,0,m\n2,b,1,0,d\n2,c,2,1,d\n"
        b"3,d,3,0,m\n3,e,4,1,m\n4,e,3,0,m\n4,f,4,1,m\n")   # positions {1,2} and {3,4}: two components
 
@@ -83,6 +82,7 @@ def _zipped_official_layout(tmp_path, k):
     """An ULTRA folder laid out as the identifiability paper's published data, zipped as a user would."""
     import io
     import zipfile
+
     from test_official_layout import write_official_layout
     folder = write_official_layout(tmp_path / f"K={k}", k)
     buf = io.BytesIO()
@@ -228,7 +228,7 @@ def test_upload_values_a_candidate_ranking_on_the_log():
     at = wait(at, "upload_cf_job", 120)
     table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)
     assert table["estimate"].notna().all()
-    from ultr_core.counterfactual.evaluate import expected_seconds    # their cost is said before they start
+    from ultr_core.counterfactual.evaluate import expected_seconds  # their cost is said before they start
     n_pairs = len(frame[["query_id", "doc_id"]].drop_duplicates())
     cost = [f"{expected_seconds(n_pairs, affine=a):.0f} s" for a in (True, False)]
     assert at.checkbox(key="upload_cf_affine").label.endswith(f"about {cost[0]} instead of {cost[1]}")

@@ -3,12 +3,12 @@ import json
 from pathlib import Path
 
 import pytest
+from apphelp import no_crash
 from streamlit.testing.v1 import AppTest
 
+from ultr_core.app.playground import METHODS, PRESETS, PlaygroundSettings, verdict
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.logspec import LogSpec
-from ultr_core.app.playground import METHODS, PRESETS, PlaygroundSettings, verdict
-from apphelp import no_crash
 
 ROOT = Path(__file__).resolve().parents[1]
 

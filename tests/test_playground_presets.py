@@ -6,7 +6,6 @@ import pytest
 
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.app.knobs import GAMMAS
-
 from ultr_core.app.playground import FLAT, PRESETS, Claim, check_claims, preset_runs
 
 

@@ -59,9 +59,9 @@ def test_scored_pbm_gradient_matches_finite_differences():
 
 @pytest.fixture(scope="module")
 def judged_rankers():
+    from ultr_core.algorithms.config import TrainConfig
     from ultr_core.simulation.clickmodel import ClickModelConfig
     from ultr_core.simulation.simulated import simulate_log
-    from ultr_core.algorithms.config import TrainConfig
     from ultr_core.studies.rankers import rankers_beside_click_models
     ds, _, log = simulate_log("synthetic", ClickModelConfig(topk=5), 3000, seed=0)
     out = rankers_beside_click_models(ds, log, ("naive", "dla"), ["dctr", "pbm"], seed=0,

@@ -114,6 +114,7 @@ def test_heatmap_page_quotes_the_quick_grid_study_it_cites():
 def test_readme_own_log_lines_run_verbatim(tmp_path, monkeypatch, capsys):
     """README's "check my own log" lines, verbatim, on a small seeded log with judgements and a scores file."""
     import numpy as np
+
     from ultr_core.__main__ import main
     rng = np.random.default_rng(0)
     rows, qrels, scores = [], [], []

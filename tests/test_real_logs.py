@@ -7,16 +7,15 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
+from loghelp import random_log
 
 from ultr_core.__main__ import main
 from ultr_core.errors import DataFormatError
 from ultr_core.identifiability import IdentifiabilityGraph, factor_codes
 from ultr_core.logs.ingestion import CountTable, ingest
-from ultr_core.logs.sniff import sniff_format
 from ultr_core.logs.mapping import read_user_log
-from loghelp import random_log
+from ultr_core.logs.sniff import sniff_format
 
 TWO_ROWS = "query_id,doc_id,position,click,vertical\n1,X,1,1,web\n2,Y,2,0,\n"
 

@@ -6,7 +6,6 @@ import json
 import os
 
 import pytest
-
 from clihelp import cli, refused
 
 TINY = ["--sessions", 200, "--set", "steps=2", "--set", "eval_every=1", "--json"]

@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 import torch
 
-from ultr_core.algorithms.batches import PairBatch, SelectionBatch
 from ultr_core.algorithms import TrainConfig, evaluate, fit
-from ultr_core.algorithms.data import session_data
+from ultr_core.algorithms.batches import PairBatch, SelectionBatch
 from ultr_core.algorithms.cld_pair import CLDPair, official_pair_loss, query_pairs, session_pairs
+from ultr_core.algorithms.data import session_data
 from ultr_core.algorithms.selection import CLD, borda, candidate_table
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig, position_observation

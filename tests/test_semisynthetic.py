@@ -4,13 +4,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ultr_core.data.sources import load_dataset
+from ultr_core.data.synthetic import make_synthetic_ltr
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability import IdentifiabilityGraph
 from ultr_core.identifiability.repairs import fit_repaired
 from ultr_core.identifiability.semisynthetic import contextual_study_data, score_on_test
 from ultr_core.simulation.clickmodel import EYE_TRACKING
-from ultr_core.data.sources import load_dataset
-from ultr_core.data.synthetic import make_synthetic_ltr
 
 
 @pytest.fixture(scope="module")

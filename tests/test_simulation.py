@@ -2,11 +2,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ultr_core.logs.clicklog import ClickLog
+from ultr_core.data.synthetic import make_identifiability_data
 from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.logs.clicklog import ClickLog
 from ultr_core.simulation.clickmodel import EYE_TRACKING, ClickModelConfig, position_observation, relevance_probability
 from ultr_core.simulation.simulator import ClickSimulator
-from ultr_core.data.synthetic import make_identifiability_data
 
 
 def test_relevance_probability_matches_spec():

@@ -5,8 +5,12 @@ an explicit null vector."""
 import numpy as np
 import pytest
 
-from ultr_core.identifiability.trust import (click_probability, null_dimension, predicted_null_dimension,
-                                            trust_information)
+from ultr_core.identifiability.trust import (
+    click_probability,
+    null_dimension,
+    predicted_null_dimension,
+    trust_information,
+)
 
 
 def _design(rng, kind: str, D: int = 40, K: int = 6):

@@ -331,11 +331,11 @@ def test_a_component_held_together_by_one_document_gets_its_series_resistance(ca
 def test_each_curve_factor_shows_the_interval_its_level_is_about():
     """Every curve entry carries PBM's maximum-likelihood ratio and its 90 % Fisher interval next to the level, and a
     curve whose band misses that interval is named in a note (the two estimators disagree)."""
-    from ultr_core.identifiability.practical import _apart
-    from ultr_core.identifiability import IdentifiabilityGraph
-    from ultr_core.identifiability.practical import practical_report
-    from ultr_core.logs.ingestion import CountTable
     import pandas as pd
+
+    from ultr_core.identifiability import IdentifiabilityGraph
+    from ultr_core.identifiability.practical import _apart, practical_report
+    from ultr_core.logs.ingestion import CountTable
     doc, fac, n, c, D, F, o = _chain_log_local()
     frame = pd.DataFrame({"doc_id": doc, "position": fac + 1, "impressions": n.astype(int), "clicks": c.astype(int)})
     g = IdentifiabilityGraph.from_counts(CountTable(frame, ("doc_id",), ("position",)))

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
 
-
 from ultr_core.algorithms.specs import ALGORITHM_SPECS
 from ultr_core.constraints import Interval, Options, Rule, validate
 from ultr_core.errors import ConfigError

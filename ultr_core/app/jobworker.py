@@ -91,7 +91,7 @@ def _worker_main(inq, outq, flag, initializer, parent: int | None = None):      
         except Exception as e:                              # noqa: BLE001 — reported to the job
             outq.put(("done", job_id, None, job_message(e), traceback.format_exc()))
         task = fn = args = kwargs = result = None           # the job's inputs too (an upload's frame)
-        from ultr_core.app.memory import trim               # what the job held goes back to the system
+        from ultr_core.app.memory import trim  # what the job held goes back to the system
         trim()
 
 

@@ -29,10 +29,9 @@ import pandas as pd
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.config import ALGORITHMS
 from ultr_core.algorithms.specs import ALGORITHM_SPECS, SPECS_BY_KEY
-from ultr_core.app.igverdict import unshown_candidates, verdict  # noqa: F401  (re-exported)
+from ultr_core.app.igverdict import WEAK_RULE, certainty_rows, unshown_candidates, verdict  # noqa: F401  (re-exported)
 from ultr_core.constraints import Interval, Rule, validate
 from ultr_core.errors import ConfigError
-from ultr_core.app.igverdict import WEAK_RULE, certainty_rows
 from ultr_core.evaluation.claims import FLAT, Claim, check_claims  # noqa: F401  (the presets' claims; re-exported)
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.logspec import LogSpec

@@ -60,8 +60,7 @@ def _judgements(a):
         return None
     import os
 
-    from ultr_core.logs.judgements import read_judgements
-    from ultr_core.logs.judgements import parse_grades
+    from ultr_core.logs.judgements import parse_grades, read_judgements
     from ultr_core.logs.sniff import refuse_system_path
     low, high = parse_grades(a.grades)
     refuse_system_path(a.judgements, "--judgements", "a judgements file")
@@ -99,8 +98,8 @@ def _checked(a):
 
 
 def run(a) -> int:
-    from ultr_core.clickmodels.evaluation import fit_sentence
     from ultr_core.clickmodels.compare import compare_click_models, parse_models
+    from ultr_core.clickmodels.evaluation import fit_sentence
     from ultr_core.logs.outputs import atomic_write, json_safe, safe_csv
     keys = parse_models(a.models)
     out_path = _checked(a)

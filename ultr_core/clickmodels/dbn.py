@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultr_core.clickmodels.models import (DCM, EM_ITERATIONS, PROB_MIN, PYCLICK_PRIOR, Cascade, _last_click,
-                                         _pair_mean)
+from ultr_core.clickmodels.models import DCM, EM_ITERATIONS, PROB_MIN, PYCLICK_PRIOR, Cascade, _last_click, _pair_mean
 
 __all__ = ["DBN", "CCM", "DCMML"]
 
@@ -251,7 +250,7 @@ def _ccm_factors(t, a, tau, last, pyclick: bool) -> dict:
     ranks = np.arange(d)[None, :]
     out = {}
     for x, y, z in ((x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)):
-        go_on = lambda p: p if z else 1 - p                                       # noqa: E731
+        go_on = lambda p, z=z: p if z else 1 - p                                       # noqa: E731
         clicked = (a * ((1 - a) * go_on(t2) if not y else a * go_on(t3))) if x else np.zeros_like(a)
         skipped = np.zeros_like(a) if y or (not x and z) else (1 - a) * (go_on(t1) if x else 1.0)
         p = np.where(c, clicked, skipped)

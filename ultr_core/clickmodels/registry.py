@@ -2,8 +2,7 @@
 the docs derive (adding a model is one record here and its class in :mod:`~ultr_core.clickmodels.models`)."""
 from __future__ import annotations
 
-from ultr_core.clickmodels import dbn
-from ultr_core.clickmodels import models as m
+from ultr_core.clickmodels import dbn, models as m
 from ultr_core.clickmodels.spec import ClickModelSpec
 from ultr_core.clickmodels.trust import Trust
 from ultr_core.clickmodels.ubm import UBM

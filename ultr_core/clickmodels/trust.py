@@ -86,6 +86,7 @@ class Trust(ClickModel):
     def fit(self, t, max_iter: int = 500):
         import torch
         import torch.nn.functional as F
+
         from ultr_core.clickmodels.gradient import attr_log_prior
         pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
         c = torch.from_numpy(np.asarray(t.clicks, bool))

@@ -131,7 +131,7 @@ def check_claims(runs: pd.DataFrame, claims, method_col: str = "method", seed_co
         part, other = _rows_at(runs, c.at), _rows_at(runs, c.at if c.worse_at is None else c.worse_at)
         if (part is not None and other is not None and c.metric in part and c.better in set(part[method_col])
                 and c.worse in set(other[method_col])):
-            def side(rows, method):
+            def side(rows, method, c=c):
                 rows = rows[rows[method_col] == method]
                 return rows.groupby(seed_col)[c.metric].mean()
             d = (side(part, c.better) - side(other, c.worse)).dropna().to_numpy()

@@ -19,7 +19,7 @@ def mean_ci(values, level: float = 0.9) -> tuple[float, float, float]:
     m = float(v.mean())
     if len(v) < 2:
         return m, float("nan"), float("nan")
-    from scipy import stats            # here, not at import (see the module docstring)
+    from scipy import stats  # here, not at import (see the module docstring)
     h = float(stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
     return m, m - h, m + h
 

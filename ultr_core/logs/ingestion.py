@@ -175,8 +175,7 @@ def _dedupe_view(con, sel: dict, name: str) -> list[str]:
     """With a session column, keep the first row of each (session, position) in file order — the rule of
     :func:`ultr_core.logs.mapping.frame_to_log`, so the CLI, the out-of-core path and the kept log count the
     same rows — and say how many were dropped."""
-    from ultr_core.logs.sql import _ident as q
-    from ultr_core.logs.sql import _run
+    from ultr_core.logs.sql import _ident as q, _run
     if "session_id" not in sel:
         return []
     key = f"{q(sel['session_id'])}, {q(sel['position'])}"
@@ -206,8 +205,7 @@ def _count_sql(sel: dict, keys: list[str], table: str) -> str:
 def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_pairs=None):
     from ultr_core.logs.mapping import file_columns
     from ultr_core.logs.normalise import ID_COLUMNS, register_normalised, repair_notes
-    from ultr_core.logs.sql import _ident as q
-    from ultr_core.logs.sql import connect
+    from ultr_core.logs.sql import _ident as q, connect
     with tempfile.TemporaryDirectory(prefix="ultr_duckdb_") as tmp:
         source = spill_upload(source, fmt, tmp)
         con = connect(memory_limit, tmp, threads)

@@ -20,8 +20,8 @@ import pandas as pd
 
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.specs import ALGORITHM_SPECS
-from ultr_core.errors import ConfigError
 from ultr_core.constraints import Rule, validate
+from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig, binary_rule
 from ultr_core.simulation.params import PARAMS
 from ultr_core.simulation.simulated import simulate_log

@@ -3,10 +3,10 @@ ULTR rankers and fit click models on its training sessions, and print held-out c
 data set's editorial labels (:mod:`~ultr_core.studies.rankers`)."""
 from __future__ import annotations
 
-from ultr_core.constraints import TRAIN_SHARE
-
 import argparse
 import json
+
+from ultr_core.constraints import TRAIN_SHARE
 
 __all__ = ["add_parser", "parse_algorithms"]
 
