@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests need (Python packages; Debian's chromium for the browser test), lints with ruff
-# (E and F, pyproject.toml) and runs the whole test suite (both tiers) on two workers (pytest-xdist).  Extra arguments go
+# (E, F, I and B; pyproject.toml) and runs the whole test suite (both tiers) on two workers (pytest-xdist).  Extra arguments go
 # to pytest.  Packages are installed without pip's serial byte-compiling and then compiled on both
 # cores: this machine sets PYTHONDONTWRITEBYTECODE=1, so without .pyc files every process the tests
 # start (servers, pool workers, CLI runs) would compile torch, pandas and streamlit from source
