@@ -130,6 +130,12 @@ NARROW_CSS = ("<style>@media (max-width: 1180px) {div[data-testid=\"stMainBlockC
               "{padding-top: 2.5rem !important;}}</style>")
 
 
+#: the components table's member list: the rest of the row's width (the grid's own size cut it at 1024 px), whole on
+#: hover
+MEMBERS_COLUMN = {"members": st.column_config.TextColumn("members", width="large", help="the component's bias "
+                                                         "factors (the first 12)")}
+
+
 def page_title(title: str) -> None:
     """A page's title, with the narrow-screen styling every page with wide tables shares."""
     st.markdown(NARROW_CSS, unsafe_allow_html=True)

@@ -3,6 +3,7 @@ import streamlit as st
 from pages._certainty import certainty_section
 from pages._clickmodels import click_model_section
 from pages._common import (
+    MEMBERS_COLUMN,
     cached_analysis,
     finished_result,
     job_buttons,
@@ -250,7 +251,7 @@ def _graph(an) -> None:
     with left:
         st.subheader("Components")
         comps = g.components_table()
-        st.dataframe(comps, hide_index=True, height="auto" if len(comps) <= 5 else 250)
+        st.dataframe(comps, hide_index=True, height="auto" if len(comps) <= 5 else 250, column_config=MEMBERS_COLUMN)
     with right:
         st.plotly_chart(component_sizes_figure(g.sizes), key="sizes")
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from pages._certainty import certainty_section
 from pages._clickmodels import click_model_section
-from pages._common import _session_alive, cached_analysis, memo, page_title, run_page, session_id
+from pages._common import MEMBERS_COLUMN, _session_alive, cached_analysis, memo, page_title, run_page, session_id
 from pages._evaluate import evaluate_section
 from pages._report import add_section, report_button, start_report
 from pages._uploads import kept_upload
@@ -279,7 +279,8 @@ def _show_report(an) -> None:
     st.code(format_report(rep), language=None, wrap_lines=True)       # long notes wrap instead of being cut off
     add_section("Verdict", text=format_report(rep))
     comps = an.graph.components_table()
-    st.dataframe(comps, hide_index=True, height="auto" if len(comps) <= 5 else 220)     # no empty rows under a few
+    st.dataframe(comps, hide_index=True, height="auto" if len(comps) <= 5 else 220,     # no empty rows under a few
+                 column_config=MEMBERS_COLUMN)
     pb = rep.get("position_bias")
     if pb is not None:
         st.subheader("Position bias per connected component")

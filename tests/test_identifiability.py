@@ -39,7 +39,7 @@ def test_components_by_hand():
     assert sorted(map(tuple, g.edges().tolist())) == [(0, 1), (1, 2), (3, 4)]
     st = g.statistics()
     assert st["n_documents"] == 4 and st["largest_share"] == pytest.approx(0.6)
-    assert g.components_table()["members"][1] == "position=5, position=6"
+    assert g.components_table()["members"][1] == "position=5, 6"            # the column named once
 
 
 def test_unshown_rows_do_not_connect():

@@ -209,11 +209,12 @@ class IdentifiabilityGraph:
         }
 
     def components_table(self, max_members: int = 12) -> pd.DataFrame:
-        """One row per component: size, share and (up to ``max_members``) member factors."""
+        """One row per component: size, share and (up to ``max_members``) member factors, a column named once
+        where they share it ("position=5, 6" for position=5 and position=6)."""
         labels = np.asarray(self.factor_labels(), dtype=object)
         order = np.argsort(self.component, kind="stable")
         bounds = np.concatenate([[0], np.cumsum(self.sizes)])
-        members = [", ".join(labels[order[bounds[i]:bounds[i + 1]][:max_members]])
+        members = [_members(labels[order[bounds[i]:bounds[i + 1]][:max_members]])
                    + (" …" if self.sizes[i] > max_members else "") for i in range(self.n_components)]
         return pd.DataFrame({"component": np.arange(self.n_components), "factors": self.sizes,
                              "share": self.sizes / self.n_factors, "members": members})
@@ -317,3 +318,15 @@ def components_by_edge_enumeration(log: ClickLog, bias=None, document=("doc_id",
         g.add_nodes_from(facs)
         g.add_edges_from(combinations(sorted(facs), 2))
     return nx.number_connected_components(g)
+
+
+def _members(labels) -> str:
+    """Factor labels joined, the column named once when every label is one column's ``name=value``.
+
+    >>> _members(["position=5", "position=6"]), _members(["a=1, b=2", "a=1, b=3"]), _members(["x"])
+    ('position=5, 6', 'a=1, b=2, a=1, b=3', 'x')
+    """
+    heads = {str(x).split("=", 1)[0] for x in labels}
+    if len(heads) == 1 and all("=" in str(x) and ", " not in str(x) for x in labels):
+        return f"{heads.pop()}=" + ", ".join(str(x).split("=", 1)[1] for x in labels)
+    return ", ".join(str(x) for x in labels)
