@@ -293,7 +293,8 @@ def _show_report(an) -> None:
             add_section("Position bias per connected component", figure=fig,
                         table=curves.drop(columns=["factor"]).round(4), caption=" ".join(pb["notes"]))
             shown = curves[[c for c in CURVE_COLUMNS if c in curves]].round(4)    # whole at 1024 px; the CSV: all
-            st.dataframe(shown, hide_index=True, height="auto" if len(curves) <= 5 else 220)
+            st.dataframe(shown, hide_index=True, height="auto" if len(curves) <= 5 else 220,
+                         column_config={"impressions": st.column_config.NumberColumn(format="localized")})
             st.download_button("Download the curves with every column (CSV)",
                                safe_csv(curves.drop(columns=["factor"])), "position_bias.csv", mime="text/csv",
                                help="adds each factor's log standard error and PBM's maximum-likelihood ratio with "
