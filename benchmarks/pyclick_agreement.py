@@ -85,7 +85,7 @@ def _pyclick_tails(label: str, sessions, test=None) -> dict:
 
 
 def main():
-    from ultr_core.clickmodels.cli import _sessions
+    from ultr_core.clickmodels.cli import read_sessions
     from ultr_core.clickmodels.compare import compare_click_models
     from ultr_core.clickmodels.registry import CLICK_MODELS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -96,8 +96,8 @@ def main():
     ap.add_argument("--models", default=None, help="comma-separated labels (default: all ten)")
     ap.add_argument("--test", default=None, help="a test log (default: the last 25 %% of LOG)")
     a = ap.parse_args()
-    sessions = _sessions(a.log, a.format, a.log)
-    test = _sessions(a.test, a.format, a.test) if a.test else None
+    sessions = read_sessions(a.log, a.format, a.log)
+    test = read_sessions(a.test, a.format, a.test) if a.test else None
     t0 = time.perf_counter()
     specs = [s for s in CLICK_MODELS if a.models is None or s.label in a.models.split(",")]
     ours = compare_click_models(sessions, a.log, [s.key for s in specs], 0.75, test=test)

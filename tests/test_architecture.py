@@ -175,3 +175,25 @@ def test_experiments_take_data_from_the_data_roots():
     hits = [p.name for p in (REPO / "experiments").glob("*.py") if '"shared"' in p.read_text()
             or "shared/data" in p.read_text()]
     assert not hits, hits
+
+
+def _owner(module: str) -> str:
+    """The package a dotted module belongs to: ultr_core's subpackage (or ultr_core itself), else its top name."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "ultr_core" and len(parts) > 2 else parts[0]
+
+
+def test_nothing_private_is_borrowed_across_packages():
+    """Issue #59: a page, the CLI or another package calls what a package exports, never its private helpers
+    (``from ultr_core.logs.sql import _run`` was one); inside a package its modules share them."""
+    borrowed = []
+    files = [*(REPO / "ultr_core").rglob("*.py"), *(REPO / "pages").glob("*.py"), REPO / "app.py",
+             *(REPO / "benchmarks").glob("*.py"), *(REPO / "experiments").glob("*.py")]
+    for p in files:
+        here = _owner(".".join(p.relative_to(REPO).with_suffix("").parts))
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("ultr_core", "pages"):
+                borrowed += [f"{p.relative_to(REPO)}: {node.module}.{a.name}" for a in node.names
+                             if a.name.startswith("_") and not a.name.startswith("__")
+                             and _owner(node.module) != here]
+    assert not borrowed, borrowed

@@ -19,8 +19,8 @@ def _ig(a) -> int:
     if a.documents:
         from ultr_core.logs.outputs import check_output
         a.documents = check_output(a.documents, a.force, (".csv",), "--documents")
-    from ultr_core.clickmodels.cli import _judgements
-    judged = _judgements(a)                                  # the file checked before the log is read
+    from ultr_core.clickmodels.cli import judgements_option
+    judged = judgements_option(a)                                  # the file checked before the log is read
     table = ingest(a.path, a.format, bias=bias, columns=columns, document=a.document,
                    doc_columns=[c.strip() for c in a.doc_columns.split(",")] if a.doc_columns else None,
                    engine=a.engine, scheduler=a.scheduler, memory_limit=a.memory_limit)

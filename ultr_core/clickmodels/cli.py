@@ -8,7 +8,7 @@ import json
 from ultr_core.constraints import TRAIN_SHARE
 from ultr_core.errors import printable
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "judgements_option", "read_sessions", "judgement_lines"]
 
 
 def add_parser(sub) -> None:
@@ -50,7 +50,7 @@ def add_parser(sub) -> None:
 MAX_JUDGEMENTS_BYTES = 512 * 2**20
 
 
-def _judgements(a):
+def judgements_option(a):
     """The --judgements file read and checked (None without), before any fit."""
     from ultr_core.errors import ConfigError
     if not a.judgements:
@@ -72,7 +72,7 @@ def _judgements(a):
         return read_judgements(f.read(), "--judgements", grades=(low, high))
 
 
-def _sessions(path: str, fmt, name: str):
+def read_sessions(path: str, fmt, name: str):
     """The log's sessions, read out of core by DuckDB (any format the app reads); the file resolved once."""
     from ultr_core.clickmodels.outofcore import sessions_from_source
     from ultr_core.logs.sniff import resolve_source
@@ -103,10 +103,10 @@ def run(a) -> int:
     from ultr_core.logs.outputs import atomic_write, json_safe, safe_csv
     keys = parse_models(a.models)
     out_path = _checked(a)
-    judged = dict(judgements=_judgements(a), include_prior=a.include_prior_dominated, seed=a.seed, prior=a.prior)
+    judged = dict(judgements=judgements_option(a), include_prior=a.include_prior_dominated, seed=a.seed, prior=a.prior)
     if a.test:
-        out = compare_click_models(_sessions(a.path, a.format, a.path), a.path, keys, 0.75,
-                                   _sessions(a.test, a.test_format, a.test), identifiability=a.identifiability,
+        out = compare_click_models(read_sessions(a.path, a.format, a.path), a.path, keys, 0.75,
+                                   read_sessions(a.test, a.test_format, a.test), identifiability=a.identifiability,
                                    **judged)
     else:                                     # grouped into patterns by DuckDB: any size within its memory limit
         from ultr_core.clickmodels.patterns import patterns_from_source

@@ -30,15 +30,15 @@ def register_rows(con, source, fmt: str, name: str) -> tuple[int, list[str]]:
     from ultr_core.logs.formats import FORMATS_BY_NAME
     from ultr_core.logs.ingestion import check_values
     from ultr_core.logs.normalise import register_normalised, repair_notes
-    from ultr_core.logs.sql import _run
+    from ultr_core.logs.sql import run_sql
     state = register_normalised(con, source, fmt, name, text_columns=("position",))
-    types = {r[0]: str(r[1]) for r in _run(con, "DESCRIBE norm", name)}
+    types = {r[0]: str(r[1]) for r in run_sql(con, "DESCRIBE norm", name)}
     check_session_columns(set(types), name)
     check_values(con, {c: c for c in ("position", "shown") if c in types}, types, name)
     shown = "WHERE try_cast(shown AS BOOLEAN)" if "shown" in types else ""
     prop = f", try_cast({PROPENSITY} AS DOUBLE) AS {PROPENSITY}" if PROPENSITY in types else ""
     order = "row_number() OVER ()" if FORMATS_BY_NAME[fmt].kind == "tabular" else "session_id"
-    _run(
+    run_sql(
         con,
         f"""CREATE TEMP VIEW cm_raw AS SELECT session_id, query_id, doc_id, try_cast(position AS BIGINT) AS position,
                   click AS click_value, try_cast(click AS DOUBLE) AS clickd, {order} AS _order{prop}
@@ -46,10 +46,10 @@ def register_rows(con, source, fmt: str, name: str) -> tuple[int, list[str]]:
         name,
     )
     _check_rows(con, name)
-    _run(con, f"""CREATE TEMP VIEW rows AS SELECT session_id, query_id, doc_id, CAST(position AS INTEGER) AS position,
-                  CAST(clickd AS INTEGER) AS click, _order{', ' + PROPENSITY if prop else ''} FROM cm_raw""",
-         name)
-    _run(con, _PAIRS, name)
+    run_sql(con, f"""CREATE TEMP VIEW rows AS SELECT session_id, query_id, doc_id,
+                     CAST(position AS INTEGER) AS position, CAST(clickd AS INTEGER) AS click,
+                     _order{', ' + PROPENSITY if prop else ''} FROM cm_raw""", name)
+    run_sql(con, _PAIRS, name)
     return int(con.execute("SELECT max(position) FROM rows").fetchall()[0][0]), repair_notes(state)
 
 

@@ -49,7 +49,7 @@ class SplitPatterns:
 def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memory_limit: str = "2GB") -> SplitPatterns:
     """The split patterns of a log file (or glob), grouped by DuckDB under ``memory_limit`` (spilling to disk)."""
     from ultr_core.clickmodels.outofcore import register_rows
-    from ultr_core.logs.sql import _run, connect
+    from ultr_core.logs.sql import connect, run_sql
     if not 0 < split < 1:
         raise ConfigError("split", f"must be a number in (0, 1), got {split!r}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,7 +59,7 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
             if top > MAX_DEPTH or top < 1:
                 raise DataFormatError(name, f"result lists of {top} exceed the {MAX_DEPTH} ranks a click model "
                                             "describes" if top > MAX_DEPTH else "positions must start at 1")
-            _run(con, _sessions_sql(top), name)
+            run_sql(con, _sessions_sql(top), name)
             depth, n_sessions = _check_lists(con, name)
             cut = int(n_sessions * split)
             if cut == 0 or cut == n_sessions:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.errors import counted
-from ultr_core.logs.judgements import _lines
+from ultr_core.logs.judgements import line_list
 
 __all__ = ["Candidate", "CandidateSource", "SOURCES", "rank_within", "production_rank", "from_scores",
            "from_values", "candidate_lists"]
@@ -107,9 +107,9 @@ def from_scores(scores, pair_keys: pd.DataFrame, pair_query: np.ndarray, product
     lines = s["line"].to_numpy()
     notes = list(scores.notes) + [n for n in (
         no_query.any() and f"{counted(no_query.sum(), 'scored pair')} of queries the log lacks left out "
-                           f"({_lines(lines[no_query])})",
+                           f"({line_list(lines[no_query])})",
         no_doc.any() and f"{counted(no_doc.sum(), 'scored document')} the log never shows for their query left out — a "
-                         f"candidate can only re-rank what the log shows ({_lines(lines[no_doc])})",
+                         f"candidate can only re-rank what the log shows ({line_list(lines[no_doc])})",
         unscored_q and f"{unscored_q:,} of the log's {scored_q.size:,} queries have no score: kept in production order",
         unscored_doc.any() and f"{counted(unscored_doc.sum(), 'document')} of scored queries have no score: ranked "
                                "after the scored ones, in production order",

@@ -62,13 +62,13 @@ def _scores(a):
 
 
 def run(a) -> int:
-    from ultr_core.clickmodels.cli import _judgements, _sessions
+    from ultr_core.clickmodels.cli import judgements_option, read_sessions
     from ultr_core.counterfactual.evaluate import evaluate_ranking
     from ultr_core.logs.outputs import json_safe
-    scores, judgements = _scores(a), _judgements(a)
+    scores, judgements = _scores(a), judgements_option(a)
     if a.prior != "pyclick" and not a.ranking.startswith("model:"):
         raise ConfigError("--prior", "applies to --ranking model:KEY (the prior of the model that re-ranks)")
-    out = evaluate_ranking(_sessions(a.path, a.format, a.path), a.path, a.ranking, scores, a.model, a.k, a.n_boot,
+    out = evaluate_ranking(read_sessions(a.path, a.format, a.path), a.path, a.ranking, scores, a.model, a.k, a.n_boot,
                            a.seed, judgements, prior=a.prior,
                            estimators=[k.strip().lower() for k in a.estimators.split(",") if k.strip()])
     if a.json:

@@ -52,8 +52,8 @@ def canonical_id_view(con, id_columns, name: str) -> None:
     """Rewrite the DuckDB view ``norm`` so that its ``id_columns`` follow the rule: one pass decides, for every
     text id column at once, whether all its ids are canonical integers (then BIGINT) or stay trimmed text;
     integer-typed columns stay as they are, every other type (BOOLEAN, DATE, TIME, DOUBLE …) becomes its text."""
-    from ultr_core.logs.sql import _ident, _q, _run
-    types = {r[0]: str(r[1]).upper() for r in _run(con, "DESCRIBE norm", name)}
+    from ultr_core.logs.sql import _ident, _q, run_sql
+    types = {r[0]: str(r[1]).upper() for r in run_sql(con, "DESCRIBE norm", name)}
     cols = [c for c in dict.fromkeys(id_columns) if c in types and not types[c].startswith(_INTEGER_TYPES)
             and "[" not in types[c] and not types[c].startswith(("STRUCT", "MAP", "UNION", "LIST"))]
     if not cols:
@@ -61,8 +61,8 @@ def canonical_id_view(con, id_columns, name: str) -> None:
     trimmed = {c: f"trim({_ident(c)}::VARCHAR, {_q(ID_TRIM)})" for c in cols}
     tests = ", ".join(f"bool_and({t} IS NULL OR (regexp_full_match({t}, {_q(ID_NUMBER)}) AND "
                       f"try_cast({t} AS BIGINT) IS NOT NULL))" for t in trimmed.values())
-    numeric = _run(con, f"SELECT {tests} FROM norm", name)[0]
+    numeric = run_sql(con, f"SELECT {tests} FROM norm", name)[0]
     cast = ", ".join(f"{'CAST(' + t + ' AS BIGINT)' if num else t} AS {_ident(c)}"
                      for (c, t), num in zip(trimmed.items(), numeric))
-    _run(con, "ALTER VIEW norm RENAME TO norm_file", name)
-    _run(con, f"CREATE OR REPLACE TEMP VIEW norm AS SELECT * REPLACE ({cast}) FROM norm_file", name)
+    run_sql(con, "ALTER VIEW norm RENAME TO norm_file", name)
+    run_sql(con, f"CREATE OR REPLACE TEMP VIEW norm AS SELECT * REPLACE ({cast}) FROM norm_file", name)

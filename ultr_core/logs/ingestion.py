@@ -175,14 +175,14 @@ def _dedupe_view(con, sel: dict, name: str) -> list[str]:
     """With a session column, keep the first row of each (session, position) in file order — the rule of
     :func:`ultr_core.logs.mapping.frame_to_log`, so the CLI, the out-of-core path and the kept log count the
     same rows — and say how many were dropped."""
-    from ultr_core.logs.sql import _ident as q, _run
+    from ultr_core.logs.sql import _ident as q, run_sql
     if "session_id" not in sel:
         return []
     key = f"{q(sel['session_id'])}, {q(sel['position'])}"
     n, distinct = con.execute(f"SELECT count(*), count(DISTINCT ({key})) FROM norm").fetchall()[0]
     if n == distinct:
         return []
-    _run(con, f"""CREATE OR REPLACE TEMP TABLE norm_kept AS SELECT * EXCLUDE (_rn) FROM (
+    run_sql(con, f"""CREATE OR REPLACE TEMP TABLE norm_kept AS SELECT * EXCLUDE (_rn) FROM (
                   SELECT *, row_number() OVER () AS _rn FROM norm)
                   QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY _rn) = 1""", name)
     return [f"dropped {n - distinct:,} duplicate row(s) (same session and position) of {n:,}"]

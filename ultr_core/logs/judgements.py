@@ -22,8 +22,7 @@ from ultr_core.errors import DataFormatError
 from ultr_core.logs.ids import ID_TRIM
 
 __all__ = ["JudgementFormat", "JUDGEMENT_FORMATS", "Judgements", "read_judgements", "GRADE_RANGE", "parse_grades",
-           "MAX_GRADE",
-           "QUERY_NAMES", "DOC_NAMES", "GRADE_NAMES"]
+           "MAX_GRADE", "QUERY_NAMES", "DOC_NAMES", "GRADE_NAMES", "line_list"]
 
 #: the grades accepted unless a range is given (LETOR 0–2 / 0–4, Yandex 0–5)
 GRADE_RANGE = (0.0, 5.0)
@@ -174,14 +173,14 @@ class Judgements:
     notes: tuple
 
 
-def _lines(lines) -> str:
+def line_list(lines) -> str:
     lines = list(lines)
     shown = ", ".join(str(x) for x in lines[:5]) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
     return f"line{'s' if len(lines) > 1 else ''} {shown}"
 
 
 def _count_note(n: int, what: str, lines) -> str | None:
-    return f"{n} row{'s' if n != 1 else ''} {what} ({_lines(lines)})" if n else None
+    return f"{n} row{'s' if n != 1 else ''} {what} ({line_list(lines)})" if n else None
 
 
 def _encoding(data: bytes) -> str:

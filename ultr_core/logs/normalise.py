@@ -61,7 +61,7 @@ from ultr_core.logs.sniff import (
     expand_paths,
     is_gzip,
 )
-from ultr_core.logs.sql import _q, _register_lines, _run, connect
+from ultr_core.logs.sql import _q, _register_lines, connect, run_sql
 from ultr_core.logs.yandex import _yandex_columns
 
 __all__ = ["register_normalised", "repair_notes", "read_normalised"]
@@ -77,25 +77,25 @@ def _tabular(con, source, fmt: str, name: str, text_columns=(), id_columns=ID_CO
             raise DataFormatError(name, f"{fmt} bytes are read from a file: pass a path")
         table = read_parquet_bounded(bytes(source), name)     # footer and dictionaries sized before decoding
         con.register("tab_arrow", table)
-        _run(con, "CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM tab_arrow", name)
+        run_sql(con, "CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM tab_arrow", name)
         return {}
     files = expand_paths(source, name)
     lst = "[" + ", ".join(_q(f) for f in files) + "]"
     if fmt == "parquet":
-        _run(con, f"CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM read_parquet({lst}, union_by_name=true)", name)
+        run_sql(con, f"CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM read_parquet({lst}, union_by_name=true)", name)
     else:
         comp = "gzip" if is_gzip(source) else "none"
         delim = "\\t" if fmt == "tsv" else ","
         view = f"""CREATE OR REPLACE TEMP VIEW norm AS SELECT * FROM read_csv({lst}, header=true,
                  delim=E'{delim}', compression={_q(comp)}, union_by_name=true{{types}})"""
-        _run(con, view.format(types=""), name)
-        types = {r[0]: str(r[1]) for r in _run(con, "DESCRIBE norm", name)}
+        run_sql(con, view.format(types=""), name)
+        types = {r[0]: str(r[1]) for r in run_sql(con, "DESCRIBE norm", name)}
         # DuckDB's sniffer reads '0x2' as the number 2, '07' as 7 and 'true' or '2024-01-01' as BOOLEAN or DATE:
         # positions and ids are read as the file's text (ids then follow :mod:`ultr_core.logs.ids`)
         text = list(dict.fromkeys(c for c in (*text_columns, *id_columns) if c in types))
         if text:
-            _run(con, view.format(types=", types={" + ", ".join(f"{_q(c)}: 'VARCHAR'" for c in text) + "}"), name)
-    _run(con, "SELECT * FROM norm LIMIT 0", name)          # surface sniffing errors here
+            run_sql(con, view.format(types=", types={" + ", ".join(f"{_q(c)}: 'VARCHAR'" for c in text) + "}"), name)
+    run_sql(con, "SELECT * FROM norm LIMIT 0", name)          # surface sniffing errors here
     return {}
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from ultr_core.errors import DataFormatError
 from ultr_core.logs.formats import BAIDU_COLUMNS  # the one table of formats holds its columns
-from ultr_core.logs.sql import _NF, _SPLIT, _check, _impressions_view, _run, _scalar
+from ultr_core.logs.sql import _NF, _SPLIT, _check, _impressions_view, _scalar, run_sql
 
 __all__ = ["BAIDU_COLUMNS"]
 
 #: Baidu-ULTR document-line fields (1-based, as SQL indexes lists) kept as DOUBLE columns (missing → NULL)
 def _baidu(con, name: str) -> dict:
-    _run(con, _SPLIT, name)
-    _run(con, f"""CREATE OR REPLACE TEMP TABLE b AS SELECT ln, list_transform(f, lambda x: trim(x)) AS f,
+    run_sql(con, _SPLIT, name)
+    run_sql(con, f"""CREATE OR REPLACE TEMP TABLE b AS SELECT ln, list_transform(f, lambda x: trim(x)) AS f,
             {_NF} >= 6 AS is_doc,
             max(CASE WHEN {_NF} < 6 THEN ln END) OVER (ORDER BY ln ROWS UNBOUNDED PRECEDING) AS session_id
         FROM l""", name)
@@ -36,7 +36,7 @@ def _baidu(con, name: str) -> dict:
         ("SELECT min(ln) FROM b WHERE is_doc AND f[2] = ''", "url_md5 (field 2) of a document line is empty"),
     ])
     extras = ", ".join(f"try_cast(nullif(d.f[{k}], '') AS DOUBLE) AS {c}" for c, k in BAIDU_COLUMNS.items())
-    _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS
+    run_sql(con, f"""CREATE OR REPLACE TEMP VIEW norm AS
         SELECT d.session_id, q.f[1] AS query_id, d.f[2] AS doc_id, d.f[1]::INTEGER AS position,
                d.f[6]::TINYINT AS click, {extras}
         FROM b d JOIN b q ON q.ln = d.session_id WHERE d.is_doc""", name)
@@ -46,7 +46,7 @@ def _baidu(con, name: str) -> dict:
 def _pyclick(con, name: str) -> dict:
     """PyClick session text (see the module docstring): sessions split at ``;``, then at the first
     tab (query) and the first ``:`` (shown URLs | clicked URLs)."""
-    _run(con, """CREATE OR REPLACE TEMP TABLE ps AS SELECT ln, k, trim(s) AS s FROM (
+    run_sql(con, """CREATE OR REPLACE TEMP TABLE ps AS SELECT ln, k, trim(s) AS s FROM (
             SELECT ln, unnest(string_split(line, ';')) AS s, generate_subscripts(string_split(line, ';'), 1) AS k
             FROM raw WHERE line IS NOT NULL) WHERE trim(s) <> ''""", name)
     _check(con, name, [
@@ -57,16 +57,16 @@ def _pyclick(con, name: str) -> dict:
          "','),"
          " lambda x: trim(x) = '')) > 0", "an empty URL in a session's list (two commas, or a comma at an end)"),
     ])
-    _run(con, """CREATE OR REPLACE TEMP TABLE pz AS SELECT row_number() OVER (ORDER BY ln, k) AS session_id,
+    run_sql(con, """CREATE OR REPLACE TEMP TABLE pz AS SELECT row_number() OVER (ORDER BY ln, k) AS session_id,
             trim(split_part(s, chr(9), 1)) AS query_id,
             list_transform(string_split(split_part(s[strpos(s, chr(9)) + 1:], ':', 1), ','), lambda x: trim(x)) AS docs,
             list_filter(list_transform(string_split(
                 s[strpos(s, chr(9)) + 1:][strpos(s[strpos(s, chr(9)) + 1:], ':') + 1:], ','),
                 lambda x: trim(x)), lambda x: x <> '') AS clicks
         FROM ps""", name)
-    _run(con, """CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, query_id, unnest(docs) AS doc_id,
+    run_sql(con, """CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, query_id, unnest(docs) AS doc_id,
             generate_subscripts(docs, 1)::INTEGER AS position FROM pz""", name)
-    _run(con, "CREATE OR REPLACE TEMP TABLE clk AS SELECT session_id, unnest(clicks) AS doc_id FROM pz", name)
-    _run(con, """CREATE OR REPLACE TEMP TABLE hit AS SELECT c.session_id, c.doc_id, count(*) AS n FROM clk c
+    run_sql(con, "CREATE OR REPLACE TEMP TABLE clk AS SELECT session_id, unnest(clicks) AS doc_id FROM pz", name)
+    run_sql(con, """CREATE OR REPLACE TEMP TABLE hit AS SELECT c.session_id, c.doc_id, count(*) AS n FROM clk c
         JOIN (SELECT DISTINCT session_id, doc_id FROM imp) i USING (session_id, doc_id) GROUP BY ALL""", name)
     return _impressions_view(con, name)

@@ -14,7 +14,7 @@ import pyarrow.csv as pcsv
 from ultr_core.errors import ConfigError, DataFormatError, UnreadableError, show
 from ultr_core.logs.sniff import _is_bytes, expand_paths, is_gzip
 
-__all__ = ["connect", "check_memory_limit"]
+__all__ = ["connect", "check_memory_limit", "run_sql"]
 
 _SEP = "\x1f"            # a delimiter no log line contains: each line is read as one value
 
@@ -103,7 +103,7 @@ def _scalar(con, sql: str, params=None):
     return rows[0][0] if rows else None
 
 
-def _run(con, sql: str, name: str):
+def run_sql(con, sql: str, name: str):
     try:
         return con.execute(sql).fetchall()
     except Exception as e:        # DuckDB raises many types; all are format problems of the input here
@@ -140,11 +140,11 @@ def _impressions_view(con, name: str, extra=(), first_only: bool = False) -> dic
     text)."""
     cols = "".join(f", imp.{c}" for c in extra)
     if first_only:
-        _run(con, """CREATE OR REPLACE TEMP TABLE hit AS SELECT hit.*, f.position, f.k FROM hit JOIN (
+        run_sql(con, """CREATE OR REPLACE TEMP TABLE hit AS SELECT hit.*, f.position, f.k FROM hit JOIN (
             SELECT session_id, doc_id, min(position) AS position, count(*) AS k FROM imp GROUP BY ALL) f
             USING (session_id, doc_id)""", name)
     on = "(session_id, doc_id, position)" if first_only else "(session_id, doc_id)"
-    _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS
+    run_sql(con, f"""CREATE OR REPLACE TEMP VIEW norm AS
         SELECT imp.session_id, imp.query_id, imp.doc_id, imp.position,
                (hit.n IS NOT NULL)::TINYINT AS click{cols}
         FROM imp LEFT JOIN hit USING {on}""", name)

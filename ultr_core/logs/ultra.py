@@ -81,9 +81,9 @@ def _ultra_frame(root: Path, name, labels: bool, max_rows: int, tmp: str):
 
 def _load_init_clicks(con, init: Path, clk: Path, label: str) -> None:
     """Tables ``il`` (each init_list line's tokens) and ``cl`` (each clicks line's tokens; empty without a file)."""
-    from ultr_core.logs.sql import _register_lines, _run
+    from ultr_core.logs.sql import _register_lines, run_sql
     _register_lines(con, init, label + init.name)
-    _run(con, "CREATE TEMP TABLE il AS SELECT ln, string_split(regexp_replace(trim(line), '\\s+', ' ', 'g'), ' ') "
+    run_sql(con, "CREATE TEMP TABLE il AS SELECT ln, string_split(regexp_replace(trim(line), '\\s+', ' ', 'g'), ' ') "
               "AS t FROM raw WHERE line IS NOT NULL AND trim(line) <> ''", label + init.name)
     bad = con.execute("SELECT min(ln) FROM (SELECT ln, unnest(t[2:]) AS d FROM il) "
                       "WHERE try_cast(d AS BIGINT) IS NULL").fetchall()[0][0]
@@ -91,21 +91,21 @@ def _load_init_clicks(con, init: Path, clk: Path, label: str) -> None:
         raise DataFormatError(label + init.name, "document indexes must be whole numbers", int(bad))
     if clk.exists():
         _register_lines(con, clk, label + clk.name)
-        _run(con, "CREATE TEMP TABLE cl AS SELECT ln, string_split(regexp_replace(trim(line), '\\s+', ' ', 'g'), "
+        run_sql(con, "CREATE TEMP TABLE cl AS SELECT ln, string_split(regexp_replace(trim(line), '\\s+', ' ', 'g'), "
                   "' ') AS c FROM raw", label + clk.name)
         n_clk = con.execute("SELECT count(*) FROM cl").fetchall()[0][0]
         short = con.execute("SELECT min(ln) FROM il WHERE ln > ?", [n_clk]).fetchall()[0][0]
         if short is not None:
             raise DataFormatError(label + clk.name, f"has {n_clk} lines but {init.name} has more", int(short))
     else:
-        _run(con, "CREATE TEMP TABLE cl AS SELECT ln, []::VARCHAR[] AS c FROM il", label + init.name)
+        run_sql(con, "CREATE TEMP TABLE cl AS SELECT ln, []::VARCHAR[] AS c FROM il", label + init.name)
 
 
 def _load_displayed(con, init: Path, clk: Path, label: str, max_rows: int) -> None:
     """Table ``docs``: one row per displayed document (line, query, row index, position), checked against the
     limit and against the clicks line's length."""
-    from ultr_core.logs.sql import _run
-    _run(con, """CREATE TEMP TABLE docs AS SELECT ln, t[1] AS query_id, d::BIGINT AS row_index,
+    from ultr_core.logs.sql import run_sql
+    run_sql(con, """CREATE TEMP TABLE docs AS SELECT ln, t[1] AS query_id, d::BIGINT AS row_index,
             row_number() OVER (PARTITION BY ln ORDER BY k) AS position FROM (
             SELECT ln, t, unnest(t[2:]) AS d, generate_subscripts(t[2:], 1) AS k FROM il) WHERE d <> '-1'""",
          label + init.name)
@@ -124,11 +124,11 @@ def _load_displayed(con, init: Path, clk: Path, label: str, max_rows: int) -> No
 def _document_key(con, feat: Path, init: Path, label: str, notes: list) -> tuple[str, str]:
     """The join and the column that give a displayed document its id: a distinct feature vector, or the row index
     without a feature file (said in ``notes``)."""
-    from ultr_core.logs.sql import _register_lines, _run
+    from ultr_core.logs.sql import _register_lines, run_sql
     if feat.is_file():
         _register_lines(con, feat, label + feat.name)
         # one id per distinct feature vector: (index, value) pairs without zeros, sorted, grouped
-        _run(con, """CREATE TEMP TABLE fr AS SELECT (row_number() OVER (ORDER BY ln)) - 1 AS row_index, ln,
+        run_sql(con, """CREATE TEMP TABLE fr AS SELECT (row_number() OVER (ORDER BY ln)) - 1 AS row_index, ln,
                 list_sort(list_filter(list_transform(t[2:], lambda x: {'i': try_cast(split_part(x, ':', 1) AS INTEGER),
                                                                   'v': try_cast(split_part(x, ':', 2) AS DOUBLE)}),
                                       lambda x: x.v IS NULL OR x.i IS NULL OR x.v <> 0)) AS fv
@@ -138,7 +138,7 @@ def _document_key(con, feat: Path, init: Path, label: str, notes: list) -> tuple
                           ).fetchall()[0][0]
         if bad is not None:
             raise DataFormatError(label + feat.name, "features must be index:value pairs", int(bad))
-        _run(con, """CREATE TEMP TABLE vid AS SELECT fv, (row_number() OVER (ORDER BY min_row)) - 1 AS doc_id
+        run_sql(con, """CREATE TEMP TABLE vid AS SELECT fv, (row_number() OVER (ORDER BY min_row)) - 1 AS doc_id
                      FROM (SELECT fv, min(row_index) AS min_row FROM fr GROUP BY fv)""", label + feat.name)
         n_rows, n_vec = con.execute("SELECT (SELECT count(*) FROM fr), (SELECT count(*) FROM vid)").fetchall()[0]
         out_of_range = con.execute("SELECT min(ln) FROM docs WHERE row_index < 0 OR row_index >= ?",
@@ -159,11 +159,11 @@ def _document_key(con, feat: Path, init: Path, label: str, notes: list) -> tuple
 
 def _label_join(con, lpath: Path, label: str) -> tuple[str, str]:
     """The select and join that add each displayed document's label (0 … MAX_LABEL), every bad line named."""
-    from ultr_core.logs.sql import _register_lines, _run
+    from ultr_core.logs.sql import _register_lines, run_sql
     if not lpath.is_file():
         raise DataFormatError(label + lpath.name, "file not found (the labels are the truth to score against)")
     _register_lines(con, lpath, label + lpath.name)
-    _run(con, "CREATE TEMP TABLE lb AS SELECT ln, string_split(regexp_replace(trim(line), '\\s+', ' ', 'g'), "
+    run_sql(con, "CREATE TEMP TABLE lb AS SELECT ln, string_split(regexp_replace(trim(line), '\\s+', ' ', 'g'), "
               "' ') AS y FROM raw", label + lpath.name)
     bad = con.execute("""SELECT d.ln FROM docs d LEFT JOIN lb USING (ln)
                          WHERE try_cast(lb.y[d.position + 1] AS INTEGER) IS NULL

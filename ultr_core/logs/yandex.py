@@ -16,9 +16,9 @@ from ultr_core.logs.sql import (
     _check,
     _impressions_view,
     _q,
-    _run,
     _scalar,
     _t,
+    run_sql,
 )
 
 __all__ = ["MATCH_BUCKET_ROWS"]
@@ -94,10 +94,10 @@ def _yandex_typed(con, name: str, n: int) -> dict:
     if bad:
         raise DataFormatError(name, "malformed lines")
     urls = ", ".join(f"c{i}" for i in range(6, n + 1))
-    _run(con, f"""CREATE OR REPLACE TEMP VIEW q AS SELECT rowid + 1 AS ln, c1 AS s, c4 AS query_id, {urls}
+    run_sql(con, f"""CREATE OR REPLACE TEMP VIEW q AS SELECT rowid + 1 AS ln, c1 AS s, c4 AS query_id, {urls}
         FROM yb WHERE trim(c3) = 'Q'""", name)
     repairs = _match_clicks(con, name, n)
-    _run(con, f"""CREATE OR REPLACE TEMP VIEW norm AS SELECT session_id, query_id, doc_id,
+    run_sql(con, f"""CREATE OR REPLACE TEMP VIEW norm AS SELECT session_id, query_id, doc_id,
         (substr(col, 2)::INTEGER - 5) AS position,
         coalesce(list_contains(clicked, substr(col, 2)::INTEGER - 5), false)::TINYINT AS click
         FROM (UNPIVOT (SELECT q.ln AS session_id, q.query_id, {urls}, h.clicked FROM q
@@ -106,7 +106,7 @@ def _yandex_typed(con, name: str, n: int) -> dict:
               ON {urls} INTO NAME col VALUE doc_id)""", name)
     # the same counts without unpivoting every impression: identical result pages are counted
     # once first (real logs repeat a query's page often); ingestion reads these when it can
-    _run(con, f"""CREATE OR REPLACE TEMP VIEW counts AS
+    run_sql(con, f"""CREATE OR REPLACE TEMP VIEW counts AS
         WITH pages AS (SELECT query_id, {urls}, count(*) AS n FROM q GROUP BY ALL),
              shown AS (SELECT query_id, doc_id, (substr(col, 2)::INTEGER - 5) AS position, sum(n) AS impressions
                        FROM (UNPIVOT pages ON {urls} INTO NAME col VALUE doc_id) GROUP BY ALL),
@@ -137,7 +137,7 @@ def _match_clicks(con, name: str, n: int) -> dict:
     urls = [f"c{i}" for i in range(6, n + 1)]
     n_q = _scalar(con, "SELECT count(*) FROM yb WHERE trim(c3) = 'Q'") or 0
     buckets = max(1, -(-n_q // MATCH_BUCKET_ROWS))
-    _run(con, "CREATE OR REPLACE TEMP TABLE hitraw (session_id BIGINT, doc_id BIGINT, query_id BIGINT, "
+    run_sql(con, "CREATE OR REPLACE TEMP TABLE hitraw (session_id BIGINT, doc_id BIGINT, query_id BIGINT, "
               "position BIGINT)", name)
     matched = total = 0
     for b in range(buckets):
@@ -145,12 +145,13 @@ def _match_clicks(con, name: str, n: int) -> dict:
         m, t = _match_bucket(con, name, urls, none, where)
         matched, total = matched + m, total + t
     # a URL shown at several positions of one page: its click counts once, at the first (PyClick's rule)
-    _run(con, """CREATE OR REPLACE TEMP TABLE hitpos AS SELECT session_id, doc_id, query_id, min(position) AS position,
-                 count(DISTINCT position) AS k FROM hitraw GROUP BY session_id, doc_id, query_id""", name)
-    _run(con, "DROP TABLE hitraw", name)
+    run_sql(con, """CREATE OR REPLACE TEMP TABLE hitpos AS SELECT session_id, doc_id, query_id,
+                 min(position) AS position, count(DISTINCT position) AS k FROM hitraw
+                 GROUP BY session_id, doc_id, query_id""", name)
+    run_sql(con, "DROP TABLE hitraw", name)
     distinct = _scalar(con, "SELECT count(*) FROM (SELECT DISTINCT session_id, doc_id FROM hitpos)")
     multi = _scalar(con, "SELECT count(*) FROM hitpos WHERE k > 1") or 0
-    _run(con, "ALTER TABLE hitpos DROP COLUMN k", name)
+    run_sql(con, "ALTER TABLE hitpos DROP COLUMN k", name)
     return {"orphan_clicks": total - matched, "repeated_clicks": matched - distinct, "multi_position_clicks": multi}
 
 
@@ -200,17 +201,17 @@ def _match_bucket(con, name: str, urls: list, none: int, where: str) -> tuple[in
             found[ri] = True
     con.register("hitraw_df", pd.DataFrame({"session_id": qa["ln"][qi[ci]], "doc_id": c_doc[ci],
                                             "query_id": qa["query_id"][qi[ci]], "position": pos}))
-    _run(con, "INSERT INTO hitraw SELECT * FROM hitraw_df", name)
+    run_sql(con, "INSERT INTO hitraw SELECT * FROM hitraw_df", name)
     con.unregister("hitraw_df")
     return int(found.sum()), len(c_ln)
 
 
 def _yandex(con, name: str) -> dict:
-    _run(con, f"""CREATE OR REPLACE TEMP TABLE l AS SELECT ln, f, {_t(1)} AS s, {_t(3)} AS k FROM (
+    run_sql(con, f"""CREATE OR REPLACE TEMP TABLE l AS SELECT ln, f, {_t(1)} AS s, {_t(3)} AS k FROM (
         SELECT ln, string_split(line, chr(9)) AS f FROM raw WHERE line IS NOT NULL AND trim(line) <> '')""", name)
     n = max(_scalar(con, "SELECT coalesce(max(len(f)), 6) FROM l"), 6)
-    _run(con, f"""CREATE OR REPLACE TEMP VIEW l2 AS SELECT ln, {', '.join(f"{_t(i)} AS f{i}" for i in range(1, n + 1))},
-        {n} AS nf FROM l""", name)
+    fields = ", ".join(f"{_t(i)} AS f{i}" for i in range(1, n + 1))
+    run_sql(con, f"""CREATE OR REPLACE TEMP VIEW l2 AS SELECT ln, {fields}, {n} AS nf FROM l""", name)
     return _yandex_from(con, name, "l2")
 
 
@@ -231,8 +232,8 @@ def _yandex_from(con, name: str, table: str) -> dict:
         union = " UNION ALL ".join(
             f"SELECT ln AS session_id, {cast('f1')} AS s, {cast('f4')} AS query_id, {cast(f'f{i}')} AS doc_id, "
             f"{i - 5}::INTEGER AS position FROM {src} WHERE f3 = 'Q' AND f{i} <> ''" for i in range(6, n + 1))
-        _run(con, f"CREATE OR REPLACE TEMP TABLE imp AS {union}", name)
-        _run(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT ln, {cast('f1')} AS s, {cast('f4')} AS doc_id "
+        run_sql(con, f"CREATE OR REPLACE TEMP TABLE imp AS {union}", name)
+        run_sql(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT ln, {cast('f1')} AS s, {cast('f4')} AS doc_id "
                   f"FROM {src} WHERE f3 = 'C'", name)
         if not num or not _scalar(
             con,
@@ -241,7 +242,7 @@ def _yandex_from(con, name: str, table: str) -> dict:
         ):
             break
     # a click belongs to the latest impression at or before its line, same session, same URL
-    _run(con, """CREATE OR REPLACE TEMP TABLE hit AS SELECT session_id, doc_id, count(*) AS n FROM (
+    run_sql(con, """CREATE OR REPLACE TEMP TABLE hit AS SELECT session_id, doc_id, count(*) AS n FROM (
         SELECT c.ln, c.doc_id, max(i.session_id) AS session_id FROM clk c
         JOIN imp i ON c.s = i.s AND c.doc_id = i.doc_id AND i.session_id <= c.ln GROUP BY c.ln, c.doc_id)
         GROUP BY ALL""", name)
@@ -260,7 +261,7 @@ def _yandex_checks(con, name: str, src: str) -> None:
 
 
 def _yandex2013(con, name: str) -> dict:
-    _run(con, _SPLIT, name)
+    run_sql(con, _SPLIT, name)
     meta = f"{_t(2)} = 'M'"
     _check(con, name, [
         (f"SELECT min(ln) FROM l WHERE NOT {meta} AND {_t(3)} NOT IN ('Q', 'T', 'C')",
@@ -272,14 +273,14 @@ def _yandex2013(con, name: str) -> dict:
         (f"SELECT min(ln) FROM (SELECT ln, trim(unnest(f[7:])) AS p FROM l WHERE NOT {meta} AND {_t(3)} IN ('Q', 'T')) "
          "WHERE p <> '' AND NOT contains(p, ',')", "expected URL,Domain pairs after the query terms"),
     ])
-    _run(con, f"""CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, s, serp, query_id,
+    run_sql(con, f"""CREATE OR REPLACE TEMP TABLE imp AS SELECT session_id, s, serp, query_id,
             split_part(p, ',', 1) AS doc_id, split_part(p, ',', 2) AS domain, position FROM (
         SELECT ln AS session_id, {_t(1)} AS s, {_t(4)} AS serp, {_t(5)} AS query_id, trim(unnest(f[7:])) AS p,
                generate_subscripts(f[7:], 1)::INTEGER AS position
         FROM l WHERE NOT {meta} AND {_t(3)} IN ('Q', 'T')) WHERE p <> ''""", name)
-    _run(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT {_t(1)} AS s, {_t(4)} AS serp, {_t(5)} AS doc_id FROM l "
+    run_sql(con, f"CREATE OR REPLACE TEMP TABLE clk AS SELECT {_t(1)} AS s, {_t(4)} AS serp, {_t(5)} AS doc_id FROM l "
               f"WHERE NOT {meta} AND {_t(3)} = 'C'", name)
-    _run(con, """CREATE OR REPLACE TEMP TABLE hit AS
+    run_sql(con, """CREATE OR REPLACE TEMP TABLE hit AS
         SELECT i.session_id, i.doc_id, count(*) AS n FROM clk c
         JOIN (SELECT DISTINCT session_id, s, serp, doc_id FROM imp) i USING (s, serp, doc_id) GROUP BY ALL""", name)
     return _impressions_view(con, name, ["domain"], first_only=True)
