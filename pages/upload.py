@@ -15,6 +15,7 @@ from ultr_core.app.graph_figures import bias_curves_figure
 from ultr_core.app.memory import UPLOAD_GATE, Left
 from ultr_core.app.report import LogFingerprint
 from ultr_core.app.text import escape_markdown
+from ultr_core.clickmodels.sessions import PROPENSITY
 from ultr_core.data.archives import ultra_files_or_one
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
@@ -216,8 +217,8 @@ def _bias_and_estimator(fmt: str, columns, cols, doc_cols: tuple):
         available = list(TEXT_COLUMNS[fmt])
     else:
         available = [(columns or {}).get(c, c) for c in cols]
-    candidates = [c for c in available if c not in ("session_id", "query_id", "doc_id", "click", "shown")
-                  and c not in doc_cols]
+    candidates = [c for c in available if c not in ("session_id", "query_id", "doc_id", "click", "shown", PROPENSITY)
+                  and c not in doc_cols]                       # a logging policy's propensity is not a bias factor
     bias = st.multiselect("bias factor columns", candidates,
                           ["position"] if "position" in candidates else candidates[:1],
                           help="the identifiability graph has one node per distinct tuple of these columns",

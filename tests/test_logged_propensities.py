@@ -138,6 +138,7 @@ def test_the_upload_page_uses_the_logged_propensities_as_the_cli_does(tmp_path, 
     at.file_uploader(key="upload_click_log").set_value(("log.csv", data, "text/csv")).run()
     at = wait(at, "upload_cf_job", 120)
     assert no_crash(at) and not at.error
+    assert "propensity" not in at.multiselect(key="upload_bias_factor_columns").options   # not a bias factor
     table = next(d.value for d in at.dataframe if "90 % interval" in d.value.columns)
     assert list(table["estimator"])[-1] == "Policy-aware IPS"
     assert any("the log's 'propensity' column" in c.value for c in at.caption)
