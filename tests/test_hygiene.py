@@ -28,6 +28,10 @@ def test_readme_is_a_front_door():
     assert not unlisted, f"docs/index.md does not list {unlisted}"
     links = re.findall(r"\]\(((?:docs/)?[\w/.-]+\.(?:md|png))(?:#[\w-]+)?\)", readme)
     assert links and all((REPO / link).exists() for link in links), links
+    for page in ("index.md", "app.md", "cli.md"):                    # the guides README sends a newcomer to
+        links = re.findall(r"\]\(([\w/.-]+\.(?:md|png))(?:#[\w-]+)?\)", (REPO / "docs" / page).read_text())
+        broken = [link for link in links if not (REPO / "docs" / link).exists()]
+        assert links and not broken, (page, broken)
 
 
 def test_streamlit_is_pinned_to_the_release_the_patch_wraps():
