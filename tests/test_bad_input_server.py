@@ -1,6 +1,6 @@
-"""Bad input, round three (issue #50), the server's side: a result cache that verifies, bounds that hold for every
+"""Bad input, the server's side (issue #50): a result cache that verifies, bounds that hold for every
 entry point, CPU per analysis bounded, messages without class names.  (The readers' and the CLI's cases:
-tests/test_hostile_round3.py.)"""
+tests/test_bad_input_contract.py.)"""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from clihelp import refused, write
-from test_hostile_round3 import _sessions
+from test_bad_input_contract import _sessions
 
 
 # --------------------------------------------------------------------------- the result cache verifies

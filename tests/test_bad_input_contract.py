@@ -1,4 +1,4 @@
-"""Bad input, round three (issue #50): one test per case of docs/safety.md's "Round three" table.
+"""Bad input: the one input contract (issue #50): one test per case of docs/safety.md's "Round three" table.
 
 Ids that must stay exact on every engine, one input contract for ``ig`` and ``click-models``, outputs that never
 destroy or inject, JSON that is always valid.  Every file is generated here, small.
