@@ -15,11 +15,14 @@ evaluation is a handful of vectorised passes over patterns, never a Python loop 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError
+
+if TYPE_CHECKING:                 # pandas is imported where a frame is read: the click-model table needs none
+    import pandas as pd
 
 __all__ = ["SessionArrays", "SessionTable", "MAX_DEPTH", "split_sessions", "pair_mean", "PYCLICK_PRIOR", "PROPENSITY",
            "check_propensity"]
@@ -65,6 +68,7 @@ class SessionArrays:
     def from_frame(cls, frame: pd.DataFrame, name: str = "log") -> "SessionArrays":
         """From a click table (session_id, query_id, doc_id, position, click; ``shown`` rows only when present):
         every session must show ranks 1 … D, the same D for all (at most :data:`MAX_DEPTH`)."""
+        import pandas as pd
         check_session_columns(frame.columns, name)
         if "shown" in frame:
             frame = frame[frame["shown"].astype(bool)]
@@ -81,6 +85,7 @@ class SessionArrays:
         """From rows ordered by (session id, rank): session ids, pair codes (rows of ``pair_keys``), ranks,
         0/1 clicks (and the logging policy's propensities, checked by :func:`check_propensity`); every session must
         show ranks 1 … n once each, n ≤ :data:`MAX_DEPTH` (lists of varying n are padded to the longest)."""
+        import pandas as pd
         if len(pair) == 0:
             raise DataFormatError(name, "the log has no shown rows")
         session = np.asarray(session)
