@@ -15,7 +15,7 @@ from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import PROPENSITY
 from ultr_core.counterfactual.candidate import SOURCES
-from ultr_core.counterfactual.estimators import DEFAULT_ESTIMATORS, ESTIMATORS
+from ultr_core.counterfactual.estimators import default_estimators
 from ultr_core.counterfactual.evaluate import DIRECT_MODELS, N_BOOT, evaluate_job, expected_seconds
 from ultr_core.errors import DataFormatError, counted
 from ultr_core.logs.scores import side_file_problem
@@ -88,8 +88,7 @@ def evaluate_section(log, key, prefix: str) -> None:
             parsed = None
     dm_key = next(m for m in DIRECT_MODELS if MODEL_BY_KEY[m].label == dm)
     prior = st.session_state.get(f"{prefix}_cm_job_for", (None, "pyclick"))[1]     # the comparison's prior above
-    estimators = DEFAULT_ESTIMATORS + (tuple(e.key for e in ESTIMATORS if e.fit == "affine") if affine else ()) + (
-        ("policy_ips",) if PROPENSITY in log.frame else ())        # a log with its logging policy's propensities
+    estimators = default_estimators(logged=PROPENSITY in log.frame, affine=affine)
     spec = (key, picked[0], picked[2], dm_key, int(k), digest, prior, estimators)
     job_key = f"{prefix}_cf_job"
     if st.session_state.get(f"{job_key}_for") != spec:

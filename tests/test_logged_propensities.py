@@ -107,6 +107,9 @@ def test_a_propensity_column_is_read_from_a_file_and_checked(tmp_path, capsys):
     assert main(["evaluate", str(path), "--n-boot", "20", "--estimators", "dr,policy_ips"]) == 0
     text = capsys.readouterr().out
     assert "logging propensities (DR, policy-aware IPS): π₀(d at r | q): the log's 'propensity' column" in text
+    assert main(["evaluate", str(path), "--n-boot", "20", "--json"]) == 0      # the default set, as the page's
+    import json
+    assert list(json.loads(capsys.readouterr().out)["estimators"]) == ["dm", "ips", "snips", "dr", "policy_ips"]
     for bad, why in ((0.0, "in (0, 1]"), (1.5, "in (0, 1]"), (float("nan"), "in (0, 1]")):
         frame.loc[frame.index[7], "propensity"] = bad
         frame.to_csv(path, index=False)

@@ -33,10 +33,11 @@ def add_parser(sub) -> None:
     p.add_argument("--k", type=int, default=10, help="value = expected clicks in the top k per session")
     p.add_argument("--prior", choices=PRIORS, default="pyclick", help="--ranking model:KEY: the attractiveness "
                    "prior of the model's fit (as click-models --prior)")
-    from ultr_core.counterfactual.estimators import DEFAULT_ESTIMATORS
-    p.add_argument("--estimators", default=",".join(DEFAULT_ESTIMATORS), help="comma-separated of " + ", ".join(
+    p.add_argument("--estimators", default=argparse.SUPPRESS, help="comma-separated of " + ", ".join(
         f"{e.key} ({e.label})" for e in ESTIMATORS) + "; the affine ones read trust bias's b_r + s_r·a_d (a fit per "
-        "resample: ≈ 0.02 s each with 500 (query, document) pairs, 0.35 s with 4,000)")
+        "resample: ≈ 0.02 s each with 500 (query, document) pairs, 0.35 s with 4,000). Default: " + ", ".join(
+        e.key for e in ESTIMATORS if e.default) + ", and " + ", ".join(e.key for e in ESTIMATORS if e.with_logged)
+        + " where the log has a 'propensity' column")
     p.add_argument("--n-boot", type=int, default=N_BOOT, help="bootstrap resamples of the sessions")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--judgements", metavar="FILE", help="editorial judgements (qrels or CSV/TSV): also DCG@k of the "
@@ -70,7 +71,8 @@ def run(a) -> int:
         raise ConfigError("--prior", "applies to --ranking model:KEY (the prior of the model that re-ranks)")
     out = evaluate_ranking(read_sessions(a.path, a.format, a.path), a.path, a.ranking, scores, a.model, a.k, a.n_boot,
                            a.seed, judgements, prior=a.prior,
-                           estimators=[k.strip().lower() for k in a.estimators.split(",") if k.strip()])
+                           estimators=None if "estimators" not in a else
+                           [k.strip().lower() for k in a.estimators.split(",") if k.strip()])
     if a.json:
         print(json.dumps(json_safe(out), allow_nan=False))
     else:
@@ -98,7 +100,8 @@ def result_lines(out: dict) -> list[str]:
     lines.append(f"support: {s['identified']:.0%} of the top-{k} slots identified, {s['at_position']:.0%} shown at "
                  f"their position, {s['examined']:.1%} hold documents with ≥ 10 examination-weighted impressions; "
                  f"the log's positions form {counted(out['position_bias']['components'], 'component')}")
-    if any(e["support_kind"] == "at its position" or key == "policy_ips" for key, e in out["estimators"].items()):
+    from ultr_core.counterfactual.estimators import ESTIMATOR_BY_KEY
+    if any(ESTIMATOR_BY_KEY[key].reads_propensity for key in out["estimators"]):
         lines.append(f"logging propensities (DR, policy-aware IPS): {out['logging_propensities']['text']}")
     if "judged" in out:
         j = out["judged"]

@@ -54,7 +54,8 @@ import numpy as np
 
 from ultr_core.evaluation.intervals import LEVEL, bootstrap_interval
 
-__all__ = ["OffPolicyEstimator", "ESTIMATORS", "ESTIMATOR_BY_KEY", "DEFAULT_ESTIMATORS", "Setup", "Fit",
+__all__ = ["OffPolicyEstimator", "ESTIMATORS", "ESTIMATOR_BY_KEY", "DEFAULT_ESTIMATORS", "default_estimators",
+           "Setup", "Fit",
            "logged_value", "interval", "LEVEL"]
 
 def interval(point: float, draws: np.ndarray, *, bounds: tuple = (0.0, np.inf), method: str = "percentile") -> dict:
@@ -226,6 +227,10 @@ class OffPolicyEstimator:
     default: bool = True
     #: the fit it reads: "pbm" (θ̂, α̂ and the direct model) or "affine" (trust bias's b̂_r + ŝ_r·â_d)
     fit: str = "pbm"
+    #: it reads the logging policy's π₀ (the log's ``propensity`` column, else display frequencies)
+    reads_propensity: bool = False
+    #: in the estimates every evaluation gives of a log that carries its logging policy's propensities
+    with_logged: bool = False
     #: its interval (:mod:`ultr_core.evaluation.intervals`): "bc" where a click model's prior shrinks the estimate
     #: (its resamples are shrunk again: DM), else "percentile" (stretched to the estimate where the resamples lie to
     #: one side; DR equals the log's own value on every slot shown at its position, in every resample)
@@ -243,18 +248,30 @@ ESTIMATORS = (
                        "#17becf"),
     OffPolicyEstimator("dr", "DR", "Dudík, Langford & Li, ICML 2011, per position (Open Bandit Pipeline's "
                        "independent form) around the PBM", "V_PBM + (1/N) Σ_s Σ_{r≤k} 1[candidate's d at r] "
-                       "(c − θ̂_r α̂_d) / π̂₀(d at r)", "at its position", dr_value, "#d62728"),
+                       "(c − θ̂_r α̂_d) / π̂₀(d at r)", "at its position", dr_value, "#d62728", reads_propensity=True),
     OffPolicyEstimator("policy_ips", "Policy-aware IPS", "Oosterhuis & de Rijke, CIKM 2020 (policy-aware "
                        "propensities: the logging policy's expected examination of each document)",
                        "(1/N) Σ_s Σ_d ω(d) c_sd / Σ_r π₀(d at r) θ̂_r", "any position", policy_ips_value, "#ff7f0e",
-                       default=False),
+                       default=False, reads_propensity=True, with_logged=True),
     OffPolicyEstimator("affine_ips", "Affine-IPS", "Vardasbi, Oosterhuis & de Rijke, CIKM 2020, the affine "
                        "correction (trust bias)",
                        "Σ_q (n_q/N) Σ_{r≤k} b̂_r + (1/N) Σ_s Σ_d ŝ(d) (c_sd − b̂(r_s(d))) / ŝ(r_s(d))", "any position",
                        affine_ips_value, "#2ca02c", default=False, fit="affine"),
     OffPolicyEstimator("affine_dr", "Affine-DR", "Oosterhuis, TOIS 2023, affine doubly robust (trust bias), per "
                        "position", "V_affine + (1/N) Σ_s Σ_{r≤k} 1[candidate's d at r] (c − b̂_r − ŝ_r â_d) / "
-                       "π̂₀(d at r)", "at its position", affine_dr_value, "#8c564b", default=False, fit="affine"),
+                       "π̂₀(d at r)", "at its position", affine_dr_value, "#8c564b", default=False, fit="affine",
+                       reads_propensity=True),
 )
 ESTIMATOR_BY_KEY = {e.key: e for e in ESTIMATORS}
 DEFAULT_ESTIMATORS = tuple(e.key for e in ESTIMATORS if e.default)
+
+
+def default_estimators(*, logged: bool, affine: bool = False) -> tuple:
+    """The estimators an evaluation gives when none are named: the default set, those a log with its logging
+    policy's propensities adds (``logged``), and trust bias's (``affine``) — in the table's order.
+
+    >>> default_estimators(logged=True, affine=True)
+    ('dm', 'ips', 'snips', 'dr', 'policy_ips', 'affine_ips', 'affine_dr')
+    """
+    return tuple(e.key for e in ESTIMATORS if e.default or (logged and e.with_logged)
+                 or (affine and e.fit == "affine"))

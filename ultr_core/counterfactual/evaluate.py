@@ -28,6 +28,7 @@ from ultr_core.counterfactual.estimators import (
     LEVEL,
     Fit,
     Setup,
+    default_estimators,
     interval,
     logged_value,
 )
@@ -164,7 +165,7 @@ def _affine(n: np.ndarray, c: np.ndarray, t: SessionTable, start):
                              start=None if start is True else start)
 
 
-def _setup(t: SessionTable, arrays: SessionArrays, rank: np.ndarray, k: int) -> Setup:
+def _setup(t: SessionTable, arrays: SessionArrays, rank: np.ndarray, k: int, propensity=None) -> Setup:
     n_q = int(arrays.pair_query.max()) + 1
     pq = arrays.pair_query[t.pairs[:, 0]]
     length = np.zeros(n_q, np.int64)
@@ -174,7 +175,7 @@ def _setup(t: SessionTable, arrays: SessionArrays, rank: np.ndarray, k: int) -> 
     lists = np.where(positions < kq[:, None], cand.candidate_lists(rank, arrays.pair_query, n_q, t.depth), -1)
     match = (lists[pq] == t.pairs) & (positions < k) & t.mask
     return Setup(t, pq, arrays.pair_query, n_q, k, rank[t.pairs], rank, lists, match, t.pairs * t.depth + positions,
-                 kq, logged_propensities(arrays)[0])
+                 kq, propensity)
 
 
 def logged_propensities(arrays: SessionArrays) -> tuple[np.ndarray | None, int]:
@@ -239,10 +240,10 @@ def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=N
     return out
 
 
-def _chosen(estimators) -> tuple:
-    """The estimator keys asked for (None: the default set; an empty list is refused), each checked against the
-    table."""
-    keys = tuple(dict.fromkeys(DEFAULT_ESTIMATORS if estimators is None else estimators))
+def _chosen(estimators, logged: bool) -> tuple:
+    """The estimator keys asked for (None: :func:`~.estimators.default_estimators` of a log with or without its
+    logging policy's propensities; an empty list is refused), each checked against the table."""
+    keys = tuple(dict.fromkeys(default_estimators(logged=logged) if estimators is None else estimators))
     bad = [k for k in keys if k not in ESTIMATOR_BY_KEY]
     if bad or not keys:
         raise ConfigError("--estimators", f"unknown estimator {str(bad[0])[:20]!r}; choose from "
@@ -308,7 +309,8 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
     """:func:`evaluate_ranking` of a built :class:`~.candidate.Candidate` (``t``, ``production``: the log's
     patterns and production ranks, when already computed)."""
     _direct(model)
-    chosen = _chosen(estimators)
+    propensity, varied = logged_propensities(arrays)            # read once: the estimators' π₀ and the output's note
+    chosen = _chosen(estimators, propensity is not None)
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise ConfigError("--k", f"must be a whole number ≥ 1, got {k!r}")
     if not 20 <= n_boot <= 10_000:
@@ -316,7 +318,7 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
     t = arrays.compress() if t is None else t
     production = cand.production_rank(t, arrays.pair_query) if production is None else production
     notes = [f"k = {k} is beyond the log's {t.depth} ranks: valued at k = {t.depth}"] if k > t.depth else []
-    s = _setup(t, arrays, c.rank, min(int(k), t.depth))
+    s = _setup(t, arrays, c.rank, min(int(k), t.depth), propensity)
     point = _fit(t, t.weight, s, model, affine=True if any(ESTIMATOR_BY_KEY[e].fit == "affine" for e in chosen)
                  else None)
     draws = _boot(t, s, point, model, n_boot, seed, report, chosen)
@@ -335,19 +337,18 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
            "support": {"any_position": 1.0, **{f"{k}": float((nq[:, None] * v).sum() / (nq * s.kq).sum())
                                                 for k, v in slots.items()}},
            "position_bias": {"theta": (point.theta / point.theta[0]).tolist(), "components": n_comp},
-           "logging_propensities": _propensity_source(arrays)}
+           "logging_propensities": _propensity_source(propensity is not None, varied)}
     if judgements is not None:
         from ultr_core.counterfactual.judged import judged_value
         out["judged"] = judged_value(judgements, arrays, s, production, nq, n_boot, seed)
     return out
 
 
-def _propensity_source(arrays: SessionArrays) -> dict:
+def _propensity_source(logged: bool, varied: int) -> dict:
     """Where the policy-aware estimators' π₀ comes from, said in the output."""
-    if arrays.propensity is None:
+    if not logged:
         return {"source": "display frequencies", "text": "π₀(d at r | q): the log's share of q's sessions showing d "
                 "at r (no 'propensity' column)"}
-    varied = logged_propensities(arrays)[1]
     return {"source": "logged", "varied_cells": varied, "text": "π₀(d at r | q): the log's 'propensity' column"
             + (f" ({varied:,} (document, rank) cells disagree between sessions: their mean is used)" if varied
                else "")}
