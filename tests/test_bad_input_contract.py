@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from clihelp import cli, refused, write
+from hypothesis import given, settings, strategies as st
 
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.mapping import read_user_log
@@ -216,3 +217,21 @@ def test_ig_refuses_flags_that_do_not_apply(tmp_path, capsys):
     f = write(tmp_path, "log.csv", _sessions())
     refused(["ig", f, "--scheduler", "tcp://127.0.0.1:1"], capsys, "--scheduler", "--engine dask")
     refused(["ig", f, "--estimate", "none", "--bootstrap", 5], capsys, "--bootstrap", "--estimate none")
+
+
+_json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10, 10), st.floats(allow_nan=True, allow_infinity=True),
+                       st.text(alphabet='aN"\\Infity-', max_size=12),
+                       st.sampled_from([np.float64("nan"), np.float32("-inf"), np.int64(7), np.float32(0.5)]))
+_json_value = st.recursive(_json_leaf, lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(st.text(alphabet='aN"\\Infity', max_size=8), inner, max_size=4),
+                           max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_value)
+def test_json_text_is_json_safe_in_one_pass(v):
+    # the CLI's fast strict JSON against the walk it replaced: the same text, and it parses with NaN refused
+    from ultr_core.logs.outputs import json_safe, json_text
+    text = json_text(v)
+    assert text == json.dumps(json_safe(v), allow_nan=False)
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"non-finite token {c} in {text}"))

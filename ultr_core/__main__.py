@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -11,7 +10,7 @@ from ultr_core.errors import ConfigError, DataFormatError, printable
 
 def _ig(a) -> int:
     from ultr_core.identifiability.practical import check_ig_options
-    from ultr_core.identifiability.reports import identifiability_report, ig_text
+    from ultr_core.identifiability.reports import analyse_identifiability, ig_text
     from ultr_core.logs.ingestion import ingest
     check_ig_options(a)                                      # every option checked before the log is read
     bias = [c.strip() for c in a.bias.split(",") if c.strip()] if a.bias else ["position"]
@@ -24,21 +23,20 @@ def _ig(a) -> int:
     table = ingest(a.path, a.format, bias=bias, columns=columns, document=a.document,
                    doc_columns=[c.strip() for c in a.doc_columns.split(",")] if a.doc_columns else None,
                    engine=a.engine, scheduler=a.scheduler, memory_limit=a.memory_limit)
-    rep = identifiability_report(table, bias, merge=a.merge, intervene=a.intervene, seed=a.seed,
-                                 estimate=None if a.estimate == "none" else a.estimate,
-                                 n_bootstrap=100 if a.bootstrap is None else a.bootstrap)
+    analysis = analyse_identifiability(table, bias, merge=a.merge, intervene=a.intervene, seed=a.seed,
+                                       estimate=None if a.estimate == "none" else a.estimate,
+                                       n_bootstrap=100 if a.bootstrap is None else a.bootstrap)
+    rep, graph = analysis.report, analysis.graph           # one graph for the report, the users and the fits below
     rep["notes"] = list(table.notes)
     rep["source"] = a.path
-    from ultr_core.identifiability import IdentifiabilityGraph
     from ultr_core.identifiability.trust import users_report
-    graph = IdentifiabilityGraph.from_counts(table)          # one graph for the users' reading and the fits below
     rep["users"] = users_report(graph, a.users)
     if a.documents or a.profile or a.certainty or judged is not None:
         from ultr_core.identifiability.practical import ig_outputs
         rep.update(ig_outputs(graph, a, judged))
     if a.json:
-        from ultr_core.logs.outputs import json_safe  # strict JSON: a NaN is null
-        print(json.dumps(json_safe(rep), default=_json_default, allow_nan=False))   # JSON escapes control characters
+        from ultr_core.logs.outputs import json_text  # strict JSON: a NaN is null
+        print(json_text(rep))   # JSON escapes control characters
     else:
         for n in table.notes:
             print(printable(f"note: {n}"))
@@ -83,21 +81,13 @@ def _ig_fit(a) -> int:
     out = {"source": a.path, "algorithm": a.algorithm, "repair": a.repair, "init": a.init,
            "n_components": out.pop("components"), "n_components_after_repair": out.pop("components_after"), **out}
     if a.json:
-        from ultr_core.logs.outputs import json_safe
-        print(json.dumps(json_safe(out), default=_json_default, allow_nan=False))
+        from ultr_core.logs.outputs import json_text
+        print(json_text(out))
     else:
         for k, v in out.items():
             if k != "observation":
                 print(f"{k:>26}: {v:.4f}" if isinstance(v, float) else f"{k:>26}: {v}")
     return 0
-
-
-def _json_default(v):
-    if hasattr(v, "item"):
-        return v.item()
-    if isinstance(v, tuple):
-        return list(v)
-    return str(v)
 
 
 def _simulate(a) -> int:
@@ -146,11 +136,11 @@ def _train(a) -> int:
     out = outs[0]
     diverged = [a.seed + i for i, o in enumerate(outs) if _diverged(o)]
     if a.json:
-        from ultr_core.logs.outputs import json_safe
+        from ultr_core.logs.outputs import json_text
         payload = [{"seed": a.seed + i, "diverged": _diverged(o), "metrics": o["metrics"], "config": o["spec"],
                     "algorithm": o["algorithm"], "observation": o["observation"],
                     "true_observation": o["true_observation"]} for i, o in enumerate(outs)]
-        print(json.dumps(json_safe(payload[0] if a.seeds == 1 else payload), default=float, allow_nan=False))
+        print(json_text(payload[0] if a.seeds == 1 else payload))
         return _diverged_status(diverged)
     print(f"{out['algorithm']} on {a.dataset} ({a.sessions:,} sessions, clicks from the {train.clicks}"
           f"{'' if train.clicks == 'log' else ' simulation'}) — test split:")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from ultr_core.constraints import TRAIN_SHARE
 from ultr_core.errors import printable
@@ -100,7 +99,7 @@ def _checked(a):
 def run(a) -> int:
     from ultr_core.clickmodels.compare import compare_click_models, parse_models
     from ultr_core.clickmodels.evaluation import fit_sentence
-    from ultr_core.logs.outputs import atomic_write, json_safe, safe_csv
+    from ultr_core.logs.outputs import atomic_write, json_text, safe_csv
     keys = parse_models(a.models)
     out_path = _checked(a)
     judged = dict(judgements=judgements_option(a), include_prior=a.include_prior_dominated, seed=a.seed, prior=a.prior)
@@ -118,7 +117,7 @@ def run(a) -> int:
     if out_path is not None:
         atomic_write(out_path, lambda tmp: safe_csv(rel, tmp), "--relevance", force=a.force)
     if a.json:
-        print(json.dumps(json_safe(out), allow_nan=False))
+        print(json_text(out))
         return 0
     for n in out["notes"]:
         print(printable(f"note: {n}"))

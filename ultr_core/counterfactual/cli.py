@@ -3,7 +3,6 @@ traffic by every off-policy estimator, with 90 % intervals from a bootstrap over
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
 from ultr_core.errors import ConfigError, counted, printable
@@ -65,7 +64,7 @@ def _scores(a):
 def run(a) -> int:
     from ultr_core.clickmodels.cli import judgements_option, read_sessions
     from ultr_core.counterfactual.evaluate import evaluate_ranking
-    from ultr_core.logs.outputs import json_safe
+    from ultr_core.logs.outputs import json_text
     scores, judgements = _scores(a), judgements_option(a)
     if a.prior != "pyclick" and not a.ranking.startswith("model:"):
         raise ConfigError("--prior", "applies to --ranking model:KEY (the prior of the model that re-ranks)")
@@ -74,7 +73,7 @@ def run(a) -> int:
                            estimators=None if "estimators" not in a else
                            [k.strip().lower() for k in a.estimators.split(",") if k.strip()])
     if a.json:
-        print(json.dumps(json_safe(out), allow_nan=False))
+        print(json_text(out))
     else:
         print("\n".join(printable(x) for x in result_lines(out)))
     return 0

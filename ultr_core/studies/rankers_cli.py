@@ -4,7 +4,6 @@ data set's editorial labels (:mod:`~ultr_core.studies.rankers`)."""
 from __future__ import annotations
 
 import argparse
-import json
 
 from ultr_core.constraints import TRAIN_SHARE
 
@@ -53,7 +52,7 @@ def run(a) -> int:
     from ultr_core.clickmodels.cli import judgement_lines
     from ultr_core.clickmodels.compare import parse_models
     from ultr_core.errors import printable
-    from ultr_core.logs.outputs import json_safe
+    from ultr_core.logs.outputs import json_text
     from ultr_core.simulation.clickmodel import ClickModelConfig
     from ultr_core.simulation.params import values_of
     from ultr_core.simulation.simulated import simulate_log
@@ -67,7 +66,7 @@ def run(a) -> int:
                                       include_prior=a.include_prior_dominated)
     out.pop("relevance")
     if a.json:
-        print(json.dumps(json_safe(out), allow_nan=False))
+        print(json_text(out))
         return 0
     print(printable(f"{a.dataset}: {out['train_sessions']:,} training sessions, {out['test_sessions']:,} test "
                     f"sessions; rankers read as P(click) = γ_r·σ(a·score + b)"))
