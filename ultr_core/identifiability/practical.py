@@ -32,7 +32,8 @@ def _finite(x: float):
 
 def factor_levels(g, u: FactorUncertainty) -> tuple[list, list, np.ndarray]:
     """(each factor's label, its standard error of log(o_k/o_ref) or None where infinite, its level)."""
-    return list(tuple_labels(g.factors)), [_finite(x) for x in u.log_se], identification(u.log_se)
+    se = np.asarray(u.log_se, np.float64)
+    return list(tuple_labels(g.factors)), np.where(np.isfinite(se), se, None).tolist(), identification(se)
 
 
 def _apart(r: dict) -> bool:
@@ -76,7 +77,7 @@ def _fisher_columns(u: FactorUncertainty) -> dict:
     ok = np.isfinite(u.log_se) & (o_ref > 0)
     est = np.divide(u.o, o_ref, out=np.zeros(len(u.o)), where=ok)
     half = np.exp(Z90 * np.where(ok, u.log_se, 0.0))
-    col = lambda x: [float(v) if k else None for v, k in zip(x, ok)]       # noqa: E731
+    col = lambda x: np.where(ok, np.asarray(x, np.float64), None).tolist()       # noqa: E731
     return {"pbm_ml": col(est), "fisher_lower": col(est / half), "fisher_upper": col(est * half)}
 
 

@@ -98,10 +98,13 @@ def group_codes(frame: pd.DataFrame, cols) -> tuple[np.ndarray, int]:
     :func:`factor_codes` (the same partition, missing values their own level) without sorting them or keeping
     their values — for a count of groups."""
     cols = [cols] if isinstance(cols, str) else list(cols)
-    key = np.zeros(len(frame), np.int64)
+    key = None
     for c in cols:
         codes, _ = pd.factorize(frame[c].to_numpy(), use_na_sentinel=False)
-        key, _ = pd.factorize(key * (int(codes.max(initial=0)) + 1) + codes)
+        codes = np.asarray(codes, np.int64)
+        key = codes if key is None else pd.factorize(key * (int(codes.max(initial=0)) + 1) + codes)[0]
+    if key is None or not len(key):
+        return np.zeros(0, np.int64), 0
     return np.asarray(key, np.int64), int(key.max(initial=-1)) + 1
 
 
@@ -140,4 +143,5 @@ def tuple_labels(keys: pd.DataFrame) -> list[str]:
     vals = [_texts(keys[c]) for c in cols]
     if len(cols) == 1:
         return [f"{cols[0]}={v}" for v in vals[0]]
-    return ["(" + ", ".join(f"{c}={v[i]}" for c, v in zip(cols, vals)) + ")" for i in range(len(keys))]
+    parts = [[f"{c}={x}" for x in v] for c, v in zip(cols, vals)]
+    return ["(" + ", ".join(t) + ")" for t in zip(*parts)]
