@@ -96,9 +96,10 @@ def _reference_steps():
         return r, np.clip(ratio(np.bincount(t.g, t.n * ratio(t.ctr, r[t.d]), t.G), t.ng), 0, 1)
 
     def em(t, r, o):
-        p = np.clip(o[t.g] * r[t.d], 0, 1 - 1e-9)
-        post_r = t.c + (t.n - t.c) * (1 - o[t.g]) * r[t.d] / (1 - p)
-        post_o = t.c + (t.n - t.c) * o[t.g] * (1 - r[t.d]) / (1 - p)
+        p = np.clip(o[t.g] * r[t.d], 0, 1 - 1e-9)          # PBM's EM (the click models' one copy)
+        odds = (t.n - t.c) / (1 - p)
+        post_r = t.c + odds * (1 - o[t.g]) * r[t.d]
+        post_o = t.c + odds * (1 - r[t.d]) * o[t.g]
         a, b = t.prior
         return (np.clip(ratio(a + np.bincount(t.d, post_r, t.D), b + t.nd), 0, 1),
                 np.clip(ratio(a + np.bincount(t.g, post_o, t.G), b + t.ng), 0, 1))

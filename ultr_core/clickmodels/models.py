@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultr_core.clickmodels import samplers as smp
+from ultr_core.clickmodels import pbm as _pbm, samplers as smp
 from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, pair_mean as _pair_mean
 
 __all__ = ["ClickModel", "Cascade", "GCTR", "RCTR", "DCTR", "PBM", "CM", "DCM", "SDBN", "EM_ITERATIONS",
@@ -51,15 +51,9 @@ def _first_click(clicks: np.ndarray) -> np.ndarray:
 
 def pbm_em(pair, rank, n, c, n_pairs: int, depth: int, prior=PYCLICK_PRIOR, n_iter: int = EM_ITERATIONS,
            start: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """PBM's EM on the (pair, rank) cells' impressions ``n``, clicks ``c``: (α, γ); the per-pattern EM re-summed."""
-    attr, exam = start or (np.full(n_pairs, 0.5), np.full(depth, 0.5))
-    trials_a, trials_g, skip = prior[1] + np.bincount(pair, n, n_pairs), 2 + np.bincount(rank, n, depth), n - c
-    for _ in range(n_iter):
-        a, g = attr[pair], exam[rank]
-        odds = skip / (1 - g * a)
-        attr = np.minimum((prior[0] + np.bincount(pair, c + odds * (1 - g) * a, n_pairs)) / trials_a, 1 - PROB_MIN)
-        exam = np.minimum((1 + np.bincount(rank, c + odds * (1 - a) * g, depth)) / trials_g, 1 - PROB_MIN)
-    return attr, exam
+    """PBM's EM on the (pair, rank) cells' impressions ``n``, clicks ``c``: (α, γ), with PyClick's cap
+    (:func:`ultr_core.clickmodels.pbm.pbm_em`, the one copy)."""
+    return _pbm.pbm_em(pair, rank, n, c, n_pairs, depth, prior, n_iter, 1 - PROB_MIN, start)
 
 
 class ClickModel:

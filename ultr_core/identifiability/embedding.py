@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from ultr_core.clickmodels.pbm import PBMCells, pbm_em_step
 from ultr_core.errors import ConfigError
 from ultr_core.logs.clicklog import ClickLog
 
@@ -207,14 +208,10 @@ def _regression_em_step(t: _Table, r, o):
 
 
 def _em_step(t: _Table, r, o):
-    d, g, n, c = t.d, t.g, t.n, t.c
-    og, rd = o[g], r[d]
-    p = np.clip(og * rd, 0, 1 - 1e-9)
-    post_r = c + (n - c) * (1 - og) * rd / (1 - p)
-    post_o = c + (n - c) * og * (1 - rd) / (1 - p)
+    """PBM's EM update (:func:`ultr_core.clickmodels.pbm.pbm_em_step`, the one copy) with the fit's prior on both
+    the relevance and the observation, estimates in [0, 1]."""
     a, b = t.prior
-    return (np.clip(_ratio(a + np.bincount(d, post_r, t.D), b + t.nd), 0, 1),
-            np.clip(_ratio(a + np.bincount(g, post_o, t.G), b + t.ng), 0, 1))
+    return pbm_em_step(PBMCells(t.d, t.g, t.c, t.n - t.c, t.D, t.G, b + t.nd, b + t.ng, a, a, 1.0), r, o)
 
 
 @dataclass(frozen=True)

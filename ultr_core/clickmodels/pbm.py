@@ -1,0 +1,79 @@
+"""PBM's EM on cell counts — the one copy every PBM fit by EM runs (Chuklin, Markov & de Rijke 2015, §4.2; PyClick's
+``PBM``): the click-model table's PBM, the counterfactual direct model's refits in every bootstrap resample, and the
+identifiability paper's EM curve method (:mod:`ultr_core.identifiability.embedding`).  PBM's clicks are independent
+given (α, γ), so the impressions ``n`` and clicks ``c`` of each (pair, rank) cell are all its likelihood needs.  The
+maximum-likelihood fit with standard errors (Newton, constrained at p = 1) is
+:func:`ultr_core.identifiability.newton.fit_newton`, on the same counts.
+
+One EM update, with (pseudo-successes, pseudo-trials) added to each parameter's M-step and estimates capped at
+``cap``:  α_q ← (a + Σ_cells [c + (n − c)·(1 − γ)α / (1 − γα)]) / (b + Σ n), and γ_r likewise.
+
+>>> import numpy as np
+>>> cells = PBMCells.of(np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([10., 10., 10.]), np.array([8., 4., 2.]),
+...                     n_pairs=2, depth=2)
+>>> attr, exam = pbm_em_step(cells, np.full(2, 0.5), np.full(2, 0.5))
+>>> attr.round(4).tolist(), exam.round(4).tolist()     # α_0 = (8 + 2·(¼/¾) + 4 + 6·(¼/¾)) / 20
+([0.7333, 0.4667], [0.8667, 0.5333])
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["PBMCells", "pbm_em_step", "pbm_em"]
+
+#: the largest examined-and-attractive probability an update divides by 1 − it (keeps 1 − γα away from 0)
+P_MAX = 1 - 1e-9
+
+
+class PBMCells(NamedTuple):
+    """One table of (pair, rank) cells as PBM's EM reads it, with each parameter's trials (prior included)."""
+
+    pair: np.ndarray
+    rank: np.ndarray
+    clicks: np.ndarray
+    skips: np.ndarray          #: impressions − clicks
+    n_pairs: int
+    depth: int
+    attr_trials: np.ndarray    #: b + impressions per pair (b: one, or one per pair: a learned prior)
+    exam_trials: np.ndarray    #: b + impressions per rank
+    attr_successes: float | np.ndarray    #: the attractiveness prior's pseudo-successes a (one, or one per pair)
+    exam_successes: float
+    cap: float                 #: estimates are capped here (PyClick: 1 − 10⁻⁶)
+
+    @classmethod
+    def of(cls, pair, rank, n, c, *, n_pairs: int, depth: int, attr_prior: tuple = (0.0, 0.0),
+           exam_prior: tuple = (0.0, 0.0), cap: float = 1.0) -> "PBMCells":
+        pair, rank = np.asarray(pair, np.int64), np.asarray(rank, np.int64)
+        n, c = np.asarray(n, np.float64), np.asarray(c, np.float64)
+        return cls(pair, rank, c, n - c, int(n_pairs), int(depth), attr_prior[1] + np.bincount(pair, n, n_pairs),
+                   exam_prior[1] + np.bincount(rank, n, depth), attr_prior[0], exam_prior[0], float(cap))
+
+
+def _share(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` where ``den > 0``, else 0 (a parameter with no trials and no prior)."""
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def pbm_em_step(cells: PBMCells, attr: np.ndarray, exam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One EM update of (α per pair, γ per rank); see the module docstring."""
+    a, g = attr[cells.pair], exam[cells.rank]
+    odds = cells.skips / (1 - np.minimum(g * a, P_MAX))
+    attr = _share(cells.attr_successes + np.bincount(cells.pair, cells.clicks + odds * (1 - g) * a, cells.n_pairs),
+                  cells.attr_trials)
+    exam = _share(cells.exam_successes + np.bincount(cells.rank, cells.clicks + odds * (1 - a) * g, cells.depth),
+                  cells.exam_trials)
+    return np.minimum(attr, cells.cap), np.minimum(exam, cells.cap)
+
+
+def pbm_em(pair, rank, n, c, n_pairs: int, depth: int, prior: tuple, n_iter: int, cap: float,
+           start: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``n_iter`` EM updates from ``start`` (default ½ everywhere) with the attractiveness prior ``prior`` and
+    PyClick's examination prior (1 in 2): (α, γ)."""
+    cells = PBMCells.of(pair, rank, n, c, n_pairs=n_pairs, depth=depth, attr_prior=prior, exam_prior=(1.0, 2.0),
+                        cap=cap)
+    attr, exam = start or (np.full(n_pairs, 0.5), np.full(depth, 0.5))
+    for _ in range(n_iter):
+        attr, exam = pbm_em_step(cells, attr, exam)
+    return attr, exam
