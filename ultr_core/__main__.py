@@ -9,38 +9,31 @@ from ultr_core.errors import ConfigError, DataFormatError, printable
 
 
 def _ig(a) -> int:
-    from ultr_core.identifiability.practical import check_ig_options
-    from ultr_core.identifiability.reports import analyse_identifiability, ig_text
-    from ultr_core.logs.ingestion import ingest
-    check_ig_options(a)                                      # every option checked before the log is read
-    bias = [c.strip() for c in a.bias.split(",") if c.strip()] if a.bias else ["position"]
-    columns = _column_map(a.column)
+    """``ig``: flags → :class:`~ultr_core.tasks.CheckOptions` → :func:`~ultr_core.tasks.check_log` → printed."""
+    from ultr_core.tasks.check_log import CheckOptions, check_log
+    opts = CheckOptions(bias=tuple(c.strip() for c in a.bias.split(",") if c.strip()) if a.bias else ("position",),
+                        format=a.format, columns=tuple((_column_map(a.column) or {}).items()), document=a.document,
+                        doc_columns=tuple(c.strip() for c in a.doc_columns.split(",")) if a.doc_columns else None,
+                        engine=a.engine, scheduler=a.scheduler, memory_limit=a.memory_limit, merge=a.merge,
+                        intervene=a.intervene, estimate=None if a.estimate == "none" else a.estimate,
+                        bootstrap=a.bootstrap, seed=a.seed, users=a.users, profile=a.profile, certainty=a.certainty,
+                        swap_impressions=a.swap_impressions, objective=a.objective)   # every option checked first
     if a.documents:
         from ultr_core.logs.outputs import check_output
         a.documents = check_output(a.documents, a.force, (".csv",), "--documents")
     from ultr_core.clickmodels.cli import judgements_option
     judged = judgements_option(a)                                  # the file checked before the log is read
-    table = ingest(a.path, a.format, bias=bias, columns=columns, document=a.document,
-                   doc_columns=[c.strip() for c in a.doc_columns.split(",")] if a.doc_columns else None,
-                   engine=a.engine, scheduler=a.scheduler, memory_limit=a.memory_limit)
-    analysis = analyse_identifiability(table, bias, merge=a.merge, intervene=a.intervene, seed=a.seed,
-                                       estimate=None if a.estimate == "none" else a.estimate,
-                                       n_bootstrap=100 if a.bootstrap is None else a.bootstrap)
-    rep, graph = analysis.report, analysis.graph           # one graph for the report, the users and the fits below
-    rep["notes"] = list(table.notes)
-    rep["source"] = a.path
-    from ultr_core.identifiability.trust import users_report
-    rep["users"] = users_report(graph, a.users)
-    if a.documents or a.profile or a.certainty or judged is not None:
-        from ultr_core.identifiability.practical import ig_outputs
-        rep.update(ig_outputs(graph, a, judged))
-    if a.json:
-        from ultr_core.logs.outputs import json_text  # strict JSON: a NaN is null
-        print(json_text(rep))   # JSON escapes control characters
-    else:
-        for n in table.notes:
-            print(printable(f"note: {n}"))
-        print(printable(ig_text(rep)))                        # a user's column or value cannot drive the terminal
+    check = check_log(a.path, opts)
+    rep = check.report
+    if a.documents:
+        from ultr_core.logs.outputs import atomic_write, safe_csv
+        frame = check.documents
+        atomic_write(a.documents, lambda tmp: safe_csv(frame, tmp), "--documents", force=a.force)
+        rep["documents_file"] = {"path": str(a.documents), "rows": len(frame),
+                                 "status": frame["status"].value_counts().to_dict()}
+    if judged is not None:
+        rep["judgements"] = check.judge(judged)
+    print(check.to_json() if a.json else printable(check.text()))   # a user's value cannot drive the terminal
     return 0
 
 

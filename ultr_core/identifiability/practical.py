@@ -222,7 +222,8 @@ def profile_lines(p: dict) -> list[str]:
         return [f"Profile likelihood of o({p['factor']}) / o({p['reference']}): {p['note']}"]
     return [f"Profile likelihood of o({p['factor']}) / o({p['reference']}): estimate {p['estimate']:.3f}; "
             f"{p['level']:.0%} likelihood-ratio interval [{end(p['lower'])}, {end(p['upper'])}] beside the Fisher "
-            f"interval [{p['fisher_lower']:.3f}, {p['fisher_upper']:.3f}] ({len(p['curve'])} refits)"]
+            f"interval [{p['fisher_lower']:.3f}, {p['fisher_upper']:.3f}] ({len(p['curve'])} points; "
+            f"{p.get('convergence', 'every refit converged')})"]
 
 
 def document_labeller(g, log=None):
@@ -292,44 +293,3 @@ def document_context(g, log=None):
     first = log.frame.drop_duplicates("doc_id").set_index("doc_id")[cols]
     info = first.reindex(keys["doc_id"].to_numpy()).reset_index()
     return info["query_id"].astype(str).to_numpy(), info
-
-
-def ig_outputs(g, a, judgements=None) -> dict:
-    """``ig --documents FILE`` (relevance per document with its 90 % interval, component and status, CSV),
-    ``ig --profile FACTOR`` (the profile-likelihood interval), ``ig --certainty N`` (repairs that buy certainty) and
-    ``ig --judgements FILE`` (the relevance scored against the judges), from one converged fit."""
-    from ultr_core.logs.outputs import atomic_write, safe_csv
-    u = graph_uncertainty(g)
-    out = {"profile": profile_report(g, a.profile, u)} if a.profile else {}
-    if a.certainty:
-        out["certainty_plan"] = certainty_report(g, a.certainty, a.swap_impressions, a.objective, u)
-    frame = documents_frame(g, u) if a.documents or judgements is not None else None
-    if a.documents:
-        atomic_write(a.documents, lambda tmp: safe_csv(frame, tmp), "--documents", force=a.force)
-        out["documents_file"] = {"path": str(a.documents), "rows": len(frame),
-                                 "status": frame["status"].value_counts().to_dict()}
-    if judgements is not None:
-        from ultr_core.identifiability.judged import ig_judgements
-        out["judgements"] = ig_judgements(frame, judgements, a.seed)
-    return out
-
-
-def check_ig_options(a) -> None:
-    """``ig``'s options that do nothing alone, or cannot run, refused before the log is read (issue #61, item 12):
-    the scheduler without Dask, an interval without an estimate, ``--certainty`` outside 1–100 (0 plans nothing),
-    ``--swap-impressions`` or ``--objective`` without ``--certainty``."""
-    from ultr_core.errors import ConfigError
-    if a.scheduler and a.engine != "dask":
-        raise ConfigError("--scheduler", "applies to --engine dask; add it or leave the scheduler out")
-    if a.bootstrap is not None and a.estimate == "none":
-        raise ConfigError("--bootstrap", "applies to an estimate; --estimate none computes no interval")
-    if a.certainty is None:
-        for opt, value in (("--swap-impressions", a.swap_impressions), ("--objective", a.objective)):
-            if value is not None:
-                raise ConfigError(opt, "applies to --certainty N; add it or leave this option out")
-    elif not 1 <= a.certainty <= 100:
-        raise ConfigError("--certainty", f"must be a whole number of swaps from 1 to 100, got {a.certainty}")
-    a.swap_impressions = 100 if a.swap_impressions is None else a.swap_impressions
-    a.objective = a.objective or "worst"
-    if not 1 <= a.swap_impressions <= 10 ** 9:
-        raise ConfigError("--swap-impressions", f"must be a whole number from 1 to 10⁹, got {a.swap_impressions}")

@@ -32,6 +32,8 @@ __all__ = ["ProfileInterval", "profile_interval", "SPAN"]
 #: the search for an endpoint stops this far (in log ratio) from the estimate: beyond it the side is open
 SPAN = 12.0
 _TOL = 1e-10
+#: Newton steps per constrained refit; one that stops here is counted in the result
+MAX_REFIT_STEPS = 100
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,8 @@ class ProfileInterval:
     fisher_upper: float
     curve: list = field(default_factory=list)
     note: str | None = None          #: why the interval is missing (the budget ran out before its ends were found)
+    #: whether every constrained refit converged, and if not how far the worst stopped from its maximum
+    convergence: str = "every refit converged"
 
 
 class _Spent(Exception):
@@ -72,6 +76,7 @@ class _Problem:
         self.theta0 = np.r_[np.log(r[self.docs]), np.log(u.o[self.facs])]
         self.ground = np.zeros(self.F, bool)
         self.ground[[self.k, self.ref]] = True
+        self.n_fits, self.unconverged = 0, []
 
     def loglik(self, theta) -> float:
         d, f, n, c = self.cells
@@ -84,10 +89,13 @@ class _Problem:
         top = np.full(self.D, -np.inf)                   # start inside the model: every p = r·o below 1
         np.maximum.at(top, d, theta[self.D + f])
         theta[:self.D] = np.minimum(theta[:self.D], -top - 1e-6)
-        for _ in range(100):
+        for _ in range(MAX_REFIT_STEPS):
             theta, dec = newton_step(*self.cells, theta, self.D, self.F, np.zeros(self.F, np.int64), self.ground)
             if abs(dec) < _TOL:
                 break
+        else:
+            self.unconverged.append(abs(dec))    # checked, and said in the result (ProfileInterval.convergence)
+        self.n_fits += 1
         return theta
 
 
@@ -134,8 +142,12 @@ def profile_interval(u: FactorUncertainty, factor: int, level: float = 0.9, *, b
         note = (f"the profile stopped after its budget of {budget.seconds:g} s ({len(memo)} refits): the interval "
                 "is not computed; the command line (ig --profile) computes it without a budget")
     curve = [(float(np.exp(d)), float(v)) for d, v in sorted(memo.items())]
+    conv = "every refit converged" if not P.unconverged else (
+        f"{len(P.unconverged)} of {P.n_fits} refits stopped at {MAX_REFIT_STEPS} Newton steps (largest decrement "
+        f"{max(P.unconverged):.1g}: their deviance is within about that of its maximum; a document pushed to "
+        "r·o = 1 slows them)")
     return ProfileInterval(k, int(u.reference[k]), level, float(np.exp(d_hat)), *ends,
-                           float(np.exp(d_hat - z * se)), float(np.exp(d_hat + z * se)), curve, note)
+                           float(np.exp(d_hat - z * se)), float(np.exp(d_hat + z * se)), curve, note, conv)
 
 
 def _endpoint(dev, d_hat: float, side: int, se: float):

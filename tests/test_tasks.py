@@ -1,0 +1,66 @@
+"""The task functions (:mod:`ultr_core.tasks`): typed options checked on creation, one result that owns its JSON,
+and the CLI a printer of that result — the same numbers for one file."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from clihelp import cli
+from loghelp import random_log
+
+from ultr_core.errors import ConfigError
+from ultr_core.tasks import CheckOptions, LogCheck, check_log
+
+
+@pytest.fixture(scope="module")
+def log_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("task") / "log.csv"
+    random_log(n_sessions=400, seed=5)[0].to_csv(path, index=False)
+    return path
+
+
+def test_options_are_keyword_only_frozen_and_checked_before_any_read():
+    with pytest.raises(TypeError):
+        CheckOptions(("position",))                             # keyword-only
+    o = CheckOptions()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        o.seed = 3
+    for kwargs, flag in [({"bootstrap": 50, "estimate": None}, "--bootstrap"), ({"certainty": 0}, "--certainty"),
+                         ({"objective": "mean"}, "--objective"), ({"scheduler": "tcp://x:1"}, "--scheduler"),
+                         ({"certainty": 2, "swap_impressions": 0}, "--swap-impressions"), ({"bias": ()}, "--bias"),
+                         ({"users": "nope"}, "--users")]:
+        with pytest.raises(ConfigError) as e:
+            CheckOptions(**kwargs)
+        assert e.value.field == flag
+
+
+def test_the_cli_prints_the_tasks_result(log_file, capsys):
+    opts = CheckOptions(certainty=2)
+    check = check_log(str(log_file), opts)
+    assert isinstance(check, LogCheck)
+    code, out, _ = cli(["ig", log_file, "--json", "--certainty", "2"], capsys)
+    assert code == 0 and json.loads(out) == json.loads(check.to_json())
+    code, text, _ = cli(["ig", log_file, "--certainty", "2"], capsys)
+    assert code == 0 and text.strip() == check.text().strip()
+
+
+def test_one_converged_fit_serves_every_part(log_file):
+    check = check_log(str(log_file), CheckOptions(estimate=None, certainty=1))
+    u = check.uncertainty
+    check.report, check.documents                                # the report's parts and the documents' table
+    assert check.uncertainty is u
+    frame = check.documents
+    assert len(frame) == check.graph.n_documents
+    lo, hi = frame["lower"].to_numpy(), frame["upper"].to_numpy()
+    est = frame["relevance"].to_numpy()
+    ok = ~(frame["lower"].isna() | frame["upper"].isna())
+    assert ((lo[ok] <= est[ok] + 1e-12) & (est[ok] <= hi[ok] + 1e-12)).all()   # an interval holds its estimate
+
+
+def test_a_profile_says_whether_its_refits_converged(log_file):
+    # the constrained refits are checked: the result says how many stopped at the step cap and how far from a maximum
+    p = check_log(str(log_file), CheckOptions(estimate=None, profile="position=3")).report["profile"]
+    conv = p["convergence"]
+    assert conv == "every refit converged" or ("refits stopped at 100 Newton steps" in conv and "decrement" in conv)
+    assert p["lower"] <= p["estimate"] <= p["upper"]
