@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ultr_core.counterfactual.sources import SOURCES, CandidateSource
 from ultr_core.errors import counted
 from ultr_core.logs.judgements import line_list
 
@@ -33,25 +34,6 @@ class Candidate:
     rank: np.ndarray
     counts: dict
     notes: tuple = ()
-
-
-@dataclass(frozen=True)
-class CandidateSource:
-    """One way to name a candidate: ``key`` (CLI ``--ranking`` value or ``FILE``), ``label``, ``help``."""
-
-    key: str
-    label: str
-    help: str
-
-
-SOURCES = (
-    CandidateSource("production", "the production order", "each document at its expected logged rank (a session "
-                    "not showing it counts as below the list): the log's own order, valued at what was logged when "
-                    "the logging policy is deterministic"),
-    CandidateSource("scores", "a scores file", "CSV/TSV with query_id, doc_id, score: higher scores rank first"),
-    CandidateSource("model", "a click model's relevance", "re-rank each query by a fitted click model's relevance "
-                    "(``model:pbm``)"),
-)
 
 
 def rank_within(value: np.ndarray, query: np.ndarray, tie_break: np.ndarray) -> np.ndarray:

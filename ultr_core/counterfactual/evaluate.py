@@ -19,7 +19,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ultr_core.clickmodels.judged import MIN_EXAMINED, examined_impressions
 from ultr_core.clickmodels.models import PBM, pbm_em
-from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL, MODEL_BY_KEY
+from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
 from ultr_core.counterfactual import candidate as cand
 from ultr_core.counterfactual.estimators import (
@@ -32,6 +32,7 @@ from ultr_core.counterfactual.estimators import (
     interval,
     logged_value,
 )
+from ultr_core.counterfactual.sources import DIRECT_MODELS, N_BOOT
 from ultr_core.errors import ConfigError
 
 __all__ = ["evaluate_ranking", "value_candidate", "evaluate_job", "expected_seconds", "DIRECT_MODELS",
@@ -44,8 +45,6 @@ POINT_ITERATIONS = 200
 #: attractiveness (from a first fit with a negligible prior, NEGLIGIBLE) — PyClick's one in two pulls θ̂ down where
 #: rarely clicked documents sit, and a pair a resample never shows would jump to ½
 NEGLIGIBLE, PRIOR_STRENGTH = (0.01, 0.02), 0.1
-#: bootstrap resamples
-N_BOOT = 100
 #: seconds per bootstrap resample and (query, document) pair of the log, by estimator family, measured on this
 #: project's 2-core machine at idle (benchmarks/bench_evaluate_cost.py: 500, 4,000 and 30,000 pairs; 2026-11-27)
 SECONDS_PER_PAIR = {"default": 7e-6, "affine": 6e-5}
@@ -110,12 +109,6 @@ SUPPORT_RULES = {
         "prior decides much of their value",
         "direct method: the click model predicts every top-{k} slot; a note counts the slots its prior decides"),
 }
-#: click models the direct method may use: user models (they value a re-ranking by document and position; the CTR
-#: models cannot) that refit fast in every resample (counting or EM, not gradient); the simulations' default first
-DIRECT_MODELS = tuple(sorted((s.key for s in MODEL_BY_KEY.values() if s.cls.USER_MODEL and s.inference != "gradient"),
-                            key=lambda k: k != DEFAULT_USER_MODEL))
-
-
 def _direct(key: str):
     if key not in DIRECT_MODELS:
         raise ConfigError("--model", f"the direct method needs a user model it can refit in every bootstrap resample: "

@@ -45,18 +45,20 @@ shareable string) and :mod:`.synthetic_logs` (click tables drawn without session
 >>> int(log.frame["session_id"].nunique())
 200
 """
-from ultr_core.simulation.clickmodel import (
-                                             EYE_TRACKING,
-                                             ClickModelConfig,
-                                             binary_rule,
-                                             binary_threshold,
-                                             position_observation,
-                                             relevance_probability,
-)
-from ultr_core.simulation.logspec import LogSpec
-from ultr_core.simulation.simulated import simulate_log
-from ultr_core.simulation.simulator import ClickSimulator, hidden_relevant
-from ultr_core.simulation.synthetic_logs import binomial_ctr_table, make_contextual_log
+from ultr_core._lazy import lazy
+
+_M = "ultr_core.simulation."
+# imported on first use (ultr_core._lazy): 'train --help' and 'simulate --help' read the parameter table only
+__getattr__, __dir__ = lazy(__name__, {
+    **{n: _M + "clickmodel" for n in ("EYE_TRACKING", "ClickModelConfig", "binary_rule", "binary_threshold",
+                                      "position_observation", "relevance_probability")},
+    "LogSpec": _M + "logspec",
+    "simulate_log": _M + "simulated",
+    "ClickSimulator": _M + "simulator",
+    "hidden_relevant": _M + "simulator",
+    "binomial_ctr_table": _M + "synthetic_logs",
+    "make_contextual_log": _M + "synthetic_logs",
+})
 
 __all__ = ["ClickModelConfig", "ClickSimulator", "EYE_TRACKING", "relevance_probability", "position_observation",
            "binary_threshold", "binary_rule", "hidden_relevant", "simulate_log", "LogSpec", "binomial_ctr_table",

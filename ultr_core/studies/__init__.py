@@ -11,9 +11,15 @@ page's paper settings with the claims the paper makes about them.
 >>> len(cells), sorted({spec.train.algorithm for _, spec in cells})
 (4, ['dla', 'naive'])
 """
-from ultr_core.studies.experiment import ExperimentSpec, expand_grid, run_experiment, run_grid, train_jobs, train_spec
-from ultr_core.studies.presets import PRESET_SWEEPS
-from ultr_core.studies.selection import best_cells, table3_agreement, tuned_per_seed
+from ultr_core._lazy import lazy
+
+# imported on first use (ultr_core._lazy): 'rankers --help' reads its choices without pandas
+__getattr__, __dir__ = lazy(__name__, {
+    **{n: "ultr_core.studies.experiment" for n in ("ExperimentSpec", "expand_grid", "run_experiment", "run_grid",
+                                                   "train_jobs", "train_spec")},
+    "PRESET_SWEEPS": "ultr_core.studies.presets",
+    **{n: "ultr_core.studies.selection" for n in ("best_cells", "table3_agreement", "tuned_per_seed")},
+})
 
 __all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "best_cells", "table3_agreement",
            "tuned_per_seed", "train_spec", "train_jobs", "PRESET_SWEEPS"]

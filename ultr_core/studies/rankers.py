@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import io
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ultr_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["rankers_beside_click_models", "rankers_job", "label_judgements", "training_log", "DEFAULT_RANKERS"]
 
@@ -56,6 +59,7 @@ def _ranker_scores(result, split_data, frame: pd.DataFrame):
     row = frame.groupby(["query_id", "doc_id"], sort=True)["row"].first()
 
     def score(pair_keys: pd.DataFrame) -> np.ndarray:
+        import pandas as pd
         idx = pd.MultiIndex.from_frame(pair_keys[["query_id", "doc_id"]])
         return pred[row.reindex(idx).to_numpy(np.int64)]
     return score
