@@ -48,7 +48,7 @@ def paper_sweep(figure, seeds, jobs, t0, dataset="synthetic", protocol="official
     ``cld_study_<figure>_official[_<dataset>].md`` (``k_paper`` → ``k_official``); ``paper_text``: CLD
     with γ tuned per seed on validation beside γ = 0, written as ``cld_study_<figure>[_<dataset>].md``."""
     from ultr_core.studies.cld_protocols import protocol_click
-    from ultr_core.studies.selection import tuned_per_seed
+    from ultr_core.studies.validation import tuned_per_seed
     key, values, fixed, methods, xtitle, what = PAPER_SWEEPS[figure]
     if only:                                    # --methods: a subset of the figure's methods (exact labels)
         methods = tuple(m for m in methods if m in only or (m.startswith("CLD_pair") and "CLD_pair" in only))

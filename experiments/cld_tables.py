@@ -21,7 +21,7 @@ def paper_table2(seeds, jobs, t0, datasets, real_seeds=None):
     """CLD Table 2 under the paper's protocol: binarised relevance (grades ≥ ¾·max relevant, MAP on
     it), top-5 of long candidate lists, 10 % click noise, η ∈ {0.1, 1}; γ tuned per seed on
     validation over [0.05, 0.30] beside the γ = 0 ablation; paired differences CLD − baselines."""
-    from ultr_core.studies.selection import tuned_per_seed
+    from ultr_core.studies.validation import tuned_per_seed
     metrics = ["ndcg@1", "ndcg@3", "map"]
     raw, used = _table2_runs(seeds, jobs, t0, datasets, real_seeds,
                              dict(convention="reciprocal", relevance="binary"), VARIANTS)
@@ -89,7 +89,7 @@ def official_table2(seeds, jobs, t0, datasets, real_seeds=None):
     """CLD Table 2 under the official code's protocol (:mod:`ultr_core.studies.cld_protocols`):
     ρ = 0.5 fixed (the official default) and tuned per seed on validation over
     :data:`~ultr_core.studies.cld_protocols.RHO_GRID`, ρ = 0 beside every CLD row, paired differences."""
-    from ultr_core.studies.selection import tuned_per_seed
+    from ultr_core.studies.validation import tuned_per_seed
     metrics = ["ndcg@1", "ndcg@3", "map"]
     from ultr_core.studies.cld_protocols import protocol_click
     raw, used = _table2_runs(seeds, jobs, t0, datasets, real_seeds, protocol_click("official"), official_variants())
@@ -151,7 +151,7 @@ def paper_lr_tuning(seeds, jobs, t0):
     """The paper's learning-rate grid tuned per method and seed on validation (Table 2's synthetic
     setting, η = 1): every method over :data:`LR_GRID` (CLD jointly with γ, and with γ = 0 as its
     ablation), beside the fixed preset learning rates used for Table 2 and Figs. 4–7."""
-    from ultr_core.studies.selection import tuned_per_seed
+    from ultr_core.studies.validation import tuned_per_seed
     metrics = ["ndcg@1", "ndcg@3", "map"]
     click = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0, noise=0.1, relevance="binary")
     frames = []

@@ -24,7 +24,7 @@ from ultr_core.app.figures import heatmap_figure, sweep_figure
 from ultr_core.evaluation.stats import paired_test, summarise
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.studies.experiment import ExperimentSpec, run_grid
-from ultr_core.studies.selection import FIG4_COUPLING, FIG4_QUICK_COUPLING, best_cells, fig4_grid
+from ultr_core.studies.validation import FIG4_COUPLING, FIG4_QUICK_COUPLING, best_cells, fig4_grid
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -161,7 +161,7 @@ def _fig4(figure: str, seeds: list, jobs: int, t0: float) -> None:
 
 def _fig4_quick(figure: str, seeds: list, jobs: int, t0: float) -> None:
     # the Heat-maps page's quick grid at its defaults, once per seed: how often does one seed pick Table 3's cell?
-    from ultr_core.studies.selection import table3_agreement
+    from ultr_core.studies.validation import table3_agreement
     grid = fig4_grid(FIG4_QUICK_COUPLING)
     df = run_grid(ExperimentSpec(n_sessions=20_000, train=TrainConfig(algorithm="lbd", steps=400)), grid, seeds,
                   n_jobs=jobs)

@@ -13,7 +13,7 @@ from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.compare import compare_job
 from ultr_core.clickmodels.evaluation import fit_sentence
-from ultr_core.clickmodels.judged import RULE, judgement_rows, score_judgements
+from ultr_core.clickmodels.judgement_agreement import RULE, judgement_rows, score_judgements
 from ultr_core.clickmodels.prior import PRIOR_LABELS, prior_text
 from ultr_core.errors import DataFormatError
 from ultr_core.identifiability.reports import document_components

@@ -7,7 +7,7 @@ import streamlit as st
 from pages._common import job_buttons, job_progress, live, queue_note, submit_job
 from ultr_core.app.clickmodel_figures import judges_figure
 from ultr_core.app.text import escape_markdown
-from ultr_core.clickmodels.judged import RULE, judgement_rows
+from ultr_core.clickmodels.judgement_agreement import RULE, judgement_rows
 from ultr_core.studies.rankers import rankers_job
 
 KEY = "rankers_job"

@@ -20,7 +20,7 @@ from ultr_core.app.figures import HEATMAP_MIN_SPAN, figure_png, heatmap_figure, 
 from ultr_core.app.tables import table3_table
 from ultr_core.app.text import escape_markdown
 from ultr_core.studies.experiment import ExperimentSpec, grid_job
-from ultr_core.studies.selection import (
+from ultr_core.studies.validation import (
     FIG4_COUPLING,
     FIG4_LAMBDAS,
     FIG4_QUICK_COUPLING,

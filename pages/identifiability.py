@@ -32,8 +32,8 @@ from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import CLICK_MODELS
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.evaluation.stats import summarise
+from ultr_core.identifiability.equal_fit import equal_fit_fits, equal_fit_spread
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
-from ultr_core.identifiability.lesson import equal_fit_fits, equal_fit_spread
 from ultr_core.identifiability.reports import compare_repairs, components_sweep, plan_table, repairs_sweep
 from ultr_core.logs.outputs import safe_csv
 from ultr_core.simulation.clickmodel import ClickModelConfig

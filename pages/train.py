@@ -20,8 +20,8 @@ from pages._params import url_name
 from pages._rankers import rankers_section
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.hyper import shown_for
-from ultr_core.algorithms.selection import check_selection_log
 from ultr_core.algorithms.specs import SPECS_BY_KEY
+from ultr_core.algorithms.topk_selection import check_selection_log
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
 from ultr_core.app.playground import curve_note, truth_note
 from ultr_core.app.text import code_span, escape_markdown

@@ -255,7 +255,7 @@ def _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bia
 def _users_meaning(graph) -> None:
     """What the verdict means for the users the visitor assumes (PBM by default; trust bias: up to an affine map)."""
     from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
-    from ultr_core.identifiability.trust import users_report
+    from ultr_core.identifiability.users import users_report
     users = st.selectbox("users click as", USER_MODELS, format_func=lambda k: MODEL_BY_KEY[k].label,
                          help="what the verdict means depends on how your users click: PBM users give relevance up "
                               "to one scale per component; trust-bias users only up to an affine map (the order, "

@@ -12,7 +12,7 @@ from ultr_core.clickmodels.trust import AffineFit
 from ultr_core.counterfactual import candidate as cand
 from ultr_core.counterfactual.estimators import ESTIMATOR_BY_KEY, Fit, logged_value
 from ultr_core.counterfactual.evaluate import _setup, evaluate_ranking
-from ultr_core.counterfactual.judged import judged_value
+from ultr_core.counterfactual.judged_dcg import judged_value
 from ultr_core.logs.judgements import read_judgements
 from ultr_core.logs.scores import read_scores
 from ultr_core.studies.counterfactual import simulate_log

@@ -3,7 +3,7 @@ DLA from different starts explain the clicks equally well but rank differently; 
 import pytest
 from apphelp import no_crash, page, wait as _wait
 
-from ultr_core.identifiability.lesson import equal_fit_fits
+from ultr_core.identifiability.equal_fit import equal_fit_fits
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ultr_core.clickmodels.judged import MIN_EXAMINED, agreement, examined_impressions, ndcg_per_query
+from ultr_core.clickmodels.judgement_agreement import MIN_EXAMINED, agreement, examined_impressions, ndcg_per_query
 from ultr_core.clickmodels.sessions import SessionTable
 from ultr_core.errors import DataFormatError
 from ultr_core.logs.judgements import read_judgements
@@ -153,7 +153,7 @@ def test_grade_ranges_are_checked(text, ok):
 
 def test_negative_grades_count_as_zero_gain():
     """TREC's −2 (junk) is gain 0 as in trec_eval: nDCG stays within [0, 1]."""
-    from ultr_core.clickmodels.judged import ndcg_per_query
+    from ultr_core.clickmodels.judgement_agreement import ndcg_per_query
     v = ndcg_per_query(np.array([3.0, 2.0, 1.0]), np.array([-2.0, 1.0, 0.0]), np.zeros(3, int))
     assert 0 <= v[0] <= 1 and v[0] == pytest.approx(1 / np.log2(3))
 
@@ -168,7 +168,7 @@ def test_verdict_says_tied_when_the_held_out_fit_is_not_resolved_and_names_what_
     """Issue #60 item 6: "fits best" only with a resolved paired difference; otherwise "tied", the difference
     labelled with both names; raw CTR is named when it agrees more than every model."""
     from ultr_core.clickmodels.evaluation import fit_comparison
-    from ultr_core.clickmodels.judged import judge_verdict
+    from ultr_core.clickmodels.judgement_agreement import judge_verdict
     rng = np.random.default_rng(0)
     a = rng.normal(-0.3, 0.05, 500)
     models = {"ubm": {"label": "UBM", "log_likelihood": -0.2978}, "sdbn": {"label": "SDBN", "log_likelihood": -0.2979},

@@ -5,7 +5,7 @@ an explicit null vector."""
 import numpy as np
 import pytest
 
-from ultr_core.identifiability.trust import (
+from ultr_core.identifiability.users import (
     click_probability,
     null_dimension,
     predicted_null_dimension,

@@ -1,7 +1,7 @@
 """The shared optimisation loop of every gradient-based learner and the fitted result.
 
 :func:`train_loop` is used by :func:`ultr_core.algorithms.training.fit` (click-model learners)
-and by :mod:`ultr_core.algorithms.selection` (CLD, CLD_pair); neither imports the other's module.
+and by :mod:`ultr_core.algorithms.topk_selection` (CLD, CLD_pair); neither imports the other's module.
 """
 from __future__ import annotations
 

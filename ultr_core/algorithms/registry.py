@@ -1,6 +1,6 @@
 """Algorithm key → learner class, for the training loop and the tests: a view of the one table of algorithms
 (:mod:`ultr_core.algorithms.specs`); the selection models (CLD, CLD_pair, Heckman, RankAgg) are fitted in closed
-form by :func:`ultr_core.algorithms.selection.fit_selection` and have no learner class.
+form by :func:`ultr_core.algorithms.topk_selection.fit_selection` and have no learner class.
 """
 from __future__ import annotations
 

@@ -126,14 +126,14 @@ ALGORITHM_SPECS = (
                   cite="LBD-HTE-oracle (LBD §6.3): LBD on clicks corrected with the true τ",
                            latex=r"\text{LBD loss with click weights } 1/\tau_{p_i}(x_i)", params=("lbd_lambda",
                            "lbd_t"), curve=LBD_CURVE),
-    AlgorithmSpec("bayes_ips", "Bayes-IPS", "#fdbf6f", "beyond", "listwise", "beyond:BayesIPS",
+    AlgorithmSpec("bayes_ips", "Bayes-IPS", "#fdbf6f", "beyond", "listwise", "trust_and_policy:BayesIPS",
                   cite="Agarwal, Wang, Li, Bendersky & Najork, WWW 2019, Bayes-IPS, in the trust-bias EM code's "
                        "form (AliVard/trust-bias-CIKM2020 TrustParams.py)",
                   latex=r"\mathcal{L} = -\sum_k \frac{c_k}{\theta_k(\epsilon^+_k+\epsilon^-_k)} \log "
                         r"\operatorname{softmax}(f(x))_k", params=("max_weight", "propensity"),
                   curve="θ_k(ε⁺_k + ε⁻_k) = α_k + 2β_k, the click probability it divides by (true, or fitted on swaps)",
                   playground=True),
-    AlgorithmSpec("affine_ips", "Affine-IPS", "#1b9e77", "beyond", "listwise", "beyond:AffineIPS",
+    AlgorithmSpec("affine_ips", "Affine-IPS", "#1b9e77", "beyond", "listwise", "trust_and_policy:AffineIPS",
                   cite="Vardasbi, Oosterhuis & de Rijke, CIKM 2020, affine correction",
                   latex=formula_lines(r"\hat R_k = \frac{c_k - \beta_k}{\alpha_k},\ \alpha_k = \theta_k(\epsilon^+_k - "
                                       r"\epsilon^-_k),\ \beta_k = \theta_k\epsilon^-_k",
@@ -141,7 +141,8 @@ ALGORITHM_SPECS = (
                   params=("max_weight", "propensity"),
                   curve="α_k = θ_k(ε⁺_k − ε⁻_k), the signal it divides by (true, or fitted on swaps)",
                   playground=True),
-    AlgorithmSpec("policy_aware", "Policy-aware IPS", "#7570b3", "beyond", "listwise", "beyond:PolicyAwareIPS",
+    AlgorithmSpec("policy_aware", "Policy-aware IPS", "#7570b3", "beyond", "listwise",
+                  "trust_and_policy:PolicyAwareIPS",
                   cite="Oosterhuis & de Rijke, SIGIR 2020, policy-aware IPS for top-k and stochastic "
                        "logging",
                   latex=formula_lines(r"\rho(d) = \sum_k \pi(k \mid d)\,\theta_k",
@@ -149,7 +150,7 @@ ALGORITHM_SPECS = (
                   params=("max_weight", "propensity"),
                   curve="θ_k, averaged per document over the logging policy's rankings into ρ(d)",
                   playground=True),
-    AlgorithmSpec("dr", "DR", "#e7298a", "beyond", "listwise", "beyond:DoublyRobust",
+    AlgorithmSpec("dr", "DR", "#e7298a", "beyond", "listwise", "trust_and_policy:DoublyRobust",
                   cite="Oosterhuis, TOIS 2023, doubly robust estimation (HarrieO/2022-doubly-robust-LTR "
                        "utils/estimators.py)",
                   latex=formula_lines(r"\hat R(d) = \hat r(d) + \frac{c_d - \alpha_k \hat r(d) - \beta_k}"
@@ -158,7 +159,7 @@ ALGORITHM_SPECS = (
                   params=("propensity",),
                   curve="α_k = θ_k(ε⁺_k − ε⁻_k); per document its expectation ᾱ_d over the logging policy",
                   playground=True),
-    AlgorithmSpec("cld", "CLD", "#17becf", "selection", "pointwise", "selection:fit_cld",
+    AlgorithmSpec("cld", "CLD", "#17becf", "selection", "pointwise", "topk_selection:fit_cld",
                   cite="CLD (Causal Likelihood Decomposition), eq. 10 and Algorithm 1 as the official code fits them "
                      "(hyz20/CLD TobitLoss): one row per (session, candidate), w = 1/ρ_p, logistic link σ, ρ = 0.5; "
                      "eq. 10 as printed (per-candidate ĉ/ρ, probit Φ) is `cld_form=\"paper_text\"`",
@@ -170,7 +171,7 @@ ALGORITHM_SPECS = (
                   protocols=_cld(dict(cld_form="official", cld_gamma=0.5, propensity="estimated", model="linear",
                                       **_OFFICIAL_OPT), dict(cld_form="paper_text", cld_gamma=0.15, **PAPER_LINEAR)),
                   playground=True),
-    AlgorithmSpec("cld_pair", "CLD_pair", "#0b7285", "selection", "pairwise", "selection:fit_cld_pair",
+    AlgorithmSpec("cld_pair", "CLD_pair", "#0b7285", "selection", "pairwise", "topk_selection:fit_cld_pair",
                   cite="CLD_pair, eq. 13 and Algorithm 2 as the official code trains them (hyz20/CLD BPRLoss_sel3): "
                           "pairs per session ordered by w·c with Δ = w_ic_i − w_jc_j, mixed (selected, unselected) "
                           "pairs in both orders with Δ = 0, drawn 1:1; the printed reading is `pair_orientation`",
@@ -181,7 +182,7 @@ ALGORITHM_SPECS = (
                      params=("pair_orientation", "pair_both_clicked", "cld_rho_eta", "propensity"),
                   protocols=_cld(dict(pair_orientation="official", propensity="estimated", **_OFFICIAL_DNN),
                                  dict(pair_orientation="random", **PAPER_DNN))),
-    AlgorithmSpec("heckman", "Heckman", "#c49c94", "selection", "pointwise", "selection:fit_heckman",
+    AlgorithmSpec("heckman", "Heckman", "#c49c94", "selection", "pointwise", "topk_selection:fit_heckman",
                   cite="Ovaisi et al., WWW 2020, Heckman_rank: probit selection, then a probit of clicks with the "
                          "inverse Mills ratio; ranked by the outcome part xᵀβ",
                     latex=formula_lines(r"P(s{=}1\mid x) = \Phi(x^\top\omega)",
@@ -191,7 +192,7 @@ ALGORITHM_SPECS = (
                     params=("heckman",),
                   protocols=_cld(dict(heckman="official", model="linear", **_OFFICIAL_OPT),
                                  dict(heckman="ovaisi", **PAPER_LINEAR))),
-    AlgorithmSpec("rankagg", "RankAgg", "#dbdb8d", "selection", "pointwise", "selection:fit_rankagg",
+    AlgorithmSpec("rankagg", "RankAgg", "#dbdb8d", "selection", "pointwise", "topk_selection:fit_rankagg",
                   cite="Ovaisi et al., WWW 2020, RankAgg (Borda aggregation of IPS and Heckman)",
                   latex=r"\text{score}(x) = \mathrm{rank}_{\mathrm{IPS}}(x) + \mathrm{rank}_{\mathrm{Heckman}}(x)",
                   protocols=_cld(dict(heckman="official", ips_form="pairwise", max_weight=None, propensity="estimated",

@@ -1,7 +1,7 @@
 """``fit(log, dataset, config, on_step, stop)`` for every algorithm, and ``evaluate``.
 
 Click-model learners (:mod:`.learners`) train through the shared loop (:mod:`.loop`); the
-selection-bias methods (:mod:`.selection`) are dispatched to :func:`.selection.fit_selection`.
+selection-bias methods (:mod:`.topk_selection`) are dispatched to :func:`.topk_selection.fit_selection`.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from ultr_core.algorithms.config import TrainConfig
 from ultr_core.algorithms.data import session_data
 from ultr_core.algorithms.loop import FitResult, train_loop
 from ultr_core.algorithms.registry import LEARNERS
-from ultr_core.algorithms.selection import fit_selection
 from ultr_core.algorithms.specs import SPECS_BY_KEY
+from ultr_core.algorithms.topk_selection import fit_selection
 from ultr_core.data.dataset import LTRDataset, RankingData
 from ultr_core.errors import ConfigError
 from ultr_core.evaluation.metrics import evaluate_ranking, mcc, spearman_within_query

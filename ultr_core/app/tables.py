@@ -61,7 +61,7 @@ def claims_table(res: pd.DataFrame) -> pd.DataFrame:
 
 
 def table3_table(agree: pd.DataFrame) -> pd.DataFrame:
-    """The rows of :func:`ultr_core.studies.selection.table3_agreement` as the Heat-maps page shows them.
+    """The rows of :func:`ultr_core.studies.validation.table3_agreement` as the Heat-maps page shows them.
 
     >>> agree = pd.DataFrame({"click.coupling": [0.6], "selected": ["λ = 100, t = 0.1"], "paper": ["λ = 1, t = 0.4"],
     ...                       "same": [False], "paper_rank": [2.0], "cells": [12], "valid_gap": [0.02],

@@ -71,7 +71,7 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
     between two models ends the comparison early with the models done so far.  ``identifiability``: each model
     also gets the Fisher information's rank and its unidentified and weak parameters
     (:mod:`~ultr_core.clickmodels.information`).  ``relevance`` flags every pair whose estimate the data cannot
-    support (``prior_dominated``, :mod:`~ultr_core.clickmodels.judged`); with ``judgements``
+    support (``prior_dominated``, :mod:`~ultr_core.clickmodels.judgement_agreement`); with ``judgements``
     (:class:`~ultr_core.logs.judgements.Judgements`) every model's estimates are also scored against them
     (``judgements`` per model, and the file's counts and the clicks-vs-judges verdict under ``judgements``).
     ``prior``: "pyclick" (one success in two trials for every pair) or "learned" (:mod:`~.prior`; each model's
@@ -113,7 +113,7 @@ def compare_click_models(data, name: str = "log", models=None, split: float = 0.
         out["rankers"] = _scored_rankers(rankers, tr, te, pair_keys, rel, lls)
     out["best_fit"] = fit_comparison(lls, _labels(out), te.weight)
     if judgements is not None and out["models"]:
-        from ultr_core.clickmodels.judged import judgement_report
+        from ultr_core.clickmodels.judgement_agreement import judgement_report
         out["judgements"] = judgement_report(rel, {**out["models"], **out.get("rankers", {})}, judgements,
                                              include_prior, seed=seed, fit=out["best_fit"])
     out["relevance"] = rel
@@ -195,8 +195,9 @@ def _tables(data, name: str, split: float, test):
 
 def _relevance_frame(train: SessionTable, pair_keys: pd.DataFrame) -> pd.DataFrame:
     """One row per (query, document) pair of the log with its training impressions and clicks, and whether the
-    data can support an estimate for it (``prior_dominated``: :data:`~ultr_core.clickmodels.judged.RULE`)."""
-    from ultr_core.clickmodels.judged import prior_dominated
+    data can support an estimate for it (``prior_dominated``:
+    :data:`~ultr_core.clickmodels.judgement_agreement.RULE`)."""
+    from ultr_core.clickmodels.judgement_agreement import prior_dominated
     n, c, rank_sum = train.per_pair()
     mean_rank = rank_sum / np.maximum(n, 1e-12)
     return pair_keys.assign(impressions=n.astype(np.int64), clicks=c.astype(np.int64),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ultr_core.counterfactual.sources import SOURCES, CandidateSource
+from ultr_core.counterfactual.choices import SOURCES, CandidateSource
 from ultr_core.errors import counted
 from ultr_core.logs.judgements import line_list
 

@@ -17,11 +17,12 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ultr_core.clickmodels.judged import MIN_EXAMINED, examined_impressions
+from ultr_core.clickmodels.judgement_agreement import MIN_EXAMINED, examined_impressions
 from ultr_core.clickmodels.models import PBM, pbm_em
 from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
 from ultr_core.counterfactual import candidate as cand
+from ultr_core.counterfactual.choices import DIRECT_MODELS, N_BOOT
 from ultr_core.counterfactual.estimators import (
     DEFAULT_ESTIMATORS,
     ESTIMATOR_BY_KEY,
@@ -32,7 +33,6 @@ from ultr_core.counterfactual.estimators import (
     interval,
     logged_value,
 )
-from ultr_core.counterfactual.sources import DIRECT_MODELS, N_BOOT
 from ultr_core.errors import ConfigError
 
 __all__ = ["evaluate_ranking", "value_candidate", "evaluate_job", "expected_seconds", "DIRECT_MODELS",
@@ -332,7 +332,7 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm"
            "position_bias": {"theta": (point.theta / point.theta[0]).tolist(), "components": n_comp},
            "logging_propensities": _propensity_source(propensity is not None, varied)}
     if judgements is not None:
-        from ultr_core.counterfactual.judged import judged_value
+        from ultr_core.counterfactual.judged_dcg import judged_value
         out["judged"] = judged_value(judgements, arrays, s, production, nq, n_boot, seed)
     return out
 

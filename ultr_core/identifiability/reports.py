@@ -379,6 +379,6 @@ def ig_text(rep: dict) -> str:
     if "certainty_plan" in rep:
         lines += certainty_lines(rep["certainty_plan"])
     if "judgements" in rep:
-        from ultr_core.identifiability.judged import judgement_lines
+        from ultr_core.identifiability.judgement_agreement import judgement_lines
         lines += judgement_lines(rep["judgements"])
     return "\n".join(lines)

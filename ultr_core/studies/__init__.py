@@ -2,7 +2,7 @@
 evaluated, grids of specs with their on-disk result cache, and the Compare page's paper presets.
 
 This is the simulate → train → evaluate path in one call (:func:`run_experiment`) and the
-grid → cache path behind the Compare and Heat-maps pages (:func:`run_grid`); :mod:`.selection` picks
+grid → cache path behind the Compare and Heat-maps pages (:func:`run_grid`); :mod:`.validation` picks
 cells on validation (and sets the paper's Table 3 cell beside them), :mod:`.presets` holds the Compare
 page's paper settings with the claims the paper makes about them.
 
@@ -18,7 +18,7 @@ __getattr__, __dir__ = lazy(__name__, {
     **{n: "ultr_core.studies.experiment" for n in ("ExperimentSpec", "expand_grid", "run_experiment", "run_grid",
                                                    "train_jobs", "train_spec")},
     "PRESET_SWEEPS": "ultr_core.studies.presets",
-    **{n: "ultr_core.studies.selection" for n in ("best_cells", "table3_agreement", "tuned_per_seed")},
+    **{n: "ultr_core.studies.validation" for n in ("best_cells", "table3_agreement", "tuned_per_seed")},
 })
 
 __all__ = ["ExperimentSpec", "run_experiment", "run_grid", "expand_grid", "best_cells", "table3_agreement",

@@ -2,7 +2,7 @@
 log's training sessions, every click model fitted on the same sessions, and both scored side by side — held-out
 click log-likelihood and perplexity (a ranker through a logistic link, :class:`~ultr_core.clickmodels.scored.
 ScoredPBM`) next to agreement with the judges (Spearman, Kendall, nDCG@10 with 90 % intervals over queries) and the
-one verdict rule of :func:`~ultr_core.clickmodels.judged.judge_verdict`.
+one verdict rule of :func:`~ultr_core.clickmodels.judgement_agreement.judge_verdict`.
 
 The log is a simulated log on a data set with features (its ``row`` column points at the split's feature rows); the
 judges are the data set's own editorial labels of the log's pairs (the ``label`` column, e.g. MQ2008's 0–2), or a

@@ -105,7 +105,7 @@ class LogCheck:
     def report(self) -> dict:
         """The JSON-ready report: the analysis, the log's notes and source, the users' reading and, where the
         options ask, the profile interval and the certainty plan."""
-        from ultr_core.identifiability.trust import users_report
+        from ultr_core.identifiability.users import users_report
         o = self.options
         rep = dict(self.analysis.report)
         rep["notes"] = list(self.table.notes)
@@ -128,7 +128,7 @@ class LogCheck:
 
     def judge(self, judgements) -> dict:
         """The relevance per (query, document) scored against editorial ``judgements`` (``ig --judgements``)."""
-        from ultr_core.identifiability.judged import ig_judgements
+        from ultr_core.identifiability.judgement_agreement import ig_judgements
         return ig_judgements(self.documents, judgements, self.options.seed)
 
     def to_json(self) -> str:

@@ -7,9 +7,9 @@ import torch
 
 from ultr_core.algorithms.affine import invariants, swap_counts, swap_recovery, true_affine
 from ultr_core.algorithms.batches import Batch, TrainContext
-from ultr_core.algorithms.beyond import AffineIPS, BayesIPS, affine_targets, dr_targets
 from ultr_core.algorithms.config import TrainConfig
 from ultr_core.algorithms.data import session_data
+from ultr_core.algorithms.trust_and_policy import AffineIPS, BayesIPS, affine_targets, dr_targets
 from ultr_core.data.sources import load_dataset
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig

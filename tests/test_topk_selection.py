@@ -6,7 +6,7 @@ from ultr_core.algorithms import TrainConfig, evaluate, fit
 from ultr_core.algorithms.batches import PairBatch, SelectionBatch
 from ultr_core.algorithms.cld_pair import CLDPair, official_pair_loss, query_pairs, session_pairs
 from ultr_core.algorithms.data import session_data
-from ultr_core.algorithms.selection import CLD, borda, candidate_table
+from ultr_core.algorithms.topk_selection import CLD, borda, candidate_table
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig, position_observation
 from ultr_core.simulation.simulated import simulate_log
@@ -105,7 +105,7 @@ def test_heckman_two_stages_match_an_independent_probit(top5):
     from scipy.optimize import minimize
     from scipy.stats import norm
 
-    from ultr_core.algorithms.selection import Heckman
+    from ultr_core.algorithms.topk_selection import Heckman
     ds, _, log = top5
     tab = candidate_table(session_data(log), position_observation(10, 1.0, "reciprocal"))
     X = ds.train.features[tab.rows].astype(np.float64)[:, :6]          # a few features keep BFGS exact
@@ -196,7 +196,7 @@ def test_official_cld_loss_by_hand_both_links():
 
     from scipy.stats import norm
 
-    from ultr_core.algorithms.selection import cld_loss
+    from ultr_core.algorithms.topk_selection import cld_loss
     xb, xw = torch.tensor([0.5, 0.1, -0.3]), torch.tensor([0.2, -1.0, 0.7])
     s, t = torch.tensor([True, True, False]), torch.tensor([2.0, 0.0, 0.0])
     g = 0.5
@@ -210,7 +210,7 @@ def test_official_cld_loss_by_hand_both_links():
 
 
 def test_session_rows_are_one_per_session_and_candidate(top5):
-    from ultr_core.algorithms.selection import session_rows
+    from ultr_core.algorithms.topk_selection import session_rows
     ds, _, log = top5
     d = session_data(log)
     rho = position_observation(10, 1.0, "reciprocal")
@@ -303,7 +303,7 @@ def test_official_heckman_matches_logistic_regression_on_impression_rows():
     (session, candidate) and fitting scikit-learn unweighted gives the same coefficients."""
     from sklearn.linear_model import LogisticRegression
 
-    from ultr_core.algorithms.selection import Heckman
+    from ultr_core.algorithms.topk_selection import Heckman
     ds, _, log = simulate_log("synthetic:40:8", TOP5, 400, 1)
     d = session_data(log)
     tab = candidate_table(d, position_observation(8, 1.0, "reciprocal"))

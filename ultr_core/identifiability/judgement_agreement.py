@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ultr_core.clickmodels.judged import agreement
+from ultr_core.clickmodels.judgement_agreement import agreement
 
 __all__ = ["ig_judgements", "judgement_lines", "MIN_PER_COMPONENT"]
 
