@@ -61,7 +61,9 @@ def _component(u: FactorUncertainty):
     the documents touching it with their weights."""
     finite = np.isfinite(u.log_se) & (u.log_se > 0)
     if not finite.any():
-        raise ConfigError("certainty", "no factor has a finite, non-zero standard error: nothing to make surer")
+        raise ConfigError("--certainty", "no factor has a finite, non-zero standard error: nothing to make surer "
+                                         "(every factor is its component's reference or unlinked; connect the "
+                                         "components first: --intervene or --merge)")
     worst = int(np.flatnonzero(finite)[np.argmax(u.log_se[finite])])
     ground = int(u.reference[worst])
     facs = np.flatnonzero(u.block == u.block[worst])
