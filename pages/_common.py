@@ -20,7 +20,7 @@ from ultr_core.app.lrucache import ByteLRU, log_digest  # noqa: F401  (log_diges
 from ultr_core.app.memory import start_janitor
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError, DataFormatError
-from ultr_core.identifiability.reports import analyse_identifiability
+from ultr_core.tasks import CheckOptions, check_log
 
 _streamlit_fix.apply()          # a Streamlit 1.67 race that drops a finished run's last messages (see the module)
 
@@ -197,9 +197,10 @@ def cached_analysis(log, key: tuple, bias: tuple, estimate: str | None = None, n
     sid, budget = session_id(), app_budget(stop=lambda: _session_alive(sid) is False)   # stopped when the tab closes
     try:
         with st.spinner("Building the identifiability graph …"):
-            return memo(("analysis", key, tuple(bias), estimate, int(n_bootstrap)), lambda: analyse_identifiability(
-                log, list(bias), merge=True, intervene=True, estimate=estimate, n_bootstrap=n_bootstrap, budget=budget),
-                own=key[0] == "upload")
+            options = CheckOptions(bias=tuple(bias), merge=True, intervene=True, estimate=estimate,
+                                   bootstrap=int(n_bootstrap) if estimate else None)
+            return memo(("analysis", key, tuple(bias), estimate, int(n_bootstrap)),
+                        lambda: check_log(log, options, budget=budget).analysis, own=key[0] == "upload")
     except Stopped:                           # nobody is watching: nothing is shown or cached
         st.stop()
 

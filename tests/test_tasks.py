@@ -64,3 +64,21 @@ def test_a_profile_says_whether_its_refits_converged(log_file):
     conv = p["convergence"]
     assert conv == "every refit converged" or ("refits stopped at 100 Newton steps" in conv and "decrement" in conv)
     assert p["lower"] <= p["estimate"] <= p["upper"]
+
+
+def test_pages_and_the_cli_check_a_log_through_the_task():
+    # the analysis a log check runs is reached through tasks.check_log only: no page, app module or command calls
+    # the identifiability report's builders itself (where the two used to assemble it each their own way)
+    import ast
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    files = [*root.glob("pages/*.py"), *root.glob("ultr_core/app/*.py"), root / "app.py",
+             root / "ultr_core" / "__main__.py", *root.glob("ultr_core/*/cli.py")]
+    builders = {"analyse_identifiability", "identifiability_report"}
+    offenders = {}
+    for f in files:
+        names = {a.name for n in ast.walk(ast.parse(f.read_text())) if isinstance(n, ast.ImportFrom)
+                 for a in n.names}
+        if names & builders:
+            offenders[f.relative_to(root).as_posix()] = sorted(names & builders)
+    assert len(files) > 20 and not offenders

@@ -83,13 +83,13 @@ class CheckOptions:
 
 @dataclass(frozen=True)
 class LogCheck:
-    """The result of :func:`check_log`: the log's count table, the analysis (graph, report, repair plans) and, on
+    """The result of :func:`check_log`: the analysis (graph, report, repair plans), the reader's notes and, on
     first use, one converged PBM fit with every factor's standard error that the optional parts share."""
 
-    table: object                            #: :class:`~ultr_core.logs.ingestion.CountTable`
     analysis: object                         #: :class:`~ultr_core.identifiability.reports.IdentifiabilityAnalysis`
     options: CheckOptions
     source: str
+    notes: tuple = ()                        #: what reading the log dropped or repaired, counted
 
     @property
     def graph(self):
@@ -108,7 +108,7 @@ class LogCheck:
         from ultr_core.identifiability.users import users_report
         o = self.options
         rep = dict(self.analysis.report)
-        rep["notes"] = list(self.table.notes)
+        rep["notes"] = list(self.notes)
         rep["source"] = self.source
         rep["users"] = users_report(self.graph, o.users or _default_users())
         if o.profile:
@@ -139,7 +139,7 @@ class LogCheck:
     def text(self) -> str:
         """The report as the CLI prints it (notes first)."""
         from ultr_core.identifiability.reports import ig_text
-        return "\n".join([*(f"note: {n}" for n in self.table.notes), ig_text(self.report)])
+        return "\n".join([*(f"note: {n}" for n in self.notes), ig_text(self.report)])
 
 
 def _default_users() -> str:
@@ -147,16 +147,24 @@ def _default_users() -> str:
     return USER_MODELS[0]
 
 
-def check_log(source, options: CheckOptions | None = None, *, name: str | None = None) -> LogCheck:
+def check_log(source, options: CheckOptions | None = None, *, name: str | None = None, budget=None) -> LogCheck:
     """Read ``source`` (a path, a glob, an ULTRA folder or an upload's bytes) once and analyse it under ``options``
-    (default: :class:`CheckOptions`'s, the CLI's ``ig FILE`` with no flag)."""
+    (default: :class:`CheckOptions`'s, the CLI's ``ig FILE`` with no flag).  A log already read — a kept
+    :class:`~ultr_core.logs.clicklog.ClickLog` or a :class:`~ultr_core.logs.ingestion.CountTable` (the pages) — is
+    analysed as it is; ``budget`` (:class:`~ultr_core.identifiability.pairs.Budget`) bounds the estimation in a
+    shared server."""
     from ultr_core.identifiability.reports import analyse_identifiability
-    from ultr_core.logs.ingestion import ingest
+    from ultr_core.logs.clicklog import ClickLog
+    from ultr_core.logs.ingestion import CountTable, ingest
     o = options or CheckOptions()
-    table = ingest(source, o.format, bias=list(o.bias), columns=dict(o.columns) or None, document=o.document,
-                   doc_columns=list(o.doc_columns) if o.doc_columns else None, engine=o.engine,
-                   scheduler=o.scheduler, memory_limit=o.memory_limit, name=name, max_pairs=o.max_pairs)
-    analysis = analyse_identifiability(table, list(o.bias), merge=o.merge, intervene=o.intervene, seed=o.seed,
-                                       estimate=o.estimate, n_bootstrap=o.n_bootstrap)
+    if isinstance(source, (ClickLog, CountTable)):
+        subject, notes = source, tuple(getattr(source, "notes", ()))
+    else:
+        subject = ingest(source, o.format, bias=list(o.bias), columns=dict(o.columns) or None, document=o.document,
+                         doc_columns=list(o.doc_columns) if o.doc_columns else None, engine=o.engine,
+                         scheduler=o.scheduler, memory_limit=o.memory_limit, name=name, max_pairs=o.max_pairs)
+        notes = tuple(subject.notes)
+    analysis = analyse_identifiability(subject, list(o.bias), merge=o.merge, intervene=o.intervene, seed=o.seed,
+                                       estimate=o.estimate, n_bootstrap=o.n_bootstrap, budget=budget)
     label = name if name is not None else (source if isinstance(source, str) else "upload")
-    return LogCheck(table, analysis, o, str(label))
+    return LogCheck(analysis, o, str(label), notes)
