@@ -86,8 +86,8 @@ def main() -> None:
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated of " + ", ".join(MODELS))
     a = ap.parse_args()
     chosen = {k: MODELS[k] for k in a.models.split(",")}
-    from ultr_core.clickmodels.cli import read_sessions
     from ultr_core.clickmodels.compare import train_test
+    from ultr_core.clickmodels.outofcore import read_sessions
     train, test = read_sessions(a.train, a.format, "train"), read_sessions(a.test, a.format, "test")
     tr, te, dropped = train_test(train, test=test)
     print(f"{tr.n_sessions:,} training sessions, {te.n_sessions:,} test sessions ({dropped:,} of unseen queries "

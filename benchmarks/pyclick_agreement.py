@@ -85,8 +85,8 @@ def _pyclick_tails(label: str, sessions, test=None) -> dict:
 
 
 def main():
-    from ultr_core.clickmodels.cli import read_sessions
     from ultr_core.clickmodels.compare import compare_click_models
+    from ultr_core.clickmodels.outofcore import read_sessions
     from ultr_core.clickmodels.registry import CLICK_MODELS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("log")

@@ -1,5 +1,5 @@
 """The click-model section the Upload and Identifiability pages share (issue #34): the log → one pooled job
-(:func:`ultr_core.clickmodels.compare.compare_job`, progress per model) → tables and figure factories."""
+(:func:`ultr_core.tasks.fit_click_models.click_models_job`, progress per model) → tables and figure factories."""
 import hashlib
 
 import pandas as pd
@@ -11,7 +11,6 @@ from pages._uploads import kept_upload
 from ultr_core.app.clickmodel_figures import continuation_table, judges_figure, matrix_figures, rank_parameters_figure
 from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
-from ultr_core.clickmodels.compare import compare_job
 from ultr_core.clickmodels.evaluation import fit_sentence
 from ultr_core.clickmodels.judgement_agreement import RULE, judgement_rows, score_judgements
 from ultr_core.clickmodels.prior import PRIOR_LABELS, prior_text
@@ -20,6 +19,7 @@ from ultr_core.identifiability.reports import document_components
 from ultr_core.logs.judgements import read_judgements
 from ultr_core.logs.outputs import safe_csv
 from ultr_core.logs.scores import side_file_problem
+from ultr_core.tasks.fit_click_models import click_models_job
 
 PRIOR_BY_LABEL = {label: key for key, label in PRIOR_LABELS.items()}
 PRIOR_HELP = ("PyClick's ½: every (query, document) pair starts at one success in two trials, so a pair never seen in "
@@ -42,7 +42,7 @@ def click_model_section(log, an, key, prefix: str) -> None:
     job_key = f"{prefix}_cm_job"
     if st.session_state.get(f"{job_key}_for") != (key, prior):  # a new log or prior: fit the zoo as one pooled job
         f = log.frame                                           # the file's own ids
-        st.session_state[job_key] = submit_job(("clickmodels", key, prior), compare_job, f.assign(
+        st.session_state[job_key] = submit_job(("clickmodels", key, prior), click_models_job, f.assign(
             query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), prefix, prior)
         st.session_state[f"{job_key}_for"] = (key, prior)
     live(job_key, lambda job: _show(job, an, log, prefix, (key, prior)))

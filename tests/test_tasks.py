@@ -82,3 +82,26 @@ def test_pages_and_the_cli_check_a_log_through_the_task():
         if names & builders:
             offenders[f.relative_to(root).as_posix()] = sorted(names & builders)
     assert len(files) > 20 and not offenders
+
+
+def test_click_model_options_refuse_what_does_not_apply():
+    from ultr_core.tasks import ClickModelOptions
+    for kwargs, field in [({"split": 1.5}, "--split"), ({"test": "t.csv", "split": 0.5}, "--split"),
+                          ({"test_format": "csv"}, "--test-format"), ({"prior": "flat"}, "--prior"),
+                          ({"models": ("pbm", "nope")}, "models")]:
+        with pytest.raises(ConfigError) as e:
+            ClickModelOptions(**kwargs)
+        assert e.value.field == field
+    assert ClickModelOptions(models=(" PBM", "ubm", "pbm")).models == ("pbm", "ubm")
+
+
+def test_the_click_models_command_prints_the_tasks_result(log_file, capsys):
+    from ultr_core.tasks import ClickModelOptions, fit_click_models
+    fit = fit_click_models(str(log_file), ClickModelOptions(models=("pbm", "dctr")))
+    code, out, _ = cli(["click-models", log_file, "--models", "pbm,dctr", "--json"], capsys)
+    got, want = json.loads(out), json.loads(fit.to_json())
+    for m in ("pbm", "dctr"):                 # the timings differ between two runs; every number fitted does not
+        got["models"][m].pop("seconds"), want["models"][m].pop("seconds")
+    assert code == 0 and got == want
+    code, text, _ = cli(["click-models", log_file, "--models", "pbm,dctr"], capsys)
+    assert code == 0 and text.splitlines()[:2] == fit.lines()[:2]

@@ -21,7 +21,7 @@ def _ig(a) -> int:
     if a.documents:
         from ultr_core.logs.outputs import check_output
         a.documents = check_output(a.documents, a.force, (".csv",), "--documents")
-    from ultr_core.clickmodels.cli import judgements_option
+    from ultr_core.commands.options import judgements_option
     judged = judgements_option(a)                                  # the file checked before the log is read
     check = check_log(a.path, opts)
     rep = check.report
@@ -304,11 +304,11 @@ COMMANDS = (
     ("simulate", "simulate a click log and write it as Parquet or CSV", _add_simulate),
     ("train", "simulate clicks, train one algorithm, print test metrics", _add_train),
     ("click-models", "fit click models and score them on held-out sessions: log-likelihood and perplexity",
-     _lazy("ultr_core.clickmodels.cli")),
+     _lazy("ultr_core.commands.click_models")),
     ("evaluate", "estimate a candidate ranking's value on a click log by off-policy estimators, with 90 %% "
-                 "intervals", _lazy("ultr_core.counterfactual.cli")),
+                 "intervals", _lazy("ultr_core.commands.evaluate")),
     ("rankers", "train ULTR rankers beside click models on one simulated log with features",
-     _lazy("ultr_core.studies.rankers_cli")),
+     _lazy("ultr_core.commands.rankers")),
 )
 
 

@@ -13,7 +13,7 @@ from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable, split_sessions
 from ultr_core.errors import ConfigError
 
-__all__ = ["compare_click_models", "compare_job", "parse_models", "train_test", "fit_with_prior"]
+__all__ = ["compare_click_models", "parse_models", "train_test", "fit_with_prior"]
 
 
 def parse_models(text: str | None) -> list[str]:
@@ -173,14 +173,6 @@ def _notes(data, test) -> list[str]:
     notes = list(getattr(data, "notes", ()))
     notes += [f"test log: {n}" for n in getattr(test, "notes", ())]
     return notes
-
-
-def compare_job(frame: pd.DataFrame, name: str, prior: str = "pyclick", report=None, stop=None) -> dict:
-    """:func:`compare_click_models` of every model on a click table as a job of the app's pool
-    (:mod:`ultr_core.app.jobpool`): a ``{"done", "total", "model"}`` record after each model."""
-    return compare_click_models(frame, name, on_model=lambda d, n, m: report and report({"done": d, "total": n,
-                                                                                          "model": m}), stop=stop,
-                                prior=prior)
 
 
 def _tables(data, name: str, split: float, test):

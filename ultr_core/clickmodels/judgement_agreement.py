@@ -26,7 +26,7 @@ from ultr_core.clickmodels.evaluation import fit_sentence
 from ultr_core.errors import counted
 from ultr_core.evaluation.intervals import bootstrap_interval, interval_text
 
-__all__ = ["MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement", "ndcg_per_query",
+__all__ = ["judgement_lines", "MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement", "ndcg_per_query",
            "judge_verdict", "RULE", "JUDGE_RULE", "judgement_report", "score_judgements", "judgement_rows"]
 
 #: fewer examination-weighted training impressions than this: the estimate is the prior's, not the data's
@@ -241,3 +241,26 @@ def judgement_rows(models: dict, report: dict) -> list[dict]:
                          **{k: cell(ref, key) for k, key in (("Spearman", "spearman"), ("Kendall", "kendall"),
                                                              ("nDCG@10", "ndcg@10"))}})
     return rows
+
+
+def judgement_lines(out: dict) -> list[str]:
+    """The --judgements part of the text output: the file's counts, the rule, one line per model, the verdict."""
+    j = out["judgements"]
+    lines = [f"note: judgements: {n}" for n in j["file"]["notes"]]
+    lines.append(f"judgements: {j['file']['rows']:,} kept, {j['matched_pairs']:,} matched to the log's pairs, "
+                 f"{j['unmatched_judgements']:,} not in the log ({j['judgements_of_queries_not_in_the_log']:,} of "
+                 f"queries the log lacks); {j['pairs_scored']:,} scored")
+    lines.append(f"{j['prior_dominated']['rule']}: {j['prior_dominated']['matched_and_flagged']:,} judged pairs "
+                 + ("included" if j["prior_dominated"]["included"] else "left out"))
+    if "note" in j:
+        return lines + [j["note"]]
+    fmt = lambda x: f"{x['estimate']:+.3f} [{x['lower']:+.3f}, {x['upper']:+.3f}]"         # noqa: E731
+    rows = [(m["label"], m["judgements"]) for m in [*out["models"].values(), *out.get("rankers", {}).values()]
+            if "judgements" in m] + [("CTR", j["ctr"]), ("logged", j["logged_order"])]
+    w = max(7, *(len(label) + 1 for label, _ in rows))
+    lines.append(f"{'model':<{w}} {'Spearman [90 %]':>25} {'Kendall [90 %]':>25} {'nDCG@10 [90 %]':>25}")
+    for label, a in rows:
+        lines.append(f"{label:<{w}} {fmt(a['spearman']):>25} {fmt(a['kendall']):>25} {fmt(a['ndcg@10']):>25}")
+    if j.get("verdict"):
+        lines.append(j["verdict"]["text"])
+    return lines

@@ -12,7 +12,7 @@ import pandas as pd
 from ultr_core.clickmodels.sessions import PROPENSITY, SessionArrays, check_session_columns
 from ultr_core.errors import DataFormatError
 
-__all__ = ["register_rows", "sessions_from_source", "join_sessions"]
+__all__ = ["read_sessions", "register_rows", "sessions_from_source", "join_sessions"]
 
 _PAIRS = """CREATE TEMP TABLE pairs AS SELECT query_id, doc_id, (row_number() OVER (ORDER BY query_id, doc_id)) - 1
             AS pair FROM (SELECT DISTINCT query_id, doc_id FROM rows)"""
@@ -110,3 +110,10 @@ def join_sessions(train: SessionArrays, test: SessionArrays) -> tuple[SessionArr
                           shown=train.shown),
             SessionArrays(pair_query[b[test.pairs[:, 0]]], b[test.pairs], test.clicks, pair_query, pair_keys,
                           shown=test.shown))
+
+
+def read_sessions(path: str, fmt, name: str):
+    """The log's sessions, read out of core by DuckDB (any format the app reads); the file resolved once."""
+    from ultr_core.logs.sniff import resolve_source
+    src = resolve_source(path, fmt, name)
+    return sessions_from_source(src, src.fmt, name)

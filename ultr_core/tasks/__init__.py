@@ -7,5 +7,6 @@ the options and draws the result.
 True
 """
 from ultr_core.tasks.check_log import CheckOptions, LogCheck, check_log
+from ultr_core.tasks.fit_click_models import ClickModelFit, ClickModelOptions, fit_click_models
 
-__all__ = ["CheckOptions", "LogCheck", "check_log"]
+__all__ = ["CheckOptions", "LogCheck", "check_log", "ClickModelOptions", "ClickModelFit", "fit_click_models"]

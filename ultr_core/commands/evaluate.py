@@ -61,7 +61,8 @@ def _scores(a):
 
 
 def run(a) -> int:
-    from ultr_core.clickmodels.cli import judgements_option, read_sessions
+    from ultr_core.clickmodels.outofcore import read_sessions
+    from ultr_core.commands.options import judgements_option
     from ultr_core.counterfactual.evaluate import evaluate_ranking
     from ultr_core.logs.outputs import json_text
     scores, judgements = _scores(a), judgements_option(a)

@@ -49,8 +49,8 @@ def parse_algorithms(text: str) -> list[str]:
 
 def run(a) -> int:
     from ultr_core.algorithms.config import TrainConfig
-    from ultr_core.clickmodels.cli import judgement_lines
     from ultr_core.clickmodels.compare import parse_models
+    from ultr_core.clickmodels.judgement_agreement import judgement_lines
     from ultr_core.errors import printable
     from ultr_core.logs.outputs import json_text
     from ultr_core.simulation.clickmodel import ClickModelConfig
