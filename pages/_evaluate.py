@@ -1,5 +1,5 @@
 """The Upload page's "would a new ranking do better?" section (issue #47, item 4): a candidate (production order,
-a scores file or a click model's relevance) → one pooled job (:func:`ultr_core.counterfactual.evaluate.evaluate_job`)
+a scores file or a click model's relevance) → one pooled job (:func:`ultr_core.tasks.value_ranking.value_ranking_job`)
 → a table and a figure factory."""
 import hashlib
 
@@ -16,9 +16,10 @@ from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import PROPENSITY
 from ultr_core.counterfactual.candidate import SOURCES
 from ultr_core.counterfactual.estimators import default_estimators
-from ultr_core.counterfactual.evaluate import DIRECT_MODELS, N_BOOT, evaluate_job, expected_seconds
+from ultr_core.counterfactual.evaluate import DIRECT_MODELS, N_BOOT, expected_seconds
 from ultr_core.errors import DataFormatError, counted
 from ultr_core.logs.scores import side_file_problem
+from ultr_core.tasks.value_ranking import value_ranking_job
 
 SOURCE_BY_LABEL = {s.label: s.key for s in SOURCES}
 
@@ -94,7 +95,7 @@ def evaluate_section(log, key, prefix: str) -> None:
     if st.session_state.get(f"{job_key}_for") != spec:
         f = log.frame
         frame = f.assign(query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"]))
-        st.session_state[job_key] = submit_job(("evaluate", *spec), evaluate_job, frame, "your log", picked[0],
+        st.session_state[job_key] = submit_job(("evaluate", *spec), value_ranking_job, frame, "your log", picked[0],
                                                picked[1], dm_key, int(k), parsed, prior, estimators)
         st.session_state[f"{job_key}_for"] = spec
     live(job_key, lambda job: _show(job, prefix))

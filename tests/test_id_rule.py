@@ -116,8 +116,8 @@ def test_a_share_outside_zero_one_is_refused_by_name(command):
 def test_the_counterfactual_job_takes_the_judgements_the_page_parsed():
     """Issue #61, item 10: a judgements file was parsed in the server and again in the job's worker; the page now
     parses it once (in the shared cache) and the job takes the parsed judgements — with the same numbers."""
-    from ultr_core.counterfactual.evaluate import evaluate_job
     from ultr_core.studies.counterfactual import simulate_log
+    from ultr_core.tasks.value_ranking import value_ranking_job as evaluate_job
     frame, _ = simulate_log("pbm", 300, n_queries=4, epsilon=0.3, seed=1)
     qrels = "".join(f"{q} 0 {d} {(q + d) % 3}\n" for q in range(4) for d in range(20)).encode()
     parsed = evaluate_job(frame, "log", "production", None, "pbm", 3, read_judgements(qrels, "judgements"))

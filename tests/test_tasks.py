@@ -105,3 +105,24 @@ def test_the_click_models_command_prints_the_tasks_result(log_file, capsys):
     assert code == 0 and got == want
     code, text, _ = cli(["click-models", log_file, "--models", "pbm,dctr"], capsys)
     assert code == 0 and text.splitlines()[:2] == fit.lines()[:2]
+
+
+def test_ranking_options_refuse_what_does_not_apply():
+    from ultr_core.tasks import RankingOptions
+    for kwargs, field in [({"prior": "learned"}, "--prior"), ({"model": "dctr"}, "--model"), ({"k": 0}, "--k"),
+                          ({"n_boot": 5}, "--n-boot")]:
+        with pytest.raises(ConfigError) as e:
+            RankingOptions(**kwargs)
+        assert e.value.field == field
+    assert RankingOptions(ranking="model:ubm", prior="learned").prior == "learned"
+
+
+def test_the_evaluate_command_prints_the_tasks_result(log_file, capsys):
+    from ultr_core.tasks import RankingOptions, value_ranking
+    value = value_ranking(str(log_file), RankingOptions(n_boot=20, k=3))
+    code, out, _ = cli(["evaluate", log_file, "--n-boot", "20", "--k", "3", "--json"], capsys)
+    assert code == 0 and json.loads(out) == json.loads(value.to_json())
+    code, text, _ = cli(["evaluate", log_file, "--n-boot", "20", "--k", "3"], capsys)
+    assert code == 0 and text.strip() == "\n".join(value.lines()).strip()
+    est = value.report["estimators"]
+    assert all(e["lower"] <= e["estimate"] <= e["upper"] for e in est.values() if e["estimate"] is not None)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
 
-from ultr_core.errors import ConfigError, counted, printable
-from ultr_core.evaluation.intervals import interval_text
+from ultr_core.errors import ConfigError, printable
 
-__all__ = ["add_parser", "run", "result_lines"]
+__all__ = ["add_parser", "run"]
 
 #: the largest scores file read (bytes)
 MAX_SCORES_BYTES = 512 * 2**20
@@ -61,50 +61,14 @@ def _scores(a):
 
 
 def run(a) -> int:
-    from ultr_core.clickmodels.outofcore import read_sessions
+    """``evaluate``: flags → :class:`~ultr_core.tasks.RankingOptions` → :func:`~ultr_core.tasks.value_ranking` →
+    printed."""
     from ultr_core.commands.options import judgements_option
-    from ultr_core.counterfactual.evaluate import evaluate_ranking
-    from ultr_core.logs.outputs import json_text
-    scores, judgements = _scores(a), judgements_option(a)
-    if a.prior != "pyclick" and not a.ranking.startswith("model:"):
-        raise ConfigError("--prior", "applies to --ranking model:KEY (the prior of the model that re-ranks)")
-    out = evaluate_ranking(read_sessions(a.path, a.format, a.path), a.path, a.ranking, scores, a.model, a.k, a.n_boot,
-                           a.seed, judgements, prior=a.prior,
-                           estimators=None if "estimators" not in a else
-                           [k.strip().lower() for k in a.estimators.split(",") if k.strip()])
-    if a.json:
-        print(json_text(out))
-    else:
-        print("\n".join(printable(x) for x in result_lines(out)))
+    from ultr_core.tasks.value_ranking import RankingOptions, value_ranking
+    opts = RankingOptions(ranking=a.ranking, model=a.model, k=a.k, n_boot=a.n_boot, seed=a.seed, prior=a.prior,
+                          format=a.format, estimators=None if "estimators" not in a else
+                          tuple(k.strip().lower() for k in a.estimators.split(",") if k.strip()))
+    opts = replace(opts, scores=_scores(a), judgements=judgements_option(a))   # files read before the log
+    value = value_ranking(a.path, opts)
+    print(value.to_json() if a.json else "\n".join(printable(x) for x in value.lines()))
     return 0
-
-
-def _cell(x: dict) -> str:
-    return interval_text(x)
-
-
-def result_lines(out: dict) -> list[str]:
-    """The text report: the log, the candidate's notes, the log's own value, one line per estimator, support."""
-    k = out["k"]
-    lines = [f"{out['log']}: {out['sessions']:,} sessions, {out['queries']:,} queries; candidate: "
-             f"{out['candidate']['label']}; value = expected clicks in the top {k} per session "
-             f"({out['level']:.0%} intervals, {out['n_boot']} bootstrap resamples of the sessions)"]
-    lines += [f"note: {n}" for n in out["notes"] + out["candidate"]["notes"]]
-    lines.append(f"{'logged (observed)':<18} {_cell(out['logged'])}")
-    for e in out["estimators"].values():
-        support = f"support {e['support']:.0%} ({e['support_kind']})"
-        value = f"refused: {e['refused']}" if e["estimate"] is None else f"{_cell(e):<30} {support}"
-        lines.append(f"{e['label']:<18} {value}" + (f"\n{'':<18} note: {e['note']}" if e.get("note") else ""))
-    s = out["support"]
-    lines.append(f"support: {s['identified']:.0%} of the top-{k} slots identified, {s['at_position']:.0%} shown at "
-                 f"their position, {s['examined']:.1%} hold documents with ≥ 10 examination-weighted impressions; "
-                 f"the log's positions form {counted(out['position_bias']['components'], 'component')}")
-    from ultr_core.counterfactual.estimators import ESTIMATOR_BY_KEY
-    if any(ESTIMATOR_BY_KEY[key].reads_propensity for key in out["estimators"]):
-        lines.append(f"logging propensities (DR, policy-aware IPS): {out['logging_propensities']['text']}")
-    if "judged" in out:
-        j = out["judged"]
-        lines.append(j.get("note") or f"judged: DCG@{k} {_cell(j[f'dcg@{k}'])} (production order "
-                                      f"{_cell(j[f'logged_dcg@{k}'])}); {j['judged_share']:.0%} of the top-{k} "
-                                      "slots judged, unjudged count 0")
-    return lines

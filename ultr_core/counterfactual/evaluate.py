@@ -35,7 +35,7 @@ from ultr_core.counterfactual.estimators import (
 )
 from ultr_core.errors import ConfigError
 
-__all__ = ["evaluate_ranking", "value_candidate", "evaluate_job", "expected_seconds", "DIRECT_MODELS",
+__all__ = ["evaluate_ranking", "value_candidate", "expected_seconds", "DIRECT_MODELS",
            "POINT_ITERATIONS", "N_BOOT", "LEVEL", "pbm_counts"]
 
 #: EM iterations of PBM's fit on the log and on each resample (the held-out log-likelihood of the study's logs moves
@@ -345,21 +345,3 @@ def _propensity_source(logged: bool, varied: int) -> dict:
     return {"source": "logged", "varied_cells": varied, "text": "π₀(d at r | q): the log's 'propensity' column"
             + (f" ({varied:,} (document, rank) cells disagree between sessions: their mean is used)" if varied
                else "")}
-
-
-def evaluate_job(frame, name: str, ranking: str, scores: bytes | None, model: str, k: int, judgements,
-                 prior: str = "pyclick", estimators=None, report=None, stop=None) -> dict:
-    """:func:`evaluate_ranking` as a job of the app's pool (:mod:`ultr_core.app.jobpool`): the scores file as bytes,
-    read here; ``judgements`` parsed by the page (or bytes, or None); a ``{"done", "total"}`` record every 10
-    resamples."""
-    from ultr_core.errors import DataFormatError
-    from ultr_core.logs.judgements import read_judgements
-    from ultr_core.logs.scores import read_scores
-    sc = read_scores(scores, "scores file") if scores is not None else None
-    try:                              # judgements the judges' section could not read only leave DCG@k out
-        jd = read_judgements(judgements, "judgements") if isinstance(judgements, bytes) else judgements
-    except DataFormatError:
-        jd = None
-    progress = (lambda d, n: report({"done": d, "total": n})) if report is not None else None
-    return evaluate_ranking(frame, name, "scores" if sc is not None else ranking, sc, model, k, judgements=jd,
-                            report=progress, prior=prior, estimators=estimators)
