@@ -19,7 +19,7 @@ for nq in [int(a) for a in sys.argv[1:]] or [50, 400, 3000]:
     for name, est in (("default", DEFAULT_ESTIMATORS), ("affine", AFFINE)):
         first = []
         t0 = time.perf_counter()
-        evaluate_ranking(frame, "bench", "model:pbm", n_boot=N_BOOT, estimators=est,
+        evaluate_ranking(frame, "bench", ranking="model:pbm", n_boot=N_BOOT, estimators=est,
                          report=lambda d, n, first=first: first or first.append(time.perf_counter()))
         total = time.perf_counter() - t0
         per = (total - (first[0] - t0)) / N_BOOT

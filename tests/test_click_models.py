@@ -89,7 +89,7 @@ def test_scores_by_their_definitions():
 def test_on_pbm_clicks_pbm_explains_held_out_sessions_best_and_recovers_the_curve(seed):
     from ultr_core.simulation.logspec import LogSpec
     ds, sim, log = LogSpec.parse(f"synthetic:100/noise=0.0/shuffle=1.0/sessions=40000/seed={seed}").simulate()
-    out = compare_click_models(log.frame, "sim", None, 0.75)
+    out = compare_click_models(log.frame, "sim", models=None, split=0.75)
     ll = {k: v["log_likelihood"] for k, v in out["models"].items()}
     assert max(ll, key=ll.get) in ("pbm", "ubm", "trust")         # UBM and Trust (noise 0) nest PBM …
     assert ll["pbm"] > max(ll.values()) - 0.001                   # … and gain next to nothing on PBM's clicks
@@ -192,11 +192,11 @@ def test_ragged_and_deep_lists_through_the_out_of_core_reader_agree_with_memory(
     rc, out, err = cli(["click-models", path, "--models", "pbm,dcm,dbn", "--json"], capsys)
     assert rc == 0, err
     cli_ll = {k: m["log_likelihood"] for k, m in json.loads(out)["models"].items()}
-    mem = compare_click_models(f, "ragged", ["pbm", "dcm", "dbn"])
+    mem = compare_click_models(f, "ragged", models=["pbm", "dcm", "dbn"])
     assert mem["depth"] == 15
     for k, m in mem["models"].items():
         assert cli_ll[k] == pytest.approx(m["log_likelihood"], abs=1e-6), k
-    learned = compare_click_models(f, "ragged", ["pbm", "ubm", "sdbn"], prior="learned")     # its held-out fifth too
+    learned = compare_click_models(f, "ragged", models=["pbm", "ubm", "sdbn"], prior="learned")   # its held-out fifth
     assert all(np.isfinite(m["log_likelihood"]) for m in learned["models"].values())
 
 
@@ -210,8 +210,8 @@ def test_on_a_fixed_ranking_dctr_explains_clicks_as_well_as_pbm(seed):
     a per-document CTR fits held-out sessions as well as PBM (within 0.002 nats per rank)."""
     from ultr_core.simulation.logspec import LogSpec
     ds, sim, log = LogSpec.parse(f"synthetic:100/noise=0.0/sessions=20000/seed={seed}").simulate()
-    ll = {k: v["log_likelihood"] for k, v in compare_click_models(log.frame, "sim", ["pbm", "dctr"], 0.75)["models"]
-          .items()}
+    fitted = compare_click_models(log.frame, "sim", models=["pbm", "dctr"], split=0.75)["models"]
+    ll = {k: v["log_likelihood"] for k, v in fitted.items()}
     assert abs(ll["dctr"] - ll["pbm"]) < 0.002, ll
 
 

@@ -52,7 +52,8 @@ def stochastic_log(seed: int, sessions: int = 6000):
 
 
 def _value(frame, scores, n_boot=50, estimators=("dr", "policy_ips")):
-    return evaluate_ranking(frame, "log", "scores", scores, k=D, n_boot=n_boot, estimators=list(estimators))
+    return evaluate_ranking(frame, "log", ranking="scores", scores=scores, k=D, n_boot=n_boot,
+                            estimators=list(estimators))
 
 
 def test_logged_propensities_are_read_and_said():

@@ -58,7 +58,7 @@ def _entry(spec, model, te, t0: float, chosen, notes: list) -> dict:
             **({} if converged is None else {"converged": converged})}
 
 
-def compare_click_models(data, name: str = "log", models=None, split: float = 0.75, test=None, on_model=None,
+def compare_click_models(data, name: str = "log", *, models=None, split: float = 0.75, test=None, on_model=None,
                          stop=None, identifiability: bool = False, judgements=None, include_prior: bool = False,
                          seed: int = 0, prior: str = "pyclick", rankers: dict | None = None) -> dict:
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or

@@ -277,7 +277,7 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DE
     return out
 
 
-def evaluate_ranking(data, name: str = "log", ranking: str = "production", scores=None, model: str = "pbm",
+def evaluate_ranking(data, name: str = "log", *, ranking: str = "production", scores=None, model: str = "pbm",
                      k: int = 10, n_boot: int = N_BOOT, seed: int = 0, judgements=None, report=None,
                      prior: str = "pyclick", estimators=None) -> dict:
     """The value of a candidate ranking on the log ``data`` (a click table or :class:`SessionArrays`): expected
@@ -293,10 +293,11 @@ def evaluate_ranking(data, name: str = "log", ranking: str = "production", score
     from ultr_core.clickmodels.compare import fit_with_prior
     fitted = lambda key: fit_with_prior(MODEL_BY_KEY[key], t, arrays.pair_keys, prior, seed)      # noqa: E731
     c = _candidate(ranking, scores, arrays, t, production, fitted)
-    return value_candidate(arrays, c, model, k, n_boot, seed, judgements, name, t, production, report, estimators)
+    return value_candidate(arrays, c, model=model, k=k, n_boot=n_boot, seed=seed, judgements=judgements, name=name,
+                           t=t, production=production, report=report, estimators=estimators)
 
 
-def value_candidate(arrays: SessionArrays, c: cand.Candidate, model: str = "pbm", k: int = 10, n_boot: int = N_BOOT,
+def value_candidate(arrays: SessionArrays, c: cand.Candidate, *, model: str = "pbm", k: int = 10, n_boot: int = N_BOOT,
                     seed: int = 0, judgements=None, name: str = "log", t=None, production=None,
                     report=None, estimators=None) -> dict:
     """:func:`evaluate_ranking` of a built :class:`~.candidate.Candidate` (``t``, ``production``: the log's

@@ -33,7 +33,7 @@ class IdentifiabilityAnalysis:
     interventions: pd.DataFrame | None = None
 
 
-def analyse_identifiability(log, bias=None, merge: bool = False, intervene: bool = False,
+def analyse_identifiability(log, bias=None, *, merge: bool = False, intervene: bool = False,
                             context_vectors=None, seed: int = 0, max_listed: int = 200,
                             document=("doc_id",), max_intervention_components: int = 2000,
                             estimate: str | None = None, n_bootstrap: int = 100,
@@ -187,10 +187,11 @@ def _plain(v):
     return v.item() if hasattr(v, "item") else v
 
 
-def identifiability_report(log, bias=None, merge: bool = False, intervene: bool = False,
+def identifiability_report(log, bias=None, *, merge: bool = False, intervene: bool = False,
                            context_vectors=None, seed: int = 0, max_listed: int = 200, **kw) -> dict:
     """The JSON-ready report of :func:`analyse_identifiability` (same arguments)."""
-    return analyse_identifiability(log, bias, merge, intervene, context_vectors, seed, max_listed, **kw).report
+    return analyse_identifiability(log, bias, merge=merge, intervene=intervene, context_vectors=context_vectors,
+                                   seed=seed, max_listed=max_listed, **kw).report
 
 
 def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=None, offsets=None,

@@ -98,7 +98,8 @@ def coverage_rows(user: str, seed: int, n_sessions: int = 20_000, epsilon: float
         values = CANDIDATES[name]
         c = (cand.Candidate(name, production, {}) if values is None else
              cand.from_values(values(truth_a, own, other), name, arrays.pair_query, production))
-        out = value_candidate(arrays, c, model, k, n_boot, seed, t=t, production=production, estimators=estimators)
+        out = value_candidate(arrays, c, model=model, k=k, n_boot=n_boot, seed=seed, t=t, production=production,
+                              estimators=estimators)
         truth = true_value(user, c, arrays, alpha, out["k"])
         for key, r in out["estimators"].items():
             ok = r["estimate"] is not None

@@ -93,8 +93,8 @@ def rankers_beside_click_models(ds, log, algorithms=DEFAULT_RANKERS, models=None
         if on_ranker is not None:
             on_ranker(i + 1, len(algorithms), ALGORITHMS[key])
     judged = judgements if judgements is not None else label_judgements(log.frame)
-    out = compare_click_models(log.frame, "log", models, split=split, judgements=judged, include_prior=include_prior,
-                               seed=seed, rankers=rankers)
+    out = compare_click_models(log.frame, "log", models=models, split=split, judgements=judged,
+                               include_prior=include_prior, seed=seed, rankers=rankers)
     from ultr_core.algorithms.specs import SPECS_BY_KEY
     for key, m in out.get("rankers", {}).items():      # training and the link's fit; the algorithm table's colour
         m.update(seconds=round(m["seconds"] + seconds[key], 3), colour=SPECS_BY_KEY[key].colour, kind="ranker")

@@ -114,16 +114,16 @@ def fit_click_models(source, options: ClickModelOptions | None = None, *, name: 
                   identifiability=o.identifiability, on_model=on_model, stop=stop)
     split = 0.75 if o.split is None else o.split
     if isinstance(source, pd.DataFrame):
-        out = compare_click_models(source, label, keys, split, **common)
+        out = compare_click_models(source, label, models=keys, split=split, **common)
     elif o.test:
         from ultr_core.clickmodels.outofcore import read_sessions
-        out = compare_click_models(read_sessions(source, o.format, label), label, keys, 0.75,
-                                   read_sessions(o.test, o.test_format, o.test), **common)
+        out = compare_click_models(read_sessions(source, o.format, label), label, models=keys,
+                                   test=read_sessions(o.test, o.test_format, o.test), **common)
     else:                                     # grouped into patterns by DuckDB: any size within its memory limit
         from ultr_core.clickmodels.patterns import patterns_from_source
         from ultr_core.logs.sniff import resolve_source
         src = resolve_source(source, o.format, label)                  # paths, compression and format: once
-        out = compare_click_models(patterns_from_source(src, src.fmt, label, split), label, keys, **common)
+        out = compare_click_models(patterns_from_source(src, src.fmt, label, split), label, models=keys, **common)
     rel = out.pop("relevance")
     return ClickModelFit(out, rel, str(label))
 

@@ -71,8 +71,9 @@ def value_ranking(source, options: RankingOptions | None = None, *, name: str | 
     if isinstance(source, str):
         from ultr_core.clickmodels.outofcore import read_sessions
         source = read_sessions(source, o.format, label)
-    out = evaluate_ranking(source, label, "scores" if o.scores is not None else o.ranking, o.scores, o.model, o.k,
-                           N_BOOT if o.n_boot is None else o.n_boot, o.seed, o.judgements, report=report,
+    out = evaluate_ranking(source, label, ranking="scores" if o.scores is not None else o.ranking, scores=o.scores,
+                           model=o.model, k=o.k, n_boot=N_BOOT if o.n_boot is None else o.n_boot, seed=o.seed,
+                           judgements=o.judgements, report=report,
                            prior=o.prior, estimators=list(o.estimators) if o.estimators is not None else None)
     return RankingValue(out)
 
