@@ -3,10 +3,9 @@ traffic by every off-policy estimator, with 90 % intervals from a bootstrap over
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import replace
 
-from ultr_core.errors import ConfigError, printable
+from ultr_core.errors import printable
 
 __all__ = ["add_parser", "run"]
 
@@ -49,15 +48,11 @@ def _scores(a):
     """The scores file named by --ranking, or None for production / model:KEY."""
     if a.ranking == "production" or a.ranking.startswith("model:"):
         return None
-    from ultr_core.logs.sniff import refuse_system_path
-    refuse_system_path(a.ranking, "--ranking", "a scores file")
-    if not os.path.isfile(a.ranking):
-        raise ConfigError("--ranking", "neither 'production', 'model:KEY' nor an existing scores file")
-    if os.path.getsize(a.ranking) > MAX_SCORES_BYTES:
-        raise ConfigError("--ranking", f"the scores file is larger than {MAX_SCORES_BYTES // 2**20} MB")
+    from ultr_core.commands.options import file_bytes
     from ultr_core.logs.scores import read_scores
-    with open(a.ranking, "rb") as f:
-        return read_scores(f.read(), "--ranking")
+    return read_scores(file_bytes(a.ranking, "--ranking", "a scores file", MAX_SCORES_BYTES,
+                                  missing="neither 'production', 'model:KEY' nor an existing scores file",
+                                  too_large="the scores file is larger than {mb} MB"), "--ranking")
 
 
 def run(a) -> int:

@@ -1,7 +1,7 @@
 """Options several commands share, read and checked before any log is."""
 from __future__ import annotations
 
-__all__ = ["judgements_option", "MAX_JUDGEMENTS_BYTES"]
+__all__ = ["judgements_option", "file_bytes", "MAX_JUDGEMENTS_BYTES"]
 
 #: the largest judgements file read (bytes)
 MAX_JUDGEMENTS_BYTES = 512 * 2**20
@@ -15,15 +15,24 @@ def judgements_option(a):
             raise ConfigError("--include-prior-dominated" if a.include_prior_dominated else "--grades",
                               "applies to --judgements; give --judgements too")
         return None
+    from ultr_core.logs.judgements import parse_grades, read_judgements
+    low, high = parse_grades(a.grades)
+    data = file_bytes(a.judgements, "--judgements", "a judgements file", MAX_JUDGEMENTS_BYTES,
+                      missing="file not found", too_large="larger than {mb} MB")
+    return read_judgements(data, "--judgements", grades=(low, high))
+
+
+def file_bytes(path: str, flag: str, what: str, max_bytes: int, *, missing: str, too_large: str) -> bytes:
+    """The bytes of a small file a flag names, after refusing a system path, a missing file (``missing``) and one
+    over ``max_bytes`` (``too_large``, with ``{mb}`` its limit in MB) — each a message naming the flag."""
     import os
 
-    from ultr_core.logs.judgements import parse_grades, read_judgements
+    from ultr_core.errors import ConfigError
     from ultr_core.logs.sniff import refuse_system_path
-    low, high = parse_grades(a.grades)
-    refuse_system_path(a.judgements, "--judgements", "a judgements file")
-    if not os.path.isfile(a.judgements):
-        raise ConfigError("--judgements", "file not found")
-    if os.path.getsize(a.judgements) > MAX_JUDGEMENTS_BYTES:
-        raise ConfigError("--judgements", f"larger than {MAX_JUDGEMENTS_BYTES // 2**20} MB")
-    with open(a.judgements, "rb") as f:
-        return read_judgements(f.read(), "--judgements", grades=(low, high))
+    refuse_system_path(path, flag, what)
+    if not os.path.isfile(path):
+        raise ConfigError(flag, missing)
+    if os.path.getsize(path) > max_bytes:
+        raise ConfigError(flag, too_large.format(mb=max_bytes // 2**20))
+    with open(path, "rb") as f:
+        return f.read()
