@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ultr_core.clickmodels.evaluation import fit_comparison, scores, session_log_likelihood
+from ultr_core.clickmodels.evaluation import fit_comparison, score_models
 from ultr_core.clickmodels.outofcore import join_sessions
 from ultr_core.clickmodels.prior import PRIORS, learned_prior
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
@@ -45,17 +45,16 @@ def train_test(data, name: str = "log", split: float = 0.75, test=None):
     return train, test_s.subset(seen), int((~seen).sum())
 
 
-def _entry(spec, model, te, t0: float, chosen, notes: list) -> dict:
-    """A fitted model's entry: its held-out scores, bias parameters, seconds, learned prior and — for a fit by an
-    optimiser — whether it converged (a note when a cap stopped it; the models fitted by counting or a fixed number
-    of EM steps have no ``converged``)."""
+def _entry(spec, model, scored: dict, seconds: float, chosen, notes: list) -> dict:
+    """A fitted model's entry: its held-out scores, bias parameters, seconds (fit and score), learned prior and — for
+    a fit by an optimiser — whether it converged (a note when a cap stopped it; the models fitted by counting or a
+    fixed number of EM steps have no ``converged``)."""
     converged = getattr(model, "converged", None)
     if converged is False:
         notes.append(f"{spec.label}: the optimiser stopped at its iteration cap before converging — its figures are "
                      "from its last step")
-    return {"label": spec.label, **scores(model, te), "bias": model.bias(),
-            "seconds": round(time.perf_counter() - t0, 3), **({"prior": chosen} if chosen else {}),
-            **({} if converged is None else {"converged": converged})}
+    return {"label": spec.label, **scored, "bias": model.bias(), "seconds": round(seconds, 3),
+            **({"prior": chosen} if chosen else {}), **({} if converged is None else {"converged": converged})}
 
 
 def compare_click_models(data, name: str = "log", *, models=None, split: float = 0.75, test=None, on_model=None,
@@ -84,34 +83,43 @@ def compare_click_models(data, name: str = "log", *, models=None, split: float =
         raise ConfigError("--prior", f"choose one of {', '.join(PRIORS)}")
     shared: dict = {}
     tr, te, dropped, pair_keys = _tables(data, name, split, test)
-    if not tr.clicks.any():
+    if identifiability or prior != "pyclick":
+        _in_memory(tr, "--identifiability" if identifiability else "--prior")
+    rel = _relevance_frame(tr, pair_keys)
+    if not rel["clicks"].any():
         from ultr_core.logs.clicklog import NO_CLICKS
         raise ConfigError("log", NO_CLICKS)
     if te.n_sessions == 0:
         raise ConfigError("split", "no test session's query occurs in training: nothing to score")
     out = {"train_sessions": tr.n_sessions, "test_sessions": te.n_sessions, "dropped_test_sessions": dropped,
            "depth": tr.depth, "notes": _notes(data, test), "models": {}}
-    rel, lls = _relevance_frame(tr, pair_keys), {}
+    fitted: dict = {}                  # key → (spec, model, seconds, learned prior)
     for i, key in enumerate(keys):
         if stop is not None and stop.is_set():
             break
         spec, t0 = MODEL_BY_KEY[key], time.perf_counter()
         table, chosen = (tr, None) if prior == "pyclick" else _learned(spec, tr, pair_keys, seed, shared)
         model = spec.cls().fit(table)
-        out["models"][key] = _entry(spec, model, te, t0, chosen, out["notes"])
-        lls[key] = session_log_likelihood(model, te)
+        fitted[key] = (spec, model, time.perf_counter() - t0, chosen)
         if identifiability:
             from ultr_core.clickmodels.information import information_summary, model_information
             labels = [f"{q}/{d}" for q, d in zip(rel["query_id"], rel["doc_id"])]
-            out["models"][key]["identifiability"] = information_summary(model_information(model, tr, key), labels)
+            fitted[key] += (information_summary(model_information(model, tr, key), labels),)
         rel[spec.label] = model.relevance()
         if hasattr(model, "sat"):
             rel[f"{spec.label} satisfaction"] = model.sat
         if on_model is not None:
             on_model(i + 1, len(keys), spec.label)
-    if rankers:
-        out["rankers"] = _scored_rankers(rankers, tr, te, pair_keys, rel, lls)
-    out["best_fit"] = fit_comparison(lls, _labels(out), te.weight)
+    ranked = _fitted_rankers(rankers or {}, tr, pair_keys, rel)
+    scored, moments, seconds = score_models({k: v[1] for k, v in (fitted | ranked).items()}, te)
+    for key, (spec, model, fit_s, chosen, *info) in fitted.items():
+        out["models"][key] = _entry(spec, model, scored[key], fit_s + seconds[key], chosen, out["notes"])
+        if info:
+            out["models"][key]["identifiability"] = info[0]
+    if ranked:
+        out["rankers"] = {k: {"label": label, **scored[k], "bias": model.bias(), "seconds": round(fit_s + seconds[k], 3)}
+                          for k, (label, model, fit_s) in ranked.items()}
+    out["best_fit"] = fit_comparison(moments, _labels(out))
     if judgements is not None and out["models"]:
         from ultr_core.clickmodels.judgement_agreement import judgement_report
         out["judgements"] = judgement_report(rel, {**out["models"], **out.get("rankers", {})}, judgements,
@@ -147,20 +155,26 @@ def _learned(spec, tr: SessionTable, pair_keys: pd.DataFrame, seed: int, shared:
     return replace(tr, attr_prior=p), chosen
 
 
-def _scored_rankers(rankers: dict, tr: SessionTable, te: SessionTable, pair_keys: pd.DataFrame,
-                    rel: pd.DataFrame, lls: dict) -> dict:
-    """Each ranker's scores on the log's pairs, read as a click model (:class:`ScoredPBM`) and scored on ``te``
-    (its per-session log-likelihood added to ``lls``)."""
+def _fitted_rankers(rankers: dict, tr, pair_keys: pd.DataFrame, rel: pd.DataFrame) -> dict:
+    """Each ranker's scores on the log's pairs read as a click model (:class:`ScoredPBM`) fitted on ``tr``: key →
+    (label, model, seconds); its relevance a column of ``rel``."""
     from ultr_core.clickmodels.scored import ScoredPBM
     out = {}
     for key, (label, score) in rankers.items():
         t0 = time.perf_counter()
         model = ScoredPBM(score(pair_keys)).fit(tr)
-        out[key] = {"label": label, **scores(model, te), "bias": model.bias(),
-                    "seconds": round(time.perf_counter() - t0, 3)}
-        lls[key] = session_log_likelihood(model, te)
+        out[key] = (label, model, time.perf_counter() - t0)
         rel[label] = model.relevance()
     return out
+
+
+def _in_memory(tr, flag: str) -> None:
+    """Refuse ``flag`` on training patterns read from disk chunk by chunk: the Fisher information and the learned
+    prior's search hold every pattern."""
+    if not isinstance(tr, SessionTable):
+        raise ConfigError(flag, f"needs the training patterns in memory, and this log has {tr.rows:,} distinct "
+                                f"(result list, click) patterns, more than the {tr.in_memory_rows:,} held: fit a "
+                                "sample of its sessions, or leave the flag out")
 
 
 def _labels(out: dict) -> dict:

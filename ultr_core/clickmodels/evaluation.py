@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["scores", "session_log_likelihood", "fit_comparison", "fit_sentence", "FIT_RULE"]
+__all__ = ["scores", "score_models", "session_log_likelihood", "LikelihoodMoments", "fit_comparison", "fit_sentence",
+           "FIT_RULE"]
 
 #: how the held-out fits are told apart (:func:`fit_comparison`)
 FIT_RULE = ("log-likelihood: a model fits best when the 90 % interval of its difference from each other model "
@@ -32,22 +33,48 @@ def scores(model, t) -> dict:
     """Log-likelihood, perplexity (overall and by rank) and conditional perplexity of ``model`` on ``t``; with lists
     of varying length each session's mean runs over the ranks it shows and each rank's perplexity over the sessions
     that show it."""
-    m = t.mask
-    w = t.weight / t.weight.sum()
-    wr = w[:, None] * m
-    wr = wr / np.maximum(wr.sum(0), 1e-300)
-    cond = np.clip(model.conditional(t), _TINY, 1.0)
-    full = np.clip(np.where(t.clicks, model.full(t), 1 - model.full(t)), _TINY, 1.0)
-    by_rank = 2.0 ** (-(wr * np.log2(full)).sum(0))
-    cond_rank = 2.0 ** (-(wr * np.log2(cond)).sum(0))
-    ll = _per_session(cond, m)
-    return {"log_likelihood": float((w * ll).sum()), "perplexity": float(by_rank.mean()),
-            "perplexity_by_rank": by_rank.tolist(), "conditional_perplexity": float(cond_rank.mean()),
-            "conditional_perplexity_by_rank": cond_rank.tolist()}
+    return score_models({"m": model}, t)[0]["m"]
 
 
 def _per_session(cond, m) -> np.ndarray:
     return (np.log(cond) * m).sum(1) / np.maximum(m.sum(1), 1)
+
+
+def _probabilities(model, c) -> tuple[np.ndarray, np.ndarray]:
+    """(P(observed c_r | c_<r), P(observed c_r)) of a chunk, floored at ``_TINY``."""
+    full = model.full(c)
+    return np.clip(model.conditional(c), _TINY, 1.0), np.clip(np.where(c.clicks, full, 1 - full), _TINY, 1.0)
+
+
+def score_models(models: dict, t) -> tuple[dict, "LikelihoodMoments", dict]:
+    """Every model of ``models`` (key → fitted model) scored on the test patterns ``t`` in one pass over its chunks
+    (:meth:`~ultr_core.clickmodels.sessions.SessionTable.chunks`; a table on disk is read chunk by chunk and never
+    held): (key → :func:`scores`' record, the sums of the per-session log-likelihoods that
+    :func:`fit_comparison` reads, key → seconds spent scoring it)."""
+    import time
+    keys, d = list(models), t.depth
+    rank_w, full_s, cond_s = np.zeros(d), np.zeros((len(keys), d)), np.zeros((len(keys), d))
+    moments, seconds = LikelihoodMoments.empty(keys), dict.fromkeys(keys, 0.0)
+    for c in t.chunks():
+        wr = c.weight[:, None] * c.mask
+        rank_w += wr.sum(0)
+        lls = np.empty((len(keys), len(c.weight)))
+        for i, k in enumerate(keys):
+            t0 = time.perf_counter()
+            cond, full = _probabilities(models[k], c)
+            full_s[i] += (wr * np.log2(full)).sum(0)
+            cond_s[i] += (wr * np.log2(cond)).sum(0)
+            lls[i] = _per_session(cond, c.mask)
+            seconds[k] += time.perf_counter() - t0
+        moments.add(lls, c.weight)
+    out = {}
+    for i, k in enumerate(keys):
+        by_rank = 2.0 ** (-full_s[i] / np.maximum(rank_w, 1e-300))
+        cond_rank = 2.0 ** (-cond_s[i] / np.maximum(rank_w, 1e-300))
+        out[k] = {"log_likelihood": moments.mean(k), "perplexity": float(by_rank.mean()),
+                  "perplexity_by_rank": by_rank.tolist(), "conditional_perplexity": float(cond_rank.mean()),
+                  "conditional_perplexity_by_rank": cond_rank.tolist()}
+    return out, moments, seconds
 
 
 def session_log_likelihood(model, t) -> np.ndarray:
@@ -56,27 +83,64 @@ def session_log_likelihood(model, t) -> np.ndarray:
     return _per_session(np.clip(model.conditional(t), _TINY, 1.0), t.mask)
 
 
-def fit_comparison(lls: dict, labels: dict, weight) -> dict | None:
-    """Which model fits the held-out clicks best, and is it resolved: ``lls`` key → per-row log-likelihood
-    (:func:`session_log_likelihood`, rows weighted by ``weight``), ``labels`` key → name.  The best by mean, and its
-    difference from every other model paired over the same sessions with a 90 % interval
-    (:func:`~ultr_core.evaluation.intervals.mean_interval`); ``tied``: the models whose interval reaches 0
-    (:data:`FIT_RULE`).  None with fewer than two models.
+class LikelihoodMoments:
+    """The sums a paired comparison of held-out log-likelihoods reads, over test sessions of weight w: N = Σw,
+    Σw·ℓ_k per model and Σw·ℓ_k·ℓ_j per pair of models — so that the difference of any two models has its mean and
+    spread without the per-session values being held (a test log of any size)."""
 
-    >>> import numpy as np
+    def __init__(self, keys, n: float, total: np.ndarray, products: np.ndarray):
+        self.keys, self.n, self.total, self.products = list(keys), float(n), total, products
+
+    @classmethod
+    def empty(cls, keys) -> "LikelihoodMoments":
+        return cls(keys, 0.0, np.zeros(len(keys)), np.zeros((len(keys), len(keys))))
+
+    @classmethod
+    def of(cls, lls: dict, weight) -> "LikelihoodMoments":
+        """From per-row log-likelihoods (key → array, rows weighted by ``weight``)."""
+        out = cls.empty(list(lls))
+        out.add(np.stack([np.asarray(v, np.float64) for v in lls.values()]), weight)
+        return out
+
+    def add(self, lls: np.ndarray, weight) -> None:
+        """Add rows: ``lls`` (models, rows) in the order of ``keys``."""
+        w = np.asarray(weight, np.float64)
+        self.n += float(w.sum())
+        self.total += lls @ w
+        self.products += (lls * w) @ lls.T
+
+    def mean(self, key) -> float:
+        i = self.keys.index(key)
+        return float(self.total[i] / self.n) if self.n > 0 else float("nan")
+
+    def difference(self, a, b):
+        """The interval of mean(ℓ_a − ℓ_b), paired over the same sessions (:func:`mean_interval_of_sums`)."""
+        from ultr_core.evaluation.intervals import mean_interval_of_sums
+        i, j = self.keys.index(a), self.keys.index(b)
+        p = self.products
+        return mean_interval_of_sums(self.n, float(self.total[i] - self.total[j]),
+                                     float(p[i, i] - 2 * p[i, j] + p[j, j]))
+
+
+def fit_comparison(lls, labels: dict, weight=None) -> dict | None:
+    """Which model fits the held-out clicks best, and is it resolved: ``lls`` key → per-row log-likelihood
+    (:func:`session_log_likelihood`, rows weighted by ``weight``) or their :class:`LikelihoodMoments`, ``labels``
+    key → name.  The best by mean, and its difference from every other model paired over the same sessions with a
+    90 % interval (:func:`~ultr_core.evaluation.intervals.mean_interval_of_sums`); ``tied``: the models whose
+    interval reaches 0 (:data:`FIT_RULE`).  None with fewer than two models.
+
     >>> a = np.random.default_rng(0).normal(-0.3, 0.05, 100)       # b: a with noise, c: clearly worse
     >>> b, c = a + np.random.default_rng(1).normal(0.0, 0.01, 100), a - 0.2
     >>> out = fit_comparison({"a": a, "b": b, "c": c}, {"a": "A", "b": "B", "c": "C"}, np.ones(100))
     >>> out["best"], out["tied"], out["versus"]["c"]["lower"] > 0
     ('a', ['b'], True)
     """
-    from ultr_core.evaluation.intervals import mean_interval
-    if len(lls) < 2:
+    m = lls if isinstance(lls, LikelihoodMoments) else LikelihoodMoments.of(lls, weight)
+    if len(m.keys) < 2:
         return None
-    w = np.asarray(weight, np.float64)
-    means = {k: float(v @ w / w.sum()) for k, v in lls.items()}
+    means = {k: m.mean(k) for k in m.keys}
     best = max(means, key=means.get)
-    versus = {k: mean_interval(lls[best] - v, w).to_json() for k, v in lls.items() if k != best}
+    versus = {k: m.difference(best, k).to_json() for k in m.keys if k != best}
     tied = [k for k, iv in versus.items() if not iv["supported"] or iv["lower"] <= 0]
     runner = max(versus, key=lambda k: means[k])
     return {"best": best, "label": labels[best], "runner_up": runner, "versus": versus,

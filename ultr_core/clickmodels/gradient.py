@@ -67,25 +67,20 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = M
     whether L-BFGS converged (it stopped on its gradient or change tolerance before ``max_iter``)."""
     import torch
     import torch.nn.functional as F
-    pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
-    clicks = torch.from_numpy(np.asarray(t.clicks, bool))
-    shown = None if t.shown is None else torch.from_numpy(np.asarray(t.shown, bool))
-    w = torch.from_numpy(np.asarray(t.weight, np.float64))
     local, shared = _logits(start[0], (n_per_pair, t.n_pairs)), _logits(start[1], (n_global,))
     opt = torch.optim.LBFGS([local, shared], max_iter=max_iter, line_search_fn="strong_wolfe",
                             tolerance_grad=1e-9, tolerance_change=1e-12, history_size=20)
+    total_w = float(t.total_weight)
 
-    total_w = float(w.sum())
-
-    def closure():                      # the gradient summed over chunks of patterns: memory bounded by CHUNK
+    def closure():                      # the gradient summed over the table's chunks: memory bounded by a chunk
         opt.zero_grad()
         value = 0.0
-        for lo in range(0, len(w), CHUNK):
-            per = torch.sigmoid(local)[:, pairs[lo:lo + CHUNK]]
+        for c in t.chunks(CHUNK):
+            per = torch.sigmoid(local)[:, torch.from_numpy(np.asarray(c.pairs, np.int64))]
             after_click, go_on = transition(per, torch.sigmoid(shared))
-            part = None if shown is None else shown[lo:lo + CHUNK]
-            ll = (w[lo:lo + CHUNK] * cascade_log_likelihood(per[0], after_click, go_on, clicks[lo:lo + CHUNK],
-                                                            part)).sum()
+            shown = None if c.shown is None else torch.from_numpy(np.asarray(c.shown, bool))
+            ll = (torch.from_numpy(np.asarray(c.weight, np.float64)) * cascade_log_likelihood(
+                per[0], after_click, go_on, torch.from_numpy(np.asarray(c.clicks, bool)), shown)).sum()
             (-ll / total_w).backward()
             value -= float(ll.detach()) / total_w
         prior = attr_log_prior(local[0], t.attr_prior) + (F.logsigmoid(local[1:]) + F.logsigmoid(-local[1:])).sum() + (

@@ -41,10 +41,13 @@ RULE = (f"prior-dominated: fewer than {MIN_EXAMINED:g} examination-weighted trai
 def examined_impressions(train) -> np.ndarray:
     """Per pair of a :class:`~ultr_core.clickmodels.sessions.SessionTable`: Σ over its training impressions of
     ctr(rank)/ctr(1)."""
-    w = train.weight[:, None] * train.mask
-    ctr = (w * train.clicks).sum(0) / np.maximum(w.sum(0), 1e-12)
+    from ultr_core.clickmodels.sessions import chunk_sums
+    clicks, shown = chunk_sums(train, lambda c: [(c.weight[:, None] * c.mask * c.clicks).sum(0),
+                                                 (c.weight[:, None] * c.mask).sum(0)])
+    ctr = clicks / np.maximum(shown, 1e-12)
     share = ctr / ctr[0] if ctr[0] > 0 else np.ones_like(ctr)
-    return np.bincount(train.pairs.ravel(), (w * share[None, :]).ravel(), train.n_pairs)
+    return chunk_sums(train, lambda c: [np.bincount(c.pairs.ravel(), (c.weight[:, None] * c.mask * share[None, :])
+                                                    .ravel(), train.n_pairs)])[0]
 
 
 def prior_dominated(train) -> np.ndarray:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ultr_core.clickmodels import pbm as _pbm, samplers as smp
-from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, pair_mean as _pair_mean
+from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, chunk_sums, pair_mean as _pair_mean, pair_sums
 
 __all__ = ["ClickModel", "Cascade", "GCTR", "RCTR", "DCTR", "PBM", "CM", "DCM", "SDBN", "EM_ITERATIONS",
            "PROB_MIN", "PYCLICK_PRIOR", "pbm_em"]
@@ -28,9 +28,15 @@ EM_ITERATIONS = 50
 PROB_MIN = 1e-6
 
 
-def _rank_mean(t, mask, success) -> np.ndarray:
+def _rank_sums(t, mask, success) -> tuple[np.ndarray, np.ndarray]:
+    """(Σ weight·success, Σ weight) per rank over the cells in ``mask``."""
     w = t.weight[:, None] * mask * t.mask
-    return (1.0 + (w * success).sum(0)) / (2.0 + w.sum(0))
+    return (w * success).sum(0), w.sum(0)
+
+
+def _mean(sums, prior=PYCLICK_PRIOR) -> np.ndarray:
+    """(prior successes + Σ successes) / (prior trials + Σ trials)."""
+    return (prior[0] + sums[0]) / (prior[1] + sums[1])
 
 
 def _observed(full: np.ndarray, clicks: np.ndarray) -> np.ndarray:
@@ -186,7 +192,9 @@ class GCTR(ClickModel):
         return P["ctr"].expand(*t.pairs.shape)
 
     def fit(self, t):
-        self.ctr = float((1 + (t.weight[:, None] * t.clicks).sum()) / (2 + (t.weight[:, None] * t.mask).sum()))
+        clicks, shown = chunk_sums(t, lambda c: [(c.weight[:, None] * c.clicks * c.mask).sum(),
+                                                  (c.weight[:, None] * c.mask).sum()])
+        self.ctr = float((1 + clicks) / (2 + shown))
         self.attr = np.full(t.n_pairs, self.ctr)
         return self
 
@@ -203,7 +211,7 @@ class RCTR(ClickModel):
         return P["ctr"][None, :].expand(*t.pairs.shape)
 
     def fit(self, t):
-        self.ctr = _rank_mean(t, np.ones(t.pairs.shape), t.clicks)
+        self.ctr = _mean(chunk_sums(t, lambda c: _rank_sums(c, 1.0, c.clicks)))
         self.attr = np.zeros(t.n_pairs)
         return self
 
@@ -221,7 +229,7 @@ class DCTR(ClickModel):
         return P["attr"][np.asarray(t.pairs, np.int64)]
 
     def fit(self, t):
-        self.attr = _pair_mean(t, np.ones(t.pairs.shape), t.clicks)
+        self.attr = _mean(chunk_sums(t, lambda c: pair_sums(c, 1.0, c.clicks)), t.attr_prior)
         return self
 
     def full(self, t):
@@ -278,8 +286,9 @@ class CM(Cascade):
         return 0.0 * per[0], 1.0
 
     def fit(self, t):
-        first = _first_click(t.clicks)
-        self.attr = _pair_mean(t, np.arange(t.depth)[None, :] <= first[:, None], t.clicks)
+        def sums(c):                       # examined: the ranks down to the first click
+            return pair_sums(c, np.arange(c.depth)[None, :] <= _first_click(c.clicks)[:, None], c.clicks)
+        self.attr = _mean(chunk_sums(t, sums), t.attr_prior)
         return self
 
     def full(self, t):
@@ -330,10 +339,11 @@ class DCM(Cascade):
         return {"attr": alpha, "cont": cls.continuation_by_rank(gamma, 1.0, len(curve))}
 
     def fit(self, t):
-        last = _last_click(t.clicks)
-        ranks = np.arange(t.depth)[None, :]
-        self.attr = _pair_mean(t, ranks <= last[:, None], t.clicks)
-        self.cont = _rank_mean(t, t.clicks, ranks != last[:, None])
+        def sums(c):                       # examined down to the last click; every click but the last goes on
+            last, ranks = _last_click(c.clicks)[:, None], np.arange(c.depth)[None, :]
+            return [*pair_sums(c, ranks <= last, c.clicks), *_rank_sums(c, c.clicks, ranks != last)]
+        attr_n, attr_d, cont_n, cont_d = chunk_sums(t, sums)
+        self.attr, self.cont = _mean((attr_n, attr_d), t.attr_prior), _mean((cont_n, cont_d))
         return self
 
     def full(self, t):
@@ -366,10 +376,11 @@ class SDBN(Cascade):
         return 1.0 - per[1], 1.0
 
     def fit(self, t):
-        last = _last_click(t.clicks)
-        ranks = np.arange(t.depth)[None, :]
-        self.attr = _pair_mean(t, ranks <= last[:, None], t.clicks)
-        self.sat = _pair_mean(t, t.clicks, ranks == last[:, None], PYCLICK_PRIOR)
+        def sums(c):                       # examined down to the last click, which satisfied
+            last, ranks = _last_click(c.clicks)[:, None], np.arange(c.depth)[None, :]
+            return [*pair_sums(c, ranks <= last, c.clicks), *pair_sums(c, c.clicks, ranks == last)]
+        attr_n, attr_d, sat_n, sat_d = chunk_sums(t, sums)
+        self.attr, self.sat = _mean((attr_n, attr_d), t.attr_prior), _mean((sat_n, sat_d))
         return self
 
     def relevance(self):

@@ -32,6 +32,9 @@ __all__ = ["SessionArrays", "SessionTable", "MAX_DEPTH", "split_sessions", "pair
 MAX_DEPTH = 50
 #: PyClick's prior of every per-pair probability: one success in two trials
 PYCLICK_PRIOR = (1.0, 2.0)
+#: patterns per slice a fit or a score reads at a time (:meth:`SessionTable.chunks`): about 100 MB of autograd state
+#: for 10 ranks in a gradient fit
+CHUNK_ROWS = 100_000
 
 
 @dataclass(frozen=True)
@@ -150,23 +153,89 @@ class SessionTable:
         """(P, D) bool: the cells a session shows — every count, fit and score runs over these alone."""
         return np.ones(self.pairs.shape, bool) if self.shown is None else self.shown
 
+    @property
+    def total_weight(self) -> float:
+        return float(self.weight.sum())
+
+    def chunks(self, rows: int | None = None):
+        """The table in slices of at most ``rows`` patterns (default :data:`CHUNK_ROWS`) — what every fit and score
+        iterates, so that a :class:`~ultr_core.clickmodels.patternfile.PatternFile` too large for memory is read the
+        same way."""
+        step = rows or CHUNK_ROWS
+        if len(self.weight) <= step:
+            yield self
+            return
+        for lo in range(0, len(self.weight), step):
+            cut = slice(lo, lo + step)
+            yield SessionTable(self.pairs[cut], self.clicks[cut], self.weight[cut], self.n_pairs, self.n_sessions,
+                               self.attr_prior, None if self.shown is None else self.shown[cut])
+
     def per_pair(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per pair: (impressions, clicks, summed ranks) over the shown cells, session-weighted."""
-        w = (self.weight[:, None] * self.mask).ravel()
-        ranks = np.broadcast_to(np.arange(1, self.depth + 1)[None, :], self.pairs.shape).ravel()
-        out = (np.bincount(self.pairs.ravel(), v, self.n_pairs) for v in (w, w * self.clicks.ravel(), w * ranks))
-        return tuple(out)
+        return per_pair(self)
 
-    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def cells(self, previous_click: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The shown (pair, rank) cells with impressions: (pair, rank, impressions, clicks), session-weighted — all a
-        position-based model's likelihood reads (one sort of the P·D cells)."""
-        w = (self.weight[:, None] * self.mask).ravel()
-        flat = (self.pairs * self.depth + np.arange(self.depth)[None, :]).ravel()
+        position-based model's likelihood reads; ``previous_click``: the rank index is rank·D + the rank of the last
+        click above (D − 1 without one), the cells of the user browsing model."""
+        return cell_sums(self, previous_click)
+
+
+def per_pair(t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pair of a table of patterns (any with ``chunks``): (impressions, clicks, summed ranks) over the shown
+    cells, session-weighted."""
+    out = np.zeros((3, t.n_pairs))
+    for c in t.chunks():
+        w = (c.weight[:, None] * c.mask).ravel()
+        ranks = np.broadcast_to(np.arange(1, c.depth + 1)[None, :], c.pairs.shape).ravel()
+        flat = c.pairs.ravel()
+        for i, v in enumerate((w, w * c.clicks.ravel(), w * ranks)):
+            out[i] += np.bincount(flat, v, t.n_pairs)
+    return out[0], out[1], out[2]
+
+
+def previous_click(clicks: np.ndarray) -> np.ndarray:
+    """(P, D): the rank of the last click above each rank, D − 1 when there is none (PyClick's UBM)."""
+    d = clicks.shape[1]
+    ranks = np.where(clicks, np.arange(d)[None, :], -1)
+    before = np.maximum.accumulate(np.concatenate([np.full((len(clicks), 1), -1), ranks[:, :-1]], axis=1), axis=1)
+    return np.where(before < 0, d - 1, before)
+
+
+def cell_sums(t, previous: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(pair, rank index, impressions, clicks) of the shown cells of ``t`` (any table with ``chunks``), summed over
+    its chunks: each chunk's distinct cells are summed at once, and the parts merged whenever they outgrow the
+    merged table twice — memory follows the distinct cells, not the patterns."""
+    d = t.depth
+    width = d * d if previous else d
+    parts: list = []
+    merged = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+    for c in t.chunks():
+        w = (c.weight[:, None] * c.mask).ravel()
+        index = np.arange(d)[None, :] * (d if previous else 1) + (previous_click(c.clicks) if previous else 0)
+        flat = (c.pairs.astype(np.int64) * width + index).ravel()
         keep = w > 0
-        cell, inverse = np.unique(flat[keep], return_inverse=True)
-        n = np.bincount(inverse, w[keep], len(cell))
-        c = np.bincount(inverse, (w * self.clicks.ravel())[keep], len(cell))
-        return cell // self.depth, cell % self.depth, n, c
+        parts.append(_summed(flat[keep], w[keep], (w * c.clicks.ravel())[keep]))
+        if sum(len(p[0]) for p in parts) > 2 * max(len(merged[0]), CHUNK_ROWS):
+            merged, parts = _merge([merged, *parts]), []
+    key, n, k = _merge([merged, *parts])
+    return key // width, key % width, n, k
+
+
+def _summed(key, n, k):
+    cell, inverse = np.unique(key, return_inverse=True)
+    return cell, np.bincount(inverse, n, len(cell)), np.bincount(inverse, k, len(cell))
+
+
+def _merge(parts):
+    return _summed(*(np.concatenate([p[i] for p in parts]) for i in range(3)))
+
+
+def pair_sums(t, mask, success) -> tuple[np.ndarray, np.ndarray]:
+    """(Σ weight·success, Σ weight) per (query, document) pair over the (pattern, rank) cells of ``t`` in ``mask``."""
+    w = np.broadcast_to(t.weight[:, None], t.pairs.shape) * mask * t.mask
+    return (np.bincount(t.pairs.ravel(), (w * success).ravel(), t.n_pairs),
+            np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs))
 
 
 def pair_mean(t: SessionTable, mask, success, prior=None) -> np.ndarray:
@@ -174,10 +243,18 @@ def pair_mean(t: SessionTable, mask, success, prior=None) -> np.ndarray:
     per (query, document) pair; ``prior`` None: the table's attractiveness prior (PyClick's one in two unless
     learned, :mod:`~ultr_core.clickmodels.prior`)."""
     prior = t.attr_prior if prior is None else prior
-    w = np.broadcast_to(t.weight[:, None], t.pairs.shape) * mask * t.mask
-    num = prior[0] + np.bincount(t.pairs.ravel(), (w * success).ravel(), t.n_pairs)
-    den = prior[1] + np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs)
-    return num / den
+    num, den = pair_sums(t, mask, success)
+    return (prior[0] + num) / (prior[1] + den)
+
+
+def chunk_sums(t, sums) -> list:
+    """``sums(chunk)`` (a list of arrays, each a sum over the chunk's patterns) summed over the chunks of ``t`` — a
+    fit by counting reads a table of any size this way."""
+    total = None
+    for c in t.chunks():
+        part = sums(c)
+        total = list(part) if total is None else [a + b for a, b in zip(total, part)]
+    return total
 
 
 #: the optional column of the logging policy's propensities: P(this document at this rank | the session's query), as

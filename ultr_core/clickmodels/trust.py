@@ -88,22 +88,19 @@ class Trust(ClickModel):
         import torch.nn.functional as F
 
         from ultr_core.clickmodels.gradient import attr_log_prior
-        pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
-        c = torch.from_numpy(np.asarray(t.clicks, bool))
-        w = torch.from_numpy(np.asarray(t.weight, np.float64))[:, None]
-        shown = torch.from_numpy(t.mask)
+        pair, rank, n, k = (torch.from_numpy(np.asarray(x)) for x in t.cells())    # clicks independent given
+        total = float(t.total_weight)                                                   # the rank: cells suffice
         a = torch.zeros(t.n_pairs, dtype=torch.float64, requires_grad=True)
         u = torch.full((t.depth,), -2.0, dtype=torch.float64, requires_grad=True)
         v = torch.zeros(t.depth, dtype=torch.float64, requires_grad=True)
         opt = torch.optim.LBFGS([a, u, v], max_iter=max_iter, line_search_fn="strong_wolfe", tolerance_grad=1e-9,
                                 tolerance_change=1e-12, history_size=20)
-        total = float(w.sum())
 
         def closure():
             opt.zero_grad()
-            noise = torch.sigmoid(u)
-            p = (noise + (1 - noise) * torch.sigmoid(v) * torch.sigmoid(a)[pairs]).clamp(1e-12, 1 - 1e-12)
-            ll = (w * shown * torch.where(c, torch.log(p), torch.log1p(-p))).sum()
+            noise = torch.sigmoid(u)[rank]
+            p = (noise + (1 - noise) * torch.sigmoid(v)[rank] * torch.sigmoid(a)[pair]).clamp(1e-12, 1 - 1e-12)
+            ll = (k * torch.log(p) + (n - k) * torch.log1p(-p)).sum()
             prior = attr_log_prior(a, t.attr_prior) + sum((F.logsigmoid(x) + F.logsigmoid(-x)).sum() for x in (u, v))
             loss = -(ll + prior) / total
             loss.backward()

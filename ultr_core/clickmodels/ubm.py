@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ultr_core.clickmodels import samplers as smp
-from ultr_core.clickmodels.models import EM_ITERATIONS, PROB_MIN, ClickModel, _observed, _pair_mean
+from ultr_core.clickmodels.models import EM_ITERATIONS, ClickModel, _observed, pbm_em
+from ultr_core.clickmodels.sessions import previous_click as _previous_click
 
 __all__ = ["UBM"]
 
@@ -39,19 +40,13 @@ class UBM(ClickModel):
         return self.exam / self.exam[0, -1]
 
     def fit(self, t, n_iter: int = EM_ITERATIONS):
+        """PyClick's EM, which reads only the (pair, rank, rank of the last click above) cells' impressions and
+        clicks: PBM's EM (:func:`~ultr_core.clickmodels.pbm.pbm_em`, the one copy) with (rank, last click) as the
+        examination index."""
         d = t.depth
-        self.attr, self.exam = np.full(t.n_pairs, 0.5), np.full((d, d), 0.5)
-        prev = _previous_click(t.clicks)
-        cell = np.arange(d)[None, :] * d + prev
-        one = np.ones(t.pairs.shape)
-        for _ in range(n_iter):
-            a, g = self.attr[t.pairs], self.exam.ravel()[cell]
-            post_a = np.where(t.clicks, 1.0, (1 - g) * a / (1 - g * a))
-            post_g = np.where(t.clicks, 1.0, (1 - a) * g / (1 - g * a))
-            self.attr = np.minimum(_pair_mean(t, one, post_a), 1 - PROB_MIN)
-            w = t.weight[:, None] * one * t.mask
-            num = 1 + np.bincount(cell.ravel(), (w * post_g).ravel(), d * d)
-            self.exam = np.minimum(num / (2 + np.bincount(cell.ravel(), w.ravel(), d * d)), 1 - PROB_MIN).reshape(d, d)
+        pair, index, n, c = t.cells(previous_click=True)
+        self.attr, exam = pbm_em(pair, index, n, c, t.n_pairs, d * d, t.attr_prior, n_iter)
+        self.exam = exam.reshape(d, d)
         return self
 
     def conditional(self, t):
@@ -71,11 +66,3 @@ class UBM(ClickModel):
 
     def bias(self):
         return {"examination_by_rank_and_last_click": self.exam.tolist()}
-
-
-def _previous_click(clicks: np.ndarray) -> np.ndarray:
-    """(P, D): the rank of the last click above each rank, D − 1 when there is none."""
-    d = clicks.shape[1]
-    ranks = np.where(clicks, np.arange(d)[None, :], -1)
-    before = np.maximum.accumulate(np.concatenate([np.full((len(clicks), 1), -1), ranks[:, :-1]], axis=1), axis=1)
-    return np.where(before < 0, d - 1, before)

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Interval", "bootstrap_interval", "bootstrap_intervals", "mean_interval", "unsupported", "interval_text",
+__all__ = ["Interval", "bootstrap_interval", "bootstrap_intervals", "mean_interval", "mean_interval_of_sums", "unsupported", "interval_text",
            "normal_quantile", "LEVEL", "MIN_DRAWS", "METHODS"]
 
 #: the level of every interval the app shows
@@ -184,9 +184,30 @@ def mean_interval(values, weights=None, *, level: float = LEVEL, what: str = "se
     if n < 2:
         return unsupported(float(x @ w / n) if n > 0 else None, f"fewer than two {what}s", level=level, method=name)
     mean = float(x @ w / n)
-    se = math.sqrt(max(float(w @ (x - mean) ** 2), 0.0) / (n * (n - 1)))
+    return _normal_mean(mean, float(w @ (x - mean) ** 2), n, level, int((~ok).sum()))
+
+
+def mean_interval_of_sums(n: float, total: float, squares: float, *, level: float = LEVEL,
+                          what: str = "session") -> Interval:
+    """:func:`mean_interval` from the sums it reads — N = Σw, Σw·x and Σw·x² — for values summed where they are
+    made (a test log scored chunk by chunk) and never held.
+
+    >>> iv = mean_interval_of_sums(2.0, 4.0, 10.0)         # the values 1 and 3: as mean_interval([1.0, 3.0])
+    >>> iv.estimate, round(iv.lower, 3), round(iv.upper, 3)
+    (2.0, 0.355, 3.645)
+    """
+    if n < 2:
+        return unsupported(total / n if n > 0 else None, f"fewer than two {what}s", level=level,
+                           method=METHODS["normal"])
+    mean = total / n
+    return _normal_mean(mean, squares - n * mean * mean, n, level, 0)
+
+
+def _normal_mean(mean: float, spread: float, n: float, level: float, dropped: int) -> Interval:
+    """mean ± z·√(spread / (N(N − 1))), spread = Σw(x − mean)²."""
+    se = math.sqrt(max(spread, 0.0) / (n * (n - 1)))
     z = normal_quantile((1 + level) / 2)
-    return Interval(mean, mean - z * se, mean + z * se, level, name, True, int((~ok).sum()), "")
+    return Interval(mean, mean - z * se, mean + z * se, level, METHODS["normal"], True, dropped, "")
 
 
 def interval_text(x: dict, fmt: str = "{:.4f}", sep: str = ", ") -> str:
