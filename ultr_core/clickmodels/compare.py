@@ -81,7 +81,6 @@ def compare_click_models(data, name: str = "log", *, models=None, split: float =
     keys = parse_models(models) if not isinstance(models, list) else models
     if prior not in PRIORS:
         raise ConfigError("--prior", f"choose one of {', '.join(PRIORS)}")
-    shared: dict = {}
     tr, te, dropped, pair_keys = _tables(data, name, split, test)
     if identifiability or prior != "pyclick":
         _in_memory(tr, "--identifiability" if identifiability else "--prior")
@@ -93,7 +92,31 @@ def compare_click_models(data, name: str = "log", *, models=None, split: float =
         raise ConfigError("split", "no test session's query occurs in training: nothing to score")
     out = {"train_sessions": tr.n_sessions, "test_sessions": te.n_sessions, "dropped_test_sessions": dropped,
            "depth": tr.depth, "notes": _notes(data, test), "models": {}}
-    fitted: dict = {}                  # key → (spec, model, seconds, learned prior)
+    fitted = _fit_models(keys, tr, pair_keys, rel, prior=prior, seed=seed, identifiability=identifiability,
+                         on_model=on_model, stop=stop)
+    ranked = _fitted_rankers(rankers or {}, tr, pair_keys, rel)
+    scored, moments, seconds = score_models({k: v[1] for k, v in (fitted | ranked).items()}, te)
+    for key, (spec, model, fit_s, chosen, *info) in fitted.items():
+        out["models"][key] = _entry(spec, model, scored[key], fit_s + seconds[key], chosen, out["notes"])
+        if info:
+            out["models"][key]["identifiability"] = info[0]
+    if ranked:
+        out["rankers"] = {k: {"label": label, **scored[k], "bias": model.bias(),
+                              "seconds": round(fit_s + seconds[k], 3)} for k, (label, model, fit_s) in ranked.items()}
+    out["best_fit"] = fit_comparison(moments, _labels(out))
+    if judgements is not None and out["models"]:
+        from ultr_core.clickmodels.judgement_agreement import judgement_report
+        out["judgements"] = judgement_report(rel, {**out["models"], **out.get("rankers", {})}, judgements,
+                                             include_prior, seed=seed, fit=out["best_fit"])
+    out["relevance"] = rel
+    return out
+
+
+def _fit_models(keys, tr, pair_keys, rel: pd.DataFrame, *, prior: str, seed: int, identifiability: bool, on_model,
+                stop) -> dict:
+    """Each model of ``keys`` fitted on ``tr``: key → (spec, model, seconds, learned prior[, Fisher summary]); its
+    relevance (and satisfaction) a column of ``rel``."""
+    fitted, shared = {}, {}
     for i, key in enumerate(keys):
         if stop is not None and stop.is_set():
             break
@@ -110,22 +133,7 @@ def compare_click_models(data, name: str = "log", *, models=None, split: float =
             rel[f"{spec.label} satisfaction"] = model.sat
         if on_model is not None:
             on_model(i + 1, len(keys), spec.label)
-    ranked = _fitted_rankers(rankers or {}, tr, pair_keys, rel)
-    scored, moments, seconds = score_models({k: v[1] for k, v in (fitted | ranked).items()}, te)
-    for key, (spec, model, fit_s, chosen, *info) in fitted.items():
-        out["models"][key] = _entry(spec, model, scored[key], fit_s + seconds[key], chosen, out["notes"])
-        if info:
-            out["models"][key]["identifiability"] = info[0]
-    if ranked:
-        out["rankers"] = {k: {"label": label, **scored[k], "bias": model.bias(), "seconds": round(fit_s + seconds[k], 3)}
-                          for k, (label, model, fit_s) in ranked.items()}
-    out["best_fit"] = fit_comparison(moments, _labels(out))
-    if judgements is not None and out["models"]:
-        from ultr_core.clickmodels.judgement_agreement import judgement_report
-        out["judgements"] = judgement_report(rel, {**out["models"], **out.get("rankers", {})}, judgements,
-                                             include_prior, seed=seed, fit=out["best_fit"])
-    out["relevance"] = rel
-    return out
+    return fitted
 
 
 def fit_with_prior(spec, table: SessionTable, pair_keys: pd.DataFrame, prior: str = "pyclick", seed: int = 0):
@@ -173,8 +181,8 @@ def _in_memory(tr, flag: str) -> None:
     prior's search hold every pattern."""
     if not isinstance(tr, SessionTable):
         raise ConfigError(flag, f"needs the training patterns in memory, and this log has {tr.rows:,} distinct "
-                                f"(result list, click) patterns, more than the {tr.in_memory_rows:,} held: fit a "
-                                "sample of its sessions, or leave the flag out")
+                                f"(result list, click) patterns, more than the {tr.in_memory_rows:,} held: raise "
+                                "--memory-limit (2 kB a pattern), fit a sample of its sessions, or leave the flag out")
 
 
 def _labels(out: dict) -> dict:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultr_core.clickmodels.models import DCM, EM_ITERATIONS, PROB_MIN, PYCLICK_PRIOR, Cascade, _last_click, _pair_mean
+from ultr_core.clickmodels.models import DCM, EM_ITERATIONS, PROB_MIN, PYCLICK_PRIOR, Cascade, _last_click
+from ultr_core.clickmodels.sessions import pair_mean as _pair_mean
 
 __all__ = ["DBN", "CCM", "DCMML"]
 

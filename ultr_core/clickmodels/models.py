@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ultr_core.clickmodels import pbm as _pbm, samplers as smp
-from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, chunk_sums, pair_mean as _pair_mean, pair_sums
+from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, chunk_sums, pair_sums, prior_mean, rank_sums
 
 __all__ = ["ClickModel", "Cascade", "GCTR", "RCTR", "DCTR", "PBM", "CM", "DCM", "SDBN", "EM_ITERATIONS",
            "PROB_MIN", "PYCLICK_PRIOR", "pbm_em"]
@@ -26,17 +26,6 @@ __all__ = ["ClickModel", "Cascade", "GCTR", "RCTR", "DCTR", "PBM", "CM", "DCM", 
 EM_ITERATIONS = 50
 #: the smallest probability used where a model says 0 (PyClick's PROB_MIN)
 PROB_MIN = 1e-6
-
-
-def _rank_sums(t, mask, success) -> tuple[np.ndarray, np.ndarray]:
-    """(Σ weight·success, Σ weight) per rank over the cells in ``mask``."""
-    w = t.weight[:, None] * mask * t.mask
-    return (w * success).sum(0), w.sum(0)
-
-
-def _mean(sums, prior=PYCLICK_PRIOR) -> np.ndarray:
-    """(prior successes + Σ successes) / (prior trials + Σ trials)."""
-    return (prior[0] + sums[0]) / (prior[1] + sums[1])
 
 
 def _observed(full: np.ndarray, clicks: np.ndarray) -> np.ndarray:
@@ -211,7 +200,7 @@ class RCTR(ClickModel):
         return P["ctr"][None, :].expand(*t.pairs.shape)
 
     def fit(self, t):
-        self.ctr = _mean(chunk_sums(t, lambda c: _rank_sums(c, 1.0, c.clicks)))
+        self.ctr = prior_mean(chunk_sums(t, lambda c: rank_sums(c, 1.0, c.clicks)))
         self.attr = np.zeros(t.n_pairs)
         return self
 
@@ -229,7 +218,7 @@ class DCTR(ClickModel):
         return P["attr"][np.asarray(t.pairs, np.int64)]
 
     def fit(self, t):
-        self.attr = _mean(chunk_sums(t, lambda c: pair_sums(c, 1.0, c.clicks)), t.attr_prior)
+        self.attr = prior_mean(chunk_sums(t, lambda c: pair_sums(c, 1.0, c.clicks)), t.attr_prior)
         return self
 
     def full(self, t):
@@ -288,7 +277,7 @@ class CM(Cascade):
     def fit(self, t):
         def sums(c):                       # examined: the ranks down to the first click
             return pair_sums(c, np.arange(c.depth)[None, :] <= _first_click(c.clicks)[:, None], c.clicks)
-        self.attr = _mean(chunk_sums(t, sums), t.attr_prior)
+        self.attr = prior_mean(chunk_sums(t, sums), t.attr_prior)
         return self
 
     def full(self, t):
@@ -341,9 +330,9 @@ class DCM(Cascade):
     def fit(self, t):
         def sums(c):                       # examined down to the last click; every click but the last goes on
             last, ranks = _last_click(c.clicks)[:, None], np.arange(c.depth)[None, :]
-            return [*pair_sums(c, ranks <= last, c.clicks), *_rank_sums(c, c.clicks, ranks != last)]
+            return [*pair_sums(c, ranks <= last, c.clicks), *rank_sums(c, c.clicks, ranks != last)]
         attr_n, attr_d, cont_n, cont_d = chunk_sums(t, sums)
-        self.attr, self.cont = _mean((attr_n, attr_d), t.attr_prior), _mean((cont_n, cont_d))
+        self.attr, self.cont = prior_mean((attr_n, attr_d), t.attr_prior), prior_mean((cont_n, cont_d))
         return self
 
     def full(self, t):
@@ -380,7 +369,7 @@ class SDBN(Cascade):
             last, ranks = _last_click(c.clicks)[:, None], np.arange(c.depth)[None, :]
             return [*pair_sums(c, ranks <= last, c.clicks), *pair_sums(c, c.clicks, ranks == last)]
         attr_n, attr_d, sat_n, sat_d = chunk_sums(t, sums)
-        self.attr, self.sat = _mean((attr_n, attr_d), t.attr_prior), _mean((sat_n, sat_d))
+        self.attr, self.sat = prior_mean((attr_n, attr_d), t.attr_prior), prior_mean((sat_n, sat_d))
         return self
 
     def relevance(self):

@@ -11,15 +11,15 @@ rest test, test sessions of queries unseen in training dropped and counted; the 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ultr_core.clickmodels.sessions import MAX_DEPTH, SessionTable
+from ultr_core.clickmodels.sessions import CHUNK_ROWS, MAX_DEPTH, PYCLICK_PRIOR, SessionTable, cell_sums, per_pair
 from ultr_core.errors import ConfigError, DataFormatError
 
-__all__ = ["SplitPatterns", "patterns_from_source"]
+__all__ = ["SplitPatterns", "PatternFile", "patterns_from_source", "IN_MEMORY_PATTERNS", "PATTERN_BYTES"]
 
 def _sessions_sql(depth: int) -> str:
     """One row per session: its size, the ranks it shows as a bit mask, its clicks as a bit mask and the pair shown
@@ -28,6 +28,61 @@ def _sessions_sql(depth: int) -> str:
     return f"""CREATE TEMP TABLE sess AS SELECT session_id, min(_order) AS k, count(*) AS n, max(position) AS hi,
         bit_or(CAST(1 AS BIGINT) << (position - 1)) AS ranks, sum(CAST(click AS BIGINT) << (position - 1)) AS cbits,
         {cols} FROM rows JOIN pairs USING (query_id, doc_id) GROUP BY session_id"""
+
+
+#: bytes of fit state a held pattern may take (its pairs, clicks and the fits' (pattern, rank) arrays at 10 ranks):
+#: a memory limit of 2 GB holds 1,000,000 distinct (result list, click) patterns, training and test together, as
+#: :class:`~ultr_core.clickmodels.sessions.SessionTable` s; more are read from disk chunk by chunk
+#: (:class:`PatternFile`)
+PATTERN_BYTES = 2_000
+IN_MEMORY_PATTERNS = 2_000_000_000 // PATTERN_BYTES
+
+
+@dataclass(frozen=True)
+class PatternFile:
+    """Patterns on disk (a Parquet file DuckDB wrote: ``p1 … pD`` the pair codes, −1 past a list's end, ``cbits``
+    the clicks as a bit mask, ``w`` the sessions) read in chunks of :data:`~ultr_core.clickmodels.sessions.CHUNK_ROWS`
+    — every fit and score iterates :meth:`chunks`, so memory is bounded by a chunk and the per-pair arrays, not by
+    the log."""
+
+    path: str
+    n_pairs: int
+    n_sessions: int
+    depth: int
+    rows: int
+    total_weight: float
+    attr_prior: tuple = PYCLICK_PRIOR
+    in_memory_rows: int = IN_MEMORY_PATTERNS
+
+    def chunks(self, rows: int | None = None):
+        import pyarrow.parquet as pq
+        with pq.ParquetFile(self.path) as f:
+            for batch in f.iter_batches(batch_size=rows or CHUNK_ROWS):
+                yield _table({k: batch.column(k).to_numpy() for k in batch.schema.names}, self.depth,
+                             self.n_pairs, self.n_sessions, self.attr_prior)
+
+    def per_pair(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return per_pair(self)
+
+    def cells(self, previous_click: bool = False):
+        return cell_sums(self, previous_click)
+
+    def load(self) -> SessionTable:
+        """The whole file as one in-memory table."""
+        parts = list(self.chunks(max(self.rows, 1)))
+        return parts[0] if parts else _table({**{f"p{i}": np.zeros(0, np.int64) for i in range(1, self.depth + 1)},
+                                              "cbits": np.zeros(0, np.int64), "w": np.zeros(0)}, self.depth,
+                                             self.n_pairs, self.n_sessions, self.attr_prior)
+
+
+def _table(cols: dict, depth: int, n_pairs: int, n_sessions: int, prior: tuple) -> SessionTable:
+    """One batch of a pattern file as a :class:`SessionTable` (padding: pair 0, unclicked, masked out)."""
+    pairs = np.stack([np.asarray(cols[f"p{i}"], np.int64) for i in range(1, depth + 1)], axis=1)
+    bits = np.asarray(cols["cbits"], np.int64)
+    clicks = ((bits[:, None] >> np.arange(depth)[None, :]) & 1).astype(bool)
+    shown = pairs >= 0
+    return SessionTable(np.maximum(pairs, 0), clicks, np.array(cols["w"], np.float64), n_pairs, n_sessions,
+                        prior, None if shown.all() else shown)
 
 
 @dataclass(frozen=True)
@@ -40,20 +95,37 @@ class SplitPatterns:
     pair_query: np.ndarray
     dropped: int
     notes: tuple = ()          # what the reader repaired (ignored or repeated clicks)
+    directory: object = None   # the temporary directory of pattern files read from disk (closed by :meth:`close`)
 
     @property
     def depth(self) -> int:
         return self.train.depth
 
+    def close(self) -> None:
+        if self.directory is not None:
+            self.directory.cleanup()
 
-def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memory_limit: str = "2GB") -> SplitPatterns:
-    """The split patterns of a log file (or glob), grouped by DuckDB under ``memory_limit`` (spilling to disk)."""
+    def __enter__(self) -> "SplitPatterns":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memory_limit: str = "2GB",
+                         in_memory: int | None = None) -> SplitPatterns:
+    """The split patterns of a log file (or glob), grouped by DuckDB under ``memory_limit`` (spilling to disk) and
+    written to Parquet in key order (deterministic); up to ``in_memory`` patterns are then held as
+    :class:`SessionTable` s, more are read chunk by chunk (:class:`PatternFile`, its directory removed by
+    :meth:`SplitPatterns.close`; ``in_memory`` None: ``memory_limit`` ÷ :data:`PATTERN_BYTES`)."""
     from ultr_core.clickmodels.outofcore import register_rows
-    from ultr_core.logs.sql import connect, run_sql
+    from ultr_core.logs.sql import connect, memory_bytes, run_sql
+    in_memory = memory_bytes(memory_limit) // PATTERN_BYTES if in_memory is None else in_memory
     if not 0 < split < 1:
         raise ConfigError("split", f"must be a number in (0, 1), got {split!r}")
-    with tempfile.TemporaryDirectory() as tmp:
-        con = connect(memory_limit, tmp)
+    directory = tempfile.TemporaryDirectory(prefix="ultr-patterns-")
+    try:
+        con = connect(memory_limit, directory.name)
         try:
             top, notes = register_rows(con, source, fmt, name)
             if top > MAX_DEPTH or top < 1:
@@ -64,14 +136,48 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
             cut = int(n_sessions * split)
             if cut == 0 or cut == n_sessions:
                 raise ConfigError("split", f"{split} of {n_sessions} sessions leaves no training or no test session")
-            first_test = con.execute("SELECT k FROM sess ORDER BY k LIMIT 1 OFFSET ?", [cut]).fetchall()[0][0]
-            cols = ", ".join(f"coalesce(p{i}, -1) AS p{i}" for i in range(1, depth + 1))
-            pat = con.execute(f"SELECT k < ? AS train, {cols}, cbits, count(*) AS w FROM sess GROUP BY ALL",
-                              [first_test]).fetchnumpy()
+            files, dropped = _write_patterns(con, directory.name, depth, cut, name)
             keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
         finally:
             con.close()
-    return replace(_split(pat, keys, depth, cut, n_sessions), notes=tuple(notes))
+        pair_query = pd.factorize(keys["query_id"], sort=True)[0]
+        train, test = (PatternFile(path, len(keys), sessions, depth, rows, total, in_memory_rows=in_memory)
+                       for path, sessions, rows, total in ((files[0][0], cut, *files[0][1:]),
+                                                           (files[1][0], n_sessions - cut - dropped, *files[1][1:])))
+        if train.rows + test.rows <= in_memory:
+            out = SplitPatterns(train.load(), test.load(), keys, pair_query, dropped, tuple(notes))
+            directory.cleanup()
+            return out
+        return SplitPatterns(train, test, keys, pair_query, dropped, tuple(notes), directory)
+    except BaseException:
+        directory.cleanup()
+        raise
+
+
+def _write_patterns(con, folder: str, depth: int, cut: int, name: str) -> tuple[list, int]:
+    """Training and test patterns written to ``folder`` as Parquet in key order — test patterns of queries unseen in
+    training dropped — as [(path, rows, sessions)] × 2, and the sessions dropped."""
+    import os
+
+    from ultr_core.logs.sql import run_sql
+    first_test = con.execute("SELECT k FROM sess ORDER BY k LIMIT 1 OFFSET ?", [cut]).fetchall()[0][0]
+    cols = ", ".join(f"p{i}" for i in range(1, depth + 1))
+    run_sql(con, f"""CREATE TEMP TABLE pat AS SELECT k < {int(first_test)} AS train,
+                     {", ".join(f"coalesce(p{i}, -1) AS p{i}" for i in range(1, depth + 1))}, cbits,
+                     CAST(count(*) AS DOUBLE) AS w FROM sess GROUP BY ALL""", name)
+    run_sql(con, "DROP TABLE sess", name)
+    run_sql(con, """CREATE TEMP TABLE pat_q AS SELECT pat.*, pairs.query_id IN (SELECT DISTINCT pairs.query_id FROM
+                    pat JOIN pairs ON pat.p1 = pairs.pair WHERE pat.train) AS seen FROM pat JOIN pairs
+                    ON pat.p1 = pairs.pair""", name)
+    files = []
+    for which, where in (("train", "train"), ("test", "NOT train AND seen")):
+        path = os.path.join(folder, f"{which}.parquet")
+        run_sql(con, f"COPY (SELECT {cols}, cbits, w FROM pat_q WHERE {where} ORDER BY {cols}, cbits) TO "
+                     f"'{path}' (FORMAT parquet, ROW_GROUP_SIZE {CHUNK_ROWS})", name)
+        rows, total = con.execute(f"SELECT count(*), coalesce(sum(w), 0) FROM pat_q WHERE {where}").fetchall()[0]
+        files.append((path, int(rows), float(total)))
+    dropped = con.execute("SELECT coalesce(sum(w), 0) FROM pat_q WHERE NOT train AND NOT seen").fetchall()[0][0]
+    return files, int(dropped)
 
 
 def _check_lists(con, name: str) -> tuple[int, int]:
@@ -85,24 +191,3 @@ def _check_lists(con, name: str) -> tuple[int, int]:
         raise DataFormatError(name, f"session {gaps[0][0]} (in file order) does not show ranks 1 to n once each: "
                                     "every session must show ranks 1 … n")
     return int(hi_n), int(n_sessions)
-
-
-def _split(pat: dict, keys: pd.DataFrame, depth: int, cut: int, n_sessions: int) -> SplitPatterns:
-    """Patterns → training and test :class:`SessionTable` s; test patterns of unseen queries dropped."""
-    pairs = np.stack([np.asarray(pat[f"p{i}"], np.int64) for i in range(1, depth + 1)], axis=1)
-    bits = np.asarray(pat["cbits"], np.int64)
-    clicks = ((bits[:, None] >> np.arange(depth)[None, :]) & 1).astype(bool)
-    weight = np.asarray(pat["w"], np.float64)
-    train = np.asarray(pat["train"], bool)
-    pair_query = pd.factorize(keys["query_id"], sort=True)[0]
-    query = pair_query[pairs[:, 0]]
-    seen = np.isin(query, np.unique(query[train]))
-    test = ~train & seen
-    dropped = int(weight[~train & ~seen].sum())
-    n_pairs = len(keys)
-    shown = pairs >= 0
-    pairs = np.maximum(pairs, 0)                   # padding: pair 0, unclicked, masked out of every count
-    mask = (lambda rows: None) if shown.all() else (lambda rows: shown[rows])
-    return SplitPatterns(SessionTable(pairs[train], clicks[train], weight[train], n_pairs, cut, shown=mask(train)),
-                         SessionTable(pairs[test], clicks[test], weight[test], n_pairs,
-                                      n_sessions - cut - dropped, shown=mask(test)), keys, pair_query, dropped)

@@ -238,6 +238,17 @@ def pair_sums(t, mask, success) -> tuple[np.ndarray, np.ndarray]:
             np.bincount(t.pairs.ravel(), w.ravel(), t.n_pairs))
 
 
+def rank_sums(t, mask, success) -> tuple[np.ndarray, np.ndarray]:
+    """(Σ weight·success, Σ weight) per rank over the (pattern, rank) cells of ``t`` in ``mask``."""
+    w = t.weight[:, None] * mask * t.mask
+    return (w * success).sum(0), w.sum(0)
+
+
+def prior_mean(sums, prior=PYCLICK_PRIOR) -> np.ndarray:
+    """(prior successes + Σ successes) / (prior trials + Σ trials) of ``sums`` = (Σ successes, Σ trials)."""
+    return (prior[0] + sums[0]) / (prior[1] + sums[1])
+
+
 def pair_mean(t: SessionTable, mask, success, prior=None) -> np.ndarray:
     """(prior successes + Σ weight·success) / (prior trials + Σ weight) over the (pattern, rank) cells in ``mask``,
     per (query, document) pair; ``prior`` None: the table's attractiveness prior (PyClick's one in two unless

@@ -42,6 +42,9 @@ def add_parser(sub) -> None:
                    "rank) with its strength, chosen on a held-out fifth of the training sessions")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap over queries (--judgements) and of the "
                                                        "learned prior's held-out fifth")
+    p.add_argument("--memory-limit", default="2GB", help="memory budget of the log read out of core: DuckDB's limit "
+                   "(larger work spills to a temporary folder), and the distinct (result list, click) patterns held "
+                   "in memory (one per 2 kB; more are read from disk chunk by chunk)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(fn=run)
 
@@ -67,7 +70,8 @@ def run(a) -> int:
     from ultr_core.tasks.fit_click_models import ClickModelOptions, fit_click_models
     opts = ClickModelOptions(models=tuple(a.models.split(",")) if a.models else None, format=a.format,
                              split=a.split, test=a.test, test_format=a.test_format, identifiability=a.identifiability,
-                             include_prior_dominated=a.include_prior_dominated, prior=a.prior, seed=a.seed)
+                             include_prior_dominated=a.include_prior_dominated, prior=a.prior, seed=a.seed,
+                             memory_limit=a.memory_limit)
     out_path = _output(a)
     opts = replace(opts, judgements=judgements_option(a))         # the file checked before the log is read
     fit = fit_click_models(a.path, opts)

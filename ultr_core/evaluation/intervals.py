@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Interval", "bootstrap_interval", "bootstrap_intervals", "mean_interval", "mean_interval_of_sums", "unsupported", "interval_text",
-           "normal_quantile", "LEVEL", "MIN_DRAWS", "METHODS"]
+__all__ = ["Interval", "bootstrap_interval", "bootstrap_intervals", "mean_interval", "mean_interval_of_sums",
+           "unsupported", "interval_text", "normal_quantile", "LEVEL", "MIN_DRAWS", "METHODS"]
 
 #: the level of every interval the app shows
 LEVEL = 0.90

@@ -14,7 +14,7 @@ import pyarrow.csv as pcsv
 from ultr_core.errors import ConfigError, DataFormatError, UnreadableError, show
 from ultr_core.logs.sniff import _is_bytes, expand_paths, is_gzip
 
-__all__ = ["connect", "check_memory_limit", "run_sql"]
+__all__ = ["connect", "check_memory_limit", "memory_bytes", "run_sql"]
 
 _SEP = "\x1f"            # a delimiter no log line contains: each line is read as one value
 
@@ -54,6 +54,18 @@ def check_memory_limit(value) -> str:
         raise ConfigError("--memory-limit", f"{show(str(value), 20)} is not a size: use a number "
                                             "and a unit, e.g. 2GB or 512MiB")
     return str(value).strip()
+
+
+def memory_bytes(value) -> int:
+    """A checked memory limit in bytes (kB, MB, … powers of 1000; KiB, MiB, … of 1024, as DuckDB reads them).
+
+    >>> memory_bytes("2GB"), memory_bytes("512 MiB")
+    (2000000000, 536870912)
+    """
+    m = _MEMORY.fullmatch(check_memory_limit(value))
+    unit = m.group(3).upper()
+    power = "BKMGT".index(unit[0])
+    return int(float(m.group(1)) * ((1024 if "I" in unit else 1000) ** power))
 
 
 def _q(s: str) -> str:

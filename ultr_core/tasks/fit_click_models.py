@@ -39,6 +39,7 @@ class ClickModelOptions:
     include_prior_dominated: bool = False    #: also score the pairs the prior decides
     prior: str = "pyclick"                   #: the attractiveness prior: pyclick | learned
     seed: int = 0
+    memory_limit: str = "2GB"                #: the budget of a log read out of core (DuckDB's limit; patterns held)
 
     def __post_init__(self):
         from ultr_core.clickmodels.compare import parse_models
@@ -54,6 +55,8 @@ class ClickModelOptions:
             raise ConfigError("--test-format", "applies to --test; give --test too")
         if self.prior not in PRIORS:
             raise ConfigError("--prior", f"use one of {', '.join(PRIORS)}, got {self.prior!r}")
+        from ultr_core.logs.sql import check_memory_limit
+        check_memory_limit(self.memory_limit)
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,8 @@ def fit_click_models(source, options: ClickModelOptions | None = None, *, name: 
         from ultr_core.clickmodels.patterns import patterns_from_source
         from ultr_core.logs.sniff import resolve_source
         src = resolve_source(source, o.format, label)                  # paths, compression and format: once
-        out = compare_click_models(patterns_from_source(src, src.fmt, label, split), label, models=keys, **common)
+        with patterns_from_source(src, src.fmt, label, split, o.memory_limit) as patterns:   # any size: on disk
+            out = compare_click_models(patterns, label, models=keys, **common)
     rel = out.pop("relevance")
     return ClickModelFit(out, rel, str(label))
 

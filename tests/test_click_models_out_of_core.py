@@ -1,0 +1,156 @@
+"""Click models on logs larger than memory (issue #62, item 1): patterns written to disk by DuckDB and read chunk by
+chunk give the in-memory figures, the counting fits sum chunk statistics, UBM's EM on cells is PyClick's EM on
+patterns, and the paired comparison from sums is the comparison from the per-session values."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from ultr_core.clickmodels.compare import compare_click_models
+from ultr_core.clickmodels.evaluation import LikelihoodMoments
+from ultr_core.clickmodels.patterns import PatternFile, patterns_from_source
+from ultr_core.clickmodels.sessions import SessionTable
+from ultr_core.clickmodels.ubm import UBM
+from ultr_core.errors import ConfigError
+from ultr_core.evaluation.intervals import mean_interval
+
+#: every model of the table, the gradient fits included (a small log keeps them quick)
+ALL = ["gctr", "rctr", "dctr", "pbm", "ubm", "cm", "dcm", "dcm_ml", "sdbn", "dbn", "ccm", "trust"]
+SCORES = ("log_likelihood", "perplexity", "conditional_perplexity")
+
+
+def _varied_log(path, seed: int, n_sessions: int = 1500, ragged: bool = False):
+    """PBM clicks on lists that vary (each session 4 of its query's 8 documents in random order); ``ragged``: some
+    sessions show fewer ranks (padding cells), one document shown under two queries (a bridging document)."""
+    rng = np.random.default_rng(seed)
+    q = rng.integers(0, 60, n_sessions)
+    docs = np.argsort(rng.random((n_sessions, 8)), axis=1)[:, :4]
+    alpha = rng.uniform(0.05, 0.8, (60, 8))
+    clicks = rng.random((n_sessions, 4)) < alpha[q[:, None], docs] / np.arange(1, 5)
+    f = pd.DataFrame({"session_id": np.repeat(np.arange(n_sessions), 4), "query_id": np.repeat(q, 4),
+                      "doc_id": (docs + 8 * q[:, None]).ravel(), "position": np.tile(np.arange(1, 5), n_sessions),
+                      "click": clicks.ravel().astype(int)})
+    f.loc[f["doc_id"] == 0, "doc_id"] = 9            # query 1's document 9 also shown under query 0
+    if ragged:
+        short = np.repeat(rng.random(n_sessions) < 0.3, 4) & (f["position"].to_numpy() == 4)
+        f = f[~short]
+    f.to_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("seed,ragged", [(0, False), (1, True), (2, True)])
+def test_patterns_read_from_disk_give_the_in_memory_figures(tmp_path, seed, ragged):
+    """Every model: the fit on a pattern file read in chunks of 97 patterns equals the fit on the patterns held, to
+    1e-9 (the same sums in the same order; the gradient fits the same chunks), and so do the counts, the relevance
+    table and the paired comparison."""
+    import ultr_core.clickmodels.gradient as gradient
+    import ultr_core.clickmodels.sessions as sessions
+    path = str(_varied_log(tmp_path / "log.parquet", seed, ragged=ragged))
+    with patterns_from_source(path, "parquet", "log") as whole:        # the default chunks: one here
+        c = compare_click_models(whole, "log", models=ALL)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sessions, "CHUNK_ROWS", 97)
+        mp.setattr(gradient, "CHUNK", 97)
+        with patterns_from_source(path, "parquet", "log") as held:
+            assert isinstance(held.train, SessionTable)
+            a = compare_click_models(held, "log", models=ALL)
+        with patterns_from_source(path, "parquet", "log", in_memory=0) as disk:
+            assert isinstance(disk.train, PatternFile) and disk.train.rows > 97 * 3
+            assert sum(len(c.weight) for c in disk.train.chunks()) == disk.train.rows
+            b = compare_click_models(disk, "log", models=ALL)
+    for k in ALL:                       # one chunk or many: the gradient fits' sums differ in their last bits
+        assert c["models"][k]["log_likelihood"] == pytest.approx(a["models"][k]["log_likelihood"], abs=1e-6), k
+    for k in ALL:
+        for m in SCORES:
+            assert b["models"][k][m] == pytest.approx(a["models"][k][m], abs=1e-9), (k, m)
+    assert (a["train_sessions"], a["test_sessions"], a["dropped_test_sessions"]) == \
+           (b["train_sessions"], b["test_sessions"], b["dropped_test_sessions"])
+    pd.testing.assert_frame_equal(a["relevance"], b["relevance"], check_exact=False, atol=1e-9)
+    assert a["best_fit"]["best"] == b["best_fit"]["best"]
+    for k, iv in a["best_fit"]["versus"].items():
+        assert b["best_fit"]["versus"][k]["lower"] == pytest.approx(iv["lower"], abs=1e-9)
+
+
+def test_pattern_files_leave_nothing_behind(tmp_path):
+    import os
+    path = str(_varied_log(tmp_path / "log.parquet", 3))
+    sp = patterns_from_source(path, "parquet", "log", in_memory=0)
+    folder = os.path.dirname(sp.train.path)
+    assert os.path.exists(sp.train.path)
+    sp.close()
+    assert not os.path.exists(folder)
+
+
+def test_the_fits_that_hold_every_pattern_are_refused_on_disk_with_the_flag_named(tmp_path):
+    path = str(_varied_log(tmp_path / "log.parquet", 4))
+    with patterns_from_source(path, "parquet", "log", in_memory=10) as disk:
+        for kw, flag in (({"identifiability": True}, "--identifiability"), ({"prior": "learned"}, "--prior")):
+            with pytest.raises(ConfigError) as e:
+                compare_click_models(disk, "log", models=["pbm"], **kw)
+            assert e.value.field == flag and "--memory-limit" in str(e.value)
+
+
+def _ubm_em_on_patterns(t: SessionTable, n_iter: int = 50):
+    """PyClick's UBM EM written over patterns (the form before cells; an independent check of the cell EM)."""
+    from ultr_core.clickmodels.sessions import pair_mean, previous_click
+    d = t.depth
+    attr, exam = np.full(t.n_pairs, 0.5), np.full((d, d), 0.5)
+    cell = np.arange(d)[None, :] * d + previous_click(t.clicks)
+    one = np.ones(t.pairs.shape)
+    for _ in range(n_iter):
+        a, g = attr[t.pairs], exam.ravel()[cell]
+        post_a = np.where(t.clicks, 1.0, (1 - g) * a / (1 - g * a))
+        post_g = np.where(t.clicks, 1.0, (1 - a) * g / (1 - g * a))
+        attr = np.minimum(pair_mean(t, one, post_a), 1 - 1e-6)
+        w = t.weight[:, None] * t.mask
+        num = 1 + np.bincount(cell.ravel(), (w * post_g).ravel(), d * d)
+        exam = np.minimum(num / (2 + np.bincount(cell.ravel(), w.ravel(), d * d)), 1 - 1e-6).reshape(d, d)
+    return attr, exam
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ubm_em_on_cells_is_pyclicks_em_on_patterns(seed):
+    rng = np.random.default_rng(seed)
+    n, d, pairs = 400, 4, 30
+    clicks = rng.random((n, d)) < 0.3
+    clicks[:20] = True                                  # documents clicked at every impression
+    clicks[20:40] = False
+    t = SessionTable(rng.integers(0, pairs, (n, d)), clicks, rng.integers(1, 5, n).astype(float), pairs + 5, n)
+    attr, exam = _ubm_em_on_patterns(t)
+    m = UBM().fit(t)
+    assert np.abs(m.attr - attr).max() < 1e-12 and np.abs(m.exam - exam).max() < 1e-12
+    assert np.all((m.attr > 0) & (m.attr < 1)) and np.all(m.attr[pairs:] == 0.5)   # never shown: the prior's ½
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_comparison_from_sums_is_the_comparison_from_the_values(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(-0.3, 0.05, 500)
+    lls = {"a": a, "b": a + rng.normal(0.001, 0.01, 500), "c": a - 0.05 + rng.normal(0, 0.02, 500)}
+    w = rng.integers(1, 9, 500).astype(float)
+    m = LikelihoodMoments.of(lls, w)
+    half = LikelihoodMoments.empty(list(lls))           # summed in two parts: the same sums
+    for part in (slice(0, 250), slice(250, 500)):
+        half.add(np.stack([v[part] for v in lls.values()]), w[part])
+    for x, y in (("a", "b"), ("a", "c"), ("b", "c")):
+        ref = mean_interval(lls[x] - lls[y], w)
+        for got in (m.difference(x, y), half.difference(x, y)):
+            assert got.estimate == pytest.approx(ref.estimate, abs=1e-12)
+            assert (got.lower, got.upper) == pytest.approx((ref.lower, ref.upper), abs=1e-10)
+            assert got.lower <= got.estimate <= got.upper
+
+
+def test_memory_limit_of_the_command_is_checked_and_used(tmp_path, capsys, monkeypatch):
+    """The flag is refused when it is not a size; a budget below the log's patterns reads them from disk and prints
+    the held figures."""
+    from clihelp import cli, refused
+
+    import ultr_core.clickmodels.patterns as patterns
+    path = str(_varied_log(tmp_path / "log.parquet", 5))
+    refused(["click-models", path, "--memory-limit", "lots"], capsys, "--memory-limit")
+    held = cli(["click-models", path, "--models", "pbm,dcm", "--json"], capsys)[1]
+    monkeypatch.setattr(patterns, "PATTERN_BYTES", 10 ** 6)          # 100 MB: 100 patterns held
+    rc, disk, _ = cli(["click-models", path, "--models", "pbm,dcm", "--memory-limit", "100MB", "--json"], capsys)
+    assert rc == 0
+    import json
+    a, b = json.loads(held)["models"], json.loads(disk)["models"]
+    assert all(a[k][m] == pytest.approx(b[k][m], abs=1e-12) for k in a for m in SCORES)
