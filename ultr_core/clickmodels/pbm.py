@@ -23,6 +23,8 @@ import numpy as np
 
 __all__ = ["PBMCells", "pbm_em_step", "pbm_em"]
 
+#: cells an EM update reads at a time (its temporaries: a few arrays of this length)
+SLICE = 2_000_000
 #: the largest examined-and-attractive probability an update divides by 1 − it (keeps 1 − γα away from 0)
 P_MAX = 1 - 1e-9
 
@@ -57,13 +59,18 @@ def _share(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def pbm_em_step(cells: PBMCells, attr: np.ndarray, exam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One EM update of (α per pair, γ per rank); see the module docstring."""
-    a, g = attr[cells.pair], exam[cells.rank]
-    odds = cells.skips / (1 - np.minimum(g * a, P_MAX))
-    attr = _share(cells.attr_successes + np.bincount(cells.pair, cells.clicks + odds * (1 - g) * a, cells.n_pairs),
-                  cells.attr_trials)
-    exam = _share(cells.exam_successes + np.bincount(cells.rank, cells.clicks + odds * (1 - a) * g, cells.depth),
-                  cells.exam_trials)
+    """One EM update of (α per pair, γ per rank); see the module docstring.  The cells are read in slices of
+    :data:`SLICE` so that the update's temporaries stay bounded on a table of tens of millions of cells."""
+    num_a, num_g = np.zeros(cells.n_pairs), np.zeros(cells.depth)
+    for lo in range(0, len(cells.pair), SLICE):
+        part = slice(lo, lo + SLICE)
+        pair, rank = cells.pair[part], cells.rank[part]
+        a, g = attr[pair], exam[rank]
+        odds = cells.skips[part] / (1 - np.minimum(g * a, P_MAX))
+        num_a += np.bincount(pair, cells.clicks[part] + odds * (1 - g) * a, cells.n_pairs)
+        num_g += np.bincount(rank, cells.clicks[part] + odds * (1 - a) * g, cells.depth)
+    attr = _share(cells.attr_successes + num_a, cells.attr_trials)
+    exam = _share(cells.exam_successes + num_g, cells.exam_trials)
     return np.minimum(attr, cells.cap), np.minimum(exam, cells.cap)
 
 

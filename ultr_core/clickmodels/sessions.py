@@ -204,8 +204,8 @@ def previous_click(clicks: np.ndarray) -> np.ndarray:
 
 def cell_sums(t, previous: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(pair, rank index, impressions, clicks) of the shown cells of ``t`` (any table with ``chunks``), summed over
-    its chunks: each chunk's distinct cells are summed at once, and the parts merged whenever they outgrow the
-    merged table twice — memory follows the distinct cells, not the patterns."""
+    its chunks: each chunk's distinct cells are summed at once, and the parts merged whenever they reach half the
+    merged table — memory follows the distinct cells, not the patterns."""
     d = t.depth
     width = d * d if previous else d
     parts: list = []
@@ -216,7 +216,7 @@ def cell_sums(t, previous: bool = False) -> tuple[np.ndarray, np.ndarray, np.nda
         flat = (c.pairs.astype(np.int64) * width + index).ravel()
         keep = w > 0
         parts.append(_summed(flat[keep], w[keep], (w * c.clicks.ravel())[keep]))
-        if sum(len(p[0]) for p in parts) > 2 * max(len(merged[0]), CHUNK_ROWS):
+        if sum(len(p[0]) for p in parts) > max(len(merged[0]) // 2, 10 * CHUNK_ROWS):
             merged, parts = _merge([merged, *parts]), []
     key, n, k = _merge([merged, *parts])
     return key // width, key % width, n, k
