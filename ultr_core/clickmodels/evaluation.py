@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["scores", "score_models", "session_log_likelihood", "LikelihoodMoments", "fit_comparison", "fit_sentence",
+__all__ = ["scores", "score_models", "LikelihoodMoments", "fit_comparison", "fit_sentence",
            "FIT_RULE"]
 
 #: how the held-out fits are told apart (:func:`fit_comparison`)
@@ -77,12 +77,6 @@ def score_models(models: dict, t) -> tuple[dict, "LikelihoodMoments", dict]:
     return out, moments, seconds
 
 
-def session_log_likelihood(model, t) -> np.ndarray:
-    """Per row of ``t`` (a session, or a click pattern standing for ``t.weight`` sessions): the mean over its ranks
-    of ln P(c_r | c_<r) — the terms whose weighted mean is :func:`scores`' ``log_likelihood``."""
-    return _per_session(np.clip(model.conditional(t), _TINY, 1.0), t.mask)
-
-
 class LikelihoodMoments:
     """The sums a paired comparison of held-out log-likelihoods reads, over test sessions of weight w: N = Σw,
     Σw·ℓ_k per model and Σw·ℓ_k·ℓ_j per pair of models — so that the difference of any two models has its mean and
@@ -123,11 +117,11 @@ class LikelihoodMoments:
 
 
 def fit_comparison(lls, labels: dict, weight=None) -> dict | None:
-    """Which model fits the held-out clicks best, and is it resolved: ``lls`` key → per-row log-likelihood
-    (:func:`session_log_likelihood`, rows weighted by ``weight``) or their :class:`LikelihoodMoments`, ``labels``
-    key → name.  The best by mean, and its difference from every other model paired over the same sessions with a
-    90 % interval (:func:`~ultr_core.evaluation.intervals.mean_interval_of_sums`); ``tied``: the models whose
-    interval reaches 0 (:data:`FIT_RULE`).  None with fewer than two models.
+    """Which model fits the held-out clicks best, and is it resolved: ``lls`` key → per-row log-likelihood (each
+    row's mean over its ranks of ln P(c_r | c_<r), rows weighted by ``weight``) or their :class:`LikelihoodMoments`;
+    ``labels`` key → name.  The best by mean, and its difference from every other model paired over the same
+    sessions with a 90 % interval (:func:`~ultr_core.evaluation.intervals.mean_interval_of_sums`); ``tied``: the
+    models whose interval reaches 0 (:data:`FIT_RULE`).  None with fewer than two models.
 
     >>> a = np.random.default_rng(0).normal(-0.3, 0.05, 100)       # b: a with noise, c: clearly worse
     >>> b, c = a + np.random.default_rng(1).normal(0.0, 0.01, 100), a - 0.2
