@@ -12,7 +12,7 @@ import pandas as pd
 from ultr_core.clickmodels.sessions import PROPENSITY, SessionArrays, check_session_columns
 from ultr_core.errors import DataFormatError
 
-__all__ = ["read_sessions", "register_rows", "sessions_from_source", "join_sessions"]
+__all__ = ["read_sessions", "register_rows", "refuse_rows", "sessions_from_source", "join_sessions"]
 
 _PAIRS = """CREATE TEMP TABLE pairs AS SELECT query_id, doc_id, (row_number() OVER (ORDER BY query_id, doc_id)) - 1
             AS pair FROM (SELECT DISTINCT query_id, doc_id FROM rows)"""
@@ -55,13 +55,20 @@ def register_rows(con, source, fmt: str, name: str) -> tuple[int, list[str]]:
 
 def _check_rows(con, name: str) -> None:
     """Refuse clicks other than 0/1 and positions outside 1 … MAX_POSITION, naming the first value and the count."""
-    from ultr_core.errors import show
     from ultr_core.logs.clicklog import MAX_POSITION
-    n, bad_click, click_value, low, low_value, high, high_value = con.execute(
+    refuse_rows(con.execute(
         f"""SELECT count(*), count(*) FILTER (WHERE clickd IS NULL OR clickd NOT IN (0, 1)),
             any_value(click_value::VARCHAR) FILTER (WHERE clickd IS NULL OR clickd NOT IN (0, 1)),
             count(*) FILTER (WHERE position < 1), min(position),
-            count(*) FILTER (WHERE position > {MAX_POSITION}), max(position) FROM cm_raw""").fetchall()[0]
+            count(*) FILTER (WHERE position > {MAX_POSITION}), max(position) FROM cm_raw""").fetchall()[0], name)
+
+
+def refuse_rows(counts: tuple, name: str) -> None:
+    """The one rule of a click model's rows, from (rows, bad clicks, a bad click value, positions below 1, the
+    lowest, positions above MAX_POSITION, the highest) — counted by DuckDB or by Dask."""
+    from ultr_core.errors import show
+    from ultr_core.logs.clicklog import MAX_POSITION
+    n, bad_click, click_value, low, low_value, high, high_value = counts
     if n == 0:
         raise DataFormatError(name, "the log has no shown rows")
     if bad_click:

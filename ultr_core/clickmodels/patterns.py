@@ -16,10 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ultr_core.clickmodels.engines import ENGINES_BY_KEY, session_builder
 from ultr_core.clickmodels.sessions import CHUNK_ROWS, MAX_DEPTH, PYCLICK_PRIOR, SessionTable, cell_sums, per_pair
 from ultr_core.errors import ConfigError, DataFormatError
 
-__all__ = ["SplitPatterns", "PatternFile", "patterns_from_source", "IN_MEMORY_PATTERNS", "PATTERN_BYTES"]
+__all__ = ["SplitPatterns", "PatternFile", "patterns_from_source", "IN_MEMORY_PATTERNS", "PATTERN_BYTES",
+           "duckdb_sessions"]
 
 def _sessions_sql(depth: int) -> str:
     """One row per session: its size, the ranks it shows as a bit mask, its clicks as a bit mask and the pair shown
@@ -113,13 +115,15 @@ class SplitPatterns:
 
 
 def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memory_limit: str = "2GB",
-                         in_memory: int | None = None) -> SplitPatterns:
+                         in_memory: int | None = None, *, engine: str = "duckdb",
+                         scheduler: str | None = None) -> SplitPatterns:
     """The split patterns of a log file (or glob), grouped by DuckDB under ``memory_limit`` (spilling to disk) and
     written to Parquet in key order (deterministic); up to ``in_memory`` patterns are then held as
     :class:`SessionTable` s, more are read chunk by chunk (:class:`PatternFile`, its directory removed by
-    :meth:`SplitPatterns.close`; ``in_memory`` None: ``memory_limit`` ÷ :data:`PATTERN_BYTES`)."""
-    from ultr_core.clickmodels.outofcore import register_rows
-    from ultr_core.logs.sql import connect, memory_bytes, run_sql
+    :meth:`SplitPatterns.close`; ``in_memory`` None: ``memory_limit`` ÷ :data:`PATTERN_BYTES`).  ``engine`` builds
+    the session table (:data:`~ultr_core.clickmodels.engines.SESSION_ENGINES`: DuckDB, or Dask on ``scheduler`` or
+    local threads)."""
+    from ultr_core.logs.sql import connect, memory_bytes
     in_memory = memory_bytes(memory_limit) // PATTERN_BYTES if in_memory is None else in_memory
     if not 0 < split < 1:
         raise ConfigError("split", f"must be a number in (0, 1), got {split!r}")
@@ -127,11 +131,9 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
     try:
         con = connect(memory_limit, directory.name)
         try:
-            top, notes = register_rows(con, source, fmt, name)
-            if top > MAX_DEPTH or top < 1:
-                raise DataFormatError(name, f"result lists of {top} exceed the {MAX_DEPTH} ranks a click model "
-                                            "describes" if top > MAX_DEPTH else "positions must start at 1")
-            run_sql(con, _sessions_sql(top), name)
+            if engine not in ENGINES_BY_KEY:
+                raise ConfigError("--engine", f"unknown engine {engine!r}; use one of {', '.join(ENGINES_BY_KEY)}")
+            notes = session_builder(engine)(con, source, fmt, name, folder=directory.name, scheduler=scheduler)
             depth, n_sessions = _check_lists(con, name)
             cut = int(n_sessions * split)
             if cut == 0 or cut == n_sessions:
@@ -152,6 +154,18 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
     except BaseException:
         directory.cleanup()
         raise
+
+
+def duckdb_sessions(con, source, fmt: str, name: str, *, folder: str, scheduler: str | None = None) -> list[str]:
+    """The session table ``sess`` built by DuckDB in SQL; returns the readers' repair notes."""
+    from ultr_core.clickmodels.outofcore import register_rows
+    from ultr_core.logs.sql import run_sql
+    top, notes = register_rows(con, source, fmt, name)
+    if top > MAX_DEPTH or top < 1:
+        raise DataFormatError(name, f"result lists of {top} exceed the {MAX_DEPTH} ranks a click model "
+                                    "describes" if top > MAX_DEPTH else "positions must start at 1")
+    run_sql(con, _sessions_sql(top), name)
+    return notes
 
 
 def _write_patterns(con, folder: str, depth: int, cut: int, name: str) -> tuple[list, int]:

@@ -12,13 +12,13 @@ from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, s
 from ultr_core.logs.clicklog import SHOWN_TEXT, check_mapping, not_decimal
 from ultr_core.logs.ids import ID_TRIM, canonical_ids
 
-__all__ = ["probe_scheduler", "DASK_CONNECT_TIMEOUT"]
+__all__ = ["probe_scheduler", "dask_client", "dask_frame", "select_columns", "DASK_CONNECT_TIMEOUT"]
 
 _RESERVED = ("impressions", "clicks")
 _SHOWN_TEXT = tuple(SHOWN_TEXT)          # the one rule for a ``shown`` flag (ultr_core.logs.clicklog)
 
 
-def _select_list(available: list[str], columns: dict | None, needed: list[str], name: str) -> dict:
+def select_columns(available: list[str], columns: dict | None, needed: list[str], name: str) -> dict:
     """Map schema names → source columns (after the user's ``columns`` renaming)."""
     columns = dict(columns or {})
     check_mapping(columns)
@@ -40,8 +40,8 @@ def _select_list(available: list[str], columns: dict | None, needed: list[str], 
 def _dask_counts(source, fmt, name, columns, keys, scheduler):
     """Impressions, clicks and bad click values per ``keys`` group of a CSV/TSV/Parquet source, by Dask: read,
     select and rename, aggregate, compute (locally or on ``scheduler``), then check and convert as DuckDB does."""
-    ddf = _dask_frame(source, fmt, name)
-    sel = _select_list(list(ddf.columns), columns, keys + ["click"], name)
+    ddf = dask_frame(source, fmt, name)
+    sel = select_columns(list(ddf.columns), columns, keys + ["click"], name)
     ddf = ddf[list(dict.fromkeys(sel.values()))].rename(columns={v: k for k, v in sel.items()})
     ids = [k for k in ("session_id", "query_id", "doc_id")
            if k in sel and not pd.api.types.is_numeric_dtype(ddf[k].dtype)]
@@ -52,7 +52,7 @@ def _dask_counts(source, fmt, name, columns, keys, scheduler):
     return _dask_table(out, counts, keys, name)
 
 
-def _dask_frame(source, fmt: str, name: str):
+def dask_frame(source, fmt: str, name: str):
     try:
         import dask.dataframe as dd
     except ImportError:
@@ -91,7 +91,7 @@ def _dask_compute(agg, counts: dict, scheduler):
         import dask
         out, *vals = dask.compute(agg, *counts.values(), scheduler="threads")
         return out, dict(zip(counts, vals))
-    with _dask_client(scheduler) as client:
+    with dask_client(scheduler) as client:
         try:
             futures = client.compute([agg, *counts.values()])
             out, *vals = [f.result(timeout=DASK_RESULT_TIMEOUT) for f in futures]
@@ -172,7 +172,7 @@ def _first_bytes(sock, n: int) -> bytes:
     return buf
 
 
-def _dask_client(address: str):
+def dask_client(address: str):
     """A Dask client of ``address`` with every wait bounded: a TCP probe first, then Dask's handshake within
     :data:`DASK_CONNECT_TIMEOUT` (a server that speaks another protocol, or none, is named, not waited on)."""
     probe_scheduler(address)

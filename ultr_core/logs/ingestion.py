@@ -32,7 +32,7 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, UnreadableError, show
 from ultr_core.logs.clicklog import MAX_POSITION, SHOWN_TEXT, ClickLog, check_roles
-from ultr_core.logs.daskcounts import _dask_counts, _select_list, probe_scheduler
+from ultr_core.logs.daskcounts import _dask_counts, probe_scheduler, select_columns
 from ultr_core.logs.sniff import spill_upload
 
 __all__ = ["CountTable", "ingest", "document_columns", "ENGINES", "probe_scheduler", "check_values"]
@@ -151,6 +151,11 @@ _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYI
                   "UBIGINT", "UHUGEINT")
 
 
+#: what a position and a ``shown`` flag must hold (every engine's message)
+VALUE_RULES = {"position": "column 'position' must hold whole numbers written in decimal digits",
+               "shown": "column 'shown' must hold 0/1 or true/false"}
+
+
 def check_values(con, sel: dict, types: dict, name: str) -> None:
     """Refuse, with the first offending value, positions that are not written as whole decimal numbers
     (``0x2``, ``2.0``, ``1e0``) and ``shown`` flags that are not 0/1 or true/false: nothing is dropped or
@@ -160,10 +165,10 @@ def check_values(con, sel: dict, types: dict, name: str) -> None:
     ptype = types[sel["position"]].upper()
     if ptype not in _INTEGER_TYPES:
         checks["position"] = (f"NOT regexp_full_match(trim({q(sel['position'])}::VARCHAR), '[0-9]+')",
-                              "column 'position' must hold whole numbers written in decimal digits")
+                              VALUE_RULES["position"])
     if "shown" in sel and types[sel["shown"]].upper() != "BOOLEAN":
         checks["shown"] = (f"lower(trim({q(sel['shown'])}::VARCHAR)) NOT IN {tuple(SHOWN_TEXT)}",
-                           "column 'shown' must hold 0/1 or true/false")
+                           VALUE_RULES["shown"])
     for col, (bad, problem) in checks.items():
         row = con.execute(f"SELECT count(*), any_value({q(sel[col])}::VARCHAR) FROM norm "
                           f"WHERE {q(sel[col])} IS NOT NULL AND ({bad})").fetchall()[0]
@@ -247,7 +252,7 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_
             state = register_normalised(con, source, fmt, name, text_columns=file_columns(columns, ("position",)),
                                         id_columns=file_columns(columns, ID_COLUMNS))
             types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE norm").fetchall()}
-            sel = _select_list(list(types), columns, keys + ["click"], name)
+            sel = select_columns(list(types), columns, keys + ["click"], name)
             nested = [c for c in dict.fromkeys(sel.values()) if "[" in types[c]
                       or types[c].upper().startswith(("STRUCT", "MAP", "UNION", "LIST"))]
             if nested:

@@ -40,6 +40,8 @@ class ClickModelOptions:
     prior: str = "pyclick"                   #: the attractiveness prior: pyclick | learned
     seed: int = 0
     memory_limit: str = "2GB"                #: the budget of a log read out of core (DuckDB's limit; patterns held)
+    engine: str = "duckdb"                   #: what builds the session table: duckdb | dask
+    scheduler: str | None = None             #: a Dask scheduler (tcp://host:port) for engine dask; None: threads
 
     def __post_init__(self):
         from ultr_core.clickmodels.compare import parse_models
@@ -57,6 +59,17 @@ class ClickModelOptions:
             raise ConfigError("--prior", f"use one of {', '.join(PRIORS)}, got {self.prior!r}")
         from ultr_core.logs.sql import check_memory_limit
         check_memory_limit(self.memory_limit)
+        self._check_engine()
+
+    def _check_engine(self) -> None:
+        from ultr_core.clickmodels.engines import ENGINES_BY_KEY
+        if self.engine not in ENGINES_BY_KEY:
+            raise ConfigError("--engine", f"use one of {', '.join(ENGINES_BY_KEY)}, got {self.engine!r}")
+        if self.scheduler and not ENGINES_BY_KEY[self.engine].scheduler:
+            raise ConfigError("--scheduler", "applies to --engine dask; add it or leave the scheduler out")
+        if self.engine != ClickModelOptions.engine and self.test:
+            raise ConfigError("--engine", f"{self.engine} groups one log split into training and test sessions; "
+                                          f"with --test use --engine {ClickModelOptions.engine}")
 
 
 @dataclass(frozen=True)
@@ -126,7 +139,8 @@ def fit_click_models(source, options: ClickModelOptions | None = None, *, name: 
         from ultr_core.clickmodels.patterns import patterns_from_source
         from ultr_core.logs.sniff import resolve_source
         src = resolve_source(source, o.format, label)                  # paths, compression and format: once
-        with patterns_from_source(src, src.fmt, label, split, o.memory_limit) as patterns:   # any size: on disk
+        with patterns_from_source(src, src.fmt, label, split, o.memory_limit, engine=o.engine,
+                                  scheduler=o.scheduler) as patterns:                    # any size: on disk
             out = compare_click_models(patterns, label, models=keys, **common)
     rel = out.pop("relevance")
     return ClickModelFit(out, rel, str(label))
