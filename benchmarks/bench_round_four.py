@@ -48,9 +48,9 @@ def qrels() -> None:
 
 
 def upload() -> None:
-    from ultr_core.identifiability.certainty import resolved_orders, weakest_links
     from ultr_core.identifiability.graph import IdentifiabilityGraph
-    from ultr_core.identifiability.practical import certainty_report, document_outputs, factor_levels, graph_uncertainty
+    from ultr_core.identifiability.precision import certainty_report, document_outputs, factor_levels, graph_uncertainty
+    from ultr_core.identifiability.resistance import resolved_orders, weakest_links
     from ultr_core.logs import ingest
     t = time.perf_counter()
     g = IdentifiabilityGraph.from_counts(ingest(str(upload_file()), "csv"))

@@ -15,7 +15,7 @@ import numpy as np
 
 from ultr_core.identifiability import IdentifiabilityGraph
 from ultr_core.identifiability.newton import schur as _schur
-from ultr_core.identifiability.practical import graph_uncertainty
+from ultr_core.identifiability.precision import graph_uncertainty
 from ultr_core.identifiability.repairs import fit_source
 from ultr_core.identifiability.uncertainty import Z90, identification
 

@@ -16,9 +16,8 @@ from ultr_core.app.certainty_figures import (
 )
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError
-from ultr_core.identifiability.certainty import information_graph, weakest_links
 from ultr_core.identifiability.pairs import Stopped
-from ultr_core.identifiability.practical import (
+from ultr_core.identifiability.precision import (
     certainty_report,
     document_labeller,
     document_outputs,
@@ -26,6 +25,7 @@ from ultr_core.identifiability.practical import (
     graph_uncertainty,
     profile_report,
 )
+from ultr_core.identifiability.resistance import information_graph, weakest_links
 from ultr_core.identifiability.uncertainty import rule_text
 from ultr_core.logs.outputs import safe_csv
 

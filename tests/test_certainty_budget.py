@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from test_uncertainty_graph import _blocks_log, _chain, _components
 
-from ultr_core.identifiability.certainty import pair_log_se
+from ultr_core.identifiability.resistance import pair_log_se
 from ultr_core.identifiability.uncertainty import factor_uncertainty
 
 
@@ -12,7 +12,7 @@ def test_pair_errors_are_computed_in_chunks_of_bounded_work_and_a_costly_compari
     """Issue #61, item 7: the within-query orders cost Σ c_d·c_e cell products (a 756 KB upload, 2,000 documents of
     one query shown at 25 of 500 positions each, asked for 3.6e9 and held the server at 12 GB): the work is counted
     before any pair is built, and refused above the bound; below it, chunks by work give the same numbers."""
-    from ultr_core.identifiability import certainty
+    from ultr_core.identifiability import resistance as certainty
     doc, fac, n, c, D, F = _blocks_log(2, sizes=(4, 7))
     u = factor_uncertainty(doc, fac, n, c, D, F, _components(doc, fac, D, F))
     groups = np.zeros(D, int)

@@ -120,7 +120,7 @@ def test_every_factor_has_its_fisher_interval_beyond_the_curves(tmp_path, capsys
 def test_an_output_that_appears_during_the_run_is_not_replaced(tmp_path, monkeypatch, capsys):
     """Issue #61 item 6: `--documents` (and `--relevance`, `simulate --out`) is checked before the fit and written
     after it; a file created in between is kept (exit 2, one message), and `--force` still overwrites."""
-    from ultr_core.identifiability import practical
+    from ultr_core.identifiability import precision as practical
     log = yandex_like(tmp_path / "log.csv", 0)
     out = tmp_path / "docs.csv"
     real = practical.documents_frame

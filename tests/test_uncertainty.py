@@ -142,7 +142,7 @@ def _random_log(seed, D=80, F=12, r=None):
 
 def test_document_pairs_have_the_effective_resistance_between_them():
     """log(r_d / r_e): the same elimination gives the dense pseudo-inverse's variance, pair by pair."""
-    from ultr_core.identifiability.certainty import pair_log_se
+    from ultr_core.identifiability.resistance import pair_log_se
     doc, fac, n, c, D, F = _random_log(5)
     u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
     cov = np.linalg.pinv(fisher_information(doc, fac, n, u.r[doc] * u.o[fac], D, F).toarray())
@@ -154,7 +154,7 @@ def test_document_pairs_have_the_effective_resistance_between_them():
 def test_the_log_resolves_the_orders_it_should_and_rarely_those_it_cannot():
     """Queries of 4 documents: with relevance 0.2, 0.4, 0.6, 0.8 most within-query orders are resolved at 90 %; with
     equal relevance about one pair in ten is (the intervals' error rate), never most."""
-    from ultr_core.identifiability.certainty import resolved_orders
+    from ultr_core.identifiability.resistance import resolved_orders
     groups = np.arange(80) // 4
     spread = np.tile([0.2, 0.4, 0.6, 0.8], 20)
     doc, fac, n, c, D, F = _random_log(6, r=spread)

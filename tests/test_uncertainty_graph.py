@@ -9,7 +9,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from ultr_core.identifiability import grounded
-from ultr_core.identifiability.certainty import document_log_se, pair_log_se, weakest_links
+from ultr_core.identifiability.resistance import document_log_se, pair_log_se, weakest_links
 from ultr_core.identifiability.uncertainty import factor_uncertainty, fisher_information, identification
 
 
@@ -322,7 +322,7 @@ def test_a_component_held_together_by_one_document_gets_its_series_resistance(ca
     p = c[-2:] / n[-2:]
     w = n[-2:] * p / (1 - p)
     assert u.log_se[k] == pytest.approx(np.sqrt(1 / w[0] + 1 / w[1]), rel=1e-9)
-    from ultr_core.identifiability.practical import _component_levels
+    from ultr_core.identifiability.precision import _component_levels
     levels = identification(u.log_se)
     summary = _component_levels(comp, levels, u.log_se, [f"f{i}" for i in range(8)])
     assert summary["single_factor"] == 0 and sorted(summary["factors"]) == [2, 6]
@@ -334,7 +334,7 @@ def test_each_curve_factor_shows_the_interval_its_level_is_about():
     import pandas as pd
 
     from ultr_core.identifiability import IdentifiabilityGraph
-    from ultr_core.identifiability.practical import _apart, practical_report
+    from ultr_core.identifiability.precision import _apart, practical_report
     from ultr_core.logs.ingestion import CountTable
     doc, fac, n, c, D, F, o = _chain_log_local()
     frame = pd.DataFrame({"doc_id": doc, "position": fac + 1, "impressions": n.astype(int), "clicks": c.astype(int)})

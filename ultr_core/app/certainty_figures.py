@@ -54,7 +54,7 @@ def factor_span_figure(labels, log_se, levels, top: int = 40) -> go.Figure:
 def information_graph_figure(graph: dict, seed: int = 0) -> go.Figure:
     """The IG of one component drawn by information: edge width ∝ log conductance (the information a link
     carries, documents eliminated), node colour = the factor's standard error of log(o_k/o_ref), the reference
-    ringed (``graph`` from :func:`~ultr_core.identifiability.certainty.information_graph`)."""
+    ringed (``graph`` from :func:`~ultr_core.identifiability.resistance.information_graph`)."""
     import networkx as nx
     nodes, edges = graph["nodes"], graph["edges"]
     G = nx.Graph()

@@ -63,7 +63,7 @@ def verdict(log) -> dict:
 def certainty(g) -> dict:
     """How sure (issue #46): per factor the standard error of log(o_k / o_ref) and its level, and one sentence
     naming the weakly identified factors — the graph may be connected and still unsure."""
-    from ultr_core.identifiability.practical import graph_uncertainty
+    from ultr_core.identifiability.precision import graph_uncertainty
     from ultr_core.identifiability.uncertainty import WEAK_SPAN, identification
     from ultr_core.logs.coding import tuple_labels
     u = graph_uncertainty(g)
@@ -75,7 +75,7 @@ def certainty(g) -> dict:
     else:
         shown = ", ".join(weak[:4]) + (f" and {len(weak) - 4} more" if len(weak) > 4 else "")
         sure = f"yet unsure about {shown}: 90 % intervals wider than ×{WEAK_SPAN:g}"
-    from ultr_core.identifiability.certainty import weakest_links
+    from ultr_core.identifiability.resistance import weakest_links
     link = next((x for x in weakest_links(u, labels, top=1)), None)
     if weak and link:
         sure += f"; weakest link {link['link']} ({link['share']:.0%} of the variance)"
@@ -117,7 +117,7 @@ def log_span_figure(log):
     """The chart a story about a log's certainty draws: every factor's 90 % interval span with the ×2 rule."""
     from ultr_core.app.certainty_figures import factor_span_figure
     from ultr_core.identifiability import IdentifiabilityGraph
-    from ultr_core.identifiability.practical import factor_levels, graph_uncertainty
+    from ultr_core.identifiability.precision import factor_levels, graph_uncertainty
     g = IdentifiabilityGraph.from_log(log)
     labels, se, levels = factor_levels(g, graph_uncertainty(g))
     return factor_span_figure(labels, se, levels.tolist())

@@ -28,7 +28,7 @@ MIN_PER_COMPONENT = 3
 
 
 def ig_judgements(frame: pd.DataFrame, judgements, seed: int = 0, n_boot: int = 200) -> dict:
-    """Agreement of ``frame``'s relevance (:func:`~ultr_core.identifiability.practical.documents_frame`) with the
+    """Agreement of ``frame``'s relevance (:func:`~ultr_core.identifiability.precision.documents_frame`) with the
     judgements, joined on (query_id, doc_id) as text."""
     if "query_id" not in frame or "doc_id" not in frame:
         return {"note": "judgements are per (query, document): run ig with --document query"}

@@ -101,7 +101,7 @@ def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, 
         return {"method": estimate, "n_bootstrap": 0, "alpha": alpha, "curves": [],
                 "notes": [f"no curve: {e.problem.split(';')[0]} (the budget of one estimation in this shared "
                           "server) — python -m ultr_core ig FILE estimates it"]}
-    from ultr_core.identifiability.practical import practical_report
+    from ultr_core.identifiability.precision import practical_report
     curves, practical = practical_report(g, est.to_records())
     return {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha, "notes": est.notes,
             "curves": curves, "practical_identifiability": practical}
@@ -292,7 +292,7 @@ def format_report(rep: dict) -> str:
                 if getattr(r, "fisher_lower", None) is not None and np.isfinite(r.fisher_lower):
                     level = f"   PBM ML {r.pbm_ml:.3f} [{r.fisher_lower:.3f}, {r.fisher_upper:.3f}]" + level
                 lines.append(f"    {r.label:<28s} {val:>7s}  {band}   ({r.impressions:,} impressions){level}")
-        from ultr_core.identifiability.practical import practical_lines
+        from ultr_core.identifiability.precision import practical_lines
         lines += practical_lines(pb.get("practical_identifiability", {}))
     return "\n".join(lines)
 
@@ -373,7 +373,7 @@ def document_components(analysis: IdentifiabilityAnalysis, log: ClickLog) -> pd.
 def ig_text(rep: dict) -> str:
     """``ig``'s whole text report: :func:`format_report`, what the verdict means for the users, and the profile,
     certainty plan and judges' blocks where the report has them."""
-    from ultr_core.identifiability.practical import certainty_lines, profile_lines
+    from ultr_core.identifiability.precision import certainty_lines, profile_lines
     lines = [format_report(rep), f"for {rep['users']['label']} users: {rep['users']['verdict']}"]
     if "profile" in rep:
         lines += profile_lines(rep["profile"])

@@ -87,7 +87,7 @@ class FactorUncertainty:
     the Newton decrement fell below :data:`TOL`; ``decrement``: its last value.  ``cells`` (doc, fac, w at the
     fit), ``grounded``, ``reached`` and ``block`` (each factor's information component) carry the information for
     documents, pairs and links
-    (:mod:`~ultr_core.identifiability.certainty`); ``silent_documents`` / ``boundary_documents`` count the documents
+    (:mod:`~ultr_core.identifiability.resistance`); ``silent_documents`` / ``boundary_documents`` count the documents
     never clicked / at the boundary p = 1; ``separated_factors`` the factors whose ratio runs to 0 or ∞ (the module
     docstring); ``saturated`` marks the documents clicked at every impression; ``counts`` = (n, c, fitted) per cell
     (``fitted``: the cell is in the Newton fit); ``excluded`` = (boundary documents, separated factors) masks."""

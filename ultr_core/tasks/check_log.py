@@ -98,7 +98,7 @@ class LogCheck:
     @cached_property
     def uncertainty(self):
         """The converged PBM fit and every factor's standard error (:func:`~.practical.graph_uncertainty`)."""
-        from ultr_core.identifiability.practical import graph_uncertainty
+        from ultr_core.identifiability.precision import graph_uncertainty
         return graph_uncertainty(self.graph)
 
     @cached_property
@@ -112,10 +112,10 @@ class LogCheck:
         rep["source"] = self.source
         rep["users"] = users_report(self.graph, o.users or _default_users())
         if o.profile:
-            from ultr_core.identifiability.practical import profile_report
+            from ultr_core.identifiability.precision import profile_report
             rep["profile"] = profile_report(self.graph, o.profile, self.uncertainty)
         if o.certainty:
-            from ultr_core.identifiability.practical import certainty_report
+            from ultr_core.identifiability.precision import certainty_report
             rep["certainty_plan"] = certainty_report(self.graph, o.certainty, o.swap_impressions or 100,
                                                      o.objective or "worst", self.uncertainty)
         return rep
@@ -123,7 +123,7 @@ class LogCheck:
     @cached_property
     def documents(self) -> pd.DataFrame:
         """Relevance per document with its 90 % interval, component and status (``ig --documents``)."""
-        from ultr_core.identifiability.practical import documents_frame
+        from ultr_core.identifiability.precision import documents_frame
         return documents_frame(self.graph, self.uncertainty)
 
     def judge(self, judgements) -> dict:

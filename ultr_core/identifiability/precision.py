@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.errors import counted
-from ultr_core.identifiability.certainty import document_table, resolved_orders, weakest_links
+from ultr_core.identifiability.resistance import document_table, resolved_orders, weakest_links
 from ultr_core.identifiability.uncertainty import FactorUncertainty, factor_uncertainty, identification, rule_text
 from ultr_core.logs.coding import tuple_labels
 
