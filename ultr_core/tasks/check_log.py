@@ -97,7 +97,7 @@ class LogCheck:
 
     @cached_property
     def uncertainty(self):
-        """The converged PBM fit and every factor's standard error (:func:`~.practical.graph_uncertainty`)."""
+        """The converged PBM fit and every factor's standard error (:func:`~.precision.graph_uncertainty`)."""
         from ultr_core.identifiability.precision import graph_uncertainty
         return graph_uncertainty(self.graph)
 
@@ -105,12 +105,13 @@ class LogCheck:
     def report(self) -> dict:
         """The JSON-ready report: the analysis, the log's notes and source, the users' reading and, where the
         options ask, the profile interval and the certainty plan."""
+        from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL
         from ultr_core.identifiability.users import users_report
         o = self.options
         rep = dict(self.analysis.report)
         rep["notes"] = list(self.notes)
         rep["source"] = self.source
-        rep["users"] = users_report(self.graph, o.users or _default_users())
+        rep["users"] = users_report(self.graph, o.users or DEFAULT_USER_MODEL)
         if o.profile:
             from ultr_core.identifiability.precision import profile_report
             rep["profile"] = profile_report(self.graph, o.profile, self.uncertainty)
@@ -140,11 +141,6 @@ class LogCheck:
         """The report as the CLI prints it (notes first)."""
         from ultr_core.identifiability.reports import ig_text
         return "\n".join([*(f"note: {n}" for n in self.notes), ig_text(self.report)])
-
-
-def _default_users() -> str:
-    from ultr_core.clickmodels.registry import USER_MODELS
-    return USER_MODELS[0]
 
 
 def check_log(source, options: CheckOptions | None = None, *, name: str | None = None, budget=None) -> LogCheck:
