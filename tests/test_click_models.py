@@ -132,7 +132,7 @@ def test_cli_refuses_gaps_too_long_lists_and_logs_without_sessions(tmp_path, cap
     gap = tmp_path / "gap.csv"
     toy([("q", "ab", (1, 0)), ("q", "abc", (0, 1, 0))], 3).assign(
         position=[1, 2, 1, 3, 4]).to_csv(gap, index=False)
-    refused(["click-models", gap], capsys, "session 2", "ranks 1 to n once each")
+    refused(["click-models", gap], capsys, "session 2", "ranks 1 to 3 once each")
     nosess = tmp_path / "nosess.csv"
     TWO.drop(columns="session_id").to_csv(nosess, index=False)
     refused(["click-models", nosess], capsys, "session_id")

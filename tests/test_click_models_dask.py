@@ -1,6 +1,7 @@
-"""``click-models --engine dask`` (issue #62, item 2): Dask builds the session table — on a ``LocalCluster`` of two
-workers or on local threads — and every figure equals DuckDB's to 1e-9; bad input is refused with DuckDB's
-message; a scheduler that cannot be reached or a worker that dies ends in one message, with nothing written."""
+"""``click-models`` and ``evaluate --engine dask`` (issue #62, item 2): Dask builds the session table — on a
+``LocalCluster`` of two workers or on local threads — and every figure equals DuckDB's to 1e-9; bad input is refused
+with DuckDB's message; a scheduler that cannot be reached or a worker that dies ends in one message, with nothing
+written."""
 import json
 
 import numpy as np
@@ -85,26 +86,34 @@ CASES = {
     "zero-based": (_sessions().replace(",1,", ",0,").replace(",2,", ",1,"), "positions are 1-based"),
     "a gap": ("session_id,query_id,doc_id,position,click\n" + "".join(f"{s},1,{s % 3},1,{s % 2}\n{s},1,9,"
                                                                        f"{2 + (s == 5)},0\n" for s in range(20)),
-              "session 6 (in file order) does not show ranks 1 to n"),
+              "session 6 (in file order) does not show ranks 1 to 2 once each"),
     "51 ranks": (_sessions(n=20, depth=51), "exceed the 50 ranks"),
     "no session id": ("query_id,doc_id,position,click\n1,2,1,0\n", "need column(s) session_id"),
 }
 
 
+COMMANDS = {"click-models": ["--models", "pbm"], "evaluate": ["--n-boot", "20"]}
+
+
 @pytest.mark.parametrize("case", list(CASES))
-def test_dask_refuses_what_duckdb_refuses_in_the_same_words(tmp_path, capsys, cluster, case):
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_dask_refuses_what_duckdb_refuses_in_the_same_words(tmp_path, capsys, cluster, case, command):
     text, words = CASES[case]
+    if command == "evaluate" and case == "51 ranks":
+        words = "result lists of"                 # DuckDB counts a session's rows, Dask its highest rank: both 51
     f = write(tmp_path, "log.csv", text)
-    err = refused(["click-models", f, "--models", "pbm"], capsys, words)
-    assert refused(["click-models", f, "--models", "pbm", "--engine", "dask"], capsys, words) == err
-    assert refused(["click-models", f, "--models", "pbm", "--engine", "dask", "--scheduler", cluster],
+    err = refused([command, f, *COMMANDS[command]], capsys, words)
+    assert refused([command, f, *COMMANDS[command], "--engine", "dask"], capsys, words) == err
+    assert refused([command, f, *COMMANDS[command], "--engine", "dask", "--scheduler", cluster],
                    capsys, words) == err
 
 
 def test_the_engine_flags_are_checked(tmp_path, capsys):
     f = write(tmp_path, "log.csv", _sessions())
     refused(["click-models", f, "--scheduler", "tcp://127.0.0.1:9"], capsys, "--scheduler", "--engine dask")
-    refused(["click-models", f, "--engine", "dask", "--test", f], capsys, "--engine", "--test")
+    refused(["evaluate", f, "--scheduler", "tcp://127.0.0.1:9"], capsys, "--scheduler", "--engine dask")
+    with_propensity = write(tmp_path, "p.csv", _sessions(extra="propensity=0.5"))
+    refused(["evaluate", with_propensity, "--engine", "dask"], capsys, "'propensity' column", "--engine duckdb")
     refused(["click-models", f, "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"], capsys,
             "no Dask scheduler answers at tcp://127.0.0.1:9")
     yandex = write(tmp_path, "log.txt", "1\t0\tQ\t7\t0\t11\t12\n1\t5\tC\t11\n2\t0\tQ\t7\t0\t12\t11\n")
@@ -154,3 +163,29 @@ def test_a_worker_that_dies_ends_in_one_message_and_nothing_is_written(tmp_path,
                       "nothing was written")
     assert not out.exists() and "Traceback" not in err
     assert not {p for p in set(os.listdir(tempfile.gettempdir())) - before if p.startswith("ultr-patterns-")}
+
+
+def test_evaluate_and_a_test_log_give_duckdbs_numbers_with_dask(tmp_path, capsys, cluster):
+    """``evaluate`` (every default estimator, its bootstrap intervals and support) and ``click-models --test`` on two
+    files: the JSON of both engines is the same to 1e-9."""
+    train = _varied_log(tmp_path / "train.parquet", 6, n_sessions=500, ragged=True)
+    test = _varied_log(tmp_path / "test.parquet", 7, n_sessions=300, ragged=True)
+    for args in (["evaluate", train, "--n-boot", "20", "--json"],
+                 ["evaluate", train, "--ranking", "model:pbm", "--n-boot", "20", "--json"],
+                 ["click-models", train, "--test", test, "--models", "pbm,dbn", "--json"]):
+        outs = []
+        for extra in ([], ["--engine", "dask"], ["--engine", "dask", "--scheduler", cluster]):
+            rc, out, _ = cli([*args, *extra], capsys)
+            assert rc == 0
+            outs.append(_numbers(json.loads(out)))
+        assert len(outs[0]) > 10 and outs[1] == pytest.approx(outs[0], abs=1e-9) and outs[2] == outs[1], args[0]
+
+
+def _numbers(report, path="") -> dict:
+    """Every number of a JSON report by its path (times left out)."""
+    if isinstance(report, dict):
+        return {k: v for key, val in report.items() if "second" not in key
+                for k, v in _numbers(val, f"{path}/{key}").items()}
+    if isinstance(report, list):
+        return {k: v for i, val in enumerate(report) for k, v in _numbers(val, f"{path}/{i}").items()}
+    return {path: report} if isinstance(report, (int, float)) and not isinstance(report, bool) else {}

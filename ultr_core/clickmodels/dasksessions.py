@@ -18,7 +18,7 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, show
 
-__all__ = ["dask_sessions"]
+__all__ = ["dask_sessions", "dask_rows"]
 
 _NEEDED = ["session_id", "query_id", "doc_id", "position", "click"]
 _FILE_ORDER_BITS = 40                      # _order = partition << 40 | row: 1 T rows a partition
@@ -34,6 +34,27 @@ def dask_sessions(con, source, fmt: str, name: str, *, folder: str, scheduler: s
         with dask_client(scheduler) as client:
             return _sessions(con, source, fmt, name, folder, max_depth, _Computer(client, scheduler))
     return _sessions(con, source, fmt, name, folder, max_depth, _Computer(None, None))
+
+
+def dask_rows(con, source, fmt: str, name: str, *, folder: str, scheduler: str | None = None) -> tuple[dict, list]:
+    """The shown rows by session (file order) and rank as arrays (``s``, ``pair``, ``position``, ``click``), from
+    the session table Dask builds, its lists checked as the patterns' are; the table ``pairs`` in ``con``.  A log
+    with a logging policy's ``propensity`` column is refused (Dask does not carry it; DuckDB does)."""
+    from ultr_core.clickmodels.patterns import check_lists
+    from ultr_core.clickmodels.sessions import PROPENSITY
+    from ultr_core.logs.daskcounts import dask_frame
+    if PROPENSITY in dask_frame(source, fmt, name).columns:
+        raise ConfigError("--engine", f"the log has a '{PROPENSITY}' column, which the dask engine does not carry: "
+                                      "use --engine duckdb")
+    notes = dask_sessions(con, source, fmt, name, folder=folder, scheduler=scheduler)
+    check_lists(con, name)
+    top = con.execute("SELECT max(n) FROM sess").fetchall()[0][0]
+    ranks = ", ".join(f"p{i}" for i in range(1, top + 1))
+    arr = con.execute(f"""SELECT s, pair, position, CAST((cbits >> (position - 1)) & 1 AS INTEGER) AS click FROM (
+                             SELECT dense_rank() OVER (ORDER BY k) AS s, cbits, unnest([{ranks}]) AS pair,
+                                    unnest(range(1, {top + 1})) AS position FROM sess)
+                         WHERE pair IS NOT NULL ORDER BY s, position""").fetchnumpy()
+    return arr, notes
 
 
 class _Computer:

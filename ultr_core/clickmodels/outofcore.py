@@ -12,7 +12,7 @@ import pandas as pd
 from ultr_core.clickmodels.sessions import PROPENSITY, SessionArrays, check_session_columns
 from ultr_core.errors import DataFormatError
 
-__all__ = ["read_sessions", "register_rows", "refuse_rows", "sessions_from_source", "join_sessions"]
+__all__ = ["read_sessions", "register_rows", "refuse_rows", "sessions_from_source", "join_sessions", "duckdb_rows"]
 
 _PAIRS = """CREATE TEMP TABLE pairs AS SELECT query_id, doc_id, (row_number() OVER (ORDER BY query_id, doc_id)) - 1
             AS pair FROM (SELECT DISTINCT query_id, doc_id FROM rows)"""
@@ -82,28 +82,37 @@ def refuse_rows(counts: tuple, name: str) -> None:
                                     f"(found {high_value} in {high:,} row(s))")
 
 
-def sessions_from_source(source, fmt: str, name: str, memory_limit: str = "2GB") -> SessionArrays:
+def sessions_from_source(source, fmt: str, name: str, memory_limit: str = "2GB", *, engine: str = "duckdb",
+                         scheduler: str | None = None) -> SessionArrays:
     """The sessions of a log file (or glob) as :class:`SessionArrays` (in file order, the readers' repair notes in
-    ``notes``), built by DuckDB under ``memory_limit``."""
+    ``notes``), built by ``engine`` (:data:`~ultr_core.clickmodels.engines.SESSION_ENGINES`) under ``memory_limit``."""
     from dataclasses import replace
 
+    from ultr_core.clickmodels.engines import session_builder
     from ultr_core.logs.sql import connect
     with tempfile.TemporaryDirectory() as tmp:
         con = connect(memory_limit, tmp)
         try:
-            _, notes = register_rows(con, source, fmt, name)
-            has = PROPENSITY in {r[0] for r in con.execute("DESCRIBE rows").fetchall()}
-            arr = con.execute(f"""SELECT dense_rank() OVER (ORDER BY k) AS s, pair, position, click
-                                 {', ' + PROPENSITY if has else ''} FROM rows
-                                 JOIN pairs USING (query_id, doc_id)
-                                 JOIN (SELECT session_id, min(_order) AS k FROM rows GROUP BY ALL) USING (session_id)
-                                 ORDER BY k, position""").fetchnumpy()
+            arr, notes = session_builder(engine, "rows")(con, source, fmt, name, folder=tmp, scheduler=scheduler)
             keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
         finally:
             con.close()
     out = SessionArrays.from_rows(arr["s"], arr["pair"], arr["position"], arr["click"], keys, name,
-                                  propensity=np.asarray(arr[PROPENSITY], float) if has else None)
+                                  propensity=np.asarray(arr[PROPENSITY], float) if PROPENSITY in arr else None)
     return replace(out, notes=tuple(notes))
+
+
+def duckdb_rows(con, source, fmt: str, name: str, *, folder: str, scheduler: str | None = None) -> tuple[dict, list]:
+    """The shown rows ordered by session (file order) and rank as arrays (``s``, ``pair``, ``position``, ``click``
+    and the logging policy's ``propensity`` where the log has one), read by DuckDB; the table ``pairs`` in ``con``."""
+    _, notes = register_rows(con, source, fmt, name)
+    has = PROPENSITY in {r[0] for r in con.execute("DESCRIBE rows").fetchall()}
+    arr = con.execute(f"""SELECT dense_rank() OVER (ORDER BY k) AS s, pair, position, click
+                         {', ' + PROPENSITY if has else ''} FROM rows
+                         JOIN pairs USING (query_id, doc_id)
+                         JOIN (SELECT session_id, min(_order) AS k FROM rows GROUP BY ALL) USING (session_id)
+                         ORDER BY k, position""").fetchnumpy()
+    return arr, notes
 
 
 def join_sessions(train: SessionArrays, test: SessionArrays) -> tuple[SessionArrays, SessionArrays]:
@@ -119,8 +128,9 @@ def join_sessions(train: SessionArrays, test: SessionArrays) -> tuple[SessionArr
                           shown=test.shown))
 
 
-def read_sessions(path: str, fmt, name: str):
-    """The log's sessions, read out of core by DuckDB (any format the app reads); the file resolved once."""
+def read_sessions(path: str, fmt, name: str, *, engine: str = "duckdb", scheduler: str | None = None):
+    """The log's sessions, read out of core by ``engine`` (DuckDB: any format the app reads); the file resolved
+    once."""
     from ultr_core.logs.sniff import resolve_source
     src = resolve_source(path, fmt, name)
-    return sessions_from_source(src, src.fmt, name)
+    return sessions_from_source(src, src.fmt, name, engine=engine, scheduler=scheduler)

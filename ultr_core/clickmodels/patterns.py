@@ -21,7 +21,7 @@ from ultr_core.clickmodels.sessions import CHUNK_ROWS, MAX_DEPTH, PYCLICK_PRIOR,
 from ultr_core.errors import ConfigError, DataFormatError
 
 __all__ = ["SplitPatterns", "PatternFile", "patterns_from_source", "IN_MEMORY_PATTERNS", "PATTERN_BYTES",
-           "duckdb_sessions"]
+           "duckdb_sessions", "check_lists"]
 
 def _sessions_sql(depth: int) -> str:
     """One row per session: its size, the ranks it shows as a bit mask, its clicks as a bit mask and the pair shown
@@ -134,7 +134,7 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
             if engine not in ENGINES_BY_KEY:
                 raise ConfigError("--engine", f"unknown engine {engine!r}; use one of {', '.join(ENGINES_BY_KEY)}")
             notes = session_builder(engine)(con, source, fmt, name, folder=directory.name, scheduler=scheduler)
-            depth, n_sessions = _check_lists(con, name)
+            depth, n_sessions = check_lists(con, name)
             cut = int(n_sessions * split)
             if cut == 0 or cut == n_sessions:
                 raise ConfigError("split", f"{split} of {n_sessions} sessions leaves no training or no test session")
@@ -194,14 +194,14 @@ def _write_patterns(con, folder: str, depth: int, cut: int, name: str) -> tuple[
     return files, int(dropped)
 
 
-def _check_lists(con, name: str) -> tuple[int, int]:
+def check_lists(con, name: str) -> tuple[int, int]:
     """(D, sessions): D the longest list (≤ MAX_DEPTH); every session shows ranks 1 … n once each."""
     n_sessions, hi_n = con.execute("SELECT count(*), max(n) FROM sess").fetchall()[0]
     if hi_n > MAX_DEPTH:
         raise DataFormatError(name, f"result lists of {hi_n} exceed the {MAX_DEPTH} ranks a click model describes")
-    gaps = con.execute("SELECT k FROM (SELECT row_number() OVER (ORDER BY k) AS k, n, ranks FROM sess) WHERE "
+    gaps = con.execute("SELECT k, n FROM (SELECT row_number() OVER (ORDER BY k) AS k, n, ranks FROM sess) WHERE "
                        "ranks <> (CAST(1 AS BIGINT) << n) - 1 ORDER BY k LIMIT 1").fetchall()
     if gaps:
-        raise DataFormatError(name, f"session {gaps[0][0]} (in file order) does not show ranks 1 to n once each: "
-                                    "every session must show ranks 1 … n")
+        raise DataFormatError(name, f"session {gaps[0][0]} (in file order) does not show ranks 1 to {gaps[0][1]} once "
+                                    "each: every session must show ranks 1 … n")
     return int(hi_n), int(n_sessions)

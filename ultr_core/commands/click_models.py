@@ -12,7 +12,7 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
-    from ultr_core.clickmodels.engines import SESSION_ENGINES
+    from ultr_core.clickmodels.engines import add_engine_options
     from ultr_core.clickmodels.prior import PRIORS
     from ultr_core.clickmodels.registry import CLICK_MODELS
     from ultr_core.logs.formats import LOG_FORMATS
@@ -46,10 +46,7 @@ def add_parser(sub) -> None:
     p.add_argument("--memory-limit", default="2GB", help="memory budget of the log read out of core: DuckDB's limit "
                    "(larger work spills to a temporary folder), and the distinct (result list, click) patterns held "
                    "in memory (one per 2 kB; more are read from disk chunk by chunk)")
-    p.add_argument("--engine", choices=[e.key for e in SESSION_ENGINES], default=SESSION_ENGINES[0].key,
-                   help="what groups the log into sessions (the same patterns, hence the same fits): " + "; ".join(
-                       f"{e.key} — {e.help}" for e in SESSION_ENGINES))
-    p.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for --engine dask")
+    add_engine_options(p, "groups the log into sessions")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(fn=run)
 

@@ -14,6 +14,7 @@ MAX_SCORES_BYTES = 512 * 2**20
 
 
 def add_parser(sub) -> None:
+    from ultr_core.clickmodels.engines import add_engine_options
     from ultr_core.clickmodels.prior import PRIORS
     from ultr_core.counterfactual.choices import DIRECT_MODELS, N_BOOT, SOURCES
     from ultr_core.counterfactual.estimators import ESTIMATORS
@@ -40,6 +41,7 @@ def add_parser(sub) -> None:
     p.add_argument("--judgements", metavar="FILE", help="editorial judgements (qrels or CSV/TSV): also DCG@k of the "
                                                         "candidate and of the production order")
     p.add_argument("--grades", default="0-5", help="--judgements: the grade range LOW-HIGH")
+    add_engine_options(p, "reads the log's sessions")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(fn=run, include_prior_dominated=False)
 
@@ -61,7 +63,8 @@ def run(a) -> int:
     from ultr_core.commands.options import judgements_option
     from ultr_core.tasks.value_ranking import RankingOptions, value_ranking
     opts = RankingOptions(ranking=a.ranking, model=a.model, k=a.k, n_boot=a.n_boot, seed=a.seed, prior=a.prior,
-                          format=a.format, estimators=None if "estimators" not in a else
+                          format=a.format, engine=a.engine, scheduler=a.scheduler,
+                          estimators=None if "estimators" not in a else
                           tuple(k.strip().lower() for k in a.estimators.split(",") if k.strip()))
     opts = replace(opts, scores=_scores(a), judgements=judgements_option(a))   # files read before the log
     value = value_ranking(a.path, opts)

@@ -59,17 +59,9 @@ class ClickModelOptions:
             raise ConfigError("--prior", f"use one of {', '.join(PRIORS)}, got {self.prior!r}")
         from ultr_core.logs.sql import check_memory_limit
         check_memory_limit(self.memory_limit)
-        self._check_engine()
+        from ultr_core.clickmodels.engines import check_engine
+        check_engine(self.engine, self.scheduler)
 
-    def _check_engine(self) -> None:
-        from ultr_core.clickmodels.engines import ENGINES_BY_KEY
-        if self.engine not in ENGINES_BY_KEY:
-            raise ConfigError("--engine", f"use one of {', '.join(ENGINES_BY_KEY)}, got {self.engine!r}")
-        if self.scheduler and not ENGINES_BY_KEY[self.engine].scheduler:
-            raise ConfigError("--scheduler", "applies to --engine dask; add it or leave the scheduler out")
-        if self.engine != ClickModelOptions.engine and self.test:
-            raise ConfigError("--engine", f"{self.engine} groups one log split into training and test sessions; "
-                                          f"with --test use --engine {ClickModelOptions.engine}")
 
 
 @dataclass(frozen=True)
@@ -133,8 +125,9 @@ def fit_click_models(source, options: ClickModelOptions | None = None, *, name: 
         out = compare_click_models(source, label, models=keys, split=split, **common)
     elif o.test:
         from ultr_core.clickmodels.outofcore import read_sessions
-        out = compare_click_models(read_sessions(source, o.format, label), label, models=keys,
-                                   test=read_sessions(o.test, o.test_format, o.test), **common)
+        engine = dict(engine=o.engine, scheduler=o.scheduler)
+        out = compare_click_models(read_sessions(source, o.format, label, **engine), label, models=keys,
+                                   test=read_sessions(o.test, o.test_format, o.test, **engine), **common)
     else:                                     # grouped into patterns by DuckDB: any size within its memory limit
         from ultr_core.clickmodels.patterns import patterns_from_source
         from ultr_core.logs.sniff import resolve_source

@@ -29,6 +29,8 @@ class RankingOptions:
     prior: str = "pyclick"                   #: the attractiveness prior of a model:KEY re-ranking's fit
     estimators: tuple | None = None          #: estimator keys (None: the default set for the log)
     format: str | None = None                #: the log's format (None: sniffed)
+    engine: str = "duckdb"                   #: what reads the log's sessions: duckdb | dask
+    scheduler: str | None = None             #: a Dask scheduler (tcp://host:port) for engine dask; None: threads
 
     def __post_init__(self):
         from ultr_core.counterfactual.choices import DIRECT_MODELS
@@ -41,6 +43,8 @@ class RankingOptions:
             raise ConfigError("--k", f"must be a whole number ≥ 1, got {self.k!r}")
         if self.n_boot is not None and not 20 <= self.n_boot <= 10_000:
             raise ConfigError("--n-boot", f"must lie in 20 … 10000, got {self.n_boot!r}")
+        from ultr_core.clickmodels.engines import check_engine
+        check_engine(self.engine, self.scheduler)
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ def value_ranking(source, options: RankingOptions | None = None, *, name: str | 
     label = name if name is not None else (source if isinstance(source, str) else "log")
     if isinstance(source, str):
         from ultr_core.clickmodels.outofcore import read_sessions
-        source = read_sessions(source, o.format, label)
+        source = read_sessions(source, o.format, label, engine=o.engine, scheduler=o.scheduler)
     out = evaluate_ranking(source, label, ranking="scores" if o.scores is not None else o.ranking, scores=o.scores,
                            model=o.model, k=o.k, n_boot=N_BOOT if o.n_boot is None else o.n_boot, seed=o.seed,
                            judgements=o.judgements, report=report,
