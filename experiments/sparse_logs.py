@@ -128,7 +128,7 @@ def main() -> None:
         for seed in map(int, a.seeds.split(",")):
             rows += run(model, a.sessions, seed, a.fit.split(","), a.clax_python, a.queries, a.docs)
             print(pd.DataFrame(rows[-len(a.fit.split(",")):]).to_string(index=False), flush=True)
-    print(frame_md(pd.DataFrame(rows).round(4)))
+    print(frame_md(pd.DataFrame(rows).round(5)))
 
 
 if __name__ == "__main__":
