@@ -54,6 +54,11 @@ def test_dask_on_a_cluster_gives_duckdbs_figures(tmp_path, cluster, seed, ragged
     _same(base, _fit(parquet, "parquet", engine="dask", scheduler=cluster))
     _same(base, _fit(csv, "csv", engine="dask", scheduler=cluster))
     _same(base, _fit(csv, "csv", engine="dask"))                       # local threads, no scheduler
+    for i, part in enumerate(np.array_split(np.arange(len(f)), 3)):      # a glob of three files: partitions
+        f.iloc[part].to_parquet(tmp_path / f"part-{i}.parquet")
+    glob = str(tmp_path / "part-*.parquet")
+    _same(base, _fit(glob, "parquet", engine="dask"))
+    _same(base, _fit(glob, "parquet", engine="dask", scheduler=cluster))
 
 
 def test_dask_keeps_the_id_rule_the_shown_rows_and_the_file_order(tmp_path, cluster):

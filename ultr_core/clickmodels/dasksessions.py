@@ -73,18 +73,20 @@ class _Computer:
         except _cluster_failures() as e:      # a dead worker, a lost scheduler, a timeout: one message
             raise self.failed(e) from None
 
-    def partitions(self, frame):
-        """The partitions of ``frame`` one at a time (as they finish on the cluster)."""
+    def write(self, frame, folder: str) -> None:
+        """Write ``frame``'s partitions as ``folder/sess-i.parquet``: on local threads by Dask's writer (one
+        graph, a partition at a time), on a cluster gathered as each finishes and written here (the workers need
+        no access to ``folder``)."""
+        import os
         if self.client is None:
-            import dask
-            for part in frame.to_delayed():
-                yield dask.compute(part, scheduler="threads")[0]
+            frame.to_parquet(folder, name_function=lambda i: f"sess-{i:06d}.parquet", write_index=False,
+                             compute_kwargs={"scheduler": "threads"})
             return
         from distributed import as_completed
         try:
             futures = self.client.compute(frame.to_delayed())
-            for future in as_completed(futures, loop=self.client.loop):
-                yield future.result()
+            for i, future in enumerate(as_completed(futures, loop=self.client.loop)):
+                future.result().to_parquet(os.path.join(folder, f"sess-{i:06d}.parquet"), index=False)
                 future.release()
         except _cluster_failures() as e:
             raise self.failed(e) from None
@@ -228,10 +230,11 @@ def _session_frame(shown, keys: pd.DataFrame, top: int):
 
 
 def _write_sessions(frame, folder: str, computer) -> None:
-    """The session table's partitions written as ``sess-i.parquet`` as they arrive (one held at a time)."""
-    import os
-    for i, part in enumerate(computer.partitions(frame)):
-        part = part.reset_index(drop=True)
-        pairs = [c for c in part.columns if c.startswith("p")]
-        part[pairs] = part[pairs].astype("Int64")                # a rank the session does not show: null
-        part.to_parquet(os.path.join(folder, f"sess-{i:06d}.parquet"), index=False)
+    """The session table written as ``sess-i.parquet`` files, a rank a session does not show as null."""
+    computer.write(frame.map_partitions(_session_part), folder)
+
+
+def _session_part(part: pd.DataFrame) -> pd.DataFrame:
+    part = part.reset_index(drop=True)
+    pairs = [c for c in part.columns if c.startswith("p")]
+    return part.astype({c: "Int64" for c in pairs})
