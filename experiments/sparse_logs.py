@@ -26,7 +26,6 @@ import pandas as pd
 from _common import frame_md
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def sparse_log(model: str, n_sessions: int, *, queries: int = 3000, docs: int = 15, depth: int = 10,
@@ -87,11 +86,14 @@ def run(model: str, n_sessions: int, seed: int, fitted: list[str], clax_python: 
 
 def _clax(tr, te, fitted, clax_python) -> dict:
     """CLAX's held-out log-likelihood per fitted model key (benchmarks/clax_comparison.py's driver)."""
+    import importlib.util
     import json
     import subprocess
     import tempfile
-
-    from clax_comparison import DRIVER, MODELS, _clax_ll
+    spec = importlib.util.spec_from_file_location("clax_comparison", ROOT / "benchmarks" / "clax_comparison.py")
+    clax = importlib.util.module_from_spec(spec)           # CLAX's driver and our metric on its output
+    spec.loader.exec_module(clax)
+    DRIVER, MODELS, _clax_ll = clax.DRIVER, clax.MODELS, clax._clax_ll
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "sessions.npz"
