@@ -97,6 +97,19 @@ def main() -> None:
     ours = {p: _our_scores(train, test, keys, p) for p in ("pyclick", "learned")}
     print("| model | CLAX log-likelihood | CLAX seconds | ours, PyClick prior | ours, learned prior | our seconds "
           "(½ / learned) |\n|---|---:|---:|---:|---:|---:|")
+    for key, ours_keys, ll, secs, wall, error in run_clax(tr, te, chosen, a.clax_python):
+        if error:
+            print(f"| {key} | CLAX failed: {error[:80]} | | | | |")
+            continue
+        for k in ours_keys:
+            print(f"| {k} | {ll:.4f} | {secs:.1f} ({wall:.0f} wall) | {ours['pyclick'][k][0]:.4f} | "
+                  f"{ours['learned'][k][0]:.4f} | {ours['pyclick'][k][1]:.2f} / {ours['learned'][k][1]:.2f} |")
+
+
+def run_clax(tr, te, chosen: dict, clax_python: str):
+    """CLAX run unmodified (its own interpreter) on training sessions ``tr``, scored on ``te`` by our metric: per
+    model of ``chosen`` (key → (CLAX class, our keys)), (key, our keys, log-likelihood, CLAX's seconds, wall
+    seconds, None) or (key, our keys, None, None, None, the error's last line)."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "sessions.npz"
         np.savez(data, train_pairs=tr.pairs, train_clicks=tr.clicks, test_pairs=te.pairs, test_clicks=te.clicks,
@@ -105,18 +118,14 @@ def main() -> None:
         driver.write_text(DRIVER)
         for key, (cls, ours_keys) in chosen.items():
             t0 = time.perf_counter()
-            res = subprocess.run([a.clax_python, str(driver), str(data), str(Path(tmp) / f"{key}.npy"), cls],
+            res = subprocess.run([clax_python, str(driver), str(data), str(Path(tmp) / f"{key}.npy"), cls],
                                  capture_output=True, text=True)
             if res.returncode:
-                print(f"| {key} | CLAX failed: {res.stderr.strip().splitlines()[-1][:80]} | | | | |")
+                yield key, ours_keys, None, None, None, res.stderr.strip().splitlines()[-1]
                 continue
             secs = json.loads(res.stdout.strip().splitlines()[-1])["seconds"]
             ll = _clax_ll(np.load(Path(tmp) / f"{key}.npy"), te.clicks)
-            for k in ours_keys:
-                print(f"| {k} | {ll:.4f} | {secs:.1f} ({time.perf_counter() - t0:.0f} wall) | "
-                      f"{ours['pyclick'][k][0]:.4f} | {ours['learned'][k][0]:.4f} | {ours['pyclick'][k][1]:.2f} / "
-                      f"{ours['learned'][k][1]:.2f} |")
-
+            yield key, ours_keys, ll, secs, time.perf_counter() - t0, None
 
 if __name__ == "__main__":
     main()

@@ -85,32 +85,17 @@ def run(model: str, n_sessions: int, seed: int, fitted: list[str], clax_python: 
 
 
 def _clax(tr, te, fitted, clax_python) -> dict:
-    """CLAX's held-out log-likelihood per fitted model key (benchmarks/clax_comparison.py's driver)."""
+    """CLAX's held-out log-likelihood per fitted model key (``benchmarks/clax_comparison.py``'s ``run_clax``)."""
     import importlib.util
-    import json
-    import subprocess
-    import tempfile
     spec = importlib.util.spec_from_file_location("clax_comparison", ROOT / "benchmarks" / "clax_comparison.py")
-    clax = importlib.util.module_from_spec(spec)           # CLAX's driver and our metric on its output
+    clax = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(clax)
-    DRIVER, MODELS, _clax_ll = clax.DRIVER, clax.MODELS, clax._clax_ll
+    chosen = {k: v for k, v in clax.MODELS.items() if set(v[1]) & set(fitted)}
     out = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "sessions.npz"
-        np.savez(data, train_pairs=tr.pairs, train_clicks=tr.clicks, test_pairs=te.pairs, test_clicks=te.clicks,
-                 n_pairs=tr.n_pairs)
-        driver = Path(tmp) / "driver.py"
-        driver.write_text(DRIVER)
-        for key, (cls, ours) in MODELS.items():
-            if not set(ours) & set(fitted):
-                continue
-            res = subprocess.run([clax_python, str(driver), str(data), str(Path(tmp) / f"{key}.npy"), cls],
-                                 capture_output=True, text=True)
-            if res.returncode:
-                print(f"CLAX {cls} failed: {res.stderr.strip()[-300:]}", file=sys.stderr)
-                continue
-            json.loads(res.stdout.strip().splitlines()[-1])
-            ll = _clax_ll(np.load(Path(tmp) / f"{key}.npy"), te.clicks)
+    for _, ours, ll, _, _, error in clax.run_clax(tr, te, chosen, clax_python):
+        if error:
+            print(f"CLAX failed: {error[:300]}", file=sys.stderr)
+        else:
             out.update({k: ll for k in ours})
     return out
 
