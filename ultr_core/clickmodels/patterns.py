@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ultr_core.clickmodels.engines import ENGINES_BY_KEY, session_builder
+from ultr_core.clickmodels.engines import check_engine, session_builder
 from ultr_core.clickmodels.sessions import CHUNK_ROWS, MAX_DEPTH, PYCLICK_PRIOR, SessionTable, cell_sums, per_pair
 from ultr_core.errors import ConfigError, DataFormatError
 
@@ -131,8 +131,7 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
     try:
         con = connect(memory_limit, directory.name)
         try:
-            if engine not in ENGINES_BY_KEY:
-                raise ConfigError("--engine", f"unknown engine {engine!r}; use one of {', '.join(ENGINES_BY_KEY)}")
+            check_engine(engine, scheduler)
             notes = session_builder(engine)(con, source, fmt, name, folder=directory.name, scheduler=scheduler)
             depth, n_sessions = check_lists(con, name)
             cut = int(n_sessions * split)
