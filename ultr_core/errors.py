@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DataFormatError", "MissingColumnError", "UnreadableError", "ConfigError", "show", "printable", "counted"]
+__all__ = ["DataFormatError", "MissingColumnError", "UnreadableError", "ConfigError", "DiskFullError", "show",
+           "printable", "counted"]
 
 
 class DataFormatError(ValueError):
@@ -43,6 +44,16 @@ class ConfigError(ValueError):
 
     def __reduce__(self):            # picklable across worker processes (joblib)
         return (type(self), (self.field, self.problem))
+
+
+class DiskFullError(ConfigError):
+    """A disk filled while a log was being spilled to a temporary folder (DuckDB's spill, the pattern files, Dask's
+    session table); the message says what to do, and nothing half written is left behind."""
+
+    def __init__(self, field: str = "TMPDIR", problem: str = ""):
+        super().__init__(field, problem or (
+            "the disk of the temporary folder filled while the log was spilled to it; free space there, point TMPDIR "
+            "at a folder on a larger disk, or raise --memory-limit so that less is spilled. Nothing was written."))
 
 
 def counted(n, noun: str, plural: str | None = None) -> str:

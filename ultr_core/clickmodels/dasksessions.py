@@ -92,6 +92,10 @@ class _Computer:
             raise self.failed(e) from None
 
     def failed(self, e: Exception) -> ConfigError:
+        from ultr_core.errors import DiskFullError
+        from ultr_core.logs.sql import disk_full
+        if disk_full(e):                       # the disk filled where the session table was written
+            return DiskFullError()
         return ConfigError("scheduler", f"the Dask cluster at {self.scheduler[:80]} failed during the run "
                                         f"({type(e).__name__}: a worker died or the scheduler stopped answering); "
                                         "nothing was written")

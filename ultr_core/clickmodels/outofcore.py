@@ -89,8 +89,8 @@ def sessions_from_source(source, fmt: str, name: str, memory_limit: str = "2GB",
     from dataclasses import replace
 
     from ultr_core.clickmodels.engines import session_builder
-    from ultr_core.logs.sql import connect
-    with tempfile.TemporaryDirectory() as tmp:
+    from ultr_core.logs.sql import connect, reporting_budget
+    with tempfile.TemporaryDirectory(prefix="ultr-sessions-") as tmp, reporting_budget():
         con = connect(memory_limit, tmp)
         try:
             arr, notes = session_builder(engine, "rows")(con, source, fmt, name, folder=tmp, scheduler=scheduler)
@@ -128,9 +128,10 @@ def join_sessions(train: SessionArrays, test: SessionArrays) -> tuple[SessionArr
                           shown=test.shown))
 
 
-def read_sessions(path: str, fmt, name: str, *, engine: str = "duckdb", scheduler: str | None = None):
-    """The log's sessions, read out of core by ``engine`` (DuckDB: any format the app reads); the file resolved
-    once."""
+def read_sessions(path: str, fmt, name: str, *, engine: str = "duckdb", scheduler: str | None = None,
+                  memory_limit: str = "2GB"):
+    """The log's sessions, read out of core by ``engine`` (DuckDB: any format the app reads) under ``memory_limit``;
+    the file resolved once."""
     from ultr_core.logs.sniff import resolve_source
     src = resolve_source(path, fmt, name)
-    return sessions_from_source(src, src.fmt, name, engine=engine, scheduler=scheduler)
+    return sessions_from_source(src, src.fmt, name, memory_limit, engine=engine, scheduler=scheduler)

@@ -123,24 +123,26 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
     :meth:`SplitPatterns.close`; ``in_memory`` None: ``memory_limit`` ÷ :data:`PATTERN_BYTES`).  ``engine`` builds
     the session table (:data:`~ultr_core.clickmodels.engines.SESSION_ENGINES`: DuckDB, or Dask on ``scheduler`` or
     local threads)."""
-    from ultr_core.logs.sql import connect, memory_bytes
+    from ultr_core.logs.sql import connect, memory_bytes, reporting_budget
     in_memory = memory_bytes(memory_limit) // PATTERN_BYTES if in_memory is None else in_memory
     if not 0 < split < 1:
         raise ConfigError("split", f"must be a number in (0, 1), got {split!r}")
     directory = tempfile.TemporaryDirectory(prefix="ultr-patterns-")
     try:
-        con = connect(memory_limit, directory.name)
-        try:
-            check_engine(engine, scheduler)
-            notes = session_builder(engine)(con, source, fmt, name, folder=directory.name, scheduler=scheduler)
-            depth, n_sessions = check_lists(con, name)
-            cut = int(n_sessions * split)
-            if cut == 0 or cut == n_sessions:
-                raise ConfigError("split", f"{split} of {n_sessions} sessions leaves no training or no test session")
-            files, dropped = _write_patterns(con, directory.name, depth, cut, name)
-            keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
-        finally:
-            con.close()
+        with reporting_budget():
+            con = connect(memory_limit, directory.name)
+            try:
+                check_engine(engine, scheduler)
+                notes = session_builder(engine)(con, source, fmt, name, folder=directory.name, scheduler=scheduler)
+                depth, n_sessions = check_lists(con, name)
+                cut = int(n_sessions * split)
+                if cut == 0 or cut == n_sessions:
+                    raise ConfigError("split", f"{split} of {n_sessions} sessions leaves no training or no test "
+                                               "session")
+                files, dropped = _write_patterns(con, directory.name, depth, cut, name)
+                keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
+            finally:
+                con.close()
         pair_query = pd.factorize(keys["query_id"], sort=True)[0]
         train, test = (PatternFile(path, len(keys), sessions, depth, rows, total, in_memory_rows=in_memory)
                        for path, sessions, rows, total in ((files[0][0], cut, *files[0][1:]),
@@ -151,7 +153,7 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
             return out
         return SplitPatterns(train, test, keys, pair_query, dropped, tuple(notes), directory)
     except BaseException:
-        directory.cleanup()
+        directory.cleanup()      # nothing half written stays: the spill folder goes with every failure
         raise
 
 

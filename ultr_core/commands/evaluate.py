@@ -41,6 +41,8 @@ def add_parser(sub) -> None:
     p.add_argument("--judgements", metavar="FILE", help="editorial judgements (qrels or CSV/TSV): also DCG@k of the "
                                                         "candidate and of the production order")
     p.add_argument("--grades", default="0-5", help="--judgements: the grade range LOW-HIGH")
+    p.add_argument("--memory-limit", default="2GB", help="DuckDB's memory budget while it reads the log (larger "
+                                                         "work spills to the temporary folder, TMPDIR)")
     add_engine_options(p, "reads the log's sessions")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(fn=run, include_prior_dominated=False)
@@ -63,7 +65,7 @@ def run(a) -> int:
     from ultr_core.commands.options import judgements_option
     from ultr_core.tasks.value_ranking import RankingOptions, value_ranking
     opts = RankingOptions(ranking=a.ranking, model=a.model, k=a.k, n_boot=a.n_boot, seed=a.seed, prior=a.prior,
-                          format=a.format, engine=a.engine, scheduler=a.scheduler,
+                          format=a.format, engine=a.engine, scheduler=a.scheduler, memory_limit=a.memory_limit,
                           estimators=None if "estimators" not in a else
                           tuple(k.strip().lower() for k in a.estimators.split(",") if k.strip()))
     opts = replace(opts, scores=_scores(a), judgements=judgements_option(a))   # files read before the log

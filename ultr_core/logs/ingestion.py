@@ -244,8 +244,8 @@ def _count_sql(con, sel: dict, keys: list[str], table: str) -> str:
 def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_pairs=None):
     from ultr_core.logs.mapping import file_columns
     from ultr_core.logs.normalise import ID_COLUMNS, register_normalised, repair_notes
-    from ultr_core.logs.sql import _ident as q, connect
-    with tempfile.TemporaryDirectory(prefix="ultr_duckdb_") as tmp:
+    from ultr_core.logs.sql import _ident as q, connect, reading_error, reporting_budget
+    with tempfile.TemporaryDirectory(prefix="ultr_duckdb_") as tmp, reporting_budget():
         source = spill_upload(source, fmt, tmp)
         con = connect(memory_limit, tmp, threads)
         try:
@@ -277,7 +277,7 @@ def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_
             try:
                 agg = con.sql(sql).df()
             except Exception as e:    # noqa: BLE001 — DuckDB's errors here are the input's problems
-                raise DataFormatError(name, f"cannot aggregate ({str(e).splitlines()[0][:300]})") from None
+                raise reading_error(e, name, "cannot aggregate", DataFormatError) from None
         finally:
             con.close()
     return agg, repair_notes(state) + dropped

@@ -228,8 +228,8 @@ def _table_frame(source, fmt: str, name: str, columns: dict | None) -> pd.DataFr
     import tempfile
 
     from ultr_core.logs.normalise import register_normalised
-    from ultr_core.logs.sql import connect
-    with tempfile.TemporaryDirectory(prefix="ultr_read_") as tmp:
+    from ultr_core.logs.sql import connect, reading_error, reporting_budget
+    with tempfile.TemporaryDirectory(prefix="ultr_read_") as tmp, reporting_budget():
         con = connect(None, tmp)
         try:
             register_normalised(con, spill_upload(source, fmt, tmp), fmt, name,
@@ -238,7 +238,7 @@ def _table_frame(source, fmt: str, name: str, columns: dict | None) -> pd.DataFr
             try:
                 return con.sql("SELECT * FROM norm").df()
             except Exception as e:   # noqa: BLE001 — DuckDB's conversion errors are the input's
-                raise UnreadableError(name, f"cannot read ({str(e).splitlines()[0][:300]})") from None
+                raise reading_error(e, name) from None
         finally:
             con.close()
 

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ultr_core.errors import DataFormatError, UnreadableError
+from ultr_core.errors import DataFormatError
 from ultr_core.logs.bounds import read_parquet_bounded
 from ultr_core.logs.formats import FORMATS_BY_NAME
 from ultr_core.logs.ids import canonical_id_view
@@ -61,7 +61,7 @@ from ultr_core.logs.sniff import (
     expand_paths,
     is_gzip,
 )
-from ultr_core.logs.sql import _q, _register_lines, connect, run_sql
+from ultr_core.logs.sql import _q, _register_lines, connect, reading_error, run_sql
 from ultr_core.logs.yandex import _yandex_columns
 
 __all__ = ["register_normalised", "repair_notes", "read_normalised"]
@@ -157,7 +157,7 @@ def read_normalised(source, fmt: str, name: str | None = None) -> tuple[pd.DataF
         try:
             df = con.sql("SELECT * FROM norm ORDER BY session_id, position").df()
         except Exception as e:   # noqa: BLE001 — conversion errors of the input
-            raise UnreadableError(name, f"cannot read ({str(e).splitlines()[0][:300]})") from None
+            raise reading_error(e, name) from None
     finally:
         con.close()
     if len(df) == 0:

@@ -4,17 +4,20 @@ errors with the file's line, and the normalised view built from impressions and 
 """
 from __future__ import annotations
 
+import errno
 import gzip
 import re
+from contextlib import contextmanager
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from ultr_core.errors import ConfigError, DataFormatError, UnreadableError, show
+from ultr_core.errors import ConfigError, DataFormatError, DiskFullError, UnreadableError, show
 from ultr_core.logs.sniff import _is_bytes, expand_paths, is_gzip
 
-__all__ = ["connect", "check_memory_limit", "memory_bytes", "run_sql"]
+__all__ = ["connect", "check_memory_limit", "memory_bytes", "run_sql", "reading_error", "disk_full",
+           "budget_error", "reporting_budget"]
 
 _SEP = "\x1f"            # a delimiter no log line contains: each line is read as one value
 
@@ -115,12 +118,66 @@ def _scalar(con, sql: str, params=None):
     return rows[0][0] if rows else None
 
 
+#: what DuckDB says when its spill cannot be written: the disk is full, or the temporary folder reached the size
+#: DuckDB allows it (``max_temp_directory_size``, by default 90 % of the disk's free space)
+_DISK_FULL_WORDS = ("no space left on device", "failed to offload data block", "max_temp_directory_size",
+                    "disk quota exceeded")
+
+
+def disk_full(e: BaseException) -> bool:
+    """Whether ``e`` says a disk filled: an ``OSError`` with ENOSPC or EDQUOT (Python, fsspec, pyarrow), or DuckDB's
+    words when it could not write its spill or a file.
+
+    >>> disk_full(OSError(errno.ENOSPC, "No space left on device")), disk_full(ValueError("no space left on device"))
+    (True, False)
+    """
+    if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    duck = type(e).__module__.split(".")[0] in ("duckdb", "_duckdb")
+    return (duck or isinstance(e, OSError)) and any(w in str(e).lower() for w in _DISK_FULL_WORDS)
+
+
+def budget_error(e: BaseException) -> ConfigError | None:
+    """The error a user should read for ``e`` when it is about the machine, not the input: a disk that filled
+    (:class:`~ultr_core.errors.DiskFullError`) or DuckDB's memory budget (``--memory-limit``); else None."""
+    if disk_full(e):
+        return DiskFullError()
+    if type(e).__name__ == "OutOfMemoryException" and type(e).__module__.split(".")[0] in ("duckdb", "_duckdb"):
+        return ConfigError("--memory-limit", "the work did not fit in the memory limit even when spilled to disk: "
+                                             "raise --memory-limit, or free space in the temporary folder (TMPDIR)")
+    return None
+
+
+@contextmanager
+def reporting_budget():
+    """Run a block that may spill to disk; a disk that fills or a memory budget that DuckDB cannot keep ends in the
+    one message of :func:`budget_error` (the caller removes its temporary folder, so nothing half written stays)."""
+    try:
+        yield
+    except ConfigError:
+        raise
+    except Exception as e:
+        err = budget_error(e)
+        if err is not None:
+            raise err from None
+        raise
+
+
+def reading_error(e: Exception, name: str, verb: str = "cannot read", kind=UnreadableError) -> Exception:
+    """The error to raise for DuckDB's ``e`` while reading ``name``: a full disk or the memory budget is the
+    machine's problem (:func:`budget_error`); anything else is the input's, named with DuckDB's first line."""
+    err = budget_error(e)
+    if err is not None:
+        return err
+    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return kind(name, f"{verb} ({msg[:300]})")
+
+
 def run_sql(con, sql: str, name: str):
     try:
         return con.execute(sql).fetchall()
     except Exception as e:        # DuckDB raises many types; all are format problems of the input here
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise UnreadableError(name, f"cannot read ({msg[:300]})") from None
+        raise reading_error(e, name) from None
 
 
 def _check(con, name: str, checks: list[tuple[str, str]]) -> None:

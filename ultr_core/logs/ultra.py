@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ultr_core.data.loaders import MAX_LABEL  # one label rule for every reader (LETOR's 0–31)
-from ultr_core.errors import DataFormatError
+from ultr_core.errors import DataFormatError, DiskFullError
 from ultr_core.logs.bounds import count_tokens
 
 #: displayed documents an ULTRA folder may hold (WEB10K's train split has 0.72 M): counted before DuckDB
@@ -36,10 +36,16 @@ def ultra_frame(root: Path, name, labels: bool = False, max_rows: int = MAX_ULTR
     import tempfile
 
     import duckdb
-    with tempfile.TemporaryDirectory(prefix="ultr_ultra_sql_") as tmp:
+
+    from ultr_core.logs.sql import disk_full, reporting_budget
+    with tempfile.TemporaryDirectory(prefix="ultr_ultra_sql_") as tmp, reporting_budget():
         try:
             return _ultra_frame(root, name, labels, max_rows, tmp)
+        except DiskFullError:
+            raise
         except (duckdb.Error, MemoryError) as e:      # the memory limit, or DuckDB refusing the input
+            if disk_full(e):
+                raise DiskFullError() from None
             first = str(e).splitlines()[0][:160] if str(e) else type(e).__name__
             raise DataFormatError(f"{name}/train/", f"cannot read the ULTRA folder within {ULTRA_MEMORY} of memory "
                                                     f"({first})") from None

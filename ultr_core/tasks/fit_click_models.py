@@ -125,7 +125,7 @@ def fit_click_models(source, options: ClickModelOptions | None = None, *, name: 
         out = compare_click_models(source, label, models=keys, split=split, **common)
     elif o.test:
         from ultr_core.clickmodels.outofcore import read_sessions
-        engine = dict(engine=o.engine, scheduler=o.scheduler)
+        engine = dict(engine=o.engine, scheduler=o.scheduler, memory_limit=o.memory_limit)
         out = compare_click_models(read_sessions(source, o.format, label, **engine), label, models=keys,
                                    test=read_sessions(o.test, o.test_format, o.test, **engine), **common)
     else:                                     # grouped into patterns by DuckDB: any size within its memory limit

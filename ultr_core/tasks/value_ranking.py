@@ -31,6 +31,7 @@ class RankingOptions:
     format: str | None = None                #: the log's format (None: sniffed)
     engine: str = "duckdb"                   #: what reads the log's sessions: duckdb | dask
     scheduler: str | None = None             #: a Dask scheduler (tcp://host:port) for engine dask; None: threads
+    memory_limit: str = "2GB"                #: DuckDB's budget while it reads the log (larger work spills to disk)
 
     def __post_init__(self):
         from ultr_core.counterfactual.choices import DIRECT_MODELS
@@ -44,7 +45,9 @@ class RankingOptions:
         if self.n_boot is not None and not 20 <= self.n_boot <= 10_000:
             raise ConfigError("--n-boot", f"must lie in 20 … 10000, got {self.n_boot!r}")
         from ultr_core.clickmodels.engines import check_engine
+        from ultr_core.logs.sql import check_memory_limit
         check_engine(self.engine, self.scheduler)
+        check_memory_limit(self.memory_limit)
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,8 @@ def value_ranking(source, options: RankingOptions | None = None, *, name: str | 
     label = name if name is not None else (source if isinstance(source, str) else "log")
     if isinstance(source, str):
         from ultr_core.clickmodels.outofcore import read_sessions
-        source = read_sessions(source, o.format, label, engine=o.engine, scheduler=o.scheduler)
+        source = read_sessions(source, o.format, label, engine=o.engine, scheduler=o.scheduler,
+                               memory_limit=o.memory_limit)
     out = evaluate_ranking(source, label, ranking="scores" if o.scores is not None else o.ranking, scores=o.scores,
                            model=o.model, k=o.k, n_boot=N_BOOT if o.n_boot is None else o.n_boot, seed=o.seed,
                            judgements=o.judgements, report=report,
