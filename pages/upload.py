@@ -17,7 +17,7 @@ from ultr_core.app.report import LogFingerprint
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.sessions import PROPENSITY
 from ultr_core.data.archives import ultra_files_or_one
-from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.errors import ConfigError, DataFormatError, TooManyRowsError
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
 from ultr_core.identifiability.reports import format_report, plan_table
 from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS, UPLOAD_MAX_PAIRS
@@ -63,12 +63,17 @@ def _document_label(key: str, fmt: str) -> str:
 
 
 def _read(name: str, digest: str, data: bytes, fmt: str, columns: tuple, doc_columns: tuple, document: str):
-    """The parsed log, kept in the shared byte-budget cache under the file's digest."""
+    """The parsed log and its notes, kept in the shared byte-budget cache under the file's digest — or (None, ())
+    for a log of more than :data:`CURRENT_LOG_MAX_ROWS` rows (read out of core instead; the answer is cached too, so
+    a rerun does not parse the file again)."""
+    def read():
+        try:
+            return read_user_log(data, fmt, columns=dict(columns) or None, doc_columns=list(doc_columns) or None,
+                                 name=name, document=document, max_rows=CURRENT_LOG_MAX_ROWS)
+        except TooManyRowsError:
+            return None, ()
     with st.spinner("Reading the log …"):
-        return memo(("user-log", digest, fmt, columns, doc_columns, document),
-                    lambda: read_user_log(data, fmt, columns=dict(columns) or None,
-                                          doc_columns=list(doc_columns) or None, name=name, document=document),
-                    own=True)
+        return memo(("user-log", digest, fmt, columns, doc_columns, document), read, own=True)
 
 
 
@@ -234,18 +239,18 @@ def _bias_and_estimator(fmt: str, columns, cols, doc_cols: tuple):
 
 
 def _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bias, read_key):
-    """(what is analysed, its notes, kept): the kept log when it is small enough to keep whole — every number on
-    the page is then the kept log's (one log, one truth) — else the out-of-core count table."""
+    """(what is analysed, its notes, kept): the kept log when it is small enough to keep whole — parsed once, every
+    number on the page is then the kept log's (one log, one truth) — else the out-of-core count table."""
     try:
+        subject, notes = _read(name, digest, data, fmt, mapping, doc_cols, document)
+        if subject is not None:
+            return subject, list(notes), True
         with st.spinner("Reading the log (DuckDB, out of core) …"):
             table = memo(("counts", read_key, tuple(bias)),
                          lambda: ingest(data, fmt, bias=bias, columns=dict(mapping) or None, document=document,
                                         doc_columns=list(doc_cols) or None, memory_limit=DUCKDB_MEMORY,
                                         name=name, max_pairs=UPLOAD_MAX_PAIRS), own=True)
-        if table.n_rows > CURRENT_LOG_MAX_ROWS:
-            return table, list(table.notes), False
-        subject, notes = _read(name, digest, data, fmt, mapping, doc_cols, document)
-        return subject, notes, True
+        return table, list(table.notes), False
     except (DataFormatError, ConfigError) as e:
         st.error(f"We could not read the log — {escape_markdown(e)}. "
                  + ("Your current log is unchanged." if "log" in st.session_state else ""))

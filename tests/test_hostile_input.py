@@ -52,12 +52,17 @@ path = sys.argv[1]
 name, data = ultra_files_or_one([(os.path.basename(path), open(path, "rb").read())])
 from ultr_core.identifiability.reports import analyse_identifiability
 from ultr_core.logs.bounds import UPLOAD_MAX_PAIRS
-try:                                    # what pages/upload.py runs: out of core, then kept whole when small, analysed
-    table = ingest(data, infer_format(data, name), memory_limit=UPLOAD_DUCKDB_MEMORY, name=name,
-                   max_pairs=UPLOAD_MAX_PAIRS)
-    subject = read_user_log(data, name=name)[0] if table.n_rows <= UPLOAD_KEEP_ROWS else table
+from ultr_core.errors import TooManyRowsError
+try:                                    # what pages/upload.py runs: kept whole when small (parsed once)
+    try:
+        subject = read_user_log(data, name=name, max_rows=UPLOAD_KEEP_ROWS)[0]
+        rows = len(subject.frame)
+    except TooManyRowsError:
+        subject = ingest(data, infer_format(data, name), memory_limit=UPLOAD_DUCKDB_MEMORY, name=name,
+                         max_pairs=UPLOAD_MAX_PAIRS)
+        rows = subject.n_rows
     analyse_identifiability(subject, ["position"], merge=True, intervene=True, estimate="all_pairs", n_bootstrap=100)
-    outcome = f"read {table.n_rows}"
+    outcome = f"read {rows}"
 except Exception as e:
     outcome = f"{type(e).__name__}: {e}"
 time.sleep(0.05)

@@ -123,3 +123,28 @@ def test_the_counterfactual_job_takes_the_judgements_the_page_parsed():
     parsed = evaluate_job(frame, "log", "production", None, "pbm", 3, read_judgements(qrels, "judgements"))
     again = evaluate_job(frame, "log", "production", None, "pbm", 3, qrels)
     assert parsed["judged"] == again["judged"] and parsed["judged"]["judged_share"] > 0
+
+
+@pytest.mark.parametrize("column", ["session_id", "query_id", "doc_id"])
+@pytest.mark.parametrize("blank", ["", "  "], ids=["missing", "blank"])
+def test_a_row_without_an_id_is_refused_alike_by_every_command_engine_and_reader(tmp_path, capsys, column, blank):
+    """A missing or blank id (spaces only: nothing once trimmed) is refused with one rule everywhere, naming the
+    column — never made a session or document of its own (DuckDB grouped missing session ids into one session,
+    Dask and the rows reader dropped them silently, and a blank doc id was a document)."""
+    from clihelp import refused
+    rows = ["session_id,query_id,doc_id,position,click"]
+    for s in range(6):
+        for r, d in ((1, "a"), (2, "b")):
+            rows.append(f"{s},{s % 2},{d if r == 1 else 'b'},{r},{int((s + r) % 2)}")
+    cells = rows[5].split(",")
+    cells[["session_id", "query_id", "doc_id"].index(column)] = blank
+    rows[5] = ",".join(cells)
+    f = tmp_path / "log.csv"
+    f.write_text("\n".join(rows) + "\n")
+    words = (f"column '{column}' is empty in 1 row(s)", "needs its id")
+    for engine in ("duckdb", "dask"):
+        refused(["click-models", f, "--engine", engine], capsys, *words)
+        refused(["evaluate", f, "--engine", engine, "--n-boot", "20"], capsys, *words)
+    refused(["ig", f, "--estimate", "none"], capsys, *words)
+    with pytest.raises(ValueError, match=f"column '{column}' is empty"):
+        read_user_log(str(f))

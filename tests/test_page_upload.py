@@ -259,3 +259,40 @@ def test_upload_refuses_side_files_beyond_the_page_cap_and_keeps_the_log(monkeyp
     assert any("We did not read the judgements" in e and "command line" in e for e in errors), errors
     assert any("We did not read the scores" in e and "command line" in e for e in errors), errors
     assert any("perplexity" in d.value.columns for d in at.dataframe) and no_crash(at)
+
+
+def test_an_upload_is_parsed_once_and_a_larger_one_read_out_of_core(monkeypatch):
+    """A small upload is parsed once — read and kept whole, never counted out of core first — and a rerun parses
+    nothing; one over the kept-log limit (here 6 rows) is read out of core only, and the page says the same."""
+    import ultr_core.logs.bounds as bounds
+    import ultr_core.logs.ingestion as ingestion
+    import ultr_core.logs.mapping as mapping
+    calls = {"read": [], "ingest": 0}
+    read, ingest = mapping.read_user_log, ingestion.ingest
+
+    def counted_read(*a, **k):
+        calls["read"].append(k.get("max_rows"))
+        return read(*a, **k)
+
+    def counted_ingest(*a, **k):
+        calls["ingest"] += 1
+        return ingest(*a, **k)
+    monkeypatch.setattr(mapping, "read_user_log", counted_read)
+    monkeypatch.setattr(ingestion, "ingest", counted_ingest)
+    unique = CSV.replace(b"device", b"device_once")          # content no other test cached
+    at = page("upload.py").run()
+    at.file_uploader(key="upload_click_log").set_value(("log.csv", unique, "text/csv")).run()
+    assert no_crash(at) and not at.error
+    assert calls == {"read": [bounds.UPLOAD_KEEP_ROWS], "ingest": 0} and "log" in at.session_state
+    kept_components = [m for m in at.metric if m.label == "components"][0].value
+    at.radio(key="upload_a_document_is").set_value("global").run()
+    at.radio(key="upload_a_document_is").set_value("auto").run()
+    assert calls["ingest"] == 0 and len(calls["read"]) == 2   # the document choice is part of the read; back: cached
+
+    monkeypatch.setattr(bounds, "UPLOAD_KEEP_ROWS", 6)
+    calls.update(read=[], ingest=0)
+    at = page("upload.py").run()
+    at.file_uploader(key="upload_click_log").set_value(("big.csv", unique + b"5,g,1,1,m\n", "text/csv")).run()
+    assert no_crash(at) and not at.error
+    assert calls == {"read": [6], "ingest": 1}
+    assert [m for m in at.metric if m.label == "components"][0].value == kept_components   # g: a 5th query

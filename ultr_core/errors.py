@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DataFormatError", "MissingColumnError", "UnreadableError", "ConfigError", "DiskFullError", "show",
-           "printable", "counted"]
+__all__ = ["DataFormatError", "MissingColumnError", "UnreadableError", "TooManyRowsError", "ConfigError",
+           "DiskFullError", "show", "printable", "counted"]
 
 
 class DataFormatError(ValueError):
@@ -33,6 +33,17 @@ class MissingColumnError(DataFormatError):
 class UnreadableError(DataFormatError):
     """A file's bytes could not be parsed in the format tried (a CSV reader on a binary file, a broken gzip);
     callers that guessed the format branch on the type to list the formats on offer instead."""
+
+
+class TooManyRowsError(DataFormatError):
+    """A log has more rows than a reader was asked to hold (``limit``): the caller reads it out of core instead."""
+
+    def __init__(self, source: str, limit: int):
+        self.limit = int(limit)
+        super().__init__(source, f"more than {self.limit:,} rows: too many to hold in memory")
+
+    def __reduce__(self):
+        return (type(self), (self.source, self.limit))
 
 
 class ConfigError(ValueError):

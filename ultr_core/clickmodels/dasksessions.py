@@ -111,7 +111,7 @@ def _cluster_failures() -> tuple:
 
 
 def _sessions(con, source, fmt, name, folder, max_depth, computer) -> list[str]:
-    from ultr_core.clickmodels.outofcore import refuse_rows
+    from ultr_core.clickmodels.outofcore import ID_COLUMNS, refuse_rows
     from ultr_core.logs.daskcounts import dask_frame
     rows = _frame(dask_frame(source, fmt, name), name)
     checks = _checks(rows)
@@ -123,7 +123,7 @@ def _sessions(con, source, fmt, name, folder, max_depth, computer) -> list[str]:
     whole = lambda v: int(v) if np.isfinite(v) else v                                      # noqa: E731
     refuse_rows((int(counts["n"]), int(counts["bad_click"]), _example(shown, "click", "_bad_click", computer)
                  if counts["bad_click"] else None, int(counts["low"]), whole(counts["lo"]), int(counts["high"]),
-                 whole(counts["hi"])), name)
+                 whole(counts["hi"])), name, empty={c: int(counts["empty_" + c]) for c in ID_COLUMNS})
     top = int(counts["hi"])
     if top > max_depth:
         raise DataFormatError(name, f"result lists of {top} exceed the {max_depth} ranks a click model describes")
@@ -143,14 +143,20 @@ def _frame(ddf, name: str):
     (the position as a number), ``_clk`` and ``_bad_*`` flags, ``_shown`` where the log has the column."""
     from ultr_core.clickmodels.sessions import check_session_columns
     from ultr_core.logs.daskcounts import select_columns
-    from ultr_core.logs.ids import ID_TRIM
     check_session_columns(set(ddf.columns), name)
     sel = select_columns(list(ddf.columns), None, list(_NEEDED), name)
     ddf = ddf[list(dict.fromkeys(sel.values()))].rename(columns={v: k for k, v in sel.items()})
-    text = {k: ddf[k].str.strip(ID_TRIM) for k in ("session_id", "query_id", "doc_id")
+    text = {k: _trimmed(ddf[k]) for k in ("session_id", "query_id", "doc_id")
             if not pd.api.types.is_numeric_dtype(ddf[k].dtype)}
     ddf = ddf.assign(**text).map_partitions(_derive, "shown" in sel)
     return ddf
+
+
+def _trimmed(ids):
+    """Ids under the one id rule (:mod:`ultr_core.logs.ids`): trimmed, blank ones missing."""
+    from ultr_core.logs.ids import ID_TRIM
+    text = ids.str.strip(ID_TRIM)
+    return text.where(text != "")
 
 
 def _derive(df: pd.DataFrame, has_shown: bool, partition_info=None) -> pd.DataFrame:
@@ -183,7 +189,8 @@ def _checks(rows) -> dict:
     shown = rows[rows["_shown"]] if "_shown" in rows.columns else rows
     pos = shown["_pos"]
     out = {"bad_pos": rows["_bad_pos"].sum(), "n": shown["_order"].count(), "bad_click": shown["_bad_click"].sum(),
-           "low": (pos < 1).sum(), "lo": pos.min(), "high": (pos > MAX_POSITION).sum(), "hi": pos.max()}
+           "low": (pos < 1).sum(), "lo": pos.min(), "high": (pos > MAX_POSITION).sum(), "hi": pos.max(),
+           **{"empty_" + c: shown[c].isna().sum() for c in ("session_id", "query_id", "doc_id")}}
     if "_bad_shown" in rows.columns:
         out["bad_shown"] = rows["_bad_shown"].sum()
     return out

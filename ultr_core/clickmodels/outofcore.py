@@ -12,7 +12,8 @@ import pandas as pd
 from ultr_core.clickmodels.sessions import PROPENSITY, SessionArrays, check_session_columns
 from ultr_core.errors import DataFormatError
 
-__all__ = ["read_sessions", "register_rows", "refuse_rows", "sessions_from_source", "join_sessions", "duckdb_rows"]
+__all__ = ["ID_COLUMNS", "read_sessions", "register_rows", "refuse_rows", "sessions_from_source", "join_sessions",
+           "duckdb_rows"]
 
 _PAIRS = """CREATE TEMP TABLE pairs AS SELECT query_id, doc_id, (row_number() OVER (ORDER BY query_id, doc_id)) - 1
             AS pair FROM (SELECT DISTINCT query_id, doc_id FROM rows)"""
@@ -56,21 +57,32 @@ def register_rows(con, source, fmt: str, name: str) -> tuple[int, list[str]]:
 def _check_rows(con, name: str) -> None:
     """Refuse clicks other than 0/1 and positions outside 1 … MAX_POSITION, naming the first value and the count."""
     from ultr_core.logs.clicklog import MAX_POSITION
-    refuse_rows(con.execute(
+    row = con.execute(
         f"""SELECT count(*), count(*) FILTER (WHERE clickd IS NULL OR clickd NOT IN (0, 1)),
             any_value(click_value::VARCHAR) FILTER (WHERE clickd IS NULL OR clickd NOT IN (0, 1)),
             count(*) FILTER (WHERE position < 1), min(position),
-            count(*) FILTER (WHERE position > {MAX_POSITION}), max(position) FROM cm_raw""").fetchall()[0], name)
+            count(*) FILTER (WHERE position > {MAX_POSITION}), max(position),
+            {", ".join(f"count(*) FILTER (WHERE {c} IS NULL)" for c in ID_COLUMNS)} FROM cm_raw""").fetchall()[0]
+    refuse_rows(row[:7], name, empty=dict(zip(ID_COLUMNS, row[7:])))
 
 
-def refuse_rows(counts: tuple, name: str) -> None:
+#: the ids every shown row of a click model's log needs (an id missing or blank is refused, as ``ig`` refuses it)
+ID_COLUMNS = ("session_id", "query_id", "doc_id")
+
+
+def refuse_rows(counts: tuple, name: str, *, empty: dict) -> None:
     """The one rule of a click model's rows, from (rows, bad clicks, a bad click value, positions below 1, the
-    lowest, positions above MAX_POSITION, the highest) — counted by DuckDB or by Dask."""
+    lowest, positions above MAX_POSITION, the highest) and ``empty`` (rows per id column of :data:`ID_COLUMNS`
+    without an id) — counted by DuckDB or by Dask."""
     from ultr_core.errors import show
     from ultr_core.logs.clicklog import MAX_POSITION
     n, bad_click, click_value, low, low_value, high, high_value = counts
     if n == 0:
         raise DataFormatError(name, "the log has no shown rows")
+    for c in ID_COLUMNS:
+        if empty.get(c):
+            raise DataFormatError(name, f"column {c!r} is empty in {int(empty[c]):,} row(s) (a "
+                                        f"{'session' if c == 'session_id' else 'document'} needs its id)")
     if bad_click:
         raise DataFormatError(name, f"column 'click' must hold 0 or 1 (found {show(click_value, 16)} in "
                                     f"{bad_click:,} row(s))")

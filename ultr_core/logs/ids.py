@@ -1,6 +1,7 @@
 """One id rule for every reader and every side file (issue #61, item 1).
 
-An id is **the file's text**, with surrounding spaces and tabs trimmed.  A column of ids becomes 64-bit integers only
+An id is **the file's text**, with surrounding spaces and tabs trimmed; an id that is nothing once trimmed (``""``,
+``"  "``) is missing, as an empty field is.  A column of ids becomes 64-bit integers only
 where *every* id in it is written the way the integer prints (``0``, ``7``, ``-12``; never ``07``, ``+7``, ``7.0``,
 ``1e3``), so that the number round-trips to the same text; otherwise every id of the column stays text.  An id is
 never read as a BOOLEAN, DATE or TIME: ``true``, ``2024-01-01`` and ``12:00`` are text.  ``7`` and ``07`` are
@@ -27,10 +28,15 @@ _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMAL
 
 
 def id_text(values: pd.Series) -> pd.Series:
-    """Ids as the trimmed text the rule compares (missing stays missing)."""
+    """Ids as the trimmed text the rule compares (missing stays missing; blank becomes missing).
+
+    >>> id_text(pd.Series([" a ", "  ", None])).isna().tolist()
+    [False, True, True]
+    """
     text = values.astype("string") if values.dtype != object else values.astype(object).where(values.isna(),
                                                                                               values.astype(str))
-    return text.str.strip(ID_TRIM)
+    text = text.str.strip(ID_TRIM)
+    return text.where(text != "", None)
 
 
 def canonical_ids(values: pd.Series) -> pd.Series:
@@ -58,7 +64,7 @@ def canonical_id_view(con, id_columns, name: str) -> None:
             and "[" not in types[c] and not types[c].startswith(("STRUCT", "MAP", "UNION", "LIST"))]
     if not cols:
         return
-    trimmed = {c: f"trim({_ident(c)}::VARCHAR, {_q(ID_TRIM)})" for c in cols}
+    trimmed = {c: f"nullif(trim({_ident(c)}::VARCHAR, {_q(ID_TRIM)}), '')" for c in cols}
     tests = ", ".join(f"bool_and({t} IS NULL OR (regexp_full_match({t}, {_q(ID_NUMBER)}) AND "
                       f"try_cast({t} AS BIGINT) IS NOT NULL))" for t in trimmed.values())
     numeric = run_sql(con, f"SELECT {tests} FROM norm", name)[0]

@@ -211,6 +211,9 @@ def _dedupe_view(con, sel: dict, types: dict, name: str) -> list[str]:
     from ultr_core.logs.sql import _ident as q, run_sql
     if "session_id" not in sel:
         return []
+    empty = con.execute(f"SELECT count(*) FROM norm WHERE {q(sel['session_id'])} IS NULL").fetchall()[0][0]
+    if empty:                        # the rule of every reader: a row needs its session's id (ids: blank = missing)
+        raise DataFormatError(name, f"column 'session_id' is empty in {empty:,} row(s) (a session needs its id)")
     key = f"{q(sel['session_id'])}, {q(sel['position'])}"
     if _increasing(con, sel, types):
         return []

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ultr_core.errors import DataFormatError, MissingColumnError, UnreadableError, show
+from ultr_core.errors import DataFormatError, MissingColumnError, TooManyRowsError, UnreadableError, show
 from ultr_core.logs.bounds import read_parquet_bounded
 from ultr_core.logs.clicklog import MAX_POSITION, ClickLog, check_mapping, check_roles, not_decimal
 from ultr_core.logs.coding import factor_codes
@@ -74,10 +74,12 @@ def default_document(fmt: str) -> str:
 
 
 def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
-                  doc_columns: list | None = None, name: str | None = None, document: str = "auto"):
+                  doc_columns: list | None = None, name: str | None = None, document: str = "auto", *,
+                  max_rows: int | None = None):
     """Read a user's click log.  ``source`` is a path or a bytes buffer (uploads); ``name``
     is used in messages (defaults to the path); ``document`` ``"auto"`` is the format's default
-    key (:func:`default_document`).  Returns ``(ClickLog, notes)``."""
+    key (:func:`default_document`); a log of more than ``max_rows`` rows raises
+    :class:`~ultr_core.errors.TooManyRowsError` (the caller reads it out of core).  Returns ``(ClickLog, notes)``."""
     from ultr_core.logs.normalise import read_normalised
     from ultr_core.logs.sniff import TEXT_FORMATS, duplicate_header, format_from_name, resolve_source, unknown_format
     name = name or str(source)
@@ -94,22 +96,24 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
     if fmt in ("csv", "tsv", "parquet"):
         duplicate_header(source, fmt, name)
     if fmt in TEXT_FORMATS:
-        df, notes = read_normalised(source, fmt, name)
+        df, notes = read_normalised(source, fmt, name, max_rows=max_rows)
         log, more = frame_to_log(df, name, columns, doc_columns, document)
         return log, notes + more
     if fmt == "ultra":
         from ultr_core.data.archives import ultra_root
         with ultra_root(source, name) as root:
-            return _read_ultra_clicks(root, name, document)
+            return _read_ultra_clicks(root, name, document, max_rows)
     try:
         if fmt == "parquet":              # footer and dictionaries sized before anything is decoded
             table = read_parquet_bounded(source, name)
             raw = (table.schema.metadata or {}).get(b"ultr_core.meta")
+            if max_rows is not None and table.num_rows > max_rows:
+                raise TooManyRowsError(name, max_rows)
             if raw and all(c in table.column_names for c in ("session_id", "query_id", "doc_id", "position",
                                                               "shown", "click")) and not columns:
                 import json
                 return ClickLog._from_frame(table.to_pandas(), json.loads(raw), name), []   # a log this library wrote
-        df = _table_frame(source, fmt, name, columns)
+        df = _table_frame(source, fmt, name, columns, max_rows)
     except UnreadableError:
         if sniffed:               # nothing told us this was CSV: say what is accepted instead of a parser's words
             raise unknown_format(source, name) from None
@@ -186,7 +190,7 @@ def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
     check_roles([], doc_columns)
     df = _renamed(df, name, columns)
     need = ["query_id", "position", "click"] + ([] if doc_columns else ["doc_id"])
-    _check_required(df, name, need, doc_columns)
+    _check_required(df, name, need + (["session_id"] if "session_id" in df.columns else []), doc_columns)
     out = df.copy()
     out["position"], out["click"] = _checked_positions_clicks(df, name)
     out["query_key"] = out["query_id"].astype(str)
@@ -222,9 +226,10 @@ def file_columns(columns: dict | None, roles) -> tuple:
     return tuple(back.get(r, r) for r in roles)
 
 
-def _table_frame(source, fmt: str, name: str, columns: dict | None) -> pd.DataFrame:
+def _table_frame(source, fmt: str, name: str, columns: dict | None, max_rows: int | None = None) -> pd.DataFrame:
     """A CSV/TSV/Parquet log as a frame, read by the reader the CLI uses (DuckDB: the same sniffer, the positions as
-    text, the ids under :mod:`ultr_core.logs.ids`), rows in file order."""
+    text, the ids under :mod:`ultr_core.logs.ids`), rows in file order; more than ``max_rows`` rows raise
+    :class:`~ultr_core.errors.TooManyRowsError`."""
     import tempfile
 
     from ultr_core.logs.normalise import register_normalised
@@ -236,11 +241,14 @@ def _table_frame(source, fmt: str, name: str, columns: dict | None) -> pd.DataFr
                                 text_columns=file_columns(columns, ("position",)),
                                 id_columns=file_columns(columns, ID_COLUMNS))
             try:
-                return con.sql("SELECT * FROM norm").df()
+                df = con.sql("SELECT * FROM norm" + ("" if max_rows is None else f" LIMIT {int(max_rows) + 1}")).df()
             except Exception as e:   # noqa: BLE001 — DuckDB's conversion errors are the input's
                 raise reading_error(e, name) from None
         finally:
             con.close()
+    if max_rows is not None and len(df) > max_rows:
+        raise TooManyRowsError(name, max_rows)
+    return df
 
 
 def _renamed(df: pd.DataFrame, name: str, columns: dict | None) -> pd.DataFrame:
@@ -318,8 +326,10 @@ def _positions(col: pd.Series, name: str) -> pd.Series:
     return pd.to_numeric(col.astype(str).str.strip())
 
 
-def _read_ultra_clicks(root: Path, name, document: str = "global"):
+def _read_ultra_clicks(root: Path, name, document: str = "global", max_rows: int | None = None):
     """An ULTRA directory as a :class:`ClickLog` (documents: see :func:`ultra_frame`)."""
     df, notes = ultra_frame(root, name)
+    if max_rows is not None and len(df) > max_rows:
+        raise TooManyRowsError(name, max_rows)
     log, more = frame_to_log(df, name, document=document, session_note=False)    # ULTRA lists are sessions
     return log, notes + more

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ultr_core.errors import DataFormatError
+from ultr_core.errors import DataFormatError, TooManyRowsError
 from ultr_core.logs.bounds import read_parquet_bounded
 from ultr_core.logs.formats import FORMATS_BY_NAME
 from ultr_core.logs.ids import canonical_id_view
@@ -147,19 +147,24 @@ def repair_notes(state: dict) -> list[str]:
     return notes
 
 
-def read_normalised(source, fmt: str, name: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+def read_normalised(source, fmt: str, name: str | None = None, *,
+                    max_rows: int | None = None) -> tuple[pd.DataFrame, list[str]]:
     """The whole normalised log of a text-format source as a DataFrame (rows in session and
-    position order) and notes on what was repaired."""
+    position order) and notes on what was repaired; more than ``max_rows`` rows raise
+    :class:`~ultr_core.errors.TooManyRowsError` (never more than ``max_rows`` + 1 are fetched)."""
     name = name or str(source)
     con = connect()
     try:
         state = register_normalised(con, source, fmt, name)
+        limit = "" if max_rows is None else f" LIMIT {int(max_rows) + 1}"
         try:
-            df = con.sql("SELECT * FROM norm ORDER BY session_id, position").df()
+            df = con.sql("SELECT * FROM norm ORDER BY session_id, position" + limit).df()
         except Exception as e:   # noqa: BLE001 — conversion errors of the input
             raise reading_error(e, name) from None
     finally:
         con.close()
+    if max_rows is not None and len(df) > max_rows:
+        raise TooManyRowsError(name, max_rows)
     if len(df) == 0:
         raise DataFormatError(name, "the log is empty (no impressions)")
     return df, repair_notes(state)
