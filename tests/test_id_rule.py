@@ -145,6 +145,7 @@ def test_a_row_without_an_id_is_refused_alike_by_every_command_engine_and_reader
     for engine in ("duckdb", "dask"):
         refused(["click-models", f, "--engine", engine], capsys, *words)
         refused(["evaluate", f, "--engine", engine, "--n-boot", "20"], capsys, *words)
-    refused(["ig", f, "--estimate", "none"], capsys, *words)
+    for engine in ("duckdb", "dask"):
+        refused(["ig", f, "--estimate", "none", "--engine", engine], capsys, *words)
     with pytest.raises(ValueError, match=f"column '{column}' is empty"):
         read_user_log(str(f))

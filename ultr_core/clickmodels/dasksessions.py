@@ -143,20 +143,14 @@ def _frame(ddf, name: str):
     (the position as a number), ``_clk`` and ``_bad_*`` flags, ``_shown`` where the log has the column."""
     from ultr_core.clickmodels.sessions import check_session_columns
     from ultr_core.logs.daskcounts import select_columns
+    from ultr_core.logs.ids import trimmed_ids
     check_session_columns(set(ddf.columns), name)
     sel = select_columns(list(ddf.columns), None, list(_NEEDED), name)
     ddf = ddf[list(dict.fromkeys(sel.values()))].rename(columns={v: k for k, v in sel.items()})
-    text = {k: _trimmed(ddf[k]) for k in ("session_id", "query_id", "doc_id")
+    text = {k: trimmed_ids(ddf[k]) for k in ("session_id", "query_id", "doc_id")
             if not pd.api.types.is_numeric_dtype(ddf[k].dtype)}
     ddf = ddf.assign(**text).map_partitions(_derive, "shown" in sel)
     return ddf
-
-
-def _trimmed(ids):
-    """Ids under the one id rule (:mod:`ultr_core.logs.ids`): trimmed, blank ones missing."""
-    from ultr_core.logs.ids import ID_TRIM
-    text = ids.str.strip(ID_TRIM)
-    return text.where(text != "")
 
 
 def _derive(df: pd.DataFrame, has_shown: bool, partition_info=None) -> pd.DataFrame:

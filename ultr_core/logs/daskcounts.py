@@ -10,7 +10,7 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, show
 from ultr_core.logs.clicklog import SHOWN_TEXT, check_mapping, not_decimal
-from ultr_core.logs.ids import ID_TRIM, canonical_ids
+from ultr_core.logs.ids import canonical_ids, trimmed_ids
 
 __all__ = ["probe_scheduler", "dask_client", "dask_frame", "select_columns", "DASK_CONNECT_TIMEOUT"]
 
@@ -46,7 +46,7 @@ def _dask_counts(source, fmt, name, columns, keys, scheduler):
     ids = [k for k in ("session_id", "query_id", "doc_id")
            if k in sel and not pd.api.types.is_numeric_dtype(ddf[k].dtype)]
     if ids:                                  # the one id rule (ultr_core.logs.ids): trimmed text before grouping
-        ddf = ddf.assign(**{k: ddf[k].str.strip(ID_TRIM) for k in ids})
+        ddf = ddf.assign(**{k: trimmed_ids(ddf[k]) for k in ids})
     agg, counts = _dask_graph(ddf, sel, keys)
     out, counts = _dask_compute(agg, counts, scheduler)
     return _dask_table(out, counts, keys, name)
@@ -74,6 +74,7 @@ def _dask_graph(ddf, sel: dict, keys: list):
     import dask.dataframe as dd
     counts = {"rows": ddf.map_partitions(len).sum()}
     if "session_id" in sel:               # the kept log's rule: first row of each (session, position)
+        counts["empty_session"] = ddf["session_id"].isna().sum()
         ddf = ddf.drop_duplicates(subset=["session_id", "position"], keep="first")
         counts["kept"] = ddf.map_partitions(len).sum()
     if "shown" in sel:                    # one rule: 0/1 or true/false, anything else refused
@@ -103,6 +104,9 @@ def _dask_compute(agg, counts: dict, scheduler):
 
 def _dask_table(out, counts: dict, keys: list, name: str):
     """The computed aggregate as DuckDB's count table (columns, checks, inferred numbers) and its notes."""
+    if counts.get("empty_session"):      # every reader's rule (ingestion._dedupe_view): a row needs its session's id
+        raise DataFormatError(name, f"column 'session_id' is empty in {int(counts['empty_session']):,} row(s) (a "
+                                    "session needs its id)")
     if counts.get("bad_shown"):
         raise DataFormatError(name, f"column 'shown' must hold 0/1 or true/false ({int(counts['bad_shown']):,} "
                                     "row(s) hold something else)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["ID_TRIM", "ID_NUMBER", "canonical_ids", "canonical_id_view", "id_text"]
+__all__ = ["ID_TRIM", "ID_NUMBER", "canonical_ids", "canonical_id_view", "id_text", "trimmed_ids"]
 
 #: the characters trimmed from both ends of an id (every reader, every side file)
 ID_TRIM = " \t"
@@ -35,8 +35,14 @@ def id_text(values: pd.Series) -> pd.Series:
     """
     text = values.astype("string") if values.dtype != object else values.astype(object).where(values.isna(),
                                                                                               values.astype(str))
+    return trimmed_ids(text)
+
+
+def trimmed_ids(text):
+    """A column of id text (pandas or Dask) trimmed of :data:`ID_TRIM`, blank ids missing — the rule's one step
+    that every engine takes before grouping."""
     text = text.str.strip(ID_TRIM)
-    return text.where(text != "", None)
+    return text.where(text != "")
 
 
 def canonical_ids(values: pd.Series) -> pd.Series:
