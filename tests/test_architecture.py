@@ -15,8 +15,8 @@ LAYERS = {"errors": 0, "constraints": 1, "extensions": 1, "data": 2, "evaluation
           "simulation": 6, "algorithms": 7, "identifiability": 7, "counterfactual": 7, "studies": 8, "tasks": 8,
           "app": 9, "commands": 10}
 #: the order a log passes through ultr_core.logs (read → normalise → map → reduce)
-LOGS_ORDER = ["bounds", "formats", "clicklog", "coding", "sniff", "sql", "ids", "yandex", "sessions", "normalise",
-              "ultra", "mapping", "daskcounts", "ingestion", "judgements", "scores", "outputs"]
+LOGS_ORDER = ["bounds", "formats", "engines", "clicklog", "coding", "sniff", "sql", "ids", "yandex", "sessions",
+              "normalise", "ultra", "mapping", "daskcounts", "ingestion", "judgements", "scores", "outputs"]
 MAX_LINES = 400
 
 

@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from ultr_core.algorithms.specs import ALGORITHM_SPECS
 from ultr_core.clickmodels.registry import CLICK_MODELS
 
@@ -108,6 +111,45 @@ def test_toy_records_reach_the_cli_pages_colours_and_links():
     assert run.returncode == 0, run.stderr[-2000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert all(out.values()), out
+
+
+_TOY_ENGINE = '''
+import contextlib, io, json, sys
+import toy_records
+from ultr_core.__main__ import main
+def run(args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(args) == 0
+    report = json.loads(out.getvalue())
+    for m in report.get("models", {}).values():
+        m.pop("seconds")                       # the fits' time: the one figure two runs do not share
+    return report
+path = sys.argv[1]
+same = {}
+for cmd in (["ig", path, "--estimate", "none", "--json"], ["click-models", path, "--models", "pbm,dbn", "--json"],
+            ["evaluate", path, "--n-boot", "20", "--estimators", "ips,dm", "--json"]):
+    same[cmd[0]] = run(cmd + ["--engine", "toy"]) == run(cmd)
+print(json.dumps({"same": same, "calls": toy_records.CALLS}))
+'''
+
+
+def test_a_toy_engine_record_reaches_every_out_of_core_command(tmp_path):
+    """One :class:`~ultr_core.logs.engines.LogEngine` record in an extension module: ``ig``, ``click-models`` and
+    ``evaluate`` offer ``--engine toy``, run its functions and print what DuckDB prints."""
+    rng = np.random.default_rng(0)
+    n = 400
+    pd.DataFrame({"session_id": np.repeat(np.arange(n), 3), "query_id": np.repeat(rng.integers(0, 5, n), 3),
+                  "doc_id": rng.integers(0, 6, 3 * n), "position": np.tile([1, 2, 3], n),
+                  "click": (rng.random(3 * n) < 0.3).astype(int)}).to_csv(tmp_path / "log.csv", index=False)
+    env = {**os.environ, "ULTR_EXTENSIONS": "toy_records",
+           "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests"), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-c", _TOY_ENGINE, str(tmp_path / "log.csv")], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["same"] == {"ig": True, "click-models": True, "evaluate": True}, out
+    assert out["calls"] == ["counts", "sessions", "rows"], out
 
 
 def _record_classes():

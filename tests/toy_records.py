@@ -5,6 +5,7 @@ from ultr_core.app.knob import Knob
 from ultr_core.app.pagespec import PageSpec
 from ultr_core.clickmodels.models import DCM
 from ultr_core.clickmodels.spec import ClickModelSpec
+from ultr_core.logs.engines import LogEngine
 
 
 class Hasty(DCM):
@@ -22,3 +23,26 @@ PAGES = (PageSpec("../tests/toy_page.py", "Toy page", ":material/star:"),)
 #: a Playground knob for a simulation parameter the Playground does not show (its URL key, widget and setting)
 KNOBS = (Knob("convention", "convention", str, options=("eye_tracking", "reciprocal"), label="observation curve",
               help="a toy: the observation curve's convention"),)
+#: an out-of-core engine: DuckDB's functions under another key, each call counted (``ig``, ``click-models`` and
+#: ``evaluate`` offer it, check it and run it through its record alone)
+LOG_ENGINES = (LogEngine("toy", "toy_records:toy_counts", "toy_records:toy_sessions", "toy_records:toy_rows",
+                         "a toy: DuckDB under another name"),)
+CALLS = []
+
+
+def toy_counts(*a, **k):
+    from ultr_core.logs.ingestion import duckdb_counts
+    CALLS.append("counts")
+    return duckdb_counts(*a, **k)
+
+
+def toy_sessions(*a, **k):
+    from ultr_core.clickmodels.patterns import duckdb_sessions
+    CALLS.append("sessions")
+    return duckdb_sessions(*a, **k)
+
+
+def toy_rows(*a, **k):
+    from ultr_core.clickmodels.outofcore import duckdb_rows
+    CALLS.append("rows")
+    return duckdb_rows(*a, **k)

@@ -202,9 +202,8 @@ def _add_ig(sub) -> None:
                         f"{k}: {v}" for k, v in ESTIMATOR_LABELS.items()) + " (Agarwal et al. 2019)")
     ig.add_argument("--bootstrap", type=int, default=None,
                     help="document-bootstrap resamples for the 90%% intervals (default 100)")
-    ig.add_argument("--engine", choices=["duckdb", "dask"], default="duckdb",
-                    help="out-of-core aggregation engine")
-    ig.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for --engine dask")
+    from ultr_core.logs.engines import add_engine_options
+    add_engine_options(ig, "counts the log out of core")
     ig.add_argument("--memory-limit", default="2GB", help="DuckDB memory limit; larger work spills to a "
                                                            "temporary directory")
     from ultr_core.clickmodels.registry import USER_MODELS

@@ -97,15 +97,15 @@ def refuse_rows(counts: tuple, name: str, *, empty: dict) -> None:
 def sessions_from_source(source, fmt: str, name: str, memory_limit: str = "2GB", *, engine: str = "duckdb",
                          scheduler: str | None = None) -> SessionArrays:
     """The sessions of a log file (or glob) as :class:`SessionArrays` (in file order, the readers' repair notes in
-    ``notes``), built by ``engine`` (:data:`~ultr_core.clickmodels.engines.SESSION_ENGINES`) under ``memory_limit``."""
+    ``notes``), built by ``engine`` (:func:`~ultr_core.logs.engines.log_engines`) under ``memory_limit``."""
     from dataclasses import replace
 
-    from ultr_core.clickmodels.engines import session_builder
+    from ultr_core.logs.engines import engine_function
     from ultr_core.logs.sql import connect, reporting_budget
     with tempfile.TemporaryDirectory(prefix="ultr-sessions-") as tmp, reporting_budget():
         con = connect(memory_limit, tmp)
         try:
-            arr, notes = session_builder(engine, "rows")(con, source, fmt, name, folder=tmp, scheduler=scheduler)
+            arr, notes = engine_function(engine, "rows")(con, source, fmt, name, folder=tmp, scheduler=scheduler)
             keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
         finally:
             con.close()

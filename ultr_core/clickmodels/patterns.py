@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ultr_core.clickmodels.engines import check_engine, session_builder
 from ultr_core.clickmodels.sessions import CHUNK_ROWS, MAX_DEPTH, PYCLICK_PRIOR, SessionTable, cell_sums, per_pair
 from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.logs.engines import check_engine, engine_function
 
 __all__ = ["SplitPatterns", "PatternFile", "patterns_from_source", "IN_MEMORY_PATTERNS", "PATTERN_BYTES",
            "duckdb_sessions", "check_lists"]
@@ -121,7 +121,7 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
     written to Parquet in key order (deterministic); up to ``in_memory`` patterns are then held as
     :class:`SessionTable` s, more are read chunk by chunk (:class:`PatternFile`, its directory removed by
     :meth:`SplitPatterns.close`; ``in_memory`` None: ``memory_limit`` ÷ :data:`PATTERN_BYTES`).  ``engine`` builds
-    the session table (:data:`~ultr_core.clickmodels.engines.SESSION_ENGINES`: DuckDB, or Dask on ``scheduler`` or
+    the session table (:func:`~ultr_core.logs.engines.log_engines`: DuckDB, or Dask on ``scheduler`` or
     local threads)."""
     from ultr_core.logs.sql import connect, memory_bytes, reporting_budget
     in_memory = memory_bytes(memory_limit) // PATTERN_BYTES if in_memory is None else in_memory
@@ -133,7 +133,8 @@ def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memor
             con = connect(memory_limit, directory.name)
             try:
                 check_engine(engine, scheduler)
-                notes = session_builder(engine)(con, source, fmt, name, folder=directory.name, scheduler=scheduler)
+                notes = engine_function(engine, "sessions")(con, source, fmt, name, folder=directory.name,
+                                                            scheduler=scheduler)
                 depth, n_sessions = check_lists(con, name)
                 cut = int(n_sessions * split)
                 if cut == 0 or cut == n_sessions:

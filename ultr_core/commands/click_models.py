@@ -12,9 +12,9 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
-    from ultr_core.clickmodels.engines import add_engine_options
     from ultr_core.clickmodels.prior import PRIORS
     from ultr_core.clickmodels.registry import CLICK_MODELS
+    from ultr_core.logs.engines import add_engine_options
     from ultr_core.logs.formats import LOG_FORMATS
     session_formats = [f.name for f in LOG_FORMATS if f.kind != "folder"]     # an ULTRA folder has no sessions
     p = sub.add_parser("click-models", formatter_class=argparse.ArgumentDefaultsHelpFormatter,

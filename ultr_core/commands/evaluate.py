@@ -14,10 +14,10 @@ MAX_SCORES_BYTES = 512 * 2**20
 
 
 def add_parser(sub) -> None:
-    from ultr_core.clickmodels.engines import add_engine_options
     from ultr_core.clickmodels.prior import PRIORS
     from ultr_core.counterfactual.choices import DIRECT_MODELS, N_BOOT, SOURCES
     from ultr_core.counterfactual.estimators import ESTIMATORS
+    from ultr_core.logs.engines import add_engine_options
     from ultr_core.logs.formats import LOG_FORMATS
     p = sub.add_parser("evaluate", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                        help="estimate a candidate ranking's value on a click log (" + ", ".join(

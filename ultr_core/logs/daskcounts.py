@@ -37,7 +37,8 @@ def select_columns(available: list[str], columns: dict | None, needed: list[str]
     return {c: renamed[c] for c in needed} | {c: renamed[c] for c in ("shown", "session_id") if c in renamed}
 
 
-def _dask_counts(source, fmt, name, columns, keys, scheduler):
+def dask_counts(source, fmt, name, columns, keys, *, scheduler=None, memory_limit=None, threads=None,
+                max_pairs=None):
     """Impressions, clicks and bad click values per ``keys`` group of a CSV/TSV/Parquet source, by Dask: read,
     select and rename, aggregate, compute (locally or on ``scheduler``), then check and convert as DuckDB does."""
     ddf = dask_frame(source, fmt, name)

@@ -32,12 +32,11 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, UnreadableError, show
 from ultr_core.logs.clicklog import MAX_POSITION, SHOWN_TEXT, ClickLog, check_roles
-from ultr_core.logs.daskcounts import _dask_counts, probe_scheduler, select_columns
+from ultr_core.logs.daskcounts import probe_scheduler, select_columns
+from ultr_core.logs.engines import engine_function, engines_by_key
 from ultr_core.logs.sniff import spill_upload
 
-__all__ = ["CountTable", "ingest", "document_columns", "ENGINES", "probe_scheduler", "check_values"]
-
-ENGINES = ("duckdb", "dask")
+__all__ = ["CountTable", "ingest", "document_columns", "duckdb_counts", "probe_scheduler", "check_values"]
 
 
 def document_columns(document: str = "query", doc_columns=None) -> list[str]:
@@ -244,7 +243,8 @@ def _count_sql(con, sel: dict, keys: list[str], table: str) -> str:
               FROM {table} {shown} GROUP BY ALL ORDER BY {order}"""
 
 
-def _duckdb_counts(source, fmt, name, columns, keys, memory_limit, threads, max_pairs=None):
+def duckdb_counts(source, fmt, name, columns, keys, *, memory_limit=None, threads=None, max_pairs=None,
+                  scheduler=None):
     from ultr_core.logs.mapping import file_columns
     from ultr_core.logs.normalise import ID_COLUMNS, register_normalised, repair_notes
     from ultr_core.logs.sql import _ident as q, connect, reading_error, reporting_budget
@@ -309,8 +309,8 @@ def _checked_arguments(bias, doc_columns, engine: str, document: str) -> list:
     if not bias:
         raise ConfigError("bias", "name at least one bias-factor column (e.g. position)")
     check_roles(bias, doc_columns)
-    if engine not in ENGINES:
-        raise ConfigError("engine", f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    if engine not in engines_by_key():
+        raise ConfigError("engine", f"unknown engine {engine!r}; use one of {', '.join(engines_by_key())}")
     if document not in DOCUMENT_KEYS:
         raise ConfigError("document", f"{document!r} is not a document key: use {', '.join(DOCUMENT_KEYS)}")
     return bias
@@ -366,8 +366,11 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
     group_doc, alternative = _both_keys(doc)
     if fmt == "ultra":
         return _ingest_ultra(source, name, bias, doc, group_doc, alternative, max_pairs)
-    count = (lambda k: _dask_counts(source, fmt, name, columns, k, scheduler)) if engine == "dask" else \
-        (lambda k: _duckdb_counts(source, fmt, name, columns, k, memory_limit, threads, max_pairs))
+    counts = engine_function(engine, "counts")
+
+    def count(keys):
+        return counts(source, fmt, name, columns, keys, memory_limit=memory_limit, threads=threads,
+                      max_pairs=max_pairs, scheduler=scheduler)
     try:
         keys = list(dict.fromkeys(group_doc + bias + ["position"]))
         agg, notes = count(keys)
@@ -384,6 +387,6 @@ def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | N
     if len(agg) == 0:
         raise DataFormatError(name, "the log is empty (no shown rows)")
     agg = _validate(agg, group_doc, name)
-    if engine == "dask":                                 # DuckDB returns the rows sorted already
+    if not engines_by_key()[engine].sorted_counts:
         agg = agg.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
     return CountTable(agg, tuple(doc), tuple(bias), name, tuple(notes), alternative)

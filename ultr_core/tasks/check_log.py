@@ -56,8 +56,8 @@ class CheckOptions:
     def __post_init__(self):
         if not self.bias or any(not isinstance(b, str) or not b for b in self.bias):
             raise ConfigError("--bias", "name at least one bias-factor column (e.g. position)")
-        if self.scheduler and self.engine != "dask":
-            raise ConfigError("--scheduler", "applies to --engine dask; add it or leave the scheduler out")
+        from ultr_core.logs.engines import check_engine
+        check_engine(self.engine, self.scheduler)
         if self.bootstrap is not None and self.estimate is None:
             raise ConfigError("--bootstrap", "applies to an estimate; --estimate none computes no interval")
         if self.certainty is None:

@@ -59,7 +59,7 @@ class ClickModelOptions:
             raise ConfigError("--prior", f"use one of {', '.join(PRIORS)}, got {self.prior!r}")
         from ultr_core.logs.sql import check_memory_limit
         check_memory_limit(self.memory_limit)
-        from ultr_core.clickmodels.engines import check_engine
+        from ultr_core.logs.engines import check_engine
         check_engine(self.engine, self.scheduler)
 
 

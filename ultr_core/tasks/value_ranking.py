@@ -44,7 +44,7 @@ class RankingOptions:
             raise ConfigError("--k", f"must be a whole number ≥ 1, got {self.k!r}")
         if self.n_boot is not None and not 20 <= self.n_boot <= 10_000:
             raise ConfigError("--n-boot", f"must lie in 20 … 10000, got {self.n_boot!r}")
-        from ultr_core.clickmodels.engines import check_engine
+        from ultr_core.logs.engines import check_engine
         from ultr_core.logs.sql import check_memory_limit
         check_engine(self.engine, self.scheduler)
         check_memory_limit(self.memory_limit)
