@@ -76,13 +76,13 @@ def refuse_rows(counts: tuple, name: str, *, empty: dict) -> None:
     without an id) — counted by DuckDB or by Dask."""
     from ultr_core.errors import show
     from ultr_core.logs.clicklog import MAX_POSITION
+    from ultr_core.logs.ids import missing_id_error
     n, bad_click, click_value, low, low_value, high, high_value = counts
     if n == 0:
         raise DataFormatError(name, "the log has no shown rows")
     for c in ID_COLUMNS:
         if empty.get(c):
-            raise DataFormatError(name, f"column {c!r} is empty in {int(empty[c]):,} row(s) (a "
-                                        f"{'session' if c == 'session_id' else 'document'} needs its id)")
+            raise missing_id_error(name, c, empty[c])
     if bad_click:
         raise DataFormatError(name, f"column 'click' must hold 0 or 1 (found {show(click_value, 16)} in "
                                     f"{bad_click:,} row(s))")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, show
 from ultr_core.logs.clicklog import SHOWN_TEXT, check_mapping, not_decimal
-from ultr_core.logs.ids import canonical_ids, trimmed_ids
+from ultr_core.logs.ids import canonical_ids, missing_id_error, trimmed_ids
 
 __all__ = ["probe_scheduler", "dask_client", "dask_frame", "select_columns", "DASK_CONNECT_TIMEOUT"]
 
@@ -106,8 +106,7 @@ def _dask_compute(agg, counts: dict, scheduler):
 def _dask_table(out, counts: dict, keys: list, name: str):
     """The computed aggregate as DuckDB's count table (columns, checks, inferred numbers) and its notes."""
     if counts.get("empty_session"):      # every reader's rule (ingestion._dedupe_view): a row needs its session's id
-        raise DataFormatError(name, f"column 'session_id' is empty in {int(counts['empty_session']):,} row(s) (a "
-                                    "session needs its id)")
+        raise missing_id_error(name, "session_id", counts["empty_session"])
     if counts.get("bad_shown"):
         raise DataFormatError(name, f"column 'shown' must hold 0/1 or true/false ({int(counts['bad_shown']):,} "
                                     "row(s) hold something else)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["ID_TRIM", "ID_NUMBER", "canonical_ids", "canonical_id_view", "id_text", "trimmed_ids"]
+__all__ = ["ID_TRIM", "ID_NUMBER", "canonical_ids", "canonical_id_view", "id_text", "trimmed_ids", "missing_id_error"]
 
 #: the characters trimmed from both ends of an id (every reader, every side file)
 ID_TRIM = " \t"
@@ -43,6 +43,17 @@ def trimmed_ids(text):
     that every engine takes before grouping."""
     text = text.str.strip(ID_TRIM)
     return text.where(text != "")
+
+
+def missing_id_error(name: str, column: str, rows: int):
+    """The one message of every reader and engine for rows without an id in ``column`` (missing or blank).
+
+    >>> str(missing_id_error("log.csv", "session_id", 2))
+    "log.csv: column 'session_id' is empty in 2 row(s) (a session needs its id)"
+    """
+    from ultr_core.errors import DataFormatError
+    whose = "session" if column == "session_id" else "document"
+    return DataFormatError(name, f"column {column!r} is empty in {int(rows):,} row(s) (a {whose} needs its id)")
 
 
 def canonical_ids(values: pd.Series) -> pd.Series:

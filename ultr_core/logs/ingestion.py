@@ -34,6 +34,7 @@ from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, U
 from ultr_core.logs.clicklog import MAX_POSITION, SHOWN_TEXT, ClickLog, check_roles
 from ultr_core.logs.daskcounts import probe_scheduler, select_columns
 from ultr_core.logs.engines import engine_function, engines_by_key
+from ultr_core.logs.ids import missing_id_error
 from ultr_core.logs.sniff import spill_upload
 
 __all__ = ["CountTable", "ingest", "document_columns", "duckdb_counts", "probe_scheduler", "check_values"]
@@ -127,8 +128,7 @@ def _validate(agg: pd.DataFrame, doc: list[str], name: str) -> pd.DataFrame:
     for c in doc:
         bad = agg[c].isna().to_numpy()
         if bad.any():
-            raise DataFormatError(name, f"column {c!r} is empty in {int(agg['impressions'][bad].sum()):,} row(s) "
-                                        "(a document needs its id)")
+            raise missing_id_error(name, c, agg["impressions"][bad].sum())
     if int(agg["_bad_click"].sum()):
         i = int(np.flatnonzero(agg["_bad_click"].to_numpy() > 0)[0])
         raise DataFormatError(name, f"column 'click' must hold 0 or 1 (found {agg['_bad_click_value'].iloc[i]!s}"[:80]
@@ -212,7 +212,7 @@ def _dedupe_view(con, sel: dict, types: dict, name: str) -> list[str]:
         return []
     empty = con.execute(f"SELECT count(*) FROM norm WHERE {q(sel['session_id'])} IS NULL").fetchall()[0][0]
     if empty:                        # the rule of every reader: a row needs its session's id (ids: blank = missing)
-        raise DataFormatError(name, f"column 'session_id' is empty in {empty:,} row(s) (a session needs its id)")
+        raise missing_id_error(name, "session_id", empty)
     key = f"{q(sel['session_id'])}, {q(sel['position'])}"
     if _increasing(con, sel, types):
         return []
