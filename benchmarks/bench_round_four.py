@@ -43,7 +43,7 @@ def upload_file() -> Path:
 
 def qrels() -> None:
     from ultr_core.logs.judgements import read_judgements
-    j = read_judgements(qrels_file().read_bytes(), "qrels")
+    j = read_judgements(qrels_file().read_bytes(), name="qrels")
     print(f"{len(j.frame):,} judgements kept")
 
 
@@ -58,7 +58,8 @@ def upload() -> None:
     labels, _, _ = factor_levels(g, u)
     steps = {"graph and fit": None,
              "orders": lambda: resolved_orders(u, g.document_keys["query_id"].astype(str).to_numpy()),
-             "weakest links": lambda: weakest_links(u, labels), "plan": lambda: certainty_report(g, 5, 100, "worst", u),
+             "weakest links": lambda: weakest_links(u, labels),
+             "plan": lambda: certainty_report(g, steps=5, impressions=100, objective="worst", u=u),
              "documents": lambda: document_outputs(g, u)}
     for name, step in steps.items():
         if step is not None:

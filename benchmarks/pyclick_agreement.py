@@ -77,7 +77,7 @@ def _pyclick_tails(label: str, sessions, test=None) -> dict:
     from ultr_core.clickmodels import dbn, models
     from ultr_core.clickmodels.compare import train_test
     from ultr_core.clickmodels.evaluation import scores
-    train, test, _ = train_test(sessions, "log", 0.75, test)
+    train, test, _ = train_test(sessions, name="log", split=0.75, test=test)
     t0 = _time.perf_counter()
     model = (models.CM(pyclick_conditional=True) if label == "CM"
              else getattr(dbn, label)(pyclick=True)).fit(train.compress())

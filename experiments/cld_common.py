@@ -34,7 +34,7 @@ def grid_methods(base: ExperimentSpec, grid: dict, methods, seeds, jobs) -> pd.D
         ms = [m for m in methods if (m in LINEAR) == (model == "linear")]
         if ms:
             parts.append(run_grid(base.with_value("train.model", model), {**grid, "train.algorithm": ms},
-                                  seeds, n_jobs=jobs))
+                                  seeds=seeds, n_jobs=jobs))
     return pd.concat(parts, ignore_index=True)
 
 

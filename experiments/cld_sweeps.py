@@ -90,7 +90,7 @@ def _sweep_runs(figure, variants, click_kw, topk, grid_k, key, values, dataset, 
         spec, n_sessions = TABLE2_DATA[dataset]
         base = ExperimentSpec(dataset=spec, click=click, n_sessions=n_sessions,
                               train=TrainConfig(**{"steps": 600, **changes}))
-        df = run_grid(base, {**grid_k, key: values, **grid}, seeds, n_jobs=jobs, cache_dir=CACHE)
+        df = run_grid(base, {**grid_k, key: values, **grid}, seeds=seeds, n_jobs=jobs, cache_dir=CACHE)
         frames.append(df.assign(method=label))
         print(f"{figure} {label}: {time.time() - t0:.0f} s", flush=True)
     return pd.concat(frames, ignore_index=True)

@@ -79,7 +79,7 @@ def _table2_runs(seeds, jobs, t0, datasets, real_seeds, click_kw: dict, variants
                     continue
                 base = ExperimentSpec(dataset=ds, click=click, n_sessions=n_sessions,
                                       train=TrainConfig(**{"steps": 600, **changes}))
-                df = run_grid(base, grid, seeds_here, n_jobs=jobs, cache_dir=CACHE)
+                df = run_grid(base, grid, seeds=seeds_here, n_jobs=jobs, cache_dir=CACHE)
                 frames.append(df.assign(method=label, dataset=name, eta=eta))
             print(f"{name} η={eta}: {time.time() - t0:.0f} s", flush=True)
     return pd.concat(frames, ignore_index=True), used
@@ -159,7 +159,7 @@ def paper_lr_tuning(seeds, jobs, t0):
                                                               "CLD_pair (mixed pairs random)")]:
         base = ExperimentSpec(dataset=TABLE2_DATA["synthetic"][0], click=click, n_sessions=20_000,
                               train=TrainConfig(steps=600, **changes))
-        df = run_grid(base, {"train.lr": LR_GRID, **grid}, seeds, n_jobs=jobs, cache_dir=CACHE)
+        df = run_grid(base, {"train.lr": LR_GRID, **grid}, seeds=seeds, n_jobs=jobs, cache_dir=CACHE)
         frames.append(df.assign(method=label, preset_lr=changes["lr"]))
         print(f"lr {label}: {time.time() - t0:.0f} s", flush=True)
     raw = pd.concat(frames, ignore_index=True)

@@ -28,7 +28,8 @@ def preset_runs(p: dict, seeds: int, sessions: int = 20_000, steps: int = 400, n
         first = p["sweep"].split(",")[0]
         values = [v for v in p["values"] if any(dict(c.at).get(first) == v or dict(c.worse_at or ()).get(first) == v
                                                 for c in p["claims"])] or p["values"]
-    base, grid = comparison_grid(p["base"], p["methods"], p["sweep"], values, sessions, steps)
+    base, grid = comparison_grid(p["base"], p["methods"], sweep=p["sweep"], values=values, n_sessions=sessions,
+                                 steps=steps)
     return run_grid(base, grid, seeds=list(range(seeds)), n_jobs=n_jobs, cache_dir=cache_dir)
 
 

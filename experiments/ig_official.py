@@ -39,7 +39,7 @@ def official_data_table(root: Path, seeds) -> None:
         for seed in seeds:
             table, r, o, data = fit_source(path, seed=seed, name=label)
             for repair in repairs:
-                out = fit_repaired(table, r, o, data, method="dla", repair=repair, seed=seed)
+                out = fit_repaired(table, r, o, data=data, method="dla", repair=repair, seed=seed)
                 rows.append({"data": label, "repair": repair, "seed": seed, "components": out["components"],
                              "components_after": out["components_after"], "mcc": out["mcc"],
                              "ndcg@10": out["ndcg@10"], "iterations": out["iterations"]})

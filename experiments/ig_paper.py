@@ -30,7 +30,7 @@ def _table1_rows(seeds, all_methods: bool, t0: float) -> list:
     rows = []
     for K in (1, 2, 3, 4):
         for seed in seeds:
-            data = make_paper_identifiability_data(K, seed=seed)
+            data = make_paper_identifiability_data(n_components=K, seed=seed)
             table, r, o = binomial_ctr_table(data, seed=seed)
             runs = [("no_debias", "random", ("none",)), ("dla", "random", ("none", "merge", "intervene")),
                     ("dla", "ones", ("none",))]
@@ -43,7 +43,7 @@ def _table1_rows(seeds, all_methods: bool, t0: float) -> list:
                     if K == 1 and repair != "none":      # a connected IG: no merge, no swap — the plain fit
                         out = dict(plain, components_after=1)
                     else:
-                        out = fit_repaired(table, r, o, data, method=method, repair=repair, init=init, seed=seed)
+                        out = fit_repaired(table, r, o, data=data, method=method, repair=repair, init=init, seed=seed)
                     plain = out if repair == "none" else plain
                     name = {"no_debias": "No debias", "dla": "DLA_I" if init == "ones" else "DLA",
                             "regression_em": "Regression-EM", "two_tower": "Two-Tower"}[method]
@@ -103,7 +103,7 @@ def _figure_runs(seeds, t0: float):
     rows, obs, truth = [], [], None
     for K in (1, 2, 3, 4):
         for seed in seeds:
-            data = make_paper_identifiability_data(K, seed=seed)
+            data = make_paper_identifiability_data(n_components=K, seed=seed)
             for clicks in CLICKS:
                 table, r, o = binomial_ctr_table(data, impressions=clicks, seed=seed)
                 truth = np.asarray(o)
@@ -119,7 +119,7 @@ def _figure_runs(seeds, t0: float):
                     runs += [("6", f"K = {K}: DLA", dict(repair="none")),
                              ("6", f"K = {K}: DLA + node merging", dict(repair="merge"))]
                 for fig, name, kw in runs:
-                    out = fit_repaired(table, r, o, data, seed=seed, impressions=clicks, **kw)
+                    out = fit_repaired(table, r, o, data=data, seed=seed, impressions=clicks, **kw)
                     rows.append({"figure": fig, "method": name, "K": K, "seed": seed, "clicks": clicks,
                                  **{k: v for k, v in out.items() if k != "observation"}})
                     if fig == "6":

@@ -63,7 +63,7 @@ def _table2_runs(seeds, t0: float):
                                "components": g.n_components,
                                "largest component (factors)": int(np.bincount(g.component).max())})
                 for label, kw in TABLE2_METHODS:
-                    out = fit_repaired(data.table, data.true_relevance, None, data.lists, seed=seed,
+                    out = fit_repaired(data.table, data.true_relevance, None, data=data.lists, seed=seed,
                                        context_vectors=data.context_vectors,
                                        test=(data.doc_features, data.test) if with_test else None, **kw)
                     rows.append({"dataset": name, "setting": setting, "method": label, "seed": seed,
@@ -173,7 +173,7 @@ def _merging_readings(name: str, ds, seed: int):
     Z = np.asarray(data.context_vectors)[g.factors["context"].to_numpy(np.int64)]
     chosen, written = _official_merge_rounds(X, Z, g.component)
     one_level, as_written = _remapped(g.n_factors, chosen), _remapped(g.n_factors, written)
-    ours = plan_merges(g, X).merged_graph().n_components
+    ours = plan_merges(g, vectors=X).merged_graph().n_components
     row = {"dataset": name, "seed": seed, "components": g.n_components,
            "merges (rounds)": len(chosen), "ours: components after": ours,
            "one-level re-map of the chosen pairs: components after": g.with_factor_groups(one_level).n_components,
@@ -184,7 +184,7 @@ def _merging_readings(name: str, ds, seed: int):
     fits = []
     for label, kw in _MERGING_FITS:
         kw = dict(kw, factor_groups=groups[label]) if label in groups else kw
-        out = fit_repaired(data.table, data.true_relevance, None, data.lists, seed=seed,
+        out = fit_repaired(data.table, data.true_relevance, None, data=data.lists, seed=seed,
                            context_vectors=data.context_vectors, test=(data.doc_features, data.test), **kw)
         fits.append({"dataset": name, "method": label, "seed": seed,
                      **{k: v for k, v in out.items() if k != "observation"}})

@@ -33,7 +33,7 @@ def evaluate(log, data, fit):
     r = pd.Series(fit.relevance, index=fit.doc_ids)
     scores = r.reindex(data.doc_ids).fillna(0).to_numpy()
     return {"mcc": mcc(fit.relevance, truth.loc[fit.doc_ids].to_numpy()),
-            "ndcg@10": ndcg(scores, data.labels, data.offsets, 10)}
+            "ndcg@10": ndcg(scores, data.labels, data.offsets, k=10)}
 
 
 def fully_synthetic(seeds, sessions):
@@ -44,7 +44,7 @@ def fully_synthetic(seeds, sessions):
             log = ClickSimulator(ClickModelConfig(logging="given"), seed=seed).fit(ds).simulate(ds.train, sessions)
             g = IdentifiabilityGraph.from_log(log)
             for method in ("dla", "regression_em", "two_tower"):
-                fit = fit_embedding(log, method, seed=seed)          # to convergence (the method's cap)
+                fit = fit_embedding(log, method=method, seed=seed)          # to convergence (the method's cap)
                 rows.append({"K": K, "seed": seed, "components": g.n_components, "method": method,
                              **evaluate(log, ds.train, fit)})
             if K == 2:
@@ -54,23 +54,23 @@ def fully_synthetic(seeds, sessions):
 
 def _k2_repairs(log, ds, g, seed: int, sessions: int) -> list:
     """K = 2: no repair, merging 5, 3 or 1 with 6 (5 & 6 proposed), and interventions at minimum and random cost."""
-    fit = fit_embedding(log, "dla", seed=seed)
+    fit = fit_embedding(log, method="dla", seed=seed)
     k2 = [{"strategy": "none (disconnected)", "seed": seed, **evaluate(log, ds.train, fit)}]
     plan = plan_merges(g)
     pos = g.factors["position"].tolist()
     for a in (5, 3, 1):                      # merge a & 6: the proposed nearest pair is 5 & 6
         pairs = pd.DataFrame({"factor_a": [pos.index(a)], "factor_b": [pos.index(6)]})
         groups = MergePlan(g, pairs).factor_groups()
-        fit = fit_embedding(log, "dla", groups=groups, factors=g.factors, seed=seed)
+        fit = fit_embedding(log, method="dla", groups=groups, factors=g.factors, seed=seed)
         name = f"merge {a} & 6" + (" (proposed)" if {pos[plan.pairs.factor_a[0]],
                                                      pos[plan.pairs.factor_b[0]]} == {a, 6} else "")
         k2.append({"strategy": name, "seed": seed, **evaluate(log, ds.train, fit)})
     groups = plan.factor_groups()
-    est = fit_embedding(log, "dla", groups=groups, factors=g.factors, seed=seed)
+    est = fit_embedding(log, method="dla", groups=groups, factors=g.factors, seed=seed)
     for random_cost in (False, True):
         ip = plan_interventions(g, est.relevance, est.observation[groups], random_cost=random_cost, seed=seed)
         new = ip.apply(log, impressions=sessions // 100, seed=seed)
-        fit = fit_embedding(new, "dla", seed=seed)
+        fit = fit_embedding(new, method="dla", seed=seed)
         k2.append({"strategy": "intervention" + (" (random cost)" if random_cost else ""),
                    "seed": seed, **evaluate(new, ds.train, fit)})
     return k2
@@ -86,7 +86,7 @@ def probability_vs_contexts(spec, contexts, seeds, sessions, columns, decimals):
             log = ClickSimulator(cfg, seed=seed).fit(ds).simulate(ds.train, sessions)
             if n_ctx == 0:
                 log = type(log)._trusted(log.frame.assign(context=0), log.meta)
-            log = documents_from_features(log, ds.train.features, columns, decimals)
+            log = documents_from_features(log, ds.train.features, columns=columns, decimals=decimals)
             g = IdentifiabilityGraph.from_log(log, ["context", "position"], document="feature_doc")
             hits.append(g.identifiable)
             rows.append({"dataset": spec.split(":")[0], "contexts": n_ctx, "seed": seed,
@@ -105,7 +105,7 @@ def features_until_connected(spec, n_ctx, counts, seeds, sessions):
                .simulate(ds.train, sessions))                 # the top 10 shown, as the paper's §5.2
         for f in counts:
             f = min(f, ds.train.n_features)
-            lg = documents_from_features(log, ds.train.features, list(range(f)))
+            lg = documents_from_features(log, ds.train.features, columns=list(range(f)))
             g = IdentifiabilityGraph.from_log(lg, ["context", "position"], document="feature_doc")
             rows.append({"dataset": spec.split(":")[0], "contexts": n_ctx, "features": f, "seed": seed,
                          "documents": int(lg.frame["feature_doc"].nunique()), "components": g.n_components,
@@ -119,7 +119,7 @@ def formula_vs_mc(trials):
         for N in (500, 1000, 1500, 2000, 2500, 3000, 4000):
             rows.append({"X": 10_000, "T": T, "N": N,
                          "formula": float(identifiability_probability(N, 10_000, T)),
-                         "monte_carlo": identifiability_probability_mc(N, 10_000, T, trials, seed=N + T)})
+                         "monte_carlo": identifiability_probability_mc(N, 10_000, T, n_trials=trials, seed=N + T)})
     return pd.DataFrame(rows)
 
 
@@ -156,7 +156,7 @@ def k1() -> None:
     for seed in (0, 1, 2):
         ds = load_dataset("ig:1", seed=seed)
         log = ClickSimulator(ClickModelConfig(logging="given"), seed=seed).fit(ds).simulate(ds.train, 3_000_000)
-        recs.append({"seed": seed, **evaluate(log, ds.train, fit_embedding(log, "dla", n_iter=200, seed=seed))})
+        recs.append({"seed": seed, **evaluate(log, ds.train, fit_embedding(log, method="dla", n_iter=200, seed=seed))})
     df = pd.DataFrame(recs)
     OUT.mkdir(parents=True, exist_ok=True)
     df.to_csv(OUT / "identifiability_k1_3m.csv", index=False)

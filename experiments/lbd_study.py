@@ -65,7 +65,7 @@ def run(figure: str, seeds, jobs):
 def _pbm(figure: str, seeds: list, jobs: int, t0: float) -> None:
     algs = ["naive", "ips", "dla", "regression_em", "two_tower", "pair_debias", "lbd", "oracle"]
     base = ExperimentSpec(n_sessions=20_000, train=TrainConfig(steps=600))
-    df = run_grid(base, {"train.algorithm": algs}, seeds, n_jobs=jobs)
+    df = run_grid(base, {"train.algorithm": algs}, seeds=seeds, n_jobs=jobs)
     s = summarise(df, "algorithm", ["ndcg@1", "ndcg@5", "ndcg@10", "map"])
     naive = df[df.algorithm == "Naive"].sort_values("seed")["ndcg@10"].to_numpy()
     tests = "\n".join(f"- {a} − Naive: {paired_test(g.sort_values('seed')['ndcg@10'], naive)['mean_diff']:+.4f} "
@@ -82,7 +82,7 @@ def _fig3(figure: str, seeds: list, jobs: int, t0: float) -> None:
     dataset, what, topk = FIG3_DATA[figure]
     spec = ExperimentSpec(dataset=dataset, n_sessions=20_000, train=TrainConfig(steps=600),
                           click=ClickModelConfig(topk=topk))
-    df = run_grid(spec, {"click.coupling": SWEEP, "train.algorithm": FIG3_ALGS}, seeds, n_jobs=jobs)
+    df = run_grid(spec, {"click.coupling": SWEEP, "train.algorithm": FIG3_ALGS}, seeds=seeds, n_jobs=jobs)
     s = summarise(df, ["click.coupling", "algorithm"], ["ndcg@10"])
     groups = ["Naive", "DLA", "IPS", "RegressionEM", "PairDebias", "Vectorization", "LBD"]
     ablate = ["LBD", "LBD_Lips", "LBD_Ber", "Unlimited", "Naive"]
@@ -108,7 +108,7 @@ def _fig3c(figure: str, seeds: list, jobs: int, t0: float) -> None:
     algs = ["naive", "hte", "hte_oracle", "lbd_hte_oracle", "lbd"]
     spec = ExperimentSpec(dataset=data_spec("yahoo_sample"), n_sessions=20_000, train=TrainConfig(steps=600),
                           click=ClickModelConfig(topk=10))
-    df = run_grid(spec, {"click.coupling": SWEEP, "train.algorithm": algs}, seeds, n_jobs=jobs)
+    df = run_grid(spec, {"click.coupling": SWEEP, "train.algorithm": algs}, seeds=seeds, n_jobs=jobs)
     s = summarise(df, ["click.coupling", "algorithm"], ["ndcg@10"])
     wide = s.pivot(index="click.coupling", columns="algorithm", values="ndcg@10")
     md = (f"# LBD Fig. 3c: HTE with intervention data — Yahoo! sample, top-10 ({len(seeds)} seeds)\n\n"
@@ -129,7 +129,7 @@ def _table1(figure: str, seeds: list, jobs: int, t0: float) -> None:
                               click=ClickModelConfig(topk=10, coupling=0.1))
         d = run_grid(spec, {"train.algorithm": ["naive", "dla", "regression_em", "pair_debias", "vectorization",
                                                 "unlimited", "lbd_lips", "lbd_ber", "lbd", "oracle"]},
-                     seeds, n_jobs=jobs)
+                     seeds=seeds, n_jobs=jobs)
         d["model"] = model
         rows.append(d)
     df = pd.concat(rows, ignore_index=True)
@@ -149,7 +149,7 @@ def _fig4(figure: str, seeds: list, jobs: int, t0: float) -> None:
     if figure == "fig4_yahoo":
         spec = ExperimentSpec(dataset=data_spec("yahoo_sample"), n_sessions=20_000, click=ClickModelConfig(topk=10),
                               train=TrainConfig(algorithm="lbd", steps=600))
-    df = run_grid(spec, grid, seeds, n_jobs=jobs)
+    df = run_grid(spec, grid, seeds=seeds, n_jobs=jobs)
     best = best_cells(df).rename(columns={"valid_ndcg@10": "valid nDCG@10 (selects)", "ndcg@10": "test nDCG@10"})
     best["Table 3 (λ, t)"] = [str(lbd_table3(c)) for c in best["click.coupling"]]
     md = (f"# LBD Fig. 4: (λ, t) heat-maps per coupling level ({len(seeds)} seeds, {where}, DNN)\n\n"
@@ -163,7 +163,7 @@ def _fig4_quick(figure: str, seeds: list, jobs: int, t0: float) -> None:
     # the Heat-maps page's quick grid at its defaults, once per seed: how often does one seed pick Table 3's cell?
     from ultr_core.studies.validation import table3_agreement
     grid = fig4_grid(FIG4_QUICK_COUPLING)
-    df = run_grid(ExperimentSpec(n_sessions=20_000, train=TrainConfig(algorithm="lbd", steps=400)), grid, seeds,
+    df = run_grid(ExperimentSpec(n_sessions=20_000, train=TrainConfig(algorithm="lbd", steps=400)), grid, seeds=seeds,
                   n_jobs=jobs)
     per_seed = pd.concat([table3_agreement(g).assign(seed=s) for s, g in df.groupby("seed")])
     pooled = table3_agreement(df)
@@ -185,7 +185,7 @@ def _fig4_quick(figure: str, seeds: list, jobs: int, t0: float) -> None:
 
 def _mq2008(figure: str, seeds: list, jobs: int, t0: float) -> None:
     df = run_grid(ExperimentSpec(dataset=data_spec("mq2008"), n_sessions=50_000, train=TrainConfig(steps=600)),
-                  {"train.algorithm": ["naive", "ips", "dla", "oracle"]}, seeds, n_jobs=jobs)
+                  {"train.algorithm": ["naive", "ips", "dla", "oracle"]}, seeds=seeds, n_jobs=jobs)
     s = summarise(df, "algorithm", ["ndcg@1", "ndcg@5", "ndcg@10", "map"])
     md = (f"# MQ2008 fold 1 with simulated clicks (PBM η = 1, 50,000 sessions, {len(seeds)} seeds, DNN)\n\n"
           + table(s, ["algorithm"], ["ndcg@1", "ndcg@5", "ndcg@10", "map"])

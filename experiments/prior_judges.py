@@ -33,7 +33,7 @@ def log_and_judges(seed: int, n_sessions: int = 3000, n_queries: int = 300, per_
     qq, dd = np.meshgrid(np.arange(n_queries), np.arange(per_query), indexing="ij")
     grades = np.minimum((alpha * 5).astype(int), 4)
     qrels = "".join(f"{x} 0 {y} {g}\n" for x, y, g in zip(qq.ravel(), dd.ravel(), grades.ravel()))
-    return frame, read_judgements(qrels.encode(), "truth", grades=(0, 4))
+    return frame, read_judgements(qrels.encode(), name="truth", grades=(0, 4))
 
 
 def main() -> None:

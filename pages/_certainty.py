@@ -127,7 +127,7 @@ def _plan(g, u, key, bias, where: str) -> None:
                            help="how long each swapped document is shown at its new factor")
         try:
             plan = memo(("certainty-plan", key, tuple(bias), steps, objective, int(m)),
-                        lambda: certainty_report(g, steps, int(m), objective, u))
+                        lambda: certainty_report(g, steps=steps, impressions=int(m), objective=objective, u=u))
         except ConfigError as e:
             st.info(escape_markdown(e))
             return

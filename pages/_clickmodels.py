@@ -98,7 +98,7 @@ def uploaded_judgements(up):
     receives it parsed, never the bytes to parse again)."""
     data = up.getvalue()
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    return memo(("judgements-file", digest), lambda: read_judgements(data, "judgements"), own=True), digest
+    return memo(("judgements-file", digest), lambda: read_judgements(data, name="judgements"), own=True), digest
 
 
 def _judges(out: dict, prefix: str, key) -> None:

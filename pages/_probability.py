@@ -9,7 +9,7 @@ from ultr_core.identifiability import probability_table
 
 @st.cache_data(show_spinner="Monte Carlo …", max_entries=16)
 def _prob(n, x, contexts, positions, trials, seed):
-    return probability_table(n, x, contexts, positions, trials, seed)
+    return probability_table(n, x, contexts, n_positions=positions, n_trials=trials, seed=seed)
 
 
 def contexts_section() -> None:

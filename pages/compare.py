@@ -121,8 +121,9 @@ def _start(c: dict):
     try:
         key = SWEEPS[c["sweep_name"]]
         values = [x for x in c["values_txt"].replace(";", ",").split(",") if x.strip()] if key else []
-        base, grid = comparison_grid(c["p"]["base"], [NAMES[m] for m in c["methods"]], key, values, c["sessions"],
-                                     c["steps"], max_sessions=APP_MAX_SWEEP_SESSIONS)
+        base, grid = comparison_grid(c["p"]["base"], [NAMES[m] for m in c["methods"]], sweep=key, values=values,
+                                     n_sessions=c["sessions"],
+                                     steps=c["steps"], max_sessions=APP_MAX_SWEEP_SESSIONS)
         check_cells(expand_grid(base, grid, [0]))   # every grid key and cell checked before anything runs
     except (ConfigError, ValueError) as e:
         st.error(f"Check the settings — {escape_markdown(e)}")

@@ -187,8 +187,8 @@ def _cell_curves(df, event):
     recs = [{"algorithm": f"seed {r.seed}", **h} for r in cell.itertuples() for h in r.history]
     st.subheader(f"η_c = {lv:g}, λ = {lam:g}, t = {t:g}")
     a, b = st.columns(2)
-    a.plotly_chart(training_curves_figure(recs, "loss", "training loss"), key="cell_loss")
-    b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10"), key="cell_ndcg")
+    a.plotly_chart(training_curves_figure(recs, key="loss", title="training loss"), key="cell_loss")
+    b.plotly_chart(training_curves_figure(recs, key="valid_ndcg@10", title="validation nDCG@10"), key="cell_ndcg")
 
 
 run_page(main)

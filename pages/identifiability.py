@@ -241,9 +241,10 @@ def _graph(an) -> None:
                             "drawn by plotly")
     if drawing == "interactive":
         # the page is ours: user labels sit only inside pyvis' tojson-escaped data (see the factory)
-        st.iframe(identifiability_graph_html(view, merges, swaps, height=GRAPH_PX), height=GRAPH_PX)  # card = frame
+        st.iframe(identifiability_graph_html(view, merges=merges, swaps=swaps, height=GRAPH_PX),
+                  height=GRAPH_PX)  # card = frame
     else:
-        st.plotly_chart(identifiability_graph_figure(view, merges, swaps), key="ig_graph")
+        st.plotly_chart(identifiability_graph_figure(view, merges=merges, swaps=swaps), key="ig_graph")
     st.caption("Drawing rule: up to 150 factors are drawn with their IG edges (at most 600, sampled); larger "
                "graphs are drawn with each component contracted to one node, the 149 largest kept and the rest "
                "pooled as 'other'.")

@@ -340,7 +340,7 @@ def _first_seed(job, n_methods: int):
 def _show_curves(job, present: bool) -> None:                 # the live parts, each its own small fragment
     recs = job.records if job is not None else []
     fig = job_figure(job, f"pg-curves-{present}", lambda: _tile(present)(training_curves_figure(
-        recs, "valid_ndcg@3", "validation nDCG@3 (live)", references=("Naive", "Oracle"))
+        recs, key="valid_ndcg@3", title="validation nDCG@3 (live)", references=("Naive", "Oracle"))
     ).update_yaxes(title_text="nDCG@3"), len(recs))           # the title names the split: a short axis title
     st.plotly_chart(fig, key="pg_curves")
 

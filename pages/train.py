@@ -259,11 +259,12 @@ def _show(job, truth, seed, users="pbm"):
                                                     f"({job.elapsed:.0f} s)")
     a, b = st.columns(2)
     refs = st.session_state.get("train_refs", ())
-    a.plotly_chart(training_curves_figure([r for r in recs if r["algorithm"] not in refs], "loss", "training loss"),
+    a.plotly_chart(training_curves_figure([r for r in recs if r["algorithm"] not in refs], key="loss",
+                                          title="training loss"),
                    key="live_loss")
     a.caption("Losses of debiasing methods are re-weighted by their current bias estimate (e.g. DLA's ô₁/ô_p), "
               "so they can rise while the estimate sharpens; validation nDCG is the number to watch.")
-    b.plotly_chart(training_curves_figure(recs, "valid_ndcg@10", "validation nDCG@10", references=refs),
+    b.plotly_chart(training_curves_figure(recs, key="valid_ndcg@10", title="validation nDCG@10", references=refs),
                    key="live_ndcg")
     curves = live_observation_curves(recs, truth)
     if len(curves) > 1:                                # an estimate beside the truth

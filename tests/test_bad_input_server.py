@@ -132,8 +132,10 @@ def test_compare_sweep_sessions_are_bounded():
     from ultr_core.simulation.simulated import APP_MAX_SWEEP_SESSIONS
     from ultr_core.studies.presets import comparison_grid
     with pytest.raises(ConfigError, match="6,000,000 sessions per run exceed the app's 100,000"):
-        comparison_grid({}, ["naive"], "n_sessions", ["5000", "6000000"], max_sessions=APP_MAX_SWEEP_SESSIONS)
-    base, grid = comparison_grid({}, ["naive"], "n_sessions", ["5000"], max_sessions=APP_MAX_SWEEP_SESSIONS)
+        comparison_grid({}, ["naive"], sweep="n_sessions", values=["5000", "6000000"],
+                        max_sessions=APP_MAX_SWEEP_SESSIONS)
+    base, grid = comparison_grid({}, ["naive"], sweep="n_sessions", values=["5000"],
+                                 max_sessions=APP_MAX_SWEEP_SESSIONS)
     assert grid["n_sessions"] == [5000]
 
 

@@ -45,7 +45,7 @@ def _oracle(df: pd.DataFrame, method: str) -> dict:
 def test_intervention_harvesting_matches_an_independent_implementation(method):
     df, _ = random_log(seed=1, n_sessions=800)
     g = IdentifiabilityGraph.from_counts(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]))
-    got = estimate_bias(g, method, n_bootstrap=0).set_index("position")["estimate"]
+    got = estimate_bias(g, method=method, n_bootstrap=0).set_index("position")["estimate"]
     want = _oracle(df, method)
     np.testing.assert_allclose(got.loc[list(want)].to_numpy(), list(want.values()), rtol=1e-10)
 
@@ -54,7 +54,7 @@ def test_intervention_harvesting_matches_an_independent_implementation(method):
 def test_estimators_recover_the_true_curve_with_intervals(method):
     df, truth = random_log(seed=2, n_sessions=20_000)
     g = IdentifiabilityGraph.from_counts(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]))
-    est = estimate_bias_full(g, method, n_bootstrap=40, seed=0)
+    est = estimate_bias_full(g, method=method, n_bootstrap=40, seed=0)
     t = est.table.sort_values("position")
     assert np.abs(t["estimate"].to_numpy() - truth).max() < 0.04
     inside = (t["lower"] - 0.01 <= truth) & (truth <= t["upper"] + 0.01)
@@ -97,6 +97,6 @@ def test_all_pairs_bootstrap_interval_contains_its_estimate_when_bias_exceeds_on
     rows = [("q0", f"d{(s + p) % 3}", p, int((s * p) % 4 == 0)) for s in range(300) for p in (1, 2, 3)]
     df = pd.DataFrame(rows, columns=["query_id", "doc_id", "position", "click"])
     g = IdentifiabilityGraph.from_counts(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]))
-    t = estimate_bias(g, "all_pairs", n_bootstrap=30)
+    t = estimate_bias(g, method="all_pairs", n_bootstrap=30)
     assert t["estimate"].max() > 1.5
     assert ((t["lower"] <= t["estimate"] + 1e-6) & (t["estimate"] <= t["upper"] + 1e-6)).all()

@@ -53,8 +53,8 @@ def test_the_plan_scores_its_candidates_in_chunks_of_bounded_memory_with_the_sam
     from ultr_core.identifiability import design
     doc, fac, n, c, D, F = _chain(5, n_docs=300, n_pos=8)
     u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
-    whole = design.certainty_plan(u, 4, 100)
+    whole = design.certainty_plan(u, steps=4, impressions=100)
     monkeypatch.setattr(design, "_CHUNK_NUMBERS", 50)            # a few candidates per chunk
-    chunked = design.certainty_plan(u, 4, 100)
+    chunked = design.certainty_plan(u, steps=4, impressions=100)
     assert chunked.swaps == whole.swaps and len(whole.swaps) == 4
     assert np.allclose(chunked.worst_after, whole.worst_after, rtol=1e-9)

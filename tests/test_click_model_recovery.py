@@ -73,5 +73,5 @@ def test_parameters_fall_inside_their_bootstrap_intervals(model, floor):
     """90 % session-bootstrap intervals (20 bootstraps, 20,000 sessions) hold most generating values: UBM's
     examination ratios, CM's and DCM's attractiveness and DCM's λ_r (docs/click_model_recovery.md: 50 bootstraps)."""
     from ultr_core.clickmodels.recovery import bootstrap_coverage
-    for row in bootstrap_coverage(model, 20_000, n_boot=20, seed=0):
+    for row in bootstrap_coverage(model, n_sessions=20_000, n_boot=20, seed=0):
         assert row["covered"] >= floor, row

@@ -175,7 +175,7 @@ def test_pbm_on_ragged_lists_equals_em_on_cell_counts(seed):
     w = np.broadcast_to(t.weight[:, None], t.pairs.shape)[t.mask]
     size = t.n_pairs * t.depth
     attr, exam = pbm_counts(np.bincount(cells, w, size), np.bincount(cells, w * t.clicks[t.mask], size), t.n_pairs,
-                            t.depth, 50, (1.0, 2.0))
+                            t.depth, n_iter=50, prior=(1.0, 2.0))
     seen = np.bincount(cells, w, size).reshape(t.n_pairs, t.depth).sum(1) > 0
     assert np.allclose(m.exam, exam, atol=1e-10) and np.allclose(m.attr[seen], attr[seen], atol=1e-10)
 

@@ -124,7 +124,7 @@ def test_unusable_scores_files_say_why(bad, problem):
 def test_judged_dcg_matches_hand_computed_value():
     s, f = _toy()                       # candidate b, a; grades a 2, b 1: DCG@2 = (2¹ − 1)/1 + (2² − 1)/log₂3
     arrays = SessionArrays.from_frame(TOY, "toy")
-    j = read_judgements(b"q 0 a 2\nq 0 b 1\n", "qrels")
+    j = read_judgements(b"q 0 a 2\nq 0 b 1\n", name="qrels")
     out = judged_value(j, arrays, s, np.array([1, 2, 3]), np.array([3.0]), 20, 0)
     assert out["dcg@2"]["estimate"] == pytest.approx(1 + 3 / np.log2(3))
     assert out["logged_dcg@2"]["estimate"] == pytest.approx(3 + 1 / np.log2(3))     # production a, b

@@ -78,7 +78,7 @@ def test_position_blocks():
 
 
 def test_identifiability_data_shape():
-    d = make_identifiability_data(2, seed=1)
+    d = make_identifiability_data(n_components=2, seed=1)
     assert d.n_queries == 1150 and d.n_rows == 11500 and d.n_features == 0
     assert len(np.unique(d.doc_ids)) == 10_000          # every document is used
     pos = np.tile(np.arange(1, 11), 1150)

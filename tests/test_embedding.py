@@ -15,7 +15,7 @@ from ultr_core.simulation.simulator import ClickSimulator
 
 def small_log(K, seed=0, sessions=200_000):
     # a scaled-down fully synthetic set (1,000 documents, 115 queries) with many clicks per document
-    d = make_identifiability_data(K, n_docs=1000, n_queries=115, seed=seed)
+    d = make_identifiability_data(n_components=K, n_docs=1000, n_queries=115, seed=seed)
     ds = LTRDataset("ig", d, d, d)
     return ClickSimulator(ClickModelConfig(logging="given"), seed=seed).fit(ds).simulate(d, sessions)
 
@@ -44,7 +44,7 @@ def test_ctr_table_by_hand():
 def test_embedding_dla_recovers_relevance_when_connected(log1, method, rtol):
     """≈ 200 impressions per (document, position): the official ô = mean(ctr/r̂) is noisier than
     the least-squares update on sparse clicks (measured: 11 % off at position 6, LS within 10 %)."""
-    fit = fit_embedding(log1, method, seed=0)
+    fit = fit_embedding(log1, method=method, seed=0)
     assert fit.converged and fit.iterations < 20_000
     assert mcc(fit.relevance, truth(log1, fit)) > 0.99
     o = fit.observation / fit.observation[0]
@@ -53,17 +53,17 @@ def test_embedding_dla_recovers_relevance_when_connected(log1, method, rtol):
 
 @pytest.mark.parametrize("method", ["regression_em", "two_tower"])
 def test_other_embedding_models_recover_relevance(log1, method):
-    fit = fit_embedding(log1, method, seed=0)
+    fit = fit_embedding(log1, method=method, seed=0)
     assert mcc(fit.relevance, truth(log1, fit)) > 0.97
 
 
 def test_disconnected_is_worse_and_unstable_merging_repairs():
     log = small_log(2)
-    scores = [mcc(f.relevance, truth(log, f)) for f in (fit_embedding(log, "dla", seed=s) for s in range(3))]
+    scores = [mcc(f.relevance, truth(log, f)) for f in (fit_embedding(log, method="dla", seed=s) for s in range(3))]
     assert max(scores) < 0.97 and np.std(scores) > 0.005       # poor and seed-dependent
     g = IdentifiabilityGraph.from_log(log)
     plan = plan_merges(g)
-    fit = fit_embedding(log, "dla", groups=plan.factor_groups(), factors=g.factors, seed=0)
+    fit = fit_embedding(log, method="dla", groups=plan.factor_groups(), factors=g.factors, seed=0)
     assert mcc(fit.relevance, truth(log, fit)) > min(scores) + 0.05
 
 
@@ -76,13 +76,13 @@ def test_callbacks_stop_and_errors(log1):
         if rec["step"] >= 20:
             stop.set()
 
-    fit = fit_embedding(log1, "dla", n_iter=1000, on_step=on_step, stop=stop, every=10)
+    fit = fit_embedding(log1, method="dla", n_iter=1000, on_step=on_step, stop=stop, every=10)
     assert seen == [10, 20] and len(fit.history) == 2
-    a = fit_embedding(log1, "two_tower", n_iter=30, seed=3).relevance
-    b = fit_embedding(log1, "two_tower", n_iter=30, seed=3).relevance
+    a = fit_embedding(log1, method="two_tower", n_iter=30, seed=3).relevance
+    b = fit_embedding(log1, method="two_tower", n_iter=30, seed=3).relevance
     assert np.array_equal(a, b)
     with pytest.raises(ConfigError, match="unknown embedding method"):
-        fit_embedding(log1, "nope")
+        fit_embedding(log1, method="nope")
 
 
 def _reference_steps():
@@ -119,11 +119,11 @@ def test_the_fast_closed_form_steps_give_the_plain_formulas_bits(method, monkeyp
         n = rng.integers(0, 40, n_rows).astype(float)
         c = np.floor(n * rng.uniform(0, 1, n_rows))
         prior = (1, 2) if method == "em" else (0, 0)
-        fast = embedding.fit_counts(d, g, n, c, D, G, method, n_iter=400, seed=1, prior=prior)
+        fast = embedding.fit_counts(d, g, n, c, D, G, method=method, n_iter=400, seed=1, prior=prior)
         with monkeypatch.context() as m:
             import dataclasses
             spec = dataclasses.replace(embedding.COUNT_FIT[method], step=_reference_steps()[method])
             m.setitem(embedding.COUNT_FIT, method, spec)
-            plain = embedding.fit_counts(d, g, n, c, D, G, method, n_iter=400, seed=1, prior=prior)
+            plain = embedding.fit_counts(d, g, n, c, D, G, method=method, n_iter=400, seed=1, prior=prior)
         assert np.array_equal(fast.relevance, plain.relevance) and np.array_equal(fast.observation, plain.observation)
         assert fast.iterations == plain.iterations and fast.history == plain.history

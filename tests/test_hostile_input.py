@@ -288,7 +288,7 @@ def test_every_reported_estimate_lies_inside_its_interval(seed):
                        "position": rng.integers(1, 7, n), "click": (rng.random(n) < 0.08).astype(int)})
     g = IdentifiabilityGraph.from_counts(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]))
     for method in ("all_pairs", "pivot_one", "em"):
-        t = estimate_bias_full(g, method, n_bootstrap=40, seed=seed).table
+        t = estimate_bias_full(g, method=method, n_bootstrap=40, seed=seed).table
         both = t["estimate"].notna() & t["lower"].notna()
         assert ((t.loc[both, "lower"] <= t.loc[both, "estimate"] + 1e-6)
                 & (t.loc[both, "estimate"] <= t.loc[both, "upper"] + 1e-6)).all()

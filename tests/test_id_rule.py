@@ -79,14 +79,14 @@ def test_session_ids_that_differ_as_text_stay_apart_on_every_reader(tmp_path):
 def test_side_files_match_the_log_by_the_same_text():
     log, _ = read_user_log(b"query_id,doc_id,position,click\n08,0800,1,1\n08,0801,2,0\n", "csv", name="l.csv")
     assert sorted(log.frame["doc_key"]) == ["0800", "0801"] and set(log.frame["query_key"]) == {"08"}
-    j = read_judgements(b"query_id, doc_id, grade\n08, 0800, 2\n 08 ,0801 ,1\n", "j.csv")
+    j = read_judgements(b"query_id, doc_id, grade\n08, 0800, 2\n 08 ,0801 ,1\n", name="j.csv")
     assert j.frame[["query_id", "doc_id"]].values.tolist() == [["08", "0800"], ["08", "0801"]]
     s = read_scores(b"query_id,doc_id,score\n08 , 0800,1.5\n", "s.csv")
     assert s.frame[["query_id", "doc_id"]].values.tolist() == [["08", "0800"]]
 
 
 def test_ragged_rows_are_counted_by_line_not_a_traceback():
-    j = read_judgements(b"qid,doc,grade\n1,a,2\n2,b,1,9\n\n3,\"c,1\n", "j.csv")
+    j = read_judgements(b"qid,doc,grade\n1,a,2\n2,b,1,9\n\n3,\"c,1\n", name="j.csv")
     assert j.frame.values.tolist() == [["1", "a", 2.0]]
     assert j.counts["unreadable"] == 2 and "(lines 3, 5)" in j.notes[0]
     s = read_scores(b"qid,doc,score\nq,a,1\nq,b,2,3\n", "s.csv")
@@ -96,14 +96,14 @@ def test_ragged_rows_are_counted_by_line_not_a_traceback():
 @pytest.mark.parametrize("data", [b"qid iter docno rel\n1 0 a 2\n2 0 b 1\n", b"# TREC qrels\n1 0 a 2\n2 0 b 1\n",
                                   b"1 0 a 2\r2 0 b 1\r"])
 def test_qrels_headers_comments_and_cr_line_ends_are_read(data):
-    j = read_judgements(data, "--judgements")
+    j = read_judgements(data, name="--judgements")
     assert j.format == "qrels" and j.frame.values.tolist() == [["1", "a", 2.0], ["2", "b", 1.0]]
     assert j.counts["unreadable"] == 0
 
 
 def test_a_table_without_a_query_column_is_named_under_the_files_own_name():
     with pytest.raises(Exception, match="^--judgements: the header names no query column"):
-        read_judgements(b"doc,grade\na,1\n", "--judgements")
+        read_judgements(b"doc,grade\na,1\n", name="--judgements")
 
 
 @pytest.mark.parametrize("command", [["rankers", "--split", "nan"], ["click-models", "x.csv", "--split", "1.5"]])
@@ -120,7 +120,7 @@ def test_the_counterfactual_job_takes_the_judgements_the_page_parsed():
     from ultr_core.tasks.value_ranking import value_ranking_job as evaluate_job
     frame, _ = simulate_log("pbm", 300, n_queries=4, epsilon=0.3, seed=1)
     qrels = "".join(f"{q} 0 {d} {(q + d) % 3}\n" for q in range(4) for d in range(20)).encode()
-    parsed = evaluate_job(frame, "log", "production", None, "pbm", 3, read_judgements(qrels, "judgements"))
+    parsed = evaluate_job(frame, "log", "production", None, "pbm", 3, read_judgements(qrels, name="judgements"))
     again = evaluate_job(frame, "log", "production", None, "pbm", 3, qrels)
     assert parsed["judged"] == again["judged"] and parsed["judged"]["judged_share"] > 0
 

@@ -115,7 +115,7 @@ def test_merging_matches_brute_force_mst(seed):
     X = bias_feature_vectors(g, cv)
     assert X.shape == (g.n_factors, 11)
     assert np.allclose(X[:, -1], 10 * g.factors["position"])
-    plan = plan_merges(g, X, k=4)     # small k forces the exact Borůvka fallback too
+    plan = plan_merges(g, vectors=X, k=4)     # small k forces the exact Borůvka fallback too
     assert len(plan.pairs) == g.n_components - 1
     assert plan.merged_graph().n_components == 1
     assert plan.total_cost == pytest.approx(_brute_force_mst_cost(g, X))
@@ -230,7 +230,7 @@ def test_interactive_graph_html_is_offline_and_carries_no_markup():
                           "v": ["<b>x</b>", "</script><script>alert(1)</script>", "a", '<img src=x onerror="y">'],
                           "impressions": 1, "clicks": 0})
     g = IdentifiabilityGraph.from_counts(CountTable(frame, ("doc",), ("position", "v")))
-    html = identifiability_graph_html(g.display_graph(), plan_merges(g).pairs)
+    html = identifiability_graph_html(g.display_graph(), merges=plan_merges(g).pairs)
     assert "vis.DataSet" in html and "vis-network" in html                      # vis-network inlined
     assert not re.findall(r'(?:src|href)="https?://', html)                      # nothing fetched
     for raw in ("<b>x</b>", "</script><script>alert(1)", "<img src=x"):

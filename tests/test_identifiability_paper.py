@@ -16,7 +16,7 @@ from ultr_core.simulation.synthetic_logs import binomial_ctr_table
 
 @pytest.mark.parametrize("K", [1, 2, 3, 4])
 def test_paper_data_has_the_papers_blocks_as_components(K):
-    data = make_paper_identifiability_data(K, seed=K)
+    data = make_paper_identifiability_data(n_components=K, seed=K)
     table, r, o = binomial_ctr_table(data, seed=K)
     g = IdentifiabilityGraph.from_counts(table)
     assert g.n_components == K
@@ -29,7 +29,7 @@ def test_paper_data_has_the_papers_blocks_as_components(K):
 
 
 def test_paper_data_labels_relevance_and_binomial_ctrs():
-    data = make_paper_identifiability_data(2, seed=0)
+    data = make_paper_identifiability_data(n_components=2, seed=0)
     shares = np.bincount(data.labels, minlength=5) / data.n_rows
     assert np.abs(shares - PAPER_LABEL_SHARES).max() < 0.03          # skewed: ≈ 39/34/23/4/1 %
     table, r, o = binomial_ctr_table(data, seed=0)
@@ -74,13 +74,13 @@ def test_dla_update_matches_the_equations_step_by_step():
     r, o = r0, o0
     for step in range(1, 6):
         r, o = _dla_step_by_loops(d, g, n, c, r, o)
-        fit = fit_counts(d, g, n, c, 4, 3, "dla", n_iter=step, tol=0.0, init=(r0, o0))
+        fit = fit_counts(d, g, n, c, 4, 3, method="dla", n_iter=step, tol=0.0, init=(r0, o0))
         assert np.allclose(fit.relevance, r, rtol=1e-12) and np.allclose(fit.observation, o, rtol=1e-12)
-    ones = fit_counts(d, g, n, c, 4, 3, "dla", n_iter=1, tol=0.0, init="ones", seed=1)
+    ones = fit_counts(d, g, n, c, 4, 3, method="dla", n_iter=1, tol=0.0, init="ones", seed=1)
     r1 = np.random.default_rng(1).uniform(0, 1, 4)                 # DLA_I: r̂ random, ô starts at 1
     assert np.allclose(ones.relevance, _dla_step_by_loops(d, g, n, c, r1, np.ones(3))[0])
     with pytest.raises(ConfigError, match="init"):
-        fit_counts(d, g, n, c, 4, 3, "dla", init="zeros")
+        fit_counts(d, g, n, c, 4, 3, method="dla", init="zeros")
 
 
 def test_regression_em_and_two_tower_follow_the_official_updates():
@@ -96,18 +96,18 @@ def test_regression_em_and_two_tower_follow_the_official_updates():
     o = np.array([sum(n[i] * (c[i] / n[i] + (1 - c[i] / n[i]) * o0[f] * (1 - r[d[i]]) / (1 - o0[f] * r[d[i]]))
                       for i in range(5) if g[i] == f) / sum(n[i] for i in range(5) if g[i] == f)
                   for f in range(2)]).clip(0, 1)
-    fit = fit_counts(d, g, n, c, 3, 2, "regression_em", n_iter=1, tol=0.0, init=(r0, o0))
+    fit = fit_counts(d, g, n, c, 3, 2, method="regression_em", n_iter=1, tol=0.0, init=(r0, o0))
     assert np.allclose(fit.relevance, r) and np.allclose(fit.observation, o)
-    tt = fit_counts(d, g, n, c, 3, 2, "two_tower", n_iter=1, tol=0.0, lr=0.0, seed=0)
+    tt = fit_counts(d, g, n, c, 3, 2, method="two_tower", n_iter=1, tol=0.0, lr=0.0, seed=0)
     assert np.allclose(tt.relevance, 0.5)
 
 
 def test_fits_run_to_convergence_and_say_so():
-    data = make_paper_identifiability_data(1, seed=0)
+    data = make_paper_identifiability_data(n_components=1, seed=0)
     table, r, o = binomial_ctr_table(data, seed=0)
-    out = fit_repaired(table, r, o, data)
+    out = fit_repaired(table, r, o, data=data)
     assert out["converged"] and 100 < out["iterations"] < 20_000 and out["mcc"] > 0.999
-    capped = fit_repaired(table, r, o, data, max_iter=50)
+    capped = fit_repaired(table, r, o, data=data, max_iter=50)
     assert not capped["converged"] and capped["iterations"] == 50
 
 
@@ -117,14 +117,14 @@ def test_table1_shape_on_the_papers_data(seed):
     """Identifiability Matters, Table 1 / Fig. 3b: DLA recovers relevance only for K = 1; node
     intervention reaches MCC ≥ 0.99 for K = 2–4 and is at least as good as node merging."""
     for K in (1, 2, 3, 4):
-        data = make_paper_identifiability_data(K, seed=seed)
+        data = make_paper_identifiability_data(n_components=K, seed=seed)
         table, r, o = binomial_ctr_table(data, seed=seed)
-        plain = fit_repaired(table, r, o, data, seed=seed)
+        plain = fit_repaired(table, r, o, data=data, seed=seed)
         if K == 1:
             assert plain["mcc"] > 0.99
             continue
-        merged = fit_repaired(table, r, o, data, repair="merge", seed=seed)
-        fixed = fit_repaired(table, r, o, data, repair="intervene", seed=seed)
+        merged = fit_repaired(table, r, o, data=data, repair="merge", seed=seed)
+        fixed = fit_repaired(table, r, o, data=data, repair="intervene", seed=seed)
         assert plain["mcc"] < 0.9, (K, plain["mcc"])
         assert fixed["components_after"] == 1 and fixed["interventions"] == K - 1
         assert fixed["mcc"] >= 0.99 and fixed["mcc"] >= merged["mcc"] - 1e-6, (K, fixed["mcc"], merged["mcc"])
@@ -157,7 +157,8 @@ def test_ig_fit_cli_on_an_ultra_directory_and_a_labelled_log(tmp_path, capsys):
 
     from ultr_core.data.dataset import LTRDataset, RankingData
     from ultr_core.data.loaders import save_ultra
-    d = make_paper_identifiability_data(1, n_queries=120, docs_per_position=100, shared_per_edge=10, seed=0)
+    d = make_paper_identifiability_data(n_components=1, n_queries=120, docs_per_position=100, shared_per_edge=10,
+                                        seed=0)
     # one-hot documents as the official data: a document is its feature vector (rows repeat it)
     one = RankingData(np.eye(int(d.doc_ids.max()) + 1, dtype=np.float32)[d.doc_ids], d.qids, d.labels,
                       np.arange(d.n_rows).astype(str))
@@ -191,50 +192,50 @@ def test_ig_fit_cli_on_an_ultra_directory_and_a_labelled_log(tmp_path, capsys):
 def test_iteration_caps_per_method_follow_the_official_code(monkeypatch):
     import ultr_core.identifiability.embedding as emb
     assert emb.MAX_ITERS["regression_em"] == 100_000 and emb.MAX_ITERS["dla"] == emb.MAX_ITERS["two_tower"] == 20_000
-    data = make_paper_identifiability_data(1, seed=0)
+    data = make_paper_identifiability_data(n_components=1, seed=0)
     table, r, o = binomial_ctr_table(data, seed=0)
     g = IdentifiabilityGraph.from_counts(table)
     import dataclasses
     monkeypatch.setitem(emb.COUNT_FIT, "regression_em", dataclasses.replace(emb.COUNT_FIT["regression_em"], max_iter=7))
-    res = fit_counts(g.doc, g.fac, g.impressions, g.clicks, g.n_documents, g.n_factors, "regression_em", tol=0)
+    res = fit_counts(g.doc, g.fac, g.impressions, g.clicks, g.n_documents, g.n_factors, method="regression_em", tol=0)
     assert res.iterations == 7 and not res.converged          # n_iter=None → the method's cap
 
 
 def test_fig4b_merging_nearer_positions_recovers_more():
     """K = 2 (blocks {1–4}, {5–10}): merging 4 & 5 (planned) beats 3 & 5 beats 2 & 5, as the paper's
     Fig. 4b (its positions count from 0)."""
-    data = make_paper_identifiability_data(2, seed=0)
+    data = make_paper_identifiability_data(n_components=2, seed=0)
     table, r, o = binomial_ctr_table(data, seed=0)
-    m = {a: fit_repaired(table, r, o, data, repair="merge", merge_positions=[(a, 5)])["mcc"] for a in (2, 3, 4)}
+    m = {a: fit_repaired(table, r, o, data=data, repair="merge", merge_positions=[(a, 5)])["mcc"] for a in (2, 3, 4)}
     assert m[4] > m[3] + 0.05 > m[2] + 0.1
     with pytest.raises(ConfigError, match="merge_positions"):
-        fit_repaired(table, r, o, data, repair="merge", merge_positions=[(4, 11)])
+        fit_repaired(table, r, o, data=data, repair="merge", merge_positions=[(4, 11)])
 
 
 def test_explicit_factor_groups_are_a_merge():
     """``factor_groups`` (another implementation's merge map) fits one parameter per label: the planned
     merge's own groups give the planned result, one label for all factors gives No debias."""
-    data = make_paper_identifiability_data(2, seed=0)
+    data = make_paper_identifiability_data(n_components=2, seed=0)
     table, r, o = binomial_ctr_table(data, seed=0)
     g = IdentifiabilityGraph.from_counts(table)
-    planned = fit_repaired(table, r, o, data, repair="merge")
-    same = fit_repaired(table, r, o, data, repair="merge", factor_groups=plan_merges(g).factor_groups() * 7 + 3)
+    planned = fit_repaired(table, r, o, data=data, repair="merge")
+    same = fit_repaired(table, r, o, data=data, repair="merge", factor_groups=plan_merges(g).factor_groups() * 7 + 3)
     assert same["mcc"] == pytest.approx(planned["mcc"], abs=1e-12) and same["components_after"] == 1
-    one = fit_repaired(table, r, o, data, repair="merge", factor_groups=np.full(g.n_factors, "x"))
-    assert one["mcc"] == pytest.approx(fit_repaired(table, r, o, data, method="no_debias")["mcc"], abs=1e-12)
+    one = fit_repaired(table, r, o, data=data, repair="merge", factor_groups=np.full(g.n_factors, "x"))
+    assert one["mcc"] == pytest.approx(fit_repaired(table, r, o, data=data, method="no_debias")["mcc"], abs=1e-12)
     assert one["observation_parameters"] == 1
     with pytest.raises(ConfigError, match="one label per factor"):
-        fit_repaired(table, r, o, data, repair="merge", factor_groups=[0, 1])
+        fit_repaired(table, r, o, data=data, repair="merge", factor_groups=[0, 1])
     with pytest.raises(ConfigError, match="factor_groups"):
-        fit_repaired(table, r, o, data, factor_groups=np.zeros(g.n_factors))
+        fit_repaired(table, r, o, data=data, factor_groups=np.zeros(g.n_factors))
 
 
 @pytest.mark.slow
 def test_fig4a_random_cost_interventions_are_worse_than_min_cost():
-    data = make_paper_identifiability_data(2, seed=0)
+    data = make_paper_identifiability_data(n_components=2, seed=0)
     table, r, o = binomial_ctr_table(data, seed=0)
-    best = fit_repaired(table, r, o, data, repair="intervene")
-    rand = fit_repaired(table, r, o, data, repair="intervene", random_intervention=True)
+    best = fit_repaired(table, r, o, data=data, repair="intervene")
+    rand = fit_repaired(table, r, o, data=data, repair="intervene", random_intervention=True)
     assert best["components_after"] == rand["components_after"] == 1
     assert best["mcc"] > 0.99 and rand["mcc"] < best["mcc"] - 0.1
 

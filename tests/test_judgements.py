@@ -15,16 +15,16 @@ from ultr_core.logs.judgements import read_judgements
 
 
 def test_qrels_and_tables_are_sniffed_and_every_dropped_row_is_counted_by_line():
-    j = read_judgements(b"q1 0 a 2\nq1 0 b 0\nq1 0 a 1\nq2 0 c 9\nbroken\nq3 0 d nan\n", "j")
+    j = read_judgements(b"q1 0 a 2\nq1 0 b 0\nq1 0 a 1\nq2 0 c 9\nbroken\nq3 0 d nan\n", name="j")
     assert j.format == "qrels" and j.frame.values.tolist() == [["q1", "a", 2.0], ["q1", "b", 0.0]]
     assert j.counts == {"unreadable": 2, "out_of_range": 1, "duplicates": 1, "conflicting_duplicates": 1}
     assert j.notes == ("2 rows unreadable (not query, document, grade) (lines 5, 6)",
                        "1 row with a grade outside 0–5 left out (line 4)",
                        "1 row repeating a (query, document) pair left out, the first kept (1 with another grade) "
                        "(line 3)")
-    t = read_judgements(b"QID,URL,Label\n7,u1,3\n7,u2,\n", "j.csv")
+    t = read_judgements(b"QID,URL,Label\n7,u1,3\n7,u2,\n", name="j.csv")
     assert t.format == "table" and t.frame.values.tolist() == [["7", "u1", 3.0]] and t.counts["unreadable"] == 1
-    tsv = read_judgements(b"query_id\tdoc_id\tgrade\n1\t2\t1\n", "j.tsv", grades=(0, 1))
+    tsv = read_judgements(b"query_id\tdoc_id\tgrade\n1\t2\t1\n", name="j.tsv", grades=(0, 1))
     assert tsv.frame.values.tolist() == [["1", "2", 1.0]]
 
 
@@ -34,7 +34,7 @@ def test_qrels_and_tables_are_sniffed_and_every_dropped_row_is_counted_by_line()
                                         (b"q 0 d 9\n", "no judgement is left")])
 def test_bad_judgement_files_say_what_is_wrong_without_their_content(data, says):
     with pytest.raises(DataFormatError, match=says) as e:
-        read_judgements(data, "upload")
+        read_judgements(data, name="upload")
     assert "\\x" not in str(e.value)
 
 

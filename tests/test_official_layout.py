@@ -26,7 +26,7 @@ def write_official_layout(folder: Path, k: int, seed: int = 0, n_queries: int = 
     per document (ids 0…n−1), init_list lines ``qid row row …`` pointing at them from many queries,
     labels aligned by line.  ``duplicate_rows`` appends copies of the first rows' vectors and points
     the first query at them (the same documents under other row numbers)."""
-    d = make_paper_identifiability_data(k, n_queries=n_queries, docs_per_position=per_position,
+    d = make_paper_identifiability_data(n_components=k, n_queries=n_queries, docs_per_position=per_position,
                                         shared_per_edge=shared, seed=seed)
     n_docs = 10 * per_position
     (folder / "train").mkdir(parents=True)
@@ -145,10 +145,10 @@ def test_stacked_components_equal_each_component_estimated_alone(method):
     table = CountTable.from_log(df, ["position"], ["query_id", "doc_id"])
     g = IdentifiabilityGraph.from_counts(table)
     assert g.n_components == 2
-    both = estimate_bias_full(g, method, n_bootstrap=0).table.set_index("position")["estimate"]
+    both = estimate_bias_full(g, method=method, n_bootstrap=0).table.set_index("position")["estimate"]
     for half in (df[df["position"] <= 4], df[df["position"] > 4]):
         alone = IdentifiabilityGraph.from_counts(CountTable.from_log(half, ["position"], ["query_id", "doc_id"]))
-        one = estimate_bias_full(alone, method, n_bootstrap=0).table.set_index("position")["estimate"]
+        one = estimate_bias_full(alone, method=method, n_bootstrap=0).table.set_index("position")["estimate"]
         np.testing.assert_allclose(both.loc[one.index].to_numpy(), one.to_numpy(), rtol=1e-6, atol=1e-8)
     assert both.loc[1] == both.loc[5] == 1.0          # each component normalised at its own first position
 
@@ -156,10 +156,10 @@ def test_stacked_components_equal_each_component_estimated_alone(method):
 def test_the_work_rule_is_applied_and_stated():
     df = _two_component_log()
     g = IdentifiabilityGraph.from_counts(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]))
-    est = estimate_bias_full(g, "pivot_one", n_bootstrap=5, max_components=1)
+    est = estimate_bias_full(g, method="pivot_one", n_bootstrap=5, max_components=1)
     assert set(est.table["component"]) == {0}
     assert any("largest first, at most 1 components" in n for n in est.notes)
-    est = estimate_bias_full(g, "all_pairs", n_bootstrap=5)
+    est = estimate_bias_full(g, method="all_pairs", n_bootstrap=5)
     assert set(est.table["component"]) == {0, 1} and any("Newton decrement" in n for n in est.notes)
 
 

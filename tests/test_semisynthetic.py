@@ -15,7 +15,7 @@ from ultr_core.simulation.clickmodel import EYE_TRACKING
 
 @pytest.fixture(scope="module")
 def small():
-    return make_synthetic_ltr(120, list_size=14, seed=3)
+    return make_synthetic_ltr(n_queries=120, list_size=14, seed=3)
 
 
 def test_clicks_follow_the_contextual_pbm_and_documents_are_feature_vectors(small):
@@ -61,10 +61,10 @@ def test_merging_uses_context_vectors_and_connects(small):
     d = contextual_study_data(small, n_contexts=50, seed=2)
     g = IdentifiabilityGraph.from_counts(d.table)
     assert g.n_components > 50                         # unique documents: shattered by 50 contexts
-    out = fit_repaired(d.table, d.true_relevance, None, d.lists, method="dla_ls", repair="merge", init="ones",
+    out = fit_repaired(d.table, d.true_relevance, None, data=d.lists, method="dla_ls", repair="merge", init="ones",
                        context_vectors=d.context_vectors)
     assert out["components_after"] == 1 and out["observation_parameters"] < g.n_factors
-    plain = fit_repaired(d.table, d.true_relevance, None, d.lists, method="dla_ls", init="ones")
+    plain = fit_repaired(d.table, d.true_relevance, None, data=d.lists, method="dla_ls", init="ones")
     assert plain["observation_parameters"] == g.n_factors and plain["components_after"] == g.n_components
 
 
@@ -74,8 +74,8 @@ def test_dla_recovers_relevance_when_the_real_lists_connect_the_graph(data_dir):
     ds = load_dataset(f"mq2008:{data_dir / 'mq2008'}")
     d = contextual_study_data(ds, n_contexts=1, identity_features=10, seed=0)
     assert IdentifiabilityGraph.from_counts(d.table).n_components == 1
-    dla = fit_repaired(d.table, d.true_relevance, None, d.lists, method="dla_ls", init="ones")
-    naive = fit_repaired(d.table, d.true_relevance, None, d.lists, method="no_debias")
+    dla = fit_repaired(d.table, d.true_relevance, None, data=d.lists, method="dla_ls", init="ones")
+    naive = fit_repaired(d.table, d.true_relevance, None, data=d.lists, method="no_debias")
     assert dla["mcc"] > 0.85 and naive["mcc"] < 0.7 and dla["ndcg@10"] > naive["ndcg@10"] + 0.1
 
 

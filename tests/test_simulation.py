@@ -14,10 +14,10 @@ def test_relevance_probability_matches_spec():
 
 
 def test_observation_conventions():
-    assert np.allclose(position_observation(12, 1.0), list(EYE_TRACKING) + [0.06, 0.06])
-    assert np.allclose(position_observation(3, 2.0), EYE_TRACKING[:3] ** 2)
-    assert np.allclose(position_observation(4, 1.0, "reciprocal", topk=3), [1, 1 / 2, 1 / 3, 0])
-    assert np.allclose(position_observation(3, 0.0), 1)
+    assert np.allclose(position_observation(12, eta=1.0), list(EYE_TRACKING) + [0.06, 0.06])
+    assert np.allclose(position_observation(3, eta=2.0), EYE_TRACKING[:3] ** 2)
+    assert np.allclose(position_observation(4, eta=1.0, convention="reciprocal", topk=3), [1, 1 / 2, 1 / 3, 0])
+    assert np.allclose(position_observation(3, eta=0.0), 1)
 
 
 def test_ctr_by_position_matches_truth_within_binomial_error(synthetic):
@@ -71,7 +71,7 @@ def test_contexts_fixed_per_query_and_position(synthetic):
 
 def test_given_order_on_fully_synthetic_data():
     from ultr_core.data.dataset import LTRDataset
-    d = make_identifiability_data(1, n_docs=500, n_queries=100, seed=0)
+    d = make_identifiability_data(n_components=1, n_docs=500, n_queries=100, seed=0)
     ds = LTRDataset("ig", d, d, d)
     log = ClickSimulator(ClickModelConfig(logging="given"), seed=0).fit(ds).simulate(d, 1000)
     first = log.frame.groupby("session_id").first()

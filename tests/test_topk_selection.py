@@ -22,7 +22,7 @@ def top5():
 def test_candidate_table_by_construction(top5):
     ds, sim, log = top5
     d = session_data(log)
-    rho = position_observation(10, 1.0, "reciprocal")
+    rho = position_observation(10, eta=1.0, convention="reciprocal")
     tab = candidate_table(d, rho)
     assert len(tab.rows) == ds.train.n_rows                      # every candidate once
     assert tab.selected.sum() == 5 * ds.train.n_queries          # top-5 of each query
@@ -86,7 +86,7 @@ def test_cld_pair_loss_terms_by_hand():
 @pytest.mark.parametrize("orientation", ["random", "selected_first"])
 def test_pairs_are_oriented(top5, orientation):
     _, _, log = top5
-    tab = candidate_table(session_data(log), position_observation(10, 1.0, "reciprocal"))
+    tab = candidate_table(session_data(log), position_observation(10, eta=1.0, convention="reciprocal"))
     i, j = query_pairs(tab, np.random.default_rng(0), orientation=orientation)
     both = tab.selected[i] & tab.selected[j]
     assert (tab.target[i][both] > tab.target[j][both]).all()        # selected pairs: larger ĉ/ρ first
@@ -107,7 +107,7 @@ def test_heckman_two_stages_match_an_independent_probit(top5):
 
     from ultr_core.algorithms.topk_selection import Heckman
     ds, _, log = top5
-    tab = candidate_table(session_data(log), position_observation(10, 1.0, "reciprocal"))
+    tab = candidate_table(session_data(log), position_observation(10, eta=1.0, convention="reciprocal"))
     X = ds.train.features[tab.rows].astype(np.float64)[:, :6]          # a few features keep BFGS exact
     A = np.c_[X, np.ones(len(X))]
 
@@ -205,15 +205,15 @@ def test_official_cld_loss_by_hand_both_links():
     sig = lambda v: 1 / (1 + math.exp(-v))                                   # noqa: E731
     official = (r[0] ** 2 - math.log(sig(z[0])) + r[1] ** 2 - math.log(sig(z[1])) - math.log(1 - sig(0.7))) / 3
     probit = (r[0] ** 2 - norm.logcdf(z[0]) + r[1] ** 2 - norm.logcdf(z[1]) - norm.logcdf(-0.7)) / 3
-    assert float(cld_loss(xb, xw, s, t, g, "official")) == pytest.approx(official, rel=1e-6)
-    assert float(cld_loss(xb, xw, s, t, g, "paper_text")) == pytest.approx(probit, rel=1e-6)
+    assert float(cld_loss(xb, xw, s, t, g, form="official")) == pytest.approx(official, rel=1e-6)
+    assert float(cld_loss(xb, xw, s, t, g, form="paper_text")) == pytest.approx(probit, rel=1e-6)
 
 
 def test_session_rows_are_one_per_session_and_candidate(top5):
     from ultr_core.algorithms.topk_selection import session_rows
     ds, _, log = top5
     d = session_data(log)
-    rho = position_observation(10, 1.0, "reciprocal")
+    rho = position_observation(10, eta=1.0, convention="reciprocal")
     rows, sel, target = session_rows(d, rho)
     assert len(rows) == int(d.candidate.sum())                  # every logged candidate of every session
     assert sel.sum() == int(d.shown.sum()) and (target[~sel] == 0).all()
@@ -306,7 +306,7 @@ def test_official_heckman_matches_logistic_regression_on_impression_rows():
     from ultr_core.algorithms.topk_selection import Heckman
     ds, _, log = simulate_log("synthetic:40:8", TOP5, 400, 1)
     d = session_data(log)
-    tab = candidate_table(d, position_observation(8, 1.0, "reciprocal"))
+    tab = candidate_table(d, position_observation(8, eta=1.0, convention="reciprocal"))
     h = Heckman(ds.train.features, tab, "official", max_iter=200)
     m = d.candidate
     X = ds.train.features[d.rows[m]].astype(np.float64)

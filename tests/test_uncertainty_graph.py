@@ -128,7 +128,7 @@ def test_the_null_space_is_the_component_count_on_the_papers_layouts(k):
     along sparse edges) with PBM clicks: the Fisher information's null space has K directions, factors of other
     components are unidentified and those linked to the reference have finite errors."""
     from ultr_core.data.synthetic import make_paper_identifiability_data
-    d = make_paper_identifiability_data(k, n_queries=200, docs_per_position=40, shared_per_edge=8, seed=k)
+    d = make_paper_identifiability_data(n_components=k, n_queries=200, docs_per_position=40, shared_per_edge=8, seed=k)
     doc_ids = np.asarray(d.doc_ids).reshape(-1)
     pos = np.tile(np.arange(10), len(doc_ids) // 10)
     key, first = np.unique(doc_ids * 10 + pos, return_index=True)

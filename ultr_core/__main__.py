@@ -20,7 +20,7 @@ def _ig(a) -> int:
                         swap_impressions=a.swap_impressions, objective=a.objective)   # every option checked first
     if a.documents:
         from ultr_core.logs.outputs import check_output
-        a.documents = check_output(a.documents, a.force, (".csv",), "--documents")
+        a.documents = check_output(a.documents, a.force, (".csv",), option="--documents")
     from ultr_core.commands.options import judgements_option
     judged = judgements_option(a)                                  # the file checked before the log is read
     check = check_log(a.path, opts)
@@ -69,7 +69,7 @@ def _ig_fit(a) -> int:
     if not 1 <= a.max_iter <= 10 ** 7:
         raise ConfigError("--max-iter", f"must be a whole number from 1 to 10,000,000, got {a.max_iter}")
     table, r, o, data = fit_source(a.path, seed=a.seed, impressions=a.impressions)
-    out = fit_repaired(table, r, o, data, method=a.algorithm, repair=a.repair, init=a.init, seed=a.seed,
+    out = fit_repaired(table, r, o, data=data, method=a.algorithm, repair=a.repair, init=a.init, seed=a.seed,
                        max_iter=a.max_iter, impressions=a.impressions)
     out = {"source": a.path, "algorithm": a.algorithm, "repair": a.repair, "init": a.init,
            "n_components": out.pop("components"), "n_components_after_repair": out.pop("components_after"), **out}

@@ -118,7 +118,7 @@ class SwapRecovery:
     n_boot: int
 
 
-def swap_recovery(log, depth: int, n_boot: int = 30, seed: int = 0) -> SwapRecovery:
+def swap_recovery(log, depth: int, *, n_boot: int = 30, seed: int = 0) -> SwapRecovery:
     """The invariants of the affine model fitted on the swap log ``log`` up to ``depth``, with percentile bootstrap
     intervals over sessions (``n_boot`` resamples, seeded, each refit started from the full
     log's fit)."""

@@ -106,7 +106,7 @@ def _mixed_pairs(query: np.ndarray, selected: np.ndarray):
     return i, j
 
 
-def session_pairs(data, tab, rho: np.ndarray, rng: np.random.Generator, ratio: float = 1.0,
+def session_pairs(data, tab, rho: np.ndarray, rng: np.random.Generator, *, ratio: float = 1.0,
                   max_pairs: int = 2_000_000, both_clicked: bool = True):
     """The official pairs (module docstring): split rows (i, j), their selection (s_i, s_j) and Δ.
     With ``both_clicked=False`` the Δ > 0 pairs of two clicked documents are left out: they are
@@ -143,7 +143,7 @@ def session_pairs(data, tab, rho: np.ndarray, rng: np.random.Generator, ratio: f
     return rows_i, rows_j, sel_i, sel_j, np.r_[d, np.zeros(n0)].astype(np.float32)
 
 
-def query_pairs(tab, rng, max_pairs: int = 2_000_000, orientation: str = "random"):
+def query_pairs(tab, rng, *, max_pairs: int = 2_000_000, orientation: str = "random"):
     """Candidate pairs within queries (the printed reading): selected pairs ordered by ĉ/ρ (larger
     first), and pairs with an unselected member — in random order (``"random"``: eq. 13 and
     Algorithm 2 give no order for them) or with the selected member first (``"selected_first"``,
@@ -180,7 +180,7 @@ def pair_batches(config, data, tab, rho, rng, X_all):
     """(learner, next_batch) for CLD_pair under ``config.pair_orientation``."""
     learner = CLDPair(config, X_all.shape[1])
     if config.pair_orientation == "official":
-        ri, rj, si, sj, d = (torch.from_numpy(a) for a in session_pairs(data, tab, rho, rng, config.pair_ratio,
+        ri, rj, si, sj, d = (torch.from_numpy(a) for a in session_pairs(data, tab, rho, rng, ratio=config.pair_ratio,
                                                                                both_clicked=config.pair_both_clicked))
     else:
         i, j = query_pairs(tab, rng, orientation=config.pair_orientation)

@@ -74,7 +74,7 @@ class LBD(Learner):
         log_o = h_disp if self.official else F.logsigmoid(h_disp)
         gamma = (torch.rand(B, L, generator=self.generator) >= self.t).to(log_r)
         w = self.tau_weights(b)
-        l_sv = listwise_softmax(log_r + gamma * log_o, c, m, w)
+        l_sv = listwise_softmax(log_r + gamma * log_o, c, m, weights=w)
         parts = {"loss": float(l_sv.detach())}
         total = l_sv
         if self.lam > 0:
@@ -190,7 +190,7 @@ class HTE(Learner):
     tau_kind = "estimated"
 
     def loss(self, b):
-        objective = listwise_softmax(self.score(b.X), b.clicks, b.shown, self.tau_weights(b))
+        objective = listwise_softmax(self.score(b.X), b.clicks, b.shown, weights=self.tau_weights(b))
         return objective, {"loss": float(objective.detach())}
 
 

@@ -25,7 +25,7 @@ from ultr_core.simulation.clickmodel import position_observation
 NEG = -1e9
 
 
-def listwise_softmax(logits, targets, mask, weights=None):
+def listwise_softmax(logits, targets, mask, *, weights=None):
     """Mean over lists with a positive target of −Σ_i w_i t_i log softmax(logits)_i
     (masked entries excluded from the softmax)."""
     logp = torch.log_softmax(logits.masked_fill(~mask, NEG), dim=1)
@@ -121,7 +121,7 @@ class IPS(Learner):
             if o is None:
                 raise ValueError("IPS with true propensities needs a simulated log; set ips_eta")
         else:
-            o = position_observation(n_positions, cfg.ips_eta, context.convention)
+            o = position_observation(n_positions, eta=cfg.ips_eta, convention=context.convention)
         o = np.maximum(np.asarray(o, np.float64)[:n_positions], 1e-6)
         self.register_buffer("prop", torch.tensor(o / o[0], dtype=torch.float32))
 
@@ -131,7 +131,7 @@ class IPS(Learner):
         if self.cfg.ips_form == "pairwise":
             objective = pairwise_bpr(self.score(b.X), b.clicks * w[None, :], b.shown)
             return objective, {"loss": float(objective.detach())}
-        objective = listwise_softmax(self.score(b.X), b.clicks, b.shown, w[None, :])
+        objective = listwise_softmax(self.score(b.X), b.clicks, b.shown, weights=w[None, :])
         return objective, {"loss": float(objective.detach())}
 
     def observation(self):
@@ -199,7 +199,7 @@ class CMIPS(Learner):
     def loss(self, b):
         c = b.clicks
         w = (1.0 / cascade_propensity(c, self.lam).clamp(min=1e-6)).clamp(max=self.cfg.max_weight or float("inf"))
-        objective = listwise_softmax(self.score(b.X), c, b.shown, w)
+        objective = listwise_softmax(self.score(b.X), c, b.shown, weights=w)
         return objective, {"loss": float(objective.detach())}
 
     def observation(self):
@@ -223,8 +223,8 @@ class DLA(Learner):
         s = self.score(X)
         g = self.g[:L].expand_as(s)
         w_rank, w_prop = self.weights(s, g, m)
-        l_rank = listwise_softmax(s, c, m, w_rank)
-        l_prop = listwise_softmax(g, c, m, w_prop)
+        l_rank = listwise_softmax(s, c, m, weights=w_rank)
+        l_prop = listwise_softmax(g, c, m, weights=w_prop)
         return l_rank + l_prop, {"loss": float(l_rank.detach()), "propensity_loss": float(l_prop.detach())}
 
     def weights(self, s, g, m):

@@ -48,7 +48,7 @@ def _optimizer(cfg: TrainConfig, params):
     return kind(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
-def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_step=None, stop=None) -> FitResult:
+def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, *, on_step=None, stop=None) -> FitResult:
     """The shared optimisation loop: one optimiser built once, ``next_batch()`` per step,
     validation nDCG@10 (and @3) + callback every ``eval_every`` steps, stop event honoured, and the
     parameters with the best validation nDCG@10 restored at the end (``keep_best``)."""
@@ -89,8 +89,8 @@ def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, on_
             learner.train()
             obs = learner.observation()
             rec = {"step": step, **{k: v / count for k, v in sums.items()},
-                   "valid_ndcg@10": ndcg(sv, valid.labels, valid.offsets, 10),
-                   "valid_ndcg@3": ndcg(sv, valid.labels, valid.offsets, 3),     # the playground's short-list view
+                   "valid_ndcg@10": ndcg(sv, valid.labels, valid.offsets, k=10),
+                   "valid_ndcg@3": ndcg(sv, valid.labels, valid.offsets, k=3),     # the playground's short-list view
                    "observation": None if obs is None else [float(x) for x in obs]}
             sums, count = {}, 0
             if config.keep_best and np.isfinite(rec["valid_ndcg@10"]) and rec["valid_ndcg@10"] > best:

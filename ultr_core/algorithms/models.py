@@ -6,14 +6,14 @@ from torch import nn
 __all__ = ["make_model", "ranker", "xavier_init"]
 
 
-def make_model(kind: str, n_in: int, n_out: int = 1, hidden=(64, 32), layer_norm: bool = False,
+def make_model(kind: str, n_in: int, *, n_out: int = 1, hidden=(64, 32), layer_norm: bool = False,
                dropout: float = 0.0) -> nn.Module:
     """``linear``: one affine layer; ``dnn``: ELU MLP with the given hidden sizes.  With
     ``layer_norm`` a LayerNorm precedes every affine layer, the input one included (the official
     LBD ranker, ``ultra/ranking_model/DNN_multi.py``, ``norm="layer"``); with ``dropout`` > 0 a
     dropout layer follows every hidden activation (the CLD paper's rankers: 0.5).
 
-    >>> make_model("dnn", 4, 1, (8,), dropout=0.5)
+    >>> make_model("dnn", 4, n_out=1, hidden=(8,), dropout=0.5)
     Sequential(
       (0): Linear(in_features=4, out_features=8, bias=True)
       (1): ELU(alpha=1.0)
@@ -34,7 +34,7 @@ def make_model(kind: str, n_in: int, n_out: int = 1, hidden=(64, 32), layer_norm
 
 def ranker(cfg, n_in: int, n_out: int = 1) -> nn.Module:
     """The ranking network a :class:`~ultr_core.algorithms.config.TrainConfig` asks for."""
-    return make_model(cfg.model, n_in, n_out, cfg.hidden, cfg.layer_norm, cfg.dropout)
+    return make_model(cfg.model, n_in, n_out=n_out, hidden=cfg.hidden, layer_norm=cfg.layer_norm, dropout=cfg.dropout)
 
 
 def xavier_init(module: nn.Module, normal: bool = False) -> None:

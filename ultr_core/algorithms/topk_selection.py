@@ -85,7 +85,7 @@ def session_rows(data: SessionData, rho: np.ndarray):
     return data.rows[m], shown, target
 
 
-def cld_loss(xb, xw, selected, target, gamma: float, form: str = "paper_text"):
+def cld_loss(xb, xw, selected, target, gamma: float, *, form: str = "paper_text"):
     """The negative log-likelihood of pointwise CLD (mean over rows), with f_β = ``xb``, f_ω = ``xw``
     and r = target − f_β:
 
@@ -96,7 +96,7 @@ def cld_loss(xb, xw, selected, target, gamma: float, form: str = "paper_text"):
 
     >>> import torch
     >>> l = cld_loss(torch.tensor([0.5, 0.0]), torch.tensor([0.2, -1.0]), torch.tensor([True, False]),
-    ...              torch.tensor([1.5, 0.0]), 0.5, "official")
+    ...              torch.tensor([1.5, 0.0]), 0.5, form="official")
     >>> round(float(l), 4)        # r = 1: ((1 − log σ((0.2 + 0.5·1)/√0.75)) + (−log σ(1))) / 2
     0.8409
     """
@@ -117,7 +117,7 @@ def _rho(config: TrainConfig, context: TrainContext, n: int) -> np.ndarray:
         return np.r_[est, np.zeros(max(n - len(est), 0))][:n]       # positions past top-k: never examined
     cm = context.click_model
     eta = config.cld_rho_eta if config.cld_rho_eta is not None else cm.get("eta", 1.0)
-    return position_observation(n, eta, cm.get("convention", "eye_tracking"))
+    return position_observation(n, eta=eta, convention=cm.get("convention", "eye_tracking"))
 
 
 class CLD(nn.Module):
@@ -143,14 +143,14 @@ class CLD(nn.Module):
 
     def loss(self, b):
         X = b.X
-        objective = cld_loss(self.score(X), self.omega(X).squeeze(-1), b.selected, b.target, self.gamma, self.form)
+        objective = cld_loss(self.score(X), self.omega(X).squeeze(-1), b.selected, b.target, self.gamma, form=self.form)
         return objective, {"loss": float(objective.detach())}
 
     def observation(self):
         return None
 
 
-def probit_mle(A: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None, ridge: float = 1e-4) -> np.ndarray:
+def probit_mle(A: np.ndarray, y: np.ndarray, *, weight: np.ndarray | None = None, ridge: float = 1e-4) -> np.ndarray:
     """Coefficients w maximising the (weighted) probit log-likelihood
     Σ_i u_i [y_i log Φ(a_iᵀw) + (1 − y_i) log Φ(−a_iᵀw)] / Σ u_i − ridge·‖w‖² (y may be a rate in
     [0, 1]: u_i sessions of which a share y_i clicked).  L-BFGS in float64; log Φ by ``log_ndtr``."""
@@ -313,7 +313,7 @@ class SelectionJob:
 
 
 def fit_selection(log, dataset, split: RankingData, data: SessionData, config: TrainConfig, context: TrainContext,
-                  on_step=None, stop=None, ips: FitResult | None = None) -> FitResult:
+                  *, on_step=None, stop=None, ips: FitResult | None = None) -> FitResult:
     """Fit a top-k selection model (called by :func:`ultr_core.algorithms.fit`): the candidate table, then the
     method's own fitter, the ``learner`` of its record in the algorithm table (RankAgg receives the fitted ranker
     it aggregates, its record's ``aggregates``, as ``ips``)."""
@@ -345,8 +345,8 @@ def _closed_form(job: SelectionJob, heck: Heckman, ips: FitResult | None = None)
     res = FitResult(job.config, ClosedFormRanker(heck, ips))
     v = job.dataset.valid
     sv = res.predict(v.features, v.offsets)
-    rec = {"step": 1, "loss": 0.0, "valid_ndcg@10": ndcg(sv, v.labels, v.offsets, 10),
-           "valid_ndcg@3": ndcg(sv, v.labels, v.offsets, 3), "observation": None}
+    rec = {"step": 1, "loss": 0.0, "valid_ndcg@10": ndcg(sv, v.labels, v.offsets, k=10),
+           "valid_ndcg@3": ndcg(sv, v.labels, v.offsets, k=3), "observation": None}
     res.history.append(rec)
     if job.on_step is not None:
         job.on_step(rec)
@@ -366,11 +366,11 @@ def fit_cld(job: SelectionJob) -> FitResult:
     def next_batch():
         idx = rng.integers(0, n, size=min(config.batch_size * 4, n))
         return SelectionBatch(X_all[torch.from_numpy(rows[idx])], sel_t[idx], tgt_t[idx])
-    return train_loop(learner, config, next_batch, job.dataset.valid, job.on_step, job.stop)
+    return train_loop(learner, config, next_batch, job.dataset.valid, on_step=job.on_step, stop=job.stop)
 
 
 def fit_cld_pair(job: SelectionJob) -> FitResult:
     """CLD_pair (eq. 13, Algorithm 2): pair batches of the candidate table."""
     X_all = torch.from_numpy(job.split.features)
     learner, next_batch = pair_batches(job.config, job.data, job.tab, job.rho, job.context.rng, X_all)
-    return train_loop(learner, job.config, next_batch, job.dataset.valid, job.on_step, job.stop)
+    return train_loop(learner, job.config, next_batch, job.dataset.valid, on_step=job.on_step, stop=job.stop)

@@ -136,7 +136,8 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
         if config.algorithm not in LEARNERS:
             agg = SPECS_BY_KEY[config.algorithm].aggregates           # RankAgg: the IPS ranker it aggregates
             ips = fit(log, dataset, config.with_(algorithm=agg), stop=stop) if agg else None
-            return fit_selection(log, dataset, split, data, config, context, on_step, stop, ips=ips)   # CLD, Heckman …
+            return fit_selection(log, dataset, split, data, config, context, on_step=on_step, stop=stop,
+                                 ips=ips)   # CLD, Heckman …
         learner = LEARNERS[config.algorithm](config, split.n_features, data.n_positions, context)
         pool = data.with_clicks() if learner.needs_clicks else np.arange(data.n_sessions)
         if len(pool) == 0:
@@ -164,7 +165,7 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
                 d = draw(config.batch_size)
                 return _batch(d["rows"], d["mask"], d["shown"], d["clicks"], X_all, labels, width, wide, tau)
 
-        return train_loop(learner, config, next_batch, dataset.valid, on_step, stop)
+        return train_loop(learner, config, next_batch, dataset.valid, on_step=on_step, stop=stop)
 
 
 def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: int | None = None,
@@ -180,7 +181,7 @@ def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: in
     top = max_label or max(data.max_label, 1)
     out = evaluate_ranking(scores, data, threshold=binary_threshold(top, binary) if binary else 1)
     if noise is not None:
-        r = relevance_probability(data.labels, top, noise, binary)
+        r = relevance_probability(data.labels, top, noise, binary=binary)
         out["mcc"] = mcc(scores, r)
         out["spearman_within_query"] = spearman_within_query(scores, r, data.offsets)
     return out

@@ -82,7 +82,7 @@ class BayesIPS(Learner):
 
     def loss(self, b):
         w = _clip(1.0 / self.prop[:b.X.shape[1]], self.cfg)
-        objective = listwise_softmax(self.score(b.X), b.clicks, b.shown, w[None, :])
+        objective = listwise_softmax(self.score(b.X), b.clicks, b.shown, weights=w[None, :])
         return objective, {"loss": float(objective.detach())}
 
     def observation(self):
@@ -132,7 +132,7 @@ class PolicyAwareIPS(Learner):
 
     def loss(self, b):
         w = _clip(1.0 / self.rho[b.rows].clamp(min=1e-6), self.cfg)
-        objective = listwise_softmax(self.score(b.X), b.clicks, b.shown, w)
+        objective = listwise_softmax(self.score(b.X), b.clicks, b.shown, weights=w)
         return objective, {"loss": float(objective.detach())}
 
     def observation(self):

@@ -28,7 +28,7 @@ def _short_labels(labels) -> tuple[list, str]:
     return labels, "factor"
 
 
-def factor_span_figure(labels, log_se, levels, top: int = 40) -> go.Figure:
+def factor_span_figure(labels, log_se, levels, *, top: int = 40) -> go.Figure:
     """How many times wider the upper end of each factor's 90 % interval of o_k/o_ref is than its lower end (log
     axis, the ×2 rule dashed); the ``top`` least certain when there are more, unidentified factors left out."""
     se = np.array([np.inf if s is None else s for s in log_se], float)

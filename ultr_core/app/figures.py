@@ -192,7 +192,7 @@ def interval_bar_figure(summary: pd.DataFrame, by: str, metric: str, title: str)
     return fig
 
 
-def sweep_figure(summary: pd.DataFrame, x: str, metric: str, by: str = "algorithm", title: str | None = None,
+def sweep_figure(summary: pd.DataFrame, x: str, metric: str, *, by: str = "algorithm", title: str | None = None,
                  level: str = "90 %") -> go.Figure:
     """Metric against a swept parameter, one line per method with its t-interval as a band
     (columns metric, metric_lo, metric_hi from ``stats.summarise``).  A sweep of one value is drawn
@@ -241,7 +241,7 @@ def colour_range(z) -> dict:
     return {"zmin": round(mid - half, 10), "zmax": round(mid + half, 10)}
 
 
-def heatmap_figure(cells: pd.DataFrame, metric: str = "ndcg@10", panel: str = "click.coupling",
+def heatmap_figure(cells: pd.DataFrame, *, metric: str = "ndcg@10", panel: str = "click.coupling",
                    row: str = "train.lbd_lambda", col: str = "train.lbd_t", select: str | None = None) -> go.Figure:
     """LBD Figure 4: one λ × t heat-map per coupling level, colour = mean ``metric`` over seeds
     (each panel on its own scale, darker = better, as in the paper — but spanning at least
@@ -302,7 +302,7 @@ def figure_png(fig: go.Figure, width: int = 1100, height: int | None = None) -> 
         return None
 
 
-def training_curves_figure(records: list[dict], key: str = "loss", title: str | None = None,
+def training_curves_figure(records: list[dict], *, key: str = "loss", title: str | None = None,
                            references: tuple = (), empty: str = "waiting for the first evaluation …") -> go.Figure:
     """One line per algorithm of ``key`` against the training step (records carry 'algorithm').
     Algorithms named in ``references`` (e.g. Naive and Oracle as bounds) are drawn dashed, without

@@ -16,7 +16,7 @@ from ultr_core.app.text import escape_html
 __all__ = ["identifiability_graph_figure", "identifiability_graph_html", "component_sizes_figure",
            "probability_figure", "bias_curves_figure", "observation_boxplot_figure"]
 
-def identifiability_graph_figure(view, merges: pd.DataFrame | None = None,
+def identifiability_graph_figure(view, *, merges: pd.DataFrame | None = None,
                                  swaps: pd.DataFrame | None = None, seed: int = 0) -> go.Figure:
     """Draw an IG display view (see ``IdentifiabilityGraph.display_graph``), nodes coloured by
     component; proposed merges as dashed red links and interventions as dotted green links,
@@ -77,7 +77,7 @@ def identifiability_graph_figure(view, merges: pd.DataFrame | None = None,
     return fig
 
 
-def identifiability_graph_html(view, merges: pd.DataFrame | None = None, swaps: pd.DataFrame | None = None,
+def identifiability_graph_html(view, *, merges: pd.DataFrame | None = None, swaps: pd.DataFrame | None = None,
                                height: int = 520) -> str:
     """The interactive IG view (pyvis / vis-network: drag, ctrl + wheel zoom, hover), as one self-contained
     HTML page — vis-network's script and styles are inlined, so it works offline.  Nodes are

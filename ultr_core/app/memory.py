@@ -120,7 +120,7 @@ def trim() -> None:
 TRIM_GROWTH_BYTES = 256 * 2 ** 20
 
 
-def start_janitor(cache, gone, interval: float = 10.0, sweep=None, pool=None) -> threading.Thread:
+def start_janitor(cache, gone, *, interval: float = 10.0, sweep=None, pool=None) -> threading.Thread:
     """A daemon thread that every ``interval`` seconds drops the cache entries of sessions that have gone
     (``cache.release(gone)``) and trims the process when that freed something or the process has grown by
     :data:`TRIM_GROWTH_BYTES` since its last trim: memory a closed tab held comes back within seconds.  ``sweep()``

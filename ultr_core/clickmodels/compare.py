@@ -28,7 +28,7 @@ def parse_models(text: str | None) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def train_test(data, name: str = "log", split: float = 0.75, test=None):
+def train_test(data, *, name: str = "log", split: float = 0.75, test=None):
     """(train, test, dropped): the first ``split`` of ``data``'s sessions and the rest (PyClick's ``Example.py``), or
     all of them and ``test`` on one coding of pairs; test sessions of queries unseen in training dropped and
     counted.  ``data`` and ``test``: click tables or :class:`SessionArrays`."""
@@ -107,7 +107,7 @@ def compare_click_models(data, name: str = "log", *, models=None, split: float =
     if judgements is not None and out["models"]:
         from ultr_core.clickmodels.judgement_agreement import judgement_report
         out["judgements"] = judgement_report(rel, {**out["models"], **out.get("rankers", {})}, judgements,
-                                             include_prior, seed=seed, fit=out["best_fit"])
+                                             include_prior=include_prior, seed=seed, fit=out["best_fit"])
     out["relevance"] = rel
     return out
 
@@ -136,7 +136,7 @@ def _fit_models(keys, tr, pair_keys, rel: pd.DataFrame, *, prior: str, seed: int
     return fitted
 
 
-def fit_with_prior(spec, table: SessionTable, pair_keys: pd.DataFrame, prior: str = "pyclick", seed: int = 0):
+def fit_with_prior(spec, table: SessionTable, pair_keys: pd.DataFrame, *, prior: str = "pyclick", seed: int = 0):
     """``spec``'s model fitted on ``table`` with the attractiveness ``prior`` ("pyclick" or "learned") — the fit the
     comparison makes, for a caller that needs one model (the counterfactual evaluation's re-ranking)."""
     if prior not in PRIORS:
@@ -153,13 +153,14 @@ def _learned(spec, tr: SessionTable, pair_keys: pd.DataFrame, seed: int, shared:
     pair_query = pd.factorize(pair_keys["query_id"], sort=True)[0]
     def search(cls):                    # each class searched once per comparison
         if cls not in shared:
-            shared[cls] = learned_prior(cls, tr, pair_query, seed)
+            shared[cls] = learned_prior(cls, tr, pair_query, seed=seed)
         return shared[cls]
 
     if spec.inference != "gradient":
         p, chosen = search(spec.cls)
     else:
-        p, chosen = learned_prior(spec.cls, tr, pair_query, seed, {**search(PBM)[1], "model": "pbm"}, PBM)
+        p, chosen = learned_prior(spec.cls, tr, pair_query, seed=seed, choice={**search(PBM)[1], "model": "pbm"},
+                                  base_cls=PBM)
     return replace(tr, attr_prior=p), chosen
 
 
@@ -203,7 +204,7 @@ def _tables(data, name: str, split: float, test):
     from ultr_core.clickmodels.patterns import SplitPatterns
     if isinstance(data, SplitPatterns):
         return data.train, data.test, data.dropped, data.pair_keys
-    train, test_s, dropped = train_test(data, name, split, test)
+    train, test_s, dropped = train_test(data, name=name, split=split, test=test)
     return train.compress(), test_s.compress(), dropped, train.pair_keys
 
 

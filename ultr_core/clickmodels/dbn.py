@@ -59,7 +59,7 @@ class DBN(Cascade):
             post_s = np.where(ranks == last[:, None], s / (1 - (1 - s) * g * car[:, 1:]), 0.0)
             num, den = _dbn_cont_posterior(t, a, s, g, last, pyclick=True)
             self.attr = np.minimum(_pair_mean(t, np.ones(t.pairs.shape), post_a), 1 - PROB_MIN)
-            self.sat = np.minimum(_pair_mean(t, t.clicks, post_s, PYCLICK_PRIOR), 1 - PROB_MIN)
+            self.sat = np.minimum(_pair_mean(t, t.clicks, post_s, prior=PYCLICK_PRIOR), 1 - PROB_MIN)
             self.cont = float(min((1 + (w * num).sum()) / (2 + (w * den).sum()), 1 - PROB_MIN))
         return self
 

@@ -28,7 +28,7 @@ FIT_THREADS = 1
 START_CLIP = 1e-3
 
 
-def cascade_log_likelihood(a, after_click, go_on, clicks, shown=None):
+def cascade_log_likelihood(a, after_click, go_on, clicks, *, shown=None):
     """Per pattern, Σ_r ln P(c_r | c_<r) of a cascade that examines rank 0, goes on after a click at r with
     ``after_click[:, r]`` and after a skipped examined rank with ``go_on``; ``a`` the attractiveness (torch);
     ``shown`` (bool, or None for all) the ranks each pattern shows — a list ends there."""
@@ -59,7 +59,8 @@ def _logits(p, shape) -> "torch.Tensor":         # noqa: F821
     return torch.tensor(np.log(q / (1 - q)), dtype=torch.float64, requires_grad=True)
 
 
-def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = MAX_ITER, start: tuple = (None, None)):
+def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int = MAX_ITER, start: tuple = (None,
+                                                                                                            None)):
     """Fit ``n_per_pair`` per-(query, document) probabilities (the first is the attractiveness) and ``n_global``
     shared ones to the patterns ``t``; ``transition(per_pair_on_patterns, global)`` returns (after_click, go_on);
     ``start``: (per-pair, global) probabilities to start from (None: ½).
@@ -80,7 +81,7 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, max_iter: int = M
             after_click, go_on = transition(per, torch.sigmoid(shared))
             shown = None if c.shown is None else torch.from_numpy(np.asarray(c.shown, bool))
             ll = (torch.from_numpy(np.asarray(c.weight, np.float64)) * cascade_log_likelihood(
-                per[0], after_click, go_on, torch.from_numpy(np.asarray(c.clicks, bool)), shown)).sum()
+                per[0], after_click, go_on, torch.from_numpy(np.asarray(c.clicks, bool)), shown=shown)).sum()
             (-ll / total_w).backward()
             value -= float(ll.detach()) / total_w
         prior = attr_log_prior(local[0], t.attr_prior) + (F.logsigmoid(local[1:]) + F.logsigmoid(-local[1:])).sum() + (

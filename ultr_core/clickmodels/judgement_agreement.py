@@ -54,7 +54,7 @@ def prior_dominated(train) -> np.ndarray:
     return examined_impressions(train) < MIN_EXAMINED
 
 
-def ndcg_per_query(score, grade, query, k: int = 10) -> np.ndarray:
+def ndcg_per_query(score, grade, query, *, k: int = 10) -> np.ndarray:
     """nDCG@k (gain 2^g − 1, log2 discount) of each query's labelled documents ordered by ``score`` (ties: the
     order given); NaN for a query without a positive grade.  A negative grade (TREC's junk, −2) counts as 0, as
     trec_eval counts it: nDCG stays in [0, 1]."""
@@ -90,7 +90,7 @@ def _resample_pairs(query, rng, n_boot: int):
         yield np.concatenate([members[i] for i in pick]), pick
 
 
-def agreement(estimates: dict, grade, query, logged_rank, n_boot: int = 200, seed: int = 0, k: int = 10) -> dict:
+def agreement(estimates: dict, grade, query, logged_rank, *, n_boot: int = 200, seed: int = 0, k: int = 10) -> dict:
     """Per estimate (label → one value per labelled pair), and for the logged order (by mean logged rank): the number
     of pairs, Spearman and Kendall with the grades over the pairs, mean nDCG@k over queries, each with a 90 %
     percentile interval over ``n_boot`` resamples of the queries (seeded)."""
@@ -104,7 +104,7 @@ def _agreement(estimates: dict, grade, query, logged_rank, n_boot: int, seed: in
     grade, query = np.asarray(grade, np.float64), np.asarray(query)
     scores = {**{k_: np.asarray(v, np.float64) for k_, v in estimates.items()},
               "logged": -np.asarray(logged_rank, np.float64)}
-    per_q = {m: ndcg_per_query(s, grade, query, k) for m, s in scores.items()}
+    per_q = {m: ndcg_per_query(s, grade, query, k=k) for m, s in scores.items()}
     out = {m: {"pairs": int(len(grade)), "spearman": stats.spearmanr(s, grade).statistic,
                "kendall": stats.kendalltau(s, grade).statistic, f"ndcg@{k}": np.nanmean(per_q[m])}
            for m, s in scores.items()}
@@ -167,7 +167,7 @@ def _spearman_difference(agree: dict, a: str, b: str):
                               what="resample of the queries")
 
 
-def judgement_report(rel, models: dict, judgements, include_prior: bool = False, n_boot: int = 200,
+def judgement_report(rel, models: dict, judgements, *, include_prior: bool = False, n_boot: int = 200,
                      seed: int = 0, fit: dict | None = None) -> dict:
     """Join ``judgements`` (:class:`~ultr_core.logs.judgements.Judgements`) onto the log's pairs (``rel``: one row
     per (query_id, doc_id) of the log with impressions, clicks, mean_rank and prior_dominated, ids compared as text),
@@ -201,7 +201,7 @@ def judgement_report(rel, models: dict, judgements, include_prior: bool = False,
         out["note"] = (f"{counted(use.sum(), 'judged pair')} in {nq} to score: too few for an agreement figure"
                        + ("" if include_prior else " (prior-dominated pairs left out)"))
         return out
-    agree = agreement(est, rel["grade"].to_numpy(np.float64)[use], qcode, mean_rank[use], n_boot, seed)
+    agree = agreement(est, rel["grade"].to_numpy(np.float64)[use], qcode, mean_rank[use], n_boot=n_boot, seed=seed)
     out["verdict"] = judge_verdict(models, agree, fit)
     for m in agree.values():
         m.pop("_draws")
@@ -211,7 +211,7 @@ def judgement_report(rel, models: dict, judgements, include_prior: bool = False,
     return out
 
 
-def score_judgements(result: dict, judgements, name: str = "judgements", include_prior: bool = False,
+def score_judgements(result: dict, judgements, *, name: str = "judgements", include_prior: bool = False,
                      seed: int = 0) -> tuple[dict, dict]:
     """A finished click-model comparison (:func:`~ultr_core.clickmodels.compare.compare_click_models`'s result,
     left unchanged) scored against ``judgements`` (a parsed :class:`~ultr_core.logs.judgements.Judgements`, or a
@@ -221,9 +221,9 @@ def score_judgements(result: dict, judgements, name: str = "judgements", include
 
     from ultr_core.logs.judgements import read_judgements
     if isinstance(judgements, (bytes, bytearray, memoryview)):
-        judgements = read_judgements(bytes(judgements), name)
+        judgements = read_judgements(bytes(judgements), name=name)
     models = copy.deepcopy(result["models"])
-    report = judgement_report(result["relevance"].copy(), models, judgements, include_prior, seed=seed,
+    report = judgement_report(result["relevance"].copy(), models, judgements, include_prior=include_prior, seed=seed,
                               fit=result.get("best_fit"))
     return models, report
 

@@ -147,7 +147,7 @@ class Cascade(ClickModel):
         per = [P[k][pairs] for k in self.PER_NAMES]
         after_click, go_on = self.transition(per, self._shared(P))
         return cascade_log_likelihood(per[0], after_click, go_on, torch.from_numpy(np.asarray(t.clicks, bool)),
-                                      torch.from_numpy(t.mask))
+                                      shown=torch.from_numpy(t.mask))
 
     @staticmethod
     def transition(per, shared):

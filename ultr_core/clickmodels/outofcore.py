@@ -32,7 +32,7 @@ def register_rows(con, source, fmt: str, name: str) -> tuple[int, list[str]]:
     from ultr_core.logs.ingestion import check_values
     from ultr_core.logs.normalise import register_normalised, repair_notes
     from ultr_core.logs.sql import run_sql
-    state = register_normalised(con, source, fmt, name, text_columns=("position",))
+    state = register_normalised(con, source, fmt, name=name, text_columns=("position",))
     types = {r[0]: str(r[1]) for r in run_sql(con, "DESCRIBE norm", name)}
     check_session_columns(set(types), name)
     check_values(con, {c: c for c in ("position", "shown") if c in types}, types, name)

@@ -100,7 +100,7 @@ def prior_from(base_attr: np.ndarray, t: SessionTable, pair_query: np.ndarray, b
     return strength * mu, np.full(len(mu), float(strength))
 
 
-def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, seed: int = 0, choice: dict | None = None,
+def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, *, seed: int = 0, choice: dict | None = None,
                   base_cls=None):
     """(the prior, what was chosen): the (baseline, strength) of best held-out log-likelihood for ``cls`` on a
     random fifth of ``train``'s sessions — or ``choice``'s (baseline, strength) without a search, its baseline from a

@@ -32,7 +32,7 @@ def true_attractiveness(n_queries: int, depth: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).uniform(0.05, 0.95, size=(n_queries, depth))
 
 
-def sample_sessions(model: str, n_sessions: int, n_queries: int = 50, depth: int = 10, seed: int = 0,
+def sample_sessions(model: str, n_sessions: int, *, n_queries: int = 50, depth: int = 10, seed: int = 0,
                     gamma: float | None = None) -> pd.DataFrame:
     """A click log (session_id, query_id, doc_id = 100·q + d, position, click) drawn from ``model``."""
     rng = np.random.default_rng(seed)
@@ -49,7 +49,7 @@ def sample_sessions(model: str, n_sessions: int, n_queries: int = 50, depth: int
                          "click": clicks.ravel().astype(np.int8)})
 
 
-def recovery_scores(model: str, n_sessions: int, seed: int = 0, split: float = 0.75) -> dict:
+def recovery_scores(model: str, n_sessions: int, *, seed: int = 0, split: float = 0.75) -> dict:
     """Held-out log-likelihood of every model of the zoo on a log drawn from ``model``: ``{"scores": {key: LL},
     "best": key, "gap": LL(best) − LL(model)}``."""
     from ultr_core.clickmodels.compare import compare_click_models
@@ -59,7 +59,7 @@ def recovery_scores(model: str, n_sessions: int, seed: int = 0, split: float = 0
     return {"scores": ll, "best": best, "gap": ll[best] - ll[model], "test_sessions": out["test_sessions"]}
 
 
-def fitted_vs_generating(model: str, n_sessions: int, seed: int = 0, split: float = 0.75) -> dict:
+def fitted_vs_generating(model: str, n_sessions: int, *, seed: int = 0, split: float = 0.75) -> dict:
     """For DBN and CCM (fitted by EM): the held-out log-likelihood of the fitted model and of the same model with
     the parameters the log was drawn with (α, σ = α, γ; or α and τ = (γ, γ, γ/2)), and the fitted continuation —
     whether the likelihood and the sampler agree, and how far EM is from the generating parameters."""
@@ -104,7 +104,7 @@ def _truth(model: str, s, seed: int, depth: int) -> dict:
     return spec.cls.generating(alpha, _EYE[:depth], spec.gamma)
 
 
-def bootstrap_coverage(model: str, n_sessions: int = 20_000, n_boot: int = 20, seed: int = 0) -> list[dict]:
+def bootstrap_coverage(model: str, *, n_sessions: int = 20_000, n_boot: int = 20, seed: int = 0) -> list[dict]:
     """For PBM, UBM (examination ratios), CM, SDBN (attractiveness), DCM (attractiveness, λ), DBN (attractiveness,
     satisfaction, γ) and CCM (attractiveness, τ): the share of the generating values inside their 90 %
     session-bootstrap intervals and the largest error of the fit."""

@@ -84,7 +84,7 @@ class SessionArrays:
 
     @classmethod
     def from_rows(cls, session, pair, position, click, pair_keys: pd.DataFrame, name: str,
-                  propensity=None) -> "SessionArrays":
+                  *, propensity=None) -> "SessionArrays":
         """From rows ordered by (session id, rank): session ids, pair codes (rows of ``pair_keys``), ranks,
         0/1 clicks (and the logging policy's propensities, checked by :func:`check_propensity`); every session must
         show ranks 1 … n once each, n ≤ :data:`MAX_DEPTH` (lists of varying n are padded to the longest)."""
@@ -249,7 +249,7 @@ def prior_mean(sums, prior=PYCLICK_PRIOR) -> np.ndarray:
     return (prior[0] + sums[0]) / (prior[1] + sums[1])
 
 
-def pair_mean(t: SessionTable, mask, success, prior=None) -> np.ndarray:
+def pair_mean(t: SessionTable, mask, success, *, prior=None) -> np.ndarray:
     """(prior successes + Σ weight·success) / (prior trials + Σ weight) over the (pattern, rank) cells in ``mask``,
     per (query, document) pair; ``prior`` None: the table's attractiveness prior (PyClick's one in two unless
     learned, :mod:`~ultr_core.clickmodels.prior`)."""

@@ -166,7 +166,7 @@ def affine_log_likelihood(p, clicks, shown) -> float:
     return float(ll.sum())
 
 
-def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, max_iter: int = 3000,
+def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, *, max_iter: int = 3000,
                       start: "AffineFit | None" = None) -> AffineFit:
     """Trust bias's affine click model P(click) = b_p + s_p · a_d fitted by maximum likelihood on a count table —
     one row per (document ``pair``, 1-based ``position``) with its ``clicks`` and ``shown`` impressions.  Examination

@@ -59,7 +59,7 @@ def _output(a):
     from ultr_core.errors import ConfigError
     if a.relevance:
         from ultr_core.logs.outputs import check_output
-        return check_output(a.relevance, a.force, (".csv",), "--relevance")
+        return check_output(a.relevance, a.force, (".csv",), option="--relevance")
     if a.force:
         raise ConfigError("--force", "applies to --relevance; give --relevance too")
     return None

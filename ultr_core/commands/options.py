@@ -19,7 +19,7 @@ def judgements_option(a):
     low, high = parse_grades(a.grades)
     data = file_bytes(a.judgements, "--judgements", "a judgements file", MAX_JUDGEMENTS_BYTES,
                       missing="file not found", too_large="larger than {mb} MB")
-    return read_judgements(data, "--judgements", grades=(low, high))
+    return read_judgements(data, name="--judgements", grades=(low, high))
 
 
 def file_bytes(path: str, flag: str, what: str, max_bytes: int, *, missing: str, too_large: str) -> bytes:

@@ -62,7 +62,8 @@ def run(a) -> int:
         a.set or [])
     ds, _, log = simulate_log(a.dataset, ClickModelConfig.from_values(values_of(a)), a.sessions, a.seed,
                               a.data_seed)
-    out = rankers_beside_click_models(ds, log, algorithms, models, a.split, a.seed, base,
+    out = rankers_beside_click_models(ds, log, algorithms=algorithms, models=models, split=a.split, seed=a.seed,
+                                      base=base,
                                       include_prior=a.include_prior_dominated)
     out.pop("relevance")
     if a.json:

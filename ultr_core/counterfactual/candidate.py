@@ -69,7 +69,7 @@ def _ties(values, pair_query) -> int:
 
 
 def from_scores(scores, pair_keys: pd.DataFrame, pair_query: np.ndarray, production: np.ndarray,
-                label: str = "scores") -> Candidate:
+                *, label: str = "scores") -> Candidate:
     """The candidate of a scores file (:class:`~ultr_core.logs.scores.Scores`), joined to the log's pairs as text."""
     keys = pair_keys[["query_id", "doc_id"]].astype(str)
     s = scores.frame

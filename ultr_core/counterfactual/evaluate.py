@@ -117,7 +117,7 @@ def _direct(key: str):
     return MODEL_BY_KEY[key]
 
 
-def pbm_counts(n: np.ndarray, c: np.ndarray, n_pairs: int, depth: int, n_iter: int = POINT_ITERATIONS,
+def pbm_counts(n: np.ndarray, c: np.ndarray, n_pairs: int, depth: int, *, n_iter: int = POINT_ITERATIONS,
                prior: tuple = NEGLIGIBLE) -> tuple[np.ndarray, np.ndarray]:
     """PBM's EM (the click-model table's :class:`~ultr_core.clickmodels.models.PBM`, the same updates) on the
     impressions ``n`` and clicks ``c`` of each (pair, rank) cell, indexed pair·depth + rank: PBM's clicks are
@@ -291,7 +291,7 @@ def evaluate_ranking(data, name: str = "log", *, ranking: str = "production", sc
     t = arrays.compress()
     production = cand.production_rank(t, arrays.pair_query)
     from ultr_core.clickmodels.compare import fit_with_prior
-    fitted = lambda key: fit_with_prior(MODEL_BY_KEY[key], t, arrays.pair_keys, prior, seed)      # noqa: E731
+    fitted = lambda key: fit_with_prior(MODEL_BY_KEY[key], t, arrays.pair_keys, prior=prior, seed=seed)      # noqa: E731
     c = _candidate(ranking, scores, arrays, t, production, fitted)
     return value_candidate(arrays, c, model=model, k=k, n_boot=n_boot, seed=seed, judgements=judgements, name=name,
                            t=t, production=production, report=report, estimators=estimators)

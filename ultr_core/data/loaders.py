@@ -190,7 +190,7 @@ def load_svmlight(path, n_features: int | None = None) -> RankingData:
     return RankingData(X, q, y, d)
 
 
-def load_svmlight_upload(name: str, data: bytes, split=(0.6, 0.2, 0.2), seed: int = 0) -> LTRDataset:
+def load_svmlight_upload(name: str, data: bytes, *, split=(0.6, 0.2, 0.2), seed: int = 0) -> LTRDataset:
     """An uploaded SVMlight/LETOR file (with ``qid:``) split by query into train/valid/test."""
     X, y, q, d = read_svmlight((name, data), require_qid=True)
     _check_contiguous(name, q)
@@ -224,7 +224,7 @@ def _concat(parts: list[RankingData]) -> RankingData:
                        np.concatenate([p.labels for p in parts]), docs)
 
 
-def load_lightgbm_split(path, query_path=None, n_features: int | None = None,
+def load_lightgbm_split(path, *, query_path=None, n_features: int | None = None,
                         qid_offset: int = 0) -> RankingData:
     """SVMlight rows plus a LightGBM ``.query`` group file (one group size per line)."""
     path = Path(path)

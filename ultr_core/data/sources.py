@@ -53,7 +53,7 @@ def _load(spec: str, seed: int = 0) -> LTRDataset:
             raise ConfigError("dataset", f"ig:K needs an integer K, got {rest[:20]!r}") from None
         if not 1 <= k <= 10:
             raise ConfigError("dataset", f"ig:K needs K from 1 to 10, got {k}")
-        d = synthetic.make_identifiability_data(k, seed=seed)
+        d = synthetic.make_identifiability_data(n_components=k, seed=seed)
         return LTRDataset(f"fully synthetic, K={k}", d, d, d)
     if kind == "mq2008":
         path, _, fold = rest.rpartition(":") if rest.rsplit(":", 1)[-1].isdigit() else (rest, "", "1")

@@ -26,7 +26,7 @@ LABEL_SHARES = (0.45, 0.25, 0.15, 0.10, 0.05)
 LIST_SIZE = 10
 
 
-def make_synthetic_ltr(n_queries: int = 500, list_size: int = LIST_SIZE, n_features: int = 20,
+def make_synthetic_ltr(*, n_queries: int = 500, list_size: int = LIST_SIZE, n_features: int = 20,
                        seed: int = 0, split=(0.6, 0.2, 0.2), label_noise: float = 0.3) -> LTRDataset:
     """A LETOR-like synthetic dataset.
 
@@ -69,7 +69,7 @@ def position_blocks(n_components: int, list_size: int = 10) -> list[np.ndarray]:
     return [b + 1 for b in np.array_split(np.arange(list_size), n_components)]
 
 
-def make_identifiability_data(n_components: int = 1, n_docs: int = 10_000, n_queries: int = 1_150,
+def make_identifiability_data(*, n_components: int = 1, n_docs: int = 10_000, n_queries: int = 1_150,
                               list_size: int = 10, max_label: int = 4, seed: int = 0) -> RankingData:
     """Fully synthetic one-hot data whose identifiability graph has ``n_components`` components.
 
@@ -120,7 +120,7 @@ def paper_edges(block) -> list[tuple[int, int]]:
     return edges
 
 
-def make_paper_identifiability_data(n_components: int = 1, n_queries: int = 1_150, docs_per_position: int = 1_000,
+def make_paper_identifiability_data(*, n_components: int = 1, n_queries: int = 1_150, docs_per_position: int = 1_000,
                                     shared_per_edge: int = 100, list_size: int = 10, seed: int = 0) -> RankingData:
     """The identifiability paper's fully synthetic data (App. C.1) with K = ``n_components``.
 

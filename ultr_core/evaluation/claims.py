@@ -120,7 +120,7 @@ def _rows_at(runs: pd.DataFrame, at) -> pd.DataFrame | None:
     return runs
 
 
-def check_claims(runs: pd.DataFrame, claims, method_col: str = "method", seed_col: str = "seed") -> pd.DataFrame:
+def check_claims(runs: pd.DataFrame, claims, *, method_col: str = "method", seed_col: str = "seed") -> pd.DataFrame:
     """Each claim against ``runs`` (one row per method × seed × grid value, test metrics as
     columns): the paired mean difference over seeds, its 90 % t-interval, ``holds`` and the
     ``verdict`` (see the module docstring).  One row per claim, in order."""

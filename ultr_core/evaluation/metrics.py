@@ -71,7 +71,7 @@ def _binary_ranked(scores, labels, offsets, threshold):
     return (Y >= threshold).astype(np.float64), np.arange(1, Y.shape[1] + 1)
 
 
-def ndcg(scores, labels, offsets, k: int = 10, per_query: bool = False):
+def ndcg(scores, labels, offsets, *, k: int = 10, per_query: bool = False):
     """Mean nDCG@k over queries with a relevant document (see module conventions)."""
     Y, _ = ranked_labels(scores, labels, offsets)
     kk = min(k, Y.shape[1])
@@ -83,14 +83,14 @@ def ndcg(scores, labels, offsets, k: int = 10, per_query: bool = False):
     return _per_query(dcg, idcg, per_query)
 
 
-def average_precision(scores, labels, offsets, threshold: int = 1, per_query: bool = False):
+def average_precision(scores, labels, offsets, *, threshold: int = 1, per_query: bool = False):
     """Mean average precision with binary relevance ``y ≥ threshold``."""
     rel, ranks = _binary_ranked(scores, labels, offsets, threshold)
     prec = np.cumsum(rel, axis=1) / ranks
     return _per_query((prec * rel).sum(axis=1), rel.sum(axis=1), per_query)
 
 
-def arp(scores, labels, offsets, threshold: int = 1, per_query: bool = False):
+def arp(scores, labels, offsets, *, threshold: int = 1, per_query: bool = False):
     """Average relevant position (1-based; lower is better)."""
     rel, ranks = _binary_ranked(scores, labels, offsets, threshold)
     return _per_query((rel * ranks).sum(axis=1), rel.sum(axis=1), per_query)
@@ -161,7 +161,7 @@ def observation_curve_error(estimated, true, relative: bool = True) -> float:
 
 def evaluate_ranking(scores, data: RankingData, ks=(1, 3, 5, 10), threshold: int = 1) -> dict:
     """nDCG@k for each k, MAP and ARP of ``scores`` on ``data`` (one score per row)."""
-    out = {f"ndcg@{k}": ndcg(scores, data.labels, data.offsets, k) for k in ks}
-    out["map"] = average_precision(scores, data.labels, data.offsets, threshold)
-    out["arp"] = arp(scores, data.labels, data.offsets, threshold)
+    out = {f"ndcg@{k}": ndcg(scores, data.labels, data.offsets, k=k) for k in ks}
+    out["map"] = average_precision(scores, data.labels, data.offsets, threshold=threshold)
+    out["arp"] = arp(scores, data.labels, data.offsets, threshold=threshold)
     return out

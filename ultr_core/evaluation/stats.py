@@ -24,7 +24,7 @@ def mean_ci(values, level: float = 0.9) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 
-def summarise(df: pd.DataFrame, by, metrics, level: float = 0.9) -> pd.DataFrame:
+def summarise(df: pd.DataFrame, by, metrics, *, level: float = 0.9) -> pd.DataFrame:
     """One row per group: n, and mean / lo / hi of each metric (t-interval at ``level``)."""
     by = [by] if isinstance(by, str) else list(by)
     rows = []
@@ -49,7 +49,7 @@ def paired_test(a, b) -> dict:
     return {"mean_diff": float(d.mean()), "t": float(t), "p": float(p)}
 
 
-def paired_differences(df: pd.DataFrame, ref: str, others, by=(), metric: str = "ndcg@1",
+def paired_differences(df: pd.DataFrame, ref: str, others, *, by=(), metric: str = "ndcg@1",
                        method_col: str = "method", seed_col: str = "seed",
                        ref_label: str | None = None) -> pd.DataFrame:
     """Paired t-tests ``ref − other`` for each of ``others`` within every group of ``by``.

@@ -119,7 +119,7 @@ def _best_swap(G, A, cd, cb, omega, k: int, objective: str):
     return best[1], best[2], best[3], best[4]
 
 
-def certainty_plan(u: FactorUncertainty, steps: int = 5, impressions: int = 100,
+def certainty_plan(u: FactorUncertainty, *, steps: int = 5, impressions: int = 100,
                    objective: str = "worst") -> CertaintyPlan:
     """Greedy optimal design of ``steps`` swaps of ``impressions`` each (module docstring) that most cut the
     ``objective`` ("worst": the weakest factor's variance; "mean": the mean over the component's factors)."""

@@ -43,7 +43,7 @@ __all__ = ["ctr_table", "fit_embedding", "fit_counts", "EmbeddingResult", "Count
 MAX_ITER = 20_000
 
 
-def ctr_table(log: ClickLog, bias=None, groups: np.ndarray | None = None, factors: pd.DataFrame | None = None):
+def ctr_table(log: ClickLog, *, bias=None, groups: np.ndarray | None = None, factors: pd.DataFrame | None = None):
     """Aggregate shown rows into (doc, group, n, c).  ``factors`` (the IG's factor table) with
     ``groups`` maps bias-column tuples to merged groups; without them each distinct bias tuple
     is its own group.  Returns (doc codes, group codes, n, c, n_docs, n_groups, doc_ids)."""
@@ -92,16 +92,17 @@ def _ratio(num, den):
     return np.where(den > 0, q, 0.0)
 
 
-def fit_embedding(log: ClickLog, method: str = "dla", bias=None, groups=None, factors=None,
+def fit_embedding(log: ClickLog, *, method: str = "dla", bias=None, groups=None, factors=None,
                   n_iter: int | None = None, seed: int = 0, lr: float = 0.01, on_step=None, stop=None,
                   every: int = 10, tol: float = 1e-9, init=None) -> EmbeddingResult:
     """Fit an embedding model (see module docstring) on a click log.  ``on_step(record)`` is
     called every ``every`` iterations with {step, loss}; ``stop`` (a threading.Event) ends early."""
-    d, g, n, c, D, G, doc_ids = ctr_table(log, bias, groups, factors)
-    return fit_counts(d, g, n, c, D, G, method, n_iter, seed, lr, tol, init, on_step, stop, every, doc_ids)
+    d, g, n, c, D, G, doc_ids = ctr_table(log, bias=bias, groups=groups, factors=factors)
+    return fit_counts(d, g, n, c, D, G, method=method, n_iter=n_iter, seed=seed, lr=lr, tol=tol, init=init,
+                      on_step=on_step, stop=stop, every=every, doc_ids=doc_ids)
 
 
-def fit_counts(d, g, n, c, D: int, G: int, method: str = "dla", n_iter: int | None = None, seed: int = 0,
+def fit_counts(d, g, n, c, D: int, G: int, *, method: str = "dla", n_iter: int | None = None, seed: int = 0,
                lr: float = 0.01, tol: float = 1e-9, init=None, on_step=None, stop=None, every: int = 10,
                doc_ids=None, prior: tuple = (0.0, 0.0)) -> EmbeddingResult:
     """Fit on (document code ``d``, group code ``g``, impressions ``n``, clicks ``c``) arrays —

@@ -41,7 +41,7 @@ largest always, whole).  Every factor's Fisher standard error: :mod:`.uncertaint
 >>> t = CountTable(pd.DataFrame({"doc_id": [0, 0, 1, 1], "position": [1, 2, 1, 2],
 ...                              "impressions": [100, 100, 100, 100], "clicks": [40, 20, 60, 30]}),
 ...                ("doc_id",), ("position",))
->>> curves = estimate_bias(IdentifiabilityGraph.from_counts(t), "pivot_one", n_bootstrap=0)
+>>> curves = estimate_bias(IdentifiabilityGraph.from_counts(t), method="pivot_one", n_bootstrap=0)
 >>> curves["estimate"].round(3).tolist()
 [1.0, 0.5]
 """
@@ -271,18 +271,19 @@ def _curves(S: _Stack, method: str, W: np.ndarray, exclude=None, pairs=None):
     return _converged(pair.reshape(-1), i, len(pair_key), S, N, C, exclude)
 
 
-def estimate_bias(graph: IdentifiabilityGraph, method: str = "all_pairs", n_bootstrap: int = 100,
+def estimate_bias(graph: IdentifiabilityGraph, *, method: str = "all_pairs", n_bootstrap: int = 100,
                   alpha: float = 0.1, seed: int = 0, max_components: int = 10) -> pd.DataFrame:
     """Observation curve of every component with ≥ 2 factors (the ``max_components`` largest),
     normalised within the component, with document-bootstrap intervals: the tidy table of
     :func:`estimate_bias_full` (which also returns the notes)."""
-    return estimate_bias_full(graph, method, n_bootstrap, alpha, seed, max_components).table
+    return estimate_bias_full(graph, method=method, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed,
+                              max_components=max_components).table
 
 
 _COLUMNS = ["component", "factor", "label", "position", "estimate", "lower", "upper", "impressions"]
 
 
-def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n_bootstrap: int = 100,
+def estimate_bias_full(graph: IdentifiabilityGraph, *, method: str = "all_pairs", n_bootstrap: int = 100,
                        alpha: float = 0.1, seed: int = 0, max_components: int = 10,
                        max_factors: int = MAX_ESTIMATED_FACTORS,
                        budget: Budget = CLI_BUDGET) -> BiasEstimate:
@@ -335,7 +336,7 @@ def estimate_bias_full(graph: IdentifiabilityGraph, method: str = "all_pairs", n
 
 def _converged(doc, slot, n_docs: int, S: _Stack, N, C, exclude):
     from ultr_core.identifiability.uncertainty import converged_curves
-    return converged_curves(doc, slot, n_docs, S.F, N, C, S.start, exclude)
+    return converged_curves(doc, slot, n_docs, S.F, N, C, S.start, exclude=exclude)
 
 
 def _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget: Budget, notes) -> list:

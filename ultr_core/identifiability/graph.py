@@ -295,7 +295,7 @@ class IdentifiabilityGraph:
 
 
 
-def documents_from_features(log: ClickLog, features: np.ndarray, columns=None,
+def documents_from_features(log: ClickLog, features: np.ndarray, *, columns=None,
                             decimals: int | None = None) -> ClickLog:
     """``log`` with a ``feature_doc`` column: documents identified by their feature vector
     (as the paper does: "a unique identifier based on ranking features"), optionally only

@@ -114,7 +114,7 @@ def _log_lik(p: np.ndarray, c: np.ndarray) -> float:
     return float(np.mean(_row_log_lik(p, c))) if len(c) else float("nan")
 
 
-def paired_difference(session: np.ndarray, ll_a: np.ndarray, ll_b: np.ndarray, z: float = 1.6449):
+def paired_difference(session: np.ndarray, ll_a: np.ndarray, ll_b: np.ndarray, *, z: float = 1.6449):
     """Mean of ``ll_b − ll_a`` per row and its 90 % interval (``z``) with whole sessions as the unit: the ratio
     estimator Σ_s Δ_s / Σ_s n_s and its delta-method standard error.
 
@@ -154,12 +154,12 @@ def _fit_strategy(g, groups: np.ndarray, train_codes, test_codes, seed: int):
     d_te, f_te, c_te, _ = test_codes
     n_groups = int(groups.max()) + 1
     d, grp, n, c = _counts(d_tr, groups[f_tr], c_tr, g.n_documents, n_groups)
-    fit = em_with_prior(d, grp, n, c, g.n_documents, n_groups, seed)
+    fit = em_with_prior(d, grp, n, c, g.n_documents, n_groups, seed=seed)
     train_ll = _log_lik(fit.relevance[d_tr] * fit.observation[groups[f_tr]], c_tr)
     return fit, train_ll, _row_log_lik(fit.relevance[d_te] * fit.observation[groups[f_te]], c_te)
 
 
-def em_with_prior(d, g, n, c, n_docs: int, n_groups: int, seed: int = 0):
+def em_with_prior(d, g, n, c, n_docs: int, n_groups: int, *, seed: int = 0):
     """EM for ``P(click) = r_d·o_g`` on (document, group, impressions, clicks) cells with :data:`PRIOR`'s pseudo
     counts on every parameter (PyClick's PBM update): the embedding models' EM
     (:func:`~ultr_core.identifiability.embedding.fit_counts`) from a uniform start in [0.1, 0.9] (``seed``),
@@ -171,7 +171,7 @@ def em_with_prior(d, g, n, c, n_docs: int, n_groups: int, seed: int = 0):
     """
     rng = np.random.default_rng(seed)
     start = rng.uniform(0.1, 0.9, n_docs), rng.uniform(0.1, 0.9, n_groups)
-    return fit_counts(d, g, n, c, n_docs, n_groups, "em", n_iter=MAX_ITER, tol=TOL, init=start, prior=PRIOR)
+    return fit_counts(d, g, n, c, n_docs, n_groups, method="em", n_iter=MAX_ITER, tol=TOL, init=start, prior=PRIOR)
 
 
 def _document_table(g, log: ClickLog, train_codes, fits: dict) -> pd.DataFrame:
@@ -198,7 +198,7 @@ def _observation_table(g, groups_by: dict, fits: dict, train_codes) -> pd.DataFr
     return out
 
 
-def heldout_repair(log: ClickLog, analysis, split: float = 0.75, seed: int = 0) -> HeldOutRepair:
+def heldout_repair(log: ClickLog, analysis, *, split: float = 0.75, seed: int = 0) -> HeldOutRepair:
     """Fit ``r·o`` by EM on the first ``split`` of ``log``'s sessions as logged and after ``analysis``'s merge plan
     (an :class:`~ultr_core.identifiability.reports.IdentifiabilityAnalysis` of this log), and score both on the
     remaining sessions (see the module docstring)."""

@@ -79,7 +79,7 @@ def _variance_cost(p):
 
 
 def plan_interventions(graph: IdentifiabilityGraph, relevance: np.ndarray, observation: np.ndarray,
-                       random_cost: bool = False, seed: int = 0,
+                       *, random_cost: bool = False, seed: int = 0,
                        max_components: int = 2000) -> InterventionPlan:
     """Node intervention (§4.1, eq. 3–6; App. B.2): for every pair of components the cheapest
     swap of a document x seen with factor t in one component to a factor t′ of the other,

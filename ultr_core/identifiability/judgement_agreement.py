@@ -8,7 +8,7 @@ are counted and left out.
 >>> from ultr_core.logs.judgements import read_judgements
 >>> frame = pd.DataFrame({"query_id": ["q"] * 4, "doc_id": list("abcd"), "component": [0, 0, 0, 1],
 ...                       "relevance": [0.9, 0.5, 0.1, 0.99], "status": ["ok"] * 4})
->>> j = read_judgements(b"q 0 a 2\\nq 0 b 1\\nq 0 c 0\\nq 0 d 0\\n", "qrels")
+>>> j = read_judgements(b"q 0 a 2\\nq 0 b 1\\nq 0 c 0\\nq 0 d 0\\n", name="qrels")
 >>> r = ig_judgements(frame, j, n_boot=20)
 >>> r["pairs_scored"], r["within_components"]["components"], r["within_components"]["mean_spearman"]
 (4, 1, 1.0)
@@ -27,7 +27,7 @@ __all__ = ["ig_judgements", "judgement_lines", "MIN_PER_COMPONENT"]
 MIN_PER_COMPONENT = 3
 
 
-def ig_judgements(frame: pd.DataFrame, judgements, seed: int = 0, n_boot: int = 200) -> dict:
+def ig_judgements(frame: pd.DataFrame, judgements, *, seed: int = 0, n_boot: int = 200) -> dict:
     """Agreement of ``frame``'s relevance (:func:`~ultr_core.identifiability.precision.documents_frame`) with the
     judgements, joined on (query_id, doc_id) as text."""
     if "query_id" not in frame or "doc_id" not in frame:

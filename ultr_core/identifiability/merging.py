@@ -126,7 +126,7 @@ def _onehot_candidates(graph: IdentifiabilityGraph, position_weight: float):
     return a, b, w
 
 
-def plan_merges(graph: IdentifiabilityGraph, vectors: np.ndarray | None = None, k: int = 16,
+def plan_merges(graph: IdentifiabilityGraph, *, vectors: np.ndarray | None = None, k: int = 16,
                 position_weight: float = 10.0) -> MergePlan:
     """Node merging: the minimum spanning tree over components whose edge weight is the
     closest pair of factors (Euclidean distance of bias-feature vectors) between them.

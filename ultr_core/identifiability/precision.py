@@ -244,12 +244,12 @@ def document_label(g, d: int) -> str:
     return ", ".join(f"{k}={v}" for k, v in keys.iloc[int(d)].items())
 
 
-def certainty_report(g, steps: int = 5, impressions: int = 100, objective: str = "worst",
+def certainty_report(g, *, steps: int = 5, impressions: int = 100, objective: str = "worst",
                      u: FactorUncertainty | None = None) -> dict:
     """Repairs that buy certainty (:mod:`~ultr_core.identifiability.design`), JSON-ready with the log's labels."""
     from ultr_core.identifiability.design import certainty_plan
     u = u or graph_uncertainty(g)
-    plan = certainty_plan(u, steps, impressions, objective)
+    plan = certainty_plan(u, steps=steps, impressions=impressions, objective=objective)
     labels = tuple_labels(g.factors)
     swaps = [{"document": document_label(g, s["document"]), "show_at": labels[s["factor"]],
               "shown_at": [labels[f] for f in np.unique(u.cells[1][u.cells[0] == s["document"]])],

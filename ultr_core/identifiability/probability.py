@@ -10,7 +10,7 @@ from ultr_core.identifiability.graph import _components
 __all__ = ["identifiability_probability", "identifiability_probability_mc", "probability_table"]
 
 
-def identifiability_probability(n_pairs, n_features, n_factors, form: str = "gilbert"):
+def identifiability_probability(n_pairs, n_features, n_factors, *, form: str = "gilbert"):
     """P(IG connected) under uniform sampling (Example 2), clipped to [0, 1].  ``form="gilbert"`` (default): Lemma
     A.1's edge probability in Gilbert's bound, ``1 − |T|·exp(−N²(|T|−1)/(|X|·|T|²))``; ``"simplified"``: the same
     with (|T| − 1)/|T| ≈ 1, ``1 − |T|·exp(−N²/(|X|·|T|))`` — SPEC §5 writes both, chained by ≈.  The default is the
@@ -32,7 +32,7 @@ def identifiability_probability(n_pairs, n_features, n_factors, form: str = "gil
 
 
 def identifiability_probability_mc(n_pairs: int, n_features: int, n_factors: int,
-                                   n_trials: int = 200, seed: int = 0) -> float:
+                                   *, n_trials: int = 200, seed: int = 0) -> float:
     """Monte Carlo estimate of the same probability: draw ``n_pairs`` (x, t) uniformly from
     X × T, build the IG over all T factors, count how often it is connected."""
     rng = np.random.default_rng(seed)
@@ -47,7 +47,7 @@ def identifiability_probability_mc(n_pairs: int, n_features: int, n_factors: int
     return hits / n_trials
 
 
-def probability_table(n_pairs: int, n_features: int, contexts, n_positions: int = 10, n_trials: int = 200,
+def probability_table(n_pairs: int, n_features: int, contexts, *, n_positions: int = 10, n_trials: int = 200,
                       seed: int = 0) -> pd.DataFrame:
     """Formula and Monte Carlo identifiability probability against the number of context
     types: the bias factors are (context, position) pairs, |T| = contexts × positions."""
@@ -56,5 +56,6 @@ def probability_table(n_pairs: int, n_features: int, contexts, n_positions: int 
         T = int(c) * n_positions
         rows.append({"contexts": int(c), "n_factors": T,
                      "formula": float(identifiability_probability(n_pairs, n_features, T)),
-                     "monte_carlo": identifiability_probability_mc(n_pairs, n_features, T, n_trials, seed)})
+                     "monte_carlo": identifiability_probability_mc(n_pairs, n_features, T, n_trials=n_trials,
+                                                                   seed=seed)})
     return pd.DataFrame(rows)

@@ -5,10 +5,10 @@ and score the relevance estimate against the truth.
 
 >>> from ultr_core.data.synthetic import make_paper_identifiability_data
 >>> from ultr_core.simulation.synthetic_logs import binomial_ctr_table
->>> data = make_paper_identifiability_data(2, seed=0)
+>>> data = make_paper_identifiability_data(n_components=2, seed=0)
 >>> table, r, o = binomial_ctr_table(data, seed=0)
->>> plain = fit_repaired(table, r, o, data, repair="none")
->>> fixed = fit_repaired(table, r, o, data, repair="intervene")
+>>> plain = fit_repaired(table, r, o, data=data, repair="none")
+>>> fixed = fit_repaired(table, r, o, data=data, repair="intervene")
 >>> (plain["components"], plain["mcc"] < 0.9, fixed["components_after"], fixed["mcc"] > 0.99)
 (2, True, 1, True)
 """
@@ -37,11 +37,11 @@ REPAIRS = ("none", "merge", "intervene")
 def _fit(g: IdentifiabilityGraph, method, groups, init, seed, tol, max_iter):
     fac = g.fac if groups is None else groups[g.fac]
     n_groups = g.n_factors if groups is None else int(groups.max()) + 1
-    return fit_counts(g.doc, fac, g.impressions, g.clicks, g.n_documents, n_groups, method, n_iter=max_iter,
+    return fit_counts(g.doc, fac, g.impressions, g.clicks, g.n_documents, n_groups, method=method, n_iter=max_iter,
                       seed=seed, tol=tol, init=init)
 
 
-def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation: np.ndarray, data=None,
+def fit_repaired(table: CountTable, true_relevance: pd.Series, true_observation: np.ndarray, *, data=None,
                  method: str = "dla", repair: str = "none", init: str = "random", seed: int = 0,
                  tol: float = 1e-9, max_iter: int | None = None, impressions: int = 1_000_000,
                  random_intervention: bool = False, merge_positions=None, context_vectors=None,
@@ -119,7 +119,7 @@ def _repair_groups(g: IdentifiabilityGraph, repair: str, merge_positions, contex
     vectors = None
     if context_vectors is not None and "context" in g.bias_columns:
         vectors = bias_feature_vectors(g, context_vectors)
-    return plan_merges(g, vectors).factor_groups()
+    return plan_merges(g, vectors=vectors).factor_groups()
 
 
 def _intervened_graph(g: IdentifiabilityGraph, table: CountTable, swaps: pd.DataFrame, true_relevance,
@@ -147,15 +147,15 @@ def _fit_scores(g: IdentifiabilityGraph, fit, groups, true_relevance, data, test
                observation=(o_hat / o_hat[0] if o_hat[0] > 0 else o_hat).tolist())
     if data is not None:
         score = pd.Series(r_hat, index=g.documents).reindex(data.doc_ids).fillna(0).to_numpy()
-        out["ndcg@5"] = ndcg(score, data.labels, data.offsets, 5)
-        out["ndcg@10"] = ndcg(score, data.labels, data.offsets, 10)
+        out["ndcg@5"] = ndcg(score, data.labels, data.offsets, k=5)
+        out["ndcg@10"] = ndcg(score, data.labels, data.offsets, k=10)
     if test is not None:
         from ultr_core.identifiability.semisynthetic import score_on_test
         out.update(score_on_test(test[0], g.documents[g.doc], ctr, o_hat[g.fac], test[1], seed=seed))
     return out
 
 
-def fit_source(path: str, seed: int = 0, impressions: int = 1_000_000, name: str | None = None):
+def fit_source(path: str, *, seed: int = 0, impressions: int = 1_000_000, name: str | None = None):
     """(table, true r per document, true o per position, ranked lists or None) for ``ig-fit``:
 
     * ``paper:K`` — the paper's fully synthetic data with K components
@@ -181,7 +181,7 @@ def fit_source(path: str, seed: int = 0, impressions: int = 1_000_000, name: str
             raise ConfigError("path", f"{text[:20]!r}: use paper:K with K = 1–4") from None
         if k not in (1, 2, 3, 4):
             raise ConfigError("path", f"the paper's layouts have K = 1–4, got {k}")
-        data = make_paper_identifiability_data(k, seed=seed)
+        data = make_paper_identifiability_data(n_components=k, seed=seed)
         table, r, o = binomial_ctr_table(data, impressions=impressions, seed=seed)
         return table, r, o, data
     p = Path(text)

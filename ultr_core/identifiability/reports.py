@@ -69,7 +69,7 @@ def analyse_identifiability(log, bias=None, *, merge: bool = False, intervene: b
     plan = ip = shown_swaps = None
     if merge or intervene:
         from ultr_core.identifiability.merging import bias_feature_vectors, plan_merges  # scipy.spatial: on demand
-        plan = plan_merges(g, bias_feature_vectors(g, context_vectors) if use_vectors else None)
+        plan = plan_merges(g, vectors=bias_feature_vectors(g, context_vectors) if use_vectors else None)
     if merge:
         out["merges"] = plan.pairs.head(max_listed)[["label_a", "label_b", "cost"]].to_dict("records")
         out["n_merges"] = len(plan.pairs)
@@ -94,7 +94,7 @@ def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, 
     from ultr_core.identifiability.pairs import Budget
     budget = budget or Budget()
     try:
-        est = estimate_bias_full(g, estimate, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed, budget=budget)
+        est = estimate_bias_full(g, method=estimate, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed, budget=budget)
     except ConfigError as e:
         if "intervention pairs" not in str(e):
             raise
@@ -120,7 +120,7 @@ def _intervention_section(g: IdentifiabilityGraph, plan, log, seed: int, max_com
     else:
         from ultr_core.identifiability.embedding import fit_counts
         fit = fit_counts(g.doc, groups[g.fac], g.impressions, g.clicks, g.n_documents, int(groups.max()) + 1,
-                         "dla", seed=seed)            # to convergence, as the repair comparison
+                         method="dla", seed=seed)            # to convergence, as the repair comparison
         rel, obs = fit.relevance, fit.observation[groups]
     ip = plan_interventions(g, rel, obs, seed=seed, max_components=max_components)
     swaps = ip.swaps.copy()
@@ -219,13 +219,13 @@ def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=Non
                                None))
         for name, lg, groups in strategies:
             from ultr_core.identifiability.embedding import fit_embedding
-            fit = fit_embedding(lg, "dla", bias=bias, groups=groups,
+            fit = fit_embedding(lg, method="dla", bias=bias, groups=groups,
                                 factors=g.factors if groups is not None else None, seed=seed)
             rec = {"strategy": name, "seed": seed,
                    "mcc": mcc(fit.relevance, truth.reindex(fit.doc_ids).to_numpy())}
             if labels is not None:
                 r = pd.Series(fit.relevance, index=fit.doc_ids).reindex(doc_of_row).fillna(0).to_numpy()
-                rec["ndcg@10"] = ndcg(r, labels, offsets, 10)
+                rec["ndcg@10"] = ndcg(r, labels, offsets, k=10)
             rows.append(rec)
             if seed == seeds[0]:
                 o = fit.observation[groups] if groups is not None else fit.observation
@@ -310,10 +310,10 @@ def _paper_fits(runs, keep, report=None, stop=None) -> pd.DataFrame:
         if stop is not None and stop.is_set():
             break
         if (k, seed) not in data_of:
-            data = make_paper_identifiability_data(k, seed=seed)
+            data = make_paper_identifiability_data(n_components=k, seed=seed)
             data_of = {(k, seed): (data, *binomial_ctr_table(data, seed=seed))}     # one data set at a time
         data, table, r, o = data_of[(k, seed)]
-        out = fit_repaired(table, r, o, data, seed=seed, **kwargs)
+        out = fit_repaired(table, r, o, data=data, seed=seed, **kwargs)
         rows.append({**labels, **{c: out[c] for c in keep}, "mcc": out["mcc"], "ndcg@10": out["ndcg@10"]})
         if report is not None:
             report({"done": len(rows), "total": len(runs)})

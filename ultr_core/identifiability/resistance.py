@@ -106,7 +106,7 @@ def pair_log_se(u: FactorUncertainty, pairs) -> np.ndarray:
     return out
 
 
-def resolved_orders(u: FactorUncertainty, groups, max_pairs: int = MAX_REPORT_PAIRS,
+def resolved_orders(u: FactorUncertainty, groups, *, max_pairs: int = MAX_REPORT_PAIRS,
                     max_products: float = MAX_REPORT_CELL_PRODUCTS) -> dict:
     """Which document orders the log supports (issue #46, item 4): over the pairs of documents of one group (a
     query) whose order the information can compare, the share whose 90 % interval of log(r_d / r_e) excludes 0 (a
@@ -150,7 +150,7 @@ def _within(size_of, start_of):
     return i, start_of[i] + np.arange(len(i)) - first
 
 
-def weakest_links(u: FactorUncertainty, labels, top: int = 5, document_label=None) -> list[dict]:
+def weakest_links(u: FactorUncertainty, labels, *, top: int = 5, document_label=None) -> list[dict]:
     """The IG links (factor pairs) and the documents whose removal would most raise the worst factor's variance
     (module docstring), the most harmful first: ``kind`` ("link" or "document"), ``link`` (its name: the factor pair,
     or the document with the factors it is shown at), ``share`` of that variance carried (in [0, 1]),

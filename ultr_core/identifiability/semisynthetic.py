@@ -17,7 +17,7 @@ ctr / ô — the paper uses LightGBM, we use scikit-learn's histogram gradient b
 same trees, learning rate and leaf size).
 
 >>> from ultr_core.data.synthetic import make_synthetic_ltr
->>> data = contextual_study_data(make_synthetic_ltr(60, seed=0), n_contexts=5, seed=0)
+>>> data = contextual_study_data(make_synthetic_ltr(n_queries=60, seed=0), n_contexts=5, seed=0)
 >>> sorted(data.table.bias), len(data.context_vectors), bool(data.table.frame["clicks"].gt(0).all())
 (['context', 'position'], 5, True)
 """
@@ -52,7 +52,7 @@ class ContextualStudyData:
     true_observation: np.ndarray     #: o of every displayed row (aligned with ``table.frame``)
 
 
-def contextual_study_data(dataset: LTRDataset, n_contexts: int = 5_000, impressions: int = 1_000_000,
+def contextual_study_data(dataset: LTRDataset, *, n_contexts: int = 5_000, impressions: int = 1_000_000,
                           list_size: int = 10, eta: float = 1.0, noise: float = 0.1,
                           logging_fraction: float = 0.01, identity_features: int | None = None,
                           seed: int = 0) -> ContextualStudyData:
@@ -104,7 +104,7 @@ def contextual_study_data(dataset: LTRDataset, n_contexts: int = 5_000, impressi
 
 
 def score_on_test(doc_features: np.ndarray, documents: np.ndarray, ctr: np.ndarray, observation: np.ndarray,
-                  test: RankingData, seed: int = 0, ks=(5, 10)) -> dict:
+                  test: RankingData, *, seed: int = 0, ks=(5, 10)) -> dict:
     """Test-set nDCG of a ranker trained as the paper does (App. C.3): a gradient-boosted regressor
     (500 trees, learning rate 0.1, at most 255 leaves, ≥ 100 rows per leaf — LightGBM's
     ``min_sum_hessian_in_leaf=100`` for squared error; half the rows when there are fewer than 200)
@@ -117,4 +117,4 @@ def score_on_test(doc_features: np.ndarray, documents: np.ndarray, ctr: np.ndarr
                                           early_stopping=False, random_state=seed)
     model.fit(doc_features[np.asarray(documents, np.int64)], target)
     scores = model.predict(test.features)
-    return {f"test_ndcg@{k}": ndcg(scores, test.labels, test.offsets, k) for k in ks}
+    return {f"test_ndcg@{k}": ndcg(scores, test.labels, test.offsets, k=k) for k in ks}

@@ -125,7 +125,7 @@ def _default_references(fac, n, n_factors: int, component: np.ndarray) -> np.nda
 
 
 def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: np.ndarray,
-                       tol: float = TOL, references=None, with_se: bool = True, exclude=None) -> FactorUncertainty:
+                       *, tol: float = TOL, references=None, with_se: bool = True, exclude=None) -> FactorUncertainty:
     """Fit PBM to convergence on distinct (document, factor) cells and give every factor the standard error of
     log(o_k / o_ref) inside its IG component (``component``: per factor; ``references``: per factor its reference,
     or a dict component → reference; default the component's factor with the most impressions; ``with_se=False``:
@@ -155,7 +155,7 @@ def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: n
 
 
 def converged_curves(doc, slot, n_docs: int, F: int, N: np.ndarray, C: np.ndarray, start: np.ndarray,
-                     exclude=None):
+                     *, exclude=None):
     """PBM fitted by Fisher scoring to convergence on each row of the count matrices ``N``, ``C`` (resamples ×
     cells), o / o_ref per slot (``start``: each slot's reference slot; NaN where no information reaches) — the
     bootstrap refits of issue #46, converged along weak directions instead of capped warm starts (cold starts; the

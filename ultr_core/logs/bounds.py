@@ -81,7 +81,7 @@ def _check_footer(md, schema, name: str, max_cells: int) -> None:
                                     f"limit of {max_cells:,} values")
 
 
-def read_parquet_bounded(source, name: str, max_cells: int = MAX_PARQUET_CELLS,
+def read_parquet_bounded(source, name: str, *, max_cells: int = MAX_PARQUET_CELLS,
                          max_decoded_bytes: int = MAX_DECODED_BYTES):
     """The Parquet table of ``source`` (bytes or a path), refused with a :class:`DataFormatError` naming the
     limit when its footer counts more than ``max_cells`` values, a column is nested, or its string columns

@@ -252,7 +252,7 @@ def duckdb_counts(source, fmt, name, columns, keys, *, memory_limit=None, thread
         source = spill_upload(source, fmt, tmp)
         con = connect(memory_limit, tmp, threads)
         try:
-            state = register_normalised(con, source, fmt, name, text_columns=file_columns(columns, ("position",)),
+            state = register_normalised(con, source, fmt, name=name, text_columns=file_columns(columns, ("position",)),
                                         id_columns=file_columns(columns, ID_COLUMNS))
             types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE norm").fetchall()}
             sel = select_columns(list(types), columns, keys + ["click"], name)
@@ -280,7 +280,7 @@ def duckdb_counts(source, fmt, name, columns, keys, *, memory_limit=None, thread
             try:
                 agg = con.sql(sql).df()
             except Exception as e:    # noqa: BLE001 — DuckDB's errors here are the input's problems
-                raise reading_error(e, name, "cannot aggregate", DataFormatError) from None
+                raise reading_error(e, name, verb="cannot aggregate", kind=DataFormatError) from None
         finally:
             con.close()
     return agg, repair_notes(state) + dropped

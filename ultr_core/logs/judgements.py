@@ -4,7 +4,7 @@ record each in :data:`JUDGEMENT_FORMATS`, sniffed from the first line.  Every ro
 named by its line numbers (never its content): unreadable rows, grades outside the stated range, duplicates
 (identical, or with another grade: the first is kept).
 
->>> j = read_judgements(b"q1 0 a 2\\nq1 0 b 0\\nq1 0 a 2\\nq2 0 c 9\\n", "qrels.txt")
+>>> j = read_judgements(b"q1 0 a 2\\nq1 0 b 0\\nq1 0 a 2\\nq2 0 c 9\\n", name="qrels.txt")
 >>> j.format, len(j.frame), j.counts["duplicates"], j.counts["out_of_range"]
 ('qrels', 2, 1, 1)
 >>> j.notes[0]
@@ -206,7 +206,7 @@ def read_text(data: bytes, name: str, what: str) -> str:
     return text
 
 
-def read_judgements(data: bytes, name: str = "judgements", fmt: str | None = None,
+def read_judgements(data: bytes, *, name: str = "judgements", fmt: str | None = None,
                     grades: tuple = GRADE_RANGE) -> Judgements:
     """The judgements in ``data`` (text), in ``fmt`` or sniffed; ``grades`` = (low, high), inclusive."""
     text = read_text(data, name, "judgements")

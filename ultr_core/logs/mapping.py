@@ -97,7 +97,7 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
         duplicate_header(source, fmt, name)
     if fmt in TEXT_FORMATS:
         df, notes = read_normalised(source, fmt, name, max_rows=max_rows)
-        log, more = frame_to_log(df, name, columns, doc_columns, document)
+        log, more = frame_to_log(df, name, columns=columns, doc_columns=doc_columns, document=document)
         return log, notes + more
     if fmt == "ultra":
         from ultr_core.data.archives import ultra_root
@@ -130,7 +130,7 @@ def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
         raise UnreadableError(name, f"cannot read as {fmt}: {str(e).splitlines()[0][:200]}") from None
     if sniffed and len(df.columns) < 3 and not columns:
         raise unknown_format(source, name, f"read as {fmt}, it has {len(df.columns)} column(s)")
-    return frame_to_log(df, name, columns, doc_columns, document)
+    return frame_to_log(df, name, columns=columns, doc_columns=doc_columns, document=document)
 
 
 def peek_columns(source, fmt: str, name: str = "upload") -> list[str]:
@@ -182,7 +182,7 @@ def guess_mapping(columns: list[str]) -> dict:
     return out
 
 
-def frame_to_log(df: pd.DataFrame, name: str, columns: dict | None = None,
+def frame_to_log(df: pd.DataFrame, name: str, *, columns: dict | None = None,
                  doc_columns: list | None = None, document: str = "query", session_note: bool = True):
     """Map a user table onto the ClickLog schema (see the module docstring): rename, check the required columns,
     positions and clicks, code queries and documents, then sessions (``session_note``: say when they are
@@ -237,7 +237,7 @@ def _table_frame(source, fmt: str, name: str, columns: dict | None, max_rows: in
     with tempfile.TemporaryDirectory(prefix="ultr_read_") as tmp, reporting_budget():
         con = connect(None, tmp)
         try:
-            register_normalised(con, spill_upload(source, fmt, tmp), fmt, name,
+            register_normalised(con, spill_upload(source, fmt, tmp), fmt, name=name,
                                 text_columns=file_columns(columns, ("position",)),
                                 id_columns=file_columns(columns, ID_COLUMNS))
             try:

@@ -99,7 +99,7 @@ def _tabular(con, source, fmt: str, name: str, text_columns=(), id_columns=ID_CO
     return {}
 
 
-def register_normalised(con, source, fmt: str, name: str | None = None, text_columns=(),
+def register_normalised(con, source, fmt: str, *, name: str | None = None, text_columns=(),
                         id_columns=ID_COLUMNS) -> dict:
     """Create the view ``norm`` for ``source`` in ``con`` (see the module docstring); ``text_columns`` of a
     CSV/TSV file are read as text (checked by the caller instead of parsed by DuckDB's sniffer); the
@@ -155,7 +155,7 @@ def read_normalised(source, fmt: str, name: str | None = None, *,
     name = name or str(source)
     con = connect()
     try:
-        state = register_normalised(con, source, fmt, name)
+        state = register_normalised(con, source, fmt, name=name)
         limit = "" if max_rows is None else f" LIMIT {int(max_rows) + 1}"
         try:
             df = con.sql("SELECT * FROM norm ORDER BY session_id, position" + limit).df()

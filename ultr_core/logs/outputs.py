@@ -39,7 +39,7 @@ __all__ = ["check_output", "atomic_write", "safe_csv", "json_safe", "json_text"]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def check_output(path: str, force: bool, suffixes: tuple, option: str = "--out") -> Path:
+def check_output(path: str, force: bool, suffixes: tuple, *, option: str = "--out") -> Path:
     """The output path, refused (a :class:`ConfigError` naming ``option``) when its folder is missing or cannot be
     written, it is a folder, a symbolic link or under /proc, /sys or /dev, it exists (without ``force``) or its
     extension is not one of ``suffixes``."""

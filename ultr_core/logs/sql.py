@@ -163,7 +163,7 @@ def reporting_budget():
         raise
 
 
-def reading_error(e: Exception, name: str, verb: str = "cannot read", kind=UnreadableError) -> Exception:
+def reading_error(e: Exception, name: str, *, verb: str = "cannot read", kind=UnreadableError) -> Exception:
     """The error to raise for DuckDB's ``e`` while reading ``name``: a full disk or the memory budget is the
     machine's problem (:func:`budget_error`); anything else is the input's, named with DuckDB's first line."""
     err = budget_error(e)

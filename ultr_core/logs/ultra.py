@@ -18,7 +18,7 @@ ULTRA_MEMORY = "1GB"
 __all__ = ["ultra_frame", "MAX_ULTRA_ROWS"]
 
 
-def ultra_frame(root: Path, name, labels: bool = False, max_rows: int = MAX_ULTRA_ROWS):
+def ultra_frame(root: Path, name, *, labels: bool = False, max_rows: int = MAX_ULTRA_ROWS):
     """The displayed lists of an ULTRA directory's ``train`` split as rows (``session_id``,
     ``query_id``, ``doc_id``, ``position``, ``click``): ``train.init_list`` (``qid d1 d2 …``,
     −1 = padding; one session per line) and, when present, ``train.clicks`` (``qid c1 c2 …``,

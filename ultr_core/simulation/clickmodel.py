@@ -117,7 +117,7 @@ def binary_rule(relevance: str) -> bool | str:
     return relevance if relevance in ("binary", "binary_official") else False
 
 
-def relevance_probability(labels, max_label: int, noise: float, binary: bool | str = False) -> np.ndarray:
+def relevance_probability(labels, max_label: int, noise: float, *, binary: bool | str = False) -> np.ndarray:
     """r(y) = ε + (1 − ε)(2^y − 1)/(2^y_max − 1); binarised (``binary`` True/"binary" or
     "binary_official"): 1 for y ≥ :func:`binary_threshold`, else ε.
 
@@ -135,7 +135,7 @@ def relevance_probability(labels, max_label: int, noise: float, binary: bool | s
     return noise + (1 - noise) * (2.0 ** y - 1) / denom
 
 
-def position_observation(n_positions: int, eta: float = 1.0, convention: str = "eye_tracking",
+def position_observation(n_positions: int, *, eta: float = 1.0, convention: str = "eye_tracking",
                          topk: int | None = None) -> np.ndarray:
     """The position-based examination curve o_1..o_n (0 past top-k)."""
     p = np.arange(1, n_positions + 1)

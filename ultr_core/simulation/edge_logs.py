@@ -59,7 +59,7 @@ def sparse_log(seed: int, n_sessions: int = 6000, n_queries: int = 600, depth: i
     return _frame(q, docs, clicks), theta
 
 
-def bridge_log(seed: int, n_sessions: int = 20_000, n_queries: int = 200, bridge: float = 0.008, swap: float = 0.3):
+def bridge_log(seed: int, *, n_sessions: int = 20_000, n_queries: int = 200, bridge: float = 0.008, swap: float = 0.3):
     """Two blocks of positions joined by one document (module docstring): each query has 8 documents, 0–5 shown in
     order with adjacent swaps inside each block in a share ``swap`` of the sessions; in a share ``bridge`` of the
     sessions query 0's document 7 takes position 3 or 4."""

@@ -80,7 +80,7 @@ def coupling_direction(n: int, seed: int | np.random.Generator) -> np.ndarray:
     return u
 
 
-def expected_exposure(curve: np.ndarray, n_candidates: np.ndarray, shuffle: float = 0.0, n_blocks: int = 1,
+def expected_exposure(curve: np.ndarray, n_candidates: np.ndarray, *, shuffle: float = 0.0, n_blocks: int = 1,
                       intervention: bool = False, topk: int | None = None) -> np.ndarray:
     """E_π[curve at the displayed position] for the document at each logged rank (Q, L): the logging policy π of
     the simulator (:meth:`ClickSimulator.draw_sessions`) — the ranker's order, then with ``intervention`` position 1

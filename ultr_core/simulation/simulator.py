@@ -115,7 +115,7 @@ class ClickSimulator:
 
     def observation_curve(self, n_positions: int) -> np.ndarray:
         c = self.config
-        return position_observation(n_positions, c.eta, c.convention, c.topk)
+        return position_observation(n_positions, eta=c.eta, convention=c.convention, topk=c.topk)
 
     def examination_shown(self, log, n_positions: int) -> tuple[np.ndarray, str]:
         """The examination curve a CTR chart draws beside ``log`` (which this simulator drew) and its name: PBM's
@@ -149,14 +149,15 @@ class ClickSimulator:
         curve = np.asarray(curve, np.float64)
         if c.topk is not None:
             curve = curve[:c.topk]
-        g = expected_exposure(curve, mask.sum(axis=1), c.shuffle, c.shuffle_blocks, c.intervention, c.topk)
+        g = expected_exposure(curve, mask.sum(axis=1), shuffle=c.shuffle, n_blocks=c.shuffle_blocks,
+                              intervention=c.intervention, topk=c.topk)
         out = np.zeros(data.n_rows)
         out[rows[mask]] = g[:, :rows.shape[1]][mask]
         return out
 
     # ---------------------------------------------------------------- simulate
     def draw_sessions(self, data: RankingData, qs: np.ndarray, rng: np.random.Generator,
-                      rows_q: np.ndarray | None = None, mask_q: np.ndarray | None = None,
+                      *, rows_q: np.ndarray | None = None, mask_q: np.ndarray | None = None,
                       contexts_q: np.ndarray | None = None) -> dict:
         """Sessions on the queries ``qs`` (positions in ``data``) as (S, L) arrays: ``rows`` (split
         rows in logged order), ``mask`` (a candidate), ``shown``, ``clicks`` (bool), ``obs`` (true
@@ -175,7 +176,7 @@ class ClickSimulator:
             rows = rows.copy()
             rows[s_idx, 0], rows[s_idx, k] = rows[s_idx, k], rows[s_idx, 0].copy()
         if cfg.shuffle > 0:                  # randomised sessions (consumes the generator only when on)
-            rows = shuffle_within_blocks(rows, mask, rng, cfg.shuffle, cfg.shuffle_blocks)
+            rows = shuffle_within_blocks(rows, mask, rng, cfg.shuffle, n_blocks=cfg.shuffle_blocks)
         lin = self.coupling_term(data)[rows] if cfg.coupling > 0 else 0.0
         out = {}
         if contexts_q is not None:
@@ -190,7 +191,7 @@ class ClickSimulator:
         else:
             obs = np.broadcast_to(self.observation_curve(L)[None, :], rows.shape)
         rel = relevance_probability(data.labels, self.max_label_, cfg.noise,
-                                    binary_rule(cfg.relevance))[np.maximum(rows, 0)]
+                                    binary=binary_rule(cfg.relevance))[np.maximum(rows, 0)]
         shown = mask & ((positions <= cfg.topk)[None, :] if cfg.topk is not None else True)
         shown = np.broadcast_to(shown, rows.shape)
         clicks, obs = MODEL_BY_KEY[cfg.user_model].sampler(rel, shown, obs, cfg.continuation_curve(L), rng)
@@ -210,7 +211,7 @@ class ClickSimulator:
 
         def draw(n: int) -> dict:
             qs = rng.integers(0, len(rows_q), size=int(n))
-            return self.draw_sessions(data, qs, rng, rows_q, mask_q, ctx)
+            return self.draw_sessions(data, qs, rng, rows_q=rows_q, mask_q=mask_q, contexts_q=ctx)
         return draw
 
     def simulate(self, data: RankingData, n_sessions: int, seed: int | None = None,
@@ -233,7 +234,7 @@ class ClickSimulator:
                                             f"GiB) exceed the limit of {MAX_LOG_ROWS:,} rows")
         contexts_q = rng.integers(0, cfg.n_contexts, size=(Q, L)) if cfg.n_contexts else None
         qs = rng.integers(0, Q, size=int(n_sessions))
-        d = self.draw_sessions(data, qs, rng, rows_q, mask_q, contexts_q)
+        d = self.draw_sessions(data, qs, rng, rows_q=rows_q, mask_q=mask_q, contexts_q=contexts_q)
         rows, mask, shown, clicks, obs, rel = (d[k] for k in ("rows", "mask", "shown", "clicks", "obs", "rel"))
         positions = np.arange(1, L + 1)
         ctx = d.get("context")
@@ -263,7 +264,7 @@ class ClickSimulator:
 
 
 def shuffle_within_blocks(rows: np.ndarray, mask: np.ndarray, rng: np.random.Generator, share: float,
-                          n_blocks: int = 1) -> np.ndarray:
+                          *, n_blocks: int = 1) -> np.ndarray:
     """``rows`` (sessions × positions, candidates first as ``mask`` says) with a share ``share`` of
     the sessions put in a uniformly random order *within* ``n_blocks`` contiguous blocks of each
     list's candidates (``numpy.array_split`` sizes: 10 candidates in 2 blocks → positions 1–5 and
@@ -273,7 +274,7 @@ def shuffle_within_blocks(rows: np.ndarray, mask: np.ndarray, rng: np.random.Gen
     same way).
 
     >>> rows = np.tile(np.arange(6), (3, 1)); mask = np.ones_like(rows, bool)
-    >>> out = shuffle_within_blocks(rows, mask, np.random.default_rng(0), 1.0, 2)
+    >>> out = shuffle_within_blocks(rows, mask, np.random.default_rng(0), 1.0, n_blocks=2)
     >>> bool((np.sort(out[:, :3], axis=1) == [0, 1, 2]).all() and (np.sort(out[:, 3:], axis=1) == [3, 4, 5]).all())
     True
     """

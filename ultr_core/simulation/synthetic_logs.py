@@ -10,7 +10,7 @@ from ultr_core.data.dataset import RankingData
 __all__ = ["binomial_ctr_table", "make_contextual_log"]
 
 
-def binomial_ctr_table(data: RankingData, impressions: int = 1_000_000, eta: float = 1.0, noise: float = 0.1,
+def binomial_ctr_table(data: RankingData, *, impressions: int = 1_000_000, eta: float = 1.0, noise: float = 0.1,
                        denominator_label: int = 5, seed: int = 0):
     """Clicks as the paper simulates its fully synthetic data: every displayed (query, position)
     row gets ``impressions`` impressions and Binomial(impressions, r·o) clicks, with
@@ -34,7 +34,7 @@ def binomial_ctr_table(data: RankingData, impressions: int = 1_000_000, eta: flo
     return CountTable(frame, ("doc_id",), ("position",), source="binomial CTRs"), truth, EYE_TRACKING ** eta
 
 
-def make_contextual_log(n_sessions: int = 1_000_000, n_queries: int = 100_000, list_size: int = 10,
+def make_contextual_log(*, n_sessions: int = 1_000_000, n_queries: int = 100_000, list_size: int = 10,
                         n_contexts: int = 5_000, n_docs: int = 20_000_000, seed: int = 0):
     """A large contextual-PBM click log without features, for identifiability benchmarks.
 

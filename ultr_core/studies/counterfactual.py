@@ -81,7 +81,7 @@ def _fitted_elsewhere(user, n_sessions, epsilon, seed, keys: pd.DataFrame, **log
     return attr.reindex(pd.MultiIndex.from_frame(keys[["query_id", "doc_id"]])).fillna(0.5).to_numpy()
 
 
-def coverage_rows(user: str, seed: int, n_sessions: int = 20_000, epsilon: float = 0.3, k: int = 5,
+def coverage_rows(user: str, seed: int, *, n_sessions: int = 20_000, epsilon: float = 0.3, k: int = 5,
                   n_boot: int = 100, model: str | None = None, candidates=None, estimators=None, **log) -> list[dict]:
     """One row per (candidate, estimator) of one seeded log: truth, estimate, interval, covered; the direct method
     uses ``model`` (default: the user model when it can, else PBM); ``candidates``: names of :data:`CANDIDATES`

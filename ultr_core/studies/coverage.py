@@ -111,7 +111,7 @@ def _bootstrap(cells, truth, estimator: str, n_boot: int, seed: int):
     frame = pd.DataFrame({"doc_id": doc, "factor": fac, "impressions": n.astype(np.int64),
                           "clicks": c.astype(np.int64)})
     g = IdentifiabilityGraph.from_counts(CountTable(frame, ("doc_id",), ("factor",)))
-    est = estimate_bias_full(g, estimator, n_bootstrap=n_boot, seed=seed).table
+    est = estimate_bias_full(g, method=estimator, n_bootstrap=n_boot, seed=seed).table
     ref = int(g.factors["factor"].iloc[int(est["factor"].iloc[0])])
     rows = []
     for r in est.itertuples(index=False):
@@ -121,7 +121,7 @@ def _bootstrap(cells, truth, estimator: str, n_boot: int, seed: int):
     return rows
 
 
-def coverage_table(designs=tuple(GENERATORS), seeds=range(20), profile: bool = True,
+def coverage_table(*, designs=tuple(GENERATORS), seeds=range(20), profile: bool = True,
                    bootstrap=("all_pairs", "em"), n_boot: int = 100) -> pd.DataFrame:
     """Per design and method: intervals, share covering the true log ratio, median width (×, of the ratio) and
     the coverage of the weakest factor (the last one) alone."""

@@ -180,7 +180,7 @@ def _row(values: dict, spec: ExperimentSpec, out: dict, keep_history: bool) -> d
     return row
 
 
-def run_grid(base: ExperimentSpec, grid: dict, seeds=(0, 1, 2), n_jobs: int = 1, backend: str = "loky",
+def run_grid(base: ExperimentSpec, grid: dict, *, seeds=(0, 1, 2), n_jobs: int = 1, backend: str = "loky",
              cache_dir=None, progress=None, stop=None, keep_history: bool = False, on_cell=None) -> pd.DataFrame:
     """Run ``base`` over ``grid`` × ``seeds``; one row per cell with its grid values, seed and
     test metrics (plus the observation estimate as a list).  ``progress(done, total)`` is called
@@ -262,7 +262,7 @@ def grid_job(base: ExperimentSpec, grid: dict, seeds, report=None, stop=None, n_
     cell as a {"cell": row} record (the pages' job; they draw partial grids live)."""
     prog = (lambda d, t: report({"done": d, "total": t})) if report else None
     cell = (lambda row: report({"cell": row})) if report else None
-    return run_grid(base, grid, seeds, n_jobs=n_jobs, cache_dir=cache_dir, progress=prog, stop=stop,
+    return run_grid(base, grid, seeds=seeds, n_jobs=n_jobs, cache_dir=cache_dir, progress=prog, stop=stop,
                     keep_history=keep_history, on_cell=cell)
 
 
@@ -294,7 +294,7 @@ def simulated(spec: str):
     return LogSpec.parse(spec).simulate()
 
 
-def train_jobs(configs, noise: float | None, spec: str | None = None, log=None, dataset=None) -> list[tuple]:
+def train_jobs(configs, noise: float | None, *, spec: str | None = None, log=None, dataset=None) -> list[tuple]:
     """One pooled job per configuration, as ``(key, fn, args, kwargs)`` for
     :meth:`ultr_core.app.jobpool.JobPool.submit`: the methods of one request train side by side on
     the pool's workers, and a run (log spec, configuration, noise) already made for anyone — a

@@ -140,7 +140,7 @@ PRESET_SWEEPS = {
 }
 
 
-def comparison_grid(base_changes: dict, algorithms, sweep: str | None = None, values=(), n_sessions: int = 20_000,
+def comparison_grid(base_changes: dict, algorithms, *, sweep: str | None = None, values=(), n_sessions: int = 20_000,
                     steps: int = 400, max_sessions: int | None = None):
     """The (base spec, grid) a comparison runs: ``base_changes`` (a preset's ``base``) on the default
     spec, ``steps`` training steps, one cell per algorithm (internal names) and, with ``sweep``, per
@@ -148,7 +148,7 @@ def comparison_grid(base_changes: dict, algorithms, sweep: str | None = None, va
     bound).  The Compare page and
     ``experiments/compare_presets.py`` build their runs here.
 
-    >>> base, grid = comparison_grid({"click.topk": 5}, ["naive", "cld"], "click.eta", [0.5, 1], steps=100)
+    >>> base, grid = comparison_grid({"click.topk": 5}, ["naive", "cld"], sweep="click.eta", values=[0.5, 1], steps=100)
     >>> base.click.topk, base.train.steps, grid
     (5, 100, {'click.eta': [0.5, 1.0], 'train.algorithm': ['naive', 'cld']})
     """

@@ -40,7 +40,7 @@ def label_judgements(frame: pd.DataFrame, name: str = "log"):
     buf = io.StringIO()
     pairs.rename(columns={"label": "grade"}).to_csv(buf, index=False)
     top = int(pairs["label"].max())
-    return read_judgements(buf.getvalue().encode(), f"{name} labels", grades=(0, max(top, 1)))
+    return read_judgements(buf.getvalue().encode(), name=f"{name} labels", grades=(0, max(top, 1)))
 
 
 def training_log(log, split: float):
@@ -65,7 +65,7 @@ def _ranker_scores(result, split_data, frame: pd.DataFrame):
     return score
 
 
-def rankers_beside_click_models(ds, log, algorithms=DEFAULT_RANKERS, models=None, split: float = 0.75,
+def rankers_beside_click_models(ds, log, *, algorithms=DEFAULT_RANKERS, models=None, split: float = 0.75,
                                 seed: int = 0, base=None, judgements=None,
                                 include_prior: bool = False, on_ranker=None, stop=None) -> dict:
     """:func:`~ultr_core.clickmodels.compare.compare_click_models` of ``models`` on ``log`` with ``algorithms``
@@ -107,6 +107,6 @@ def rankers_job(ds, log, algorithms, train: dict | None = None, report=None, sto
     after each ranker."""
     from ultr_core.algorithms import TrainConfig
     base = TrainConfig(**(train or {}))
-    return rankers_beside_click_models(ds, log, tuple(algorithms), seed=base.seed, base=base, stop=stop,
+    return rankers_beside_click_models(ds, log, algorithms=tuple(algorithms), seed=base.seed, base=base, stop=stop,
                                        on_ranker=lambda d, n, m: report and report({"done": d, "total": n,
                                                                                     "model": m}))

@@ -36,7 +36,7 @@ def _cell_means(df: pd.DataFrame, keys, select: str, metric: str) -> pd.DataFram
     return df.groupby(list(keys))[[select, metric]].mean().reset_index()
 
 
-def best_cells(df: pd.DataFrame, panel: str = "click.coupling", cell=("train.lbd_lambda", "train.lbd_t"),
+def best_cells(df: pd.DataFrame, *, panel: str = "click.coupling", cell=("train.lbd_lambda", "train.lbd_t"),
                select: str = "valid_ndcg@10", metric: str = "ndcg@10") -> pd.DataFrame:
     """Per ``panel`` value, the grid cell with the best mean ``select`` (validation nDCG@10: model
     selection as in the paper) over seeds, with its mean ``select`` and ``metric`` (test) beside it.
@@ -87,7 +87,7 @@ def table3_agreement(df: pd.DataFrame, model: str = "dnn") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tuned_per_seed(df: pd.DataFrame, group, tuned, select: str = "valid_ndcg@10") -> pd.DataFrame:
+def tuned_per_seed(df: pd.DataFrame, group, tuned, *, select: str = "valid_ndcg@10") -> pd.DataFrame:
     """Hyper-parameter tuning on validation, per seed: of the rows of one ``group`` and seed that
     differ in the ``tuned`` columns, keep the one with the best ``select`` (validation nDCG@10).
     Test metrics of the kept rows are then an honest estimate of "tuned on validation".

@@ -117,8 +117,9 @@ class LogCheck:
             rep["profile"] = profile_report(self.graph, o.profile, self.uncertainty)
         if o.certainty:
             from ultr_core.identifiability.precision import certainty_report
-            rep["certainty_plan"] = certainty_report(self.graph, o.certainty, o.swap_impressions or 100,
-                                                     o.objective or "worst", self.uncertainty)
+            rep["certainty_plan"] = certainty_report(self.graph, steps=o.certainty,
+                                                     impressions=o.swap_impressions or 100,
+                                                     objective=o.objective or "worst", u=self.uncertainty)
         return rep
 
     @cached_property
@@ -130,7 +131,7 @@ class LogCheck:
     def judge(self, judgements) -> dict:
         """The relevance per (query, document) scored against editorial ``judgements`` (``ig --judgements``)."""
         from ultr_core.identifiability.judgement_agreement import ig_judgements
-        return ig_judgements(self.documents, judgements, self.options.seed)
+        return ig_judgements(self.documents, judgements, seed=self.options.seed)
 
     def to_json(self) -> str:
         """The report as strict JSON (NaN and ±Infinity as null): the CLI's ``--json`` and the pages' download."""

@@ -96,7 +96,7 @@ def value_ranking_job(frame, name: str, ranking: str, scores: bytes | None, mode
     from ultr_core.logs.scores import read_scores
     sc = read_scores(scores, "scores file") if scores is not None else None
     try:
-        jd = read_judgements(judgements, "judgements") if isinstance(judgements, bytes) else judgements
+        jd = read_judgements(judgements, name="judgements") if isinstance(judgements, bytes) else judgements
     except DataFormatError:
         jd = None
     opts = RankingOptions(ranking=ranking, scores=sc, model=model, k=int(k), judgements=jd,
