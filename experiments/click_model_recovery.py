@@ -102,9 +102,9 @@ def _report(sel, em, curve, sizes, seeds, seconds: float) -> str:
 def _coverage_table():
     """Bootstrap coverage of every user model's parameters (50 bootstraps; DBN and CCM, fitted by L-BFGS: 20)."""
     import pandas as pd
-    cover = pd.DataFrame([row for m in USER_MODELS for row in bootstrap_coverage(m, n_sessions=20_000,
-                                                                                 n_boot=20 if m in ("dbn", "ccm")
-                                                                                        else 50)])
+    boots = {m: 20 if m in ("dbn", "ccm") else 50 for m in USER_MODELS}
+    cover = pd.DataFrame([row for m in USER_MODELS
+                          for row in bootstrap_coverage(m, n_sessions=20_000, n_boot=boots[m])])
     cover["covered"] = cover["covered"].map(lambda v: f"{v:.0%}")
     cover["max_error"] = cover["max_error"].round(4)
     return cover

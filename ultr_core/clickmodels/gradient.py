@@ -59,8 +59,8 @@ def _logits(p, shape) -> "torch.Tensor":         # noqa: F821
     return torch.tensor(np.log(q / (1 - q)), dtype=torch.float64, requires_grad=True)
 
 
-def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int = MAX_ITER, start: tuple = (None,
-                                                                                                            None)):
+def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int = MAX_ITER,
+                start: tuple = (None, None)):
     """Fit ``n_per_pair`` per-(query, document) probabilities (the first is the attractiveness) and ``n_global``
     shared ones to the patterns ``t``; ``transition(per_pair_on_patterns, global)`` returns (after_click, go_on);
     ``start``: (per-pair, global) probabilities to start from (None: ½).
