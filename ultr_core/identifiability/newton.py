@@ -18,7 +18,8 @@ from scipy.sparse.csgraph import connected_components
 
 from ultr_core.identifiability.grounded import Grounded
 
-__all__ = ["cell_weights", "schur", "fit_newton", "newton_step", "log_likelihood", "active_rows", "component_top",
+__all__ = ["cell_weights", "schur", "fit_newton", "newton_step", "documents_given_factors",
+           "log_likelihood", "active_rows", "component_top",
            "P_MAX", "SEPARATED", "MAX_NEWTON"]
 
 #: click probabilities are kept below this (a cell with p → 1 carries unbounded information)
@@ -101,10 +102,12 @@ def newton_step(doc, fac, n, c, theta, n_docs, n_factors, block, grounding):
         ll = np.bincount(cell_block, _celllog_likelihood(n, c, np.exp(new[doc] + new[n_docs + fac])), n_blocks)
         bad = ~(ll >= base - 1e-12 * np.abs(base))                 # NaN (p ≥ 1) counts as a fall
         if not bad.any():
-            return new, dec
+            break
         scale[bad] /= 2
-    scale[bad] = 0.0                                             # blocks that found no rise keep their values
-    return theta + step * np.concatenate([scale[doc_block], scale[block]]), dec
+    else:
+        scale[bad] = 0.0                                         # blocks that found no rise keep their values
+        new = theta + step * np.concatenate([scale[doc_block], scale[block]])
+    return documents_given_factors(doc, fac, n, c, new, n_docs), dec
 
 
 def _newton_weights(n, c, p) -> np.ndarray:
@@ -148,6 +151,45 @@ def fit_newton(doc, fac, n, c, theta, n_docs, n_factors, reference, boundary, ou
         elif abs(dec) < tol:
             break
     return theta, dec, fit_doc, boundary, out, block, grounding, reached
+
+
+def documents_given_factors(doc, fac, n, c, theta, n_docs: int, *, steps: int = 30) -> np.ndarray:
+    """Each document's log r at its own maximum given the factors — a concave problem in one variable per document,
+    on log r < −max log o: Newton with the document's own curvature, held short of p = 1 and halved until its own
+    likelihood does not fall.  Run after every factor step: the joint step gives a document with a cell clicked at
+    every impression the expected weight n·p/(1 − p) there although that cell has no curvature, so its own steps
+    were ~200× too short and a 20,000-session log stopped at 100 steps (decrement 2.4e-05, issue #58); with the
+    documents at their maximum it converges in a few steps, to a higher likelihood."""
+    theta = theta.copy()
+    f = theta[n_docs + fac]
+    top = np.full(n_docs, -np.inf)
+    np.maximum.at(top, doc, f)
+    live = np.zeros(n_docs, bool)
+    live[doc] = True
+    for _ in range(steps):
+        d = theta[:n_docs]
+        p = np.minimum(np.exp(d[doc] + f), P_MAX)
+        g = np.bincount(doc, (c - n * p) / (1 - p), n_docs)
+        h = np.bincount(doc, (n - c) * p / (1 - p) ** 2, n_docs)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(h > 0, g / h, np.where(g > 0, np.inf, 0.0))
+        room = -(d + top)
+        step = np.minimum(step, 0.9 * room)
+        step = np.where(live, step, 0.0)
+        if np.all(np.abs(g * step) < 1e-14):
+            break
+        base = np.bincount(doc, _celllog_likelihood(n, c, p), n_docs)
+        t = np.ones(n_docs)
+        for _ in range(30):
+            new = d + t * step
+            ll = np.bincount(doc, _celllog_likelihood(n, c, np.exp(new[doc] + f)), n_docs)
+            bad = ~(ll >= base - 1e-12 * np.abs(base))
+            if not bad.any():
+                break
+            t[bad] /= 2
+        t[bad] = 0.0
+        theta[:n_docs] = d + t * step
+    return theta
 
 
 def _separated(doc, fac, c, rows, n_docs: int, n_factors: int) -> np.ndarray:

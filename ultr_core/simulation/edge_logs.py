@@ -6,7 +6,10 @@ coverage studies and the benchmarks draw from here, so each edge is made one way
   are clicked at every impression);
 * :func:`bridge_log` — two blocks of positions (1–3 and 4–6) with swaps inside each, joined by one document shown at
   position 3 or 4 in a small share of the sessions: everything known about positions 4–6 relative to position 1
-  passes through it.
+  passes through it;
+* :func:`shuffled_log` — lists that vary as a real log's do: each session shows ``depth`` of its query's 20
+  documents in a fresh random order, few sessions per query, so most documents have a few impressions and some are
+  clicked at each of them (the log on which the Newton fit used to stop unconverged).
 
 Each returns (a click table with session_id, query_id, doc_id, position, click; the true examination θ per
 position).
@@ -22,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["sparse_log", "bridge_log", "SPARSE_THETA", "BRIDGE_THETA"]
+__all__ = ["sparse_log", "bridge_log", "shuffled_log", "SPARSE_THETA", "BRIDGE_THETA"]
 
 SPARSE_THETA = np.array([1, .85, .7, .55, .45, .37, .3, .25, .22, .2])
 BRIDGE_THETA = np.array([1.0, 0.8, 0.6, 0.45, 0.35, 0.3])
@@ -75,3 +78,15 @@ def bridge_log(seed: int, *, n_sessions: int = 20_000, n_queries: int = 200, bri
     docs[rows, rng.integers(2, 4, len(rows))] = 7
     clicks = rng.random(docs.shape) < alpha[q[:, None], docs] * BRIDGE_THETA[None, :]
     return _frame(q, docs, clicks), BRIDGE_THETA.copy()
+
+
+def shuffled_log(seed: int, *, n_sessions: int = 4000, n_queries: int = 400, depth: int = 10):
+    """Varied lists (module docstring): attractiveness uniform in [0, 0.5], examination 1/rank (the generator of
+    ``benchmarks/varied_lists.py``, small)."""
+    rng = np.random.default_rng(seed)
+    alpha = rng.uniform(0.0, 0.5, (n_queries, 20))
+    theta = 1.0 / np.arange(1, depth + 1)
+    q = rng.integers(0, n_queries, n_sessions)
+    docs = np.argsort(rng.random((n_sessions, 20)), axis=1)[:, :depth]
+    clicks = rng.random(docs.shape) < alpha[q[:, None], docs] * theta[None, :]
+    return _frame(q, docs, clicks), theta
