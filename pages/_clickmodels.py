@@ -43,7 +43,7 @@ def click_model_section(log, an, key, prefix: str) -> None:
     if st.session_state.get(f"{job_key}_for") != (key, prior):  # a new log or prior: fit the zoo as one pooled job
         f = log.frame                                           # the file's own ids
         st.session_state[job_key] = submit_job(("clickmodels", key, prior), click_models_job, f.assign(
-            query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), prefix, prior)
+            query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), prefix, prior=prior)
         st.session_state[f"{job_key}_for"] = (key, prior)
     live(job_key, lambda job: _show(job, an, log, prefix, (key, prior)))
 

@@ -28,7 +28,7 @@ def rankers_section(ds, log, link_spec, algorithms: list, train: dict) -> None:
     which = link_spec or f"session log {id(log)}"          # a log a link cannot rebuild is shared by no one
     settings = tuple(sorted(train.items()))
     job_buttons(KEY, "▶ Judge the algorithms", lambda: submit_job(("rankers", which, tuple(algorithms), settings),
-                                                                  rankers_job, ds, log, tuple(algorithms), train),
+                                                                  rankers_job, ds, log, tuple(algorithms), train=train),
                 disabled=not algorithms)
     live(KEY, _show)
 

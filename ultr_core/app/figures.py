@@ -82,7 +82,7 @@ def clip_interval(metric: str, lo, hi):
     return (lo, hi) if r is None else (np.clip(lo, *r), np.clip(hi, *r))
 
 
-def compact(fig: go.Figure, height: int = 230, title_size: int = 14, font_size: int = 10) -> go.Figure:
+def compact(fig: go.Figure, *, height: int = 230, title_size: int = 14, font_size: int = 10) -> go.Figure:
     """``fig`` for a dashboard tile: fixed ``height`` in pixels, small margins and title, the
     legend in rows at the foot of the tile (the playground shows four of these on one screen).
 

@@ -29,7 +29,7 @@ def _log_likelihood(g: IdentifiabilityGraph, fit, fac: np.ndarray) -> float:
     return float((c * np.log(p) + (n - c) * np.log(1 - p)).sum() / n.sum())
 
 
-def equal_fit_fits(k: int = 2, data_seed: int = 0, inits=(1, 2, 3, 4), report=None, stop=None) -> pd.DataFrame:
+def equal_fit_fits(*, k: int = 2, data_seed: int = 0, inits=(1, 2, 3, 4), report=None, stop=None) -> pd.DataFrame:
     """One row per (repair, initialisation): the components of the graph the fit sees, the click log-likelihood
     per impression, MCC and nDCG@10 against the true relevance — DLA (the paper's update) to convergence on
     ``paper:k`` (10⁶ impressions per row), from uniformly random starts seeded by ``inits``."""

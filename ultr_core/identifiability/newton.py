@@ -200,7 +200,7 @@ def _separated(doc, fac, c, rows, n_docs: int, n_factors: int) -> np.ndarray:
     return (np.bincount(f, minlength=n_factors) > 0) & (np.bincount(f, ~only_here, n_factors) == 0)
 
 
-def active_rows(doc, fac, c, fit_doc, n_docs: int, n_factors: int, out, protect=None):
+def active_rows(doc, fac, c, fit_doc, n_docs: int, n_factors: int, out, *, protect=None):
     """The fitted cells: those of the fitted documents at factors that they click (a factor none of them clicks has
     its maximum at o = 0 and no information) and not separated (``out``), documents left with one such factor
     becoming leaves, and documents left with no click on them leaving (their r runs to 0 one unit of log r per

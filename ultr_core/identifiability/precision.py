@@ -201,7 +201,7 @@ def _factor_of(g, text: str) -> int:
     return hits[0]
 
 
-def profile_report(g, factor: str, u: FactorUncertainty | None = None, level: float = 0.9, *, budget=None) -> dict:
+def profile_report(g, factor: str, u: FactorUncertainty | None = None, *, level: float = 0.9, budget=None) -> dict:
     """``ig --profile FACTOR``: the profile-likelihood interval of o_k / o_ref beside the Fisher one (JSON-ready);
     ``budget``: the app's analysis budget (:func:`~ultr_core.identifiability.profile.profile_interval`)."""
     from dataclasses import asdict

@@ -320,7 +320,7 @@ def _paper_fits(runs, keep, report=None, stop=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def components_sweep(ks=(1, 2, 3, 4), seeds=(0, 1, 2), methods=("dla",), report=None, stop=None) -> pd.DataFrame:
+def components_sweep(*, ks=(1, 2, 3, 4), seeds=(0, 1, 2), methods=("dla",), report=None, stop=None) -> pd.DataFrame:
     """The identifiability paper's Fig. 3a / Table 1 setting on its own fully synthetic data
     (App. C.1: :func:`~ultr_core.data.synthetic.make_paper_identifiability_data`, 10⁶ impressions per
     row) with embedding models fitted to convergence; MCC and nDCG@10 per K and seed.
@@ -342,7 +342,7 @@ PAPER_REPAIRS = {
 }
 
 
-def repairs_sweep(seeds=(0, 1, 2), strategies=tuple(PAPER_REPAIRS), report=None, stop=None) -> pd.DataFrame:
+def repairs_sweep(*, seeds=(0, 1, 2), strategies=tuple(PAPER_REPAIRS), report=None, stop=None) -> pd.DataFrame:
     """The identifiability paper's repairs on its K = 2 data (blocks {1–4}, {5–10}, 10⁶ impressions
     per row), DLA fitted to convergence: plain, node merging (the planned 4 & 5, and the farther
     3 & 5 and 2 & 5 of Fig. 4b — the paper numbers positions from 0) and node intervention with

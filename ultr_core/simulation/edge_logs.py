@@ -47,7 +47,7 @@ def _swap(rng, docs, lo: int, hi: int, share: float) -> None:
     docs[rows, i + 1] = a
 
 
-def sparse_log(seed: int, n_sessions: int = 6000, n_queries: int = 600, depth: int = 10, swap: float = 0.08,
+def sparse_log(seed: int, *, n_sessions: int = 6000, n_queries: int = 600, depth: int = 10, swap: float = 0.08,
                always: float = 0.05):
     """A Yandex-like log (module docstring): query popularity Zipf(1.6), 20 candidates per query, attractiveness
     Beta(0.5, 1.2) with a share ``always`` set to 0.995."""

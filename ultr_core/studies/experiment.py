@@ -79,7 +79,7 @@ class ExperimentSpec:
         return replace(self, **{head: value})
 
 
-def run_experiment(spec: ExperimentSpec, on_step=None, stop=None, data=None) -> dict:
+def run_experiment(spec: ExperimentSpec, *, on_step=None, stop=None, data=None) -> dict:
     """Simulate, fit and evaluate one spec.  ``data`` = (dataset, simulator, log) reuses a
     simulation.  Returns metrics on the test split, the history, the observation estimate
     against the truth and the spec."""
@@ -256,7 +256,7 @@ def _run_parallel(cells, cache_dir, stop, report, progress, backend, n_jobs) -> 
     return outputs
 
 
-def grid_job(base: ExperimentSpec, grid: dict, seeds, report=None, stop=None, n_jobs: int = 2,
+def grid_job(base: ExperimentSpec, grid: dict, seeds, *, report=None, stop=None, n_jobs: int = 2,
              cache_dir=None, keep_history: bool = False) -> pd.DataFrame:
     """:func:`run_grid` with progress reported as {"done", "total"} records and every finished
     cell as a {"cell": row} record (the pages' job; they draw partial grids live)."""
@@ -266,7 +266,7 @@ def grid_job(base: ExperimentSpec, grid: dict, seeds, report=None, stop=None, n_
                     keep_history=keep_history, on_cell=cell)
 
 
-def train_many(log, dataset, configs, report=None, stop=None, noise: float | None = 0.1) -> dict:
+def train_many(log, dataset, configs, *, report=None, stop=None, noise: float | None = 0.1) -> dict:
     """Fit several configurations one after another on one log (the Train page's job).
     ``report`` receives every history record tagged with its algorithm's display name."""
     from ultr_core.algorithms import evaluate, fit
@@ -312,7 +312,7 @@ def train_jobs(configs, noise: float | None, *, spec: str | None = None, log=Non
     return [(None, train_many, (log, dataset, [c]), {"noise": noise}) for c in configs]
 
 
-def train_spec(spec: str, configs, report=None, stop=None, noise: float | None = 0.1) -> dict:
+def train_spec(spec: str, configs, *, report=None, stop=None, noise: float | None = 0.1) -> dict:
     """:func:`train_many` on the log a :class:`~ultr_core.simulation.logspec.LogSpec` string describes — the
     Playground's pooled job: only the short spec travels to the worker, which simulates the log
     itself (deterministic: the same rows the page shows)."""

@@ -101,7 +101,7 @@ def rankers_beside_click_models(ds, log, *, algorithms=DEFAULT_RANKERS, models=N
     return out
 
 
-def rankers_job(ds, log, algorithms, train: dict | None = None, report=None, stop=None) -> dict:
+def rankers_job(ds, log, algorithms, *, train: dict | None = None, report=None, stop=None) -> dict:
     """:func:`rankers_beside_click_models` of every click model as a job of the app's pool (the Train page; ``train``:
     TrainConfig fields every ranker shares, its ``seed`` the comparison's): a ``{"done", "total", "model"}`` record
     after each ranker."""

@@ -176,7 +176,7 @@ def load(cache_dir, key: str) -> dict | None:
     return p
 
 
-def store(cache_dir, key: str, payload: dict, max_bytes: int | None = None) -> None:
+def store(cache_dir, key: str, payload: dict, *, max_bytes: int | None = None) -> None:
     """Write ``payload`` atomically, then evict the least recently used entries over budget."""
     folder = Path(cache_dir)
     folder.mkdir(parents=True, exist_ok=True)

@@ -139,7 +139,7 @@ def fit_click_models(source, options: ClickModelOptions | None = None, *, name: 
     return ClickModelFit(out, rel, str(label))
 
 
-def click_models_job(frame: pd.DataFrame, name: str, prior: str = "pyclick", report=None, stop=None) -> dict:
+def click_models_job(frame: pd.DataFrame, name: str, *, prior: str = "pyclick", report=None, stop=None) -> dict:
     """:func:`fit_click_models` of every model on a kept click table as a job of the app's pool
     (:mod:`ultr_core.app.jobpool`): a ``{"done", "total", "model"}`` record after each model; the report with its
     ``relevance`` table."""
