@@ -31,7 +31,7 @@ def main():
     a = ap.parse_args()
     ds, _, log = simulate_log(f"yahoo:{ROOT.parent / 'shared/data/yahoo_sample'}",
                               ClickModelConfig(coupling=0.6, topk=10),
-                              20_000, 0)
+                              n_sessions=20_000, seed=0)
     t0 = time.perf_counter()
     log_simulator(log, ds)
     print(f"Yahoo! sample ({ds.n_features} features), η_c = 0.6, top-10; rebuilding the click model for online "

@@ -22,7 +22,7 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
-    ds, _, log = simulate_log(f"mq2008:{ROOT.parent / 'shared/data/mq2008'}", None, 50_000, 0)
+    ds, _, log = simulate_log(f"mq2008:{ROOT.parent / 'shared/data/mq2008'}", None, n_sessions=50_000, seed=0)
     print(f"MQ2008 fold 1: {log.n_sessions:,} sessions, lists up to {int(log.frame.position.max())} documents")
     results = {}
     for alg in ("dla", "lbd"):

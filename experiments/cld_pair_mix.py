@@ -53,7 +53,8 @@ def main():
     for name, (spec, n) in TABLE2_DATA.items():
         for eta in (0.1, 1.0):
             click = ClickModelConfig(topk=5, eta=eta, noise=0.1, **protocol_click("official"))
-            per = pd.DataFrame([pair_mix(simulate_log(spec, click, n, s)[2].frame) for s in range(a.seeds)])
+            per = pd.DataFrame([pair_mix(simulate_log(spec, click, n_sessions=n, seed=s)[2].frame)
+                                for s in range(a.seeds)])
             rows.append({"dataset": name, "η": eta, **per.mean().round(3).to_dict()})
     md = ("# CLD_pair: how many of its Δ > 0 pairs are two clicked documents\n\n"
           f"Table 2's logs under the official click model (top-5, ε = 0.1, official binarisation), mean over seeds "

@@ -42,7 +42,8 @@ from ultr_core.simulation.simulated import simulate_log
 
 def _builtin(k: int, sessions: int, seed: int):
     def run():
-        ds, _, log = simulate_log(f"ig:{k}", ClickModelConfig(logging="given"), sessions, seed, seed)
+        ds, _, log = simulate_log(f"ig:{k}", ClickModelConfig(logging="given"), n_sessions=sessions, seed=seed,
+                                  data_seed=seed)
         return ds, log
     with st.spinner("Simulating the fully synthetic log …"):
         return memo(("ig-builtin", k, sessions, seed), run)
@@ -314,7 +315,7 @@ def _before_after(an, log, key, bias: list, lists) -> None:
                       "merging and after node intervention, each on 3 bootstrap replicates of the log's "
                       "sessions (DLA to convergence is deterministic: replicates show the data's "
                       "uncertainty)", key="ig_train_dla_3_bootstrap_replicat"):
-        table, curves = compare_repairs(log, an, *(lists if lists else (None, None, None)))
+        table, curves = compare_repairs(log, an, **dict(zip(("labels", "offsets", "doc_of_row"), lists or ())))
         st.session_state["repairs"] = (key, tuple(bias), table, curves)
     if st.session_state.get("repairs", (None,))[0] == key and st.session_state["repairs"][1] == tuple(bias):
         _, _, table, curves = st.session_state["repairs"]

@@ -20,7 +20,7 @@ FAST = dict(steps=120, eval_every=40, model="linear", lr=0.05)
 
 @pytest.fixture(scope="module")
 def setup():
-    return simulate_log("synthetic", None, 10_000, 0)
+    return simulate_log("synthetic", None, n_sessions=10_000, seed=0)
 
 
 def test_config_validation_names_the_field():
@@ -76,7 +76,8 @@ def test_on_step_records_and_stop_from_another_thread(setup):
         if rec["step"] >= 20:
             threading.Thread(target=stop.set).start()
 
-    r = fit(log, ds, TrainConfig(algorithm="dla", steps=10_000, eval_every=10, model="linear"), on_step, stop)
+    r = fit(log, ds, TrainConfig(algorithm="dla", steps=10_000, eval_every=10, model="linear"), on_step=on_step,
+            stop=stop)
     assert r.stopped and len(r.history) < 10
     assert {"step", "loss", "propensity_loss", "valid_ndcg@10", "observation"} <= set(seen[0])
     assert len(seen[0]["observation"]) == 10
@@ -131,7 +132,7 @@ def test_lbd_ablations_set_their_switches():
 
 
 def test_feature_free_data_is_rejected():
-    ds, _, log = simulate_log("ig:1", None, 500, 0)
+    ds, _, log = simulate_log("ig:1", None, n_sessions=500, seed=0)
     with pytest.raises(ConfigError, match="features"):
         fit(log, ds, TrainConfig(algorithm="dla"))
 
@@ -157,7 +158,7 @@ def test_pbm_ordering_oracle_dla_ips_naive():
 
 @pytest.mark.slow
 def test_dla_observation_curve_within_ten_percent():
-    ds, sim, log = simulate_log("synthetic", None, 100_000, 0)
+    ds, sim, log = simulate_log("synthetic", None, n_sessions=100_000, seed=0)
     r = fit(log, ds, TrainConfig(algorithm="dla", steps=1500, keep_best=False))
     true = sim.observation_curve(10)
     rel = np.abs(r.observation() - true / true[0]) / (true / true[0])

@@ -199,19 +199,6 @@ def test_nothing_private_is_borrowed_across_packages():
     assert not borrowed, borrowed
 
 
-#: public functions that still take an option positionally with more than three positional parameters (issue #59):
-#: the app's pool jobs (the pool passes their arguments by position), names defined twice (converted once renamed)
-#: and the readers whose call sites pass a dozen options through; the list may only shrink
-POSITIONAL_OPTIONS_LEFT = {
-    "__main__.show", "algorithms.training.evaluate", "algorithms.training.fit", "clickmodels.models.pbm_em",
-    "clickmodels.outofcore.sessions_from_source", "clickmodels.patterns.patterns_from_source",
-    "clickmodels.pbm.pbm_em", "evaluation.metrics.evaluate_ranking", "identifiability.graph.from_log",
-    "identifiability.graph.from_pairs", "identifiability.reports.compare_repairs", "logs.ingestion.from_log",
-    "logs.ingestion.ingest", "logs.mapping.read_user_log", "simulation.simulated.simulate_log",
-    "simulation.simulator.simulate", "studies.counterfactual.simulate_log",
-}
-
-
 def _positional_options() -> set[str]:
     """Public functions (methods too) with more than three positional parameters of which one has a default."""
     found = set()
@@ -230,8 +217,5 @@ def _positional_options() -> set[str]:
 
 def test_options_of_public_functions_are_keyword_only():
     """A public function with more than three positional parameters takes its options (parameters with a default)
-    by keyword only (``*,``), as rax and scikit-learn do (issue #59); the known exceptions may only shrink."""
-    found = _positional_options()
-    assert found - POSITIONAL_OPTIONS_LEFT == set(), "make these functions' options keyword-only (*,)"
-    assert POSITIONAL_OPTIONS_LEFT - found == set(), "these are keyword-only now: remove them from the list"
-    assert len(POSITIONAL_OPTIONS_LEFT) <= 17
+    by keyword only (``*,``), as rax and scikit-learn do (issue #59): no exception is left."""
+    assert _positional_options() == set(), "make these functions' options keyword-only (*,)"

@@ -276,7 +276,7 @@ def test_duckdb_patterns_score_as_the_in_memory_sessions(tmp_path):
                           "click": (rng.random(S * D) < 0.3).astype(int)})
     path = tmp_path / "log.parquet"
     frame.sample(frac=1, random_state=0).to_parquet(path)   # sessions in the order of their first row (file order)
-    a = compare_click_models(patterns_from_source(str(path), "parquet", "log", 0.75), "log")
+    a = compare_click_models(patterns_from_source(str(path), "parquet", "log", split=0.75), "log")
     b = compare_click_models(sessions_from_source(str(path), "parquet", "log"), "log")
     assert (a["train_sessions"], a["test_sessions"], a["dropped_test_sessions"]) == \
            (b["train_sessions"], b["test_sessions"], b["dropped_test_sessions"])

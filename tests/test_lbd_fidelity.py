@@ -216,7 +216,7 @@ def test_fig3a_on_the_yahoo_sample_dla_below_naive_and_lbd_above_dla(data_dir):
         base = ExperimentSpec(dataset=f"yahoo:{data_dir / 'yahoo_sample'}",
                               click=ClickModelConfig(coupling=0.6, topk=10),
                               n_sessions=20_000, seed=seed)
-        data = simulate_log(base.dataset, base.click, base.n_sessions, seed)
+        data = simulate_log(base.dataset, base.click, n_sessions=base.n_sessions, seed=seed)
         ndcg = {}
         for alg in ("naive", "dla", "lbd"):
             spec = base.with_value("train.algorithm", alg).with_value("train.seed", seed).with_value("train.steps", 300)
@@ -234,7 +234,7 @@ def test_paper_scale_preset_runs_with_online_clicks(synthetic):
     from ultr_core.algorithms import fit
     from ultr_core.algorithms.config import PAPER_SCALE
     from ultr_core.simulation.simulated import simulate_log
-    ds, _, log = simulate_log("synthetic:60", ClickModelConfig(coupling=0.6), 500, seed=0)
+    ds, _, log = simulate_log("synthetic:60", ClickModelConfig(coupling=0.6), n_sessions=500, seed=0)
     for alg in ("lbd", "dla"):
         cfg = TrainConfig(algorithm=alg, **{**PAPER_SCALE, "steps": 4, "eval_every": 2})
         res = fit(log, ds, cfg)

@@ -63,7 +63,7 @@ def judged_rankers():
     from ultr_core.simulation.clickmodel import ClickModelConfig
     from ultr_core.simulation.simulated import simulate_log
     from ultr_core.studies.rankers import rankers_beside_click_models
-    ds, _, log = simulate_log("synthetic", ClickModelConfig(topk=5), 3000, seed=0)
+    ds, _, log = simulate_log("synthetic", ClickModelConfig(topk=5), n_sessions=3000, seed=0)
     out = rankers_beside_click_models(ds, log, algorithms=("naive", "dla"), models=["dctr", "pbm"], seed=0,
                                       base=TrainConfig(steps=60), include_prior=True)
     return ds, log, out

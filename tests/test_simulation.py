@@ -179,7 +179,7 @@ def test_binarised_relevance_clicks_as_cld_section_6():
     ds = load_dataset("synthetic:200:24")
     assert ds.train.offsets[1] - ds.train.offsets[0] == 24
     cfg = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0, noise=0.1, relevance="binary")
-    ds, _, log = simulate_log("synthetic:200:24", cfg, 20_000, 0)
+    ds, _, log = simulate_log("synthetic:200:24", cfg, n_sessions=20_000, seed=0)
     f = log.frame
     shown = f[f["shown"]]
     rel = ds.train.labels[shown["row"].to_numpy()] >= 3
@@ -204,7 +204,7 @@ def test_official_binarisation_thresholds(source, cut, request):
     from ultr_core.simulation.simulated import simulate_log
     spec = source if source != "mq2008" else f"mq2008:{request.getfixturevalue('data_dir') / 'mq2008'}"
     cfg = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0, noise=0.1, relevance="binary_official")
-    ds, _, log = simulate_log(spec, cfg, 20_000, 0)
+    ds, _, log = simulate_log(spec, cfg, n_sessions=20_000, seed=0)
     assert binary_threshold(ds.max_label, "binary_official") == cut
     assert binary_threshold(ds.max_label, "binary") == (3 if ds.max_label == 4 else 2)     # the paper's text
     shown = log.frame[log.frame["shown"]]

@@ -16,7 +16,7 @@ TOP5 = ClickModelConfig(topk=5, convention="reciprocal", eta=1.0)
 
 @pytest.fixture(scope="module")
 def top5():
-    return simulate_log("synthetic", TOP5, 20_000, 0)
+    return simulate_log("synthetic", TOP5, n_sessions=20_000, seed=0)
 
 
 def test_candidate_table_by_construction(top5):
@@ -172,7 +172,7 @@ def test_selection_methods_train_and_are_deterministic(top5, alg):
 
 
 def test_selection_methods_need_a_cutoff():
-    ds, _, log = simulate_log("synthetic", ClickModelConfig(), 2000, 0)
+    ds, _, log = simulate_log("synthetic", ClickModelConfig(), n_sessions=2000, seed=0)
     with pytest.raises(ConfigError, match="cut-off"):
         fit(log, ds, TrainConfig(algorithm="cld"))
 
@@ -232,7 +232,7 @@ def test_official_cld_selection_term_moves_beta_but_not_the_ranking():
     +0.034, −0.033 (mean 0.000). The coupling changes β, but not how well it ranks."""
     cos, diff = [], []
     for seed in range(5):
-        ds, _, log = simulate_log("synthetic", TOP5, 20_000, seed, seed)
+        ds, _, log = simulate_log("synthetic", TOP5, n_sessions=20_000, seed=seed, data_seed=seed)
         fits = [fit(log, ds, TrainConfig(algorithm="cld", model="linear", cld_form="official", cld_gamma=g,
                                          steps=300, seed=seed, keep_best=False)) for g in (0.0, 0.5)]
         w = [f.model.beta.weight.detach().numpy().ravel() for f in fits]
@@ -304,7 +304,7 @@ def test_official_heckman_matches_logistic_regression_on_impression_rows():
     from sklearn.linear_model import LogisticRegression
 
     from ultr_core.algorithms.topk_selection import Heckman
-    ds, _, log = simulate_log("synthetic:40:8", TOP5, 400, 1)
+    ds, _, log = simulate_log("synthetic:40:8", TOP5, n_sessions=400, seed=1)
     d = session_data(log)
     tab = candidate_table(d, position_observation(8, eta=1.0, convention="reciprocal"))
     h = Heckman(ds.train.features, tab, "official", max_iter=200)

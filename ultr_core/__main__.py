@@ -334,12 +334,12 @@ def _plain_warnings() -> None:
     import warnings
     seen = set()
 
-    def show(message, category, filename, lineno, file=None, line=None):
+    def _show(message, category, filename, lineno, file=None, line=None):
         text = printable(str(message).splitlines()[0][:200] if str(message) else category.__name__)
         if text not in seen:
             seen.add(text)
             print(f"warning: {text}", file=sys.stderr)
-    warnings.showwarning = show
+    warnings.showwarning = _show
 
 
 def main(argv=None) -> int:

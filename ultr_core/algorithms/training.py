@@ -23,7 +23,7 @@ from ultr_core.algorithms.specs import SPECS_BY_KEY
 from ultr_core.algorithms.topk_selection import fit_selection
 from ultr_core.data.dataset import LTRDataset, RankingData
 from ultr_core.errors import ConfigError
-from ultr_core.evaluation.metrics import evaluate_ranking, mcc, spearman_within_query
+from ultr_core.evaluation.metrics import mcc, ranking_metrics, spearman_within_query
 from ultr_core.logs.clicklog import ClickLog
 from ultr_core.simulation.clickmodel import binary_threshold, relevance_probability
 
@@ -107,7 +107,7 @@ def _estimated_propensity(log: ClickLog, dataset: LTRDataset, split: RankingData
     return hit
 
 
-def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
+def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, *, on_step=None,
         stop: threading.Event | None = None) -> FitResult:
     """Train ``config.algorithm`` on ``log`` (simulated on a split of ``dataset``).
 
@@ -168,7 +168,7 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, on_step=None,
         return train_loop(learner, config, next_batch, dataset.valid, on_step=on_step, stop=stop)
 
 
-def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: int | None = None,
+def evaluate(result, data: RankingData, *, noise: float | None = 0.1, max_label: int | None = None,
              binary: bool | str = False) -> dict:
     """Test metrics of a fitted ranker: nDCG@1/3/5/10, MAP, ARP and, when ``noise`` is given,
     MCC = Pearson correlation of scores with the true relevance probability r(y) (``mcc``: defined for
@@ -179,7 +179,7 @@ def evaluate(result, data: RankingData, noise: float | None = 0.1, max_label: in
     :func:`~ultr_core.simulation.clickmodel.binary_threshold` as relevant and r(y) is the binarised one."""
     scores = result.predict(data.features, data.offsets)
     top = max_label or max(data.max_label, 1)
-    out = evaluate_ranking(scores, data, threshold=binary_threshold(top, binary) if binary else 1)
+    out = ranking_metrics(scores, data, threshold=binary_threshold(top, binary) if binary else 1)
     if noise is not None:
         r = relevance_probability(data.labels, top, noise, binary=binary)
         out["mcc"] = mcc(scores, r)

@@ -20,12 +20,14 @@ from ultr_core.clickmodels import pbm as _pbm, samplers as smp
 from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, chunk_sums, pair_sums, prior_mean, rank_sums
 
 __all__ = ["ClickModel", "Cascade", "GCTR", "RCTR", "DCTR", "PBM", "CM", "DCM", "SDBN", "EM_ITERATIONS",
-           "PROB_MIN", "PYCLICK_PRIOR", "pbm_em"]
+           "PROB_MIN", "PYCLICK_CAP", "PYCLICK_PRIOR"]
 
 #: EM iterations (PyClick's EMInference.ITERATION_NUM)
 EM_ITERATIONS = 50
 #: the smallest probability used where a model says 0 (PyClick's PROB_MIN)
 PROB_MIN = 1e-6
+#: where PyClick caps an EM estimate (1 − PROB_MIN)
+PYCLICK_CAP = 1 - PROB_MIN
 
 
 def _observed(full: np.ndarray, clicks: np.ndarray) -> np.ndarray:
@@ -44,11 +46,6 @@ def _first_click(clicks: np.ndarray) -> np.ndarray:
     return np.where(clicks.any(1), np.argmax(clicks, axis=1), clicks.shape[1])
 
 
-def pbm_em(pair, rank, n, c, n_pairs: int, depth: int, prior=PYCLICK_PRIOR, n_iter: int = EM_ITERATIONS,
-           start: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """PBM's EM on the (pair, rank) cells' impressions ``n``, clicks ``c``: (α, γ), with PyClick's cap
-    (:func:`ultr_core.clickmodels.pbm.pbm_em`, the one copy)."""
-    return _pbm.pbm_em(pair, rank, n, c, n_pairs, depth, prior, n_iter, 1 - PROB_MIN, start)
 
 
 class ClickModel:
@@ -247,8 +244,9 @@ class PBM(ClickModel):
         return self.exam / self.exam[0]
 
     def fit(self, t, n_iter: int = EM_ITERATIONS, start: tuple | None = None):     # start: (attr, exam) to go on from
-        """PyClick's EM on the (pair, rank) cells (:meth:`SessionTable.cells`, :func:`pbm_em`)."""
-        self.attr, self.exam = pbm_em(*t.cells(), t.n_pairs, t.depth, t.attr_prior, n_iter, start)
+        """PyClick's EM on the (pair, rank) cells (:meth:`SessionTable.cells`, :func:`~.pbm.pbm_em`)."""
+        self.attr, self.exam = _pbm.pbm_em(*t.cells(), n_pairs=t.n_pairs, depth=t.depth, prior=t.attr_prior,
+                                           n_iter=n_iter, cap=PYCLICK_CAP, start=start)
         return self
 
     def full(self, t):

@@ -94,7 +94,7 @@ def refuse_rows(counts: tuple, name: str, *, empty: dict) -> None:
                                     f"(found {high_value} in {high:,} row(s))")
 
 
-def sessions_from_source(source, fmt: str, name: str, memory_limit: str = "2GB", *, engine: str = "duckdb",
+def sessions_from_source(source, fmt: str, name: str, *, memory_limit: str = "2GB", engine: str = "duckdb",
                          scheduler: str | None = None) -> SessionArrays:
     """The sessions of a log file (or glob) as :class:`SessionArrays` (in file order, the readers' repair notes in
     ``notes``), built by ``engine`` (:func:`~ultr_core.logs.engines.log_engines`) under ``memory_limit``."""
@@ -146,4 +146,4 @@ def read_sessions(path: str, fmt, name: str, *, engine: str = "duckdb", schedule
     the file resolved once."""
     from ultr_core.logs.sniff import resolve_source
     src = resolve_source(path, fmt, name)
-    return sessions_from_source(src, src.fmt, name, memory_limit, engine=engine, scheduler=scheduler)
+    return sessions_from_source(src, src.fmt, name, memory_limit=memory_limit, engine=engine, scheduler=scheduler)

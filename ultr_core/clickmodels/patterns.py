@@ -114,8 +114,8 @@ class SplitPatterns:
         self.close()
 
 
-def patterns_from_source(source, fmt: str, name: str, split: float = 0.75, memory_limit: str = "2GB",
-                         in_memory: int | None = None, *, engine: str = "duckdb",
+def patterns_from_source(source, fmt: str, name: str, *, split: float = 0.75, memory_limit: str = "2GB",
+                         in_memory: int | None = None, engine: str = "duckdb",
                          scheduler: str | None = None) -> SplitPatterns:
     """The split patterns of a log file (or glob), grouped by DuckDB under ``memory_limit`` (spilling to disk) and
     written to Parquet in key order (deterministic); up to ``in_memory`` patterns are then held as

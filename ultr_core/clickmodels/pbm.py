@@ -74,7 +74,7 @@ def pbm_em_step(cells: PBMCells, attr: np.ndarray, exam: np.ndarray) -> tuple[np
     return np.minimum(attr, cells.cap), np.minimum(exam, cells.cap)
 
 
-def pbm_em(pair, rank, n, c, n_pairs: int, depth: int, prior: tuple, n_iter: int, cap: float,
+def pbm_em(pair, rank, n, c, *, n_pairs: int, depth: int, prior: tuple, n_iter: int, cap: float,
            start: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``n_iter`` EM updates from ``start`` (default ½ everywhere) with the attractiveness prior ``prior`` and
     PyClick's examination prior (1 in 2): (α, γ)."""

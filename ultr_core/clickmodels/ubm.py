@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ultr_core.clickmodels import samplers as smp
-from ultr_core.clickmodels.models import EM_ITERATIONS, ClickModel, _observed, pbm_em
+from ultr_core.clickmodels.models import EM_ITERATIONS, PYCLICK_CAP, ClickModel, _observed
+from ultr_core.clickmodels.pbm import pbm_em
 from ultr_core.clickmodels.sessions import previous_click as _previous_click
 
 __all__ = ["UBM"]
@@ -45,7 +46,8 @@ class UBM(ClickModel):
         examination index."""
         d = t.depth
         pair, index, n, c = t.cells(previous_click=True)
-        self.attr, exam = pbm_em(pair, index, n, c, t.n_pairs, d * d, t.attr_prior, n_iter)
+        self.attr, exam = pbm_em(pair, index, n, c, n_pairs=t.n_pairs, depth=d * d, prior=t.attr_prior, n_iter=n_iter,
+                                 cap=PYCLICK_CAP)
         self.exam = exam.reshape(d, d)
         return self
 

@@ -60,8 +60,8 @@ def run(a) -> int:
     TRAIN_SHARE.check(a.split, "--split")
     algorithms, models, base = parse_algorithms(a.algorithms), parse_models(a.models), TrainConfig.from_pairs(
         a.set or [])
-    ds, _, log = simulate_log(a.dataset, ClickModelConfig.from_values(values_of(a)), a.sessions, a.seed,
-                              a.data_seed)
+    ds, _, log = simulate_log(a.dataset, ClickModelConfig.from_values(values_of(a)), n_sessions=a.sessions, seed=a.seed,
+                              data_seed=a.data_seed)
     out = rankers_beside_click_models(ds, log, algorithms=algorithms, models=models, split=a.split, seed=a.seed,
                                       base=base,
                                       include_prior=a.include_prior_dominated)

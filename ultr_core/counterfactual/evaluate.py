@@ -18,7 +18,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ultr_core.clickmodels.judgement_agreement import MIN_EXAMINED, examined_impressions
-from ultr_core.clickmodels.models import PBM, pbm_em
+from ultr_core.clickmodels.models import PBM, PYCLICK_CAP
+from ultr_core.clickmodels.pbm import pbm_em
 from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
 from ultr_core.counterfactual import candidate as cand
@@ -124,7 +125,8 @@ def pbm_counts(n: np.ndarray, c: np.ndarray, n_pairs: int, depth: int, *, n_iter
     independent given (α, θ), so the cells' counts are all its likelihood needs — a few thousand numbers per
     resample instead of every session.  Returns (α per pair, θ per rank)."""
     cells = np.flatnonzero(n > 0)
-    return pbm_em(cells // depth, cells % depth, n[cells], c[cells], n_pairs, depth, prior, n_iter)
+    return pbm_em(cells // depth, cells % depth, n[cells], c[cells], n_pairs=n_pairs, depth=depth, prior=prior,
+                  n_iter=n_iter, cap=PYCLICK_CAP)
 
 
 def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float | None = None,

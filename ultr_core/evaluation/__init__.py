@@ -11,7 +11,7 @@ Pure functions of arrays and :class:`~ultr_core.data.RankingData`; every package
 """
 from ultr_core._lazy import lazy
 
-__all__ = ["ndcg", "average_precision", "arp", "mcc", "click_mse", "observation_curve_error", "evaluate_ranking",
+__all__ = ["ndcg", "average_precision", "arp", "mcc", "click_mse", "observation_curve_error", "ranking_metrics",
            "mean_ci", "summarise", "paired_test", "paired_differences"]
 
 # imported on first use (ultr_core._lazy): the CLI starts without pandas, scipy or torch
@@ -19,7 +19,7 @@ __getattr__, __dir__ = lazy(__name__, {
     "arp": "ultr_core.evaluation.metrics",
     "average_precision": "ultr_core.evaluation.metrics",
     "click_mse": "ultr_core.evaluation.metrics",
-    "evaluate_ranking": "ultr_core.evaluation.metrics",
+    "ranking_metrics": "ultr_core.evaluation.metrics",
     "mcc": "ultr_core.evaluation.metrics",
     "ndcg": "ultr_core.evaluation.metrics",
     "observation_curve_error": "ultr_core.evaluation.metrics",

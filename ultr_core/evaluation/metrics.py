@@ -24,7 +24,7 @@ import numpy as np
 from ultr_core.data.dataset import RankingData
 
 __all__ = ["ndcg", "average_precision", "arp", "mcc", "click_mse", "observation_curve_error",
-           "evaluate_ranking", "ranked_labels"]
+           "ranking_metrics", "ranked_labels"]
 
 
 def _pad(values, offsets, fill):
@@ -159,7 +159,7 @@ def observation_curve_error(estimated, true, relative: bool = True) -> float:
     return float(np.mean(np.abs(e[ok] - t[ok]) / t[ok]))
 
 
-def evaluate_ranking(scores, data: RankingData, ks=(1, 3, 5, 10), threshold: int = 1) -> dict:
+def ranking_metrics(scores, data: RankingData, *, ks=(1, 3, 5, 10), threshold: int = 1) -> dict:
     """nDCG@k for each k, MAP and ARP of ``scores`` on ``data`` (one score per row)."""
     out = {f"ndcg@{k}": ndcg(scores, data.labels, data.offsets, k=k) for k in ks}
     out["map"] = average_precision(scores, data.labels, data.offsets, threshold=threshold)

@@ -123,7 +123,7 @@ class IdentifiabilityGraph:
 
     # ---------------------------------------------------------------- build
     @classmethod
-    def from_log(cls, log: ClickLog | pd.DataFrame, bias=None, document=("doc_id",),
+    def from_log(cls, log: ClickLog | pd.DataFrame, bias=None, document=("doc_id",), *,
                  shown_only: bool = True) -> "IdentifiabilityGraph":
         """IG of ``log`` with bias factor ``bias`` (column name or list; default: the log's
         bias columns — position, plus context when present) and documents identified by
@@ -133,7 +133,7 @@ class IdentifiabilityGraph:
         return cls.from_counts(CountTable.from_log(log, bias, document, shown_only=shown_only))
 
     @classmethod
-    def from_pairs(cls, doc, fac, factors: pd.DataFrame | None = None, n_rows: int | None = None,
+    def from_pairs(cls, doc, fac, *, factors: pd.DataFrame | None = None, n_rows: int | None = None,
                    bias_columns=("factor",), n_documents: int | None = None) -> "IdentifiabilityGraph":
         doc = np.asarray(doc, np.int64)
         fac = np.asarray(fac, np.int64)
@@ -259,8 +259,8 @@ class IdentifiabilityGraph:
         uniq, new = np.unique(groups, return_inverse=True)
         first = np.unique(new, return_index=True)[1]
         factors = self.factors.iloc[first].reset_index(drop=True)
-        return IdentifiabilityGraph.from_pairs(self.doc, new[self.fac], factors, self.n_rows,
-                                               self.bias_columns, self.n_documents)
+        return IdentifiabilityGraph.from_pairs(self.doc, new[self.fac], factors=factors, n_rows=self.n_rows,
+                                               bias_columns=self.bias_columns, n_documents=self.n_documents)
 
     def display_graph(self, max_nodes: int = 150, max_edges: int = 600, seed: int = 0):
         """A networkx graph small enough to draw.

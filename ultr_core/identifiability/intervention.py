@@ -68,8 +68,8 @@ class InterventionPlan:
         g = self.graph
         doc = np.concatenate([g.doc, self.swaps["document"].to_numpy(np.int64)])
         fac = np.concatenate([g.fac, self.swaps["to_factor"].to_numpy(np.int64)])
-        return IdentifiabilityGraph.from_pairs(doc, fac, g.factors, g.n_rows + len(self.swaps),
-                                               g.bias_columns, g.n_documents)
+        return IdentifiabilityGraph.from_pairs(doc, fac, factors=g.factors, n_rows=g.n_rows + len(self.swaps),
+                                               bias_columns=g.bias_columns, n_documents=g.n_documents)
 
 
 def _variance_cost(p):

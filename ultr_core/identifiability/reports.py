@@ -194,7 +194,7 @@ def identifiability_report(log, bias=None, *, merge: bool = False, intervene: bo
                                    seed=seed, max_listed=max_listed, **kw).report
 
 
-def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, labels=None, offsets=None,
+def compare_repairs(log: ClickLog, analysis: IdentifiabilityAnalysis, *, labels=None, offsets=None,
                     doc_of_row=None, seeds=(0, 1, 2), impressions: int = 2000) -> tuple[pd.DataFrame, dict]:
     """Embedding DLA without repair, after node merging and after node intervention, once per
     seed on a **bootstrap replicate** of the log (:meth:`ClickLog.resample_sessions`; the

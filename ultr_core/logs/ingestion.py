@@ -89,7 +89,7 @@ class CountTable:
         return len(self.frame)
 
     @classmethod
-    def from_log(cls, log: ClickLog | pd.DataFrame, bias=None, document=("doc_id",), source: str = "log",
+    def from_log(cls, log: ClickLog | pd.DataFrame, bias=None, document=("doc_id",), *, source: str = "log",
                  notes=(), shown_only: bool = True) -> "CountTable":
         """Aggregate an in-memory log (its ``shown`` rows unless ``shown_only`` is False).  For a
         :class:`ClickLog`, ``doc_id`` already is the document identity (see its schema)."""
@@ -326,12 +326,12 @@ def _ingest_ultra(source, name: str, bias: list, doc: list, group_doc: list, alt
         raise ConfigError("bias", f"an ULTRA folder has no column {other[0]!r}; its bias factor is the position")
     with ultra_root(source, name) as root:
         frame, notes = ultra_frame(root, name)
-    table = CountTable.from_log(frame, ["position"], group_doc, name, notes)
+    table = CountTable.from_log(frame, ["position"], group_doc, source=name, notes=notes)
     _check_pairs(len(table), max_pairs, name)
     return replace(table, document=tuple(doc), alternative=alternative)
 
 
-def ingest(source, fmt: str | None = None, bias=("position",), columns: dict | None = None,
+def ingest(source, fmt: str | None = None, *, bias=("position",), columns: dict | None = None,
            document: str = "auto", doc_columns=None, engine: str = "duckdb", scheduler: str | None = None,
            memory_limit: str | None = "2GB", threads: int | None = None, name: str | None = None,
            max_pairs: int | None = None) -> CountTable:

@@ -73,8 +73,8 @@ def default_document(fmt: str) -> str:
     return FORMATS_BY_NAME[fmt].document if fmt in FORMATS_BY_NAME else "query"
 
 
-def read_user_log(source, fmt: str | None = None, columns: dict | None = None,
-                  doc_columns: list | None = None, name: str | None = None, document: str = "auto", *,
+def read_user_log(source, fmt: str | None = None, *, columns: dict | None = None,
+                  doc_columns: list | None = None, name: str | None = None, document: str = "auto",
                   max_rows: int | None = None):
     """Read a user's click log.  ``source`` is a path or a bytes buffer (uploads); ``name``
     is used in messages (defaults to the path); ``document`` ``"auto"`` is the format's default

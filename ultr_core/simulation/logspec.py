@@ -155,4 +155,5 @@ class LogSpec:
         click = self.click
         if self.dataset.startswith("ig") and click.logging != "given":
             click = replace(click, logging="given")
-        return simulate_log(self.resolved_dataset(), click, self.n_sessions, self.seed, self.data_seed)
+        return simulate_log(self.resolved_dataset(), click, n_sessions=self.n_sessions, seed=self.seed,
+                            data_seed=self.data_seed)

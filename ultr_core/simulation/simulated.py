@@ -42,7 +42,7 @@ def check_app_rows(n_sessions: int, split, max_rows: int = APP_MAX_LOG_ROWS) -> 
                                       "(use fewer sessions, or the command line: python -m ultr_core simulate)")
 
 
-def simulate_log(spec: str, config=None, n_sessions: int = 20_000, seed: int = 0, data_seed: int = 0):
+def simulate_log(spec: str, config=None, *, n_sessions: int = 20_000, seed: int = 0, data_seed: int = 0):
     """Load ``spec`` and simulate a training-split click log: returns (dataset, simulator, log).
     Fully synthetic ``ig:K`` data keeps its given list order (it has no features to rank by)."""
     from dataclasses import replace

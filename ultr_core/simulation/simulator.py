@@ -214,7 +214,7 @@ class ClickSimulator:
             return self.draw_sessions(data, qs, rng, rows_q=rows_q, mask_q=mask_q, contexts_q=ctx)
         return draw
 
-    def simulate(self, data: RankingData, n_sessions: int, seed: int | None = None,
+    def simulate(self, data: RankingData, n_sessions: int, *, seed: int | None = None,
                  split: str = "train") -> ClickLog:
         """Draw ``n_sessions`` sessions on ``data``; queries uniformly, clicks ~ Bernoulli(r·o)."""
         if not hasattr(self, "max_label_"):

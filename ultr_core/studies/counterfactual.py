@@ -36,7 +36,7 @@ def _users(user: str, depth: int):
     return spec, spec.continuation_by_rank(spec.gamma, 1.0, depth)
 
 
-def simulate_log(user: str, n_sessions: int, n_queries: int = 50, depth: int = 10, epsilon: float = 0.3,
+def simulate_log(user: str, n_sessions: int, *, n_queries: int = 50, depth: int = 10, epsilon: float = 0.3,
                  seed: int = 0, sessions_seed: int | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """(click table with doc_id = 100·q + d, α as [q, d]) drawn from ``user`` under ε-randomised logging;
     ``sessions_seed``: other sessions of the same queries (α and production order from ``seed``)."""

@@ -83,8 +83,8 @@ def run_experiment(spec: ExperimentSpec, *, on_step=None, stop=None, data=None) 
     """Simulate, fit and evaluate one spec.  ``data`` = (dataset, simulator, log) reuses a
     simulation.  Returns metrics on the test split, the history, the observation estimate
     against the truth and the spec."""
-    ds, sim, log = data if data is not None else simulate_log(spec.dataset, spec.click, spec.n_sessions,
-                                                               spec.seed, spec.data_seed)
+    ds, sim, log = data if data is not None else simulate_log(spec.dataset, spec.click, n_sessions=spec.n_sessions,
+                                                               seed=spec.seed, data_seed=spec.data_seed)
     train = spec.train if spec.train.seed == spec.seed else replace(spec.train, seed=spec.seed)
     from ultr_core.algorithms import (  # torch loads here, not when a page imports this module
         evaluate,
@@ -221,7 +221,8 @@ def _run_sequential(cells, cache_dir, stop, report, progress, backend, n_jobs) -
             key = _simulation_key(spec)
             if key not in held:
                 held.clear()                         # the previous group's log is released
-                held[key] = simulate_log(spec.dataset, spec.click, spec.n_sessions, spec.seed, spec.data_seed)
+                held[key] = simulate_log(spec.dataset, spec.click, n_sessions=spec.n_sessions, seed=spec.seed,
+                                         data_seed=spec.data_seed)
             return held[key]
         return get
 

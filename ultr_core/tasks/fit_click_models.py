@@ -132,7 +132,7 @@ def fit_click_models(source, options: ClickModelOptions | None = None, *, name: 
         from ultr_core.clickmodels.patterns import patterns_from_source
         from ultr_core.logs.sniff import resolve_source
         src = resolve_source(source, o.format, label)                  # paths, compression and format: once
-        with patterns_from_source(src, src.fmt, label, split, o.memory_limit, engine=o.engine,
+        with patterns_from_source(src, src.fmt, label, split=split, memory_limit=o.memory_limit, engine=o.engine,
                                   scheduler=o.scheduler) as patterns:                    # any size: on disk
             out = compare_click_models(patterns, label, models=keys, **common)
     rel = out.pop("relevance")
