@@ -226,7 +226,7 @@ def test_a_grid_simulates_each_log_once_and_gives_what_each_cell_alone_gives(mon
     alone = [run_experiment(spec)["metrics"]["ndcg@10"] for _, spec in ex.expand_grid(base, grid, [0, 1])]
     sims = []
     real = ex.simulate_log
-    monkeypatch.setattr(ex, "simulate_log", lambda *a: sims.append(a) or real(*a))
+    monkeypatch.setattr(ex, "simulate_log", lambda *a, **k: sims.append((*a, *sorted(k.items()))) or real(*a, **k))
     df = run_grid(base, grid, seeds=[0, 1])
     assert df["ndcg@10"].tolist() == alone
     assert len(sims) == 4 and len(set(sims)) == 4                  # (η, seed): 4 logs for 8 cells
