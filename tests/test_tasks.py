@@ -126,3 +126,30 @@ def test_the_evaluate_command_prints_the_tasks_result(log_file, capsys):
     assert code == 0 and text.strip() == "\n".join(value.lines()).strip()
     est = value.report["estimators"]
     assert all(e["lower"] <= e["estimate"] <= e["upper"] for e in est.values() if e["estimate"] is not None)
+
+
+def test_train_options_refuse_what_does_not_apply():
+    from ultr_core.algorithms.config import TrainConfig
+    from ultr_core.tasks import TrainOptions
+    for kwargs, field in [({"seeds": 0}, "--seeds"), ({"seeds": 101}, "--seeds"),
+                          ({"train": TrainConfig(seed=2 ** 32 - 1), "seeds": 2}, "--seeds")]:
+        with pytest.raises(ConfigError) as e:
+            TrainOptions(**kwargs)
+        assert e.value.field == field
+    with pytest.raises(TypeError):
+        TrainOptions("synthetic")                                # keyword-only
+
+
+def test_the_train_command_prints_the_tasks_result(capsys):
+    """Two seeds of a short linear DLA run: the CLI's JSON and text are the task's, seed by seed."""
+    from ultr_core.algorithms.config import TrainConfig
+    from ultr_core.tasks import TrainedRanker, TrainOptions, train_ranker
+    flags = ["--sessions", "1500", "--seeds", "2", "--set", "steps=20", "--set", "model=linear"]
+    run = train_ranker(TrainOptions(sessions=1500, seeds=2, train=TrainConfig(steps=20, model="linear")))
+    assert isinstance(run, TrainedRanker) and run.seeds == [0, 1] and run.diverged == []
+    code, out, _ = cli(["train", *flags, "--json"], capsys)
+    assert code == 0 and json.loads(out) == json.loads(run.to_json())
+    assert [r["seed"] for r in json.loads(out)] == [0, 1]
+    code, text, _ = cli(["train", *flags], capsys)
+    assert code == 0 and text.strip() == "\n".join(run.lines()).strip()
+    assert text.splitlines()[-1].startswith("  mean")

@@ -99,71 +99,23 @@ def _simulate(a) -> int:
 
 
 def _train(a) -> int:
-    from dataclasses import replace
-
-    from ultr_core.algorithms.config import PAPER_SCALE, TRAIN_FLAGS, TrainConfig, lbd_table3
+    from ultr_core.algorithms.config import PAPER_SCALE, TRAIN_FLAGS, TrainConfig
     from ultr_core.simulation.clickmodel import ClickModelConfig
     from ultr_core.simulation.params import values_of
-    from ultr_core.studies.experiment import ExperimentSpec, run_experiment
-    if not 1 <= a.seeds <= 100:
+    from ultr_core.tasks.train_ranker import TrainOptions, train_ranker
+    if not 1 <= a.seeds <= 100:                      # before the simulation's and training's own checks
         raise ConfigError("--seeds", f"must be 1 to 100, got {a.seeds}")
-    if a.seed + a.seeds - 1 >= 2 ** 32:              # checked before any seed runs: none is discarded
-        raise ConfigError("--seeds", f"seeds {a.seed} to {a.seed + a.seeds - 1:,} pass the largest seed "
-                                     f"{2 ** 32 - 1:,}; start lower or run fewer")
-    click = ClickModelConfig.from_values(values_of(a))
     hardware = {"device": a.device or ("auto" if a.paper_scale else "cpu"),
                 "threads": a.threads if a.threads is not None else (min(os.cpu_count() or 1,
                 64) if a.paper_scale else 1)}
-    if hardware["device"] == "cuda":
-        import torch
-        if not torch.cuda.is_available():
-            raise ConfigError("--device", "cuda was asked for, but torch sees no CUDA device here; use auto or cpu")
     base = TrainConfig(algorithm=a.algorithm, seed=a.seed,
                        **(PAPER_SCALE if a.paper_scale else {"clicks": a.clicks}) | hardware)
-    train = TrainConfig.from_pairs(a.set or [], base, dedicated=TRAIN_FLAGS)
-    outs = []
-    for seed in range(a.seed, a.seed + a.seeds):
-        spec = ExperimentSpec(dataset=a.dataset, click=click, train=replace(train, seed=seed), n_sessions=a.sessions,
-                              seed=seed, data_seed=a.data_seed)
-        outs.append(run_experiment(spec))
-    out = outs[0]
-    diverged = [a.seed + i for i, o in enumerate(outs) if _diverged(o)]
-    if a.json:
-        from ultr_core.logs.outputs import json_text
-        payload = [{"seed": a.seed + i, "diverged": _diverged(o), "metrics": o["metrics"], "config": o["spec"],
-                    "algorithm": o["algorithm"], "observation": o["observation"],
-                    "true_observation": o["true_observation"]} for i, o in enumerate(outs)]
-        print(json_text(payload[0] if a.seeds == 1 else payload))
-        return _diverged_status(diverged)
-    print(f"{out['algorithm']} on {a.dataset} ({a.sessions:,} sessions, clicks from the {train.clicks}"
-          f"{'' if train.clicks == 'log' else ' simulation'}) — test split:")
-    if train.algorithm.startswith("lbd") and (train.lbd_lambda is None or train.lbd_t is None):
-        lam, t = lbd_table3(a.coupling, train.model)
-        print(f"  LBD λ = {train.lbd_lambda if train.lbd_lambda is not None else lam:g}, "
-              f"t = {train.lbd_t if train.lbd_t is not None else t:g} (paper's Table 3 for η_c = {a.coupling:g} "
-              "where not set)")
-    if a.seeds == 1:
-        for k, v in out["metrics"].items():
-            print(f"  {k:10s} {v:.4f}")
-        return _diverged_status(diverged)
-    import numpy as np
-    keys = list(out["metrics"])
-    print("  seed  " + "  ".join(f"{k:>8s}" for k in keys))
-    for i, o in enumerate(outs):
-        print(f"  {a.seed + i:4d}  " + "  ".join(f"{o['metrics'][k]:8.4f}" for k in keys))
-    print("  mean  " + "  ".join(f"{np.mean([o['metrics'][k] for o in outs]):8.4f}" for k in keys))
-    return _diverged_status(diverged)
-
-
-def _diverged(out: dict) -> str | None:
-    """Why a run's fit is not usable — a metric or an estimated observation that is not a finite number (a diverged
-    or collapsed model, e.g. SGD at lr = 10) — or None."""
-    import numpy as np
-    bad = [k for k, v in out["metrics"].items() if v is None or not np.isfinite(v)]
-    obs = out.get("observation")
-    if obs is not None and not np.isfinite(np.asarray(obs, dtype=float)).all():
-        bad.append("observation")
-    return f"non-finite {', '.join(bad)}: the fit diverged (lower lr, clip_norm or max_weight)" if bad else None
+    options = TrainOptions(dataset=a.dataset, click=ClickModelConfig.from_values(values_of(a)),
+                           train=TrainConfig.from_pairs(a.set or [], base, dedicated=TRAIN_FLAGS),
+                           sessions=a.sessions, seeds=a.seeds, data_seed=a.data_seed)
+    result = train_ranker(options)
+    print(result.to_json() if a.json else "\n".join(result.lines()))
+    return _diverged_status(result.diverged)
 
 
 def _diverged_status(seeds: list) -> int:
