@@ -20,11 +20,10 @@ from ultr_core.app.playground import score_guess
 from ultr_core.app.tables import claims_table
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError
-from ultr_core.evaluation.claims import VERDICT_RULE, VERDICTS, check_claims
-from ultr_core.evaluation.stats import summarise
+from ultr_core.evaluation.claims import VERDICT_RULE, VERDICTS
 from ultr_core.simulation.simulated import APP_MAX_SWEEP_SESSIONS
-from ultr_core.studies.experiment import check_cells, expand_grid, grid_job
-from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid
+from ultr_core.studies.presets import PRESET_SWEEPS
+from ultr_core.tasks.compare_methods import METRICS, CompareOptions, MethodComparison, compare_methods_job
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
@@ -118,21 +117,17 @@ def _choices() -> dict:
 
 
 def _start(c: dict):
-    try:
-        key = SWEEPS[c["sweep_name"]]
-        values = [x for x in c["values_txt"].replace(";", ",").split(",") if x.strip()] if key else []
-        base, grid = comparison_grid(c["p"]["base"], [NAMES[m] for m in c["methods"]], sweep=key, values=values,
-                                     n_sessions=c["sessions"],
-                                     steps=c["steps"], max_sessions=APP_MAX_SWEEP_SESSIONS)
-        check_cells(expand_grid(base, grid, [0]))   # every grid key and cell checked before anything runs
-    except (ConfigError, ValueError) as e:
+    key = SWEEPS[c["sweep_name"]]
+    try:                                    # the task's options: every grid key and cell checked before anything runs
+        options = CompareOptions(base=c["p"]["base"], methods=tuple(NAMES[m] for m in c["methods"]), sweep=key,
+                                 values=tuple(c["values_txt"].replace(";", ",").split(",")) if key else (),
+                                 seeds=c["seeds"], sessions=c["sessions"], steps=c["steps"],
+                                 max_sessions=APP_MAX_SWEEP_SESSIONS, claims=tuple(c["p"].get("claims", ())))
+    except ConfigError as e:
         st.error(f"Check the settings — {escape_markdown(e)}")
         return None
-    st.session_state["compare_key"] = key
-    st.session_state["compare_claims"] = (c["preset"],
-                                          tuple(c["p"].get("claims", ())))   # what this run is checked against
-    return submit_job(("grid", repr(base), repr(grid), c["seeds"]), grid_job, base, grid, list(range(c["seeds"])),
-                      n_jobs=1, cache_dir=CACHE)
+    st.session_state["compare_options"] = (c["preset"], options)       # what this run is and is checked against
+    return submit_job(options.key(), compare_methods_job, options, n_jobs=1, cache_dir=CACHE)
 
 
 def _show(job):
@@ -145,14 +140,13 @@ def _show(job):
     df = finished_runs(result)
     if len(df) == 0:
         return
-    key = st.session_state.get("compare_key")
-    metrics = ["ndcg@1", "ndcg@3", "ndcg@10", "map"]
+    preset, options = st.session_state.get("compare_options", ("custom", CompareOptions()))
+    comparison = MethodComparison(df, options)
+    key, metrics, summ = options.sweep, list(METRICS), comparison.summary()
     if key:
-        summ = summarise(df, [key, "algorithm"], metrics)
         metric = st.selectbox("metric", metrics, 2, key="cmp_metric")
         st.plotly_chart(sweep_figure(summ, key, metric), key="cmp_sweep")
     else:
-        summ = summarise(df, "algorithm", metrics)
         metric = st.selectbox("metric", metrics, 2, key="cmp_metric_sweep")
         if not _guess_then_reveal(job, summ, metric):
             return
@@ -160,7 +154,7 @@ def _show(job):
                                                                        f"{df['seed'].nunique()} seeds)"),
                         key="cmp_bar")
     st.dataframe(summ.round(4), hide_index=True)
-    paper_check(df, *st.session_state.get("compare_claims", ("custom", ())))
+    paper_check(comparison, preset)
     st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),
                        "comparison.csv", key="cmp_download_runs_csv")
 
@@ -199,16 +193,16 @@ def _guess_then_reveal(job, summ, metric: str) -> bool:
     return True
 
 
-def paper_check(df, preset_name, claims):
+def paper_check(comparison, preset_name):
     """Does this run reproduce what the preset's paper claims? (paired over the run's seeds)"""
     if preset_name == "custom":
         return
-    if not claims:
+    if not comparison.options.claims:
         st.caption("This preset is our ablation: the paper makes no claim about it to check.")
         return
-    res = check_claims(df, claims, method_col="algorithm")
+    res = comparison.verdicts()
     st.markdown("**Does this run reproduce the paper?** Each claim paired over the run's seeds "
-                f"({df['seed'].nunique()}): {VERDICT_RULE}.")
+                f"({comparison.runs['seed'].nunique()}): {VERDICT_RULE}.")
     st.table(claims_table(res), hide_index=True)          # a few rows of sentences: wrapped, never cut at 1024 px
     counts = res["verdict"].value_counts()
     st.caption(" · ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0)))

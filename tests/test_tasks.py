@@ -153,3 +153,37 @@ def test_the_train_command_prints_the_tasks_result(capsys):
     code, text, _ = cli(["train", *flags], capsys)
     assert code == 0 and text.strip() == "\n".join(run.lines()).strip()
     assert text.splitlines()[-1].startswith("  mean")
+
+
+def test_compare_options_refuse_what_cannot_run():
+    from ultr_core.tasks import CompareOptions
+    for kwargs, field, words in [({"methods": ()}, "methods", "at least one"), ({"seeds": 0}, "seeds", "1 to 100"),
+                                 ({"sweep": "click.noise", "values": ("0.1", "abc")}, "values", "'abc' is not"),
+                                 ({"sweep": "n_sessions", "values": ("10**12",)}, "values", "not a number"),
+                                 ({"sweep": "n_sessions", "values": ("200000",), "max_sessions": 100_000}, "values",
+                                  "exceed")]:
+        with pytest.raises(ConfigError) as e:
+            CompareOptions(**kwargs)
+        assert e.value.field == field and words in str(e.value)
+
+
+def test_compare_methods_runs_its_grid_and_checks_its_claims():
+    """The task runs the grid the options built (the same rows as run_grid), summarises it as the page draws it
+    and checks a claim paired over the seeds."""
+    from ultr_core.evaluation.claims import Claim
+    from ultr_core.evaluation.stats import summarise
+    from ultr_core.studies.experiment import run_grid
+    from ultr_core.tasks import CompareOptions, MethodComparison, compare_methods
+    claim = Claim("Oracle", "Naive", "ndcg@10")
+    o = CompareOptions(methods=("naive", "oracle"), seeds=2, sessions=1500, steps=20, claims=(claim,))
+    result = compare_methods(o)
+    assert isinstance(result, MethodComparison)
+    base, grid = o.grid
+    alone = run_grid(base, grid, seeds=[0, 1])
+    assert result.runs["ndcg@10"].tolist() == alone["ndcg@10"].tolist()
+    pd_summary = summarise(alone, "algorithm", ["ndcg@1", "ndcg@3", "ndcg@10", "map"])
+    assert result.summary().equals(pd_summary)
+    verdicts = result.verdicts()
+    assert len(verdicts) == 1 and verdicts["n"].iloc[0] == 2
+    payload = json.loads(result.to_json())
+    assert len(payload["runs"]) == 4 and {r["algorithm"] for r in payload["summary"]} == {"Naive", "Oracle"}
