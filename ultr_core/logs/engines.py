@@ -57,15 +57,16 @@ def engine_function(key: str, part: str):
     return getattr(importlib.import_module(module), fn)
 
 
-def check_engine(engine: str, scheduler: str | None) -> None:
-    """An engine of the table, and ``--scheduler`` only with one that takes it (errors name the flag)."""
+def check_engine(engine: str, scheduler: str | None, *, names: tuple = ("--engine", "--scheduler")) -> None:
+    """An engine of the table, and a scheduler only with one that takes it; errors name the option as ``names``
+    spells it (the CLI's flags, or the library's arguments ``("engine", "scheduler")``)."""
     from ultr_core.errors import ConfigError
     engines = engines_by_key()
     if engine not in engines:
-        raise ConfigError("--engine", f"use one of {', '.join(engines)}, got {engine!r}")
+        raise ConfigError(names[0], f"use one of {', '.join(engines)}, got {engine!r}")
     if scheduler and not engines[engine].scheduler:
         takes = ", ".join(e.key for e in log_engines() if e.scheduler)
-        raise ConfigError("--scheduler", f"applies to --engine {takes}; add it or leave the scheduler out")
+        raise ConfigError(names[1], f"applies to {names[0]} {takes}; add it or leave the scheduler out")
 
 
 def add_engine_options(parser, what: str) -> None:

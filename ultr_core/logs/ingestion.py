@@ -33,7 +33,7 @@ import pandas as pd
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError, UnreadableError, show
 from ultr_core.logs.clicklog import MAX_POSITION, SHOWN_TEXT, ClickLog, check_roles
 from ultr_core.logs.daskcounts import probe_scheduler, select_columns
-from ultr_core.logs.engines import engine_function, engines_by_key
+from ultr_core.logs.engines import check_engine, engine_function, engines_by_key
 from ultr_core.logs.ids import missing_id_error
 from ultr_core.logs.sniff import spill_upload
 
@@ -309,8 +309,7 @@ def _checked_arguments(bias, doc_columns, engine: str, document: str) -> list:
     if not bias:
         raise ConfigError("bias", "name at least one bias-factor column (e.g. position)")
     check_roles(bias, doc_columns)
-    if engine not in engines_by_key():
-        raise ConfigError("engine", f"unknown engine {engine!r}; use one of {', '.join(engines_by_key())}")
+    check_engine(engine, None, names=("engine", "scheduler"))
     if document not in DOCUMENT_KEYS:
         raise ConfigError("document", f"{document!r} is not a document key: use {', '.join(DOCUMENT_KEYS)}")
     return bias
