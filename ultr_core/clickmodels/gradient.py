@@ -7,7 +7,8 @@ The objective is the log-likelihood of the patterns plus the log-density of PyCl
 trials for every parameter — Beta(2, 2), so a (query, document) pair never seen in training keeps ½ — or, for the
 attractiveness, the table's learned prior (:mod:`~ultr_core.clickmodels.prior`), divided by the number of sessions.
 Parameters are logits; the likelihood is the cascade recursion of :func:`~ultr_core.clickmodels.dbn._tail` written
-in torch (float64), one pass over the ranks, vectorised over patterns.
+in torch (float64), one pass over the ranks, vectorised over patterns; the fits take its gradient from a reverse
+pass written out by hand (:func:`cascade_log_likelihood_fast`, equal to autograd's to 1e-13).
 """
 from __future__ import annotations
 
