@@ -233,7 +233,8 @@ class DCMML(DCM):
         from ultr_core.clickmodels.gradient import fit_cascade
         count = DCM().fit(t)               # PyClick's counting: a start close to the optimum (4× fewer steps)
         (self.attr,), self.cont, self.converged = fit_cascade(
-            t, 1, t.depth, lambda per, shared: DCM.transition(per, [shared]), start=(count.attr[None, :], count.cont))
+            t, 1, t.depth, lambda per, shared: DCM.transition(per, [shared]), start=(count.attr[None, :], count.cont),
+            precondition=False)        # from counting's start, scaled pairs beside unscaled λ_r converged less often
         return self
 
 

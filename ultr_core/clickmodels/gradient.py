@@ -17,8 +17,13 @@ import numpy as np
 __all__ = ["cascade_log_likelihood", "cascade_log_likelihood_fast", "fit_cascade", "attr_log_prior"]
 
 #: L-BFGS iterations (each a few passes over the patterns; on a 30,000-session log the held-out log-likelihood
-#: moves by < 10⁻⁵ from 100 to 500 iterations); the fit stops earlier when the change is below 1e-12
+#: moves by < 10⁻⁵ from 100 to 500 iterations)
 MAX_ITER = 100
+#: the fit has converged when an iteration changes the objective (mean log-likelihood per session, prior included)
+#: by less than CHANGE_TOL or its largest gradient is below GRAD_TOL.  10⁻⁹ per session is far below the sampling
+#: noise of a mean log-likelihood (about 0.5/√N, above 5·10⁻⁶ for any log of up to 10¹⁰ sessions); 10⁻¹² kept DBN
+#: and CCM at the cap on every log of 100,000 sessions or more (issue #62: held-out log-likelihood equal to 10⁻⁷)
+GRAD_TOL, CHANGE_TOL = 1e-9, 1e-9
 #: patterns per chunk of the likelihood's gradient (≈ 100 MB of autograd state for 10 ranks)
 CHUNK = 100_000
 #: torch threads of a fit: its tensors are a few hundred thousand values, where intra-op threads gain little when
@@ -128,30 +133,37 @@ def _logits(p, shape) -> "torch.Tensor":         # noqa: F821
 
 
 def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int = MAX_ITER,
-                start: tuple = (None, None)):
+                start: tuple = (None, None), precondition: bool = True):
     """Fit ``n_per_pair`` per-(query, document) probabilities (the first is the attractiveness) and ``n_global``
     shared ones to the patterns ``t``; ``transition(per_pair_on_patterns, global)`` returns (after_click, go_on);
     ``start``: (per-pair, global) probabilities to start from (None: ½).
     Returns (per-pair probabilities (n_per_pair, n_pairs), global probabilities (n_global,)) as numpy arrays, and
-    whether L-BFGS converged (it stopped on its gradient or change tolerance before ``max_iter``)."""
+    whether L-BFGS converged (it stopped on its gradient or change tolerance before ``max_iter``).
+    ``precondition``: L-BFGS runs on each pair's logits divided by :func:`pair_scale` — a pair seen n times has
+    curvature about n/N in the mean objective, the shared parameters about 1, and L-BFGS on that spread left rare
+    pairs where they started (issue #62: DBN on 750,000 varied sessions 102 s at the cap → 17.8 s, converged)."""
     import torch
     import torch.nn.functional as F
-    local, shared = _logits(start[0], (n_per_pair, t.n_pairs)), _logits(start[1], (n_global,))
-    opt = torch.optim.LBFGS([local, shared], max_iter=max_iter, line_search_fn="strong_wolfe",
-                            tolerance_grad=1e-9, tolerance_change=1e-12, history_size=20)
+    scale = torch.from_numpy(np.broadcast_to(pair_scale(t), (n_per_pair, t.n_pairs)).copy()) if precondition else 1.0
+    with torch.no_grad():
+        z = (_logits(start[0], (n_per_pair, t.n_pairs)) / scale).requires_grad_(True)
+    shared = _logits(start[1], (n_global,))
+    opt = torch.optim.LBFGS([z, shared], max_iter=max_iter, line_search_fn="strong_wolfe",
+                            tolerance_grad=GRAD_TOL, tolerance_change=CHANGE_TOL, history_size=20)
     total_w = float(t.total_weight)
 
     def closure():                      # the gradient summed over the table's chunks: memory bounded by a chunk
         opt.zero_grad()
         value = 0.0
         for c in t.chunks(CHUNK):
-            per = torch.sigmoid(local)[:, torch.from_numpy(np.asarray(c.pairs, np.int64))]
+            per = torch.sigmoid(z * scale)[:, torch.from_numpy(np.asarray(c.pairs, np.int64))]
             after_click, go_on = transition(per, torch.sigmoid(shared))
             shown = None if c.shown is None else torch.from_numpy(np.asarray(c.shown, bool))
             ll = (torch.from_numpy(np.asarray(c.weight, np.float64)) * cascade_log_likelihood_fast(
                 per[0], after_click, go_on, torch.from_numpy(np.asarray(c.clicks, bool)), shown=shown)).sum()
             (-ll / total_w).backward()
             value -= float(ll.detach()) / total_w
+        local = z * scale
         prior = attr_log_prior(local[0], t.attr_prior) + (F.logsigmoid(local[1:]) + F.logsigmoid(-local[1:])).sum() + (
             F.logsigmoid(shared) + F.logsigmoid(-shared)
         ).sum()
@@ -166,7 +178,19 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int 
     finally:
         torch.set_num_threads(old)
     with torch.no_grad():
-        return torch.sigmoid(local).numpy().copy(), torch.sigmoid(shared).numpy().copy(), lbfgs_converged(opt, max_iter)
+        per_pair, shared = torch.sigmoid(z * scale).numpy().copy(), torch.sigmoid(shared).numpy().copy()
+    return per_pair, shared, lbfgs_converged(opt, max_iter)
+
+
+def pair_scale(t) -> np.ndarray:
+    """Each pair's logit scale: 1/√(its share of the weighted impressions + the prior's), so that in the scaled
+    variables every pair's curvature is about as large as the shared parameters' (a diagonal preconditioner)."""
+    n = np.zeros(t.n_pairs)
+    for c in t.chunks(CHUNK):
+        shown = np.ones(c.pairs.shape, bool) if c.shown is None else np.asarray(c.shown, bool)
+        n += np.bincount(np.asarray(c.pairs)[shown], np.broadcast_to(np.asarray(c.weight)[:, None], shown.shape)[shown],
+                         t.n_pairs)
+    return 1 / np.sqrt((n + 2) / float(t.total_weight))
 
 
 def lbfgs_converged(opt, max_iter: int) -> bool:
