@@ -21,7 +21,6 @@ from pages._rankers import rankers_section
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.hyper import shown_for
 from ultr_core.algorithms.specs import SPECS_BY_KEY
-from ultr_core.algorithms.topk_selection import check_selection_log
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
 from ultr_core.app.playground import curve_note, truth_note
 from ultr_core.app.text import code_span, escape_markdown
@@ -29,7 +28,8 @@ from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import signal_curve
 from ultr_core.simulation.logspec import LogSpec
-from ultr_core.studies.experiment import live_observation_curves, train_jobs, training_progress
+from ultr_core.studies.experiment import live_observation_curves, training_progress
+from ultr_core.tasks.train_ranker import MethodsOptions, train_methods_jobs
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 #: metrics of a run the test table leaves out: pooled MCC, and the preset claims' curve fits (the chart shows the curve)
@@ -227,24 +227,20 @@ def _log_name(link_spec) -> str:
 
 
 def _start(c: dict, noise: float, link_spec, log, ds, log_name: str):
-    steps, model, lr, seed, clicks = c["steps"], c["model"], c["lr"], int(c["seed"]), c["clicks"]
     try:
-        configs = [TrainConfig(algorithm=NAMES[a], model=model, lr=lr, steps=steps, seed=seed, clicks=clicks,
-                               eval_every=max(10, steps // 30),
-                               **{f: v for f, v in c["hyper"].items() if f in SPECS_BY_KEY[NAMES[a]].params})
-                   for a in c["algorithms"]]
-        refs = [r for r in ("Naive", "Oracle") if c["refs"] and r not in c["algorithms"]]
-        configs += [TrainConfig(algorithm=NAMES[r], model=model, lr=lr, steps=steps, seed=seed,
-                                clicks=clicks, eval_every=max(10, steps // 30)) for r in refs]
-        check_selection_log(configs, log)                           # before anything runs: earlier results stay
-        st.session_state["train_refs"] = tuple(refs)
-    except ConfigError as e:
+        options = MethodsOptions(algorithms=tuple(NAMES[a] for a in c["algorithms"]), references=bool(c["refs"]),
+                                 train=TrainConfig(model=c["model"], lr=c["lr"], steps=c["steps"], seed=int(c["seed"]),
+                                                   clicks=c["clicks"]),
+                                 hyper=tuple(c["hyper"].items()))
+        jobs = train_methods_jobs(options, noise=noise, spec=link_spec, log=log, dataset=ds)   # checked: earlier
+    except ConfigError as e:                                                                 # results stay
         st.error(f"Check the settings: {escape_markdown(e)}")
         return None
-    st.session_state["train_steps"] = steps                       # per job: one method each
+    st.session_state["train_refs"] = tuple(ALGORITHMS[r] for r in options.added_references)
+    st.session_state["train_steps"] = c["steps"]                  # per job: one method each
     st.session_state["train_job_log"] = log_name
     # one pooled job per method; a reproducible log travels as its spec and identical runs are shared
-    return submit_jobs(train_jobs(configs, noise, spec=link_spec, log=log, dataset=ds))
+    return submit_jobs(jobs)
 
 
 def _show(job, truth, seed, users="pbm"):

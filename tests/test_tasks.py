@@ -155,6 +155,42 @@ def test_the_train_command_prints_the_tasks_result(capsys):
     assert text.splitlines()[-1].startswith("  mean")
 
 
+def test_methods_options_build_the_train_pages_configurations():
+    """The Train page's runs (issue #59: the page wires, the task builds): the chosen methods with the shared settings
+    and each its own hyper-parameters, then Naive and Oracle unless chosen or turned off; names refused by field."""
+    from ultr_core.algorithms.config import TrainConfig
+    from ultr_core.tasks.train_ranker import MethodsOptions
+    shared = TrainConfig(model="linear", lr=0.03, steps=900, seed=4, clicks="online")
+    o = MethodsOptions(algorithms=("lbd", "dla", "oracle"), train=shared,
+                       hyper=(("lbd_lambda", 0.5), ("max_weight", 7.0)))
+    by_hand = [TrainConfig(algorithm="lbd", model="linear", lr=0.03, steps=900, seed=4, clicks="online",
+                           eval_every=30, lbd_lambda=0.5),
+               TrainConfig(algorithm="dla", model="linear", lr=0.03, steps=900, seed=4, clicks="online",
+                           eval_every=30, max_weight=7.0),
+               TrainConfig(algorithm="oracle", model="linear", lr=0.03, steps=900, seed=4, clicks="online",
+                           eval_every=30),
+               TrainConfig(algorithm="naive", model="linear", lr=0.03, steps=900, seed=4, clicks="online",
+                           eval_every=30)]
+    assert o.configs() == by_hand and o.added_references == ("naive",)
+    assert [c.algorithm for c in MethodsOptions(algorithms=("dla",), references=False).configs()] == ["dla"]
+    for kwargs, field in [({"algorithms": ("DLA",)}, "algorithms"),
+                          ({"algorithms": ("dla",), "hyper": (("steps", 5),)}, "hyper")]:
+        with pytest.raises(ConfigError) as e:
+            MethodsOptions(**kwargs)
+        assert e.value.field == field
+
+
+def test_train_methods_jobs_refuse_a_selection_method_on_a_log_that_shows_every_candidate():
+    from ultr_core.simulation.logspec import LogSpec
+    from ultr_core.tasks.train_ranker import MethodsOptions, train_methods_jobs
+    spec = LogSpec.parse("synthetic:50")
+    ds, _, log = spec.simulate()
+    with pytest.raises(ConfigError, match="top-k selection"):
+        train_methods_jobs(MethodsOptions(algorithms=("dla", "cld")), noise=0.1, spec=spec.to_string(), log=log)
+    jobs = train_methods_jobs(MethodsOptions(algorithms=("dla",)), noise=0.1, spec=spec.to_string(), log=log)
+    assert [args[1][0].algorithm for _, _, args, _ in jobs] == ["dla", "naive", "oracle"]
+
+
 def test_compare_options_refuse_what_cannot_run():
     from ultr_core.tasks import CompareOptions
     for kwargs, field, words in [({"methods": ()}, "methods", "at least one"), ({"seeds": 0}, "seeds", "1 to 100"),

@@ -1,8 +1,10 @@
-"""Train a ranker on simulated clicks (``python -m ultr_core train``): simulate a click log on a data set, fit one
-algorithm for each seed, and report its test metrics and its estimate of the observation curve beside the truth.
+"""Train rankers on clicks: simulate a click log on a data set, fit one algorithm for each seed, and report its test
+metrics and its estimate of the observation curve beside the truth (``python -m ultr_core train``); or train several
+methods side by side on one log (the Train page).
 
 :func:`train_ranker` takes a :class:`TrainOptions` and returns a :class:`TrainedRanker` that owns its JSON and its
 text; a fit whose metrics or observation estimate are not finite numbers is named in ``diverged``.
+:func:`train_methods_jobs` takes a :class:`MethodsOptions` and returns one pooled job per method.
 
 >>> TrainOptions(seeds=0)
 Traceback (most recent call last):
@@ -19,7 +21,7 @@ from ultr_core.algorithms.config import TrainConfig
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import ClickModelConfig
 
-__all__ = ["TrainOptions", "TrainedRanker", "train_ranker", "diverged"]
+__all__ = ["TrainOptions", "TrainedRanker", "train_ranker", "diverged", "MethodsOptions", "train_methods_jobs"]
 
 #: the largest seed numpy's generators take
 MAX_SEED = 2 ** 32 - 1
@@ -122,3 +124,68 @@ def train_ranker(options: TrainOptions | None = None, *, on_step=None, stop=None
                               n_sessions=o.sessions, seed=seed, data_seed=o.data_seed)
         runs.append(run_experiment(spec, on_step=on_step, stop=stop))
     return TrainedRanker(tuple(runs), o)
+
+
+#: the reference methods trained beside the chosen ones: the floor (raw clicks) and the ceiling (true labels)
+REFERENCES = ("naive", "oracle")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MethodsOptions:
+    """Several methods trained side by side on one log (the Train page): the algorithm keys, Naive and Oracle as
+    references unless chosen or turned off, the optimisation settings every method shares (``train``: model, lr,
+    steps, seed, clicks; its ``algorithm`` is ignored) and the methods' hyper-parameters as (TrainConfig field, value)
+    pairs — each method takes those its record reads (``params``).  Checked on creation.
+
+    >>> o = MethodsOptions(algorithms=("dla", "naive"), train=TrainConfig(steps=300))
+    >>> [(c.algorithm, c.steps, c.eval_every) for c in o.configs()]
+    [('dla', 300, 10), ('naive', 300, 10), ('oracle', 300, 10)]
+    >>> MethodsOptions(algorithms=("dlaa",))
+    Traceback (most recent call last):
+    ...
+    ultr_core.errors.ConfigError: algorithms: 'dlaa' is not an algorithm here
+    """
+
+    algorithms: tuple
+    references: bool = True
+    train: TrainConfig = field(default_factory=TrainConfig)
+    hyper: tuple = ()
+
+    def __post_init__(self):
+        from ultr_core.algorithms.config import ALGORITHMS
+        from ultr_core.algorithms.specs import SPECS_BY_KEY
+        for a in self.algorithms:
+            if a not in ALGORITHMS:
+                raise ConfigError("algorithms", f"{str(a)[:40]!r} is not an algorithm here")
+        fields = {f for spec in SPECS_BY_KEY.values() for f in spec.params}
+        for f, _ in self.hyper:
+            if f not in fields:
+                raise ConfigError("hyper", f"{str(f)[:40]!r} is no method's hyper-parameter")
+
+    @property
+    def added_references(self) -> tuple:
+        """The reference keys trained besides the chosen methods."""
+        return tuple(r for r in REFERENCES if self.references and r not in self.algorithms)
+
+    def configs(self) -> list[TrainConfig]:
+        """One configuration per chosen method, then the added references: the shared settings, an evaluation every
+        ``max(10, steps // 30)`` steps (about 30 points per curve) and each method's own hyper-parameters."""
+        from ultr_core.algorithms.specs import SPECS_BY_KEY
+        every = max(10, self.train.steps // 30)
+        hyper = dict(self.hyper)
+        out = [replace(self.train, algorithm=a, eval_every=every,
+                       **{f: v for f, v in hyper.items() if f in SPECS_BY_KEY[a].params}) for a in self.algorithms]
+        return out + [replace(self.train, algorithm=r, eval_every=every) for r in self.added_references]
+
+
+def train_methods_jobs(options: MethodsOptions, *, noise: float | None, spec: str | None = None, log,
+                       dataset=None) -> list[tuple]:
+    """One pooled job per configuration of ``options`` on ``log`` (:func:`~ultr_core.studies.experiment.train_jobs`:
+    a log with a ``spec`` travels as the spec and identical runs are shared), after checking that the log can train
+    every method (a top-k selection method needs a log with unshown candidates) — before anything runs, so earlier
+    results stay."""
+    from ultr_core.algorithms.topk_selection import check_selection_log
+    from ultr_core.studies.experiment import train_jobs
+    configs = options.configs()
+    check_selection_log(configs, log)
+    return train_jobs(configs, noise, spec=spec, log=log, dataset=dataset)
