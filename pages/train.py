@@ -29,7 +29,7 @@ from ultr_core.errors import ConfigError
 from ultr_core.simulation.clickmodel import signal_curve
 from ultr_core.simulation.logspec import LogSpec
 from ultr_core.studies.experiment import live_observation_curves, training_progress
-from ultr_core.tasks.train_ranker import MethodsOptions, train_methods_jobs
+from ultr_core.tasks import MethodsOptions, train_methods_jobs
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
 #: metrics of a run the test table leaves out: pooled MCC, and the preset claims' curve fits (the chart shows the curve)

@@ -9,9 +9,9 @@ True
 from ultr_core.tasks.check_log import CheckOptions, LogCheck, check_log
 from ultr_core.tasks.compare_methods import CompareOptions, MethodComparison, compare_methods
 from ultr_core.tasks.fit_click_models import ClickModelFit, ClickModelOptions, fit_click_models
-from ultr_core.tasks.train_ranker import TrainedRanker, TrainOptions, train_ranker
+from ultr_core.tasks.train_ranker import MethodsOptions, TrainedRanker, TrainOptions, train_methods_jobs, train_ranker
 from ultr_core.tasks.value_ranking import RankingOptions, RankingValue, value_ranking
 
 __all__ = ["CheckOptions", "LogCheck", "check_log", "ClickModelOptions", "ClickModelFit", "fit_click_models",
            "RankingOptions", "RankingValue", "value_ranking", "TrainOptions", "TrainedRanker", "train_ranker",
-           "CompareOptions", "MethodComparison", "compare_methods"]
+           "CompareOptions", "MethodComparison", "compare_methods", "MethodsOptions", "train_methods_jobs"]
