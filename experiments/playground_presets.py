@@ -41,8 +41,9 @@ def main():
              "mean [90 % t-interval]; curve fit: minus the mean absolute difference between a method's final "
              "observation curve and the truth, both ÷ position 1 (the flat curve Naive assumes as the reference; "
              "empty for methods without a curve). Claims are paired differences over seeds. "
-             "`tests/test_playground_presets.py` asserts the same claims (three presets through the pages that "
-             "show their verdicts: tests/test_playground.py in AppTest, tests/test_browser.py in chromium).", ""]
+             "`tests/app/test_playground_presets.py` asserts the same claims (three presets through the pages "
+             "that show their verdicts: tests/app/test_playground.py in AppTest, tests/app/test_browser.py in "
+             "chromium).", ""]
     for i, p in enumerate(presets):
         df = __import__("pandas").concat(runs[i * a.seeds:(i + 1) * a.seeds], ignore_index=True)
         claims = check_claims(df, p.claims)

@@ -72,8 +72,8 @@ def main():
     lines += ["", f"Coverage over all positions and seeds: signal ratios {np.mean(cover_s):.0%}, noise steps "
               f"{np.mean(cover_n):.0%} (nominal 90 %). The estimates are close to the truth on average; a percentile "
               f"interval from {a.boot} resamples is coarse (its 5 % and 95 % points are near the extremes) and runs "
-              "narrow — read these intervals as somewhat optimistic. `tests/test_trust_and_policy_learners.py` checks "
-              "2 seeds (15 resamples) in CI.", ""]
+              "narrow — read these intervals as somewhat optimistic. "
+              "`tests/algorithms/test_trust_and_policy_learners.py` checks 2 seeds (15 resamples) in CI.", ""]
     Path(a.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

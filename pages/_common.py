@@ -76,7 +76,7 @@ def guarded(body) -> None:
 def _once(make):
     """``make()`` called once per process even when many session threads ask at the same moment
     (``functools.cache`` alone lets two first callers each build one: two job pools, each with its
-    own workers — found by ten visitors opening a fresh server at once, tests/test_shared_server.py)."""
+    own workers — found by ten visitors opening a fresh server at once, tests/app/test_shared_server.py)."""
     lock, made = threading.Lock(), []
 
     @functools.wraps(make)

@@ -132,4 +132,11 @@ FAST_FIRST = ("test_identifiability_page_fits_click_models", "test_train_default
               "test_playground_users_knob", "test_playground_starts_by_itself", "test_train_link_rebuilds",
               "test_hostile_strings_never_render", "test_several_seeds_give_an_interval", "test_compare_page_sweeps")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))     # tests/browser_flow.py helpers
+#: the test folders, one per package of ultr_core (``app`` for ultr_core.app and the pages, ``project`` for the rules
+#: over the whole repository); the helpers (apphelp, clihelp, loghelp, browser_flow, …) stay in tests/ itself
+TEST_FOLDERS = ("algorithms", "app", "clickmodels", "counterfactual", "data", "evaluation", "identifiability", "logs",
+                "simulation", "tasks", "project")
+# the helpers, and each folder's test modules for the few tests that share a generator with another folder's, import
+# by their file names wherever pytest collects from (its import mode adds a folder only as it reaches it)
+for _folder in (*TEST_FOLDERS[::-1], ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent / _folder))

@@ -8,8 +8,8 @@ drawn by :mod:`ultr_core.algorithms.hyper`) and the CLD study's per-method setti
 :data:`ALGORITHM_SPECS`.
 
 Adding an algorithm is one :class:`AlgorithmSpec` (:mod:`~ultr_core.algorithms.record`) here, or in an extension
-module (:mod:`ultr_core.extensions`), and its learner class; ``tests/test_algorithm_specs.py`` fails when a record is
-incomplete, a learner cannot be found or two methods share a colour.  Imports without torch.
+module (:mod:`ultr_core.extensions`), and its learner class; ``tests/algorithms/test_algorithm_specs.py`` fails when a
+record is incomplete, a learner cannot be found or two methods share a colour.  Imports without torch.
 
 >>> SPECS_BY_KEY["dla"].label, SPECS_BY_KEY["dla"].colour, SPECS_BY_KEY["cld"].needs_topk
 ('DLA', '#1f77b4', True)

@@ -1,7 +1,7 @@
 """The Playground's knobs as one table (:data:`KNOBS`): for each, the :class:`PlaygroundSettings` field it sets,
 its URL key, its widget key, its domain and the conversions between widget, setting and URL.  The page loops over
 it for URL → state, state → settings (:func:`settings_from_state`), settings → URL and preset → state — adding a
-knob is one :class:`Knob` here and its widget on the page (``tests/test_playground.py`` checks every field has one).
+knob is one :class:`Knob` here and its widget on the page (``tests/app/test_playground.py`` checks every field has one).
 """
 from __future__ import annotations
 

@@ -148,7 +148,7 @@ class Preset:
     """A story: the knobs it sets (every knob the story depends on, the data included), one
     sentence that tells what to watch, its source, and the :class:`Claim` s that sentence makes —
     checked over seeds 0–4 by ``experiments/playground_presets.py`` and the tests
-    (``tests/test_playground_presets.py``, which leaves three presets to the page tests that read their tiles'
+    (``tests/app/test_playground_presets.py``, which leaves three presets to the page tests that read their tiles'
     verdicts)."""
 
     name: str

@@ -33,7 +33,7 @@ __all__ = ["read_parquet_bounded", "count_tokens", "MAX_PARQUET_CELLS", "MAX_DEC
            "UPLOAD_KEEP_ROWS", "UPLOAD_RSS_BUDGET", "UPLOAD_MAX_PAIRS"]
 
 #: the Upload page's path (read out of core, then kept whole when small) stays under this peak RSS, bombs
-#: included (tests/test_hostile_input.py measures it in a fresh process)
+#: included (tests/logs/test_hostile_input.py measures it in a fresh process)
 UPLOAD_RSS_BUDGET = 1536 * 2 ** 20
 #: DuckDB's memory while an upload is reduced (larger work spills to a temporary folder)
 UPLOAD_DUCKDB_MEMORY = "1GB"

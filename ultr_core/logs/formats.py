@@ -4,7 +4,7 @@ sniffing rule and the message for a file no reader accepts) derives from :data:`
 
 Adding a format is one :class:`LogFormat` record here plus its reader (a function ``reader(con, name) -> dict``
 that builds the DuckDB view ``norm``; see :mod:`ultr_core.logs.normalise`), named by ``"module:function"`` so
-this table sits before the readers in the order a log passes.  ``tests/test_formats.py`` fails when a record is
+this table sits before the readers in the order a log passes.  ``tests/logs/test_formats.py`` fails when a record is
 incomplete or a reader is missing.
 
 >>> [f.name for f in LOG_FORMATS]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from test_architecture import LAYERS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_architecture_package_table_matches_the_layers():

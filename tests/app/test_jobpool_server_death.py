@@ -29,7 +29,7 @@ def test_workers_die_within_seconds_of_a_killed_server():
     from pathlib import Path
     tests = str(Path(__file__).resolve().parent)
     proc = subprocess.Popen([sys.executable, "-c", SERVER.format(tests=tests)], stdout=subprocess.PIPE, text=True,
-                            cwd=str(Path(tests).parent))
+                            cwd=str(Path(tests).parents[1]))
     try:
         pids = [int(p) for p in proc.stdout.readline().split()]
         assert len(pids) == 2 and all(_alive(p) for p in pids)

@@ -150,10 +150,10 @@ def test_compare_preset_paper_claims_hold_over_five_seeds(study_cache):
     from ultr_core.app.tables import claims_table
     from ultr_core.evaluation.claims import check_claims
     from ultr_core.studies.presets import PRESET_SWEEPS
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
     from compare_presets import preset_runs
 
-    from tests.test_claims import _doc_rows
+    from tests.evaluation.test_claims import _doc_rows
     name = next(n for n in PRESET_SWEEPS if n.startswith("Users who"))
     p = PRESET_SWEEPS[name]
     paper = [c for c in p["claims"] if c.source.startswith("Vardasbi")]

@@ -19,7 +19,7 @@ from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.mapping import read_user_log
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def page(name: str):

@@ -21,7 +21,7 @@ def test_every_preset_states_claims_and_sets_its_data():
 #: presets proven through a page instead, each by the test file that runs it over its five seeds and asserts the
 #: verdict its tile shows — every claim "reproduced", which is this module's check (check_claims on the same runs:
 #: the page trains each seed's methods as separate jobs of the same train_spec) — with the text that file must hold:
-#: tests/test_playground.py in AppTest; tests/test_browser.py in chromium (the projector and presentation-link
+#: tests/app/test_playground.py in AppTest; tests/app/test_browser.py in chromium (the projector and presentation-link
 #: flows, whose _assert_fits counts one "reproduced" per claim).  Training them here as well ran the same 20 runs a
 #: second time in another process (#33: CI time).
 ON_THE_PAGE = {
@@ -35,7 +35,7 @@ def test_the_presets_left_to_the_page_tests_are_checked_there():
     from pathlib import Path
     assert set(ON_THE_PAGE) < {p.name for p in PRESETS}       # names that exist, and at least one preset left here
     for name, (file, verdict_check) in ON_THE_PAGE.items():
-        page_test = (Path(__file__).parent / file).read_text()
+        page_test = next(Path(__file__).parents[1].rglob(file)).read_text()
         assert (name in page_test or name.replace(" ", "+") in page_test) and verdict_check in page_test, (name, file)
 
 

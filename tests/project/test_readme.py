@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 CLI_DOC = (ROOT / "docs" / "cli.md").read_text()
 INDEX = (ROOT / "docs" / "index.md").read_text()

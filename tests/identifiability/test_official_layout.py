@@ -17,7 +17,7 @@ from ultr_core.identifiability.estimation import ESTIMATORS, estimate_bias_full
 from ultr_core.identifiability.reports import identifiability_report
 from ultr_core.logs.ingestion import CountTable, ingest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_official_layout(folder: Path, k: int, seed: int = 0, n_queries: int = 150, per_position: int = 120,

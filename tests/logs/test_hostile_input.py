@@ -25,7 +25,7 @@ from ultr_core.logs.bounds import UPLOAD_RSS_BUDGET
 from ultr_core.logs.ingestion import ingest
 from ultr_core.logs.mapping import read_user_log
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ESC = "\x1b]0;pwned\x07"          # sets a terminal's title; "\x1b[2J" clears the screen
 
 

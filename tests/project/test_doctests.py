@@ -23,7 +23,7 @@ def test_experiment_helper_examples():
     experiments/ is not a package)."""
     import sys
     from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root / "experiments"))
     try:
         module = importlib.import_module("cld_pair_mix")

@@ -1,6 +1,6 @@
 """Bad input, the server's side (issue #50): a result cache that verifies, bounds that hold for every
 entry point, CPU per analysis bounded, messages without class names.  (The readers' and the CLI's cases:
-tests/test_bad_input_contract.py.)"""
+tests/logs/test_bad_input_contract.py.)"""
 from __future__ import annotations
 
 import json

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from ultr_core.app.pagetable import PAGES
 from ultr_core.simulation.logspec import LogSpec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_app_entry_opens_the_playground():

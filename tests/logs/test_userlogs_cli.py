@@ -10,7 +10,7 @@ from ultr_core.__main__ import main
 from ultr_core.errors import DataFormatError
 from ultr_core.logs.mapping import read_user_log
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CSV = "query_id,doc_id,position,click,vertical\nq1,a,1,1,web\nq1,b,2,0,web\nq2,c,1,1,img\nq2,a,2,0,img\n"
 
 

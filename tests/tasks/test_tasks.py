@@ -71,7 +71,7 @@ def test_pages_and_the_cli_check_a_log_through_the_task():
     # the identifiability report's builders itself (where the two used to assemble it each their own way)
     import ast
     from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     files = [*root.glob("pages/*.py"), *root.glob("ultr_core/app/*.py"), root / "app.py",
              root / "ultr_core" / "__main__.py", *root.glob("ultr_core/*/cli.py")]
     builders = {"analyse_identifiability", "identifiability_report"}

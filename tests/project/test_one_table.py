@@ -14,7 +14,7 @@ import pandas as pd
 from ultr_core.algorithms.specs import ALGORITHM_SPECS
 from ultr_core.clickmodels.registry import CLICK_MODELS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: where a key may decide behaviour: the tables themselves
 TABLES = {"ultr_core/algorithms/specs.py", "ultr_core/algorithms/registry.py", "ultr_core/clickmodels/registry.py"}
 MAX_KEYED = 5

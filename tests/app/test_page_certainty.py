@@ -7,9 +7,6 @@ from apphelp import no_crash, page
 
 def _chain_csv() -> bytes:
     """A rare-swap chain over 6 positions (one query): connected, deep positions weakly identified."""
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).parent))
     from test_uncertainty import _chain_log
     doc, fac, n, c, D, F, _ = _chain_log(3, swap=0.01)
     rows = ["session_id,query_id,doc_id,position,click"]

@@ -85,7 +85,7 @@ def test_cli_prints_curves_with_intervals(tmp_path):
     f = tmp_path / "log.parquet"
     df.to_parquet(f)
     r = subprocess.run([sys.executable, "-m", "ultr_core", "ig", str(f), "--bootstrap", "30"], capture_output=True,
-                       text=True, cwd=Path(__file__).resolve().parents[1])
+                       text=True, cwd=Path(__file__).resolve().parents[2])
     assert r.returncode == 0, r.stderr
     assert "IDENTIFIABLE" in r.stdout and "bands (document bootstrap" in r.stdout
     assert "position=8" in r.stdout and "[" in r.stdout.split("position=8")[1].splitlines()[0]

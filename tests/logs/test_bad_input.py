@@ -17,7 +17,7 @@ from ultr_core.__main__ import main
 from ultr_core.data.loaders import load_svmlight, load_svmlight_upload
 from ultr_core.errors import ConfigError, DataFormatError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = ['<a href="https://evil.example/phish">CLICK</a>', "<b>bold</b>", "<script>alert(1)</script>",
            '<img src=x onerror="alert(1)">']
 

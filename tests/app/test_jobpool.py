@@ -270,7 +270,7 @@ def test_server_singletons_are_built_once_when_sessions_ask_at_the_same_moment()
     import sys
     import threading
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from pages._common import _once
     built = []
 

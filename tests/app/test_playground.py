@@ -10,7 +10,7 @@ from ultr_core.app.playground import METHODS, PRESETS, PlaygroundSettings, verdi
 from ultr_core.errors import ConfigError
 from ultr_core.simulation.logspec import LogSpec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_settings_make_one_log_spec_and_references_first():

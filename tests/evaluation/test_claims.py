@@ -73,7 +73,7 @@ def test_every_compare_preset_claim_names_methods_the_preset_runs():
 def _doc_rows(name: str) -> list[list[str]]:
     """The verdict table docs/compare_presets.md records for preset ``name``."""
     from pathlib import Path
-    text = (Path(__file__).resolve().parents[1] / "docs" / "compare_presets.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "compare_presets.md").read_text()
     section = text.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
     rows = [line.strip("|").split(" | ") for line in section.splitlines() if line.startswith("| ")]
     return [[c.strip() for c in r] for r in rows[1:]]                      # without the header
@@ -95,14 +95,14 @@ def test_compare_preset_verdicts_are_the_ones_the_doc_records(name, study_cache)
     are re-run by ``python experiments/compare_presets.py``)."""
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
     from compare_presets import preset_runs
 
     from ultr_core.algorithms import ALGORITHMS
     from ultr_core.app.tables import claims_table
     p = PRESET_SWEEPS[name]
     # only the methods the claims name: a claim's row reads its two methods' runs, and every cell's result is the
-    # one it gets alone (tests/test_algorithms.py), so the other methods' runs cannot change a digit
+    # one it gets alone (tests/algorithms/test_algorithms.py), so the other methods' runs cannot change a digit
     named = {m for c in p["claims"] for m in (c.better, c.worse)}
     p = {**p, "methods": [m for m in p["methods"] if ALGORITHMS[m] in named]}
     runs = preset_runs(p, 3, n_jobs=1, cache_dir=study_cache)
@@ -121,7 +121,7 @@ def test_beyond_examination_preset_verdicts_over_five_seeds_are_the_ones_the_doc
     exploration lifts it, yet not above IPS."""
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
     from compare_presets import preset_runs
 
     from ultr_core.algorithms import ALGORITHMS
