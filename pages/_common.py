@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import functools
 import logging
-import math
 import os
 import threading
 import uuid
@@ -18,6 +17,7 @@ from pages import _streamlit_fix
 from ultr_core.app.jobpool import JobLimitError, JobPool
 from ultr_core.app.lrucache import ByteLRU, log_digest  # noqa: F401  (log_digest: the pages' content key)
 from ultr_core.app.memory import start_janitor
+from ultr_core.app.pagestate import parse_value
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.tasks import CheckOptions, check_log
@@ -206,29 +206,12 @@ def cached_analysis(log, key: tuple, bias: tuple, estimate: str | None = None, n
 
 
 def qp(name: str, default, cast=str, lo=None, hi=None, options=None):
-    """A setting from the URL (shareable links).  Absent → ``default``; not of the right type, not
-    finite or not among ``options`` → ``default`` with a notice; outside [``lo``, ``hi``] →
-    clamped with a notice (:func:`url_notices` shows them)."""
-    if name not in st.query_params:
-        return default
-    raw = st.query_params[name]
-    notices = st.session_state.setdefault("_url_notices", [])
-    try:
-        value = cast(raw)
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError
-    except (TypeError, ValueError, OverflowError):
-        notices.append(f"{name}={raw[:20]!r} is not valid here; using {default}")
-        return default
-    if options is not None and value not in options:
-        notices.append(f"{name}={raw[:20]!r} is not one of the choices; using {default}")
-        return default
-    if lo is not None and value < lo:
-        notices.append(f"{name}={value} is below {lo}; using {lo}")
-        return cast(lo)
-    if hi is not None and value > hi:
-        notices.append(f"{name}={value} is above {hi}; using {hi}")
-        return cast(hi)
+    """A setting from the URL (shareable links), read by :func:`ultr_core.app.pagestate.parse_value`: absent →
+    ``default``; not of the right type, not finite or not among ``options`` → ``default`` with a notice; outside
+    [``lo``, ``hi``] → clamped with a notice (:func:`url_notices` shows them)."""
+    value, notice = parse_value(name, st.query_params.get(name), default, cast=cast, lo=lo, hi=hi, options=options)
+    if notice:
+        st.session_state.setdefault("_url_notices", []).append(notice)
     return value
 
 

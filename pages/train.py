@@ -22,6 +22,7 @@ from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.hyper import shown_for
 from ultr_core.algorithms.specs import SPECS_BY_KEY
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
+from ultr_core.app.pagestate import TRAIN_SETTINGS, read_settings
 from ultr_core.app.playground import curve_note, truth_note
 from ultr_core.app.text import code_span, escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
@@ -35,6 +36,7 @@ NAMES = {v: k for k, v in ALGORITHMS.items()}
 #: metrics of a run the test table leaves out: pooled MCC, and the preset claims' curve fits (the chart shows the curve)
 NOT_SHOWN = ("mcc", "curve_fit", "flat_curve_fit")
 TRAINABLE = list(ALGORITHMS.values())
+SETTING = {s.url: s for s in TRAIN_SETTINGS}
 
 
 
@@ -54,8 +56,9 @@ def main():
     with st.sidebar:
         c = _choices()
     url_notices()
-    st.query_params.update({k: str(int(v)) if isinstance(v, bool) else ",".join(NAMES[a] for a in v)
-                            if k == "algorithms" else str(v) for k, v in c.items() if k != "hyper"})
+    st.query_params.update({k: SETTING[k].to_url(v) if k in SETTING else ",".join(NAMES[a] for a in v)
+                            if k == "algorithms" else str(int(v)) if isinstance(v, bool) else str(v)
+                            for k, v in c.items() if k != "hyper"})
     if link_spec:
         st.query_params["log"] = link_spec
     elif "log" in st.query_params:
@@ -168,26 +171,35 @@ def _choices() -> dict:
     chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
                             help="each is trained on the same log; see the formulas below the charts",
                             key="train_algorithms")
-    model = st.radio("ranking model", ["dnn", "linear"],
-                     index=0 if qp("model", "dnn", options=("dnn", "linear")) == "dnn" else 1, horizontal=True,
-                     help="DNN = ELU MLP (64, 32); Linear = one affine layer", key="train_ranking_model")
-    lr = st.select_slider("learning rate", [0.001, 0.003, 0.01, 0.03, 0.1],
-                          qp("lr", 0.01, float,
-                             options=(0.001, 0.003, 0.01, 0.03, 0.1)), help="Adam step size", key="train_learning_rate")
-    steps = st.slider("steps", 50, 5000, qp("steps", 600, int, 50, 5000), 50, help="batches of 256 sessions",
-                      key="train_step_count")
-    seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), help="initialisation and batch order",
-                           key="train_seed")
-    refs_on = st.checkbox("Naive and Oracle as reference lines", qp("refs", 1, int, 0, 1) == 1,
+    v = _settings()
+    model = st.radio("ranking model", SETTING["model"].options, SETTING["model"].options.index(v["model"]),
+                     horizontal=True, help="DNN = ELU MLP (64, 32); Linear = one affine layer",
+                     key="train_ranking_model")
+    lr = st.select_slider("learning rate", SETTING["lr"].options, v["lr"], help="Adam step size",
+                          key="train_learning_rate")
+    s = SETTING["steps"]
+    steps = st.slider("steps", s.lo, s.hi, v["steps"], 50, help="batches of 256 sessions", key="train_step_count")
+    s = SETTING["seed"]
+    seed = st.number_input("seed", s.lo, s.hi, v["seed"], help="initialisation and batch order", key="train_seed")
+    refs_on = st.checkbox("Naive and Oracle as reference lines", v["refs"] == 1,
                           help="also train raw clicks (Naive, the floor) and true labels (Oracle, the ceiling) "
                                "on the same log; drawn dashed", key="train_naive_and_oracle_as_reference")
-    clicks = st.radio("clicks", ["log", "online"], horizontal=True,
-                      index=1 if qp("clicks", "log", options=("log", "online")) == "online" else 0,
+    clicks = st.radio("clicks", SETTING["clicks"].options, SETTING["clicks"].options.index(v["clicks"]),
+                      horizontal=True,
                       help="log: batches drawn from the simulated log; online: fresh clicks every step from the same "
                            "click model (ULTRA's simulation, used by the LBD paper)", key="train_clicks")
     urls, fields = _hyper_widgets([NAMES[a] for a in chosen])
     return {"algorithms": chosen, "model": model, "lr": lr, "steps": steps, "seed": seed, "refs": refs_on,
             "clicks": clicks, **urls, "hyper": fields}
+
+
+def _settings() -> dict:
+    """The page's settings (:data:`~ultr_core.app.pagestate.TRAIN_SETTINGS`) read from the link, each corrected value
+    announced."""
+    values, notices = read_settings(TRAIN_SETTINGS, {s.url: st.query_params[s.url] for s in TRAIN_SETTINGS
+                                                     if s.url in st.query_params})
+    st.session_state.setdefault("_url_notices", []).extend(notices)
+    return values
 
 
 def _hyper_widgets(algorithms: list) -> tuple[dict, dict]:

@@ -59,6 +59,42 @@ def test_an_unknown_algorithm_in_a_train_link_is_announced():
     assert any("algorithms='bogus'" in n and "using DLA" in n for n in notes), notes
 
 
+def test_the_train_pages_settings_table_reads_corrects_and_writes_its_link():
+    """Issue #59: the Train page's settings derive from one table (``ultr_core.app.pagestate.TRAIN_SETTINGS``): every
+    value a link gets wrong is corrected to the table's domain and announced, the widgets start there, and the URL
+    the page writes back carries every key of the table with the corrected values."""
+    from ultr_core.app.pagestate import TRAIN_SETTINGS
+    at = page("train.py")
+    for k, v in dict(steps="9000", lr="0.5", model="cnn", seed="-3", refs="0", clicks="online").items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    side = at.sidebar
+    assert side.slider(key="train_step_count").value == 5000
+    assert side.select_slider(key="train_learning_rate").value == 0.01
+    assert side.radio(key="train_ranking_model").value == "dnn" and side.number_input(key="train_seed").value == 0
+    assert side.checkbox(key="train_naive_and_oracle_as_reference").value is False
+    assert side.radio(key="train_clicks").value == "online"
+    notes = " ".join(i.value for i in at.info if "Link setting corrected" in i.value)
+    for said in ("steps=9000 is above 5000", "lr='0.5' is not one of the choices", "model='cnn' is not one of",
+                 "seed=-3 is below 0"):
+        assert said in notes, notes
+    written = {k: at.query_params[k] for k in at.query_params}
+    assert {s.url for s in TRAIN_SETTINGS} <= set(written)
+    assert {k: written[k] for k in ("steps", "lr", "model", "seed", "refs", "clicks")} == \
+        {"steps": "5000", "lr": "0.01", "model": "dnn", "seed": "0", "refs": "0", "clicks": "online"}
+
+
+def test_a_setting_refuses_a_default_outside_its_own_domain():
+    import pytest
+
+    from ultr_core.app.pagestate import Setting
+    with pytest.raises(ValueError, match="outside its own domain"):
+        Setting("steps", 10, int, lo=50, hi=5000)
+    with pytest.raises(Exception, match="URL key"):
+        Setting("two words", "a")
+
+
 def test_every_corrected_playground_link_value_is_announced_and_stays_through_reruns():
     """Issue #60, item 5: ``/?eta=99&seeds=7&topk=-3&user_model=foo&methods=xyz,dla`` was corrected without a notice
     in the browser — the notices were shown once and the page's live rerun a second later removed them — and

@@ -1,0 +1,97 @@
+"""A page's state as one table of settings (issue #59: the Playground's :class:`~ultr_core.app.knob.Knob` table is
+the model): each :class:`Setting` names its URL key, default, type and domain, and from it derive reading a link
+(a value outside the domain is corrected, with the notice the page shows), the widget's start value and the URL the
+page writes back.  Pure: the pages read ``st.query_params`` and hand the text here.
+
+>>> steps = Setting("steps", 600, int, lo=50, hi=5000)
+>>> steps.parse(None), steps.parse("900"), steps.parse("9000")
+((600, None), (900, None), (5000, 'steps=9000 is above 5000; using 5000'))
+>>> steps.parse("ten")
+(600, "steps='ten' is not valid here; using 600")
+>>> Setting("model", "dnn", options=("dnn", "linear")).parse("cnn")
+('dnn', "model='cnn' is not one of the choices; using dnn")
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ultr_core.constraints import Interval, Options, Rule, validate
+
+__all__ = ["Setting", "parse_value", "read_settings", "TRAIN_SETTINGS"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting a page keeps in its URL: the key ``url``, its ``default``, the type ``cast`` and its domain
+    (``lo``–``hi``, or ``options``)."""
+
+    url: str
+    default: object
+    cast: type = str
+    lo: float | None = None
+    hi: float | None = None
+    options: tuple | None = None
+
+    CONSTRAINTS = {
+        "url": [Rule(lambda q: isinstance(q, str) and q.isidentifier(), "a URL key")],
+        "cast": [Options(int, float, str)],
+        "lo": [None, Interval(float, None, None)], "hi": [None, Interval(float, None, None)],
+        "options": [None, Rule(lambda o: isinstance(o, tuple) and len(o) > 0, "a non-empty tuple")],
+    }
+
+    def __post_init__(self):
+        validate(self, where=f"setting {self.url!r}")
+        if self.parse(None if self.default is None else str(self.default))[1] is not None:
+            raise ValueError(f"setting {self.url!r}: its default {self.default!r} is outside its own domain")
+
+    def parse(self, raw: str | None) -> tuple:
+        """(value, notice): ``raw`` (the URL's text, None when absent) read by :func:`parse_value`."""
+        return parse_value(self.url, raw, self.default, cast=self.cast, lo=self.lo, hi=self.hi, options=self.options)
+
+    def to_url(self, value) -> str:
+        """The URL text of ``value`` (booleans as 0/1)."""
+        return str(int(value)) if isinstance(value, bool) else str(value)
+
+
+def parse_value(name: str, raw: str | None, default, *, cast=str, lo=None, hi=None, options=None) -> tuple:
+    """(value, notice) of a URL setting ``name`` whose text is ``raw`` (None when absent): absent → ``default``; not
+    of the type ``cast``, not finite or not among ``options`` → ``default`` with a notice; outside [``lo``, ``hi``] →
+    clamped with a notice.  The one reading of a link's value (every page's ``qp``)."""
+    if raw is None:
+        return default, None
+    try:
+        value = cast(raw)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        return default, f"{name}={raw[:20]!r} is not valid here; using {default}"
+    if options is not None and value not in options:
+        return default, f"{name}={raw[:20]!r} is not one of the choices; using {default}"
+    if lo is not None and value < lo:
+        return cast(lo), f"{name}={value} is below {lo}; using {lo}"
+    if hi is not None and value > hi:
+        return cast(hi), f"{name}={value} is above {hi}; using {hi}"
+    return value, None
+
+
+def read_settings(table, query: dict) -> tuple[dict, list[str]]:
+    """({URL key: value}, notices) of every setting of ``table`` read from ``query`` (URL key → text)."""
+    values, notices = {}, []
+    for s in table:
+        values[s.url], notice = s.parse(query.get(s.url))
+        if notice:
+            notices.append(notice)
+    return values, notices
+
+
+#: the Train page's settings besides its methods and their hyper-parameters (which have their own tables:
+#: :mod:`ultr_core.algorithms.specs`, :mod:`ultr_core.algorithms.hyper`)
+TRAIN_SETTINGS = (
+    Setting("model", "dnn", options=("dnn", "linear")),
+    Setting("lr", 0.01, float, options=(0.001, 0.003, 0.01, 0.03, 0.1)),
+    Setting("steps", 600, int, lo=50, hi=5000),
+    Setting("seed", 0, int, lo=0, hi=10_000),
+    Setting("refs", 1, int, lo=0, hi=1),
+    Setting("clicks", "log", options=("log", "online")),
+)
