@@ -16,6 +16,7 @@ from pages._common import (
 from ultr_core.algorithms import ALGORITHMS
 from ultr_core.algorithms.specs import SPECS_BY_KEY
 from ultr_core.app.figures import interval_bar_figure, sweep_figure
+from ultr_core.app.pagestate import COMPARE_SETTINGS, SWEEPS
 from ultr_core.app.playground import score_guess
 from ultr_core.app.tables import claims_table
 from ultr_core.app.text import escape_markdown
@@ -26,12 +27,7 @@ from ultr_core.studies.presets import PRESET_SWEEPS
 from ultr_core.tasks.compare_methods import METRICS, CompareOptions, MethodComparison, compare_methods_job
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
-SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
-          "click noise ε": "click.noise", "sessions": "n_sessions", "coupling level η_c": "click.coupling",
-          "assumed η of IPS / CLD (misspecification)": "train.ips_eta,train.cld_rho_eta",
-          "CLD selection coupling ρ (γ)": "train.cld_gamma",
-          "user model (how simulated users click)": "click.user_model",
-          "exploration (shuffled share of sessions)": "click.shuffle"}
+SETTING = {s.url: s for s in COMPARE_SETTINGS}
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "compare")
 
 
@@ -50,10 +46,10 @@ def main():
             " — checks: " + "; ".join(escape_markdown(x.sentence) for x in claims) + "." if claims else
             " — our ablation: the paper makes no claim about it to check."))
     st.query_params.clear()
-    st.query_params.update({"preset": c["preset"], "methods": ",".join(NAMES[m] for m in c["methods"]),
-                            "sweep": c["sweep_name"],
-                            "seeds": str(c["seeds"]), "sessions": str(c["sessions"]), "steps": str(c["steps"]),
-                            "guess": str(int(c["guess"]))})
+    chosen = {"preset": c["preset"], "sweep": c["sweep_name"], "seeds": c["seeds"], "sessions": c["sessions"],
+              "steps": c["steps"], "guess": c["guess"]}
+    st.query_params.update({"methods": ",".join(NAMES[m] for m in c["methods"]),
+                            **{k: SETTING[k].to_url(v) for k, v in chosen.items()}})
     if SWEEPS[c["sweep_name"]] is not None:
         st.query_params["values"] = c["values_txt"]
     job_buttons("compare_job", "▶ Run", lambda: _start(c), disabled=not c["methods"])
@@ -77,10 +73,15 @@ def _linked_methods(p: dict, linked: bool) -> list:
     return methods
 
 
+def _read(setting):
+    """A setting of :data:`~ultr_core.app.pagestate.COMPARE_SETTINGS` from the link (a corrected value announced)."""
+    return qp(setting.url, setting.default, setting.cast, setting.lo, setting.hi, setting.options)
+
+
 def _choices() -> dict:
     """The sidebar: preset, methods, sweep and its values, seeds, sessions, steps (a link's choices first)."""
-    presets = ["custom"] + list(PRESET_SWEEPS)
-    preset = st.selectbox("preset", presets, presets.index(qp("preset", "custom", options=presets)),
+    presets = list(SETTING["preset"].options)
+    preset = st.selectbox("preset", presets, presets.index(_read(SETTING["preset"])),
                           help="re-create a paper's setting (synthetic data unless the preset names a data set; the "
                                "CLD presets: 24 candidates "
                                "per query, binarised relevance and the official CLD code's protocol — "
@@ -93,7 +94,7 @@ def _choices() -> dict:
                                                      "(the CLD presets set one)")
     sweep_label = {v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none")
     if linked:
-        sweep_label = qp("sweep", sweep_label, options=list(SWEEPS))
+        sweep_label = _read(SETTING["sweep"].with_default(sweep_label))
     sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
                               help="the parameter on the x axis")
     default_values = ", ".join(map(str, p["values"]))
@@ -102,15 +103,15 @@ def _choices() -> dict:
     values_txt = st.text_input("values (comma-separated)", default_values, key=f"v_{preset}",
                                disabled=SWEEPS[sweep_name] is None,
                                help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")
-    seeds = st.slider("seeds", 1, 10, qp("seeds", p.get("seeds", 3), int, 1, 10), key=f"n_{preset}",
+    s = SETTING["seeds"]
+    seeds = st.slider("seeds", s.lo, s.hi, _read(s.with_default(p.get("seeds", s.default))), key=f"n_{preset}",
                       help="each seed re-simulates the clicks and re-initialises training")
-    session_opts, step_opts = [5_000, 10_000, 20_000, 50_000, 100_000], [100, 200, 400, 600, 1000]
-    sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
+    sessions = st.select_slider("sessions", SETTING["sessions"].options, _read(SETTING["sessions"]),
                                 help="simulated sessions per run (synthetic default data)", key="cmp_sessions")
-    steps = st.select_slider("training steps", step_opts, qp("steps", 400, int, options=step_opts),
+    steps = st.select_slider("training steps", SETTING["steps"].options, _read(SETTING["steps"]),
                              help="batches of 256 sessions per run; the best validation checkpoint is kept",
                              key="cmp_training_steps")
-    guess = st.toggle("predict before you see", qp("guess", 1, int, 0, 1) == 1, key="cmp_guess_on",
+    guess = st.toggle("predict before you see", _read(SETTING["guess"]) == 1, key="cmp_guess_on",
                       help="before the bars, guess which methods end below raw clicks (Naive); off: results at once")
     return {"preset": preset, "p": p, "methods": methods, "sweep_name": sweep_name, "values_txt": values_txt,
             "seeds": seeds, "sessions": sessions, "steps": steps, "guess": guess}

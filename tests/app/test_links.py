@@ -85,6 +85,27 @@ def test_the_train_pages_settings_table_reads_corrects_and_writes_its_link():
         {"steps": "5000", "lr": "0.01", "model": "dnn", "seed": "0", "refs": "0", "clicks": "online"}
 
 
+def test_the_compare_pages_settings_table_reads_corrects_and_writes_its_link():
+    """The Compare page's settings derive from ``COMPARE_SETTINGS`` as the Train page's from its table: wrong values
+    corrected to the table's domain and announced, the widgets start there, the URL written back from the table."""
+    from ultr_core.app.pagestate import COMPARE_SETTINGS
+    at = page("compare.py")
+    for k, v in dict(preset="custom", sweep="nope", seeds="40", sessions="123", steps="400", guess="0").items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    side = at.sidebar
+    assert side.slider(key="n_custom").value == 10 and side.selectbox(key="s_custom").value == "none"
+    assert side.select_slider(key="cmp_sessions").value == 20_000 and side.toggle(key="cmp_guess_on").value is False
+    notes = " ".join(i.value for i in at.info if "Link setting corrected" in i.value)
+    for said in ("sweep='nope' is not one of the choices", "seeds=40 is above 10", "sessions='123' is not one of"):
+        assert said in notes, notes
+    written = {k: at.query_params[k] for k in at.query_params}
+    assert {s.url for s in COMPARE_SETTINGS} <= set(written)
+    assert {k: written[k] for k in ("sweep", "seeds", "sessions", "steps", "guess")} == \
+        {"sweep": "none", "seeds": "10", "sessions": "20000", "steps": "400", "guess": "0"}
+
+
 def test_a_setting_refuses_a_default_outside_its_own_domain():
     import pytest
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ultr_core.constraints import Interval, Options, Rule, validate
 
-__all__ = ["Setting", "parse_value", "read_settings", "TRAIN_SETTINGS"]
+__all__ = ["Setting", "parse_value", "read_settings", "TRAIN_SETTINGS", "COMPARE_SETTINGS", "SWEEPS"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,11 @@ class Setting:
     def parse(self, raw: str | None) -> tuple:
         """(value, notice): ``raw`` (the URL's text, None when absent) read by :func:`parse_value`."""
         return parse_value(self.url, raw, self.default, cast=self.cast, lo=self.lo, hi=self.hi, options=self.options)
+
+    def with_default(self, default) -> "Setting":
+        """The same setting with another default (one that depends on another setting, e.g. a preset's seeds)."""
+        from dataclasses import replace
+        return replace(self, default=default)
 
     def to_url(self, value) -> str:
         """The URL text of ``value`` (booleans as 0/1)."""
@@ -95,3 +100,28 @@ TRAIN_SETTINGS = (
     Setting("refs", 1, int, lo=0, hi=1),
     Setting("clicks", "log", options=("log", "online")),
 )
+
+
+#: the Compare page's sweeps: label → the grid key it sweeps (None: one setting, no sweep)
+SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off k": "click.topk",
+          "click noise ε": "click.noise", "sessions": "n_sessions", "coupling level η_c": "click.coupling",
+          "assumed η of IPS / CLD (misspecification)": "train.ips_eta,train.cld_rho_eta",
+          "CLD selection coupling ρ (γ)": "train.cld_gamma",
+          "user model (how simulated users click)": "click.user_model",
+          "exploration (shuffled share of sessions)": "click.shuffle"}
+
+
+def _compare_settings() -> tuple:
+    from ultr_core.studies.presets import PRESET_SWEEPS
+    return (
+        Setting("preset", "custom", options=("custom", *PRESET_SWEEPS)),
+        Setting("sweep", "none", options=tuple(SWEEPS)),           # default: the preset's own sweep
+        Setting("seeds", 3, int, lo=1, hi=10),                     # default: the preset's own seeds
+        Setting("sessions", 20_000, int, options=(5_000, 10_000, 20_000, 50_000, 100_000)),
+        Setting("steps", 400, int, options=(100, 200, 400, 600, 1000)),
+        Setting("guess", 1, int, lo=0, hi=1),
+    )
+
+
+#: the Compare page's settings besides its methods and the sweep's values (a link carries them only for its preset)
+COMPARE_SETTINGS = _compare_settings()
