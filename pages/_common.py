@@ -215,6 +215,12 @@ def qp(name: str, default, cast=str, lo=None, hi=None, options=None):
     return value
 
 
+def read_setting(setting):
+    """A page setting (:class:`ultr_core.app.pagestate.Setting`, a record of the page's table) from the link, read
+    as :func:`qp` reads one."""
+    return qp(setting.url, setting.default, setting.cast, setting.lo, setting.hi, setting.options)
+
+
 def linked_log():
     """The log a link's ``log=`` spec names, as (spec string, dataset, log), simulated once and
     shared through :func:`memo`; None when the link has none.  A spec that cannot be rebuilt

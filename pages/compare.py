@@ -8,7 +8,7 @@ from pages._common import (
     job_buttons,
     live,
     page_title,
-    qp,
+    read_setting,
     run_page,
     submit_job,
     url_notices,
@@ -73,15 +73,10 @@ def _linked_methods(p: dict, linked: bool) -> list:
     return methods
 
 
-def _read(setting):
-    """A setting of :data:`~ultr_core.app.pagestate.COMPARE_SETTINGS` from the link (a corrected value announced)."""
-    return qp(setting.url, setting.default, setting.cast, setting.lo, setting.hi, setting.options)
-
-
 def _choices() -> dict:
     """The sidebar: preset, methods, sweep and its values, seeds, sessions, steps (a link's choices first)."""
     presets = list(SETTING["preset"].options)
-    preset = st.selectbox("preset", presets, presets.index(_read(SETTING["preset"])),
+    preset = st.selectbox("preset", presets, presets.index(read_setting(SETTING["preset"])),
                           help="re-create a paper's setting (synthetic data unless the preset names a data set; the "
                                "CLD presets: 24 candidates "
                                "per query, binarised relevance and the official CLD code's protocol — "
@@ -94,7 +89,7 @@ def _choices() -> dict:
                                                      "(the CLD presets set one)")
     sweep_label = {v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none")
     if linked:
-        sweep_label = _read(SETTING["sweep"].with_default(sweep_label))
+        sweep_label = read_setting(SETTING["sweep"].with_default(sweep_label))
     sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
                               help="the parameter on the x axis")
     default_values = ", ".join(map(str, p["values"]))
@@ -104,14 +99,14 @@ def _choices() -> dict:
                                disabled=SWEEPS[sweep_name] is None,
                                help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")
     s = SETTING["seeds"]
-    seeds = st.slider("seeds", s.lo, s.hi, _read(s.with_default(p.get("seeds", s.default))), key=f"n_{preset}",
+    seeds = st.slider("seeds", s.lo, s.hi, read_setting(s.with_default(p.get("seeds", s.default))), key=f"n_{preset}",
                       help="each seed re-simulates the clicks and re-initialises training")
-    sessions = st.select_slider("sessions", SETTING["sessions"].options, _read(SETTING["sessions"]),
+    sessions = st.select_slider("sessions", SETTING["sessions"].options, read_setting(SETTING["sessions"]),
                                 help="simulated sessions per run (synthetic default data)", key="cmp_sessions")
-    steps = st.select_slider("training steps", SETTING["steps"].options, _read(SETTING["steps"]),
+    steps = st.select_slider("training steps", SETTING["steps"].options, read_setting(SETTING["steps"]),
                              help="batches of 256 sessions per run; the best validation checkpoint is kept",
                              key="cmp_training_steps")
-    guess = st.toggle("predict before you see", _read(SETTING["guess"]) == 1, key="cmp_guess_on",
+    guess = st.toggle("predict before you see", read_setting(SETTING["guess"]) == 1, key="cmp_guess_on",
                       help="before the bars, guess which methods end below raw clicks (Naive); off: results at once")
     return {"preset": preset, "p": p, "methods": methods, "sweep_name": sweep_name, "values_txt": values_txt,
             "seeds": seeds, "sessions": sessions, "steps": steps, "guess": guess}

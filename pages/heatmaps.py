@@ -9,7 +9,7 @@ from pages._common import (
     live,
     page_title,
     partial_runs,
-    qp,
+    read_setting,
     run_page,
     submit_job,
     url_notices,
@@ -17,6 +17,7 @@ from pages._common import (
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.record import formula_lines
 from ultr_core.app.figures import HEATMAP_MIN_SPAN, figure_png, heatmap_figure, training_curves_figure
+from ultr_core.app.pagestate import HEATMAP_SETTINGS
 from ultr_core.app.tables import table3_table
 from ultr_core.app.text import escape_markdown
 from ultr_core.studies.experiment import ExperimentSpec, grid_job
@@ -31,6 +32,7 @@ from ultr_core.studies.validation import (
 )
 
 CACHE = os.path.join(os.environ.get("ULTR_CACHE_DIR", ".ultr_cache"), "heatmaps")
+SETTING = {s.url: s for s in HEATMAP_SETTINGS}
 LAMBDAS, TS = FIG4_LAMBDAS, FIG4_TS
 
 
@@ -41,9 +43,10 @@ def main():
         grid = _grid_settings()
     url_notices()
     st.query_params.clear()
-    st.query_params.update({"grid": "paper" if grid["paper"] else "quick",
-                            "levels": ",".join(f"{v:g}" for v in grid["levels"]), "seeds": str(grid["seeds"]),
-                            "sessions": str(grid["sessions"]), "steps": str(grid["steps"]), "model": grid["model"]})
+    chosen = {"grid": "paper" if grid["paper"] else "quick", "seeds": grid["seeds"], "sessions": grid["sessions"],
+              "steps": grid["steps"], "model": grid["model"]}
+    st.query_params.update({"levels": ",".join(f"{v:g}" for v in grid["levels"]),
+                            **{k: SETTING[k].to_url(v) for k, v in chosen.items()}})
     n_runs = len(grid["levels"]) * len(LAMBDAS) * len(TS) * grid["seeds"]
     st.write(f"{n_runs} runs ({len(grid['levels'])} coupling levels × 3 λ × 4 t × {grid['seeds']} seed(s)); kept in "
              "the server's result cache.")
@@ -88,7 +91,7 @@ def _linked_levels(paper: bool, linked: bool) -> list:
 def _grid_settings() -> dict:
     """The sidebar's grid: quick or paper, coupling levels, seeds, sessions, steps and ranker (from the URL first)."""
     grids = ["quick (η_c ∈ {0, 0.3, 0.6}, 1 seed)", "paper (η_c ∈ {0, 0.1, …, 0.6}, 3 seeds)"]
-    paper = qp("grid", "quick", options=("quick", "paper")) == "paper"
+    paper = read_setting(SETTING["grid"]) == "paper"
     preset = st.radio("grid", grids, index=int(paper),
                       help="the paper's grid is λ ∈ {1, 100, 10000} × t ∈ {0.1, 0.2, 0.3, 0.4} per coupling level",
                       key="heat_grid")
@@ -96,17 +99,16 @@ def _grid_settings() -> dict:
     linked = st.query_params.get("grid", "quick") == ("paper" if paper else "quick")
     levels = st.multiselect("coupling levels η_c", list(FIG4_COUPLING), _linked_levels(paper, linked),
                             key=f"lv_{paper}", help="one heat-map panel per coupling level (LBD §6.1)")
-    seeds = st.slider("seeds", 1, 5, qp("seeds", 3 if paper else 1, int, 1, 5) if linked else (3 if paper else 1),
+    s = SETTING["seeds"].with_default(3 if paper else 1)
+    seeds = st.slider("seeds", s.lo, s.hi, read_setting(s) if linked else s.default,
                       key=f"sd_{paper}", help="each cell is the mean over these seeds (clicks and initialisation)")
-    session_opts, step_opts = [5_000, 10_000, 20_000, 50_000], [100, 200, 400, 600]
-    sessions = st.select_slider("sessions", session_opts, qp("sessions", 20_000, int, options=session_opts),
+    sessions = st.select_slider("sessions", SETTING["sessions"].options, read_setting(SETTING["sessions"]),
                                 help="simulated sessions per run", key="heat_sessions")
-    default_steps = 600 if paper else 400
-    steps = st.select_slider("training steps", step_opts,
-                             qp("steps", default_steps, int, options=step_opts) if linked else default_steps,
+    s = SETTING["steps"].with_default(600 if paper else 400)
+    steps = st.select_slider("training steps", s.options, read_setting(s) if linked else s.default,
                              key=f"st_{paper}", help="batches of 256 sessions per run")
-    model = st.radio("ranking model", ["dnn", "linear"], horizontal=True,
-                     index=int(qp("model", "dnn", options=("dnn", "linear")) == "linear"),
+    model = st.radio("ranking model", SETTING["model"].options, horizontal=True,
+                     index=SETTING["model"].options.index(read_setting(SETTING["model"])),
                      help="the paper's Fig. 4 uses the DNN ranker", key="heat_ranking_model")
     return {"paper": paper, "levels": levels, "seeds": seeds, "sessions": sessions, "steps": steps, "model": model}
 

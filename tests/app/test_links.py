@@ -106,6 +106,28 @@ def test_the_compare_pages_settings_table_reads_corrects_and_writes_its_link():
         {"sweep": "none", "seeds": "10", "sessions": "20000", "steps": "400", "guess": "0"}
 
 
+def test_the_heatmaps_pages_settings_table_reads_corrects_and_writes_its_link():
+    """The Heat-maps page's settings derive from ``HEATMAP_SETTINGS``: wrong values corrected and announced, the
+    widgets start there, the URL written back from the table (the grid's own defaults for seeds and steps)."""
+    from ultr_core.app.pagestate import HEATMAP_SETTINGS
+    at = page("heatmaps.py")
+    for k, v in dict(grid="quick", seeds="9", sessions="7", steps="200", model="cnn").items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    side = at.sidebar
+    assert side.slider(key="sd_False").value == 5 and side.select_slider(key="st_False").value == 200
+    assert side.select_slider(key="heat_sessions").value == 20_000 and side.radio(key="heat_ranking_model").value \
+        == "dnn"
+    notes = " ".join(i.value for i in at.info if "Link setting corrected" in i.value)
+    for said in ("seeds=9 is above 5", "sessions='7' is not one of", "model='cnn' is not one of"):
+        assert said in notes, notes
+    written = {k: at.query_params[k] for k in at.query_params}
+    assert {s.url for s in HEATMAP_SETTINGS} <= set(written)
+    assert {k: written[k] for k in ("grid", "seeds", "sessions", "steps", "model")} == \
+        {"grid": "quick", "seeds": "5", "sessions": "20000", "steps": "200", "model": "dnn"}
+
+
 def test_a_setting_refuses_a_default_outside_its_own_domain():
     import pytest
 

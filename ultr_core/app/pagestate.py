@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from ultr_core.constraints import Interval, Options, Rule, validate
 
-__all__ = ["Setting", "parse_value", "read_settings", "TRAIN_SETTINGS", "COMPARE_SETTINGS", "SWEEPS"]
+__all__ = ["Setting", "parse_value", "read_settings", "TRAIN_SETTINGS", "COMPARE_SETTINGS", "SWEEPS",
+           "HEATMAP_SETTINGS"]
 
 
 @dataclass(frozen=True)
@@ -125,3 +126,12 @@ def _compare_settings() -> tuple:
 
 #: the Compare page's settings besides its methods and the sweep's values (a link carries them only for its preset)
 COMPARE_SETTINGS = _compare_settings()
+
+#: the Heat-maps page's settings besides its coupling levels (a link carries seeds and steps only for its grid)
+HEATMAP_SETTINGS = (
+    Setting("grid", "quick", options=("quick", "paper")),
+    Setting("seeds", 1, int, lo=1, hi=5),                        # default: 3 on the paper's grid
+    Setting("sessions", 20_000, int, options=(5_000, 10_000, 20_000, 50_000)),
+    Setting("steps", 400, int, options=(100, 200, 400, 600)),    # default: 600 on the paper's grid
+    Setting("model", "dnn", options=("dnn", "linear")),
+)
