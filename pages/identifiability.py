@@ -12,7 +12,7 @@ from pages._common import (
     log_digest,
     memo,
     page_title,
-    qp,
+    read_setting,
     run_page,
     session_log_spec,
     submit_job,
@@ -28,6 +28,7 @@ from ultr_core.app.graph_figures import (
     identifiability_graph_figure,
     identifiability_graph_html,
 )
+from ultr_core.app.pagestate import IDENTIFIABILITY_SETTINGS
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import CLICK_MODELS
 from ultr_core.errors import ConfigError, DataFormatError
@@ -60,6 +61,7 @@ def _describe(source: str, key, builtin: str, current: str) -> str:
     return "the log this link names" if source != current else "the current log"
 
 
+SETTING = {s.url: s for s in IDENTIFIABILITY_SETTINGS}
 GRAPH_PX = 520          # the interactive graph's frame; its card is sized to fill it exactly
 
 
@@ -80,8 +82,8 @@ def main():
     url_notices()
     _say_what_is_shown(src)
     st.query_params.clear()
-    st.query_params.update({k: str(v) for k, v in src["params"].items()})
-    st.query_params.update({"bias": ",".join(bias), "teach": str(int(teach))})
+    st.query_params.update({k: SETTING[k].to_url(v) for k, v in {**src["params"], "teach": teach}.items()})
+    st.query_params["bias"] = ",".join(bias)
     if src["link_spec"]:
         st.query_params["log"] = src["link_spec"]
     if not bias:
@@ -128,8 +130,8 @@ def _source_choice(linked) -> dict:
     from_link = "the log this link names"
     options = [builtin] + ([from_link] if linked is not None else []) + ([current] if "log" in st.session_state else [])
     has_current = "log" in st.session_state
-    asked = qp("source", "link" if linked is not None else "current" if has_current else "builtin",
-               options=("builtin", "current", "link"))
+    asked = read_setting(SETTING["source"].with_default("link" if linked is not None else "current" if has_current
+                                                         else "builtin"))
     want = {"builtin": builtin, "current": current, "link": from_link}.get(asked, builtin)
     if want == current and current not in options and linked is not None:
         want = from_link                  # a shared link to a simulated log, opened in a new session
@@ -143,12 +145,12 @@ def _source_choice(linked) -> dict:
     params = {"source": {builtin: "builtin", current: "current", from_link: "link"}[source]}
     link_spec = None
     if source == builtin:
-        k = st.slider("components K", 1, 5, qp("k", 2, int, 1, 5),
+        k = st.slider("components K", SETTING["k"].lo, SETTING["k"].hi, read_setting(SETTING["k"]),
                       help="positions are cut into K blocks that never share a document", key="ig_components_k")
-        session_opts = [20_000, 50_000, 100_000, 300_000]
-        sessions = st.select_slider("sessions", session_opts, qp("sessions", 100_000, int, options=session_opts),
+        sessions = st.select_slider("sessions", SETTING["sessions"].options, read_setting(SETTING["sessions"]),
                                     help="more sessions give more clicks per (document, position)", key="ig_sessions")
-        seed = st.number_input("seed", 0, 10_000, qp("seed", 0, int, 0, 10_000), key="ig_seed", help="data and clicks")
+        seed = st.number_input("seed", SETTING["seed"].lo, SETTING["seed"].hi, read_setting(SETTING["seed"]),
+                               key="ig_seed", help="data and clicks")
         ds, log = _builtin(k, sessions, int(seed))
         key = ("builtin", k, sessions, int(seed))
         lists = (ds.train.labels, ds.train.offsets, ds.train.doc_ids)
@@ -179,7 +181,7 @@ def _bias_choice(log):
                 f"bias={st.query_params['bias'][:60]!r}: a column named twice or not in this log is left out")
     bias = st.multiselect("bias factor columns", candidates, default, key="ig_bias_factor_columns",
                           help="a bias factor is the tuple of these columns (e.g. context × position)")
-    teach = st.toggle("teaching mode: predict before you see", qp("teach", 0, int, 0, 1) == 1,
+    teach = st.toggle("teaching mode: predict before you see", read_setting(SETTING["teach"]) == 1,
                       help="hide the verdict until you have guessed", key="ig_teaching_mode_predict_before_y")
     return bias, teach
 

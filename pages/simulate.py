@@ -2,9 +2,10 @@ import hashlib
 
 import streamlit as st
 
-from pages._common import memo, page_title, qp, run_page, url_notices
+from pages._common import memo, page_title, read_setting, run_page, url_notices
 from pages._params import in_url, param_widget
 from ultr_core.app.figures import clicks_per_rank_figure, ctr_by_position_figure
+from ultr_core.app.pagestate import SIMULATE_SETTINGS
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.data.loaders import load_svmlight_upload
@@ -16,6 +17,8 @@ from ultr_core.simulation.logspec import LogSpec
 from ultr_core.simulation.params import PARAM
 from ultr_core.simulation.simulated import check_app_rows
 from ultr_core.simulation.simulator import ClickSimulator, hidden_relevant
+
+SETTING = {s.url: s for s in SIMULATE_SETTINGS}
 
 
 def _dataset(spec: str, seed: int):
@@ -67,7 +70,8 @@ def _dataset_choice() -> dict:
     st.header("Dataset")
     named = sorted(available_datasets())
     sources = ["synthetic", "ig"] + named + ["upload"]
-    source = st.selectbox("dataset", sources, sources.index(qp("dataset", "synthetic", options=sources)),
+    asked = read_setting(SETTING["dataset"].with_options(tuple(sources)))
+    source = st.selectbox("dataset", sources, sources.index(asked),
                           help="synthetic: the built-in LETOR-like default; ig: fully synthetic one-hot data "
                                "with K identifiability-graph components; named datasets come from the configured "
                                "data roots (../shared/data, ULTR_DATA_DIR); upload: an SVMlight/LETOR file "
@@ -76,11 +80,12 @@ def _dataset_choice() -> dict:
     upload = None
     queries = k = None
     if source == "synthetic":
-        queries = st.number_input("queries", 50, 5000, qp("queries", 500, int, 50, 5000), 50,
+        s = SETTING["queries"]
+        queries = st.number_input("queries", s.lo, s.hi, read_setting(s), 50,
                                   help="number of queries (60/20/20 split)", key="sim_queries")
         spec = f"synthetic:{queries}"
     elif source == "ig":
-        k = st.number_input("components K", 1, 10, qp("k", 1, int, 1, 10),
+        k = st.number_input("components K", SETTING["k"].lo, SETTING["k"].hi, read_setting(SETTING["k"]),
                             help="IG components of the fully synthetic data", key="sim_components_k")
         spec = f"ig:{k}"
     elif source == "upload":

@@ -128,6 +128,32 @@ def test_the_heatmaps_pages_settings_table_reads_corrects_and_writes_its_link():
         {"grid": "quick", "seeds": "5", "sessions": "20000", "steps": "200", "model": "dnn"}
 
 
+def test_the_identifiability_and_simulate_pages_read_their_settings_tables():
+    """The Identifiability and Simulate pages' settings derive from their tables (``IDENTIFIABILITY_SETTINGS``,
+    ``SIMULATE_SETTINGS``): wrong values corrected and announced, widgets started there, the corrected URL."""
+    at = page("identifiability.py")
+    for k, v in dict(source="builtin", k="9", sessions="5", seed="-1", teach="3").items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    side = at.sidebar
+    assert side.slider(key="ig_components_k").value == 5 and side.select_slider(key="ig_sessions").value == 100_000
+    assert side.number_input(key="ig_seed").value == 0
+    notes = " ".join(i.value for i in at.info if "Link setting corrected" in i.value)
+    for said in ("k=9 is above 5", "sessions='5' is not one of", "seed=-1 is below 0", "teach=3 is above 1"):
+        assert said in notes, notes
+    assert {k: at.query_params[k] for k in ("k", "sessions", "seed", "teach")} == \
+        {"k": "5", "sessions": "100000", "seed": "0", "teach": "1"}
+    sim = page("simulate.py")
+    sim.query_params.update({"dataset": "nope", "queries": "10"})
+    sim.run()
+    assert not sim.exception and sim.sidebar.selectbox(key="sim_dataset").value == "synthetic"
+    assert sim.sidebar.number_input(key="sim_queries").value == 50
+    notes = " ".join(i.value for i in sim.info if "Link setting corrected" in i.value)
+    assert "dataset='nope' is not one of the choices" in notes and "queries=10 is below 50" in notes, notes
+    assert sim.query_params["dataset"] == "synthetic" and sim.query_params["queries"] == "50"
+
+
 def test_a_setting_refuses_a_default_outside_its_own_domain():
     import pytest
 

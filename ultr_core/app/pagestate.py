@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ultr_core.constraints import Interval, Options, Rule, validate
 
 __all__ = ["Setting", "parse_value", "read_settings", "TRAIN_SETTINGS", "COMPARE_SETTINGS", "SWEEPS",
-           "HEATMAP_SETTINGS"]
+           "HEATMAP_SETTINGS", "IDENTIFIABILITY_SETTINGS", "SIMULATE_SETTINGS"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,11 @@ class Setting:
         """The same setting with another default (one that depends on another setting, e.g. a preset's seeds)."""
         from dataclasses import replace
         return replace(self, default=default)
+
+    def with_options(self, options: tuple) -> "Setting":
+        """The same setting with the choices a page offers now (e.g. the data sets its data roots hold)."""
+        from dataclasses import replace
+        return replace(self, options=options)
 
     def to_url(self, value) -> str:
         """The URL text of ``value`` (booleans as 0/1)."""
@@ -134,4 +139,22 @@ HEATMAP_SETTINGS = (
     Setting("sessions", 20_000, int, options=(5_000, 10_000, 20_000, 50_000)),
     Setting("steps", 400, int, options=(100, 200, 400, 600)),    # default: 600 on the paper's grid
     Setting("model", "dnn", options=("dnn", "linear")),
+)
+
+#: the Identifiability page's settings besides its bias columns (which depend on the log); the built-in log's K,
+#: sessions and seed apply to the built-in source only
+IDENTIFIABILITY_SETTINGS = (
+    Setting("source", "builtin", options=("builtin", "current", "link")),   # default: the link's, else the current
+    Setting("k", 2, int, lo=1, hi=5),
+    Setting("sessions", 100_000, int, options=(20_000, 50_000, 100_000, 300_000)),
+    Setting("seed", 0, int, lo=0, hi=10_000),
+    Setting("teach", 0, int, lo=0, hi=1),
+)
+
+#: the Simulate page's data-set settings (its simulation parameters come from the schema,
+#: :mod:`ultr_core.simulation.params`); the data set's options are the built-in ones plus the named data roots'
+SIMULATE_SETTINGS = (
+    Setting("dataset", "synthetic"),
+    Setting("queries", 500, int, lo=50, hi=5000),
+    Setting("k", 1, int, lo=1, hi=10),
 )
