@@ -133,7 +133,7 @@ def _logits(p, shape) -> "torch.Tensor":         # noqa: F821
 
 
 def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int = MAX_ITER,
-                start: tuple = (None, None), precondition: bool = True):
+                start: tuple = (None, None), precondition: bool = True, shared_counts=None):
     """Fit ``n_per_pair`` per-(query, document) probabilities (the first is the attractiveness) and ``n_global``
     shared ones to the patterns ``t``; ``transition(per_pair_on_patterns, global)`` returns (after_click, go_on);
     ``start``: (per-pair, global) probabilities to start from (None: ½).
@@ -141,14 +141,19 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int 
     whether L-BFGS converged (it stopped on its gradient or change tolerance before ``max_iter``).
     ``precondition``: L-BFGS runs on each pair's logits divided by :func:`pair_scale` — a pair seen n times has
     curvature about n/N in the mean objective, the shared parameters about 1, and L-BFGS on that spread left rare
-    pairs where they started (issue #62: DBN on 750,000 varied sessions 102 s at the cap → 17.8 s, converged)."""
+    pairs where they started (issue #62: DBN on 750,000 varied sessions 102 s at the cap → 17.8 s, converged).
+    ``shared_counts``: the weighted observations each shared parameter is learnt from (DCM's λ_r: the clicks at rank
+    r), which scale the shared logits likewise; None: unscaled (DBN's γ and CCM's τ see most impressions)."""
     import torch
     import torch.nn.functional as F
     scale = torch.from_numpy(np.broadcast_to(pair_scale(t), (n_per_pair, t.n_pairs)).copy()) if precondition else 1.0
     with torch.no_grad():
         z = (_logits(start[0], (n_per_pair, t.n_pairs)) / scale).requires_grad_(True)
-    shared = _logits(start[1], (n_global,))
-    opt = torch.optim.LBFGS([z, shared], max_iter=max_iter, line_search_fn="strong_wolfe",
+    g_scale = 1.0 if shared_counts is None else torch.from_numpy(
+        1 / np.sqrt((np.asarray(shared_counts, np.float64) + 2) / float(t.total_weight)))
+    with torch.no_grad():
+        y = (_logits(start[1], (n_global,)) / g_scale).requires_grad_(True)
+    opt = torch.optim.LBFGS([z, y], max_iter=max_iter, line_search_fn="strong_wolfe",
                             tolerance_grad=GRAD_TOL, tolerance_change=CHANGE_TOL, history_size=20)
     total_w = float(t.total_weight)
 
@@ -157,13 +162,13 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int 
         value = 0.0
         for c in t.chunks(CHUNK):
             per = torch.sigmoid(z * scale)[:, torch.from_numpy(np.asarray(c.pairs, np.int64))]
-            after_click, go_on = transition(per, torch.sigmoid(shared))
+            after_click, go_on = transition(per, torch.sigmoid(y * g_scale))
             shown = None if c.shown is None else torch.from_numpy(np.asarray(c.shown, bool))
             ll = (torch.from_numpy(np.asarray(c.weight, np.float64)) * cascade_log_likelihood_fast(
                 per[0], after_click, go_on, torch.from_numpy(np.asarray(c.clicks, bool)), shown=shown)).sum()
             (-ll / total_w).backward()
             value -= float(ll.detach()) / total_w
-        local = z * scale
+        local, shared = z * scale, y * g_scale
         prior = attr_log_prior(local[0], t.attr_prior) + (F.logsigmoid(local[1:]) + F.logsigmoid(-local[1:])).sum() + (
             F.logsigmoid(shared) + F.logsigmoid(-shared)
         ).sum()
@@ -178,7 +183,7 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int 
     finally:
         torch.set_num_threads(old)
     with torch.no_grad():
-        per_pair, shared = torch.sigmoid(z * scale).numpy().copy(), torch.sigmoid(shared).numpy().copy()
+        per_pair, shared = torch.sigmoid(z * scale).numpy().copy(), torch.sigmoid(y * g_scale).numpy().copy()
     return per_pair, shared, lbfgs_converged(opt, max_iter)
 
 
