@@ -154,3 +154,28 @@ def test_memory_limit_of_the_command_is_checked_and_used(tmp_path, capsys, monke
     import json
     a, b = json.loads(held)["models"], json.loads(disk)["models"]
     assert all(a[k][m] == pytest.approx(b[k][m], abs=1e-12) for k in a for m in SCORES)
+
+
+@pytest.mark.parametrize("previous", [False, True])
+def test_cell_sums_in_key_ranges_are_one_groupby_of_every_cell(previous, monkeypatch):
+    """``cell_sums`` merges each chunk's cells per range of the cell key (issue #62: a merge of all cells at once took
+    about 95 bytes per cell); with 40-pattern chunks and many merges its result is, bit for bit, pandas' group-by of
+    every shown (pair, rank index) cell of the whole table, sorted by key."""
+    import pandas as pd
+
+    import ultr_core.clickmodels.sessions as S
+    from ultr_core.simulation.edge_logs import shuffled_log
+    frame, _ = shuffled_log(5, n_sessions=3000, n_queries=300)
+    t = S.SessionArrays.from_frame(frame).compress()
+    d = t.depth
+    index = np.arange(d)[None, :] * (d if previous else 1) + (S.previous_click(t.clicks) if previous else 0)
+    w = t.weight[:, None] * t.mask
+    cells = pd.DataFrame({"pair": np.broadcast_to(t.pairs, w.shape).ravel().astype(np.int64),
+                          "rank": np.broadcast_to(index, w.shape).ravel(), "n": w.ravel(),
+                          "c": (w * t.clicks).ravel()})[w.ravel() > 0]
+    want = cells.groupby(["pair", "rank"], sort=True)[["n", "c"]].sum().reset_index()
+    monkeypatch.setattr(S, "CHUNK_ROWS", 40)
+    assert len(list(t.chunks())) > 20
+    pair, rank, n, c = S.cell_sums(t, previous)
+    assert np.array_equal(pair, want["pair"]) and np.array_equal(rank, want["rank"])
+    assert np.array_equal(n, want["n"]) and np.array_equal(c, want["c"])
