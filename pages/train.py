@@ -11,6 +11,7 @@ from pages._common import (
     page_title,
     qp,
     queue_note,
+    read_setting,
     run_page,
     session_log_spec,
     submit_jobs,
@@ -22,7 +23,7 @@ from ultr_core.algorithms import ALGORITHMS, TrainConfig
 from ultr_core.algorithms.hyper import shown_for
 from ultr_core.algorithms.specs import SPECS_BY_KEY
 from ultr_core.app.figures import observation_curve_figure, training_curves_figure
-from ultr_core.app.pagestate import TRAIN_SETTINGS, read_settings
+from ultr_core.app.pagestate import TRAIN_SETTINGS
 from ultr_core.app.playground import curve_note, truth_note
 from ultr_core.app.text import code_span, escape_markdown
 from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
@@ -196,10 +197,7 @@ def _choices() -> dict:
 def _settings() -> dict:
     """The page's settings (:data:`~ultr_core.app.pagestate.TRAIN_SETTINGS`) read from the link, each corrected value
     announced."""
-    values, notices = read_settings(TRAIN_SETTINGS, {s.url: st.query_params[s.url] for s in TRAIN_SETTINGS
-                                                     if s.url in st.query_params})
-    st.session_state.setdefault("_url_notices", []).extend(notices)
-    return values
+    return {s.url: read_setting(s) for s in TRAIN_SETTINGS}
 
 
 def _hyper_widgets(algorithms: list) -> tuple[dict, dict]:

@@ -59,6 +59,11 @@ def test_an_unknown_algorithm_in_a_train_link_is_announced():
     assert any("algorithms='bogus'" in n and "using DLA" in n for n in notes), notes
 
 
+def _corrections(at) -> str:
+    """The page's "Link setting corrected" notices, joined."""
+    return " ".join(i.value for i in at.info if "Link setting corrected" in i.value)
+
+
 def test_the_train_pages_settings_table_reads_corrects_and_writes_its_link():
     """Issue #59: the Train page's settings derive from one table (``ultr_core.app.pagestate.TRAIN_SETTINGS``): every
     value a link gets wrong is corrected to the table's domain and announced, the widgets start there, and the URL
@@ -75,11 +80,11 @@ def test_the_train_pages_settings_table_reads_corrects_and_writes_its_link():
     assert side.radio(key="train_ranking_model").value == "dnn" and side.number_input(key="train_seed").value == 0
     assert side.checkbox(key="train_naive_and_oracle_as_reference").value is False
     assert side.radio(key="train_clicks").value == "online"
-    notes = " ".join(i.value for i in at.info if "Link setting corrected" in i.value)
+    notes = _corrections(at)
     for said in ("steps=9000 is above 5000", "lr='0.5' is not one of the choices", "model='cnn' is not one of",
                  "seed=-3 is below 0"):
         assert said in notes, notes
-    written = {k: at.query_params[k] for k in at.query_params}
+    written = dict(at.query_params.items())
     assert {s.url for s in TRAIN_SETTINGS} <= set(written)
     assert {k: written[k] for k in ("steps", "lr", "model", "seed", "refs", "clicks")} == \
         {"steps": "5000", "lr": "0.01", "model": "dnn", "seed": "0", "refs": "0", "clicks": "online"}
@@ -97,10 +102,10 @@ def test_the_compare_pages_settings_table_reads_corrects_and_writes_its_link():
     side = at.sidebar
     assert side.slider(key="n_custom").value == 10 and side.selectbox(key="s_custom").value == "none"
     assert side.select_slider(key="cmp_sessions").value == 20_000 and side.toggle(key="cmp_guess_on").value is False
-    notes = " ".join(i.value for i in at.info if "Link setting corrected" in i.value)
+    notes = _corrections(at)
     for said in ("sweep='nope' is not one of the choices", "seeds=40 is above 10", "sessions='123' is not one of"):
         assert said in notes, notes
-    written = {k: at.query_params[k] for k in at.query_params}
+    written = dict(at.query_params.items())
     assert {s.url for s in COMPARE_SETTINGS} <= set(written)
     assert {k: written[k] for k in ("sweep", "seeds", "sessions", "steps", "guess")} == \
         {"sweep": "none", "seeds": "10", "sessions": "20000", "steps": "400", "guess": "0"}
@@ -119,10 +124,10 @@ def test_the_heatmaps_pages_settings_table_reads_corrects_and_writes_its_link():
     assert side.slider(key="sd_False").value == 5 and side.select_slider(key="st_False").value == 200
     assert side.select_slider(key="heat_sessions").value == 20_000 and side.radio(key="heat_ranking_model").value \
         == "dnn"
-    notes = " ".join(i.value for i in at.info if "Link setting corrected" in i.value)
+    notes = _corrections(at)
     for said in ("seeds=9 is above 5", "sessions='7' is not one of", "model='cnn' is not one of"):
         assert said in notes, notes
-    written = {k: at.query_params[k] for k in at.query_params}
+    written = dict(at.query_params.items())
     assert {s.url for s in HEATMAP_SETTINGS} <= set(written)
     assert {k: written[k] for k in ("grid", "seeds", "sessions", "steps", "model")} == \
         {"grid": "quick", "seeds": "5", "sessions": "20000", "steps": "200", "model": "dnn"}
@@ -139,7 +144,7 @@ def test_the_identifiability_and_simulate_pages_read_their_settings_tables():
     side = at.sidebar
     assert side.slider(key="ig_components_k").value == 5 and side.select_slider(key="ig_sessions").value == 100_000
     assert side.number_input(key="ig_seed").value == 0
-    notes = " ".join(i.value for i in at.info if "Link setting corrected" in i.value)
+    notes = _corrections(at)
     for said in ("k=9 is above 5", "sessions='5' is not one of", "seed=-1 is below 0", "teach=3 is above 1"):
         assert said in notes, notes
     assert {k: at.query_params[k] for k in ("k", "sessions", "seed", "teach")} == \
@@ -149,7 +154,7 @@ def test_the_identifiability_and_simulate_pages_read_their_settings_tables():
     sim.run()
     assert not sim.exception and sim.sidebar.selectbox(key="sim_dataset").value == "synthetic"
     assert sim.sidebar.number_input(key="sim_queries").value == 50
-    notes = " ".join(i.value for i in sim.info if "Link setting corrected" in i.value)
+    notes = _corrections(sim)
     assert "dataset='nope' is not one of the choices" in notes and "queries=10 is below 50" in notes, notes
     assert sim.query_params["dataset"] == "synthetic" and sim.query_params["queries"] == "50"
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ultr_core.constraints import Interval, Options, Rule, validate
 
-__all__ = ["Setting", "parse_value", "read_settings", "TRAIN_SETTINGS", "COMPARE_SETTINGS", "SWEEPS",
+__all__ = ["Setting", "parse_value", "TRAIN_SETTINGS", "COMPARE_SETTINGS", "SWEEPS",
            "HEATMAP_SETTINGS", "IDENTIFIABILITY_SETTINGS", "SIMULATE_SETTINGS"]
 
 
@@ -84,16 +84,6 @@ def parse_value(name: str, raw: str | None, default, *, cast=str, lo=None, hi=No
     if hi is not None and value > hi:
         return cast(hi), f"{name}={value} is above {hi}; using {hi}"
     return value, None
-
-
-def read_settings(table, query: dict) -> tuple[dict, list[str]]:
-    """({URL key: value}, notices) of every setting of ``table`` read from ``query`` (URL key → text)."""
-    values, notices = {}, []
-    for s in table:
-        values[s.url], notice = s.parse(query.get(s.url))
-        if notice:
-            notices.append(notice)
-    return values, notices
 
 
 #: the Train page's settings besides its methods and their hyper-parameters (which have their own tables:

@@ -190,12 +190,8 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int 
 def pair_scale(t) -> np.ndarray:
     """Each pair's logit scale: 1/√(its share of the weighted impressions + the prior's), so that in the scaled
     variables every pair's curvature is about as large as the shared parameters' (a diagonal preconditioner)."""
-    n = np.zeros(t.n_pairs)
-    for c in t.chunks(CHUNK):
-        shown = np.ones(c.pairs.shape, bool) if c.shown is None else np.asarray(c.shown, bool)
-        n += np.bincount(np.asarray(c.pairs)[shown], np.broadcast_to(np.asarray(c.weight)[:, None], shown.shape)[shown],
-                         t.n_pairs)
-    return 1 / np.sqrt((n + 2) / float(t.total_weight))
+    from ultr_core.clickmodels.sessions import per_pair
+    return 1 / np.sqrt((per_pair(t)[0] + 2) / float(t.total_weight))
 
 
 def lbfgs_converged(opt, max_iter: int) -> bool:
