@@ -12,8 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2] / "ultr_core"
 #: package -> layer; a package may import its own layer's package and lower layers only
 LAYERS = {"errors": 0, "constraints": 1, "extensions": 1, "data": 2, "evaluation": 3, "logs": 4, "clickmodels": 5,
-          "simulation": 6, "algorithms": 7, "identifiability": 7, "counterfactual": 7, "studies": 8, "tasks": 9,
-          "app": 9, "commands": 10}
+          "simulation": 6, "algorithms": 7, "identifiability": 7, "counterfactual": 8, "studies": 9, "tasks": 10,
+          "app": 10, "commands": 11}
 #: the order a log passes through ultr_core.logs (read → normalise → map → reduce)
 LOGS_ORDER = ["bounds", "formats", "engines", "clicklog", "coding", "sniff", "sql", "ids", "yandex", "sessions",
               "normalise", "ultra", "mapping", "daskcounts", "ingestion", "judgements", "scores", "outputs"]

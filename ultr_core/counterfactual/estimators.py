@@ -103,6 +103,8 @@ class Fit:
     #: trust bias's affine fit (:class:`~ultr_core.clickmodels.trust.AffineFit`: signal s and noise b per rank, a per
     #: pair), when an estimator needs it
     affine: object | None = None
+    #: whether PBM's fit converged (:func:`~ultr_core.counterfactual.position_bias.fit_position_bias`)
+    converged: bool = True
 
     @property
     def n(self) -> float:

@@ -18,8 +18,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ultr_core.clickmodels.judgement_agreement import MIN_EXAMINED, examined_impressions
-from ultr_core.clickmodels.models import PBM, PYCLICK_CAP
-from ultr_core.clickmodels.pbm import pbm_em
+from ultr_core.clickmodels.models import PBM
 from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
 from ultr_core.counterfactual import candidate as cand
@@ -34,14 +33,12 @@ from ultr_core.counterfactual.estimators import (
     interval,
     logged_value,
 )
+from ultr_core.counterfactual.position_bias import fit_position_bias
 from ultr_core.errors import ConfigError
 
 __all__ = ["evaluate_ranking", "value_candidate", "expected_seconds", "DIRECT_MODELS",
-           "POINT_ITERATIONS", "N_BOOT", "LEVEL", "pbm_counts"]
+           "N_BOOT", "LEVEL"]
 
-#: EM iterations of PBM's fit on the log and on each resample (the held-out log-likelihood of the study's logs moves
-#: by < 10⁻⁶ beyond)
-POINT_ITERATIONS = 200
 #: PBM's prior on attractiveness for propensities: PRIOR_STRENGTH pseudo-impressions at the log's mean
 #: attractiveness (from a first fit with a negligible prior, NEGLIGIBLE) — PyClick's one in two pulls θ̂ down where
 #: rarely clicked documents sit, and a pair a resample never shows would jump to ½
@@ -118,29 +115,18 @@ def _direct(key: str):
     return MODEL_BY_KEY[key]
 
 
-def pbm_counts(n: np.ndarray, c: np.ndarray, n_pairs: int, depth: int, *, n_iter: int = POINT_ITERATIONS,
-               prior: tuple = NEGLIGIBLE) -> tuple[np.ndarray, np.ndarray]:
-    """PBM's EM (the click-model table's :class:`~ultr_core.clickmodels.models.PBM`, the same updates) on the
-    impressions ``n`` and clicks ``c`` of each (pair, rank) cell, indexed pair·depth + rank: PBM's clicks are
-    independent given (α, θ), so the cells' counts are all its likelihood needs — a few thousand numbers per
-    resample instead of every session.  Returns (α per pair, θ per rank)."""
-    cells = np.flatnonzero(n > 0)
-    return pbm_em(cells // depth, cells % depth, n[cells], c[cells], n_pairs=n_pairs, depth=depth, prior=prior,
-                  n_iter=n_iter, cap=PYCLICK_CAP)
-
-
 def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float | None = None,
          affine=None) -> Fit:
-    """PBM (on the cells' counts, its prior centred on ``mean_attr``: the full log's, or found here) and the direct
-    model on ``t`` weighted by ``w``; the direct model's expected clicks on each query's candidate list; with
-    ``affine`` (True, or the full log's fit to start a resample from) trust bias's affine fit on the same counts."""
+    """PBM (on the cells' counts, :func:`~.position_bias.fit_position_bias`; α̂'s prior centred on ``mean_attr``: the
+    full log's, or found here) and the direct model on ``t`` weighted by ``w``; the direct model's expected clicks on
+    each query's candidate list; with ``affine`` (True, or the full log's fit to start a resample from) trust
+    bias's affine fit on the same counts."""
     ww = (w[:, None] * t.mask).ravel()
     size = len(s.crank) * t.depth
     n, c = np.bincount(s.cell.ravel(), ww, size), np.bincount(s.cell.ravel(), ww * t.clicks.ravel(), size)
-    if mean_attr is None:
-        shown = np.bincount(np.arange(size) // t.depth, n, t.n_pairs)
-        mean_attr = float((pbm_counts(n, c, t.n_pairs, t.depth)[0] * shown).sum() / max(shown.sum(), 1e-300))
-    attr, exam = pbm_counts(n, c, t.n_pairs, t.depth, prior=(PRIOR_STRENGTH * mean_attr, PRIOR_STRENGTH))
+    pbm = fit_position_bias(n, c, n_pairs=t.n_pairs, depth=t.depth, strength=PRIOR_STRENGTH, mean_attr=mean_attr,
+                            first=NEGLIGIBLE)
+    attr, exam = pbm.alpha, pbm.theta
     if direct == "pbm":
         model = PBM()
         model.attr, model.exam = attr, exam
@@ -149,7 +135,8 @@ def _fit(t: SessionTable, w: np.ndarray, s: Setup, direct: str, mean_attr: float
     lists = SessionTable(np.maximum(s.cand, 0), np.zeros(s.cand.shape, bool), np.ones(len(s.cand)), t.n_pairs,
                          len(s.cand))
     dm = (model.full(lists)[:, :s.k] * (s.cand[:, :s.k] >= 0)).sum(1)
-    return Fit(w, exam, attr, dm, mean_attr, _affine(n, c, t, affine) if affine is not None else None)
+    return Fit(w, exam, attr, dm, pbm.mean_attr, _affine(n, c, t, affine) if affine is not None else None,
+               pbm.converged)
 
 
 def _affine(n: np.ndarray, c: np.ndarray, t: SessionTable, start):
@@ -220,9 +207,10 @@ def _identified(s: Setup) -> tuple[np.ndarray, np.ndarray, int]:
 
 def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=None, chosen=DEFAULT_ESTIMATORS):
     """(n_boot, chosen estimators + 1) values — the estimators', then the log's own — over Poisson resamples of
-    sessions; ``report(done, total)`` every 10 resamples."""
+    sessions, and how many resamples' PBM fits did not converge; ``report(done, total)`` every 10 resamples."""
     rng = np.random.default_rng(seed)
     out = np.empty((n_boot, len(chosen) + 1))
+    capped = 0
     for b in range(n_boot):
         if report is not None and b % 10 == 0:
             report(b, n_boot)
@@ -231,8 +219,9 @@ def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=N
             out[b] = np.nan
             continue
         f = _fit(t, w, s, direct, point.mean_attr, point.affine)
+        capped += not f.converged
         out[b] = [ESTIMATOR_BY_KEY[k].value(s, f) for k in chosen] + [logged_value(s, f)]
-    return out
+    return out, capped
 
 
 def _chosen(estimators, logged: bool) -> tuple:
@@ -317,7 +306,8 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, *, model: str = "p
     s = _setup(t, arrays, c.rank, min(int(k), t.depth), propensity)
     point = _fit(t, t.weight, s, model, affine=True if any(ESTIMATOR_BY_KEY[e].fit == "affine" for e in chosen)
                  else None)
-    draws = _boot(t, s, point, model, n_boot, seed, report, chosen)
+    draws, capped = _boot(t, s, point, model, n_boot, seed, report, chosen)
+    notes += _convergence_notes(point.converged, capped, n_boot)
     ident, at_pos, n_comp = _identified(s)
     top = s.cand[:, :s.k]
     slots = {"identified": ident, "at_position": at_pos,
@@ -338,6 +328,15 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, *, model: str = "p
         from ultr_core.counterfactual.judged_dcg import judged_value
         out["judged"] = judged_value(judgements, arrays, s, production, nq, n_boot, seed)
     return out
+
+
+def _convergence_notes(point: bool, capped: int, n_boot: int) -> list[str]:
+    """What the output says when PBM's fit (:func:`~.position_bias.fit_position_bias`) did not converge."""
+    notes = [] if point else ["PBM's fit on the log did not converge: θ̂ and every estimate from it are from its "
+                              "last step"]
+    if capped:
+        notes.append(f"PBM's fit did not converge in {capped} of {n_boot} bootstrap resamples")
+    return notes
 
 
 def _propensity_source(logged: bool, varied: int) -> dict:
