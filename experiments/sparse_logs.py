@@ -10,6 +10,12 @@ rest test, test sessions of unseen queries dropped (PyClick's split).
 
     python experiments/sparse_logs.py [--models dbn,dcm,ccm,pbm] [--sessions 30000] [--seeds 0,1,2]
                                       [--clax-python /path/to/clax_venv/bin/python]
+    python experiments/sparse_logs.py --real trainSample,testSample [--fractions 1,0.2,0.1,0.03] [--clax-python …]
+
+``--real TRAIN,TEST``: a real log made sparse instead — PyClick's Yandex sample (``examples/data/trainSample`` and
+``testSample`` of markovi/PyClick at commit 2a0e03a; 20 queries, 35,064 and 21,413 sessions): training keeps the
+first ``f`` of each query's training sessions in file order, the test log stays whole, so that the smaller ``f``, the
+more test cells training never shows (no truth to compare with).
 
 Prints one markdown row per (generating model, seed, fitted model): the share of unseen test cells, held-out
 log-likelihood of ours with each prior, of CLAX (when ``--clax-python`` is given; run unmodified with its Yandex
@@ -84,6 +90,26 @@ def run(model: str, n_sessions: int, seed: int, fitted: list[str], clax_python: 
             for k in fitted]
 
 
+def run_real(train_path: str, test_path: str, fraction: float, fitted: list[str], clax_python: str | None) -> list:
+    """The rows of one real-log split (module docstring, ``--real``)."""
+    from ultr_core.clickmodels.compare import compare_click_models, train_test
+    from ultr_core.clickmodels.outofcore import read_sessions
+    from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    tr, te, _ = train_test(read_sessions(train_path, None, "train"), test=read_sessions(test_path, None, "test"))
+    keep = np.zeros(tr.n_sessions, bool)
+    for q in np.unique(tr.query):
+        idx = np.flatnonzero(tr.query == q)
+        keep[idx[: max(1, int(len(idx) * fraction))]] = True
+    sub = tr.subset(keep)
+    ours = {p: compare_click_models(sub, "train", models=fitted, test=te, prior=p)["models"]
+            for p in ("pyclick", "learned")}
+    clax = _clax(sub, te, fitted, clax_python) if clax_python else {}
+    return [{"training share": fraction, "training sessions": sub.n_sessions, "test sessions": te.n_sessions,
+             "unseen test cells": f"{unseen_share(sub, te):.0%}", "model": MODEL_BY_KEY[k].label,
+             "ours (½)": ours["pyclick"][k]["log_likelihood"], "ours (learned)": ours["learned"][k]["log_likelihood"],
+             "CLAX": clax.get(k, float("nan"))} for k in fitted]
+
+
 def _clax(tr, te, fitted, clax_python) -> dict:
     """CLAX's held-out log-likelihood per fitted model key (``benchmarks/clax_comparison.py``'s ``run_clax``)."""
     import importlib.util
@@ -109,8 +135,16 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=3000)
     ap.add_argument("--docs", type=int, default=15, help="documents per query (each session shows 10)")
     ap.add_argument("--clax-python")
+    ap.add_argument("--real", help="TRAIN,TEST: a real log's training and test files instead of simulated logs")
+    ap.add_argument("--fractions", default="1,0.2,0.1,0.03", help="with --real: training shares kept per query")
     a = ap.parse_args()
     rows = []
+    if a.real:
+        for f in map(float, a.fractions.split(",")):
+            rows += run_real(*a.real.split(","), f, a.fit.split(","), a.clax_python)
+            print(pd.DataFrame(rows[-len(a.fit.split(",")):]).to_string(index=False), flush=True)
+        print(frame_md(pd.DataFrame(rows).round(5)))
+        return
     for model in a.models.split(","):
         for seed in map(int, a.seeds.split(",")):
             rows += run(model, a.sessions, seed, a.fit.split(","), a.clax_python, a.queries, a.docs)
