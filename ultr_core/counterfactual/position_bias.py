@@ -20,15 +20,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ultr_core.identifiability.uncertainty import factor_uncertainty
+from ultr_core.identifiability.uncertainty import STALLED, factor_uncertainty
 
 __all__ = ["PositionBiasFit", "fit_position_bias", "ATTR_TOL", "ATTR_MAX_ITER", "DECREMENT_OK"]
 
-#: θ̂'s fit counts as converged when its last Newton decrement (about twice the log-likelihood a full step would
-#: still gain, summed over the log) is below this — a change of order 10⁻⁶ in θ̂ at most on the logs tested; the
-#: identifiability fit's own criterion (10⁻¹²) is not always met within its 100 steps on resamples of sparse logs
-#: (12 of 101 fits on the edge corpus's Yandex-like log stopped between 2·10⁻¹¹ and 3·10⁻⁶)
-DECREMENT_OK = 1e-8
+#: θ̂'s fit counts as converged unless it stalled (:data:`~ultr_core.identifiability.uncertainty.STALLED`: its last
+#: Newton decrement still above 10⁻⁸; the fit's own criterion, 10⁻¹², is not always met within its 100 steps on
+#: resamples of sparse logs: 12 of 101 fits on the edge corpus's Yandex-like log stopped between 2·10⁻¹¹ and 3·10⁻⁶)
+DECREMENT_OK = STALLED
 #: α̂ given θ̂ has converged when an EM update moves no α by more than this …
 ATTR_TOL = 1e-10
 #: … within this many steps (each pair's α is a one-dimensional concave problem: Newton's steps in a bracket)

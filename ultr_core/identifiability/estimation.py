@@ -59,6 +59,7 @@ from ultr_core.identifiability.curve_methods import ESTIMATOR_LABELS, ESTIMATORS
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 from ultr_core.identifiability.pairs import MAX_INTERVENTION_PAIRS, Budget, intervention_sets
 from ultr_core.identifiability.support import blank_unsupported
+from ultr_core.identifiability.uncertainty import STALLED, converged_curves
 from ultr_core.logs.coding import tuple_labels
 
 __all__ = ["ESTIMATORS", "ESTIMATOR_LABELS", "estimate_bias", "BiasEstimate", "intervention_sets", "Budget"]
@@ -264,7 +265,7 @@ def _curves(S: _Stack, method: str, W: np.ndarray, exclude=None, pairs=None):
     keys, Mc, Mn, _ = pairs
     C = np.asarray((Mc.T @ W.T).T)
     if method in ("pivot_one", "adjacent_chain"):
-        return _ratios(S, keys, C, method), None
+        return _ratios(S, keys, C, method), None, 0
     N = np.asarray((Mn.T @ W.T).T)
     i, j = keys // S.F, keys % S.F
     pair_key, pair = np.unique(np.minimum(i, j) * S.F + np.maximum(i, j), return_inverse=True)
@@ -305,12 +306,16 @@ def estimate_bias_full(graph: IdentifiabilityGraph, *, method: str = "all_pairs"
     pairs = _pair_sums(S, budget.max_pairs) if method != "em" else None
     n_w = pairs[3] if pairs else S.n_docs            # documents whose weights can change an estimate
     width = max(len(S.doc), pairs[0].size if pairs else 0, n_w)
-    est, exclude = _curves(S, method, np.ones((1, n_w)), pairs=pairs)
+    est, exclude, stalled = _curves(S, method, np.ones((1, n_w)), pairs=pairs)
     est = est[0]
-    boots = _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget, notes)
+    if stalled:
+        notes.append(f"the {method} fit stopped with its Newton decrement above {STALLED:g}: its curve is from its "
+                     "last step")
+    boots, stalled = _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget, notes)
     if boots and method in ("em", "all_pairs"):
         notes.append("bootstrap refits: Newton's method until the Newton decrement is below 1e-12 (converged along "
-                     "weak directions too)")
+                     "weak directions too)" + (f"; {stalled} of {sum(len(b) for b in boots)} stopped with it above "
+                                               f"{STALLED:g}, their last steps in the band" if stalled else ""))
     if sum(len(b) for b in boots) >= min(MIN_BOOTSTRAP, n_bootstrap) > 0:
         lo, hi, _ = bootstrap_intervals(est, np.vstack(boots), level=1 - alpha, bounds=(0.0, np.inf),
                                         min_draws=min(MIN_DRAWS, n_bootstrap))
@@ -335,15 +340,15 @@ def estimate_bias_full(graph: IdentifiabilityGraph, *, method: str = "all_pairs"
 
 
 def _converged(doc, slot, n_docs: int, S: _Stack, N, C, exclude):
-    from ultr_core.identifiability.uncertainty import converged_curves
     return converged_curves(doc, slot, n_docs, S.F, N, C, S.start, exclude=exclude)
 
 
 def _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget: Budget, notes) -> list:
     """The bootstrap curves, chunk by chunk, until ``n_bootstrap`` are done or the budget is spent (then a note
-    says how many were done; with fewer than :data:`MIN_BOOTSTRAP` no interval is drawn)."""
+    says how many were done; with fewer than :data:`MIN_BOOTSTRAP` no interval is drawn), and how many refits
+    stalled."""
     import time
-    t0, boots = time.monotonic(), []
+    t0, boots, stalled = time.monotonic(), [], 0
     for W in _weights(np.random.default_rng(seed), n_bootstrap, n_w, width, budget.chunk):
         if budget.spent(t0):
             done = sum(len(b) for b in boots)
@@ -352,5 +357,7 @@ def _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget:
             notes.append(f"the time budget of this shared server ({budget.seconds:g} s) ended the bootstrap after "
                          f"{done} of {n_bootstrap} resamples{cut} — python -m ultr_core ig FILE computes all of them")
             break
-        boots.append(_curves(S, method, W, exclude, pairs)[0])
-    return boots
+        curves, _, k = _curves(S, method, W, exclude, pairs)
+        boots.append(curves)
+        stalled += k
+    return boots, stalled

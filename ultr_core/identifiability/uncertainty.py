@@ -54,10 +54,14 @@ from ultr_core.identifiability.grounded import Grounded
 from ultr_core.identifiability.newton import P_MAX, active_rows, cell_weights, component_top, fit_newton, schur
 
 __all__ = ["FactorUncertainty", "converged_curves", "factor_uncertainty", "fisher_information", "identification",
-           "rule_text", "TOL", "P_MAX", "WEAK_SPAN", "Z90", "cell_weights"]
+           "rule_text", "TOL", "STALLED", "P_MAX", "WEAK_SPAN", "Z90", "cell_weights"]
 
 #: the Newton decrement below which the fit counts as converged along every direction
 TOL = 1e-12
+#: a fit whose last Newton decrement is still above this when its steps run out has *stalled*: what it reports may
+#: still move (below it a curve moves by about 10⁻⁶ at most on the logs tested).  Resamples of sparse logs stall now
+#: and then — a block creeping towards p = 1 at a linear rate — and are counted in the output (issue #58)
+STALLED = 1e-8
 #: a factor is *identified* when the 90 % interval of o_k / o_ref spans at most this factor (else *weak*)
 WEAK_SPAN = 2.0
 Z90 = 1.6448536269514722
@@ -160,9 +164,9 @@ def converged_curves(doc, slot, n_docs: int, F: int, N: np.ndarray, C: np.ndarra
     cells), o / o_ref per slot (``start``: each slot's reference slot; NaN where no information reaches) — the
     bootstrap refits of issue #46, converged along weak directions instead of capped warm starts (cold starts; the
     documents and factors ``exclude`` leaves out — the full-data fit's — start outside).  Returns (curves, the
-    first row's ``excluded``)."""
+    first row's ``excluded``, how many rows' fits stalled (:data:`STALLED`))."""
     component = np.asarray(start, np.int64)
-    out, first = np.full((len(N), F), np.nan), None
+    out, first, stalled = np.full((len(N), F), np.nan), None, 0
     for b in range(len(N)):
         keep = N[b] > 0
         u = factor_uncertainty(doc[keep], slot[keep], N[b, keep], C[b, keep], n_docs, F, component,
@@ -170,7 +174,8 @@ def converged_curves(doc, slot, n_docs: int, F: int, N: np.ndarray, C: np.ndarra
         with np.errstate(divide="ignore", invalid="ignore"):
             out[b] = np.where(u.reached & (u.o[start] > 0), u.o / u.o[start], np.nan)
         first = first or u.excluded
-    return out, first
+        stalled += abs(u.decrement) >= STALLED
+    return out, first, stalled
 
 
 def _saturated(doc, n, c, n_docs: int) -> np.ndarray:
