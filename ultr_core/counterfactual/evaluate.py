@@ -45,7 +45,7 @@ __all__ = ["evaluate_ranking", "value_candidate", "expected_seconds", "DIRECT_MO
 NEGLIGIBLE, PRIOR_STRENGTH = (0.01, 0.02), 0.1
 #: seconds per bootstrap resample and (query, document) pair of the log, by estimator family, measured on this
 #: project's 2-core machine at idle (benchmarks/bench_evaluate_cost.py: 500, 4,000 and 30,000 pairs; 2026-11-27)
-SECONDS_PER_PAIR = {"default": 7e-6, "affine": 6e-5}
+SECONDS_PER_PAIR = {"default": 2.4e-5, "affine": 2.2e-5}
 
 
 def expected_seconds(n_pairs: int, *, affine: bool, n_boot: int = N_BOOT) -> float:
@@ -54,7 +54,7 @@ def expected_seconds(n_pairs: int, *, affine: bool, n_boot: int = N_BOOT) -> flo
     before it starts.
 
     >>> round(expected_seconds(30_000, affine=True)), round(expected_seconds(30_000, affine=False))
-    (205, 23)
+    (141, 74)
     """
     per = SECONDS_PER_PAIR["default"] + (SECONDS_PER_PAIR["affine"] if affine else 0.0)
     return 1.0 + (n_boot + 1) * (0.005 + per * n_pairs)
