@@ -75,7 +75,7 @@ def test_a_fit_that_stops_early_is_said(monkeypatch):
     from ultr_core.counterfactual.evaluate import evaluate_ranking
     frame = sparse_log(0, n_sessions=3000, n_queries=40)[0]
     assert not any("the log did not converge" in n for n in evaluate_ranking(frame, "log", n_boot=20)["notes"])
-    monkeypatch.setattr(position_bias, "DECREMENT_OK", 0.0)
+    monkeypatch.setattr(position_bias, "STALLED", 0.0)
     monkeypatch.setattr(position_bias, "ATTR_MAX_ITER", 2)
     notes = evaluate_ranking(frame, "log", n_boot=20)["notes"]
     assert any("PBM's fit on the log did not converge" in n for n in notes), notes

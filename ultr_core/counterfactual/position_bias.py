@@ -22,12 +22,8 @@ import numpy as np
 
 from ultr_core.identifiability.uncertainty import STALLED, factor_uncertainty
 
-__all__ = ["PositionBiasFit", "fit_position_bias", "ATTR_TOL", "ATTR_MAX_ITER", "DECREMENT_OK"]
+__all__ = ["PositionBiasFit", "fit_position_bias", "ATTR_TOL", "ATTR_MAX_ITER"]
 
-#: θ̂'s fit counts as converged unless it stalled (:data:`~ultr_core.identifiability.uncertainty.STALLED`: its last
-#: Newton decrement still above 10⁻⁸; the fit's own criterion, 10⁻¹², is not always met within its 100 steps on
-#: resamples of sparse logs: 12 of 101 fits on the edge corpus's Yandex-like log stopped between 2·10⁻¹¹ and 3·10⁻⁶)
-DECREMENT_OK = STALLED
 #: α̂ given θ̂ has converged when an EM update moves no α by more than this …
 ATTR_TOL = 1e-10
 #: … within this many steps (each pair's α is a one-dimensional concave problem: Newton's steps in a bracket)
@@ -55,7 +51,10 @@ def fit_position_bias(n: np.ndarray, c: np.ndarray, *, n_pairs: int, depth: int,
     fit = factor_uncertainty(pair, rank, nn, cc, n_pairs, depth, np.zeros(depth, np.int64),
                              references=np.zeros(depth, np.int64), with_se=False)
     theta = np.where(fit.o > 0, fit.o, 1.0 / (2.0 + np.bincount(rank, nn, depth)))
-    converged = bool(fit.converged or abs(fit.decrement) < DECREMENT_OK)
+    # converged unless it stalled (STALLED: the last Newton decrement still above 10⁻⁸; the fit's own 10⁻¹² is not
+    # always met in 100 steps on resamples of sparse logs: 12 of 101 fits on the Yandex-like log stopped between
+    # 2·10⁻¹¹ and 3·10⁻⁶)
+    converged = bool(fit.converged or abs(fit.decrement) < STALLED)
     if mean_attr is None:
         alpha, ok = _alpha_given(pair, rank, nn, cc, theta, n_pairs, first)
         shown = np.bincount(pair, nn, n_pairs)
