@@ -44,7 +44,7 @@ __all__ = ["evaluate_ranking", "value_candidate", "expected_seconds", "DIRECT_MO
 #: rarely clicked documents sit, and a pair a resample never shows would jump to ½
 NEGLIGIBLE, PRIOR_STRENGTH = (0.01, 0.02), 0.1
 #: seconds per bootstrap resample and (query, document) pair of the log, by estimator family, measured on this
-#: project's 2-core machine at idle (benchmarks/bench_evaluate_cost.py: 500, 4,000 and 30,000 pairs; 2026-11-27)
+#: project's 2-core machine at idle (benchmarks/bench_evaluate_cost.py: 500, 4,000 and 30,000 pairs; 2026-11-29)
 SECONDS_PER_PAIR = {"default": 2.4e-5, "affine": 2.2e-5}
 
 
