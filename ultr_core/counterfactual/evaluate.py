@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+import pandas as pd
 
 from ultr_core.clickmodels.judgement_agreement import MIN_EXAMINED, examined_impressions
 from ultr_core.clickmodels.models import PBM
@@ -35,6 +34,7 @@ from ultr_core.counterfactual.estimators import (
 )
 from ultr_core.counterfactual.position_bias import fit_position_bias
 from ultr_core.errors import ConfigError
+from ultr_core.identifiability.graph import IdentifiabilityGraph
 
 __all__ = ["evaluate_ranking", "value_candidate", "expected_seconds", "DIRECT_MODELS",
            "N_BOOT", "LEVEL"]
@@ -191,18 +191,21 @@ def _candidate(ranking: str, scores, arrays, t, production, fitted) -> cand.Cand
 
 
 def _identified(s: Setup) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per candidate slot (queries × k): identified (its document's component holds the slot's position) and shown
-    at its position; and the number of components the log's positions fall into."""
+    """Per candidate slot (queries × k): identified (its document's component of the log's identifiability graph —
+    pairs and positions, :class:`~ultr_core.identifiability.graph.IdentifiabilityGraph` — holds the slot's position)
+    and shown at its position; and the number of components the log's positions fall into."""
     t = s.t
     n_pairs, d = len(s.crank), t.depth
     shown = np.unique(s.cell[t.mask])
-    g = coo_matrix((np.ones(len(shown)), (shown // d, n_pairs + shown % d)), shape=(n_pairs + d,) * 2)
-    _, comp = connected_components(g, directed=False)
+    g = IdentifiabilityGraph.from_pairs(shown // d, shown % d, n_documents=n_pairs,
+                                        factors=pd.DataFrame({"position": np.arange(1, d + 1)}))
+    pair_comp = np.full(n_pairs, -1)                 # a pair never shown is in no position's component
+    pair_comp[g.doc] = g.component[g.fac]
     top = s.cand[:, :s.k]
     ok = top >= 0
-    ident = ok & (comp[np.maximum(top, 0)] == comp[n_pairs + np.arange(s.k)][None, :])
+    ident = ok & (pair_comp[np.maximum(top, 0)] == g.component[np.arange(s.k)][None, :])
     at_pos = ok & np.isin(np.maximum(top, 0) * d + np.arange(s.k)[None, :], shown)
-    return ident, at_pos, len(np.unique(comp[n_pairs:]))
+    return ident, at_pos, len(np.unique(g.component))
 
 
 def _boot(t, s: Setup, point: Fit, direct: str, n_boot: int, seed: int, report=None, chosen=DEFAULT_ESTIMATORS):
