@@ -35,10 +35,11 @@ from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.evaluation.stats import summarise
 from ultr_core.identifiability.equal_fit import equal_fit_fits, equal_fit_spread
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
-from ultr_core.identifiability.reports import compare_repairs, components_sweep, plan_table, repairs_sweep
+from ultr_core.identifiability.reports import compare_repairs, plan_table
 from ultr_core.logs.outputs import safe_csv
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulated import simulate_log
+from ultr_core.studies.identifiability_sweeps import components_sweep, repairs_sweep
 
 
 def _builtin(k: int, sessions: int, seed: int):
@@ -299,8 +300,7 @@ def _plans(an) -> None:
         st.subheader("Proposed interventions")
         st.latex(formula_lines(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
                                r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')}", r"\text{(§4.1, eq. 3)}"))
-        st.dataframe(an.interventions.round(6),
-                     hide_index=True, height=_plan_height(an.intervention_plan.swaps))
+        st.dataframe(an.interventions.round(6), hide_index=True, height=_plan_height(an.intervention_plan.swaps))
     elif "intervention_skipped" in rep:
         st.info(rep["intervention_skipped"])
     plan = plan_table(an)

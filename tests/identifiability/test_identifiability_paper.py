@@ -241,7 +241,7 @@ def test_fig4a_random_cost_interventions_are_worse_than_min_cost():
 
 
 def test_repairs_sweep_reports_each_strategy_and_refuses_unknown_ones():
-    from ultr_core.identifiability.reports import repairs_sweep
+    from ultr_core.studies.identifiability_sweeps import repairs_sweep
     done = []
     df = repairs_sweep(seeds=(0,), strategies=("DLA (disconnected)", "merge 4 & 5 (planned)"), report=done.append)
     m = df.set_index("strategy")["mcc"]
