@@ -66,7 +66,7 @@ def _our_scores(train, test, keys, prior):
 def _warm_up() -> None:
     """torch imported and one tiny gradient fit made before the clock starts (≈ 1 s once per process), as CLAX's
     seconds start after jax's import."""
-    from ultr_core.clickmodels.dbn import DCMML
+    from ultr_core.clickmodels.cascade_ml import DCMML
     from ultr_core.clickmodels.sessions import SessionTable
     DCMML().fit(SessionTable(np.array([[0, 1], [1, 0]]), np.array([[1, 0], [0, 1]], bool), np.ones(2), 2, 2))
 

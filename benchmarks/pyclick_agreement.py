@@ -74,13 +74,13 @@ def _pyclick_tails(label: str, sessions, test=None) -> dict:
     maximum likelihood: the places where they differ."""
     import time as _time
 
-    from ultr_core.clickmodels import dbn, models
+    from ultr_core.clickmodels import cascade_ml, models
     from ultr_core.clickmodels.compare import train_test
     from ultr_core.clickmodels.evaluation import scores
     train, test, _ = train_test(sessions, name="log", split=0.75, test=test)
     t0 = _time.perf_counter()
     model = (models.CM(pyclick_conditional=True) if label == "CM"
-             else getattr(dbn, label)(pyclick=True)).fit(train.compress())
+             else getattr(cascade_ml, label)(pyclick=True)).fit(train.compress())
     return {**scores(model, test.compress()), "seconds": _time.perf_counter() - t0}
 
 

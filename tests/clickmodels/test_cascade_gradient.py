@@ -63,7 +63,7 @@ def test_dbn_ccm_and_dcm_ml_fits_converge_to_the_optimum(seed):
     1,000 iterations and no scaling).  Each pair's logit is scaled by its impressions (a diagonal preconditioner),
     DCM's λ_r by the clicks at rank r: without the scaling CCM stopped at the cap on seed 1 and DBN took 8× as long on
     seed 0 (measured)."""
-    from ultr_core.clickmodels.dbn import CCM, DBN, DCMML
+    from ultr_core.clickmodels.cascade_ml import CCM, DBN, DCMML
     from ultr_core.clickmodels.gradient import fit_cascade
     from ultr_core.clickmodels.models import DCM
     from ultr_core.clickmodels.sessions import SessionArrays
@@ -109,7 +109,7 @@ def test_fits_converge_on_a_log_whose_lists_barely_change(seed):
     DCM-ML 103–156 (measured, seeds 0–2), as on PyClick's real Yandex sample (DBN 184, DCM-ML 118): the old cap of
     100 stopped them unconverged.  The default fits now stop on their tolerance, within 10⁻⁷ per session of a fit
     with a cap of 2,000."""
-    from ultr_core.clickmodels.dbn import DBN, DCMML
+    from ultr_core.clickmodels.cascade_ml import DBN, DCMML
     from ultr_core.clickmodels.gradient import fit_cascade
     from ultr_core.clickmodels.models import DCM
     from ultr_core.clickmodels.sessions import SessionArrays

@@ -43,7 +43,7 @@ def test_dbn_and_ccm_recover_their_continuation_by_maximum_likelihood():
 def test_pyclick_em_for_dbn_does_not_increase_the_likelihood():
     """PyClick's DBN EM (``pyclick=True``, reproduced to 1e-15): the training log-likelihood rises, then falls while
     γ runs to 1 — why maximum likelihood is the default."""
-    from ultr_core.clickmodels.dbn import DBN
+    from ultr_core.clickmodels.cascade_ml import DBN
     from ultr_core.clickmodels.evaluation import scores
     from ultr_core.clickmodels.sessions import SessionArrays
     t = SessionArrays.from_frame(sample_sessions("dbn", 20_000, seed=0)).compress()

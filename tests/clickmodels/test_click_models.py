@@ -10,7 +10,7 @@ import pytest
 from clihelp import cli, refused
 
 from ultr_core.clickmodels import CLICK_MODELS, MODEL_BY_KEY, SessionArrays, compare_click_models
-from ultr_core.clickmodels.dbn import CCM, DBN
+from ultr_core.clickmodels.cascade_ml import CCM, DBN
 from ultr_core.clickmodels.evaluation import scores
 from ultr_core.clickmodels.models import CM, DCM, PBM, RCTR, SDBN
 from ultr_core.clickmodels.sessions import SessionTable
@@ -331,7 +331,7 @@ def test_learned_prior_beats_one_in_two_on_sparse_logs_and_fills_unseen_pairs(se
 def test_dcm_by_maximum_likelihood_fits_the_training_clicks_at_least_as_well_as_counting():
     """DCM-ML maximises the likelihood (with the same prior) that PyClick's counting approximates: its training
     log-likelihood is never below the counting fit's, and on DCM clicks it recovers λ₁ … λ₃ within 0.05."""
-    from ultr_core.clickmodels.dbn import DCMML
+    from ultr_core.clickmodels.cascade_ml import DCMML
     from ultr_core.clickmodels.evaluation import scores
     from ultr_core.clickmodels.models import DCM
     from ultr_core.clickmodels.recovery import sample_sessions

@@ -6,8 +6,8 @@ iterations, then falls as γ runs to 1 (docs/click_models.md, "Parameter recover
 The objective is the log-likelihood of the patterns plus the log-density of PyClick's prior, one success in two
 trials for every parameter — Beta(2, 2), so a (query, document) pair never seen in training keeps ½ — or, for the
 attractiveness, the table's learned prior (:mod:`~ultr_core.clickmodels.prior`), divided by the number of sessions.
-Parameters are logits; the likelihood is the cascade recursion of :func:`~ultr_core.clickmodels.dbn._tail` written
-in torch (float64), one pass over the ranks, vectorised over patterns; the fits take its gradient from a reverse
+Parameters are logits; the likelihood is the cascade recursion of :func:`~ultr_core.clickmodels.cascade_ml._tail`
+written in torch (float64), one pass over the ranks, vectorised over patterns; the fits take its gradient from a reverse
 pass written out by hand (:func:`cascade_log_likelihood_fast`, equal to autograd's to 1e-13).
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the docs derive (adding a model is one record here and its class in :mod:`~ultr_core.clickmodels.models`)."""
 from __future__ import annotations
 
-from ultr_core.clickmodels import dbn, models as m
+from ultr_core.clickmodels import cascade_ml, models as m
 from ultr_core.clickmodels.spec import ClickModelSpec
 from ultr_core.clickmodels.trust import Trust
 from ultr_core.clickmodels.ubm import UBM
@@ -32,18 +32,19 @@ CLICK_MODELS = (
                    "attractiveness per (query, doc), continuation after a click per rank", "attractiveness",
                    colour="#ff7f0e",
                    behaviour="scan down; after a click at rank r go on with λ_r = γ·(1/r)^η (the CM-IPS code's DCM)"),
-    ClickModelSpec("dcm_ml", "DCM-ML", dbn.DCMML, "gradient", "Guo, Liu & Wang, WSDM 2009; fitted by maximum "
+    ClickModelSpec("dcm_ml", "DCM-ML", cascade_ml.DCMML, "gradient", "Guo, Liu & Wang, WSDM 2009; fitted by maximum "
                    "likelihood (as CLAX fits it)", "attractiveness per (query, doc), continuation after a click per "
                    "rank", "attractiveness", colour="#ffbb78"),
     ClickModelSpec("sdbn", "SDBN", m.SDBN, "mle", "Chapelle & Zhang, WWW 2009 (simplified DBN)",
                    "attractiveness and satisfaction per (query, doc)", "attractiveness × satisfaction",
                    colour="#2ca02c", behaviour="scan down; a click satisfies with σ = α and ends the session"),
-    ClickModelSpec("dbn", "DBN", dbn.DBN, "gradient", "Chapelle & Zhang, WWW 2009",
+    ClickModelSpec("dbn", "DBN", cascade_ml.DBN, "gradient", "Chapelle & Zhang, WWW 2009",
                    "attractiveness and satisfaction per (query, doc), one continuation γ",
                    "attractiveness × satisfaction",
                    colour="#9467bd",
                    behaviour="go on with γ after each document; a click satisfies with σ = α and ends it"),
-    ClickModelSpec("ccm", "CCM", dbn.CCM, "gradient", "Guo, Liu, Kannan, Minka, Taylor, Wang & Faloutsos, WWW 2009",
+    ClickModelSpec("ccm", "CCM", cascade_ml.CCM, "gradient",
+                   "Guo, Liu, Kannan, Minka, Taylor, Wang & Faloutsos, WWW 2009",
                    "attractiveness per (query, doc), continuation τ₁ (no click), τ₂, τ₃ (after a click)",
                    "attractiveness²", colour="#e377c2",
                    behaviour="go on with τ₁ = γ without a click, τ₂(1 − α) + τ₃α after one (τ₂ = γ, τ₃ = γ/2)"),

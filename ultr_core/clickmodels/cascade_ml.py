@@ -1,6 +1,7 @@
-"""The two cascade models with a latent state after a click: DBN (Chapelle & Zhang, WWW 2009) and CCM (Guo et al.,
-WWW 2009).  By default fitted by maximum likelihood (:mod:`~ultr_core.clickmodels.gradient`); ``pyclick=True``
-runs PyClick's EM (``pyclick/click_models/DBN.py``, ``CCM.py``) exactly — its joint posterior of
+"""The cascade models fitted by maximum likelihood: DCM-ML (DCM's likelihood maximised, where :class:`~.models.DCM`
+counts), and the two with a latent state after a click, DBN (Chapelle & Zhang, WWW 2009) and CCM (Guo et al., WWW
+2009).  DBN and CCM are by default fitted by maximum likelihood (:mod:`~ultr_core.clickmodels.gradient`);
+``pyclick=True`` runs PyClick's EM (``pyclick/click_models/DBN.py``, ``CCM.py``) exactly — its joint posterior of
 (E_r, S_r, E_{r+1}), its marginal examination in the attractiveness update and its tail-click indexing — which
 agrees with PyClick to 10⁻¹⁵ but does not maximise the likelihood (docs/click_models.md)."""
 from __future__ import annotations
