@@ -343,7 +343,7 @@ def _converged(doc, slot, n_docs: int, S: _Stack, N, C, exclude):
     return converged_curves(doc, slot, n_docs, S.F, N, C, S.start, exclude=exclude)
 
 
-def _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget: Budget, notes) -> list:
+def _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget: Budget, notes) -> tuple[list, int]:
     """The bootstrap curves, chunk by chunk, until ``n_bootstrap`` are done or the budget is spent (then a note
     says how many were done; with fewer than :data:`MIN_BOOTSTRAP` no interval is drawn), and how many refits
     stalled."""

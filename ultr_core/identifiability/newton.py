@@ -184,11 +184,10 @@ def _readmit(doc, fac, n, c, theta, n_docs: int, back, out) -> np.ndarray:
     the factors have moved since (one left at r = 1/o₁ and came back with o₂ > o₁: p > 1 on its cell at rank 2, no
     step could rise and Newton stopped at its 100 steps)."""
     rows = back[doc] & ~out[fac]
-    f = theta[n_docs + fac[rows]]
-    top = np.full(n_docs, -np.inf)
-    np.maximum.at(top, doc[rows], f)
+    top = component_top(doc[rows], fac[rows], np.exp(theta[n_docs:]), n_docs, None)
     theta = theta.copy()
-    theta[:n_docs] = np.where(back, np.minimum(theta[:n_docs], np.log(0.9) - top), theta[:n_docs])
+    with np.errstate(divide="ignore"):
+        theta[:n_docs] = np.where(back, np.minimum(theta[:n_docs], np.log(0.9 / top)), theta[:n_docs])
     return documents_given_factors(doc[rows], fac[rows], n[rows], c[rows], theta, n_docs)
 
 
