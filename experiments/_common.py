@@ -75,7 +75,7 @@ def interval_table(df: pd.DataFrame, by: list, metrics: list, last: tuple) -> st
 
 
 def save(prefix: str, name: str, df: pd.DataFrame, md: str, figs: dict) -> None:
-    """docs/results/<prefix>_<name>.csv, PNG figures in docs/figures/, docs/<prefix>_study_<name>.md."""
+    """docs/results/<prefix>_<name>.csv, PNG figures in docs/figures/, docs/results/<prefix>_study_<name>.md."""
     RES.mkdir(parents=True, exist_ok=True)
     FIG.mkdir(parents=True, exist_ok=True)
     drop = [c for c in ("observation", "true_observation", "history") if c in df]
@@ -84,6 +84,6 @@ def save(prefix: str, name: str, df: pd.DataFrame, md: str, figs: dict) -> None:
         png = figure_png(fig)
         if png:
             (FIG / fname).write_bytes(png)
-            md += f"\n\n![{fname}](figures/{fname})"
-    (ROOT / "docs" / f"{prefix}_study_{name}.md").write_text(md + "\n")
+            md += f"\n\n![{fname}](../figures/{fname})"
+    (ROOT / "docs" / "results" / f"{prefix}_study_{name}.md").write_text(md + "\n")
     print(md, flush=True)

@@ -7,7 +7,7 @@ the Table 2 study simulates (official click model: top-5, 10 % noise, official b
 
 In a session with k clicks among m shown documents there are k(k−1)/2 both-clicked Δ > 0 pairs
 (η > 0: distinct positions, distinct weights) and k(m−k) clicked–unclicked ones.  Writes
-docs/cld_pair_mix.md.
+docs/results/cld_pair_mix.md.
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def main():
           f"0–{a.seeds - 1}. Both-clicked pairs are ordered by position alone and the official loss pushes them at "
           "full strength (docs/findings.md, CLD_pair at η = 0.1).\n\n" + frame_md(pd.DataFrame(rows), index=False)
           + f"\n\nRe-run: `python experiments/cld_pair_mix.py` ({time.time() - t0:.0f} s here).\n")
-    (ROOT / "docs" / "cld_pair_mix.md").write_text(md)
+    (ROOT / "docs" / "results" / "cld_pair_mix.md").write_text(md)
     print(md)
 
 

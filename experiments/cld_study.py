@@ -12,7 +12,7 @@ the paper's text as read before issue #21 (``--protocol paper_text``; the older 
 the paper (§6): linear rankers for CLD and Heckman_rank, DNN (ELU MLP) for Naive, IPS, Oracle and
 CLD_pair; RankAgg aggregates the DNN IPS ranker with Heckman.  Click model in the CLD convention
 o_p = (1/p)^η for p ≤ k.  Writes docs/results/cld_<name>.csv, docs/figures/cld_<name>.png and
-docs/cld_study_<name>.md.
+docs/results/cld_study_<name>.md.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Parameter recovery for the click models (issue #34, item 6): logs drawn from each user model with known
 parameters (``ultr_core.clickmodels.recovery``: 50 queries × 10 documents, every session in a random order), the
-ten models refitted on the first 75 % of the sessions and scored on the rest.  Writes docs/click_model_recovery.md.
+ten models refitted on the first 75 % of the sessions and scored on the rest.  Writes
+docs/results/click_model_recovery.md.
 
     python experiments/click_model_recovery.py [--sessions 20000,100000] [--seeds 0,1,2]
 """
@@ -55,7 +56,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sessions", default="20000,100000")
     ap.add_argument("--seeds", default="0,1,2")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "click_model_recovery.md"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "click_model_recovery.md"))
     ap.add_argument("--coverage-only", action="store_true", help="re-run only the bootstrap-coverage section of --out")
     a = ap.parse_args()
     sizes, seeds = [int(x) for x in a.sessions.split(",")], [int(x) for x in a.seeds.split(",")]

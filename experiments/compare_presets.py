@@ -2,7 +2,7 @@
 sessions, 400 steps, seeds 0–2): each preset's claims (``ultr_core.studies.presets``) checked on
 the same runs the page would make, with the verdict the page shows (reproduced / not resolved /
 opposite / not checked).  To stay quick, a sweep preset runs only the sweep values its claims are
-about (the page runs all; the claims read only these).  Writes docs/compare_presets.md.
+about (the page runs all; the claims read only these).  Writes docs/results/compare_presets.md.
 
     python experiments/compare_presets.py [--seeds 3] [--preset PREFIX]
 """
@@ -37,7 +37,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=3, help="the page's default is 3")
     ap.add_argument("--preset", default=None, help="only presets whose name starts with this")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "compare_presets.md"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "compare_presets.md"))
     a = ap.parse_args()
     t0 = time.time()
     lines = ["# Compare's paper presets: does the run reproduce the paper?", "",

@@ -7,7 +7,7 @@
     python experiments/identifiability_study.py --table2 [--seeds 5]   # Table 2 / 6: 5,000 contexts, node merging
     python experiments/identifiability_study.py --official DIR          # the paper's published folders (DIR/K=1 …)
 
-Writes docs/results/identifiability_*.csv and docs/identifiability_study.md.
+Writes docs/results/identifiability_*.csv and docs/results/identifiability_study.md.
 """
 from __future__ import annotations
 

@@ -65,5 +65,5 @@ def _write_official(df, comps: list, seeds, t0: float) -> None:
                                                                   f"{g['components_after'].iloc[0]}"))
           + f"\n\n{len(seeds)} seeds, mean [90 % t-interval]. Re-run: `python experiments/identifiability_study.py "
             f"--official DIR` with DIR holding the five folders ({time.time() - t0:.0f} s here).\n")
-    (ROOT / "docs" / "identifiability_official_data.md").write_text(md)
+    (ROOT / "docs" / "results" / "identifiability_official_data.md").write_text(md)
     print(md)

@@ -75,7 +75,7 @@ def _write_table1(df, seeds, all_methods: bool, t0: float) -> None:
           f"Re-run: `python experiments/identifiability_study.py --table1 --seeds {len(seeds)}"
           f"{' --all-methods' if all_methods else ''}` "
           f"({time.time() - t0:.0f} s here).\n")
-    (ROOT / "docs" / f"identifiability_table1{suffix}.md").write_text(md)
+    (ROOT / "docs" / "results" / f"identifiability_table1{suffix}.md").write_text(md)
     print(md)
 
 

@@ -99,7 +99,7 @@ def _write_table2(df, graphs, seeds, t0: float) -> None:
           + "\n\n## Graph characteristics (Table 4 analogue; mean over seeds)\n\n" + frame_md(gr)
           + f"\n\nRe-run: `python experiments/identifiability_study.py --table2 --seeds {len(seeds)}` "
           f"({time.time() - t0:.0f} s here).\n")
-    (ROOT / "docs" / "identifiability_table2.md").write_text(md)
+    (ROOT / "docs" / "results" / "identifiability_table2.md").write_text(md)
     print(md)
 
 
@@ -226,5 +226,5 @@ def _write_merging_check(df, fd, seeds, t0: float) -> None:
                      index=False)
           + f"\n\nRe-run: `python experiments/identifiability_study.py --official-merging --seeds {len(seeds)}` "
           f"({time.time() - t0:.0f} s here).\n")
-    (ROOT / "docs" / "identifiability_official_merging.md").write_text(md)
+    (ROOT / "docs" / "results" / "identifiability_official_merging.md").write_text(md)
     print(md)

@@ -146,7 +146,7 @@ def fig7() -> None:
           + "\n".join(f"| {d} | {c} | {f} | {r.identifiable:.2f} | {r.components:.1f} | {r.documents:,.0f} |"
                       for (d, c, f), r in s.iterrows())
           + f"\n\nRe-run: `python experiments/identifiability_study.py --fig7` ({time.time() - t0:.0f} s here).\n")
-    (ROOT / "docs" / "identifiability_fig7cd.md").write_text(md)
+    (ROOT / "docs" / "results" / "identifiability_fig7cd.md").write_text(md)
     print(md)
 
 
@@ -164,12 +164,12 @@ def k1() -> None:
           "Re-run: `python experiments/identifiability_study.py --k1` (≈ 30 s here).\n\n"
           "| seed | MCC | nDCG@10 |\n|---|---|---|\n"
           + "\n".join(f"| {r['seed']} | {r['mcc']:.4f} | {r['ndcg@10']:.4f} |" for r in recs) + "\n")
-    (ROOT / "docs" / "identifiability_k1.md").write_text(md)
+    (ROOT / "docs" / "results" / "identifiability_k1.md").write_text(md)
     print(md)
 
 
 def default_study(quick: bool) -> None:
-    """Sections 1–4 of docs/identifiability_study.md (``quick``: fewer sessions and seeds)."""
+    """Sections 1–4 of docs/results/identifiability_study.md (``quick``: fewer sessions and seeds)."""
     seeds = [0, 1] if quick else [0, 1, 2]
     sessions = 100_000 if quick else 1_000_000
     OUT.mkdir(parents=True, exist_ok=True)
@@ -234,5 +234,5 @@ P(connected) ≈ 1 − |T|·exp(−N²(|T|−1)/(|X|·|T|²)) against the freque
 ## Findings
 - See docs/identifiability_findings.md for the discussion of these numbers against the paper.
 """
-    (ROOT / "docs" / "identifiability_study.md").write_text(md)
+    (ROOT / "docs" / "results" / "identifiability_study.md").write_text(md)
     print(md)

@@ -7,7 +7,7 @@ Fig. 4 (λ × t heat-maps, best cell chosen on validation), Table 1 analogue, MQ
 
 All use the official coupling simulation (crux features in [−1, 1] over all splits, one coupling
 direction per sweep) and, unless a cell sets them, LBD's λ and t from the paper's Table 3.
-Writes docs/results/lbd_<figure>.csv, PNG plots under docs/figures/ and docs/lbd_study_<figure>.md.
+Writes docs/results/lbd_<figure>.csv, PNG plots under docs/figures/ and docs/results/lbd_study_<figure>.md.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Does each Playground preset show its story?  Every preset at its own settings (the classroom
 size: 10,000 sessions, 300 steps) over seeds 0–4 — a fresh log and initialisation per seed —
 test nDCG@3 / nDCG@10 per method with 90 % t-intervals, and each of the preset's claims as a
-paired difference with its 90 % interval.  Writes docs/playground_presets.md.
+paired difference with its 90 % interval.  Writes docs/results/playground_presets.md.
 
     python experiments/playground_presets.py [--seeds 5] [--preset NAME]
 """
@@ -29,7 +29,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--preset", default=None, help="only this preset (its name)")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "playground_presets.md"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "playground_presets.md"))
     a = ap.parse_args()
     presets = [p for p in PRESETS if a.preset in (None, p.name)]
     t0 = time.time()

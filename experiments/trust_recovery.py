@@ -3,7 +3,7 @@
 (Vardasbi et al.'s trust_1), position 1 swapped with a uniform rank in every session (Agarwal et al., WWW 2019) —
 the affine model is fitted on the swap log's counts (``ultr_core.algorithms.affine.swap_recovery``) and the
 quantities clicks identify (the signal ratios α_k/α_1 and the noise-to-signal steps) are compared with the truth,
-with percentile bootstrap intervals over sessions.  Writes docs/trust_recovery.md.
+with percentile bootstrap intervals over sessions.  Writes docs/results/trust_recovery.md.
 
     python experiments/trust_recovery.py [--seeds 10] [--sessions 50000] [--boot 20]
 """
@@ -40,7 +40,7 @@ def main():
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--sessions", type=int, default=50_000)
     ap.add_argument("--boot", type=int, default=20)
-    ap.add_argument("--out", default=str(ROOT / "docs" / "trust_recovery.md"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "trust_recovery.md"))
     a = ap.parse_args()
     t0 = time.time()
     res = Parallel(n_jobs=2)(delayed(one_seed)(s, a.sessions, a.boot) for s in range(a.seeds))

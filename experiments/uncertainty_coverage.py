@@ -2,7 +2,7 @@
 designs of :mod:`ultr_core.studies.coverage` (an independent numpy generator with a known truth) for the Fisher
 intervals, the profile-likelihood intervals and the ``ig`` report's document-bootstrap bands.
 
-    python experiments/uncertainty_coverage.py [--seeds 20] [--out docs/identifiability_coverage.md]
+    python experiments/uncertainty_coverage.py [--seeds 20] [--out docs/results/identifiability_coverage.md]
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seeds", type=int, default=20)
-    ap.add_argument("--out", default=str(ROOT / "docs" / "identifiability_coverage.md"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "identifiability_coverage.md"))
     a = ap.parse_args()
     t0 = time.perf_counter()
     t = coverage_table(seeds=range(a.seeds))

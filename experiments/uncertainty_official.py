@@ -4,7 +4,7 @@ impressions per row) and this project's generator of the same layout.  Per folde
 space of the Fisher information at the converged PBM fit (its zero eigenvalues, documents eliminated), the levels,
 and whether the 90 % Fisher intervals of o_k / o_ref cover the true ratios.
 
-    python experiments/uncertainty_official.py DIR [--out docs/identifiability_uncertainty_official.md]
+    python experiments/uncertainty_official.py DIR [--out docs/results/identifiability_uncertainty_official.md]
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def row(label: str, path: str) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("root", help="folder holding K=1 … K=4 and K=2_node_intervention")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "identifiability_uncertainty_official.md"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "identifiability_uncertainty_official.md"))
     a = ap.parse_args()
     lines = ["# Fisher null space and intervals on the identifiability paper's published data (issue #46)", "",
              "`python experiments/uncertainty_official.py DIR`: the folders of Keytoyze/ULTR-identifiability "

@@ -172,7 +172,7 @@ def _table3_check(df, model: str):
                 f"select the paper's (λ, t) on validation ({n_seeds} seed(s); Table 3 was chosen on Yahoo! "
                 "with the paper's scale, so a different cell here is a finding about this data, not an error; "
                 "with one seed, validation gaps under ≈ 0.01 are within seed noise: over seeds 0–4 a single seed of "
-                "the quick grid picked Table 3's cell 2, 2 and 1 times in 5 — docs/lbd_study_fig4_quick.md).")
+                "the quick grid picked Table 3's cell 2, 2 and 1 times in 5 — docs/results/lbd_study_fig4_quick.md).")
     st.dataframe(table3_table(agree), hide_index=True)
 
 

@@ -143,7 +143,7 @@ def test_pbm_ordering_oracle_dla_ips_naive():
     """PBM η = 1 on the synthetic default, 5 seeds, 300 steps: Oracle > DLA ≈ IPS > Naive in nDCG@10
     (the debiased methods beat Naive by > 0.01 with a paired t-test p < 0.05).  Measured: Oracle 0.945,
     IPS 0.936, DLA 0.931, Naive 0.899 (DLA − Naive +0.033, p = 0.010; IPS − Naive +0.037, p = 0.003);
-    the 600-step study (docs/lbd_study_pbm.md) has the same order at twice the time."""
+    the 600-step study (docs/results/lbd_study_pbm.md) has the same order at twice the time."""
     df = run_grid(ExperimentSpec(n_sessions=20_000),
                   {"train.algorithm": ["naive", "dla", "ips", "oracle"], "train.steps": [300]}, seeds=[0, 1, 2, 3, 4],
                   n_jobs=1)

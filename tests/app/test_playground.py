@@ -120,8 +120,8 @@ def test_preset_sets_its_knobs_and_tells_its_story():
     assert all(t.count("[") == 1 for t in table["90 % interval"])
     assert any("over 5 of 5 seeds" in c.value for c in at.caption)
     verdict = next(c.value for c in at.caption if "Oracle beats DLA:" in c.value and "over 5 of 5" in c.value)
-    # docs/playground_presets.md, seeds 0–4: each of the story's three claims — the table's two and the chart's one —
-    # read as a sentence with its labelled difference (issue #60)
+    # docs/results/playground_presets.md, seeds 0–4: each of the story's three claims — the table's two and the chart's
+    # one — read as a sentence with its labelled difference (issue #60)
     for claim in ("DLA beats Naive: **reproduced** (DLA − Naive = +", "Oracle beats DLA: **reproduced** (Oracle − DLA",
                   "DLA's observation curve fits the truth better than a flat curve: **reproduced** (DLA − flat curve"):
         assert claim in verdict, verdict

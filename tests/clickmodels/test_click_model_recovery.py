@@ -1,4 +1,4 @@
-"""Parameter recovery (issue #34, item 6; docs/click_model_recovery.md): logs drawn from a user model with known
+"""Parameter recovery (issue #34, item 6; docs/results/click_model_recovery.md): logs drawn from a user model with known
 parameters, every session in a random order, the zoo refitted and scored on held-out sessions."""
 import numpy as np
 import pytest
@@ -71,7 +71,8 @@ def test_sampled_logs_show_every_document_at_every_position():
 @pytest.mark.parametrize("model, floor", [("ubm", 0.8), ("cm", 0.7), ("dcm", 0.7)])
 def test_parameters_fall_inside_their_bootstrap_intervals(model, floor):
     """90 % session-bootstrap intervals (20 bootstraps, 20,000 sessions) hold most generating values: UBM's
-    examination ratios, CM's and DCM's attractiveness and DCM's λ_r (docs/click_model_recovery.md: 50 bootstraps)."""
+    examination ratios, CM's and DCM's attractiveness and DCM's λ_r (docs/results/click_model_recovery.md: 50
+    bootstraps)."""
     from ultr_core.clickmodels.recovery import bootstrap_coverage
     for row in bootstrap_coverage(model, n_sessions=20_000, n_boot=20, seed=0):
         assert row["covered"] >= floor, row

@@ -142,7 +142,7 @@ def test_cli_simulate_and_train_take_a_click_model(tmp_path):
 @pytest.mark.slow
 def test_compare_preset_paper_claims_hold_over_five_seeds(study_cache):
     """The three claims the preset takes from Vardasbi et al. (2020), re-run at the page's defaults over seeds 0–4
-    (only the methods and user models they need): the verdicts and intervals docs/compare_presets.md records —
+    (only the methods and user models they need): the verdicts and intervals docs/results/compare_presets.md records —
     with the CM-IPS code's own DCM (λ_r = 0.6/r) CM-IPS does not beat IPS on the synthetic default (not resolved),
     PBM-based IPS keeps a gap to Oracle under DCM, and IPS beats CM-IPS under PBM."""
     from pathlib import Path

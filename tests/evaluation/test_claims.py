@@ -71,9 +71,9 @@ def test_every_compare_preset_claim_names_methods_the_preset_runs():
 
 
 def _doc_rows(name: str) -> list[list[str]]:
-    """The verdict table docs/compare_presets.md records for preset ``name``."""
+    """The verdict table docs/results/compare_presets.md records for preset ``name``."""
     from pathlib import Path
-    text = (Path(__file__).resolve().parents[2] / "docs" / "compare_presets.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "results" / "compare_presets.md").read_text()
     section = text.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
     rows = [line.strip("|").split(" | ") for line in section.splitlines() if line.startswith("| ")]
     return [[c.strip() for c in r] for r in rows[1:]]                      # without the header
@@ -89,7 +89,7 @@ def _doc_rows(name: str) -> list[list[str]]:
                                   "CLD Fig. 6: click noise ε (top-5, η = 1)",
                                   "CLD Fig. 7: misspecified propensity (true η = 1, k = 3)"])
 def test_compare_preset_verdicts_are_the_ones_the_doc_records(name, study_cache):
-    """docs/compare_presets.md is what the page shows: the preset re-run at the page's defaults (3 seeds)
+    """docs/results/compare_presets.md is what the page shows: the preset re-run at the page's defaults (3 seeds)
     gives the recorded verdicts and the same differences and intervals, digit for digit (the seven
     synthetic presets that take ≤ 17 s; the Yahoo! Fig. 3a, Fig. 3c and CLD Table 2 presets (16–27 s each)
     are re-run by ``python experiments/compare_presets.py``)."""
@@ -116,7 +116,7 @@ def test_compare_preset_verdicts_are_the_ones_the_doc_records(name, study_cache)
                                                                           "Deterministic top-k breaks"))])
 def test_beyond_examination_preset_verdicts_over_five_seeds_are_the_ones_the_doc_records(name, study_cache):
     """Issue #48, item 5: the two presets' claims over their 5 seeds (the one verdict rule), digit for digit as
-    docs/compare_presets.md records them — whatever the runs show: Affine-IPS and DR beat IPS under trust bias,
+    docs/results/compare_presets.md records them — whatever the runs show: Affine-IPS and DR beat IPS under trust bias,
     Bayes-IPS vs Affine-IPS is not resolved; a deterministic top-3 puts policy-aware IPS below IPS and 30 %
     exploration lifts it, yet not above IPS."""
     import sys

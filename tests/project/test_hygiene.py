@@ -24,14 +24,20 @@ def test_readme_is_a_front_door():
         "python -m pip install -r requirements.txt && python scripts/serve.py", "bash scripts/test.sh"]
     assert all(h in readme for h in ("### Teach a class", "### Check my own log", "### Reproduce the papers"))
     index = (REPO / "docs" / "index.md").read_text()
-    unlisted = [p.name for p in (REPO / "docs").glob("*.md") if p.name != "index.md" and f"({p.name})" not in index]
-    assert not unlisted, f"docs/index.md does not list {unlisted}"
+    guides = index.split("## Guides", 1)[1].split("\n## ", 1)[0]
+    unlisted = [p.name for p in (REPO / "docs").glob("*.md") if p.name != "index.md" and f"({p.name})" not in guides]
+    assert not unlisted, f"docs/ holds guides only, each listed under docs/index.md's Guides: {unlisted}"
+    unlisted = [p.name for p in (REPO / "docs" / "results").glob("*.md") if f"(results/{p.name})" not in index]
+    assert not unlisted, f"docs/index.md does not list the results {unlisted}"
     links = re.findall(r"\]\(((?:docs/)?[\w/.-]+\.(?:md|png))(?:#[\w-]+)?\)", readme)
     assert links and all((REPO / link).exists() for link in links), links
     for page in ("index.md", "app.md", "cli.md"):                    # the guides README sends a newcomer to
-        links = re.findall(r"\]\(([\w/.-]+\.(?:md|png))(?:#[\w-]+)?\)", (REPO / "docs" / page).read_text())
-        broken = [link for link in links if not (REPO / "docs" / link).exists()]
-        assert links and not broken, (page, broken)
+        assert re.findall(r"\]\(([\w/.-]+\.(?:md|png))(?:#[\w-]+)?\)", (REPO / "docs" / page).read_text()), page
+    broken = [(page.relative_to(REPO).as_posix(), link)                # every relative link of every page resolves
+              for page in sorted((REPO / "docs").rglob("*.md"))
+              for link in re.findall(r"\]\(([\w/.-]+\.(?:md|png|csv))(?:#[\w-]+)?\)", page.read_text())
+              if not (page.parent / link).exists()]
+    assert not broken, broken
 
 
 def test_streamlit_is_pinned_to_the_release_the_patch_wraps():

@@ -102,9 +102,9 @@ def _script_help(path: Path) -> str:
 
 def test_heatmap_page_quotes_the_quick_grid_study_it_cites():
     """The Heat-maps page quotes how often one seed of its quick grid picks Table 3's cell; the numbers
-    must be the ones docs/lbd_study_fig4_quick.md (``lbd_study.py --figure fig4_quick``) measured."""
+    must be the ones docs/results/lbd_study_fig4_quick.md (``lbd_study.py --figure fig4_quick``) measured."""
     import re
-    doc = (ROOT / "docs" / "lbd_study_fig4_quick.md").read_text()
+    doc = (ROOT / "docs" / "results" / "lbd_study_fig4_quick.md").read_text()
     hits = re.findall(r"\| (\d) of 5 \|", doc)                       # the 'one seed picks it' column, η_c = 0, 0.3, 0.6
     page = (ROOT / "pages" / "heatmaps.py").read_text()
     assert len(hits) == 3 and f"picked Table 3's cell {hits[0]}, {hits[1]} and {hits[2]} times in 5" in page
