@@ -11,7 +11,6 @@ from pages._uploads import kept_upload
 from ultr_core.app.clickmodel_figures import continuation_table, judges_figure, matrix_figures, rank_parameters_figure
 from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
-from ultr_core.clickmodels.evaluation import fit_sentence
 from ultr_core.clickmodels.judgement_agreement import RULE, judgement_rows, score_judgements
 from ultr_core.clickmodels.prior import PRIOR_LABELS, prior_text
 from ultr_core.errors import DataFormatError
@@ -74,7 +73,7 @@ def _show(job, an, log, prefix: str, key) -> None:
                "perplexity are better.")
     table, fig = pd.DataFrame(rows).round(4), perplexity_by_rank_figure(out["models"])    # built once: page and report
     st.dataframe(table, hide_index=True)
-    said = fit_sentence(out["best_fit"]) + " — 90 % interval paired over the test sessions" if out.get(
+    said = out["best_fit"].sentence() + " — 90 % interval paired over the test sessions" if out.get(
         "best_fit") else ""
     if said:
         st.caption(escape_markdown(said) + ".")

@@ -198,6 +198,12 @@ def test_ragged_and_deep_lists_through_the_out_of_core_reader_agree_with_memory(
     assert mem["depth"] == 15
     for k, m in mem["models"].items():
         assert cli_ll[k] == pytest.approx(m["log_likelihood"], abs=1e-6), k
+    fit, said = mem["best_fit"], json.loads(out)["best_fit"]        # the typed comparison; the JSON keys it had
+    assert set(said) == {"best", "label", "runner_up", "versus", "tied", "labels", "rule"}
+    assert said["best"] == fit.best and said["tied"] == list(fit.tied) and set(said["versus"]) == set(fit.versus)
+    for k, iv in fit.versus.items():
+        assert iv.lower <= iv.estimate <= iv.upper
+        assert said["versus"][k]["estimate"] == pytest.approx(iv.estimate, abs=1e-6)
     learned = compare_click_models(f, "ragged", models=["pbm", "ubm", "sdbn"], prior="learned")   # its held-out fifth
     assert all(np.isfinite(m["log_likelihood"]) for m in learned["models"].values())
 

@@ -36,9 +36,9 @@ def _same(a: dict, b: dict) -> None:
         for m in SCORES:
             assert b["models"][k][m] == pytest.approx(a["models"][k][m], abs=1e-9), (k, m)
     pd.testing.assert_frame_equal(a["relevance"], b["relevance"], check_exact=False, atol=1e-9)
-    for k, iv in a["best_fit"]["versus"].items():
-        assert (b["best_fit"]["versus"][k]["lower"], b["best_fit"]["versus"][k]["upper"]) == \
-               pytest.approx((iv["lower"], iv["upper"]), abs=1e-9)
+    for k, iv in a["best_fit"].versus.items():
+        assert (b["best_fit"].versus[k].lower, b["best_fit"].versus[k].upper) == \
+               pytest.approx((iv.lower, iv.upper), abs=1e-9)
 
 
 @pytest.mark.parametrize("seed,ragged", [(0, False), (1, True)])

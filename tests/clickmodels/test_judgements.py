@@ -179,7 +179,7 @@ def test_verdict_says_tied_when_the_held_out_fit_is_not_resolved_and_names_what_
     agree = _agree({"ubm": (-0.40, 0.01), "sdbn": (-0.21, 0.01), "pbm": (-0.30, 0.01)}, rng)
     agree["ctr"] = {"spearman": {"estimate": 0.4, "lower": 0.35, "upper": 0.45}}
     v = judge_verdict(models, agree, fit)
-    assert fit["best"] == "ubm" and fit["tied"] == ["sdbn"]
+    assert fit.best == "ubm" and fit.tied == ("sdbn",)
     assert v["text"].startswith("Held-out clicks: UBM tied with SDBN (log-likelihood UBM − SDBN = ")
     assert "fits best" not in v["text"] and "not resolved" in v["text"]
     assert "Judges: SDBN agrees more than UBM (Spearman SDBN − UBM = +0.190 [" in v["text"]

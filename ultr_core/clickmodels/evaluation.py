@@ -16,10 +16,11 @@ SIGIR 2008), weighted by the sessions each pattern stands for:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
-__all__ = ["scores", "score_models", "LikelihoodMoments", "fit_comparison", "fit_sentence",
-           "FIT_RULE"]
+__all__ = ["scores", "score_models", "LikelihoodMoments", "FitComparison", "fit_comparison", "FIT_RULE"]
 
 #: how the held-out fits are told apart (:func:`fit_comparison`)
 FIT_RULE = ("log-likelihood: a model fits best when the 90 % interval of its difference from each other model "
@@ -116,7 +117,44 @@ class LikelihoodMoments:
                                      float(p[i, i] - 2 * p[i, j] + p[j, j]))
 
 
-def fit_comparison(lls, labels: dict, weight=None) -> dict | None:
+@dataclass(frozen=True)
+class FitComparison:
+    """Which model fits the held-out clicks best, and is it resolved (:func:`fit_comparison`): ``best`` and
+    ``runner_up`` (keys), ``versus`` key → the :class:`~ultr_core.evaluation.intervals.Interval` of the best model's
+    log-likelihood minus that model's, paired over the same sessions; ``tied``: the models whose interval reaches 0
+    (:data:`FIT_RULE`), best-fitting first; ``labels`` key → name."""
+
+    best: str
+    runner_up: str
+    versus: dict
+    tied: tuple
+    labels: dict
+    rule: str = field(default=FIT_RULE)
+
+    @property
+    def label(self) -> str:
+        return self.labels[self.best]
+
+    def to_json(self) -> dict:
+        """``{best, label, runner_up, versus: {key: interval}, tied, labels, rule}`` — the reports' ``best_fit``."""
+        return {"best": self.best, "label": self.label, "runner_up": self.runner_up,
+                "versus": {k: iv.to_json() for k, iv in self.versus.items()}, "tied": list(self.tied),
+                "labels": dict(self.labels), "rule": self.rule}
+
+    def sentence(self, keys=None) -> str:
+        """The comparison as a sentence naming what it compares: "Held-out clicks: A fits best (log-likelihood
+        A − B = d [lo, hi])", or "A tied with B, … (…, not resolved)"; ``keys``: only these models are named."""
+        others = [k for k in self.versus if keys is None or k in keys]
+        runner = self.runner_up if self.runner_up in others else others[0]
+        name = lambda k: self.labels.get(k, k)          # noqa: E731
+        diff = f"log-likelihood {self.label} − {name(runner)} = {self.versus[runner].text('{:+.4f}')}"
+        tied = [name(k) for k in self.tied if k in others]
+        if not tied:
+            return f"Held-out clicks: {self.label} fits best ({diff})"
+        return f"Held-out clicks: {self.label} tied with {', '.join(tied)} ({diff}, not resolved)"
+
+
+def fit_comparison(lls, labels: dict, weight=None) -> FitComparison | None:
     """Which model fits the held-out clicks best, and is it resolved: ``lls`` key → per-row log-likelihood (each
     row's mean over its ranks of ln P(c_r | c_<r), rows weighted by ``weight``) or their :class:`LikelihoodMoments`;
     ``labels`` key → name.  The best by mean, and its difference from every other model paired over the same
@@ -126,31 +164,15 @@ def fit_comparison(lls, labels: dict, weight=None) -> dict | None:
     >>> a = np.random.default_rng(0).normal(-0.3, 0.05, 100)       # b: a with noise, c: clearly worse
     >>> b, c = a + np.random.default_rng(1).normal(0.0, 0.01, 100), a - 0.2
     >>> out = fit_comparison({"a": a, "b": b, "c": c}, {"a": "A", "b": "B", "c": "C"}, np.ones(100))
-    >>> out["best"], out["tied"], out["versus"]["c"]["lower"] > 0
-    ('a', ['b'], True)
+    >>> out.best, out.tied, out.versus["c"].lower > 0
+    ('a', ('b',), True)
     """
     m = lls if isinstance(lls, LikelihoodMoments) else LikelihoodMoments.of(lls, weight)
     if len(m.keys) < 2:
         return None
     means = {k: m.mean(k) for k in m.keys}
     best = max(means, key=means.get)
-    versus = {k: m.difference(best, k).to_json() for k in m.keys if k != best}
-    tied = [k for k, iv in versus.items() if not iv["supported"] or iv["lower"] <= 0]
+    versus = {k: m.difference(best, k) for k in m.keys if k != best}
+    tied = [k for k, iv in versus.items() if not iv.supported or iv.lower <= 0]
     runner = max(versus, key=lambda k: means[k])
-    return {"best": best, "label": labels[best], "runner_up": runner, "versus": versus,
-            "tied": sorted(tied, key=lambda k: -means[k]), "labels": dict(labels), "rule": FIT_RULE}
-
-
-def fit_sentence(fit: dict, keys=None) -> str:
-    """:func:`fit_comparison` as a sentence naming what it compares: "Held-out clicks: A fits best (log-likelihood
-    A − B = d [lo, hi])", or "A tied with B, … (…, not resolved)"; ``keys``: only these models are named."""
-    from ultr_core.evaluation.intervals import interval_text
-    label = dict(fit.get("labels", {}))
-    others = [k for k in fit["versus"] if keys is None or k in keys]
-    runner = fit["runner_up"] if fit["runner_up"] in others else others[0]
-    name = lambda k: label.get(k, k)          # noqa: E731
-    diff = f"log-likelihood {fit['label']} − {name(runner)} = {interval_text(fit['versus'][runner], '{:+.4f}')}"
-    tied = [name(k) for k in fit["tied"] if k in others]
-    if not tied:
-        return f"Held-out clicks: {fit['label']} fits best ({diff})"
-    return f"Held-out clicks: {fit['label']} tied with {', '.join(tied)} ({diff}, not resolved)"
+    return FitComparison(best, runner, versus, tuple(sorted(tied, key=lambda k: -means[k])), dict(labels))

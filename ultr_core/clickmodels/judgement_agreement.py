@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ultr_core.clickmodels.evaluation import fit_sentence
+from ultr_core.clickmodels.evaluation import FitComparison
 from ultr_core.errors import counted
 from ultr_core.evaluation.intervals import bootstrap_interval, interval_text
 
@@ -121,7 +121,7 @@ def _agreement(estimates: dict, grade, query, logged_rank, n_boot: int, seed: in
     return out
 
 
-def judge_verdict(models: dict, agree: dict, fit: dict | None = None) -> dict | None:
+def judge_verdict(models: dict, agree: dict, fit: FitComparison | None = None) -> dict | None:
     """The verdict read as sentences that name what they compare: which model fits the held-out clicks best (``fit``,
     :func:`~ultr_core.clickmodels.evaluation.fit_comparison`: "tied" where the paired log-likelihood difference is
     not resolved), which agrees best with the judges (Spearman, its difference from the runner-up over the same
@@ -130,13 +130,13 @@ def judge_verdict(models: dict, agree: dict, fit: dict | None = None) -> dict | 
     keys = [m for m in models if m in agree]
     if len(keys) < 2:
         return None
-    clicks = fit["best"] if fit and fit["best"] in keys else max(keys, key=lambda m: models[m]["log_likelihood"])
+    clicks = fit.best if fit and fit.best in keys else max(keys, key=lambda m: models[m]["log_likelihood"])
     by_judges = sorted(keys, key=lambda m: -_finite(agree[m]["spearman"]["estimate"], -np.inf))
     judges = by_judges[0]
     label = {m: models[m]["label"] for m in keys}
-    parts = [fit_sentence(fit, keys) if fit and fit['best'] == clicks else
+    parts = [fit.sentence(keys) if fit and fit.best == clicks else
              f"Held-out clicks: {label[clicks]} has the highest log-likelihood (no paired interval)"]
-    out = {"clicks": clicks, "judges": judges, "rule": JUDGE_RULE + (f"; {fit['rule']}" if fit else "")}
+    out = {"clicks": clicks, "judges": judges, "rule": JUDGE_RULE + (f"; {fit.rule}" if fit else "")}
     if clicks == judges:
         iv = _spearman_difference(agree, judges, by_judges[1])
         tied = iv.supported and iv.lower <= 0
@@ -168,7 +168,7 @@ def _spearman_difference(agree: dict, a: str, b: str):
 
 
 def judgement_report(rel, models: dict, judgements, *, include_prior: bool = False, n_boot: int = 200,
-                     seed: int = 0, fit: dict | None = None) -> dict:
+                     seed: int = 0, fit: FitComparison | None = None) -> dict:
     """Join ``judgements`` (:class:`~ultr_core.logs.judgements.Judgements`) onto the log's pairs (``rel``: one row
     per (query_id, doc_id) of the log with impressions, clicks, mean_rank and prior_dominated, ids compared as text),
     score every model's column of ``rel`` and

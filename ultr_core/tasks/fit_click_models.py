@@ -80,7 +80,6 @@ class ClickModelFit:
 
     def lines(self) -> list[str]:
         """The report as the CLI prints it."""
-        from ultr_core.clickmodels.evaluation import fit_sentence
         out = self.report
         lines = [f"note: {n}" for n in out["notes"]]
         lines.append(f"{self.source}: {out['train_sessions']:,} training sessions, {out['test_sessions']:,} test "
@@ -90,7 +89,7 @@ class ClickModelFit:
             lines.append(f"{m['label']:<6} {m['log_likelihood']:>15.4f} {m['perplexity']:>11.4f} "
                          f"{m['conditional_perplexity']:>17.4f} {m['seconds']:>8.2f}")
         if out.get("best_fit"):
-            lines.append(fit_sentence(out["best_fit"]) + " — 90 % interval paired over the test sessions")
+            lines.append(out["best_fit"].sentence() + " — 90 % interval paired over the test sessions")
         learned = [f"{m['label']} {m['prior']['baseline']}" + (f" × {m['prior']['strength']:g}"
                    if m['prior']['baseline'] != "pyclick" else "") for m in out["models"].values() if "prior" in m]
         if learned:
