@@ -46,8 +46,8 @@ def sparse_log(model: str, n_sessions: int, *, queries: int = 3000, docs: int = 
     order = np.argsort(rng.random((n_sessions, docs)), axis=1)[:, :depth]
     a = np.take_along_axis(attract[q], order, axis=1)
     spec = MODEL_BY_KEY[model]
-    clicks, _ = spec.sampler(a, np.ones_like(a, bool), EYE_TRACKING[:depth], spec.continuation_by_rank(
-        spec.gamma, 1.0, depth), rng)
+    clicks, _ = spec.sampler(a, np.ones_like(a, bool), EYE_TRACKING[:depth],
+                             gamma=spec.continuation_by_rank(spec.gamma, 1.0, depth), rng=rng)
     f = pd.DataFrame({"session_id": np.repeat(np.arange(n_sessions), depth), "query_id": np.repeat(q, depth),
                       "doc_id": (order + docs * q[:, None]).ravel(),
                       "position": np.tile(np.arange(1, depth + 1), n_sessions),

@@ -96,8 +96,8 @@ def evaluate_section(log, key, prefix: str) -> None:
         f = log.frame
         frame = f.assign(query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"]))
         st.session_state[job_key] = submit_job(("evaluate", *spec), value_ranking_job, frame, "your log", picked[0],
-                                               picked[1], dm_key, int(k), parsed, prior=prior,
-                                               estimators=estimators)
+                                               scores=picked[1], model=dm_key, k=int(k), judgements=parsed,
+                                               prior=prior, estimators=estimators)
         st.session_state[f"{job_key}_for"] = spec
     live(job_key, lambda job: _show(job, prefix))
 

@@ -325,8 +325,8 @@ def _before_after(an, log, key, bias: list, lists) -> None:
         summ = summarise(table, "strategy", metrics)
         cols = st.columns(len(metrics))
         for col, m in zip(cols, metrics):
-            col.plotly_chart(interval_bar_figure(summ, "strategy", m, f"{m} (mean, 90 % t-interval, 3 replicates)"),
-                             key=f"rep_{m}")
+            title = f"{m} (mean, 90 % t-interval, 3 replicates)"
+            col.plotly_chart(interval_bar_figure(summ, "strategy", m, title=title), key=f"rep_{m}")
         if list(bias) == ["position"]:
             truth = log.true_observation_curve()
             st.plotly_chart(observation_curve_figure({**curves, "truth": truth}), key="rep_curve")
@@ -338,9 +338,9 @@ def _show_sweep(job):
     if df is not None:
         summ = summarise(df.assign(K=df["K"].astype(str)), "K", ["mcc", "ndcg@10"])
         a, b = st.columns(2)
-        a.plotly_chart(interval_bar_figure(summ, "K", "mcc", "MCC by number of components (90 % t-interval)"),
+        a.plotly_chart(interval_bar_figure(summ, "K", "mcc", title="MCC by number of components (90 % t-interval)"),
                        key="ksweep_mcc")
-        b.plotly_chart(interval_bar_figure(summ, "K", "ndcg@10", "nDCG@10 by number of components"),
+        b.plotly_chart(interval_bar_figure(summ, "K", "ndcg@10", title="nDCG@10 by number of components"),
                        key="ksweep_ndcg")
         st.dataframe(df.round(4), hide_index=True)
 
@@ -349,7 +349,7 @@ def _show_repairs(job):
     df = finished_result(job, "comparison")
     if df is not None:
         summ = summarise(df, "strategy", ["mcc", "ndcg@10"])
-        st.plotly_chart(interval_bar_figure(summ, "strategy", "mcc", "MCC by repair (90 % t-interval)"),
+        st.plotly_chart(interval_bar_figure(summ, "strategy", "mcc", title="MCC by repair (90 % t-interval)"),
                         key="repairs_mcc")
         st.dataframe(df.round(4), hide_index=True)
 
@@ -364,8 +364,8 @@ def _show_equal_fit(job):
                 f"impression, yet their relevance correlates with the truth anywhere from MCC **{a.lo:.3f}** to "
                 f"**{a.hi:.3f}**: each component keeps its own scale. After node merging (1 component) the "
                 f"likelihoods differ by {b.ll:.1e} and every fit reaches MCC {b.lo:.3f}–{b.hi:.3f}.")
-    st.plotly_chart(interval_bar_figure(summarise(df, "repair", ["mcc"]), "repair", "mcc",
-                                        "MCC of four equally good fits (90 % t-interval over starts)"), key="eq_mcc")
+    title = "MCC of four equally good fits (90 % t-interval over starts)"
+    st.plotly_chart(interval_bar_figure(summarise(df, "repair", ["mcc"]), "repair", "mcc", title=title), key="eq_mcc")
     st.dataframe(df.round({"log_likelihood": 9, "mcc": 4, "ndcg@10": 4}), hide_index=True)
 
 

@@ -95,7 +95,7 @@ def test_official_penalty_value_matches_per_document_jacobians():
     Xg = X.clone().requires_grad_(True)
     out = learner.f(Xg)
     h_all = out[..., 1:1 + L]
-    got = learner.penalty(Xg, h_all, h_all[:, range(L), range(L)], m)
+    got = learner.penalty(Xg, h_all, h_all[:, range(L), range(L)], m=m)
     assert float(got.detach()) == pytest.approx(hand, rel=1e-10)
 
 
@@ -114,7 +114,7 @@ def test_paper_penalty_value_matches_per_document_jacobians():
     hand /= X.shape[0]
     Xg = X.clone().requires_grad_(True)
     h_all = learner.f(Xg)[..., 1:1 + L]
-    got = learner.penalty(Xg, h_all, h_all[:, range(L), range(L)], m)
+    got = learner.penalty(Xg, h_all, h_all[:, range(L), range(L)], m=m)
     assert float(got.detach()) == pytest.approx(hand, rel=1e-10)
 
 
@@ -148,10 +148,10 @@ def test_official_dropout_is_unbiased_and_uses_the_keep_probability():
     L = X.shape[1]
     Xg = X.clone().requires_grad_(True)
     h_all = learner.f(Xg)[..., 1:1 + L]
-    vals = [float(learner.penalty(Xg, h_all, h_all[:, range(L), range(L)], m).detach()) for _ in range(300)]
+    vals = [float(learner.penalty(Xg, h_all, h_all[:, range(L), range(L)], m=m).detach()) for _ in range(300)]
     full, _ = _tiny_lbd("official", keep=1.0)
     h_full = full.f(Xg)[..., 1:1 + L]
-    exact = float(full.penalty(Xg, h_full, h_full[:, range(L), range(L)], m).detach())
+    exact = float(full.penalty(Xg, h_full, h_full[:, range(L), range(L)], m=m).detach())
     assert len(set(vals)) > 50                    # a fresh mask every call
     assert np.mean(vals) > exact                  # E‖g‖² = ‖E g‖² + Var g > ‖E g‖²
 

@@ -205,8 +205,8 @@ def test_official_cld_loss_by_hand_both_links():
     sig = lambda v: 1 / (1 + math.exp(-v))                                   # noqa: E731
     official = (r[0] ** 2 - math.log(sig(z[0])) + r[1] ** 2 - math.log(sig(z[1])) - math.log(1 - sig(0.7))) / 3
     probit = (r[0] ** 2 - norm.logcdf(z[0]) + r[1] ** 2 - norm.logcdf(z[1]) - norm.logcdf(-0.7)) / 3
-    assert float(cld_loss(xb, xw, s, t, g, form="official")) == pytest.approx(official, rel=1e-6)
-    assert float(cld_loss(xb, xw, s, t, g, form="paper_text")) == pytest.approx(probit, rel=1e-6)
+    assert float(cld_loss(xb, xw, s, target=t, gamma=g, form="official")) == pytest.approx(official, rel=1e-6)
+    assert float(cld_loss(xb, xw, s, target=t, gamma=g, form="paper_text")) == pytest.approx(probit, rel=1e-6)
 
 
 def test_session_rows_are_one_per_session_and_candidate(top5):
@@ -258,7 +258,7 @@ def test_official_pairs_on_a_toy_log_by_hand():
     """Issue #21: per-session Δ-weighted pairs, Δ = 0 mixed pairs in both orders, drawn 1:1."""
     data, rho = _toy_sessions()
     tab = candidate_table(data, rho)
-    ri, rj, si, sj, d = session_pairs(data, tab, rho, np.random.default_rng(0), ratio=1.0)
+    ri, rj, si, sj, d = session_pairs(data, tab, rho, rng=np.random.default_rng(0), ratio=1.0)
     pos = d > 0
     # Δ > 0: session 1 (row 0 clicked, v = 1) → (0, 1) Δ 1; session 2 (row 1, v = 1/0.5 = 2) → (1, 0) Δ 2;
     # session 3 (no click) nothing; query B (row 5 clicked, v = 2) → (5, 4) Δ 2
@@ -268,7 +268,7 @@ def test_official_pairs_on_a_toy_log_by_hand():
     assert (~pos).sum() == 3 and (si[~pos] != sj[~pos]).all()
     assert all((a < 4) == (b < 4) for a, b in zip(ri[~pos], rj[~pos]))
     # the whole Δ = 0 pool (ratio large): query A {0,1}×{2,3} and B {4,5}×{6}, in both orders, once each
-    ri, rj, si, sj, d = session_pairs(data, tab, rho, np.random.default_rng(0), ratio=10.0)
+    ri, rj, si, sj, d = session_pairs(data, tab, rho, rng=np.random.default_rng(0), ratio=10.0)
     zero = sorted(zip(ri[d == 0].tolist(), rj[d == 0].tolist()))
     expect = [(a, b) for a in (0, 1) for b in (2, 3)] + [(a, 6) for a in (4, 5)]
     assert zero == sorted(expect + [(b, a) for a, b in expect])
@@ -286,7 +286,7 @@ def test_official_pair_loss_against_its_terms():
     pos = np.mean(np.where(si, sp(-(wi + d)), sp(wi)))
     neg = np.mean(np.where(sj, sp(-(wj + d)), sp(wj)))
     t = lambda a: torch.tensor(a)                                           # noqa: E731
-    got = official_pair_loss(t(fi), t(fj), t(wi), t(wj), t(si), t(sj), t(delta))
+    got = official_pair_loss(t(fi), t(fj), t(wi), wj=t(wj), si=t(si), sj=t(sj), delta=t(delta))
     assert float(got) == pytest.approx(bpr + pos + neg, rel=1e-9)
 
 
@@ -342,8 +342,8 @@ def test_estimated_propensities_are_simulated_once_per_log_and_seed(top5):
         split.labels,
         split.offsets,
         ds.max_label,
-        training.log_click_model(log, "x"),
-        data.n_positions,
+        click=training.log_click_model(log, "x"),
+        n_positions=data.n_positions,
         rng=np.random.default_rng([3, 7]),
     )
     np.testing.assert_array_equal(a, fresh)
@@ -370,5 +370,5 @@ def test_official_pairs_without_both_clicked_pairs():
     data, rho = SessionData(rows, clicks, shown, cand, None, 3), np.array([1.0, 0.5, 1 / 3, 0.25])
     tab = candidate_table(data, rho)
     for both, expect in ((True, [(0, 2, 1.0), (1, 0, 1.0), (1, 2, 2.0)]), (False, [(0, 2, 1.0), (1, 2, 2.0)])):
-        ri, rj, _, _, d = session_pairs(data, tab, rho, np.random.default_rng(0), ratio=0.0, both_clicked=both)
+        ri, rj, _, _, d = session_pairs(data, tab, rho, rng=np.random.default_rng(0), ratio=0.0, both_clicked=both)
         assert sorted(zip(ri.tolist(), rj.tolist(), d.tolist())) == expect

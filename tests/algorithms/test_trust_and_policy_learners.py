@@ -104,7 +104,7 @@ def test_dr_and_policy_aware_targets_are_unbiased_under_stochastic_top_k(data, s
     L = s.rows.shape[1]
     pad = lambda x: torch.from_numpy(np.r_[x, np.zeros(L - len(x))])[None, :]            # noqa: E731
     t = dr_targets(torch.from_numpy(s.clicks).double(), torch.from_numpy(s.shown), torch.full(s.rows.shape, 0.5),
-                   pad(a), pad(b), torch.from_numpy(rho[s.rows])).numpy()
+                   alpha=pad(a), beta=pad(b), rho=torch.from_numpy(rho[s.rows])).numpy()
     total, n = _per_row(t, s.rows, s.candidate, data.train.n_rows)
     err = total / n - rel
     assert abs(err.mean()) < 4 * err.std() / np.sqrt(len(err)), seed

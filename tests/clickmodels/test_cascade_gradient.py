@@ -30,7 +30,7 @@ def test_the_written_out_gradient_is_autograds(kind, seed):
     for f in (cascade_log_likelihood, cascade_log_likelihood_fast):
         a, s, g = (torch.sigmoid(x) for x in logits)
         after_click, go_on = _transition(kind, a, s, g)
-        value = (weight * f(a, after_click, go_on, clicks, shown=shown)).sum()
+        value = (weight * f(a, after_click, go_on, clicks=clicks, shown=shown)).sum()
         values.append(float(value.detach()))
         grads.append([torch.zeros_like(x) if d is None else d
                       for x, d in zip(logits, torch.autograd.grad(value, logits, allow_unused=True))])
@@ -52,7 +52,7 @@ def _objective(t, per, shared, transition) -> float:
     after_click, go_on = transition(on, torch.from_numpy(np.asarray(shared, np.float64)))
     shown = None if t.shown is None else torch.from_numpy(np.asarray(t.shown, bool))
     ll = float((torch.from_numpy(np.asarray(t.weight, np.float64)) * cascade_log_likelihood(
-        on[0], after_click, go_on, torch.from_numpy(np.asarray(t.clicks, bool)), shown=shown)).sum())
+        on[0], after_click, go_on, clicks=torch.from_numpy(np.asarray(t.clicks, bool)), shown=shown)).sum())
     return (ll + sum(prior(p) for p in per) + prior(shared)) / float(t.total_weight)
 
 
@@ -71,9 +71,9 @@ def test_dbn_ccm_and_dcm_ml_fits_converge_to_the_optimum(seed):
     frame, _ = shuffled_log(seed, n_sessions=20_000, n_queries=2_000)
     t = SessionArrays.from_frame(frame).compress()
     for model, n_per, n_global in ((DBN, 2, 1), (CCM, 1, 3)):
-        per, shared, converged = fit_cascade(t, n_per, n_global, model.transition)
+        per, shared, converged = fit_cascade(t, n_per, n_global, transition=model.transition)
         assert converged, model.__name__
-        best = fit_cascade(t, n_per, n_global, model.transition, max_iter=1000, precondition=False)
+        best = fit_cascade(t, n_per, n_global, transition=model.transition, max_iter=1000, precondition=False)
         gap = _objective(t, best[0], best[1], model.transition) - _objective(t, per, shared, model.transition)
         assert gap < 1e-7, (model.__name__, gap)
     dcm = DCMML().fit(t)                     # its continuations λ_r scaled by the clicks at rank r
@@ -81,7 +81,7 @@ def test_dbn_ccm_and_dcm_ml_fits_converge_to_the_optimum(seed):
 
     def dcm_transition(per, shared):
         return DCM.transition(per, [shared])
-    best = fit_cascade(t, 1, t.depth, dcm_transition, max_iter=1000, precondition=False)
+    best = fit_cascade(t, 1, t.depth, transition=dcm_transition, max_iter=1000, precondition=False)
     gap = _objective(t, best[0], best[1], dcm_transition) - _objective(t, dcm.attr[None, :], dcm.cont, dcm_transition)
     assert gap < 1e-7, ("DCM-ML", gap)
 
@@ -117,7 +117,7 @@ def test_fits_converge_on_a_log_whose_lists_barely_change(seed):
     t = SessionArrays.from_frame(sparse_log(seed, n_sessions=20_000, n_queries=50)[0]).compress()
     dbn = DBN().fit(t)
     assert dbn.converged
-    best = fit_cascade(t, 2, 1, DBN.transition, max_iter=2000)
+    best = fit_cascade(t, 2, 1, transition=DBN.transition, max_iter=2000)
     fitted = [np.vstack([dbn.attr, dbn.sat]), [dbn.cont]]
     assert _objective(t, best[0], best[1], DBN.transition) - _objective(t, *fitted, DBN.transition) < 1e-7
     dcm = DCMML().fit(t)
@@ -125,6 +125,6 @@ def test_fits_converge_on_a_log_whose_lists_barely_change(seed):
 
     def dcm_transition(per, shared):
         return DCM.transition(per, [shared])
-    best = fit_cascade(t, 1, t.depth, dcm_transition, max_iter=2000)
+    best = fit_cascade(t, 1, t.depth, transition=dcm_transition, max_iter=2000)
     assert _objective(t, best[0], best[1], dcm_transition) - _objective(
         t, dcm.attr[None, :], dcm.cont, dcm_transition) < 1e-7

@@ -176,7 +176,7 @@ def test_pbm_on_ragged_lists_equals_em_on_cell_counts(seed):
     size = t.n_pairs * t.depth
     n, c = np.bincount(cells, w, size), np.bincount(cells, w * t.clicks[t.mask], size)
     k = np.flatnonzero(n > 0)
-    attr, exam = pbm_em(k // t.depth, k % t.depth, n[k], c[k], n_pairs=t.n_pairs, depth=t.depth, n_iter=50,
+    attr, exam = pbm_em(k // t.depth, k % t.depth, n[k], c=c[k], n_pairs=t.n_pairs, depth=t.depth, n_iter=50,
                         prior=(1.0, 2.0), cap=1 - 1e-6)
     seen = np.bincount(cells, w, size).reshape(t.n_pairs, t.depth).sum(1) > 0
     assert np.allclose(m.exam, exam, atol=1e-10) and np.allclose(m.attr[seen], attr[seen], atol=1e-10)
@@ -361,4 +361,4 @@ def test_every_gradient_fit_says_whether_it_converged():
     assert "converged" not in out["models"]["pbm"] and not any("iteration cap" in n for n in out["notes"])
     t = SessionArrays.from_frame(frame, "x").compress()
     assert Trust().fit(t, max_iter=2).converged is False
-    assert fit_cascade(t, 2, 1, MODEL_BY_KEY["dbn"].cls().transition, max_iter=2)[2] is False
+    assert fit_cascade(t, 2, 1, transition=MODEL_BY_KEY["dbn"].cls().transition, max_iter=2)[2] is False

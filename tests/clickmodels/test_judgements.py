@@ -55,7 +55,7 @@ def test_agreement_intervals_hold_their_estimate_and_a_perfect_estimate_scores_o
     q = np.repeat(np.arange(40), 5)
     grade = rng.integers(0, 3, len(q)).astype(float)
     out = agreement({"perfect": grade + 1e-6 * rng.random(len(q)), "noise": rng.random(len(q))}, grade, q,
-                    np.tile(np.arange(1, 6), 40), n_boot=100)
+                    logged_rank=np.tile(np.arange(1, 6), 40), n_boot=100)
     s = out["perfect"]["spearman"]
     assert s["estimate"] > 0.9 and s["lower"] <= s["estimate"] <= s["upper"]
     n = out["noise"]["spearman"]

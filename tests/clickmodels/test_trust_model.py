@@ -15,7 +15,7 @@ def test_trust_users_click_as_vardasbi_et_al_policy():
     S = 200_000
     a = np.tile([1.0, 1.0, 0.0, 0.0], (S, 1))
     curve = np.array([1.0, 0.5, 0.5, 0.25])
-    clicks, exam = MODEL_BY_KEY["trust"].sampler(a, np.ones_like(a, bool), curve, 0.65, rng)
+    clicks, exam = MODEL_BY_KEY["trust"].sampler(a, np.ones_like(a, bool), curve, gamma=0.65, rng=rng)
     want = np.array([0.98, 0.5 * 0.97, 0.5 * 0.65 / 3, 0.25 * 0.65 / 4])
     assert np.allclose(clicks.mean(0), want, atol=4 * np.sqrt(want * (1 - want) / S))
     assert (exam == curve).all()
@@ -100,7 +100,7 @@ def test_affine_fit_on_independent_count_tables_reaches_the_truths_likelihood(se
     n = rng.integers(20, 400, len(pair)).astype(float)
     truth = b_true[pos - 1] + s_true[pos - 1] * a[pair]
     c = rng.binomial(n.astype(int), truth).astype(float)
-    fit = fit_affine_counts(pair, pos, c, n, n_docs, depth)
+    fit = fit_affine_counts(pair, pos, c, shown=n, n_pairs=n_docs, depth=depth)
     fitted = fit.probability(pair, pos)
     assert fit.converged, fit.message
     assert fit.log_likelihood >= affine_log_likelihood(truth, c, n)
@@ -112,6 +112,6 @@ def test_affine_fit_keeps_a_cell_clicked_at_every_impression_a_probability():
     """A document clicked at every impression at rank 1 and most at rank 2: p stays ≤ 1 and the fit says it
     converged."""
     from ultr_core.clickmodels.trust import fit_affine_counts
-    fit = fit_affine_counts([0, 0, 1, 1, 2, 2], [1, 2, 1, 2, 1, 2], [50, 45, 20, 8, 5, 1], [50, 50, 50, 50, 50, 50],
-                            3, 2)
+    fit = fit_affine_counts([0, 0, 1, 1, 2, 2], [1, 2, 1, 2, 1, 2], [50, 45, 20, 8, 5, 1],
+                            shown=[50, 50, 50, 50, 50, 50], n_pairs=3, depth=2)
     assert fit.converged and fit.probability([0, 0, 1, 1, 2, 2], [1, 2, 1, 2, 1, 2]).max() <= 1.0

@@ -19,7 +19,7 @@ CURVE = np.array([1.0, 0.8, 0.6, 0.4])
 
 
 def cascade_examination(model, a, shown, gamma):
-    return MODEL_BY_KEY[model].cls.examination(a, shown, CURVE[:a.shape[1]], gamma)
+    return MODEL_BY_KEY[model].cls.examination(a, shown, CURVE[:a.shape[1]], gamma=gamma)
 
 
 def test_every_user_model_is_a_complete_record():
@@ -61,7 +61,7 @@ def test_click_rates_match_attractiveness_times_examination(model):
     a = np.tile([0.9, 0.2, 0.5, 0.7], (S, 1))
     shown = np.ones_like(a, bool)
     spec = MODEL_BY_KEY[model]
-    clicks, exam = spec.sampler(a, shown, CURVE, spec.gamma, rng)
+    clicks, exam = spec.sampler(a, shown, CURVE, gamma=spec.gamma, rng=rng)
     p = (spec.cls.examined_click(a, spec.gamma) * exam).mean(0)      # trust bias: ε⁻ + (ε⁺ − ε⁻)·α, else α
     se = np.sqrt(p * (1 - p) / S)
     assert (np.abs(clicks.mean(0) - p) < 4 * se + 1e-9).all(), model
@@ -69,7 +69,8 @@ def test_click_rates_match_attractiveness_times_examination(model):
 
 def test_the_cascade_stops_at_the_first_click():
     rng = np.random.default_rng(0)
-    clicks, _ = MODEL_BY_KEY["cm"].sampler(np.full((5000, 6), 0.5), np.ones((5000, 6), bool), CURVE, None, rng)
+    clicks, _ = MODEL_BY_KEY["cm"].sampler(np.full((5000, 6), 0.5), np.ones((5000, 6), bool), CURVE, gamma=None,
+                                           rng=rng)
     assert clicks.sum(1).max() == 1
 
 
@@ -78,7 +79,7 @@ def test_cm_ips_propensities_are_unbiased_under_dcm():
     rng = np.random.default_rng(2)
     S, lam = 400_000, 0.6
     alpha = np.array([0.8, 0.3, 0.6, 0.5])
-    clicks, _ = MODEL_BY_KEY["dcm"].sampler(np.tile(alpha, (S, 1)), np.ones((S, 4), bool), CURVE, lam, rng)
+    clicks, _ = MODEL_BY_KEY["dcm"].sampler(np.tile(alpha, (S, 1)), np.ones((S, 4), bool), CURVE, gamma=lam, rng=rng)
     c = torch.from_numpy(clicks.astype(np.float64))
     est = (c / cascade_propensity(c, torch.full((4,), lam, dtype=torch.float64))).mean(0).numpy()
     assert np.abs(est - alpha).max() < 0.01

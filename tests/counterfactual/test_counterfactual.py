@@ -26,7 +26,7 @@ def _toy(order="bac"):
     arrays = SessionArrays.from_frame(TOY, "toy")
     t = arrays.compress()
     c = cand.from_values(-np.array([order.index(d) for d in "abc"], float), "toy", arrays.pair_query,
-                         np.arange(1, 4))
+                         production=np.arange(1, 4))
     s = _setup(t, arrays, c.rank, 2)
     f = Fit(t.weight, np.array([1.0, 0.5]), np.array([0.6, 0.4, 0.2]), np.array([0.25]))
     return s, f
@@ -101,7 +101,7 @@ def test_scores_file_bad_input_is_counted_and_named_by_line():
     assert s.counts == {"unreadable": 1, "not_finite": 2, "duplicates": 1}
     arrays = SessionArrays.from_frame(frame, "log")
     prod = cand.production_rank(arrays.compress(), arrays.pair_query)
-    c = cand.from_scores(s, arrays.pair_keys, arrays.pair_query, prod)
+    c = cand.from_scores(s, arrays.pair_keys, arrays.pair_query, production=prod)
     assert c.counts["pairs_of_queries_not_in_the_log"] == 1            # query 9
     assert c.counts["documents_the_log_never_shows"] == 1              # 1/999
     assert c.counts["queries_without_scores"] == 1                     # query 2
@@ -125,7 +125,7 @@ def test_judged_dcg_matches_hand_computed_value():
     s, f = _toy()                       # candidate b, a; grades a 2, b 1: DCG@2 = (2¹ − 1)/1 + (2² − 1)/log₂3
     arrays = SessionArrays.from_frame(TOY, "toy")
     j = read_judgements(b"q 0 a 2\nq 0 b 1\n", name="qrels")
-    out = judged_value(j, arrays, s, np.array([1, 2, 3]), np.array([3.0]), 20, 0)
+    out = judged_value(j, arrays, s, production=np.array([1, 2, 3]), nq=np.array([3.0]), n_boot=20, seed=0)
     assert out["dcg@2"]["estimate"] == pytest.approx(1 + 3 / np.log2(3))
     assert out["logged_dcg@2"]["estimate"] == pytest.approx(3 + 1 / np.log2(3))     # production a, b
     assert out["judged_share"] == 1.0
@@ -284,7 +284,8 @@ def test_affine_estimators_match_hand_computed_values_and_ignore_the_free_affine
     arrays = SessionArrays.from_frame(frame, "full lists")
     t = arrays.compress()
     rng = np.random.default_rng(0)
-    full = _setup(t, arrays, cand.from_values(rng.random(6), "c", arrays.pair_query, np.arange(1, 7)).rank, 2)
+    full = _setup(t, arrays, cand.from_values(rng.random(6), "c", arrays.pair_query, production=np.arange(1, 7)).rank,
+                  2)
     sig, noise, a = rng.uniform(0.2, 0.6, 3), rng.uniform(0.0, 0.1, 3), rng.random(6)
     g = Fit(t.weight, np.ones(3), np.ones(6), np.zeros(2), affine=AffineFit(sig, noise, a, 0.0, True))
     for key in ("affine_ips", "affine_dr"):

@@ -46,7 +46,7 @@ def test_each_attractiveness_is_its_maximum_given_the_position_bias(seed):
     fit = fit_position_bias(n, c, n_pairs=n_pairs, depth=depth, strength=0.1)
     assert fit.converged
     cells = np.flatnonzero(n > 0)
-    table = PBMCells.of(cells // depth, cells % depth, n[cells], c[cells], n_pairs=n_pairs, depth=depth,
+    table = PBMCells.of(cells // depth, cells % depth, n[cells], c=c[cells], n_pairs=n_pairs, depth=depth,
                         attr_prior=(0.1 * fit.mean_attr, 0.1), cap=1.0)
     alpha = np.full(n_pairs, 0.5)
     for _ in range(20_000):

@@ -72,7 +72,7 @@ def test_interval_bars_start_at_zero_and_intervals_stay_in_the_metrics_range():
     from ultr_core.app.figures import clip_interval, interval_bar_figure, metric_range
     summ = pd.DataFrame({"algorithm": ["DLA", "Naive"], "ndcg@10": [0.93, 0.944],
                          "ndcg@10_lo": [0.90, 0.91], "ndcg@10_hi": [0.96, 1.02]})
-    fig = interval_bar_figure(summ, "algorithm", "ndcg@10", "t")
+    fig = interval_bar_figure(summ, "algorithm", "ndcg@10", title="t")
     lo, hi = fig.layout.yaxis.range
     assert lo == 0 and 1.0 < hi < 1.2                     # bars from 0: a 0.014 gap is not magnified
     bar = fig.data[0]

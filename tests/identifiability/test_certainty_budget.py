@@ -14,7 +14,7 @@ def test_pair_errors_are_computed_in_chunks_of_bounded_work_and_a_costly_compari
     before any pair is built, and refused above the bound; below it, chunks by work give the same numbers."""
     from ultr_core.identifiability import resistance as certainty
     doc, fac, n, c, D, F = _blocks_log(2, sizes=(4, 7))
-    u = factor_uncertainty(doc, fac, n, c, D, F, _components(doc, fac, D, F))
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=_components(doc, fac, D, F))
     groups = np.zeros(D, int)
     whole = certainty.resolved_orders(u, groups)
     pairs = np.array([(i, j) for i in range(D) for j in range(i + 1, D)])
@@ -36,7 +36,7 @@ def test_the_profile_keeps_to_its_budget_and_says_so():
     from ultr_core.identifiability.pairs import Budget, Stopped
     from ultr_core.identifiability.profile import profile_interval
     doc, fac, n, c, D, F = _chain(3)
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int))
     k = int(np.argmax(np.where(np.isfinite(u.log_se), u.log_se, -1)))
     full = profile_interval(u, k)
     assert full.note is None and full.lower is not None and len(full.curve) > 13
@@ -52,7 +52,7 @@ def test_the_plan_scores_its_candidates_in_chunks_of_bounded_memory_with_the_sam
     on a 500-position upload, more on larger blocks); in chunks the plan is the same."""
     from ultr_core.identifiability import design
     doc, fac, n, c, D, F = _chain(5, n_docs=300, n_pos=8)
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int))
     whole = design.certainty_plan(u, steps=4, impressions=100)
     monkeypatch.setattr(design, "_CHUNK_NUMBERS", 50)            # a few candidates per chunk
     chunked = design.certainty_plan(u, steps=4, impressions=100)

@@ -119,11 +119,11 @@ def test_the_fast_closed_form_steps_give_the_plain_formulas_bits(method, monkeyp
         n = rng.integers(0, 40, n_rows).astype(float)
         c = np.floor(n * rng.uniform(0, 1, n_rows))
         prior = (1, 2) if method == "em" else (0, 0)
-        fast = embedding.fit_counts(d, g, n, c, D, G, method=method, n_iter=400, seed=1, prior=prior)
+        fast = embedding.fit_counts(d, g, n, c=c, D=D, G=G, method=method, n_iter=400, seed=1, prior=prior)
         with monkeypatch.context() as m:
             import dataclasses
             spec = dataclasses.replace(embedding.COUNT_FIT[method], step=_reference_steps()[method])
             m.setitem(embedding.COUNT_FIT, method, spec)
-            plain = embedding.fit_counts(d, g, n, c, D, G, method=method, n_iter=400, seed=1, prior=prior)
+            plain = embedding.fit_counts(d, g, n, c=c, D=D, G=G, method=method, n_iter=400, seed=1, prior=prior)
         assert np.array_equal(fast.relevance, plain.relevance) and np.array_equal(fast.observation, plain.observation)
         assert fast.iterations == plain.iterations and fast.history == plain.history

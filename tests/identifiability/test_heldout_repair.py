@@ -123,7 +123,7 @@ def test_em_with_prior_reaches_maximum_likelihood_when_counts_are_large():
     d, g = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
     r, o = np.array([0.8, 0.4]), np.array([1.0, 0.5])
     n = np.full(4, 1e7)
-    f = em_with_prior(d, g, n, n * r[d] * o[g], 2, 2)
+    f = em_with_prior(d, g, n, c=n * r[d] * o[g], n_docs=2, n_groups=2)
     assert f.relevance * f.observation[0] == pytest.approx(r * o[0], abs=1e-4)
     assert f.observation[1] / f.observation[0] == pytest.approx(0.5, abs=1e-4)
 

@@ -74,13 +74,13 @@ def test_dla_update_matches_the_equations_step_by_step():
     r, o = r0, o0
     for step in range(1, 6):
         r, o = _dla_step_by_loops(d, g, n, c, r, o)
-        fit = fit_counts(d, g, n, c, 4, 3, method="dla", n_iter=step, tol=0.0, init=(r0, o0))
+        fit = fit_counts(d, g, n, c=c, D=4, G=3, method="dla", n_iter=step, tol=0.0, init=(r0, o0))
         assert np.allclose(fit.relevance, r, rtol=1e-12) and np.allclose(fit.observation, o, rtol=1e-12)
-    ones = fit_counts(d, g, n, c, 4, 3, method="dla", n_iter=1, tol=0.0, init="ones", seed=1)
+    ones = fit_counts(d, g, n, c=c, D=4, G=3, method="dla", n_iter=1, tol=0.0, init="ones", seed=1)
     r1 = np.random.default_rng(1).uniform(0, 1, 4)                 # DLA_I: r̂ random, ô starts at 1
     assert np.allclose(ones.relevance, _dla_step_by_loops(d, g, n, c, r1, np.ones(3))[0])
     with pytest.raises(ConfigError, match="init"):
-        fit_counts(d, g, n, c, 4, 3, method="dla", init="zeros")
+        fit_counts(d, g, n, c=c, D=4, G=3, method="dla", init="zeros")
 
 
 def test_regression_em_and_two_tower_follow_the_official_updates():
@@ -96,9 +96,9 @@ def test_regression_em_and_two_tower_follow_the_official_updates():
     o = np.array([sum(n[i] * (c[i] / n[i] + (1 - c[i] / n[i]) * o0[f] * (1 - r[d[i]]) / (1 - o0[f] * r[d[i]]))
                       for i in range(5) if g[i] == f) / sum(n[i] for i in range(5) if g[i] == f)
                   for f in range(2)]).clip(0, 1)
-    fit = fit_counts(d, g, n, c, 3, 2, method="regression_em", n_iter=1, tol=0.0, init=(r0, o0))
+    fit = fit_counts(d, g, n, c=c, D=3, G=2, method="regression_em", n_iter=1, tol=0.0, init=(r0, o0))
     assert np.allclose(fit.relevance, r) and np.allclose(fit.observation, o)
-    tt = fit_counts(d, g, n, c, 3, 2, method="two_tower", n_iter=1, tol=0.0, lr=0.0, seed=0)
+    tt = fit_counts(d, g, n, c=c, D=3, G=2, method="two_tower", n_iter=1, tol=0.0, lr=0.0, seed=0)
     assert np.allclose(tt.relevance, 0.5)
 
 
@@ -197,7 +197,8 @@ def test_iteration_caps_per_method_follow_the_official_code(monkeypatch):
     g = IdentifiabilityGraph.from_counts(table)
     import dataclasses
     monkeypatch.setitem(emb.COUNT_FIT, "regression_em", dataclasses.replace(emb.COUNT_FIT["regression_em"], max_iter=7))
-    res = fit_counts(g.doc, g.fac, g.impressions, g.clicks, g.n_documents, g.n_factors, method="regression_em", tol=0)
+    res = fit_counts(g.doc, g.fac, g.impressions, c=g.clicks, D=g.n_documents, G=g.n_factors, method="regression_em",
+                     tol=0)
     assert res.iterations == 7 and not res.converged          # n_iter=None → the method's cap
 
 

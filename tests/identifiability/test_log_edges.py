@@ -151,7 +151,7 @@ def test_the_fit_converges_on_varied_lists(seed):
     fac = cells["position"].to_numpy() - 1
     n, c = cells["size"].to_numpy(float), cells["sum"].to_numpy(float)
     D, F = int(doc.max()) + 1, 10
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, np.int64))
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, np.int64))
     assert u.converged and abs(u.decrement) < 1e-10
     rows = u.counts[2]
     assert np.count_nonzero(c[rows] == n[rows]) > 0          # cells clicked at every impression are in the fit

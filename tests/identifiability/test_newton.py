@@ -25,7 +25,8 @@ def _sparse_counts(seed: int, n_docs: int = 3000):
 def _fit(counts, exclude=None):
     doc, fac, n, c = counts
     z = np.zeros(DEPTH, np.int64)
-    return factor_uncertainty(doc, fac, n, c, int(doc.max()) + 1, DEPTH, z, references=z, with_se=False,
+    return factor_uncertainty(doc, fac, n, c=c, n_docs=int(doc.max()) + 1, n_factors=DEPTH, component=z, references=z,
+                              with_se=False,
                               exclude=exclude)
 
 
@@ -50,7 +51,7 @@ def test_every_document_left_out_rises_at_its_cap_but_a_few_readmitted_once(seed
     fit = _fit((doc, fac, n, c))
     left = fit.excluded[0] & ~fit.saturated
     rows = left[doc] & (np.bincount(fac, c, DEPTH)[fac] > 0)
-    slope = cap_slope(doc[rows], fac[rows], n[rows], c[rows], fit.o, len(left))
+    slope = cap_slope(doc[rows], fac[rows], n[rows], c=c[rows], o=fit.o, n_docs=len(left))
     shown = np.bincount(doc[rows], n[rows], len(left))
     assert left.sum() > 20
     inside = slope[left] < -RELEASE_MARGIN * shown[left]

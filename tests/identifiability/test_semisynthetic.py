@@ -83,8 +83,9 @@ def test_test_regressor_ranks_by_the_target(small):
     """A target that is the label ranks the test split far better than a shuffled one."""
     train, test = small.train, small.test
     docs = np.arange(train.n_rows)
-    good = score_on_test(train.features, docs, train.labels.astype(float), np.ones(train.n_rows), test)
+    good = score_on_test(train.features, docs, train.labels.astype(float), observation=np.ones(train.n_rows), test=test)
     rng = np.random.default_rng(0)
-    bad = score_on_test(train.features, docs, rng.permutation(train.labels).astype(float), np.ones(train.n_rows), test)
+    bad = score_on_test(train.features, docs, rng.permutation(train.labels).astype(float),
+                        observation=np.ones(train.n_rows), test=test)
     assert set(good) == {"test_ndcg@5", "test_ndcg@10"}
     assert 0 <= bad["test_ndcg@10"] < good["test_ndcg@10"] - 0.1 <= 1

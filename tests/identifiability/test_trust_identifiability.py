@@ -33,8 +33,8 @@ def test_the_null_space_is_an_affine_map_per_component(kind, expected):
         rng = np.random.default_rng(seed)
         doc, fac, D, K = _design(rng, kind)
         r, s, b = rng.uniform(0.1, 0.9, D), rng.uniform(0.2, 0.6, K), rng.uniform(0.01, 0.2, K)
-        got = null_dimension(trust_information(doc, fac, np.full(len(doc), 50.0), r, s, b, D, K))
-        assert got == predicted_null_dimension(doc, fac, r, D, K), (kind, seed)
+        got = null_dimension(trust_information(doc, fac, np.full(len(doc), 50.0), r=r, s=s, b=b, n_docs=D, n_factors=K))
+        assert got == predicted_null_dimension(doc, fac, r, n_docs=D, n_factors=K), (kind, seed)
         if expected is not None:
             assert got == expected, (kind, seed)
 
@@ -45,10 +45,10 @@ def test_the_two_null_directions_are_scale_and_shift():
     rng = np.random.default_rng(7)
     doc, fac, D, K = _design(rng, "swaps")
     r, s, b = rng.uniform(0.1, 0.9, D), rng.uniform(0.2, 0.6, K), rng.uniform(0.05, 0.2, K)
-    p = click_probability(doc, fac, r, s, b)
-    assert np.allclose(click_probability(doc, fac, 1.3 * r, s / 1.3, b), p)
-    assert np.allclose(click_probability(doc, fac, r + 0.02, s, b - 0.02 * s), p)
-    info = trust_information(doc, fac, np.full(len(doc), 50.0), r, s, b, D, K)
+    p = click_probability(doc, fac, r, s=s, b=b)
+    assert np.allclose(click_probability(doc, fac, 1.3 * r, s=s / 1.3, b=b), p)
+    assert np.allclose(click_probability(doc, fac, r + 0.02, s=s, b=b - 0.02 * s), p)
+    info = trust_information(doc, fac, np.full(len(doc), 50.0), r=r, s=s, b=b, n_docs=D, n_factors=K)
     scale = np.r_[r, -s, np.zeros(K)]
     shift = np.r_[np.ones(D), np.zeros(K), -s]
     for v in (scale, shift):
@@ -60,5 +60,6 @@ def test_pbm_is_the_special_case_with_one_null_direction():
     rng = np.random.default_rng(3)
     doc, fac, D, K = _design(rng, "swaps")
     r, s = rng.uniform(0.1, 0.9, D), rng.uniform(0.2, 0.6, K)
-    info = trust_information(doc, fac, np.full(len(doc), 50.0), r, s, np.zeros(K), D, K)[: D + K, : D + K]
+    info = trust_information(doc, fac, np.full(len(doc), 50.0), r=r, s=s, b=np.zeros(K), n_docs=D,
+                             n_factors=K)[: D + K, : D + K]
     assert null_dimension(info) == 1

@@ -13,7 +13,7 @@ def test_the_standard_error_is_the_effective_resistance_by_hand():
     """2 documents × 2 factors: two paths between the factors, each two resistors 1/w in series, in parallel."""
     doc, fac = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
     n, c = np.full(4, 10_000.0), np.array([4_000.0, 2_000.0, 2_000.0, 1_000.0])
-    u = factor_uncertainty(doc, fac, n, c, 2, 2, np.zeros(2, int))
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=2, n_factors=2, component=np.zeros(2, int))
     w = n * (c / n) / (1 - c / n)                     # the fit is exact here: p = c / n
     path_a, path_b = 1 / w[0] + 1 / w[1], 1 / w[2] + 1 / w[3]
     assert u.converged and u.log_se[1] == pytest.approx(np.sqrt(1 / (1 / path_a + 1 / path_b)), rel=1e-9)
@@ -51,9 +51,9 @@ def test_the_information_has_one_null_direction_per_component(blocks):
     """Theorem 1 numerically: at the fit, the Fisher information's null space has the graph's component count."""
     doc, fac, n, c, D, F, _ = _chain_log(0, n_docs=60, blocks=blocks)
     comp = _components(doc, fac, D, F)
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.unique(comp, return_inverse=True)[1])
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.unique(comp, return_inverse=True)[1])
     p = u.r[doc] * u.o[fac]
-    ev = np.linalg.eigvalsh(fisher_information(doc, fac, n, p, D, F).toarray())
+    ev = np.linalg.eigvalsh(fisher_information(doc, fac, n, p=p, n_docs=D, n_factors=F).toarray())
     assert int((ev < 1e-9 * ev.max()).sum()) == len(np.unique(comp)) == blocks
     assert u.converged and np.isfinite(u.log_se).all()
 
@@ -64,7 +64,7 @@ def test_the_90_percent_fisher_intervals_cover_the_truth_on_a_weak_chain():
     hits, widths = [], []
     for seed in range(40):
         doc, fac, n, c, D, F, o = _chain_log(seed)
-        u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
+        u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int))
         ref = u.reference[0]
         est, truth = np.log(u.o / u.o[ref]), np.log(o / o[ref])
         k = np.arange(F) != ref
@@ -84,8 +84,8 @@ def test_the_standard_errors_equal_the_dense_pseudo_inverse_of_the_information()
     doc, fac = key // F, key % F
     n = rng.poisson(60, len(doc)).astype(float) + 1
     c = rng.binomial(n.astype(int), rng.uniform(0.1, 0.9, D)[doc] * rng.uniform(0.1, 0.9, F)[fac]).astype(float)
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
-    cov = np.linalg.pinv(fisher_information(doc, fac, n, u.r[doc] * u.o[fac], D, F).toarray())
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int))
+    cov = np.linalg.pinv(fisher_information(doc, fac, n, p=u.r[doc] * u.o[fac], n_docs=D, n_factors=F).toarray())
     ref = D + u.reference[0]
     want = [np.sqrt(cov[D + k, D + k] + cov[ref, ref] - 2 * cov[D + k, ref]) for k in range(F)]
     assert np.allclose(u.log_se, want, rtol=1e-6, atol=1e-12)
@@ -144,8 +144,8 @@ def test_document_pairs_have_the_effective_resistance_between_them():
     """log(r_d / r_e): the same elimination gives the dense pseudo-inverse's variance, pair by pair."""
     from ultr_core.identifiability.resistance import pair_log_se
     doc, fac, n, c, D, F = _random_log(5)
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
-    cov = np.linalg.pinv(fisher_information(doc, fac, n, u.r[doc] * u.o[fac], D, F).toarray())
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int))
+    cov = np.linalg.pinv(fisher_information(doc, fac, n, p=u.r[doc] * u.o[fac], n_docs=D, n_factors=F).toarray())
     pairs = np.array([(0, 1), (2, 7), (10, 40), (5, 79)])
     want = [np.sqrt(cov[a, a] + cov[b, b] - 2 * cov[a, b]) for a, b in pairs]
     assert np.allclose(pair_log_se(u, pairs), want, rtol=1e-6)
@@ -158,10 +158,10 @@ def test_the_log_resolves_the_orders_it_should_and_rarely_those_it_cannot():
     groups = np.arange(80) // 4
     spread = np.tile([0.2, 0.4, 0.6, 0.8], 20)
     doc, fac, n, c, D, F = _random_log(6, r=spread)
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int))
     far = resolved_orders(u, groups)
     doc, fac, n, c, D, F = _random_log(7, r=np.full(80, 0.5))
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int))
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int))
     same = resolved_orders(u, groups)
     assert far["pairs"] == same["pairs"] == 120
     assert far["share"] > 0.8 and same["share"] < 0.25, (far, same)

@@ -39,7 +39,8 @@ def _blocks_log(seed: int, sizes=(1, 2, 3, 5, 9, 70)):
 
 
 def _dense_se(u, doc, fac, n, D, F):
-    cov = np.linalg.pinv(fisher_information(doc, fac, n, u.r[doc] * u.o[fac], D, F).toarray(), rcond=1e-11)
+    cov = np.linalg.pinv(fisher_information(doc, fac, n, p=u.r[doc] * u.o[fac], n_docs=D, n_factors=F).toarray(),
+                         rcond=1e-11)
     ref = D + u.reference
     k = D + np.arange(F)
     return np.sqrt(np.maximum(cov[k, k] + cov[ref, ref] - 2 * cov[k, ref], 0)), cov
@@ -53,11 +54,11 @@ def test_every_factor_of_every_component_matches_the_dense_pseudo_inverse(monkey
     monkeypatch.setattr(grounded, "DENSE_MAX", dense)
     doc, fac, n, c, D, F = _blocks_log(0)
     comp = _components(doc, fac, D, F)
-    u = factor_uncertainty(doc, fac, n, c, D, F, comp)
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=comp)
     want, cov = _dense_se(u, doc, fac, n, D, F)
     assert u.converged and np.isfinite(u.log_se).all()
     assert np.allclose(u.log_se, want, rtol=1e-6, atol=1e-9)
-    ev = np.linalg.eigvalsh(fisher_information(doc, fac, n, u.r[doc] * u.o[fac], D, F).toarray())
+    ev = np.linalg.eigvalsh(fisher_information(doc, fac, n, p=u.r[doc] * u.o[fac], n_docs=D, n_factors=F).toarray())
     assert int((ev < 1e-9 * ev.max()).sum()) == comp.max() + 1 == 6
 
 
@@ -66,7 +67,7 @@ def test_documents_and_their_pairs_match_the_dense_pseudo_inverse():
     covariance enters with a plus — is the effective resistance between d and the reference factor."""
     doc, fac, n, c, D, F = _blocks_log(1, sizes=(4, 7))
     comp = _components(doc, fac, D, F)
-    u = factor_uncertainty(doc, fac, n, c, D, F, comp)
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=comp)
     _, cov = _dense_se(u, doc, fac, n, D, F)
     ref = D + u.reference[fac[np.searchsorted(doc, np.arange(D))]]
     d = np.arange(D)
@@ -97,7 +98,7 @@ def test_the_weakest_link_is_what_its_removal_costs():
     link list says so; on a graph with a cycle the Sherman–Morrison prediction equals refitting the information
     without that link (dense)."""
     doc, fac, n, c, D, F = _chain()
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int), references={0: 0})
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int), references={0: 0})
     labels = [f"p{k + 1}" for k in range(F)]
     links = [x for x in weakest_links(u, labels, top=20) if x["kind"] == "link"]
     assert np.argmax(u.log_se) == F - 1 and all(x["disconnects"] for x in links)
@@ -108,10 +109,11 @@ def test_the_weakest_link_is_what_its_removal_costs():
     rng = np.random.default_rng(3)
     n2 = np.r_[n, np.full(40, 30.0)]
     c2 = np.r_[c, rng.integers(3, 12, 40).astype(float)]
-    u = factor_uncertainty(doc2, fac2, n2, c2, D + 20, F, np.zeros(F, int), references={0: 0})
+    u = factor_uncertainty(doc2, fac2, n2, c=c2, n_docs=D + 20, n_factors=F, component=np.zeros(F, int),
+                           references={0: 0})
     top = next(x for x in weakest_links(u, labels, top=20) if x["kind"] == "link")
     from ultr_core.identifiability.newton import schur as _schur
-    S = _schur(doc2, fac2, u.cells[2], D + 20, F)[0].toarray()
+    S = _schur(doc2, fac2, u.cells[2], n_docs=D + 20, n_factors=F)[0].toarray()
     a, b = (labels.index(x) for x in top["link"].split(" — "))
     S[a, b] = S[b, a] = 0.0
     S[a, a], S[b, b] = S[a, a] - S[a, :].sum(), S[b, b] - S[b, :].sum()   # rows sum to 0 again
@@ -139,8 +141,8 @@ def test_the_null_space_is_the_component_count_on_the_papers_layouts(k):
     n = np.full(len(doc), 2_000.0)
     c = rng.binomial(2_000, r[doc] * o[fac]).astype(float)
     comp = _components(doc, fac, D, 10)
-    u = factor_uncertainty(doc, fac, n, c, D, 10, comp)
-    ev = np.linalg.eigvalsh(fisher_information(doc, fac, n, u.r[doc] * u.o[fac], D, 10).toarray())
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=10, component=comp)
+    ev = np.linalg.eigvalsh(fisher_information(doc, fac, n, p=u.r[doc] * u.o[fac], n_docs=D, n_factors=10).toarray())
     assert int((ev < 1e-9 * ev.max()).sum()) == comp.max() + 1 == k
     assert u.converged and np.isfinite(u.log_se).all()
 
@@ -197,7 +199,7 @@ def test_a_ratio_the_clicks_push_to_zero_is_separated_not_a_number():
     fac = np.array([0, 1, 0, 1, 1, 2, 1, 2])
     n = np.full(8, 20.0)
     c = np.array([10, 0, 8, 0, 10, 0, 9, 0], float)
-    u = factor_uncertainty(doc, fac, n, c, 4, 3, np.zeros(3, int), references={0: 0})
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=4, n_factors=3, component=np.zeros(3, int), references={0: 0})
     assert u.converged and identification(u.log_se).tolist() == ["identified", "unidentified", "unidentified"]
     assert np.isfinite(u.r).all() and np.isfinite(u.o).all()
 
@@ -210,10 +212,12 @@ def test_the_profile_interval_agrees_with_fisher_when_clicks_are_many_and_not_wh
 
     from ultr_core.identifiability.profile import profile_interval
     doc, fac = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
-    many = factor_uncertainty(doc, fac, np.full(4, 40_000.0), np.array([16e3, 8e3, 8e3, 4e3]), 2, 2, np.zeros(2, int))
+    many = factor_uncertainty(doc, fac, np.full(4, 40_000.0), c=np.array([16e3, 8e3, 8e3, 4e3]), n_docs=2,
+                              n_factors=2, component=np.zeros(2, int))
     p = profile_interval(many, 1)
     assert p.lower == pytest.approx(p.fisher_lower, rel=0.02) and p.upper == pytest.approx(p.fisher_upper, rel=0.02)
-    few = factor_uncertainty(doc, fac, np.full(4, 20.0), np.array([8.0, 2.0, 6.0, 1.0]), 2, 2, np.zeros(2, int))
+    few = factor_uncertainty(doc, fac, np.full(4, 20.0), c=np.array([8.0, 2.0, 6.0, 1.0]), n_docs=2, n_factors=2,
+                             component=np.zeros(2, int))
     p = profile_interval(few, 1)
     left, right = np.log(p.estimate / p.lower), np.log(p.upper / p.estimate)
     assert abs(left - right) > 0.05 and p.lower < p.estimate < p.upper
@@ -246,7 +250,7 @@ def test_a_swap_predicted_by_sherman_morrison_equals_the_information_with_that_c
     swapped cells added at their expected clicks (same fit), to 1e-8."""
     from ultr_core.identifiability.design import certainty_plan
     doc, fac, n, c, D, F = _chain(seed=2)
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int), references={0: 0})
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int), references={0: 0})
     plan = certainty_plan(u, steps=2, impressions=200)
     d2, f2 = doc, fac
     w2 = u.cells[2].copy()
@@ -255,7 +259,7 @@ def test_a_swap_predicted_by_sherman_morrison_equals_the_information_with_that_c
         d2, f2 = np.r_[d2, s["document"]], np.r_[f2, s["factor"]]
         w2 = np.r_[w2, 200 * p / (1 - p)]
     from ultr_core.identifiability.newton import schur as _schur
-    S = _schur(d2, f2, w2, D, F)[0].toarray()
+    S = _schur(d2, f2, w2, n_docs=D, n_factors=F)[0].toarray()
     inv = np.linalg.inv(S[1:, 1:])
     order = np.array(plan.factors)
     want = np.sqrt(np.r_[0.0, np.diag(inv)])[order]
@@ -278,13 +282,14 @@ def test_the_predicted_certainty_is_realised_when_the_swaps_are_simulated():
         n = np.r_[rng.poisson(300, D), rng.poisson(3, moved.sum())].astype(float) + 1
         r, o = rng.uniform(0.2, 0.8, D), 0.9 / np.arange(1, F + 1)
         c = rng.binomial(n.astype(int), r[doc] * o[fac]).astype(float)
-        u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, int), references={0: 0})
+        u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int), references={0: 0})
         plan = certainty_plan(u, steps=5, impressions=300)
         sd = np.array([s["document"] for s in plan.swaps])
         sf = np.array([s["factor"] for s in plan.swaps])
         sc = rng.binomial(300, r[sd] * o[sf]).astype(float)
-        after = factor_uncertainty(np.r_[doc, sd], np.r_[fac, sf], np.r_[n, np.full(5, 300.0)], np.r_[c, sc], D, F,
-                                   np.zeros(F, int), references={0: 0})
+        after = factor_uncertainty(np.r_[doc, sd], np.r_[fac, sf], np.r_[n, np.full(5, 300.0)], c=np.r_[c, sc],
+                                   n_docs=D, n_factors=F,
+                                   component=np.zeros(F, int), references={0: 0})
         realised = after.log_se[plan.worst_factor]
         assert abs(realised / plan.worst_after[-1] - 1) < 0.2, (seed, realised, plan.worst_after[-1])
         assert realised < 0.7 * plan.worst_before
@@ -317,7 +322,7 @@ def test_a_component_held_together_by_one_document_gets_its_series_resistance(ca
     n = np.r_[np.full(80, 300.0), 500.0, 500.0]
     c = np.r_[rng.binomial(300, 0.3, 80), 150, 60].astype(float)
     comp = _components(doc, fac, 41, 8)
-    u = factor_uncertainty(doc, fac, n, c, 41, 8, comp)
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=41, n_factors=8, component=comp)
     k = 6 if u.reference[7] == 7 else 7
     p = c[-2:] / n[-2:]
     w = n[-2:] * p / (1 - p)
@@ -361,7 +366,7 @@ def test_a_weakest_document_is_what_its_removal_costs():
     fac = np.r_[fac, np.concatenate([rng.choice(F, 3, replace=False) for _ in range(10)])]
     n = np.r_[n, np.full(30, 40.0)]
     c = np.r_[c, rng.integers(4, 20, 30).astype(float)]
-    u = factor_uncertainty(doc, fac, n, c, D + 10, F, np.zeros(F, int), references={0: 0})
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D + 10, n_factors=F, component=np.zeros(F, int), references={0: 0})
     labels = [f"p{k + 1}" for k in range(F)]
     docs = [x for x in weakest_links(u, labels, top=40, document_label=lambda d: f"d{d}") if x["kind"] == "document"]
     assert docs and all(0 < x["share"] <= 1 for x in docs)
@@ -370,7 +375,7 @@ def test_a_weakest_document_is_what_its_removal_costs():
     for x in docs[:3]:
         d = int(x["link"].split(" ")[0][1:])
         mask = u.cells[0] != d
-        S = _schur(u.cells[0][mask], u.cells[1][mask], u.cells[2][mask], D + 10, F)[0].toarray()
+        S = _schur(u.cells[0][mask], u.cells[1][mask], u.cells[2][mask], n_docs=D + 10, n_factors=F)[0].toarray()
         var = np.linalg.inv(S[np.ix_(keep, keep)])[np.flatnonzero(keep) == worst][0][np.flatnonzero(keep) == worst]
         assert x["log_se_after"] == pytest.approx(float(np.sqrt(var[0])), rel=1e-6)
 

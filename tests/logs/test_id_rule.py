@@ -120,8 +120,9 @@ def test_the_counterfactual_job_takes_the_judgements_the_page_parsed():
     from ultr_core.tasks.value_ranking import value_ranking_job as evaluate_job
     frame, _ = simulate_log("pbm", 300, n_queries=4, epsilon=0.3, seed=1)
     qrels = "".join(f"{q} 0 {d} {(q + d) % 3}\n" for q in range(4) for d in range(20)).encode()
-    parsed = evaluate_job(frame, "log", "production", None, "pbm", 3, read_judgements(qrels, name="judgements"))
-    again = evaluate_job(frame, "log", "production", None, "pbm", 3, qrels)
+    parsed = evaluate_job(frame, "log", "production", scores=None, model="pbm", k=3,
+                          judgements=read_judgements(qrels, name="judgements"))
+    again = evaluate_job(frame, "log", "production", scores=None, model="pbm", k=3, judgements=qrels)
     assert parsed["judged"] == again["judged"] and parsed["judged"]["judged_share"] > 0
 
 

@@ -200,7 +200,8 @@ def test_nothing_private_is_borrowed_across_packages():
 
 
 def _positional_options() -> set[str]:
-    """Public functions (methods too) with more than three positional parameters of which one has a default."""
+    """Public functions (methods too, ``self`` and ``cls`` not counted) with more than three positional
+    parameters; a ``torch.autograd.Function``'s ``forward(ctx, …)`` is exempt (its ``apply`` passes by position)."""
     found = set()
     for path in _modules():
         module = _name(path).removeprefix("ultr_core.")
@@ -210,12 +211,13 @@ def _positional_options() -> set[str]:
                 pos = [x.arg for x in a.posonlyargs + a.args]
                 if pos and pos[0] in ("self", "cls"):
                     pos = pos[1:]
-                if len(pos) > 3 and a.defaults and a.vararg is None:
+                if len(pos) > 3 and a.vararg is None and pos[0] != "ctx":
                     found.add(f"{module}.{node.name}")
     return found
 
 
 def test_options_of_public_functions_are_keyword_only():
-    """A public function with more than three positional parameters takes its options (parameters with a default)
-    by keyword only (``*,``), as rax and scikit-learn do (issue #59): no exception is left."""
+    """A public function takes at most three parameters by position; the rest are keyword-only (``*,``), as rax and
+    scikit-learn do (issue #59: "keyword-only options for every public function with more than three parameters"):
+    no exception is left."""
     assert _positional_options() == set(), "make these functions' options keyword-only (*,)"

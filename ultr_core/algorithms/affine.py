@@ -72,7 +72,7 @@ def _swap_log(click_model: dict, dataset, split, seed: int, n_sessions: int = SW
     return ClickSimulator(cfg, seed=int(seed)).fit(dataset).simulate(split, n_sessions, seed=int(seed) + 11)
 
 
-def estimated_affine(log, dataset, split, data, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def estimated_affine(log, dataset, split, *, data, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(α̂_k, β̂_k) for the shown positions of ``log``: the affine model fitted on a swap-intervention log of
     :data:`SWAP_SESSIONS` sessions drawn from the same users (the way the estimated propensities of IPS come from
     result randomisation), computed once per process for the same split content, users, positions and seed."""
@@ -84,7 +84,7 @@ def estimated_affine(log, dataset, split, data, seed: int) -> tuple[np.ndarray, 
     if key not in _CACHE:
         depth = int(data.n_positions)
         pair, pos, clicks, shown, n_pairs = swap_counts(_swap_log(meta, dataset, split, seed), depth)
-        fit = fit_affine_counts(pair, pos, clicks, shown, n_pairs, depth)
+        fit = fit_affine_counts(pair, pos, clicks, shown=shown, n_pairs=n_pairs, depth=depth)
         _CACHE[key] = (fit.signal, fit.noise)
         while len(_CACHE) > 16:
             _CACHE.popitem(last=False)
@@ -123,14 +123,14 @@ def swap_recovery(log, depth: int, *, n_boot: int = 30, seed: int = 0) -> SwapRe
     intervals over sessions (``n_boot`` resamples, seeded, each refit started from the full
     log's fit)."""
     pair, pos, c, n, n_pairs = swap_counts(log, depth)
-    fit = fit_affine_counts(pair, pos, c, n, n_pairs, depth)
+    fit = fit_affine_counts(pair, pos, c, shown=n, n_pairs=n_pairs, depth=depth)
     point = invariants(fit.signal, fit.noise)
     n_sess = int(log.frame["session_id"].nunique())
     rng = np.random.default_rng([int(seed), 19])
     draws = []
     for _ in range(int(n_boot)):
         pair, pos, c, n, n_pairs = swap_counts(log, depth, rng.integers(0, n_sess, n_sess))
-        f = fit_affine_counts(pair, pos, c, n, n_pairs, depth, start=fit)
+        f = fit_affine_counts(pair, pos, c, shown=n, n_pairs=n_pairs, depth=depth, start=fit)
         draws.append(np.concatenate(invariants(f.signal, f.noise)))
     lo, hi, _ = bootstrap_intervals(np.concatenate(point), np.array(draws))
     return SwapRecovery(point[0], lo[:depth], hi[:depth], point[1], lo[depth:], hi[depth:], int(n_boot))

@@ -35,13 +35,13 @@ from ultr_core.errors import ConfigError
 __all__ = ["CLDPair", "official_pair_loss", "session_pairs", "query_pairs"]
 
 
-def official_pair_loss(fi, fj, wi, wj, si, sj, delta):
+def official_pair_loss(fi, fj, wi, *, wj, si, sj, delta):
     """The official CLD_pair loss (hyz20/CLD ``BPRLoss_sel3`` with C = 1) on a batch of pairs.
 
     >>> import torch
     >>> t = lambda *v: torch.tensor(v)
-    >>> l = official_pair_loss(t(1.0, 0.0), t(0.0, 0.0), t(0.5, 0.0), t(-0.5, 2.0), t(True, True), t(True, False),
-    ...                        t(2.0, 0.0))
+    >>> l = official_pair_loss(t(1.0, 0.0), t(0.0, 0.0), t(0.5, 0.0), wj=t(-0.5, 2.0), si=t(True, True),
+    ...                        sj=t(True, False), delta=t(2.0, 0.0))
     >>> round(float(l), 4)   # bpr (2·sp(−1) + 0)/2; ℓ(i) (sp(−1.5) + sp(0))/2; ℓ(j) (sp(−0.5) + sp(2))/2
     2.061
     """
@@ -75,13 +75,13 @@ class CLDPair(nn.Module):
         fi, fj = self.score(Xi), self.score(Xj)
         wi, wj = self.omega(Xi).squeeze(-1), self.omega(Xj).squeeze(-1)
         if self.official:
-            objective = official_pair_loss(fi, fj, wi, wj, si, sj, b.delta)
+            objective = official_pair_loss(fi, fj, wi, wj=wj, si=si, sj=sj, delta=b.delta)
         else:
-            objective = self.printed_loss(fi, fj, wi, wj, si, sj)
+            objective = self.printed_loss(fi, fj, wi, wj=wj, si=si, sj=sj)
         return objective, {"loss": float(objective.detach())}
 
     @staticmethod
-    def printed_loss(fi, fj, wi, wj, si, sj):
+    def printed_loss(fi, fj, wi, *, wj, si, sj):
         d = fi - fj
         ll = torch.where(si & sj, F.logsigmoid(d), torch.zeros_like(d))
         ll = ll + torch.where(si, F.logsigmoid(wi + d), F.logsigmoid(1 - wi))
@@ -106,7 +106,7 @@ def _mixed_pairs(query: np.ndarray, selected: np.ndarray):
     return i, j
 
 
-def session_pairs(data, tab, rho: np.ndarray, rng: np.random.Generator, *, ratio: float = 1.0,
+def session_pairs(data, tab, rho: np.ndarray, *, rng: np.random.Generator, ratio: float = 1.0,
                   max_pairs: int = 2_000_000, both_clicked: bool = True):
     """The official pairs (module docstring): split rows (i, j), their selection (s_i, s_j) and Δ.
     With ``both_clicked=False`` the Δ > 0 pairs of two clicked documents are left out: they are
@@ -176,11 +176,12 @@ def query_pairs(tab, rng, *, max_pairs: int = 2_000_000, orientation: str = "ran
     return i, j
 
 
-def pair_batches(config, data, tab, rho, rng, X_all):
+def pair_batches(config, data, tab, *, rho, rng, X_all):
     """(learner, next_batch) for CLD_pair under ``config.pair_orientation``."""
     learner = CLDPair(config, X_all.shape[1])
     if config.pair_orientation == "official":
-        ri, rj, si, sj, d = (torch.from_numpy(a) for a in session_pairs(data, tab, rho, rng, ratio=config.pair_ratio,
+        ri, rj, si, sj, d = (torch.from_numpy(a) for a in session_pairs(data, tab, rho, rng=rng,
+                                                                        ratio=config.pair_ratio,
                                                                                both_clicked=config.pair_both_clicked))
     else:
         i, j = query_pairs(tab, rng, orientation=config.pair_orientation)

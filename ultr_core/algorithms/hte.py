@@ -37,7 +37,7 @@ def oracle_tau(sim, data: RankingData, n_positions: int) -> np.ndarray:
     return (base[None, :] / base[0]) ** expo[:, None]
 
 
-def estimate_tau(sim, data: RankingData, n_positions: int, n_sessions: int, *, seed: int = 0,
+def estimate_tau(sim, data: RankingData, n_positions: int, *, n_sessions: int, seed: int = 0,
                  n_estimators: int = 20, min_samples_leaf: int = 50) -> np.ndarray:
     """T-learner estimate ``τ̂_k(x) = m_k(x)/m_1(x)`` from ``n_sessions`` intervention sessions
     simulated with ``sim``'s click model on ``data`` (see the module docstring)."""

@@ -48,7 +48,7 @@ class LBD(Learner):
     def score(self, X):
         return self.f(X)[..., 0]
 
-    def penalty(self, X, h_all, h_disp, m):
+    def penalty(self, X, h_all, h_disp, *, m):
         """The gradient penalty (without λ) of a batch; ``X`` must require grad."""
         mf = m.float()
         if self.official:
@@ -78,7 +78,7 @@ class LBD(Learner):
         parts = {"loss": float(l_sv.detach())}
         total = l_sv
         if self.lam > 0:
-            gp = self.penalty(X, h_all, h_disp, m)
+            gp = self.penalty(X, h_all, h_disp, m=m)
             total = total + self.lam * gp
             parts["gradient_penalty"] = float(gp.detach())
         with torch.no_grad():

@@ -48,7 +48,7 @@ def _optimizer(cfg: TrainConfig, params):
     return kind(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
-def train_loop(learner, config: TrainConfig, next_batch, valid: RankingData, *, on_step=None, stop=None) -> FitResult:
+def train_loop(learner, config: TrainConfig, next_batch, *, valid: RankingData, on_step=None, stop=None) -> FitResult:
     """The shared optimisation loop: one optimiser built once, ``next_batch()`` per step,
     validation nDCG@10 (and @3) + callback every ``eval_every`` steps, stop event honoured, and the
     parameters with the best validation nDCG@10 restored at the end (``keep_best``)."""

@@ -85,7 +85,7 @@ def session_rows(data: SessionData, rho: np.ndarray):
     return data.rows[m], shown, target
 
 
-def cld_loss(xb, xw, selected, target, gamma: float, *, form: str = "paper_text"):
+def cld_loss(xb, xw, selected, *, target, gamma: float, form: str = "paper_text"):
     """The negative log-likelihood of pointwise CLD (mean over rows), with f_β = ``xb``, f_ω = ``xw``
     and r = target − f_β:
 
@@ -96,7 +96,7 @@ def cld_loss(xb, xw, selected, target, gamma: float, *, form: str = "paper_text"
 
     >>> import torch
     >>> l = cld_loss(torch.tensor([0.5, 0.0]), torch.tensor([0.2, -1.0]), torch.tensor([True, False]),
-    ...              torch.tensor([1.5, 0.0]), 0.5, form="official")
+    ...              target=torch.tensor([1.5, 0.0]), gamma=0.5, form="official")
     >>> round(float(l), 4)        # r = 1: ((1 − log σ((0.2 + 0.5·1)/√0.75)) + (−log σ(1))) / 2
     0.8409
     """
@@ -143,7 +143,8 @@ class CLD(nn.Module):
 
     def loss(self, b):
         X = b.X
-        objective = cld_loss(self.score(X), self.omega(X).squeeze(-1), b.selected, b.target, self.gamma, form=self.form)
+        objective = cld_loss(self.score(X), self.omega(X).squeeze(-1), b.selected, target=b.target, gamma=self.gamma,
+                             form=self.form)
         return objective, {"loss": float(objective.detach())}
 
     def observation(self):
@@ -172,13 +173,13 @@ def probit_mle(A: np.ndarray, y: np.ndarray, *, weight: np.ndarray | None = None
     return w.detach().numpy()
 
 
-def logistic_over_1_6(A: np.ndarray, y: np.ndarray, weight: np.ndarray, max_iter: int) -> np.ndarray:
+def logistic_over_1_6(A: np.ndarray, y: np.ndarray, weight: np.ndarray, *, max_iter: int) -> np.ndarray:
     """The official CLD code's stand-in for a probit (``train_alg/heckman.py: _probit``): scikit-learn
     ``LogisticRegression(solver="lbfgs", C=1)`` with at most ``max_iter`` iterations, its
     coefficients divided by 1.6 and its intercept dropped.  Rows may carry ``weight`` (impressions).
 
     >>> A = np.array([[0.0], [1.0], [2.0], [3.0]])
-    >>> bool(logistic_over_1_6(A, np.array([0, 0, 1, 1]), np.ones(4), 100)[0] > 0)
+    >>> bool(logistic_over_1_6(A, np.array([0, 0, 1, 1]), np.ones(4), max_iter=100)[0] > 0)
     True
     """
     import warnings
@@ -217,11 +218,11 @@ class Heckman:
         self.variant = variant
         if variant == "official":
             n = tab.n_sessions.astype(np.float64)
-            gamma = logistic_over_1_6(Xc, tab.selected, n, max_iter)
+            gamma = logistic_over_1_6(Xc, tab.selected, n, max_iter=max_iter)
             Z = np.c_[Xc, self._mills(Xc @ gamma)]
             clicks = tab.ctr * n                          # per-impression rows, aggregated as weights
             self.theta = logistic_over_1_6(np.r_[Z, Z], np.r_[np.ones(len(Z)), np.zeros(len(Z))],
-                                           np.r_[clicks, n - clicks], max_iter)
+                                           np.r_[clicks, n - clicks], max_iter=max_iter)
             return
         self.omega = probit_mle(A, tab.selected.astype(np.float64))
         mills = self._mills(A @ self.omega)
@@ -312,8 +313,8 @@ class SelectionJob:
     ips: FitResult | None = None
 
 
-def fit_selection(log, dataset, split: RankingData, data: SessionData, config: TrainConfig, context: TrainContext,
-                  *, on_step=None, stop=None, ips: FitResult | None = None) -> FitResult:
+def fit_selection(log, dataset, split: RankingData, *, data: SessionData, config: TrainConfig, context: TrainContext,
+                  on_step=None, stop=None, ips: FitResult | None = None) -> FitResult:
     """Fit a top-k selection model (called by :func:`ultr_core.algorithms.fit`): the candidate table, then the
     method's own fitter, the ``learner`` of its record in the algorithm table (RankAgg receives the fitted ranker
     it aggregates, its record's ``aggregates``, as ``ips``)."""
@@ -366,11 +367,11 @@ def fit_cld(job: SelectionJob) -> FitResult:
     def next_batch():
         idx = rng.integers(0, n, size=min(config.batch_size * 4, n))
         return SelectionBatch(X_all[torch.from_numpy(rows[idx])], sel_t[idx], tgt_t[idx])
-    return train_loop(learner, config, next_batch, job.dataset.valid, on_step=job.on_step, stop=job.stop)
+    return train_loop(learner, config, next_batch, valid=job.dataset.valid, on_step=job.on_step, stop=job.stop)
 
 
 def fit_cld_pair(job: SelectionJob) -> FitResult:
     """CLD_pair (eq. 13, Algorithm 2): pair batches of the candidate table."""
     X_all = torch.from_numpy(job.split.features)
-    learner, next_batch = pair_batches(job.config, job.data, job.tab, job.rho, job.context.rng, X_all)
-    return train_loop(learner, job.config, next_batch, job.dataset.valid, on_step=job.on_step, stop=job.stop)
+    learner, next_batch = pair_batches(job.config, job.data, job.tab, rho=job.rho, rng=job.context.rng, X_all=X_all)
+    return train_loop(learner, job.config, next_batch, valid=job.dataset.valid, on_step=job.on_step, stop=job.stop)

@@ -98,7 +98,8 @@ def _estimated_propensity(log: ClickLog, dataset: LTRDataset, split: RankingData
     key = (digest.hexdigest(), int(dataset.max_label), repr(cm), int(data.n_positions), int(seed))
     hit = _PROPENSITY_CACHE.get(key)
     if hit is None:
-        hit = randomised_propensity(split.labels, split.offsets, dataset.max_label, cm, data.n_positions,
+        hit = randomised_propensity(split.labels, split.offsets, dataset.max_label, click=cm,
+                                    n_positions=data.n_positions,
                                     rng=np.random.default_rng([seed, 7]))
         hit.setflags(write=False)
         _PROPENSITY_CACHE[key] = hit
@@ -132,11 +133,12 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, *, on_step=None
         context.propensity = (_estimated_propensity(log, dataset, split, data, config.seed)
                               if config.propensity == "estimated" else context.true_propensity)
         context.exposure = lambda curve: log_simulator(log, dataset, "a policy-aware method").exposure(split, curve)
-        context.affine = lambda: estimated_affine(log, dataset, split, data, config.seed)
+        context.affine = lambda: estimated_affine(log, dataset, split, data=data, seed=config.seed)
         if config.algorithm not in LEARNERS:
             agg = SPECS_BY_KEY[config.algorithm].aggregates           # RankAgg: the IPS ranker it aggregates
             ips = fit(log, dataset, config.with_(algorithm=agg), stop=stop) if agg else None
-            return fit_selection(log, dataset, split, data, config, context, on_step=on_step, stop=stop,
+            return fit_selection(log, dataset, split, data=data, config=config, context=context, on_step=on_step,
+                                 stop=stop,
                                  ips=ips)   # CLD, Heckman …
         learner = LEARNERS[config.algorithm](config, split.n_features, data.n_positions, context)
         pool = data.with_clicks() if learner.needs_clicks else np.arange(data.n_sessions)
@@ -165,7 +167,7 @@ def fit(log: ClickLog, dataset: LTRDataset, config: TrainConfig, *, on_step=None
                 d = draw(config.batch_size)
                 return _batch(d["rows"], d["mask"], d["shown"], d["clicks"], X_all, labels, width, wide, tau)
 
-        return train_loop(learner, config, next_batch, dataset.valid, on_step=on_step, stop=stop)
+        return train_loop(learner, config, next_batch, valid=dataset.valid, on_step=on_step, stop=stop)
 
 
 def evaluate(result, data: RankingData, *, noise: float | None = 0.1, max_label: int | None = None,

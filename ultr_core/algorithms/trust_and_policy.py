@@ -31,12 +31,12 @@ def affine_targets(clicks, alpha, beta):
     return (clicks - beta[None, :]) / alpha[None, :]
 
 
-def dr_targets(clicks, shown, r_hat, alpha, beta, rho):
+def dr_targets(clicks, shown, r_hat, *, alpha, beta, rho):
     """The doubly robust relevance estimate per logged candidate, R̂ + shown·(c − α_k R̂ − β_k)/ρ_d (Oosterhuis 2023,
     the DR estimator): its mean over a document's sessions is R when ρ_d is the expected α (unclipped) or when R̂ = R.
 
     >>> dr_targets(torch.tensor([[1.0, 0.0]]), torch.tensor([[True, False]]), torch.tensor([[0.5, 0.5]]),
-    ...            torch.tensor([[0.5, 0.0]]), torch.tensor([[0.1, 0.0]]), torch.tensor([[0.4, 0.4]]))
+    ...            alpha=torch.tensor([[0.5, 0.0]]), beta=torch.tensor([[0.1, 0.0]]), rho=torch.tensor([[0.4, 0.4]]))
     tensor([[2.1250, 0.5000]])
     """
     return r_hat + shown * (clicks - alpha * r_hat - beta) / rho
@@ -170,7 +170,7 @@ class DoublyRobust(Learner):
         dm = (F.binary_cross_entropy(p, b.clicks, reduction="none") * shown).sum() / shown.sum().clamp(min=1)
         with torch.no_grad():
             r = r_hat.detach()
-            targets = dr_targets(b.clicks, shown, r, alpha, beta, self.rho[b.rows])
+            targets = dr_targets(b.clicks, shown, r, alpha=alpha, beta=beta, rho=self.rho[b.rows])
         rank = affine_listwise(self.score(b.X), targets, b.rows >= 0)
         return rank + dm, {"loss": float(rank.detach()), "direct_method_loss": float(dm.detach())}
 

@@ -170,7 +170,7 @@ def observation_curve_figure(curves: dict[str, np.ndarray], normalise: bool = Tr
                    "position", "ô_p / ô_1" if normalise else "ô_p")
 
 
-def interval_bar_figure(summary: pd.DataFrame, by: str, metric: str, title: str) -> go.Figure:
+def interval_bar_figure(summary: pd.DataFrame, by: str, metric: str, *, title: str) -> go.Figure:
     """Means with t-interval error bars (columns metric, metric_lo, metric_hi from stats.summarise),
     clipped to the metric's range; bars start at 0 (a bar's length is its value — a zoomed axis
     would make a 0.014 gap look ten times taller), the values are printed on the bars."""
@@ -199,7 +199,7 @@ def sweep_figure(summary: pd.DataFrame, x: str, metric: str, *, by: str = "algor
     as :func:`interval_bar_figure` — a lone point per method on a line chart shows no comparison."""
     if summary[x].nunique() == 1:
         value = summary[x].iloc[0]
-        return interval_bar_figure(summary, by, metric, title or f"{label(metric)} at {label(x)} = {value:g} "
+        return interval_bar_figure(summary, by, metric, title=title or f"{label(metric)} at {label(x)} = {value:g} "
                                                                   f"(mean, {level} t-interval)")
     fig = go.Figure()
     for i, (name, g) in enumerate(summary.groupby(by, sort=False)):

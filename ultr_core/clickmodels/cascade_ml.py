@@ -45,7 +45,7 @@ class DBN(Cascade):
     def fit(self, t, n_iter: int = EM_ITERATIONS):
         if not self.pyclick:
             from ultr_core.clickmodels.gradient import fit_cascade
-            (self.attr, self.sat), g, self.converged = fit_cascade(t, 2, 1, self.transition)
+            (self.attr, self.sat), g, self.converged = fit_cascade(t, 2, 1, transition=self.transition)
             self.cont = float(g[0])
             return self
         self.attr, self.sat, self.cont = np.full(t.n_pairs, 0.5), np.full(t.n_pairs, 0.5), 0.5
@@ -184,7 +184,7 @@ class CCM(Cascade):
     def fit(self, t, n_iter: int = EM_ITERATIONS):
         if not self.pyclick:
             from ultr_core.clickmodels.gradient import fit_cascade
-            (self.attr,), self.tau, self.converged = fit_cascade(t, 1, 3, self.transition)
+            (self.attr,), self.tau, self.converged = fit_cascade(t, 1, 3, transition=self.transition)
             return self
         self.attr, self.tau = np.full(t.n_pairs, 0.5), np.full(3, 0.5)
         last = _last_click(t.clicks)
@@ -235,7 +235,8 @@ class DCMML(DCM):
         count = DCM().fit(t)               # PyClick's counting: a start close to the optimum (4× fewer steps)
         clicks = chunk_sums(t, lambda c: [rank_sums(c, 1, c.clicks)[0]])[0]     # weighted clicks per rank
         (self.attr,), self.cont, self.converged = fit_cascade(
-            t, 1, t.depth, lambda per, shared: DCM.transition(per, [shared]), start=(count.attr[None, :], count.cont),
+            t, 1, t.depth, transition=lambda per, shared: DCM.transition(per, [shared]),
+            start=(count.attr[None, :], count.cont),
             shared_counts=clicks)          # λ_r is learnt from the clicks at rank r: scaled by them, as pairs are
         return self
 

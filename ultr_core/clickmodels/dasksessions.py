@@ -24,7 +24,7 @@ _NEEDED = ["session_id", "query_id", "doc_id", "position", "click"]
 _FILE_ORDER_BITS = 40                      # _order = partition << 40 | row: 1 T rows a partition
 
 
-def dask_sessions(con, source, fmt: str, name: str, *, folder: str, scheduler: str | None = None) -> list[str]:
+def dask_sessions(con, source, fmt: str, *, name: str, folder: str, scheduler: str | None = None) -> list[str]:
     """Create ``pairs`` and ``sess`` in the DuckDB connection ``con`` from ``source`` by Dask; the session table's
     partitions are written under ``folder``.  Lists longer than MAX_DEPTH are refused.  Returns the readers' notes
     (none: Dask reads the tabular formats, which need no repair)."""
@@ -36,7 +36,7 @@ def dask_sessions(con, source, fmt: str, name: str, *, folder: str, scheduler: s
     return _sessions(con, source, fmt, name, folder, max_depth, _Computer(None, None))
 
 
-def dask_rows(con, source, fmt: str, name: str, *, folder: str, scheduler: str | None = None) -> tuple[dict, list]:
+def dask_rows(con, source, fmt: str, *, name: str, folder: str, scheduler: str | None = None) -> tuple[dict, list]:
     """The shown rows by session (file order) and rank as arrays (``s``, ``pair``, ``position``, ``click``), from
     the session table Dask builds, its lists checked as the patterns' are; the table ``pairs`` in ``con``.  A log
     with a logging policy's ``propensity`` column is refused (Dask does not carry it; DuckDB does)."""
@@ -46,7 +46,7 @@ def dask_rows(con, source, fmt: str, name: str, *, folder: str, scheduler: str |
     if PROPENSITY in dask_frame(source, fmt, name).columns:
         raise ConfigError("--engine", f"the log has a '{PROPENSITY}' column, which the dask engine does not carry: "
                                       "use --engine duckdb")
-    notes = dask_sessions(con, source, fmt, name, folder=folder, scheduler=scheduler)
+    notes = dask_sessions(con, source, fmt, name=name, folder=folder, scheduler=scheduler)
     check_lists(con, name)
     top = con.execute("SELECT max(n) FROM sess").fetchall()[0][0]
     ranks = ", ".join(f"p{i}" for i in range(1, top + 1))
@@ -145,7 +145,7 @@ def _frame(ddf, name: str):
     from ultr_core.logs.daskcounts import select_columns
     from ultr_core.logs.ids import trimmed_ids
     check_session_columns(set(ddf.columns), name)
-    sel = select_columns(list(ddf.columns), None, list(_NEEDED), name)
+    sel = select_columns(list(ddf.columns), None, list(_NEEDED), name=name)
     ddf = ddf[list(dict.fromkeys(sel.values()))].rename(columns={v: k for k, v in sel.items()})
     text = {k: trimmed_ids(ddf[k]) for k in ("session_id", "query_id", "doc_id")
             if not pd.api.types.is_numeric_dtype(ddf[k].dtype)}

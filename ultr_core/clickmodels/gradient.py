@@ -35,7 +35,7 @@ FIT_THREADS = 1
 START_CLIP = 1e-3
 
 
-def cascade_log_likelihood(a, after_click, go_on, clicks, *, shown=None):
+def cascade_log_likelihood(a, after_click, go_on, *, clicks, shown=None):
     """Per pattern, Σ_r ln P(c_r | c_<r) of a cascade that examines rank 0, goes on after a click at r with
     ``after_click[:, r]`` and after a skipped examined rank with ``go_on``; ``a`` the attractiveness (torch);
     ``shown`` (bool, or None for all) the ranks each pattern shows — a list ends there."""
@@ -59,7 +59,7 @@ def _cascade_function():
 
     class CascadeLogLikelihood(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, a, after_click, go_on, clicks, shown):
+        def forward(ctx, a, after_click, go_on, clicks, shown):     # torch.autograd.Function: apply passes by position
             n, depth = a.shape
             # rank-major copies: each rank's values contiguous (the recursion reads one rank at a time)
             aT, AT = a.t().contiguous(), after_click.t().contiguous()
@@ -107,7 +107,7 @@ def _cascade_function():
 _CASCADE = []
 
 
-def cascade_log_likelihood_fast(a, after_click, go_on, clicks, *, shown=None):
+def cascade_log_likelihood_fast(a, after_click, go_on, *, clicks, shown=None):
     """:func:`cascade_log_likelihood` with its gradient written out (one autograd node): the fits' objective.  Not
     for batched or higher-order gradients (the information matrix uses :func:`cascade_log_likelihood`)."""
     import torch
@@ -133,7 +133,7 @@ def _logits(p, shape) -> "torch.Tensor":         # noqa: F821
     return torch.tensor(np.log(q / (1 - q)), dtype=torch.float64, requires_grad=True)
 
 
-def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int = MAX_ITER,
+def fit_cascade(t, n_per_pair: int, n_global: int, *, transition, max_iter: int = MAX_ITER,
                 start: tuple = (None, None), precondition: bool = True, shared_counts=None):
     """Fit ``n_per_pair`` per-(query, document) probabilities (the first is the attractiveness) and ``n_global``
     shared ones to the patterns ``t``; ``transition(per_pair_on_patterns, global)`` returns (after_click, go_on);
@@ -166,7 +166,7 @@ def fit_cascade(t, n_per_pair: int, n_global: int, transition, *, max_iter: int 
             after_click, go_on = transition(per, torch.sigmoid(y * g_scale))
             shown = None if c.shown is None else torch.from_numpy(np.asarray(c.shown, bool))
             ll = (torch.from_numpy(np.asarray(c.weight, np.float64)) * cascade_log_likelihood_fast(
-                per[0], after_click, go_on, torch.from_numpy(np.asarray(c.clicks, bool)), shown=shown)).sum()
+                per[0], after_click, go_on, clicks=torch.from_numpy(np.asarray(c.clicks, bool)), shown=shown)).sum()
             (-ll / total_w).backward()
             value -= float(ll.detach()) / total_w
         local, shared = z * scale, y * g_scale

@@ -11,7 +11,7 @@ is the prior's ½ at n = 0).  Pairs never shown in training are prior-dominated 
 >>> import numpy as np
 >>> est = {"A": np.array([0.9, 0.5, 0.1, 0.8, 0.2]), "B": np.array([0.1, 0.5, 0.9, 0.2, 0.8])}
 >>> grade = np.array([2.0, 1.0, 0.0, 1.0, 0.0]); query = np.array([0, 0, 0, 1, 1])
->>> out = agreement(est, grade, query, np.array([1.0, 2, 3, 1, 2]), n_boot=50)
+>>> out = agreement(est, grade, query, logged_rank=np.array([1.0, 2, 3, 1, 2]), n_boot=50)
 >>> round(out["A"]["spearman"]["estimate"], 3), round(out["B"]["spearman"]["estimate"], 3), out["A"]["pairs"]   # 9/√90
 (0.949, -0.949, 5)
 >>> out["A"]["ndcg@10"]["estimate"], out["logged"]["ndcg@10"]["estimate"]
@@ -90,7 +90,7 @@ def _resample_pairs(query, rng, n_boot: int):
         yield np.concatenate([members[i] for i in pick]), pick
 
 
-def agreement(estimates: dict, grade, query, logged_rank, *, n_boot: int = 200, seed: int = 0, k: int = 10) -> dict:
+def agreement(estimates: dict, grade, query, *, logged_rank, n_boot: int = 200, seed: int = 0, k: int = 10) -> dict:
     """Per estimate (label → one value per labelled pair), and for the logged order (by mean logged rank): the number
     of pairs, Spearman and Kendall with the grades over the pairs, mean nDCG@k over queries, each with a 90 %
     percentile interval over ``n_boot`` resamples of the queries (seeded)."""
@@ -201,7 +201,8 @@ def judgement_report(rel, models: dict, judgements, *, include_prior: bool = Fal
         out["note"] = (f"{counted(use.sum(), 'judged pair')} in {nq} to score: too few for an agreement figure"
                        + ("" if include_prior else " (prior-dominated pairs left out)"))
         return out
-    agree = agreement(est, rel["grade"].to_numpy(np.float64)[use], qcode, mean_rank[use], n_boot=n_boot, seed=seed)
+    agree = agreement(est, rel["grade"].to_numpy(np.float64)[use], qcode, logged_rank=mean_rank[use], n_boot=n_boot,
+                      seed=seed)
     out["verdict"] = judge_verdict(models, agree, fit)
     for m in agree.values():
         m.pop("_draws")

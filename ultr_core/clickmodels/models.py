@@ -99,7 +99,7 @@ class ClickModel:
         return None if gamma is None else np.full(n, float(gamma))
 
     @classmethod
-    def sample(cls, attract, shown, curve, gamma, rng):
+    def sample(cls, attract, shown, curve, *, gamma, rng):
         raise NotImplementedError(f"{cls.__name__} is not a user model")
 
     @classmethod
@@ -143,7 +143,7 @@ class Cascade(ClickModel):
         pairs = torch.from_numpy(np.asarray(t.pairs, np.int64))
         per = [P[k][pairs] for k in self.PER_NAMES]
         after_click, go_on = self.transition(per, self._shared(P))
-        return cascade_log_likelihood(per[0], after_click, go_on, torch.from_numpy(np.asarray(t.clicks, bool)),
+        return cascade_log_likelihood(per[0], after_click, go_on, clicks=torch.from_numpy(np.asarray(t.clicks, bool)),
                                       shown=torch.from_numpy(t.mask))
 
     @staticmethod
@@ -161,11 +161,11 @@ class Cascade(ClickModel):
         return cls.transition((a,) * cls.N_PER, cls.shared(gamma))
 
     @classmethod
-    def sample(cls, attract, shown, curve, gamma, rng):
-        return smp.sample_cascade(cls.go_on(attract, gamma), attract, shown, rng)
+    def sample(cls, attract, shown, curve, *, gamma, rng):
+        return smp.sample_cascade(cls.go_on(attract, gamma), attract, shown, rng=rng)
 
     @classmethod
-    def examination(cls, attract, shown, curve, gamma):
+    def examination(cls, attract, shown, curve, *, gamma):
         return smp.cascade_examination(cls.go_on(attract, gamma), attract, shown)
 
 
@@ -233,7 +233,7 @@ class PBM(ClickModel):
         return P["attr"][np.asarray(t.pairs, np.int64)] * P["exam"][None, :]
 
     @staticmethod
-    def examination(attract, shown, curve, gamma):
+    def examination(attract, shown, curve, *, gamma):
         return np.broadcast_to(curve, np.shape(attract))
 
     @classmethod
@@ -245,7 +245,8 @@ class PBM(ClickModel):
 
     def fit(self, t, n_iter: int = EM_ITERATIONS, start: tuple | None = None):     # start: (attr, exam) to go on from
         """PyClick's EM on the (pair, rank) cells (:meth:`SessionTable.cells`, :func:`~.pbm.pbm_em`)."""
-        self.attr, self.exam = _pbm.pbm_em(*t.cells(), n_pairs=t.n_pairs, depth=t.depth, prior=t.attr_prior,
+        pair, rank, n, c = t.cells()
+        self.attr, self.exam = _pbm.pbm_em(pair, rank, n, c=c, n_pairs=t.n_pairs, depth=t.depth, prior=t.attr_prior,
                                            n_iter=n_iter, cap=PYCLICK_CAP, start=start)
         return self
 

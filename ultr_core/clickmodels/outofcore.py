@@ -19,7 +19,7 @@ _PAIRS = """CREATE TEMP TABLE pairs AS SELECT query_id, doc_id, (row_number() OV
             AS pair FROM (SELECT DISTINCT query_id, doc_id FROM rows)"""
 
 
-def register_rows(con, source, fmt: str, name: str) -> tuple[int, list[str]]:
+def register_rows(con, source, fmt: str, *, name: str) -> tuple[int, list[str]]:
     """The view ``rows`` (session_id, query_id, doc_id, position, click, ``_order``: shown rows, checked; a view, so
     that a log of any size is scanned, never held) and the table ``pairs`` (the (query, document) pairs coded
     0 … n − 1 in sorted order) of a log in ``con``; returns the largest position and the readers' repair notes.
@@ -35,7 +35,7 @@ def register_rows(con, source, fmt: str, name: str) -> tuple[int, list[str]]:
     state = register_normalised(con, source, fmt, name=name, text_columns=("position",))
     types = {r[0]: str(r[1]) for r in run_sql(con, "DESCRIBE norm", name)}
     check_session_columns(set(types), name)
-    check_values(con, {c: c for c in ("position", "shown") if c in types}, types, name)
+    check_values(con, {c: c for c in ("position", "shown") if c in types}, types, name=name)
     shown = "WHERE try_cast(shown AS BOOLEAN)" if "shown" in types else ""
     prop = f", try_cast({PROPENSITY} AS DOUBLE) AS {PROPENSITY}" if PROPENSITY in types else ""
     order = "row_number() OVER ()" if FORMATS_BY_NAME[fmt].kind == "tabular" else "session_id"
@@ -105,19 +105,19 @@ def sessions_from_source(source, fmt: str, name: str, *, memory_limit: str = "2G
     with tempfile.TemporaryDirectory(prefix="ultr-sessions-") as tmp, reporting_budget():
         con = connect(memory_limit, tmp)
         try:
-            arr, notes = engine_function(engine, "rows")(con, source, fmt, name, folder=tmp, scheduler=scheduler)
+            arr, notes = engine_function(engine, "rows")(con, source, fmt, name=name, folder=tmp, scheduler=scheduler)
             keys = con.execute("SELECT query_id, doc_id FROM pairs ORDER BY pair").df()
         finally:
             con.close()
-    out = SessionArrays.from_rows(arr["s"], arr["pair"], arr["position"], arr["click"], keys, name,
+    out = SessionArrays.from_rows(arr["s"], arr["pair"], arr["position"], click=arr["click"], pair_keys=keys, name=name,
                                   propensity=np.asarray(arr[PROPENSITY], float) if PROPENSITY in arr else None)
     return replace(out, notes=tuple(notes))
 
 
-def duckdb_rows(con, source, fmt: str, name: str, *, folder: str, scheduler: str | None = None) -> tuple[dict, list]:
+def duckdb_rows(con, source, fmt: str, *, name: str, folder: str, scheduler: str | None = None) -> tuple[dict, list]:
     """The shown rows ordered by session (file order) and rank as arrays (``s``, ``pair``, ``position``, ``click``
     and the logging policy's ``propensity`` where the log has one), read by DuckDB; the table ``pairs`` in ``con``."""
-    _, notes = register_rows(con, source, fmt, name)
+    _, notes = register_rows(con, source, fmt, name=name)
     has = PROPENSITY in {r[0] for r in con.execute("DESCRIBE rows").fetchall()}
     arr = con.execute(f"""SELECT dense_rank() OVER (ORDER BY k) AS s, pair, position, click
                          {', ' + PROPENSITY if has else ''} FROM rows

@@ -133,7 +133,7 @@ def patterns_from_source(source, fmt: str, name: str, *, split: float = 0.75, me
             con = connect(memory_limit, directory.name)
             try:
                 check_engine(engine, scheduler)
-                notes = engine_function(engine, "sessions")(con, source, fmt, name, folder=directory.name,
+                notes = engine_function(engine, "sessions")(con, source, fmt, name=name, folder=directory.name,
                                                             scheduler=scheduler)
                 depth, n_sessions = check_lists(con, name)
                 cut = int(n_sessions * split)
@@ -158,11 +158,11 @@ def patterns_from_source(source, fmt: str, name: str, *, split: float = 0.75, me
         raise
 
 
-def duckdb_sessions(con, source, fmt: str, name: str, *, folder: str, scheduler: str | None = None) -> list[str]:
+def duckdb_sessions(con, source, fmt: str, *, name: str, folder: str, scheduler: str | None = None) -> list[str]:
     """The session table ``sess`` built by DuckDB in SQL; returns the readers' repair notes."""
     from ultr_core.clickmodels.outofcore import register_rows
     from ultr_core.logs.sql import run_sql
-    top, notes = register_rows(con, source, fmt, name)
+    top, notes = register_rows(con, source, fmt, name=name)
     if top > MAX_DEPTH or top < 1:
         raise DataFormatError(name, f"result lists of {top} exceed the {MAX_DEPTH} ranks a click model "
                                     "describes" if top > MAX_DEPTH else "positions must start at 1")

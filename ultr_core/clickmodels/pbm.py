@@ -9,7 +9,7 @@ One EM update, with (pseudo-successes, pseudo-trials) added to each parameter's 
 ``cap``:  α_q ← (a + Σ_cells [c + (n − c)·(1 − γ)α / (1 − γα)]) / (b + Σ n), and γ_r likewise.
 
 >>> import numpy as np
->>> cells = PBMCells.of(np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([10., 10., 10.]), np.array([8., 4., 2.]),
+>>> cells = PBMCells.of(np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([10., 10., 10.]), c=np.array([8., 4., 2.]),
 ...                     n_pairs=2, depth=2)
 >>> attr, exam = pbm_em_step(cells, np.full(2, 0.5), np.full(2, 0.5))
 >>> attr.round(4).tolist(), exam.round(4).tolist()     # α_0 = (8 + 2·(¼/¾) + 4 + 6·(¼/¾)) / 20
@@ -45,7 +45,7 @@ class PBMCells(NamedTuple):
     cap: float                 #: estimates are capped here (PyClick: 1 − 10⁻⁶)
 
     @classmethod
-    def of(cls, pair, rank, n, c, *, n_pairs: int, depth: int, attr_prior: tuple = (0.0, 0.0),
+    def of(cls, pair, rank, n, *, c, n_pairs: int, depth: int, attr_prior: tuple = (0.0, 0.0),
            exam_prior: tuple = (0.0, 0.0), cap: float = 1.0) -> "PBMCells":
         pair, rank = np.asarray(pair, np.int64), np.asarray(rank, np.int64)
         n, c = np.asarray(n, np.float64), np.asarray(c, np.float64)
@@ -74,11 +74,11 @@ def pbm_em_step(cells: PBMCells, attr: np.ndarray, exam: np.ndarray) -> tuple[np
     return np.minimum(attr, cells.cap), np.minimum(exam, cells.cap)
 
 
-def pbm_em(pair, rank, n, c, *, n_pairs: int, depth: int, prior: tuple, n_iter: int, cap: float,
+def pbm_em(pair, rank, n, *, c, n_pairs: int, depth: int, prior: tuple, n_iter: int, cap: float,
            start: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``n_iter`` EM updates from ``start`` (default ½ everywhere) with the attractiveness prior ``prior`` and
     PyClick's examination prior (1 in 2): (α, γ)."""
-    cells = PBMCells.of(pair, rank, n, c, n_pairs=n_pairs, depth=depth, attr_prior=prior, exam_prior=(1.0, 2.0),
+    cells = PBMCells.of(pair, rank, n, c=c, n_pairs=n_pairs, depth=depth, attr_prior=prior, exam_prior=(1.0, 2.0),
                         cap=cap)
     attr, exam = start or (np.full(n_pairs, 0.5), np.full(depth, 0.5))
     for _ in range(n_iter):

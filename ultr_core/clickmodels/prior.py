@@ -92,7 +92,7 @@ def _impressions(t: SessionTable) -> tuple[np.ndarray, np.ndarray]:
     return n, np.where(n > 0, rank_sum / np.maximum(n, 1e-300), np.nan)
 
 
-def prior_from(base_attr: np.ndarray, t: SessionTable, pair_query: np.ndarray, baseline: str,
+def prior_from(base_attr: np.ndarray, t: SessionTable, pair_query: np.ndarray, *, baseline: str,
                strength: float) -> tuple:
     """(m·μ, m) per pair from a fit's attractiveness on ``t`` (PyClick's prior)."""
     n, mean_rank = _impressions(t)
@@ -110,7 +110,7 @@ def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, *, seed: int
         if choice["baseline"] == "pyclick":
             return PYCLICK_PRIOR, info
         base = (base_cls or cls)().fit(train)
-        return prior_from(base.attr, train, pair_query, choice["baseline"], choice["strength"]), info
+        return prior_from(base.attr, train, pair_query, baseline=choice["baseline"], strength=choice["strength"]), info
     rng = np.random.default_rng(seed)
     held = rng.binomial(train.weight.astype(np.int64), VALID_SHARE).astype(np.float64)
     fit_t, valid = replace(train, weight=train.weight - held), replace(train, weight=held)
@@ -121,11 +121,12 @@ def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, *, seed: int
     ll = {("pyclick", 2.0): scores(base, valid)["log_likelihood"]}
     for b in BASELINES:
         for m in STRENGTHS:
-            model = cls().fit(replace(fit_t, attr_prior=prior_from(base.attr, fit_t, pair_query, b.key, m)))
+            model = cls().fit(replace(fit_t, attr_prior=prior_from(base.attr, fit_t, pair_query, baseline=b.key,
+                                                                   strength=m)))
             ll[(b.key, m)] = scores(model, valid)["log_likelihood"]
     best = max(ll, key=ll.get)
     out = {"baseline": best[0], "strength": best[1], "validation_sessions": int(held.sum()),
            "validation_log_likelihood": ll[best], "pyclick_validation_log_likelihood": ll[("pyclick", 2.0)]}
     if best[0] == "pyclick":
         return PYCLICK_PRIOR, out
-    return prior_from(base.attr, fit_t, pair_query, best[0], best[1]), out
+    return prior_from(base.attr, fit_t, pair_query, baseline=best[0], strength=best[1]), out

@@ -42,7 +42,7 @@ def sample_sessions(model: str, n_sessions: int, *, n_queries: int = 50, depth: 
     a = np.take_along_axis(attract[q], order, axis=1)
     spec = MODEL_BY_KEY[model]
     cont = spec.continuation_by_rank(spec.gamma if gamma is None else gamma, 1.0, depth)     # η = 1
-    clicks, _ = spec.sampler(a, np.ones_like(a, bool), _EYE[:depth], cont, rng)
+    clicks, _ = spec.sampler(a, np.ones_like(a, bool), _EYE[:depth], gamma=cont, rng=rng)
     return pd.DataFrame({"session_id": np.repeat(np.arange(n_sessions), depth), "query_id": np.repeat(q, depth),
                          "doc_id": (order + 100 * q[:, None]).ravel(), "position": np.tile(np.arange(1, depth + 1),
                                                                                             n_sessions),

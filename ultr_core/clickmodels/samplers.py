@@ -61,7 +61,7 @@ def cascade_examination(go_on, attract: np.ndarray, shown: np.ndarray) -> np.nda
     return _exclusive_cumprod(a * on_click + (1 - a) * on_skip) * shown
 
 
-def sample_cascade(go_on, attract, shown, rng):
+def sample_cascade(go_on, attract, shown, *, rng):
     """Clicks of a cascade with the transition ``go_on`` (see :func:`cascade_examination`): attraction and a
     continuation draw per position, examined iff every earlier step went on; returns (clicks, examination)."""
     a = np.asarray(attract, np.float64)
@@ -72,7 +72,7 @@ def sample_cascade(go_on, attract, shown, rng):
     return examined & attracted, cascade_examination(go_on, a, shown)
 
 
-def sample_pbm(attract, shown, curve, gamma, rng):
+def sample_pbm(attract, shown, curve, *, gamma, rng):
     """PBM (Craswell et al. 2008): click ~ Bern(α_p · o_p); ``curve`` may be per row (LBD's coupling, contexts).
     One uniform draw per cell, as the simulator has always drawn them."""
     exam = np.broadcast_to(curve, np.shape(attract))
@@ -90,7 +90,7 @@ def _distance_curve(curve, n: int) -> np.ndarray:
     return np.concatenate([c[:n], np.zeros(max(n - len(c), 0))])
 
 
-def sample_ubm(attract, shown, curve, gamma, rng):
+def sample_ubm(attract, shown, curve, *, gamma, rng):
     """UBM (Dupret & Piwowarski 2008): position p examined with o_{p − last click above p}; one pass over the
     positions, vectorised over sessions."""
     a = np.asarray(attract, np.float64)

@@ -79,12 +79,12 @@ class SessionArrays:
         key = ["query_id", "doc_id"]
         pair, keys = pd.factorize(pd.MultiIndex.from_frame(f[key]), sort=True)
         prop = pd.to_numeric(f[PROPENSITY], errors="coerce").to_numpy(float) if PROPENSITY in f else None
-        return cls.from_rows(f["session_id"].to_numpy(), pair, f["position"].to_numpy(), f["click"].to_numpy(),
-                             pd.DataFrame(list(keys), columns=key), name, propensity=prop)
+        return cls.from_rows(f["session_id"].to_numpy(), pair, f["position"].to_numpy(), click=f["click"].to_numpy(),
+                             pair_keys=pd.DataFrame(list(keys), columns=key), name=name, propensity=prop)
 
     @classmethod
-    def from_rows(cls, session, pair, position, click, pair_keys: pd.DataFrame, name: str,
-                  *, propensity=None) -> "SessionArrays":
+    def from_rows(cls, session, pair, position, *, click, pair_keys: pd.DataFrame, name: str,
+                  propensity=None) -> "SessionArrays":
         """From rows ordered by (session id, rank): session ids, pair codes (rows of ``pair_keys``), ranks,
         0/1 clicks (and the logging policy's propensities, checked by :func:`check_propensity`); every session must
         show ranks 1 … n once each, n ≤ :data:`MAX_DEPTH` (lists of varying n are padded to the longest)."""

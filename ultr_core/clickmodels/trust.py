@@ -74,11 +74,11 @@ class Trust(ClickModel):
         return minus + (plus - minus) * np.asarray(attract)
 
     @staticmethod
-    def examination(attract, shown, curve, gamma):
+    def examination(attract, shown, curve, *, gamma):
         return np.broadcast_to(curve, np.shape(attract))
 
     @staticmethod
-    def sample(attract, shown, curve, gamma, rng):
+    def sample(attract, shown, curve, *, gamma, rng):
         exam = np.broadcast_to(curve, np.shape(attract))
         p = exam * Trust.examined_click(attract, gamma)
         return (rng.random(np.shape(attract), dtype=np.float32) < p) & shown, exam
@@ -166,7 +166,7 @@ def affine_log_likelihood(p, clicks, shown) -> float:
     return float(ll.sum())
 
 
-def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, *, max_iter: int = 3000,
+def fit_affine_counts(pair, position, clicks, *, shown, n_pairs: int, depth: int, max_iter: int = 3000,
                       start: "AffineFit | None" = None) -> AffineFit:
     """Trust bias's affine click model P(click) = b_p + s_p · a_d fitted by maximum likelihood on a count table —
     one row per (document ``pair``, 1-based ``position``) with its ``clicks`` and ``shown`` impressions.  Examination
@@ -181,7 +181,7 @@ def fit_affine_counts(pair, position, clicks, shown, n_pairs: int, depth: int, *
     each but not their sum: where a cell passed 1 the clipped objective went flat, L-BFGS-B stopped "ABNORMAL"
     after a few steps and fitted probabilities exceeded 1.)
 
-    >>> f = fit_affine_counts([0, 0, 1, 1], [1, 2, 1, 2], [80, 40, 30, 15], [100] * 4, 2, 2)
+    >>> f = fit_affine_counts([0, 0, 1, 1], [1, 2, 1, 2], [80, 40, 30, 15], shown=[100] * 4, n_pairs=2, depth=2)
     >>> bool(f.signal[1] < f.signal[0] and f.attr[0] > f.attr[1]), f.converged
     (True, True)
     >>> f.probability([0, 1], [1, 2]).round(2).tolist()

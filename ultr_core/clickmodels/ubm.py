@@ -26,7 +26,7 @@ class UBM(ClickModel):
         return P["attr"][np.asarray(t.pairs, np.int64)] * P["exam"].reshape(-1)[cell]
 
     @staticmethod
-    def examination(attract, shown, curve, gamma):
+    def examination(attract, shown, curve, *, gamma):
         return smp.ubm_examination(attract, shown, curve)
 
     @classmethod
@@ -46,7 +46,7 @@ class UBM(ClickModel):
         examination index."""
         d = t.depth
         pair, index, n, c = t.cells(previous_click=True)
-        self.attr, exam = pbm_em(pair, index, n, c, n_pairs=t.n_pairs, depth=d * d, prior=t.attr_prior, n_iter=n_iter,
+        self.attr, exam = pbm_em(pair, index, n, c=c, n_pairs=t.n_pairs, depth=d * d, prior=t.attr_prior, n_iter=n_iter,
                                  cap=PYCLICK_CAP)
         self.exam = exam.reshape(d, d)
         return self

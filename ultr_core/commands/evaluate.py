@@ -54,7 +54,7 @@ def _scores(a):
         return None
     from ultr_core.commands.options import file_bytes
     from ultr_core.logs.scores import read_scores
-    return read_scores(file_bytes(a.ranking, "--ranking", "a scores file", MAX_SCORES_BYTES,
+    return read_scores(file_bytes(a.ranking, "--ranking", "a scores file", max_bytes=MAX_SCORES_BYTES,
                                   missing="neither 'production', 'model:KEY' nor an existing scores file",
                                   too_large="the scores file is larger than {mb} MB"), "--ranking")
 

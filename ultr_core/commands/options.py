@@ -17,12 +17,12 @@ def judgements_option(a):
         return None
     from ultr_core.logs.judgements import parse_grades, read_judgements
     low, high = parse_grades(a.grades)
-    data = file_bytes(a.judgements, "--judgements", "a judgements file", MAX_JUDGEMENTS_BYTES,
+    data = file_bytes(a.judgements, "--judgements", "a judgements file", max_bytes=MAX_JUDGEMENTS_BYTES,
                       missing="file not found", too_large="larger than {mb} MB")
     return read_judgements(data, name="--judgements", grades=(low, high))
 
 
-def file_bytes(path: str, flag: str, what: str, max_bytes: int, *, missing: str, too_large: str) -> bytes:
+def file_bytes(path: str, flag: str, what: str, *, max_bytes: int, missing: str, too_large: str) -> bytes:
     """The bytes of a small file a flag names, after refusing a system path, a missing file (``missing``) and one
     over ``max_bytes`` (``too_large``, with ``{mb}`` its limit in MB) — each a message naming the flag."""
     import os

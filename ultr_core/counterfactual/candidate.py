@@ -57,7 +57,7 @@ def production_rank(t, pair_query: np.ndarray) -> np.ndarray:
     return rank_within(-np.where(n > 0, expected, np.inf), pair_query, np.arange(len(pair_query)))
 
 
-def from_values(values: np.ndarray, label: str, pair_query: np.ndarray, production: np.ndarray) -> Candidate:
+def from_values(values: np.ndarray, label: str, pair_query: np.ndarray, *, production: np.ndarray) -> Candidate:
     """A candidate that ranks each query by ``values`` (one per pair; ties by the production order)."""
     return Candidate(label, rank_within(values, pair_query, production), {"ties": _ties(values, pair_query)})
 
@@ -68,8 +68,8 @@ def _ties(values, pair_query) -> int:
     return int(f[f.duplicated(["q", "v"], keep=False)]["q"].nunique())
 
 
-def from_scores(scores, pair_keys: pd.DataFrame, pair_query: np.ndarray, production: np.ndarray,
-                *, label: str = "scores") -> Candidate:
+def from_scores(scores, pair_keys: pd.DataFrame, pair_query: np.ndarray, *, production: np.ndarray,
+                label: str = "scores") -> Candidate:
     """The candidate of a scores file (:class:`~ultr_core.logs.scores.Scores`), joined to the log's pairs as text."""
     keys = pair_keys[["query_id", "doc_id"]].astype(str)
     s = scores.frame
@@ -99,7 +99,7 @@ def from_scores(scores, pair_keys: pd.DataFrame, pair_query: np.ndarray, product
     return Candidate(label, rank_within(value, pair_query, production), counts, tuple(notes))
 
 
-def candidate_lists(rank: np.ndarray, pair_query: np.ndarray, n_queries: int, depth: int) -> np.ndarray:
+def candidate_lists(rank: np.ndarray, pair_query: np.ndarray, n_queries: int, *, depth: int) -> np.ndarray:
     """(queries × depth) pair codes of each query's top ``depth`` under ``rank`` (−1 where a query has fewer)."""
     out = np.full((n_queries, depth), -1, np.int64)
     top = rank <= depth

@@ -143,7 +143,8 @@ def _affine(n: np.ndarray, c: np.ndarray, t: SessionTable, start):
     """Trust bias's b_r + s_r·a_d on the (pair, rank) cells' counts (started from ``start`` unless it is True)."""
     from ultr_core.clickmodels.trust import fit_affine_counts
     cells = np.flatnonzero(n > 0)
-    return fit_affine_counts(cells // t.depth, cells % t.depth + 1, c[cells], n[cells], t.n_pairs, t.depth,
+    return fit_affine_counts(cells // t.depth, cells % t.depth + 1, c[cells], shown=n[cells], n_pairs=t.n_pairs,
+                             depth=t.depth,
                              start=None if start is True else start)
 
 
@@ -154,7 +155,7 @@ def _setup(t: SessionTable, arrays: SessionArrays, rank: np.ndarray, k: int, pro
     np.maximum.at(length, pq, t.mask.sum(1))                # the longest list each query's sessions show
     kq = np.minimum(k, length)
     positions = np.arange(t.depth)[None, :]
-    lists = np.where(positions < kq[:, None], cand.candidate_lists(rank, arrays.pair_query, n_q, t.depth), -1)
+    lists = np.where(positions < kq[:, None], cand.candidate_lists(rank, arrays.pair_query, n_q, depth=t.depth), -1)
     match = (lists[pq] == t.pairs) & (positions < k) & t.mask
     return Setup(t, pq, arrays.pair_query, n_q, k, rank[t.pairs], rank, lists, match, t.pairs * t.depth + positions,
                  kq, propensity)
@@ -179,7 +180,7 @@ def logged_propensities(arrays: SessionArrays) -> tuple[np.ndarray | None, int]:
 
 def _candidate(ranking: str, scores, arrays, t, production, fitted) -> cand.Candidate:
     if scores is not None:
-        return cand.from_scores(scores, arrays.pair_keys, arrays.pair_query, production)
+        return cand.from_scores(scores, arrays.pair_keys, arrays.pair_query, production=production)
     if ranking == "production":
         return cand.Candidate("the production order", production, {})
     key = ranking.split(":", 1)[1] if ranking.startswith("model:") else None
@@ -187,7 +188,8 @@ def _candidate(ranking: str, scores, arrays, t, production, fitted) -> cand.Cand
         raise ConfigError("--ranking", f"give a scores file, 'production' or 'model:KEY' with KEY one of "
                                        f"{', '.join(MODEL_BY_KEY)}")
     rel = fitted(key).relevance()
-    return cand.from_values(rel, f"re-ranked by {MODEL_BY_KEY[key].label}'s relevance", arrays.pair_query, production)
+    return cand.from_values(rel, f"re-ranked by {MODEL_BY_KEY[key].label}'s relevance", arrays.pair_query,
+                            production=production)
 
 
 def _identified(s: Setup) -> tuple[np.ndarray, np.ndarray, int]:
@@ -329,7 +331,7 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, *, model: str = "p
            "logging_propensities": _propensity_source(propensity is not None, varied)}
     if judgements is not None:
         from ultr_core.counterfactual.judged_dcg import judged_value
-        out["judged"] = judged_value(judgements, arrays, s, production, nq, n_boot, seed)
+        out["judged"] = judged_value(judgements, arrays, s, production=production, nq=nq, n_boot=n_boot, seed=seed)
     return out
 
 

@@ -31,13 +31,13 @@ def _dcg(lists: np.ndarray, grade: np.ndarray, k: int) -> tuple[np.ndarray, np.n
     return gain.sum(1), np.isfinite(g)
 
 
-def judged_value(judgements, arrays, s, production: np.ndarray, nq: np.ndarray, n_boot: int, seed: int) -> dict:
+def judged_value(judgements, arrays, s, *, production: np.ndarray, nq: np.ndarray, n_boot: int, seed: int) -> dict:
     """DCG@k of the candidate and of the production order, with intervals over the same session resamples."""
     grade = pair_grades(judgements, arrays.pair_keys)
     if not np.isfinite(grade).any():
         return {"note": "no judgement matches a (query, document) pair of the log", "matched_pairs": 0}
     cand, judged = _dcg(s.cand, grade, s.k)
-    lists = candidate_lists(production, arrays.pair_query, s.n_queries, s.t.depth)
+    lists = candidate_lists(production, arrays.pair_query, s.n_queries, depth=s.t.depth)
     prod, _ = _dcg(np.where(s.cand >= 0, lists, -1), grade, s.k)     # each query's own list length
     rng = np.random.default_rng(seed)
     per_q = np.stack([np.bincount(s.pq, rng.poisson(s.t.weight), s.n_queries) for _ in range(n_boot)])

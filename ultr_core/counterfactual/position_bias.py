@@ -48,7 +48,7 @@ def fit_position_bias(n: np.ndarray, c: np.ndarray, *, n_pairs: int, depth: int,
     one-in-two examination prior, 1/(2 + its impressions), so that no weight divides by 0."""
     cells = np.flatnonzero(n > 0)
     pair, rank, nn, cc = cells // depth, cells % depth, n[cells], c[cells]
-    fit = factor_uncertainty(pair, rank, nn, cc, n_pairs, depth, np.zeros(depth, np.int64),
+    fit = factor_uncertainty(pair, rank, nn, c=cc, n_docs=n_pairs, n_factors=depth, component=np.zeros(depth, np.int64),
                              references=np.zeros(depth, np.int64), with_se=False)
     theta = np.where(fit.o > 0, fit.o, 1.0 / (2.0 + np.bincount(rank, nn, depth)))
     # converged unless it stalled (STALLED: the last Newton decrement still above 10⁻⁸; the fit's own 10⁻¹² is not

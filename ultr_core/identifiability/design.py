@@ -15,7 +15,7 @@ one scored on the updated information (greedy), giving the predicted standard er
 >>> n, c = np.full(4, 1000.0), np.array([500.0, 250.0, 300.0, 100.0])
 >>> doc, fac = np.r_[doc, 2], np.r_[fac, 1]                         # … 20 impressions of document 2 at 1
 >>> n, c = np.r_[n, 20.0], np.r_[c, 1.0]
->>> u = factor_uncertainty(doc, fac, n, c, 3, 3, np.zeros(3, int), references={0: 0})
+>>> u = factor_uncertainty(doc, fac, n, c=c, n_docs=3, n_factors=3, component=np.zeros(3, int), references={0: 0})
 >>> plan = certainty_plan(u, steps=1, impressions=1000)
 >>> plan.swaps[0]["document"], plan.swaps[0]["factor"], plan.worst_after[0] < plan.worst_before   # doc 0 at 2
 (0, 2, True)
@@ -69,7 +69,7 @@ def _component(u: FactorUncertainty):
     facs = np.flatnonzero(u.block == u.block[worst])
     facs = np.r_[ground, facs[facs != ground]]
     doc, fac, w = u.cells
-    S = schur(doc, fac, w, len(u.r), len(u.o))[0][facs][:, facs].toarray()
+    S = schur(doc, fac, w, n_docs=len(u.r), n_factors=len(u.o))[0][facs][:, facs].toarray()
     local = np.full(len(u.o), -1)
     local[facs] = np.arange(len(facs))
     rows = (local[fac] >= 0) & (w > 0)

@@ -98,11 +98,11 @@ def fit_embedding(log: ClickLog, *, method: str = "dla", bias=None, groups=None,
     """Fit an embedding model (see module docstring) on a click log.  ``on_step(record)`` is
     called every ``every`` iterations with {step, loss}; ``stop`` (a threading.Event) ends early."""
     d, g, n, c, D, G, doc_ids = ctr_table(log, bias=bias, groups=groups, factors=factors)
-    return fit_counts(d, g, n, c, D, G, method=method, n_iter=n_iter, seed=seed, lr=lr, tol=tol, init=init,
+    return fit_counts(d, g, n, c=c, D=D, G=G, method=method, n_iter=n_iter, seed=seed, lr=lr, tol=tol, init=init,
                       on_step=on_step, stop=stop, every=every, doc_ids=doc_ids)
 
 
-def fit_counts(d, g, n, c, D: int, G: int, *, method: str = "dla", n_iter: int | None = None, seed: int = 0,
+def fit_counts(d, g, n, *, c, D: int, G: int, method: str = "dla", n_iter: int | None = None, seed: int = 0,
                lr: float = 0.01, tol: float = 1e-9, init=None, on_step=None, stop=None, every: int = 10,
                doc_ids=None, prior: tuple = (0.0, 0.0)) -> EmbeddingResult:
     """Fit on (document code ``d``, group code ``g``, impressions ``n``, clicks ``c``) arrays —

@@ -44,7 +44,7 @@ def equal_fit_fits(*, k: int = 2, data_seed: int = 0, inits=(1, 2, 3, 4), report
         for init in inits:
             if stop is not None and stop.is_set():
                 return pd.DataFrame(rows)
-            fit = fit_counts(g.doc, fac, g.impressions, g.clicks, g.n_documents, n_obs, method="dla", seed=init)
+            fit = fit_counts(g.doc, fac, g.impressions, c=g.clicks, D=g.n_documents, G=n_obs, method="dla", seed=init)
             scores = _fit_scores(g, fit, groups, truth, data, None, init)
             rows.append({"repair": label, "start": init, "components": comps,
                          "log_likelihood": _log_likelihood(g, fit, fac), "mcc": scores["mcc"],

@@ -330,7 +330,7 @@ def estimate_bias_full(graph: IdentifiabilityGraph, *, method: str = "all_pairs"
                           "lower": np.asarray(lo, float), "upper": np.asarray(hi, float),
                           "impressions": np.bincount(S.slot, S.n, S.F).astype(np.int64)}, columns=_COLUMNS)
     clicks = np.bincount(S.slot, S.c, S.F)
-    support_notes, dead, no_clicks = blank_unsupported(table, clicks, S.start, S.seg, chosen)
+    support_notes, dead, no_clicks = blank_unsupported(table, clicks, S.start, seg=S.seg, chosen=chosen)
     missing = np.bincount(S.seg, np.isnan(est) & ~dead, len(chosen)).astype(int)
     for k in np.flatnonzero(missing):        # one note per component with a gap (at most max_components)
         notes.append(f"component {int(chosen[k])}: {counted(missing[k], 'factor')} share no document with the "
@@ -340,7 +340,7 @@ def estimate_bias_full(graph: IdentifiabilityGraph, *, method: str = "all_pairs"
 
 
 def _converged(doc, slot, n_docs: int, S: _Stack, N, C, exclude):
-    return converged_curves(doc, slot, n_docs, S.F, N, C, S.start, exclude=exclude)
+    return converged_curves(doc, slot, n_docs, F=S.F, N=N, C=C, start=S.start, exclude=exclude)
 
 
 def _resamples(S, method, n_bootstrap, n_w, width, exclude, pairs, seed, budget: Budget, notes) -> tuple[list, int]:

@@ -154,24 +154,25 @@ def _fit_strategy(g, groups: np.ndarray, train_codes, test_codes, seed: int):
     d_te, f_te, c_te, _ = test_codes
     n_groups = int(groups.max()) + 1
     d, grp, n, c = _counts(d_tr, groups[f_tr], c_tr, g.n_documents, n_groups)
-    fit = em_with_prior(d, grp, n, c, g.n_documents, n_groups, seed=seed)
+    fit = em_with_prior(d, grp, n, c=c, n_docs=g.n_documents, n_groups=n_groups, seed=seed)
     train_ll = _log_lik(fit.relevance[d_tr] * fit.observation[groups[f_tr]], c_tr)
     return fit, train_ll, _row_log_lik(fit.relevance[d_te] * fit.observation[groups[f_te]], c_te)
 
 
-def em_with_prior(d, g, n, c, n_docs: int, n_groups: int, *, seed: int = 0):
+def em_with_prior(d, g, n, *, c, n_docs: int, n_groups: int, seed: int = 0):
     """EM for ``P(click) = r_d·o_g`` on (document, group, impressions, clicks) cells with :data:`PRIOR`'s pseudo
     counts on every parameter (PyClick's PBM update): the embedding models' EM
     (:func:`~ultr_core.identifiability.embedding.fit_counts`) from a uniform start in [0.1, 0.9] (``seed``),
     stopping at :data:`TOL` or :data:`MAX_ITER`.
 
-    >>> f = em_with_prior(np.array([0]), np.array([0]), np.array([8.]), np.array([8.]), 1, 1)
+    >>> f = em_with_prior(np.array([0]), np.array([0]), np.array([8.]), c=np.array([8.]), n_docs=1, n_groups=1)
     >>> float(f.relevance[0]), float(f.observation[0])     # 8 clicks in 8: (1 + 8) / (2 + 8) each, in one step
     (0.9, 0.9)
     """
     rng = np.random.default_rng(seed)
     start = rng.uniform(0.1, 0.9, n_docs), rng.uniform(0.1, 0.9, n_groups)
-    return fit_counts(d, g, n, c, n_docs, n_groups, method="em", n_iter=MAX_ITER, tol=TOL, init=start, prior=PRIOR)
+    return fit_counts(d, g, n, c=c, D=n_docs, G=n_groups, method="em", n_iter=MAX_ITER, tol=TOL, init=start,
+                      prior=PRIOR)
 
 
 def _document_table(g, log: ClickLog, train_codes, fits: dict) -> pd.DataFrame:

@@ -44,7 +44,7 @@ def ig_judgements(frame: pd.DataFrame, judgements, *, seed: int = 0, n_boot: int
     if len(rows) < 3 or rows["grade"].nunique() < 2:
         return {**out, "note": "fewer than 3 judged documents with an estimate, or one grade only: nothing to score"}
     agree = agreement({"ig": rows["relevance"].to_numpy()}, rows["grade"].to_numpy(), rows["query_id"].to_numpy(),
-                      np.zeros(len(rows)), n_boot=n_boot, seed=seed)["ig"]
+                      logged_rank=np.zeros(len(rows)), n_boot=n_boot, seed=seed)["ig"]
     out.update({k: v for k, v in agree.items() if not k.startswith("_")})
     per = [stats.spearmanr(g["relevance"], g["grade"]).statistic for _, g in rows.groupby("component")
            if len(g) >= MIN_PER_COMPONENT and g["grade"].nunique() > 1 and g["relevance"].nunique() > 1]

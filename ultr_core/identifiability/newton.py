@@ -44,7 +44,7 @@ def cell_weights(n, p) -> np.ndarray:
     return n * p / (1 - p)
 
 
-def schur(doc, fac, w, n_docs: int, n_factors: int):
+def schur(doc, fac, w, *, n_docs: int, n_factors: int):
     """The information on the factors once the documents are eliminated exactly (each document touches factors
     only): S = D_f − Wᵀ D_d⁻¹ W, the Schur complement of the Laplacian L = S Q S — it keeps the effective
     resistances between factors.  Returns (S, W, D_d⁻¹) with W the (document × factor) weights.  With at most
@@ -83,11 +83,11 @@ def _blocks(doc, fac, n_docs: int, n_factors: int, reference: np.ndarray):
     return block, ground[block] == np.arange(n_factors), ground[block] == reference
 
 
-def newton_step(doc, fac, n, c, theta, n_docs, n_factors, block, grounding):
+def newton_step(doc, fac, n, *, c, theta, n_docs, n_factors, block, grounding):
     """One Newton step on the observed information (documents eliminated, each block grounded), each block's step
     held short of p = 1 and halved until its own likelihood does not fall; returns (θ, Newton decrement)."""
     p = np.exp(theta[doc] + theta[n_docs + fac])
-    S, W, inv = schur(doc, fac, _newton_weights(n, c, p), n_docs, n_factors)
+    S, W, inv = schur(doc, fac, _newton_weights(n, c, p), n_docs=n_docs, n_factors=n_factors)
     g = _score(doc, fac, n, c, p, n_docs, n_factors)
     gd, gf = g[:n_docs], -g[n_docs:]                     # the Laplacian's coordinates: factors' sign flipped
     rhs = gf + W.T @ (inv * gd)
@@ -121,7 +121,7 @@ def newton_step(doc, fac, n, c, theta, n_docs, n_factors, block, grounding):
     else:
         scale[bad] = 0.0                                         # blocks that found no rise keep their values
         new = theta + step * np.concatenate([scale[doc_block], scale[block]])
-    return documents_given_factors(doc, fac, n, c, new, n_docs), dec
+    return documents_given_factors(doc, fac, n, c=c, theta=new, n_docs=n_docs), dec
 
 
 def _newton_weights(n, c, p) -> np.ndarray:
@@ -140,7 +140,7 @@ def _celllog_likelihood(n, c, p) -> np.ndarray:
         return np.where(p < 1, c * np.log(q) + (n - c) * np.log1p(-np.minimum(q, P_MAX)), -np.inf)
 
 
-def fit_newton(doc, fac, n, c, theta, n_docs, n_factors, reference, boundary, out, tol):
+def fit_newton(doc, fac, n, *, c, theta, n_docs, n_factors, reference, boundary, out, tol):
     """Newton to convergence; a document whose maximum lies on the boundary (:func:`_at_boundary`) leaves the fit (an
     active set: the rest is a regular problem again) and the blocks are recomputed; ``boundary`` / ``out``: the
     documents / factors left out from the start.  Once converged, every document left out whose maximum at the final
@@ -175,7 +175,7 @@ def _released(doc, fac, n, c, theta, n_docs: int, boundary, out) -> np.ndarray:
     five has slope 1 − 1 = 0 at the cap)."""
     rows = boundary[doc] & ~out[fac]
     shown = np.bincount(doc[rows], n[rows], n_docs)
-    slope = cap_slope(doc[rows], fac[rows], n[rows], c[rows], np.exp(theta[n_docs:]), n_docs)
+    slope = cap_slope(doc[rows], fac[rows], n[rows], c=c[rows], o=np.exp(theta[n_docs:]), n_docs=n_docs)
     return boundary & (shown > 0) & (slope < -RELEASE_MARGIN * shown)
 
 
@@ -184,11 +184,11 @@ def _readmit(doc, fac, n, c, theta, n_docs: int, back, out) -> np.ndarray:
     the factors have moved since (one left at r = 1/o₁ and came back with o₂ > o₁: p > 1 on its cell at rank 2, no
     step could rise and Newton stopped at its 100 steps)."""
     rows = back[doc] & ~out[fac]
-    top = component_top(doc[rows], fac[rows], np.exp(theta[n_docs:]), n_docs, None)
+    top = component_top(doc[rows], fac[rows], np.exp(theta[n_docs:]), n_docs=n_docs, block=None)
     theta = theta.copy()
     with np.errstate(divide="ignore"):
         theta[:n_docs] = np.where(back, np.minimum(theta[:n_docs], np.log(0.9 / top)), theta[:n_docs])
-    return documents_given_factors(doc[rows], fac[rows], n[rows], c[rows], theta, n_docs)
+    return documents_given_factors(doc[rows], fac[rows], n[rows], c=c[rows], theta=theta, n_docs=n_docs)
 
 
 def _fit_active(doc, fac, n, c, theta, n_docs, n_factors, reference, boundary, out, tol):
@@ -198,13 +198,15 @@ def _fit_active(doc, fac, n, c, theta, n_docs, n_factors, reference, boundary, o
     protect[np.asarray(reference, np.int64)] = True          # a reference is never the separated side
     for _ in range(MAX_NEWTON):
         if changed:
-            rows, fit_doc = active_rows(doc, fac, c, fit_doc, n_docs, n_factors, out, protect=protect)
+            rows, fit_doc = active_rows(doc, fac, c, fit_doc=fit_doc, n_docs=n_docs, n_factors=n_factors, out=out,
+                                        protect=protect)
             theta[n_docs:][out] = 0.0
             block, grounding, reached = _blocks(doc[rows], fac[rows], n_docs, n_factors, reference)
             sub, changed = (doc[rows], fac[rows], n[rows], c[rows]), False
         if not rows.any():
             return theta, 0.0, fit_doc, boundary, out, block, grounding, reached
-        theta, dec = newton_step(*sub, theta, n_docs, n_factors, block, grounding)
+        theta, dec = newton_step(*sub[:3], c=sub[3], theta=theta, n_docs=n_docs, n_factors=n_factors, block=block,
+                                 grounding=grounding)
         hit = fit_doc & _at_boundary(*sub, np.exp(theta[n_docs:]), n_docs)
         far = ~grounding & (np.abs(theta[n_docs:]) > SEPARATED)
         if hit.any() or far.any():
@@ -215,7 +217,7 @@ def _fit_active(doc, fac, n, c, theta, n_docs, n_factors, reference, boundary, o
     return theta, dec, fit_doc, boundary, out, block, grounding, reached
 
 
-def documents_given_factors(doc, fac, n, c, theta, n_docs: int, *, steps: int = 30) -> np.ndarray:
+def documents_given_factors(doc, fac, n, *, c, theta, n_docs: int, steps: int = 30) -> np.ndarray:
     """Each document's log r at its own maximum given the factors — a concave problem in one variable per document,
     on log r < −max log o: Newton with the document's own curvature, held short of p = 1 and halved until its own
     likelihood does not fall.  Run after every factor step: the joint step gives a document with a cell clicked at
@@ -264,7 +266,7 @@ def _separated(doc, fac, c, rows, n_docs: int, n_factors: int) -> np.ndarray:
     return (np.bincount(f, minlength=n_factors) > 0) & (np.bincount(f, ~only_here, n_factors) == 0)
 
 
-def active_rows(doc, fac, c, fit_doc, n_docs: int, n_factors: int, out, *, protect=None):
+def active_rows(doc, fac, c, *, fit_doc, n_docs: int, n_factors: int, out, protect=None):
     """The fitted cells: those of the fitted documents at factors that they click (a factor none of them clicks has
     its maximum at o = 0 and no information) and not separated (``out``), documents left with one such factor
     becoming leaves, and documents left with no click on them leaving (their r runs to 0 one unit of log r per
@@ -286,7 +288,7 @@ def active_rows(doc, fac, c, fit_doc, n_docs: int, n_factors: int, out, *, prote
         rows = rows_new
 
 
-def component_top(doc, fac, o, n_docs: int, block) -> np.ndarray:
+def component_top(doc, fac, o, *, n_docs: int, block) -> np.ndarray:
     """Per document the largest o over the factors of its information components (its own factors' included): the
     constraint r·o ≤ 1 at every factor of its component caps r at 1 / this."""
     top = np.zeros(n_docs)
@@ -302,13 +304,13 @@ def _at_boundary(doc, fac, n, c, o, n_docs: int, block=None) -> np.ndarray:
     """Documents whose likelihood still rises at the cap r = 1/(the largest o of their component) given o: their
     constrained maximum lies on the boundary r·o = 1 (p = 1 on a cell of their own only when every impression there
     was clicked; else on a more examined factor of their component)."""
-    return cap_slope(doc, fac, n, c, o, n_docs, block=block) > 0
+    return cap_slope(doc, fac, n, c=c, o=o, n_docs=n_docs, block=block) > 0
 
 
-def cap_slope(doc, fac, n, c, o, n_docs: int, *, block=None) -> np.ndarray:
+def cap_slope(doc, fac, n, *, c, o, n_docs: int, block=None) -> np.ndarray:
     """Per document the derivative of its log-likelihood in log r at the cap (:func:`_at_boundary`), in clicks; −1e300
     where a cell at the cap has an unclicked impression (the likelihood falls to −∞ there)."""
-    top = component_top(doc, fac, o, n_docs, block)
+    top = component_top(doc, fac, o, n_docs=n_docs, block=block)
     p = o[fac] / top[doc]
     at_top = p >= 1 - 1e-12
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -22,8 +22,9 @@ def graph_uncertainty(g) -> FactorUncertainty:
     """The converged PBM fit and the standard errors of every factor of the graph ``g`` (built from counts)."""
     from ultr_core.identifiability.estimation import curve_references
     n_docs = int(max(g.n_documents, int(g.doc.max()) + 1 if len(g.doc) else 0))
-    return factor_uncertainty(g.doc, g.fac, g.impressions.astype(np.float64), g.clicks.astype(np.float64), n_docs,
-                              g.n_factors, np.asarray(g.component), references=curve_references(g))
+    return factor_uncertainty(g.doc, g.fac, g.impressions.astype(np.float64), c=g.clicks.astype(np.float64),
+                              n_docs=n_docs,
+                              n_factors=g.n_factors, component=np.asarray(g.component), references=curve_references(g))
 
 
 def _finite(x: float):

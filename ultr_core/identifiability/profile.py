@@ -11,7 +11,7 @@ documents: :mod:`~ultr_core.identifiability.uncertainty`), so the two intervals 
 >>> from ultr_core.identifiability.uncertainty import factor_uncertainty
 >>> doc, fac = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
 >>> n, c = np.full(4, 400.0), np.array([160.0, 80.0, 80.0, 40.0])
->>> p = profile_interval(factor_uncertainty(doc, fac, n, c, 2, 2, np.zeros(2, int)), 1)
+>>> p = profile_interval(factor_uncertainty(doc, fac, n, c=c, n_docs=2, n_factors=2, component=np.zeros(2, int)), 1)
 >>> round(p.estimate, 3), [round(p.lower, 3), round(p.upper, 3)], [round(p.fisher_lower, 3), round(p.fisher_upper, 3)]
 (0.5, [0.424, 0.586], [0.425, 0.588])
 """
@@ -90,7 +90,8 @@ class _Problem:
         np.maximum.at(top, d, theta[self.D + f])
         theta[:self.D] = np.minimum(theta[:self.D], -top - 1e-6)
         for _ in range(MAX_REFIT_STEPS):
-            theta, dec = newton_step(*self.cells, theta, self.D, self.F, np.zeros(self.F, np.int64), self.ground)
+            theta, dec = newton_step(*self.cells[:3], c=self.cells[3], theta=theta, n_docs=self.D, n_factors=self.F,
+                                     block=np.zeros(self.F, np.int64), grounding=self.ground)
             if abs(dec) < _TOL:
                 break
         else:

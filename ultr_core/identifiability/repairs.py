@@ -37,7 +37,8 @@ REPAIRS = ("none", "merge", "intervene")
 def _fit(g: IdentifiabilityGraph, method, groups, init, seed, tol, max_iter):
     fac = g.fac if groups is None else groups[g.fac]
     n_groups = g.n_factors if groups is None else int(groups.max()) + 1
-    return fit_counts(g.doc, fac, g.impressions, g.clicks, g.n_documents, n_groups, method=method, n_iter=max_iter,
+    return fit_counts(g.doc, fac, g.impressions, c=g.clicks, D=g.n_documents, G=n_groups, method=method,
+                      n_iter=max_iter,
                       seed=seed, tol=tol, init=init)
 
 
@@ -151,7 +152,7 @@ def _fit_scores(g: IdentifiabilityGraph, fit, groups, true_relevance, data, test
         out["ndcg@10"] = ndcg(score, data.labels, data.offsets, k=10)
     if test is not None:
         from ultr_core.identifiability.semisynthetic import score_on_test
-        out.update(score_on_test(test[0], g.documents[g.doc], ctr, o_hat[g.fac], test[1], seed=seed))
+        out.update(score_on_test(test[0], g.documents[g.doc], ctr, observation=o_hat[g.fac], test=test[1], seed=seed))
     return out
 
 

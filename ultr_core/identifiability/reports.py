@@ -119,7 +119,7 @@ def _intervention_section(g: IdentifiabilityGraph, plan, log, seed: int, max_com
         rel, obs = np.full(g.n_documents, 0.5), np.full(g.n_factors, 0.5)
     else:
         from ultr_core.identifiability.embedding import fit_counts
-        fit = fit_counts(g.doc, groups[g.fac], g.impressions, g.clicks, g.n_documents, int(groups.max()) + 1,
+        fit = fit_counts(g.doc, groups[g.fac], g.impressions, c=g.clicks, D=g.n_documents, G=int(groups.max()) + 1,
                          method="dla", seed=seed)            # to convergence, as the repair comparison
         rel, obs = fit.relevance, fit.observation[groups]
     ip = plan_interventions(g, rel, obs, seed=seed, max_components=max_components)

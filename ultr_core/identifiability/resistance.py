@@ -279,7 +279,7 @@ def _pair_resistance(G, rows, rk, rj) -> np.ndarray:
 def _factor_graph(u: FactorUncertainty):
     from ultr_core.identifiability.newton import schur
     doc, fac, w = u.cells
-    return schur(doc, fac, w, len(u.r), len(u.o))[0].tocsr()
+    return schur(doc, fac, w, n_docs=len(u.r), n_factors=len(u.o))[0].tocsr()
 
 
 def document_table(u: FactorUncertainty, keys: pd.DataFrame | None, component: np.ndarray) -> pd.DataFrame:

@@ -103,8 +103,8 @@ def contextual_study_data(dataset: LTRDataset, *, n_contexts: int = 5_000, impre
     return ContextualStudyData(table, truth, z, lists, feats, dataset.test, o)
 
 
-def score_on_test(doc_features: np.ndarray, documents: np.ndarray, ctr: np.ndarray, observation: np.ndarray,
-                  test: RankingData, *, seed: int = 0, ks=(5, 10)) -> dict:
+def score_on_test(doc_features: np.ndarray, documents: np.ndarray, ctr: np.ndarray, *, observation: np.ndarray,
+                  test: RankingData, seed: int = 0, ks=(5, 10)) -> dict:
     """Test-set nDCG of a ranker trained as the paper does (App. C.3): a gradient-boosted regressor
     (500 trees, learning rate 0.1, at most 255 leaves, ≥ 100 rows per leaf — LightGBM's
     ``min_sum_hessian_in_leaf=100`` for squared error; half the rows when there are fewer than 200)

@@ -22,7 +22,7 @@ from ultr_core.errors import counted
 __all__ = ["blank_unsupported"]
 
 
-def blank_unsupported(table: pd.DataFrame, clicks: np.ndarray, start: np.ndarray, seg: np.ndarray,
+def blank_unsupported(table: pd.DataFrame, clicks: np.ndarray, start: np.ndarray, *, seg: np.ndarray,
                       chosen: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Blank (in place) what the data cannot support and return (notes, rows without support).  ``clicks``
     per row of ``table`` (a factor), ``start`` the row of each row's reference factor, ``seg`` its component

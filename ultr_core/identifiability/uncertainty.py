@@ -39,7 +39,7 @@ larger ones by a dense Cholesky up to :data:`DENSE_MAX` factors, beyond that by 
 >>> import numpy as np
 >>> doc, fac = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
 >>> n, c = np.full(4, 10_000.0), np.array([4_000.0, 2_000.0, 2_000.0, 1_000.0])
->>> u = factor_uncertainty(doc, fac, n, c, 2, 2, np.zeros(2, int))
+>>> u = factor_uncertainty(doc, fac, n, c=c, n_docs=2, n_factors=2, component=np.zeros(2, int))
 >>> np.round(u.o / u.o[0], 3).tolist(), bool(u.converged), np.round(u.log_se, 4).tolist()
 ([1.0, 0.5], True, [0.0, 0.0197])
 """
@@ -67,11 +67,12 @@ WEAK_SPAN = 2.0
 Z90 = 1.6448536269514722
 
 
-def fisher_information(doc, fac, n, p, n_docs: int, n_factors: int) -> sparse.csr_matrix:
+def fisher_information(doc, fac, n, *, p, n_docs: int, n_factors: int) -> sparse.csr_matrix:
     """The Fisher information of θ = (log r, log o) (documents first, then factors): the signless Laplacian of the
     bipartite graph weighted by n p/(1 − p), sparse.
 
-    >>> I = fisher_information(np.array([0]), np.array([0]), np.array([10.0]), np.array([0.5]), 1, 1).toarray()
+    >>> I = fisher_information(np.array([0]), np.array([0]), np.array([10.0]), p=np.array([0.5]), n_docs=1,
+    ...                        n_factors=1).toarray()
     >>> I.tolist()
     [[10.0, 10.0], [10.0, 10.0]]
     """
@@ -128,8 +129,8 @@ def _default_references(fac, n, n_factors: int, component: np.ndarray) -> np.nda
     return ref[component]
 
 
-def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: np.ndarray,
-                       *, tol: float = TOL, references=None, with_se: bool = True, exclude=None) -> FactorUncertainty:
+def factor_uncertainty(doc, fac, n, *, c, n_docs: int, n_factors: int, component: np.ndarray,
+                       tol: float = TOL, references=None, with_se: bool = True, exclude=None) -> FactorUncertainty:
     """Fit PBM to convergence on distinct (document, factor) cells and give every factor the standard error of
     log(o_k / o_ref) inside its IG component (``component``: per factor; ``references``: per factor its reference,
     or a dict component → reference; default the component's factor with the most impressions; ``with_se=False``:
@@ -158,8 +159,8 @@ def factor_uncertainty(doc, fac, n, c, n_docs: int, n_factors: int, component: n
                              (n, c, fitted), (boundary, separated), capped, r_free)
 
 
-def converged_curves(doc, slot, n_docs: int, F: int, N: np.ndarray, C: np.ndarray, start: np.ndarray,
-                     *, exclude=None):
+def converged_curves(doc, slot, n_docs: int, *, F: int, N: np.ndarray, C: np.ndarray, start: np.ndarray,
+                     exclude=None):
     """PBM fitted by Fisher scoring to convergence on each row of the count matrices ``N``, ``C`` (resamples ×
     cells), o / o_ref per slot (``start``: each slot's reference slot; NaN where no information reaches) — the
     bootstrap refits of issue #46, converged along weak directions instead of capped warm starts (cold starts; the
@@ -169,7 +170,8 @@ def converged_curves(doc, slot, n_docs: int, F: int, N: np.ndarray, C: np.ndarra
     out, first, stalled = np.full((len(N), F), np.nan), None, 0
     for b in range(len(N)):
         keep = N[b] > 0
-        u = factor_uncertainty(doc[keep], slot[keep], N[b, keep], C[b, keep], n_docs, F, component,
+        u = factor_uncertainty(doc[keep], slot[keep], N[b, keep], c=C[b, keep], n_docs=n_docs, n_factors=F,
+                               component=component,
                                references=start, with_se=False, exclude=exclude)
         with np.errstate(divide="ignore", invalid="ignore"):
             out[b] = np.where(u.reached & (u.o[start] > 0), u.o / u.o[start], np.nan)
@@ -194,12 +196,13 @@ def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol, exclude=
     sub = (local.reshape(-1), fac[sel], n[sel], c[sel])
     theta = np.concatenate([np.log(np.clip((cd[ids] + 0.5) / (nd[ids] + 1.0), 1e-6, 0.99)), np.zeros(n_factors)])
     b0, out0 = exclude if exclude is not None else (np.zeros(n_docs, bool), np.zeros(n_factors, bool))
-    theta, dec, fit_l, bound_l, out, block, grounding, reached = fit_newton(*sub, theta, len(ids), n_factors,
-                                                                            reference, b0[ids], out0.copy(), tol)
+    theta, dec, fit_l, bound_l, out, block, grounding, reached = fit_newton(
+        *sub[:3], c=sub[3], theta=theta, n_docs=len(ids), n_factors=n_factors, reference=reference, boundary=b0[ids],
+        out=out0.copy(), tol=tol)
     fit_doc, boundary, r_fit = np.zeros(n_docs, bool), np.zeros(n_docs, bool), np.zeros(n_docs)
     fit_doc[ids], boundary[ids], r_fit[ids] = fit_l, bound_l, np.exp(theta[:len(ids)])
     rows = np.zeros(len(doc), bool)
-    rows[sel] = active_rows(*sub[:2], sub[3], fit_l, len(ids), n_factors, out)[0]
+    rows[sel] = active_rows(*sub[:2], sub[3], fit_doc=fit_l, n_docs=len(ids), n_factors=n_factors, out=out)[0]
     o = np.exp(theta[len(ids):])
     r_free, r, capped = _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary, block)
     boundary |= (cd >= nd) & (nd > 0)                                  # clicked at every impression
@@ -207,7 +210,7 @@ def _solve(doc, fac, n, c, n_docs: int, n_factors: int, reference, tol, exclude=
     # from documents whose maximum lies on the boundary p = 1 nor from unclicked factors' cells
     w = cell_weights(n, np.minimum(r_free[doc] * o[fac], 1.0))
     w = np.where(boundary[doc] | (fit_doc[doc] & ~rows), 0.0, w)
-    S = schur(local.reshape(-1)[rows[sel]], fac[rows], w[rows], len(ids), n_factors)[0]
+    S = schur(local.reshape(-1)[rows[sel]], fac[rows], w[rows], n_docs=len(ids), n_factors=n_factors)[0]
     return r, o, w, Grounded(S, block, ~grounding), dec, reached, block, boundary, out, rows, (capped, r_free)
 
 
@@ -220,7 +223,7 @@ def _document_relevance(doc, fac, n, c, o, r_fit, fit_doc, boundary, block=None)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.bincount(doc[clicked], c[clicked], n_docs) / np.bincount(doc[clicked], (n * o[fac])[clicked], n_docs)
     r = np.where(fit_doc, r_fit, np.nan_to_num(r, nan=0.0, posinf=0.0))
-    top = component_top(doc, fac, o, n_docs, block)
+    top = component_top(doc, fac, o, n_docs=n_docs, block=block)
     cap = np.divide(1.0, top, out=np.full(n_docs, np.inf), where=top > 0)
     capped = r > cap * (1 + 1e-9)
     return r, np.minimum(r, cap), capped

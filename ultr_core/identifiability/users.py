@@ -18,7 +18,7 @@ zero eigenvalues, the numerical check of the statement above (tested; docs/ident
 >>> import numpy as np
 >>> doc, fac = np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 0, 1])
 >>> r, s, b = np.array([0.2, 0.5, 0.9]), np.array([0.8, 0.4]), np.array([0.1, 0.05])
->>> null_dimension(trust_information(doc, fac, np.full(6, 100.0), r, s, b, 3, 2))
+>>> null_dimension(trust_information(doc, fac, np.full(6, 100.0), r=r, s=s, b=b, n_docs=3, n_factors=2))
 2
 """
 from __future__ import annotations
@@ -30,16 +30,16 @@ from ultr_core.errors import counted
 __all__ = ["trust_information", "null_dimension", "predicted_null_dimension", "click_probability", "users_report"]
 
 
-def click_probability(doc, fac, r, s, b) -> np.ndarray:
+def click_probability(doc, fac, r, *, s, b) -> np.ndarray:
     """P(d, k) = b_k + s_k r_d."""
     return b[fac] + s[fac] * r[doc]
 
 
-def trust_information(doc, fac, n, r, s, b, n_docs: int, n_factors: int) -> np.ndarray:
+def trust_information(doc, fac, n, *, r, s, b, n_docs: int, n_factors: int) -> np.ndarray:
     """The (dense) Fisher information of θ = (r_1…r_D, s_1…s_K, b_1…b_K) on the cells (doc, fac) with n
     impressions each, at the given parameters."""
     doc, fac = np.asarray(doc, np.int64), np.asarray(fac, np.int64)
-    p = np.clip(click_probability(doc, fac, r, s, b), 1e-12, 1 - 1e-12)
+    p = np.clip(click_probability(doc, fac, r, s=s, b=b), 1e-12, 1 - 1e-12)
     w = np.asarray(n, float) / (p * (1 - p))
     P = n_docs + 2 * n_factors
     G = np.zeros((len(doc), P))
@@ -56,7 +56,7 @@ def null_dimension(info: np.ndarray, tol: float = 1e-9) -> int:
     return int((lam <= tol * max(float(lam[-1]), 1e-300)).sum())
 
 
-def predicted_null_dimension(doc, fac, r, n_docs: int, n_factors: int) -> int:
+def predicted_null_dimension(doc, fac, r, *, n_docs: int, n_factors: int) -> int:
     """The statement of the module: per connected component of the (document, factor) graph 2 directions (an affine
     map of relevance), plus one for every factor that shows fewer than two distinct relevance values (its (s, b)
     under-determined), plus one per factor without any document."""

@@ -18,7 +18,7 @@ _RESERVED = ("impressions", "clicks")
 _SHOWN_TEXT = tuple(SHOWN_TEXT)          # the one rule for a ``shown`` flag (ultr_core.logs.clicklog)
 
 
-def select_columns(available: list[str], columns: dict | None, needed: list[str], name: str) -> dict:
+def select_columns(available: list[str], columns: dict | None, needed: list[str], *, name: str) -> dict:
     """Map schema names → source columns (after the user's ``columns`` renaming)."""
     columns = dict(columns or {})
     check_mapping(columns)
@@ -37,12 +37,12 @@ def select_columns(available: list[str], columns: dict | None, needed: list[str]
     return {c: renamed[c] for c in needed} | {c: renamed[c] for c in ("shown", "session_id") if c in renamed}
 
 
-def dask_counts(source, fmt, name, columns, keys, *, scheduler=None, memory_limit=None, threads=None,
+def dask_counts(source, fmt, name, *, columns, keys, scheduler=None, memory_limit=None, threads=None,
                 max_pairs=None):
     """Impressions, clicks and bad click values per ``keys`` group of a CSV/TSV/Parquet source, by Dask: read,
     select and rename, aggregate, compute (locally or on ``scheduler``), then check and convert as DuckDB does."""
     ddf = dask_frame(source, fmt, name)
-    sel = select_columns(list(ddf.columns), columns, keys + ["click"], name)
+    sel = select_columns(list(ddf.columns), columns, keys + ["click"], name=name)
     ddf = ddf[list(dict.fromkeys(sel.values()))].rename(columns={v: k for k, v in sel.items()})
     ids = [k for k in ("session_id", "query_id", "doc_id")
            if k in sel and not pd.api.types.is_numeric_dtype(ddf[k].dtype)]

@@ -20,9 +20,9 @@ __all__ = ["LogEngine", "log_engines", "engines_by_key", "engine_function", "che
 @dataclass(frozen=True)
 class LogEngine:
     key: str
-    counts: str               #: "module:function" (source, fmt, name, columns, keys, *, memory_limit, threads,
+    counts: str               #: "module:function" (source, fmt, *, name, columns, keys, memory_limit, threads,
     #:                           max_pairs, scheduler) → (count table, the readers' notes)
-    sessions: str             #: "module:function" (con, source, fmt, name, *, folder, scheduler) → the readers' notes
+    sessions: str             #: "module:function" (con, source, fmt, *, name, folder, scheduler) → the readers' notes
     rows: str                 #: "module:function" (the same) → (rows by session and rank as arrays, the notes)
     help: str
     scheduler: bool = False   #: takes ``--scheduler``

@@ -155,7 +155,7 @@ VALUE_RULES = {"position": "column 'position' must hold whole numbers written in
                "shown": "column 'shown' must hold 0/1 or true/false"}
 
 
-def check_values(con, sel: dict, types: dict, name: str) -> None:
+def check_values(con, sel: dict, types: dict, *, name: str) -> None:
     """Refuse, with the first offending value, positions that are not written as whole decimal numbers
     (``0x2``, ``2.0``, ``1e0``) and ``shown`` flags that are not 0/1 or true/false: nothing is dropped or
     converted silently."""
@@ -243,7 +243,7 @@ def _count_sql(con, sel: dict, keys: list[str], table: str) -> str:
               FROM {table} {shown} GROUP BY ALL ORDER BY {order}"""
 
 
-def duckdb_counts(source, fmt, name, columns, keys, *, memory_limit=None, threads=None, max_pairs=None,
+def duckdb_counts(source, fmt, name, *, columns, keys, memory_limit=None, threads=None, max_pairs=None,
                   scheduler=None):
     from ultr_core.logs.mapping import file_columns
     from ultr_core.logs.normalise import ID_COLUMNS, register_normalised, repair_notes
@@ -255,13 +255,13 @@ def duckdb_counts(source, fmt, name, columns, keys, *, memory_limit=None, thread
             state = register_normalised(con, source, fmt, name=name, text_columns=file_columns(columns, ("position",)),
                                         id_columns=file_columns(columns, ID_COLUMNS))
             types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE norm").fetchall()}
-            sel = select_columns(list(types), columns, keys + ["click"], name)
+            sel = select_columns(list(types), columns, keys + ["click"], name=name)
             nested = [c for c in dict.fromkeys(sel.values()) if "[" in types[c]
                       or types[c].upper().startswith(("STRUCT", "MAP", "UNION", "LIST"))]
             if nested:
                 raise DataFormatError(name, f"column {nested[0]!r} holds {types[nested[0]]} values (lists or "
                                             "records); each row needs one plain value there")
-            check_values(con, sel, types, name)
+            check_values(con, sel, types, name=name)
             dropped = _dedupe_view(con, sel, types, name)
             if state.get("counts") and not columns and not dropped and set(keys) <= {"query_id", "doc_id", "position"}:
                 # the reader's own counts (Yandex: pages counted before unpivoting); clicks are 0/1 there
@@ -368,7 +368,7 @@ def ingest(source, fmt: str | None = None, *, bias=("position",), columns: dict 
     counts = engine_function(engine, "counts")
 
     def count(keys):
-        return counts(source, fmt, name, columns, keys, memory_limit=memory_limit, threads=threads,
+        return counts(source, fmt, name, columns=columns, keys=keys, memory_limit=memory_limit, threads=threads,
                       max_pairs=max_pairs, scheduler=scheduler)
     try:
         keys = list(dict.fromkeys(group_doc + bias + ["position"]))

@@ -15,8 +15,8 @@ from ultr_core.simulation.clickmodel import ClickModelConfig, binary_rule, posit
 __all__ = ["randomised_propensity"]
 
 
-def randomised_propensity(labels: np.ndarray, offsets: np.ndarray, max_label: int, click: ClickModelConfig,
-                          n_positions: int, *, n_sessions: int = 1_000_000,
+def randomised_propensity(labels: np.ndarray, offsets: np.ndarray, max_label: int, *, click: ClickModelConfig,
+                          n_positions: int, n_sessions: int = 1_000_000,
                           rng: np.random.Generator | None = None) -> np.ndarray:
     """ρ̂_p = CTR_p / CTR_1 for p = 1..``n_positions`` over ``n_sessions`` sessions, each a uniformly
     drawn query whose candidates are shown in a uniformly random order (vectorised: the document
@@ -26,8 +26,8 @@ def randomised_propensity(labels: np.ndarray, offsets: np.ndarray, max_label: in
 
     >>> from ultr_core.simulation.clickmodel import ClickModelConfig
     >>> cm = ClickModelConfig(convention="reciprocal", eta=1.0, noise=0.1, relevance="binary")
-    >>> rho = randomised_propensity(np.tile([0, 4, 1], 50), np.arange(0, 151, 3), 4, cm, 3, n_sessions=200_000,
-    ...                             rng=np.random.default_rng(0))
+    >>> rho = randomised_propensity(np.tile([0, 4, 1], 50), np.arange(0, 151, 3), 4, click=cm, n_positions=3,
+    ...                             n_sessions=200_000, rng=np.random.default_rng(0))
     >>> bool(np.abs(rho - [1, 1 / 2, 1 / 3]).max() < 0.02)     # o_p = 1/p, estimated
     True
     """

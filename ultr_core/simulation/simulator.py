@@ -176,7 +176,7 @@ class ClickSimulator:
             rows = rows.copy()
             rows[s_idx, 0], rows[s_idx, k] = rows[s_idx, k], rows[s_idx, 0].copy()
         if cfg.shuffle > 0:                  # randomised sessions (consumes the generator only when on)
-            rows = shuffle_within_blocks(rows, mask, rng, cfg.shuffle, n_blocks=cfg.shuffle_blocks)
+            rows = shuffle_within_blocks(rows, mask, rng, share=cfg.shuffle, n_blocks=cfg.shuffle_blocks)
         lin = self.coupling_term(data)[rows] if cfg.coupling > 0 else 0.0
         out = {}
         if contexts_q is not None:
@@ -194,7 +194,7 @@ class ClickSimulator:
                                     binary=binary_rule(cfg.relevance))[np.maximum(rows, 0)]
         shown = mask & ((positions <= cfg.topk)[None, :] if cfg.topk is not None else True)
         shown = np.broadcast_to(shown, rows.shape)
-        clicks, obs = MODEL_BY_KEY[cfg.user_model].sampler(rel, shown, obs, cfg.continuation_curve(L), rng)
+        clicks, obs = MODEL_BY_KEY[cfg.user_model].sampler(rel, shown, obs, gamma=cfg.continuation_curve(L), rng=rng)
         out.update(rows=rows, mask=mask, shown=shown, clicks=clicks,
                    obs=obs, rel=rel)
         return out
@@ -263,8 +263,8 @@ class ClickSimulator:
         return ClickLog._trusted(pd.DataFrame(frame), meta)
 
 
-def shuffle_within_blocks(rows: np.ndarray, mask: np.ndarray, rng: np.random.Generator, share: float,
-                          *, n_blocks: int = 1) -> np.ndarray:
+def shuffle_within_blocks(rows: np.ndarray, mask: np.ndarray, rng: np.random.Generator, *, share: float,
+                          n_blocks: int = 1) -> np.ndarray:
     """``rows`` (sessions × positions, candidates first as ``mask`` says) with a share ``share`` of
     the sessions put in a uniformly random order *within* ``n_blocks`` contiguous blocks of each
     list's candidates (``numpy.array_split`` sizes: 10 candidates in 2 blocks → positions 1–5 and
@@ -274,7 +274,7 @@ def shuffle_within_blocks(rows: np.ndarray, mask: np.ndarray, rng: np.random.Gen
     same way).
 
     >>> rows = np.tile(np.arange(6), (3, 1)); mask = np.ones_like(rows, bool)
-    >>> out = shuffle_within_blocks(rows, mask, np.random.default_rng(0), 1.0, n_blocks=2)
+    >>> out = shuffle_within_blocks(rows, mask, np.random.default_rng(0), share=1.0, n_blocks=2)
     >>> bool((np.sort(out[:, :3], axis=1) == [0, 1, 2]).all() and (np.sort(out[:, 3:], axis=1) == [3, 4, 5]).all())
     True
     """

@@ -49,7 +49,7 @@ def simulate_log(user: str, n_sessions: int, *, n_queries: int = 50, depth: int 
     order = np.where(explore[:, None], np.argsort(rng.random((n_sessions, depth)), axis=1), production[q])
     spec, cont = _users(user, depth)
     clicks, _ = spec.sampler(np.take_along_axis(alpha[q], order, axis=1), np.ones((n_sessions, depth), bool),
-                             EYE_TRACKING[:depth], cont, rng)
+                             EYE_TRACKING[:depth], gamma=cont, rng=rng)
     frame = pd.DataFrame({"session_id": np.repeat(np.arange(n_sessions), depth), "query_id": np.repeat(q, depth),
                           "doc_id": (order + 100 * q[:, None]).ravel(),
                           "position": np.tile(np.arange(1, depth + 1), n_sessions),
@@ -62,14 +62,14 @@ def _alpha_by_pair(arrays: SessionArrays, alpha: np.ndarray) -> np.ndarray:
     return alpha[q, arrays.pair_keys["doc_id"].to_numpy() - 100 * q]
 
 
-def true_value(user: str, c: cand.Candidate, arrays: SessionArrays, alpha: np.ndarray, k: int) -> float:
+def true_value(user: str, c: cand.Candidate, arrays: SessionArrays, *, alpha: np.ndarray, k: int) -> float:
     """Expected clicks in the candidate's top k under ``user`` with the true α (P(click | examined) as the user model
     says: α, or trust bias's ε⁻ + (ε⁺ − ε⁻)α), over uniformly drawn queries."""
     depth = alpha.shape[1]
-    lists = cand.candidate_lists(c.rank, arrays.pair_query, int(arrays.pair_query.max()) + 1, depth)
+    lists = cand.candidate_lists(c.rank, arrays.pair_query, int(arrays.pair_query.max()) + 1, depth=depth)
     a = _alpha_by_pair(arrays, alpha)[lists]
     spec, cont = _users(user, depth)
-    exam = spec.cls.examination(a, np.ones(a.shape, bool), EYE_TRACKING[:depth], cont)
+    exam = spec.cls.examination(a, np.ones(a.shape, bool), EYE_TRACKING[:depth], gamma=cont)
     return float((spec.cls.examined_click(a, cont) * exam)[:, :k].sum(1).mean())
 
 
@@ -97,10 +97,10 @@ def coverage_rows(user: str, seed: int, *, n_sessions: int = 20_000, epsilon: fl
     for name in candidates or CANDIDATES:
         values = CANDIDATES[name]
         c = (cand.Candidate(name, production, {}) if values is None else
-             cand.from_values(values(truth_a, own, other), name, arrays.pair_query, production))
+             cand.from_values(values(truth_a, own, other), name, arrays.pair_query, production=production))
         out = value_candidate(arrays, c, model=model, k=k, n_boot=n_boot, seed=seed, t=t, production=production,
                               estimators=estimators)
-        truth = true_value(user, c, arrays, alpha, out["k"])
+        truth = true_value(user, c, arrays, alpha=alpha, k=out["k"])
         for key, r in out["estimators"].items():
             ok = r["estimate"] is not None
             rows.append({"user": user, "seed": seed, "candidate": name, "estimator": key, "model": model,

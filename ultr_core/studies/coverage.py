@@ -87,7 +87,7 @@ def _fisher_and_profile(cells, truth, profile: bool):
     from ultr_core.identifiability.profile import profile_interval
     from ultr_core.identifiability.uncertainty import Z90, factor_uncertainty
     doc, fac, n, c, D, F = cells
-    u = factor_uncertainty(doc, fac, n, c, D, F, np.zeros(F, np.int64), references={0: 0})
+    u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, np.int64), references={0: 0})
     rows = []
     for k in range(1, F):
         if not np.isfinite(u.log_se[k]):

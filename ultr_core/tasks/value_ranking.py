@@ -86,7 +86,7 @@ def value_ranking(source, options: RankingOptions | None = None, *, name: str | 
     return RankingValue(out)
 
 
-def value_ranking_job(frame, name: str, ranking: str, scores: bytes | None, model: str, k: int, judgements, *,
+def value_ranking_job(frame, name: str, ranking: str, *, scores: bytes | None, model: str, k: int, judgements,
                       prior: str = "pyclick", estimators=None, report=None, stop=None) -> dict:
     """:func:`value_ranking` as a job of the app's pool (:mod:`ultr_core.app.jobpool`): the scores file as bytes,
     read here; ``judgements`` parsed by the page (or bytes, or None; judgements that cannot be read only leave DCG@k
