@@ -136,6 +136,6 @@ def _show(job, prefix: str) -> None:
     if "judged" in out:
         j, kk = out["judged"], out["k"]
         st.caption(escape_markdown(j.get("note") or (
-            f"Judged: DCG@{kk} {j[f'dcg@{kk}']['estimate']:.3f} [{j[f'dcg@{kk}']['lower']:.3f}, "
-            f"{j[f'dcg@{kk}']['upper']:.3f}] against the production order's {j[f'logged_dcg@{kk}']['estimate']:.3f}; "
+            f"Judged: DCG@{kk} {j[f'dcg@{kk}'].estimate:.3f} [{j[f'dcg@{kk}'].lower:.3f}, "
+            f"{j[f'dcg@{kk}'].upper:.3f}] against the production order's {j[f'logged_dcg@{kk}'].estimate:.3f}; "
             f"{j['judged_share']:.0%} of the top-{kk} slots judged (unjudged count 0).")))

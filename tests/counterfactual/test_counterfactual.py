@@ -54,9 +54,9 @@ def test_production_order_is_valued_at_what_was_logged(user, seed):
     logged = out["logged"]
     for key in ("ips", "snips", "dr"):
         e = out["estimators"][key]
-        assert (e["estimate"], e["lower"], e["upper"]) == pytest.approx(
-            (logged["estimate"], logged["lower"], logged["upper"]), rel=1e-9)
-    assert out["estimators"]["dm"]["estimate"] == pytest.approx(logged["estimate"], rel=0.02)
+        assert (e.estimate, e.lower, e.upper) == pytest.approx(
+            (logged.estimate, logged.lower, logged.upper), rel=1e-9)
+    assert out["estimators"]["dm"].estimate == pytest.approx(logged.estimate, rel=0.02)
     assert out["support"] == {"any_position": 1.0, "identified": 1.0, "at_position": 1.0, "examined": 1.0,
                               "impressed": 1.0}
 
@@ -71,25 +71,27 @@ def test_lists_of_varying_length_production_order_and_support(seed):
     ragged = frame[frame["position"] <= cut[frame["query_id"]]]
     out = evaluate_ranking(ragged, k=5, n_boot=20, seed=seed)
     for key in ("ips", "snips", "dr"):
-        assert out["estimators"][key]["estimate"] == pytest.approx(out["logged"]["estimate"], rel=1e-9)
+        assert out["estimators"][key].estimate == pytest.approx(out["logged"].estimate, rel=1e-9)
     assert out["support"]["identified"] == out["support"]["at_position"] == 1.0
     explored, _ = simulate_log("pbm", 5000, n_queries=20, depth=8, epsilon=0.3, seed=seed)
     per_session = np.random.default_rng(seed).integers(4, 9, explored["session_id"].max() + 1)
     out = evaluate_ranking(explored[explored["position"] <= per_session[explored["session_id"]]], k=5, n_boot=20,
                            ranking="model:pbm")
     for e in out["estimators"].values():
-        assert e["estimate"] is not None and e["lower"] <= e["estimate"] <= e["upper"]
+        assert e.estimate is not None and e.lower <= e.estimate <= e.upper
 
 
 def test_a_candidate_the_log_cannot_identify_is_refused_and_exploration_supports_it():
     frame, alpha = simulate_log("pbm", 3000, n_queries=20, epsilon=0.0, seed=4)
     fixed = evaluate_ranking(frame, ranking="model:dctr", k=5, n_boot=20)
     assert fixed["position_bias"]["components"] == 10
-    assert all(e["estimate"] is None and "not identified" in e["refused"] for e in fixed["estimators"].values())
+    assert all(e.estimate is None and "not identified" in e.refused for e in fixed["estimators"].values())
+    said = [e.to_json() for e in fixed["estimators"].values()]
+    assert all(j["estimate"] is None and j["lower"] is None and "not identified" in j["refused"] for j in said)
     explored = evaluate_ranking(simulate_log("pbm", 3000, n_queries=20, epsilon=0.3, seed=4)[0],
                                 ranking="model:dctr", k=5, n_boot=20)
     assert explored["position_bias"]["components"] == 1
-    assert all(e["estimate"] is not None for e in explored["estimators"].values())
+    assert all(e.estimate is not None for e in explored["estimators"].values())
     assert 0 < explored["support"]["at_position"] < 1 and explored["support"]["identified"] == 1
 
 
@@ -126,8 +128,8 @@ def test_judged_dcg_matches_hand_computed_value():
     arrays = SessionArrays.from_frame(TOY, "toy")
     j = read_judgements(b"q 0 a 2\nq 0 b 1\n", name="qrels")
     out = judged_value(j, arrays, s, production=np.array([1, 2, 3]), nq=np.array([3.0]), n_boot=20, seed=0)
-    assert out["dcg@2"]["estimate"] == pytest.approx(1 + 3 / np.log2(3))
-    assert out["logged_dcg@2"]["estimate"] == pytest.approx(3 + 1 / np.log2(3))     # production a, b
+    assert out["dcg@2"].estimate == pytest.approx(1 + 3 / np.log2(3))
+    assert out["logged_dcg@2"].estimate == pytest.approx(3 + 1 / np.log2(3))     # production a, b
     assert out["judged_share"] == 1.0
 
 
@@ -141,8 +143,11 @@ def test_cli_evaluate_json_and_text(tmp_path, capsys):
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out["estimators"]) == {"dm", "ips", "snips", "dr"} and out["k"] == 3
-    for e in out["estimators"].values():
+    for e in out["estimators"].values():                    # the typed results' JSON: the keys it always had
         assert e["lower"] <= e["estimate"] <= e["upper"]
+        assert {"label", "cite", "formula", "support_kind", "support", "rule", "estimate", "lower", "upper", "level",
+                "method", "supported"} <= set(e)
+    assert {"estimate", "lower", "upper", "level", "method", "supported"} <= set(out["logged"])
     assert set(out["support"]) == {"any_position", "identified", "at_position", "examined", "impressed"}
     assert all(e["rule"] for e in out["estimators"].values())
     assert main(["evaluate", str(log), "--n-boot", "20"]) == 0
@@ -186,13 +191,13 @@ def test_rarely_shown_documents_refuse_ips_and_mark_the_model_based_estimates():
     out = evaluate_ranking(frame, scores=scores, k=3, n_boot=20)
     assert out["support"]["impressed"] < 0.95
     for key in ("ips", "snips"):
-        assert out["estimators"][key]["estimate"] is None
-        assert "shown fewer than 10 times" in out["estimators"][key]["refused"]
-    assert "prior-dominated" in out["estimators"]["dm"]["note"]
-    assert "not corrected" in out["estimators"]["dr"]["note"]
+        assert out["estimators"][key].estimate is None
+        assert "shown fewer than 10 times" in out["estimators"][key].refused
+    assert "prior-dominated" in out["estimators"]["dm"].note
+    assert "not corrected" in out["estimators"]["dr"].note
     production = evaluate_ranking(frame, k=3, n_boot=20)
     assert production["support"]["examined"] == 1.0 and production["support"]["impressed"] == 1.0
-    assert all(e["estimate"] is not None for e in production["estimators"].values())
+    assert all(e.estimate is not None for e in production["estimators"].values())
 
 
 def test_ips_is_not_refused_where_every_document_is_shown_at_every_rank():
@@ -212,7 +217,7 @@ def test_ips_is_not_refused_where_every_document_is_shown_at_every_rank():
     assert out["support"]["examined"] < 1.0 and out["support"]["impressed"] == 1.0
     for key in ("ips", "snips"):
         e = out["estimators"][key]
-        assert e["estimate"] is not None and "shown ≥ 10 times" in e["rule"]
+        assert e.estimate is not None and "shown ≥ 10 times" in e.rule
 
 
 @pytest.mark.parametrize("model", ["dbn", "gctr", "dctr"])

@@ -64,7 +64,7 @@ def test_logged_propensities_are_read_and_said():
     assert out["logging_propensities"]["source"] == "logged" and out["logging_propensities"]["varied_cells"] == 0
     bare = _value(frame.drop(columns="propensity"), scores, n_boot=20)
     assert bare["logging_propensities"]["source"] == "display frequencies"
-    assert out["estimators"]["dr"]["estimate"] != bare["estimators"]["dr"]["estimate"]      # the column is used
+    assert out["estimators"]["dr"].estimate != bare["estimators"]["dr"].estimate      # the column is used
 
 
 def test_dr_with_the_display_frequencies_logged_is_dr_without_them():
@@ -75,8 +75,8 @@ def test_dr_with_the_display_frequencies_logged_is_dr_without_them():
     empirical = frame.assign(propensity=cell / n_q)
     a = _value(empirical, scores, n_boot=20)["estimators"]
     b = _value(frame.drop(columns="propensity"), scores, n_boot=20)["estimators"]
-    assert a["dr"]["estimate"] == pytest.approx(b["dr"]["estimate"], abs=1e-12)
-    assert a["policy_ips"]["estimate"] == pytest.approx(b["policy_ips"]["estimate"], abs=1e-12)
+    assert a["dr"].estimate == pytest.approx(b["dr"].estimate, abs=1e-12)
+    assert a["policy_ips"].estimate == pytest.approx(b["policy_ips"].estimate, abs=1e-12)
 
 
 @pytest.mark.slow
@@ -91,9 +91,9 @@ def test_policy_aware_estimators_recover_the_true_value_over_seeds():
         frame, scores, truth = stochastic_log(seed)
         out = _value(frame, scores, estimators=("dr", "policy_ips", "ips"))["estimators"]
         for key in err:
-            err[key].append(out[key]["estimate"] - truth)
+            err[key].append(out[key].estimate - truth)
         for key in covered:
-            covered[key] += out[key]["lower"] <= truth <= out[key]["upper"]
+            covered[key] += out[key].lower <= truth <= out[key].upper
     for key in covered:
         e = np.asarray(err[key])
         assert abs(e.mean()) <= 3 * e.std(ddof=1) / np.sqrt(len(e)), (key, e)

@@ -78,7 +78,7 @@ def test_normal_quantile_matches_the_error_function():
 def _all_intervals(out: dict):
     yield out["logged"]
     for e in out["estimators"].values():
-        if e["estimate"] is not None:
+        if e.estimate is not None:
             yield e
 
 
@@ -88,8 +88,8 @@ def test_evaluate_intervals_contain_estimates_on_simulated_logs(seed):
     for ranking in ("production", "model:pbm"):
         out = evaluate_ranking(frame, ranking=ranking, k=5, n_boot=40, seed=seed)
         for x in _all_intervals(out):
-            assert x["lower"] <= x["estimate"] <= x["upper"] <= 5, x
-    methods = {k: e["method"] for k, e in out["estimators"].items()}
+            assert x.lower <= x.estimate <= x.upper <= 5, x
+    methods = {k: e.interval.method for k, e in out["estimators"].items()}
     assert methods["dm"] == "bias-corrected percentile bootstrap" and methods["ips"] == methods["dr"] == (
         "percentile bootstrap")
 
@@ -100,7 +100,7 @@ def test_evaluate_on_a_log_where_every_result_is_clicked_stays_within_k():
     frame = pd.DataFrame(rows, columns=["session_id", "query_id", "doc_id", "position", "click"])
     out = evaluate_ranking(frame, k=5, n_boot=30, estimators=["dm", "ips", "dr", "affine_dr"])
     for x in _all_intervals(out):
-        assert 0 <= x["lower"] <= x["estimate"] <= x["upper"] <= 5 + 1e-9, x
+        assert 0 <= x.lower <= x.estimate <= x.upper <= 5 + 1e-9, x
 
 
 def test_evaluate_on_one_session_gives_no_nan():
@@ -109,9 +109,9 @@ def test_evaluate_on_one_session_gives_no_nan():
     out = evaluate_ranking(frame, k=3, n_boot=20)
     for x in [out["logged"], *out["estimators"].values()]:
         for key in ("estimate", "lower", "upper"):
-            assert x.get(key) is None or np.isfinite(x[key]), x
-        if x.get("lower") is not None:
-            assert x["lower"] <= x["estimate"] <= x["upper"]
+            assert getattr(x, key) is None or np.isfinite(getattr(x, key)), x
+        if x.lower is not None:
+            assert x.lower <= x.estimate <= x.upper
 
 
 @settings(max_examples=50, deadline=None)

@@ -125,7 +125,7 @@ def test_the_evaluate_command_prints_the_tasks_result(log_file, capsys):
     code, text, _ = cli(["evaluate", log_file, "--n-boot", "20", "--k", "3"], capsys)
     assert code == 0 and text.strip() == "\n".join(value.lines()).strip()
     est = value.report["estimators"]
-    assert all(e["lower"] <= e["estimate"] <= e["upper"] for e in est.values() if e["estimate"] is not None)
+    assert all(e.lower <= e.estimate <= e.upper for e in est.values() if e.estimate is not None)
 
 
 def test_train_options_refuse_what_does_not_apply():

@@ -52,18 +52,62 @@ from typing import Callable
 
 import numpy as np
 
-from ultr_core.evaluation.intervals import LEVEL, bootstrap_interval
+from ultr_core.evaluation.intervals import LEVEL, Interval, bootstrap_interval
 
 __all__ = ["OffPolicyEstimator", "ESTIMATORS", "ESTIMATOR_BY_KEY", "DEFAULT_ESTIMATORS", "default_estimators",
-           "Setup", "Fit",
+           "EstimatorResult", "Setup", "Fit",
            "logged_value", "interval", "LEVEL"]
 
-def interval(point: float, draws: np.ndarray, *, bounds: tuple = (0.0, np.inf), method: str = "percentile") -> dict:
+def interval(point: float, draws: np.ndarray, *, bounds: tuple = (0.0, np.inf), method: str = "percentile") -> Interval:
     """The one interval engine's :class:`~ultr_core.evaluation.intervals.Interval` of ``point`` from the bootstrap
-    ``draws`` (``method``: "percentile", or "bc" for an estimator shrunk by a prior; within ``bounds``), as JSON:
-    ``{estimate, lower, upper, level, method, supported}`` (+ ``degenerate``, ``note``)."""
+    ``draws`` (``method``: "percentile", or "bc" for an estimator shrunk by a prior; within ``bounds``)."""
     return bootstrap_interval(point, draws, level=LEVEL, bounds=bounds, method=method,
-                              what="bootstrap resample of the sessions").to_json()
+                              what="bootstrap resample of the sessions")
+
+
+@dataclass(frozen=True)
+class EstimatorResult:
+    """One estimator's value of the candidate: its :class:`~ultr_core.evaluation.intervals.Interval` — or, when the
+    log cannot support it, ``refused`` with the reason and no interval — the support rule it was held to (``rule``;
+    ``support``: the share of the candidate's top-k slots that rule admits, ``support_kind`` its
+    :class:`OffPolicyEstimator`'s) and a ``note`` a reader must know (or "")."""
+
+    key: str
+    label: str
+    cite: str
+    formula: str
+    support_kind: str
+    support: float
+    rule: str
+    interval: Interval | None = None
+    refused: str = ""
+    note: str = ""
+
+    @property
+    def estimate(self) -> float | None:
+        return None if self.interval is None else self.interval.estimate
+
+    @property
+    def lower(self) -> float | None:
+        return None if self.interval is None else self.interval.lower
+
+    @property
+    def upper(self) -> float | None:
+        return None if self.interval is None else self.interval.upper
+
+    def to_json(self) -> dict:
+        """``{label, cite, formula, support_kind, support, rule}`` and the interval's keys (``estimate``, ``lower``,
+        ``upper``, ``level``, ``method``, ``supported``), or ``estimate``/``lower``/``upper`` null and ``refused``;
+        ``note`` when there is one — the ``estimators`` entries of ``evaluate --json``."""
+        out = {"label": self.label, "cite": self.cite, "formula": self.formula, "support_kind": self.support_kind,
+               "support": self.support, "rule": self.rule}
+        if self.interval is None:
+            out.update(estimate=None, lower=None, upper=None, refused=self.refused)
+        else:
+            out.update({k: v for k, v in self.interval.to_json().items() if k != "note"})
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from ultr_core.counterfactual.estimators import (
     DEFAULT_ESTIMATORS,
     ESTIMATOR_BY_KEY,
     LEVEL,
+    EstimatorResult,
     Fit,
     Setup,
     default_estimators,
@@ -248,28 +249,22 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DE
     out = {}
     for i, e in enumerate(ESTIMATOR_BY_KEY[k] for k in chosen):
         rule = SUPPORT_RULES[e.support]
-        ok = rule.supported(slots)
-        entry = {"label": e.label, "cite": e.cite, "formula": e.formula, "support_kind": e.support,
-                 "support": share(slots[rule.share]), "rule": rule.text.format(k=s.k, n=MIN_IMPRESSIONS,
-                                                                                m=MIN_EXAMINED, refuse=THIN_REFUSED)}
-        short, lacks = 1 - share(ok), rule.short.format(n=MIN_IMPRESSIONS, m=MIN_EXAMINED)
+        short, lacks = 1 - share(rule.supported(slots)), rule.short.format(n=MIN_IMPRESSIONS, m=MIN_EXAMINED)
         known = slots["identified"] | slots["at_position"] if e.support == "at its position" else slots["identified"]
+        iv, refused, notes = None, "", []
         if share(known) < 1:
-            gap = 1 - share(known)
-            entry.update(estimate=None, lower=None, upper=None, refused=(
-                f"{gap:.0%} of the candidate's top-{s.k} slots put a document at a position the log does "
-                "not connect to where it was shown: the position bias between them is not identified"))
+            refused = (f"{1 - share(known):.0%} of the candidate's top-{s.k} slots put a document at a position the "
+                       "log does not connect to where it was shown: the position bias between them is not identified")
         elif short > rule.refuse_above:
-            entry.update(estimate=None, lower=None, upper=None, refused=f"{short:.1%} of the candidate's top-{s.k} "
-                         "slots " + lacks)
+            refused = f"{short:.1%} of the candidate's top-{s.k} slots " + lacks
         else:
-            entry.update(interval(e.value(s, point), draws[:, i], bounds=(0.0, float(s.k)), method=e.interval))
-            if short > 0:
-                entry["note"] = f"{short:.1%} of the top-{s.k} slots {lacks}"
+            iv = interval(e.value(s, point), draws[:, i], bounds=(0.0, float(s.k)), method=e.interval)
+            notes += [iv.note, f"{short:.1%} of the top-{s.k} slots {lacks}" if short > 0 else ""]
         if e.fit == "affine" and point.affine is not None and not point.affine.converged:
-            entry["note"] = "; ".join(filter(None, [entry.get("note"), "the affine fit did not converge: "
-                                                    + point.affine.message]))
-        out[e.key] = entry
+            notes.append("the affine fit did not converge: " + point.affine.message)
+        out[e.key] = EstimatorResult(e.key, e.label, e.cite, e.formula, e.support, share(slots[rule.share]),
+                                     rule.text.format(k=s.k, n=MIN_IMPRESSIONS, m=MIN_EXAMINED, refuse=THIN_REFUSED),
+                                     iv, refused, "; ".join(filter(None, notes)))
     return out
 
 

@@ -211,7 +211,8 @@ def _normal_mean(mean: float, spread: float, n: float, level: float, dropped: in
 
 
 def interval_text(x: dict, fmt: str = "{:.4f}", sep: str = ", ") -> str:
-    """An interval's JSON (:meth:`Interval.to_json`, or any ``{estimate, lower, upper}``) as ``est [lo, hi]``; an
+    """An interval (an :class:`Interval` or any record with ``to_json()``, its JSON, or any ``{estimate, lower,
+    upper}``) as ``est [lo, hi]``; an
     estimate without bounds as ``est (no interval: why)``; no estimate as ``— (why)``.
 
     >>> interval_text({"estimate": 0.5, "lower": 0.4, "upper": 0.6}, "{:.2f}")
@@ -219,6 +220,7 @@ def interval_text(x: dict, fmt: str = "{:.4f}", sep: str = ", ") -> str:
     >>> interval_text({"estimate": 0.5, "lower": None, "upper": None, "note": "only 3 resamples"}, "{:.2f}")
     '0.50 (no interval: only 3 resamples)'
     """
+    x = x if isinstance(x, dict) else x.to_json()               # a typed record: its JSON
     est, lo, hi = x.get("estimate"), x.get("lower"), x.get("upper")
     why = x.get("note") or x.get("refused") or "not supported"
     if est is None:

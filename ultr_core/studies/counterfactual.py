@@ -102,9 +102,9 @@ def coverage_rows(user: str, seed: int, *, n_sessions: int = 20_000, epsilon: fl
                               estimators=estimators)
         truth = true_value(user, c, arrays, alpha=alpha, k=out["k"])
         for key, r in out["estimators"].items():
-            ok = r["estimate"] is not None
+            ok = r.estimate is not None
             rows.append({"user": user, "seed": seed, "candidate": name, "estimator": key, "model": model,
-                         "truth": truth, "estimate": r["estimate"], "lower": r["lower"], "upper": r["upper"],
-                         "covered": bool(ok and r["lower"] <= truth <= r["upper"]), "refused": not ok,
-                         "logged": out["logged"]["estimate"]})
+                         "truth": truth, "estimate": r.estimate, "lower": r.lower, "upper": r.upper,
+                         "covered": bool(ok and r.lower <= truth <= r.upper), "refused": not ok,
+                         "logged": out["logged"].estimate})
     return rows

@@ -106,7 +106,7 @@ def value_ranking_job(frame, name: str, ranking: str, *, scores: bytes | None, m
     return value_ranking(frame, opts, name=name, report=progress).report
 
 
-def _cell(x: dict) -> str:
+def _cell(x) -> str:
     return interval_text(x)
 
 
@@ -119,9 +119,9 @@ def result_lines(out: dict) -> list[str]:
     lines += [f"note: {n}" for n in out["notes"] + out["candidate"]["notes"]]
     lines.append(f"{'logged (observed)':<18} {_cell(out['logged'])}")
     for e in out["estimators"].values():
-        support = f"support {e['support']:.0%} ({e['support_kind']})"
-        value = f"refused: {e['refused']}" if e["estimate"] is None else f"{_cell(e):<30} {support}"
-        lines.append(f"{e['label']:<18} {value}" + (f"\n{'':<18} note: {e['note']}" if e.get("note") else ""))
+        support = f"support {e.support:.0%} ({e.support_kind})"
+        value = f"refused: {e.refused}" if e.estimate is None else f"{_cell(e):<30} {support}"
+        lines.append(f"{e.label:<18} {value}" + (f"\n{'':<18} note: {e.note}" if e.note else ""))
     s = out["support"]
     lines.append(f"support: {s['identified']:.0%} of the top-{k} slots identified, {s['at_position']:.0%} shown at "
                  f"their position, {s['examined']:.1%} hold documents with ≥ 10 examination-weighted impressions; "
