@@ -5,7 +5,8 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from pages._common import live, memo, queue_note, submit_job
+from pages._common import memo
+from pages._jobs import live, queue_note, submit_job
 from pages._report import add_section
 from pages._uploads import kept_upload
 from ultr_core.app.clickmodel_figures import continuation_table, judges_figure, matrix_figures, rank_parameters_figure

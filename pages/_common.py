@@ -1,8 +1,9 @@
-"""UI helpers shared by the pages: the error boundary, URL settings (validated and clamped), the shared byte-budget
-cache, background-job buttons and the polling fragment.  Streamlit only — every computation stays in ultr_core."""
+"""The shared server as every page meets it: the one error boundary, this visitor's session, the shared byte-budget
+cache (``memo``, the cached identifiability analysis) and the one job pool.  The pooled jobs' buttons, progress and
+live views are :mod:`pages._jobs`; what a link carries, :mod:`pages._links`.  Streamlit only — every computation
+stays in ultr_core."""
 from __future__ import annotations
 
-import collections
 import functools
 import logging
 import os
@@ -14,10 +15,9 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
 
 from pages import _streamlit_fix
-from ultr_core.app.jobpool import JobLimitError, JobPool
+from ultr_core.app.jobpool import JobPool
 from ultr_core.app.lrucache import ByteLRU, log_digest  # noqa: F401  (log_digest: the pages' content key)
 from ultr_core.app.memory import start_janitor
-from ultr_core.app.pagestate import parse_value
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.tasks import CheckOptions, check_log
@@ -147,33 +147,6 @@ def session_id() -> str | None:
     return getattr(get_script_run_ctx(), "session_id", None)
 
 
-def _within_cap(submit):
-    """``submit(session)`` for this session; None after a message when the session already holds
-    its share of the pool's jobs."""
-    try:
-        return submit(session_id())
-    except JobLimitError as e:
-        st.warning(f"Not started: {e}.")
-        return None
-
-
-def submit_job(key, fn, *args, **kwargs):
-    """Queue ``fn`` in the job pool for this session (or join the identical run under ``key``)."""
-    return _within_cap(lambda s: job_pool().submit(key, fn, *args, session=s, **kwargs))
-
-
-def submit_jobs(items):
-    """Several ``(key, fn, args, kwargs)`` read as one :class:`~ultr_core.app.jobpool.JobGroup` (they
-    run side by side on the pool's workers)."""
-    return _within_cap(lambda s: job_pool().submit_many(items, session=s))
-
-
-def release_job(job) -> None:
-    """This session no longer wants ``job`` (it stops unless another session shares it)."""
-    if job is not None:
-        job_pool().release(job, session_id())
-
-
 def memo(key: tuple, compute, own: bool = False):
     """``compute()`` once per ``key`` (a content digest or a reproducible spec) in the shared cache; ``own``: the
     entry is this visitor's upload, released when their tab closes."""
@@ -205,183 +178,3 @@ def cached_analysis(log, key: tuple, bias: tuple, estimate: str | None = None, n
         st.stop()
 
 
-def qp(name: str, default, cast=str, lo=None, hi=None, options=None):
-    """A setting from the URL (shareable links), read by :func:`ultr_core.app.pagestate.parse_value`: absent →
-    ``default``; not of the right type, not finite or not among ``options`` → ``default`` with a notice; outside
-    [``lo``, ``hi``] → clamped with a notice (:func:`url_notices` shows them)."""
-    value, notice = parse_value(name, st.query_params.get(name), default, cast=cast, lo=lo, hi=hi, options=options)
-    if notice:
-        st.session_state.setdefault("_url_notices", []).append(notice)
-    return value
-
-
-def read_setting(setting):
-    """A page setting (:class:`ultr_core.app.pagestate.Setting`, a record of the page's table) from the link, read
-    as :func:`qp` reads one."""
-    return qp(setting.url, setting.default, setting.cast, setting.lo, setting.hi, setting.options)
-
-
-def linked_log():
-    """The log a link's ``log=`` spec names, as (spec string, dataset, log), simulated once and
-    shared through :func:`memo`; None when the link has none.  A spec that cannot be rebuilt
-    leaves a notice for :func:`url_notices` and returns None."""
-    if "log" not in st.query_params:
-        return None
-    from ultr_core.simulation.logspec import LogSpec
-    from ultr_core.simulation.simulated import APP_MAX_LOG_ROWS
-    raw = st.query_params["log"]
-    try:
-        spec = LogSpec.parse(raw)
-        with st.spinner("Simulating the click log of this link …"):      # within the app's row limit, as Simulate
-            spec, ds, _, log, note = memo(("logspec", spec.to_string(), APP_MAX_LOG_ROWS),
-                                          lambda: spec.simulate_within(APP_MAX_LOG_ROWS))
-    except (ConfigError, DataFormatError, ValueError) as e:
-        st.session_state.setdefault("_url_notices", []).append(f"log={raw[:40]!r} cannot be rebuilt ({e})")
-        return None
-    if note:
-        st.session_state.setdefault("_url_notices", []).append(note)
-    return spec.to_string(), ds, log
-
-
-def session_log_spec() -> str | None:
-    """The reproducible spec of the session's current log, or None when that log has none (an upload) — a spec is
-    trusted only while the log it was made for is still the current one."""
-    pair = st.session_state.get("log_spec")
-    if isinstance(pair, tuple) and len(pair) == 2 and pair[0] == st.session_state.get("log_key"):
-        return pair[1]
-    return None
-
-
-def url_notices() -> None:
-    """Show what :func:`qp` had to correct in the URL on every rerun of this page until another page is opened (a
-    live page reruns each second: a notice shown once vanished before anyone read it — issue #60)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-    here, (page, kept) = get_script_run_ctx().page_script_hash, st.session_state.get("_url_notices_kept", (None, []))
-    kept = (kept if page == here else []) + st.session_state.pop("_url_notices", [])
-    st.session_state["_url_notices_kept"] = (here, kept)
-    for n in kept:
-        st.info(f"Link setting corrected: {escape_markdown(n)}")
-
-
-def job_buttons(key: str, start_label: str, start, disabled: bool = False) -> None:
-    """Start / Stop buttons for the pooled job (:mod:`ultr_core.app.jobpool`) kept in ``st.session_state[key]``.
-    ``start()`` returns a started job (or None after showing a message); Stop is drawn after it,
-    so it is enabled in the same run that started the job."""
-    job = st.session_state.get(key)
-    c1, c2 = st.columns(2)
-    if c1.button(start_label, type="primary", disabled=disabled or (job is not None and job.running),
-                 key=f"{key}_start"):
-        new = start()
-        if new is not None:
-            st.session_state[key] = new
-    job = st.session_state.get(key)
-    if c2.button("■ Stop", disabled=job is None or not job.running, key=f"{key}_stop"):   # unique per job
-        release_job(job)
-
-
-def queue_note(job) -> bool:
-    """Show a queued job's place in the server's queue; True while it waits."""
-    if job is None or not getattr(job, "queued", False):
-        return False
-    pos = job.position
-    st.info(f"Queued — position {pos} of {job_pool().stats()['queued']}: {WORKERS} job"
-            f"{'s run' if WORKERS > 1 else ' runs'} at a time for everyone on this server, the visitor with "
-            f"the fewest runs going first — so a newcomer may go ahead (waiting {job.waited:.0f} s).",
-            icon=":material/hourglass_top:")
-    return True
-
-
-def job_progress(job, unit: str = "runs") -> None:
-    """A progress bar from a grid job's latest {"done", "total"} record (or its queue place)."""
-    if queue_note(job):
-        return
-    done, total = next(((r["done"], r["total"]) for r in reversed(job.records) if "done" in r), (0, 1))
-    left = f", about {job.elapsed * (total - done) / done:.0f} s left" if 0 < done < total else ""
-    st.progress(done / max(total, 1), text=f"{job.status}: {done} of {total} {unit} ({job.elapsed:.0f} s{left})")
-
-
-def finished_result(job, what: str):
-    """Draw a job's progress (and its error, naming ``what`` failed); its result once it has
-    finished with rows, else None — the common head of a live job view."""
-    if job is None:
-        return None
-    job_progress(job)
-    if job.error:
-        from ultr_core.app.text import escape_markdown
-        st.error(f"The {what} failed — {escape_markdown(job.error)}")
-        return None
-    if job.running or job.result is None or len(job.result) == 0:
-        return None
-    return job.result
-
-
-_figures: collections.OrderedDict = collections.OrderedDict()
-_figures_lock = threading.Lock()
-
-
-def job_figure(job, kind: str, build, n_records: int):
-    """A live figure of ``job`` built once per (job, number of records, ``kind``) for every session
-    and refresh that asks (building a plotly figure costs ≈ 40 ms of the server's one interpreter;
-    thirty visitors polling the same shared run need it once).  The last 256 are kept."""
-    ids = tuple(j.id for j in getattr(job, "jobs", [job])) if job is not None else ()
-    key = (ids, n_records, kind)
-    with _figures_lock:
-        if key in _figures:
-            _figures.move_to_end(key)
-            return _figures[key]
-    fig = build()
-    with _figures_lock:
-        _figures[key] = fig
-        while len(_figures) > 256:
-            _figures.popitem(last=False)
-    return fig
-
-
-def poll_interval() -> float:
-    """Seconds between a live view's refreshes: 1 s, slower when many sessions watch jobs at once
-    (every refresh rebuilds the page's live figures on the server)."""
-    watchers = job_pool().stats()["watchers"]
-    return 1.0 if watchers <= 2 else min(5.0, watchers / 2)
-
-
-def live(key: str, body) -> None:
-    """Render ``body(job)`` in a fragment that re-runs every :func:`poll_interval` seconds while the
-    job runs, and trigger one full rerun when it ends so that the rest of the page sees the result.
-    A page may call it in several containers (only what changes is redrawn)."""
-    job = st.session_state.get(key)
-    running = job is not None and job.running
-    flag = f"{key}__polling"
-    st.session_state[flag] = running
-
-    def fragment():
-        current = st.session_state.get(key)
-        if current is not None and (hasattr(current, "subscribers") or hasattr(current, "jobs")):
-            job_pool().touch(current, session_id())
-        guarded(lambda: body(current))
-        if current is not None and not current.running and st.session_state.get(flag):
-            st.session_state[flag] = False
-            st.rerun()
-
-    st.fragment(fragment, run_every=poll_interval() if running else None)()
-
-
-def partial_runs(job):
-    """The cells a running grid job has finished so far, as a DataFrame (None before the first)."""
-    import pandas as pd
-    rows = [r["cell"] for r in job.records if "cell" in r]
-    if not rows:
-        return None
-    df = pd.DataFrame(rows)
-    return df[df["error"].isna()] if "error" in df else df
-
-
-def finished_runs(df):
-    """The grid rows that ran, after a warning naming the ones that failed (kept, not raised)."""
-    if "error" not in df:
-        return df
-    failed = df[df["error"].notna()]
-    if len(failed):
-        first = escape_markdown(failed["error"].iloc[0])
-        st.warning(f"{len(failed)} of {len(df)} runs failed and are left out (first: {first}); the finished runs "
-                   "are shown.")
-    return df[df["error"].isna()].drop(columns=["error"])

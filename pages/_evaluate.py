@@ -7,7 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from pages._clickmodels import uploaded_judgements
-from pages._common import job_progress, live, memo, queue_note, submit_job
+from pages._common import memo
+from pages._jobs import job_progress, live, queue_note, submit_job
 from pages._report import add_section
 from pages._uploads import kept_file, kept_upload
 from ultr_core.app.counterfactual_figures import estimator_rows, value_figure

@@ -3,7 +3,7 @@ help, range and default from the schema, its first value from the URL under the 
 spelling (clamped to the widget's range, with a notice)."""
 import streamlit as st
 
-from pages._common import qp
+from pages._links import qp
 from ultr_core.constraints import Options
 from ultr_core.simulation.params import Param
 

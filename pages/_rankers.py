@@ -4,7 +4,7 @@ training sessions beside every click model fitted on the same sessions (one pool
 import pandas as pd
 import streamlit as st
 
-from pages._common import job_buttons, job_progress, live, queue_note, submit_job
+from pages._jobs import job_buttons, job_progress, live, queue_note, submit_job
 from ultr_core.app.clickmodel_figures import judges_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.judgement_agreement import RULE, judgement_rows

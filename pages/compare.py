@@ -2,17 +2,9 @@ import os
 
 import streamlit as st
 
-from pages._common import (
-    finished_result,
-    finished_runs,
-    job_buttons,
-    live,
-    page_title,
-    read_setting,
-    run_page,
-    submit_job,
-    url_notices,
-)
+from pages._common import page_title, run_page
+from pages._jobs import finished_result, finished_runs, job_buttons, live, submit_job
+from pages._links import read_setting, url_notices
 from ultr_core.algorithms import ALGORITHMS
 from ultr_core.algorithms.specs import SPECS_BY_KEY
 from ultr_core.app.figures import interval_bar_figure, sweep_figure

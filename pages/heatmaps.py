@@ -2,18 +2,9 @@ import os
 
 import streamlit as st
 
-from pages._common import (
-    finished_runs,
-    job_buttons,
-    job_progress,
-    live,
-    page_title,
-    partial_runs,
-    read_setting,
-    run_page,
-    submit_job,
-    url_notices,
-)
+from pages._common import page_title, run_page
+from pages._jobs import finished_runs, job_buttons, job_progress, live, partial_runs, submit_job
+from pages._links import read_setting, url_notices
 from ultr_core.algorithms import TrainConfig
 from ultr_core.algorithms.record import formula_lines
 from ultr_core.app.figures import HEATMAP_MIN_SPAN, figure_png, heatmap_figure, training_curves_figure

@@ -2,22 +2,9 @@ import streamlit as st
 
 from pages._certainty import certainty_section
 from pages._clickmodels import click_model_section
-from pages._common import (
-    MEMBERS_COLUMN,
-    cached_analysis,
-    finished_result,
-    job_buttons,
-    linked_log,
-    live,
-    log_digest,
-    memo,
-    page_title,
-    read_setting,
-    run_page,
-    session_log_spec,
-    submit_job,
-    url_notices,
-)
+from pages._common import MEMBERS_COLUMN, cached_analysis, log_digest, memo, page_title, run_page
+from pages._jobs import finished_result, job_buttons, live, submit_job
+from pages._links import linked_log, read_setting, session_log_spec, url_notices
 from pages._probability import contexts_section
 from pages._repair import repair_on_log_section
 from ultr_core.algorithms.record import formula_lines

@@ -4,7 +4,9 @@ from dataclasses import replace
 
 import streamlit as st
 
-from pages._common import job_figure, live, memo, qp, queue_note, release_job, run_page, submit_jobs, url_notices
+from pages._common import memo, run_page
+from pages._jobs import job_figure, live, queue_note, release_job, submit_jobs
+from pages._links import qp, url_notices
 from pages._params import url_name
 from pages._story import ig_box, log_claims_line, log_span_tile
 from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
@@ -113,8 +115,6 @@ def _apply_preset(keep=()) -> None:
                                lr=st.session_state.get("pg_lr", D.lr))
     st.session_state.update({k.key: k.to_widget(knob_value(settings, k)) for k in KNOBS
                              if k.query not in keep and k.field not in ("steps", "lr")})
-
-
 
 
 def _pin_knobs() -> None:

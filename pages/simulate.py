@@ -2,7 +2,8 @@ import hashlib
 
 import streamlit as st
 
-from pages._common import memo, page_title, read_setting, run_page, url_notices
+from pages._common import memo, page_title, run_page
+from pages._links import read_setting, url_notices
 from pages._params import in_url, param_widget
 from ultr_core.app.figures import clicks_per_rank_figure, ctr_by_position_figure
 from ultr_core.app.pagestate import SIMULATE_SETTINGS

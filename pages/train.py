@@ -3,20 +3,9 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from pages._common import (
-    job_buttons,
-    linked_log,
-    live,
-    memo,
-    page_title,
-    qp,
-    queue_note,
-    read_setting,
-    run_page,
-    session_log_spec,
-    submit_jobs,
-    url_notices,
-)
+from pages._common import memo, page_title, run_page
+from pages._jobs import job_buttons, live, queue_note, submit_jobs
+from pages._links import linked_log, qp, read_setting, session_log_spec, url_notices
 from pages._params import url_name
 from pages._rankers import rankers_section
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
