@@ -23,8 +23,11 @@ def qp(name: str, default, cast=str, lo=None, hi=None, options=None):
 
 def read_setting(setting):
     """A page setting (:class:`ultr_core.app.pagestate.Setting`, a record of the page's table) from the link, read
-    as :func:`qp` reads one."""
-    return qp(setting.url, setting.default, setting.cast, setting.lo, setting.hi, setting.options)
+    by its own :meth:`~ultr_core.app.pagestate.Setting.parse` (a correction noted for :func:`url_notices`)."""
+    value, notice = setting.parse(st.query_params.get(setting.url))
+    if notice:
+        st.session_state.setdefault("_url_notices", []).append(notice)
+    return value
 
 
 def linked_log():

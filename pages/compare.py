@@ -40,10 +40,10 @@ def main():
     st.query_params.clear()
     chosen = {"preset": c["preset"], "sweep": c["sweep_name"], "seeds": c["seeds"], "sessions": c["sessions"],
               "steps": c["steps"], "guess": c["guess"]}
-    st.query_params.update({"methods": ",".join(NAMES[m] for m in c["methods"]),
-                            **{k: SETTING[k].to_url(v) for k, v in chosen.items()}})
+    chosen["methods"] = tuple(NAMES[m] for m in c["methods"])
     if SWEEPS[c["sweep_name"]] is not None:
-        st.query_params["values"] = c["values_txt"]
+        chosen["values"] = c["values_txt"]
+    st.query_params.update({k: SETTING[k].to_url(v) for k, v in chosen.items()})
     job_buttons("compare_job", "▶ Run", lambda: _start(c), disabled=not c["methods"])
     live("compare_job", _show)
     with st.expander("Methods and formulas"):
@@ -54,15 +54,10 @@ def main():
 
 
 def _linked_methods(p: dict, linked: bool) -> list:
-    """The preset's methods, or those a link for this preset names (unknown names left out, with a notice)."""
-    methods = [ALGORITHMS[m] for m in p["methods"]]
-    if linked and "methods" in st.query_params:
-        asked = st.query_params["methods"].split(",")             # keys; older links: labels
-        methods = [ALGORITHMS.get(m, m) for m in asked if m in NAMES or m in ALGORITHMS]
-        if len(methods) < len(asked):
-            st.session_state.setdefault("_url_notices", []).append(
-                f"methods: unknown names left out of {st.query_params['methods'][:60]!r}")
-    return methods
+    """The preset's methods, or those a link for this preset names (its setting: unknown names left out, with a
+    notice), as labels."""
+    s = SETTING["methods"].with_default(tuple(p["methods"]))
+    return [ALGORITHMS[m] for m in dict.fromkeys(read_setting(s) if linked else s.default)]
 
 
 def _choices() -> dict:
@@ -84,9 +79,8 @@ def _choices() -> dict:
         sweep_label = read_setting(SETTING["sweep"].with_default(sweep_label))
     sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
                               help="the parameter on the x axis")
-    default_values = ", ".join(map(str, p["values"]))
-    if linked:
-        default_values = st.query_params.get("values", default_values)[:200]
+    s = SETTING["values"].with_default(", ".join(map(str, p["values"])))
+    default_values = (read_setting(s) if linked else s.default)[:200]
     values_txt = st.text_input("values (comma-separated)", default_values, key=f"v_{preset}",
                                disabled=SWEEPS[sweep_name] is None,
                                help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")

@@ -36,8 +36,7 @@ def main():
     st.query_params.clear()
     chosen = {"grid": "paper" if grid["paper"] else "quick", "seeds": grid["seeds"], "sessions": grid["sessions"],
               "steps": grid["steps"], "model": grid["model"]}
-    st.query_params.update({"levels": ",".join(f"{v:g}" for v in grid["levels"]),
-                            **{k: SETTING[k].to_url(v) for k, v in chosen.items()}})
+    st.query_params.update({k: SETTING[k].to_url(v) for k, v in {**chosen, "levels": grid["levels"]}.items()})
     n_runs = len(grid["levels"]) * len(LAMBDAS) * len(TS) * grid["seeds"]
     st.write(f"{n_runs} runs ({len(grid['levels'])} coupling levels × 3 λ × 4 t × {grid['seeds']} seed(s)); kept in "
              "the server's result cache.")
@@ -64,19 +63,11 @@ def _intro():
 
 
 def _linked_levels(paper: bool, linked: bool) -> list:
-    """The coupling levels a link asks for (only those on offer; a notice says when some were dropped)."""
-    all_levels = list(FIG4_COUPLING)
-    levels = all_levels if paper else list(FIG4_QUICK_COUPLING)
-    if linked and "levels" in st.query_params:
-        try:
-            asked = [float(x) for x in st.query_params["levels"].split(",") if x.strip()]
-        except ValueError:
-            asked = levels
-        levels = [v for v in all_levels if v in asked]
-        if len(levels) < len(asked):
-            st.session_state.setdefault("_url_notices", []).append(
-                f"levels: only {', '.join(map(str, all_levels))} are offered")
-    return levels
+    """The coupling levels a link for this grid asks for (its setting: those not on offer left out, with a notice),
+    in the grid's order; else the grid's own."""
+    s = SETTING["levels"].with_default(FIG4_COUPLING if paper else FIG4_QUICK_COUPLING)
+    asked = read_setting(s) if linked else s.default
+    return [v for v in FIG4_COUPLING if v in asked]
 
 
 def _grid_settings() -> dict:

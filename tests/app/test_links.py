@@ -30,7 +30,7 @@ def test_compare_state_round_trips_through_the_url():
         and bad.sidebar.slider(key="n_custom").value == 10
     )
     notes = " ".join(i.value for i in bad.info)
-    assert "unknown names" in notes and "above 10" in notes
+    assert "is not one of the choices; left out" in notes and "above 10" in notes
     old = page("compare.py")                                                 # a link from before keys: labels
     old.query_params["methods"] = "Naive,LBD"
     old.run()
@@ -106,7 +106,7 @@ def test_the_compare_pages_settings_table_reads_corrects_and_writes_its_link():
     for said in ("sweep='nope' is not one of the choices", "seeds=40 is above 10", "sessions='123' is not one of"):
         assert said in notes, notes
     written = dict(at.query_params.items())
-    assert {s.url for s in COMPARE_SETTINGS} <= set(written)
+    assert {s.url for s in COMPARE_SETTINGS} - {"values"} <= set(written)          # values: only with a sweep
     assert {k: written[k] for k in ("sweep", "seeds", "sessions", "steps", "guess")} == \
         {"sweep": "none", "seeds": "10", "sessions": "20000", "steps": "400", "guess": "0"}
 
@@ -116,21 +116,23 @@ def test_the_heatmaps_pages_settings_table_reads_corrects_and_writes_its_link():
     widgets start there, the URL written back from the table (the grid's own defaults for seeds and steps)."""
     from ultr_core.app.pagestate import HEATMAP_SETTINGS
     at = page("heatmaps.py")
-    for k, v in dict(grid="quick", seeds="9", sessions="7", steps="200", model="cnn").items():
+    for k, v in dict(grid="quick", seeds="9", sessions="7", steps="200", model="cnn", levels="0.6,0.9,abc,0.1").items():
         at.query_params[k] = v
     at.run()
     assert not at.exception
     side = at.sidebar
+    assert side.multiselect(key="lv_False").value == [0.1, 0.6]                  # the offered ones, in the grid's order
     assert side.slider(key="sd_False").value == 5 and side.select_slider(key="st_False").value == 200
     assert side.select_slider(key="heat_sessions").value == 20_000 and side.radio(key="heat_ranking_model").value \
         == "dnn"
     notes = _corrections(at)
-    for said in ("seeds=9 is above 5", "sessions='7' is not one of", "model='cnn' is not one of"):
+    for said in ("seeds=9 is above 5", "sessions='7' is not one of", "model='cnn' is not one of",
+                 "levels='0.9', 'abc' are not one of the choices; left out"):
         assert said in notes, notes
     written = dict(at.query_params.items())
     assert {s.url for s in HEATMAP_SETTINGS} <= set(written)
-    assert {k: written[k] for k in ("grid", "seeds", "sessions", "steps", "model")} == \
-        {"grid": "quick", "seeds": "5", "sessions": "20000", "steps": "200", "model": "dnn"}
+    assert {k: written[k] for k in ("grid", "seeds", "sessions", "steps", "model", "levels")} == \
+        {"grid": "quick", "seeds": "5", "sessions": "20000", "steps": "200", "model": "dnn", "levels": "0.1,0.6"}
 
 
 def test_the_identifiability_and_simulate_pages_read_their_settings_tables():
@@ -189,3 +191,20 @@ def test_every_corrected_playground_link_value_is_announced_and_stays_through_re
             assert any(word in n for n in notes), (word, notes)
         at.run()
     assert not at.exception
+
+
+def test_a_list_setting_reads_each_item_alone():
+    """A comma-separated setting (``Setting(many=True)``: the Compare page's methods, the Heat-maps page's levels)
+    reads each item as a single setting reads its value: older spellings through ``aliases``, an invalid item left
+    out and named, an item outside the range clamped, an empty list kept empty, nothing valid → the default."""
+    from ultr_core.app.pagestate import COMPARE_SETTINGS, Setting
+    methods = {s.url: s for s in COMPARE_SETTINGS}["methods"]
+    assert methods.parse("DLA,ips,dla") == (("dla", "ips", "dla"), None)         # labels of older links; keys
+    assert methods.parse("") == ((), None) and methods.parse(None) == (("naive", "dla", "ips"), None)
+    assert methods.parse("xyz, ,dla")[0] == ("dla",) and "methods='xyz' is not one" in methods.parse("xyz,dla")[1]
+    value, said = methods.parse("xyz,abc")
+    assert value == ("naive", "dla", "ips") and "none is one of the choices; using naive,dla,ips" in said
+    seeds = Setting("seeds", (1, 2), int, lo=1, hi=5, many=True)
+    assert seeds.parse("3,9,x") == ((3, 5), "seeds='x' is not valid here; left out; seeds=9 is above 5; "
+                                             "using 5")
+    assert seeds.to_url((1, 5)) == "1,5" and seeds.parse(seeds.to_url((2, 4))) == ((2, 4), None)

@@ -10,6 +10,9 @@ page writes back.  Pure: the pages read ``st.query_params`` and hand the text he
 (600, "steps='ten' is not valid here; using 600")
 >>> Setting("model", "dnn", options=("dnn", "linear")).parse("cnn")
 ('dnn', "model='cnn' is not one of the choices; using dnn")
+>>> levels = Setting("levels", (0.0, 0.3), float, options=(0.0, 0.3, 0.6), many=True)
+>>> levels.parse("0.6,0.9,0"), levels.to_url((0.0, 0.6))
+(((0.6, 0.0), "levels='0.9' is not one of the choices; left out"), '0,0.6')
 """
 from __future__ import annotations
 
@@ -18,14 +21,15 @@ from dataclasses import dataclass
 
 from ultr_core.constraints import Interval, Options, Rule, validate
 
-__all__ = ["Setting", "parse_value", "TRAIN_SETTINGS", "COMPARE_SETTINGS", "SWEEPS",
+__all__ = ["Setting", "parse_value", "parse_values", "TRAIN_SETTINGS", "COMPARE_SETTINGS", "SWEEPS",
            "HEATMAP_SETTINGS", "IDENTIFIABILITY_SETTINGS", "SIMULATE_SETTINGS"]
 
 
 @dataclass(frozen=True)
 class Setting:
     """One setting a page keeps in its URL: the key ``url``, its ``default``, the type ``cast`` and its domain
-    (``lo``–``hi``, or ``options``)."""
+    (``lo``–``hi``, or ``options``); ``many``: a comma-separated list of such values (``default`` a tuple), each item
+    read alone (:func:`parse_values`); ``aliases``: older spellings of a choice still read, as (old, choice) pairs."""
 
     url: str
     default: object
@@ -33,21 +37,29 @@ class Setting:
     lo: float | None = None
     hi: float | None = None
     options: tuple | None = None
+    many: bool = False
+    aliases: tuple = ()
 
     CONSTRAINTS = {
         "url": [Rule(lambda q: isinstance(q, str) and q.isidentifier(), "a URL key")],
         "cast": [Options(int, float, str)],
         "lo": [None, Interval(float, None, None)], "hi": [None, Interval(float, None, None)],
         "options": [None, Rule(lambda o: isinstance(o, tuple) and len(o) > 0, "a non-empty tuple")],
+        "many": [Rule(lambda m: isinstance(m, bool), "True or False")],
+        "aliases": [Rule(lambda a: isinstance(a, tuple) and all(len(p) == 2 for p in a), "(old, choice) pairs")],
     }
 
     def __post_init__(self):
         validate(self, where=f"setting {self.url!r}")
-        if self.parse(None if self.default is None else str(self.default))[1] is not None:
+        if self.parse(None if self.default is None else self.to_url(self.default))[1] is not None:
             raise ValueError(f"setting {self.url!r}: its default {self.default!r} is outside its own domain")
 
     def parse(self, raw: str | None) -> tuple:
-        """(value, notice): ``raw`` (the URL's text, None when absent) read by :func:`parse_value`."""
+        """(value, notice): ``raw`` (the URL's text, None when absent) read by :func:`parse_value` (a list:
+        :func:`parse_values`)."""
+        if self.many:
+            return parse_values(self.url, raw, self.default, cast=self.cast, lo=self.lo, hi=self.hi,
+                                options=self.options, aliases=dict(self.aliases))
         return parse_value(self.url, raw, self.default, cast=self.cast, lo=self.lo, hi=self.hi, options=self.options)
 
     def with_default(self, default) -> "Setting":
@@ -61,8 +73,16 @@ class Setting:
         return replace(self, options=options)
 
     def to_url(self, value) -> str:
-        """The URL text of ``value`` (booleans as 0/1)."""
-        return str(int(value)) if isinstance(value, bool) else str(value)
+        """The URL text of ``value`` (booleans as 0/1, numbers as short as they read, a list comma-separated)."""
+        if self.many:
+            return ",".join(_url_text(v) for v in value)
+        return _url_text(value)
+
+
+def _url_text(value) -> str:
+    if isinstance(value, bool):
+        return str(int(value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def parse_value(name: str, raw: str | None, default, *, cast=str, lo=None, hi=None, options=None) -> tuple:
@@ -84,6 +104,34 @@ def parse_value(name: str, raw: str | None, default, *, cast=str, lo=None, hi=No
     if hi is not None and value > hi:
         return cast(hi), f"{name}={value} is above {hi}; using {hi}"
     return value, None
+
+
+def parse_values(name: str, raw: str | None, default: tuple, *, cast=str, lo=None, hi=None, options=None,
+                 aliases: dict | None = None) -> tuple:
+    """(values, notice) of a comma-separated URL setting: absent → ``default``; each item read as
+    :func:`parse_value` reads one (an older spelling in ``aliases`` read as its choice), an item that is not valid
+    left out and named in the notice, one outside [``lo``, ``hi``] clamped; empty text → no values; no valid item
+    → ``default``."""
+    if raw is None:
+        return tuple(default), None
+    values, bad, clamped = [], [], []
+    for item in (x.strip() for x in raw.split(",")):
+        if not item:
+            continue
+        item = (aliases or {}).get(item, item)
+        value, notice = parse_value(name, item, None, cast=cast, lo=lo, hi=hi, options=options)
+        if value is None:
+            bad.append(item)
+        else:
+            values.append(value)
+            clamped += [notice] if notice else []
+    said = f"{name}=" + ", ".join(repr(b[:20]) for b in bad[:3]) + (" …" if len(bad) > 3 else "")
+    wrong = "one of the choices" if options is not None else "valid here"
+    if bad and not values:
+        return tuple(default), f"{said}: none is {wrong}; using {','.join(map(_url_text, default))}"
+    if bad:
+        clamped.insert(0, f"{said} {'is' if len(bad) == 1 else 'are'} not {wrong}; left out")
+    return tuple(values), "; ".join(clamped) or None
 
 
 #: the Train page's settings besides its methods and their hyper-parameters (which have their own tables:
@@ -108,9 +156,14 @@ SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off
 
 
 def _compare_settings() -> tuple:
+    from ultr_core.algorithms.config import ALGORITHMS
     from ultr_core.studies.presets import PRESET_SWEEPS
     return (
         Setting("preset", "custom", options=("custom", *PRESET_SWEEPS)),
+        # default: the preset's own methods; older links name them by label
+        Setting("methods", ("naive", "dla", "ips"), options=tuple(ALGORITHMS), many=True,
+                aliases=tuple((label, key) for key, label in ALGORITHMS.items() if label != key)),
+        Setting("values", ""),                                     # the sweep's values as typed; default: the preset's
         Setting("sweep", "none", options=tuple(SWEEPS)),           # default: the preset's own sweep
         Setting("seeds", 3, int, lo=1, hi=10),                     # default: the preset's own seeds
         Setting("sessions", 20_000, int, options=(5_000, 10_000, 20_000, 50_000, 100_000)),
@@ -119,11 +172,16 @@ def _compare_settings() -> tuple:
     )
 
 
-#: the Compare page's settings besides its methods and the sweep's values (a link carries them only for its preset)
+#: the Compare page's settings (a link carries the methods, the sweep and its values only for its preset)
 COMPARE_SETTINGS = _compare_settings()
 
-#: the Heat-maps page's settings besides its coupling levels (a link carries seeds and steps only for its grid)
-HEATMAP_SETTINGS = (
+def _heatmap_settings() -> tuple:
+    from ultr_core.studies.validation import FIG4_COUPLING, FIG4_QUICK_COUPLING
+    return (Setting("levels", FIG4_QUICK_COUPLING, float, options=FIG4_COUPLING, many=True),)  # paper: all
+
+
+#: the Heat-maps page's settings (a link carries the levels, seeds and steps only for its grid)
+HEATMAP_SETTINGS = _heatmap_settings() + (
     Setting("grid", "quick", options=("quick", "paper")),
     Setting("seeds", 1, int, lo=1, hi=5),                        # default: 3 on the paper's grid
     Setting("sessions", 20_000, int, options=(5_000, 10_000, 20_000, 50_000)),
