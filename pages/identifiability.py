@@ -161,12 +161,9 @@ def _bias_choice(log):
                                                             "true_relevance", "true_observation", "label",
                                                             "doc_key", "query_key")]
     default = [c for c in log.bias_columns if c in candidates] or candidates[:1]
-    if "bias" in st.query_params:
-        asked = [c for c in st.query_params["bias"].split(",") if c]
-        default = list(dict.fromkeys(c for c in asked if c in candidates)) or default     # each column once
-        if len(default) < len(asked):
-            st.session_state.setdefault("_url_notices", []).append(
-                f"bias={st.query_params['bias'][:60]!r}: a column named twice or not in this log is left out")
+    if candidates:                                     # a link's columns: those of this log, each once
+        default = list(dict.fromkeys(read_setting(SETTING["bias"].with_options(tuple(candidates)).with_default(
+            tuple(default))))) or default
     bias = st.multiselect("bias factor columns", candidates, default, key="ig_bias_factor_columns",
                           help="a bias factor is the tuple of these columns (e.g. context × position)")
     teach = st.toggle("teaching mode: predict before you see", read_setting(SETTING["teach"]) == 1,

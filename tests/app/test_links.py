@@ -139,15 +139,18 @@ def test_the_identifiability_and_simulate_pages_read_their_settings_tables():
     """The Identifiability and Simulate pages' settings derive from their tables (``IDENTIFIABILITY_SETTINGS``,
     ``SIMULATE_SETTINGS``): wrong values corrected and announced, widgets started there, the corrected URL."""
     at = page("identifiability.py")
-    for k, v in dict(source="builtin", k="9", sessions="5", seed="-1", teach="3").items():
+    asked = dict(source="builtin", k="9", sessions="5", seed="-1", teach="3", bias="position,nope,position")
+    for k, v in asked.items():
         at.query_params[k] = v
     at.run()
     assert not at.exception
     side = at.sidebar
+    assert side.multiselect(key="ig_bias_factor_columns").value == ["position"]     # each column of the log, once
     assert side.slider(key="ig_components_k").value == 5 and side.select_slider(key="ig_sessions").value == 100_000
     assert side.number_input(key="ig_seed").value == 0
     notes = _corrections(at)
-    for said in ("k=9 is above 5", "sessions='5' is not one of", "seed=-1 is below 0", "teach=3 is above 1"):
+    for said in ("k=9 is above 5", "sessions='5' is not one of", "seed=-1 is below 0", "teach=3 is above 1",
+                 "bias='nope' is not one of the choices; left out"):
         assert said in notes, notes
     assert {k: at.query_params[k] for k in ("k", "sessions", "seed", "teach")} == \
         {"k": "5", "sessions": "100000", "seed": "0", "teach": "1"}

@@ -197,6 +197,7 @@ IDENTIFIABILITY_SETTINGS = (
     Setting("sessions", 100_000, int, options=(20_000, 50_000, 100_000, 300_000)),
     Setting("seed", 0, int, lo=0, hi=10_000),
     Setting("teach", 0, int, lo=0, hi=1),
+    Setting("bias", ("position",), many=True),      # offered: the log's columns (with_options); default: its bias
 )
 
 #: the Simulate page's data-set settings (its simulation parameters come from the schema,
