@@ -60,3 +60,15 @@ def test_scripts_import_the_installed_package():
                  for p in sorted((REPO / d).glob("*.py")) if "sys.path.insert" in p.read_text()}
     assert offenders == ALLOWED
     assert re.search(r"^-e \.$", (REPO / "requirements.txt").read_text(), flags=re.M)
+
+
+def test_every_package_says_in_two_lines_what_it_holds():
+    """Issue #59: each package's ``__init__`` opens with a summary of at most two lines (its first paragraph); the
+    details follow it."""
+    import ast
+    long = {}
+    for init in sorted((REPO / "ultr_core").glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        if not doc or len(doc.split("\n\n")[0].splitlines()) > 2:
+            long[init.parent.name] = len(doc.split("\n\n")[0].splitlines()) if doc else 0
+    assert not long, f"the first paragraph of these packages' docstrings (lines; 0: none): {long}"

@@ -1,4 +1,7 @@
-"""Click models fitted, scored and sampled on any log the app reads (issue #34): sessions compressed to distinct
+"""Click models fitted, scored and sampled on any log the app reads: twelve models in one table, fitted on the log's
+distinct (result list, click) patterns in memory or on disk, scored on held-out sessions.
+
+Sessions compressed to distinct
 patterns (:mod:`~ultr_core.clickmodels.sessions`), the models with PyClick's conventions
 (:mod:`~ultr_core.clickmodels.models`), users who click as a model says (:mod:`~ultr_core.clickmodels.samplers`),
 one table of them (:mod:`~ultr_core.clickmodels.registry`), held-out log-likelihood and perplexity

@@ -1,6 +1,8 @@
 """Tasks: one function per thing a user asks of a log, each taking a typed options record and returning a typed
-result that owns its JSON.  The CLI parses flags into the options and prints the result; a page wires widgets to
-the options and draws the result.
+result that owns its JSON.
+
+The CLI parses flags into the options and prints the result; a page wires widgets to the options and draws the
+result.
 
 >>> from ultr_core.tasks import CheckOptions
 >>> CheckOptions(bias=("position",), estimate=None).estimate is None
