@@ -199,10 +199,12 @@ def test_every_corrected_playground_link_value_is_announced_and_stays_through_re
 def test_a_list_setting_reads_each_item_alone():
     """A comma-separated setting (``Setting(many=True)``: the Compare page's methods, the Heat-maps page's levels)
     reads each item as a single setting reads its value: older spellings through ``aliases``, an invalid item left
-    out and named, an item outside the range clamped, an empty list kept empty, nothing valid → the default."""
+    out and named, an item outside the range clamped, one named twice kept once, an empty list kept empty, nothing
+    valid → the default."""
     from ultr_core.app.pagestate import COMPARE_SETTINGS, Setting
     methods = {s.url: s for s in COMPARE_SETTINGS}["methods"]
-    assert methods.parse("DLA,ips,dla") == (("dla", "ips", "dla"), None)         # labels of older links; keys
+    assert methods.parse("DLA,ips") == (("dla", "ips"), None)                     # labels of older links; keys
+    assert methods.parse("DLA,ips,dla") == (("dla", "ips"), "methods: 'dla' is named twice; kept once")
     assert methods.parse("") == ((), None) and methods.parse(None) == (("naive", "dla", "ips"), None)
     assert methods.parse("xyz, ,dla")[0] == ("dla",) and "methods='xyz' is not one" in methods.parse("xyz,dla")[1]
     value, said = methods.parse("xyz,abc")

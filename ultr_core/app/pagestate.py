@@ -110,8 +110,8 @@ def parse_values(name: str, raw: str | None, default: tuple, *, cast=str, lo=Non
                  aliases: dict | None = None) -> tuple:
     """(values, notice) of a comma-separated URL setting: absent → ``default``; each item read as
     :func:`parse_value` reads one (an older spelling in ``aliases`` read as its choice), an item that is not valid
-    left out and named in the notice, one outside [``lo``, ``hi``] clamped; empty text → no values; no valid item
-    → ``default``."""
+    left out and named in the notice, one outside [``lo``, ``hi``] clamped, one named twice kept once; empty text → no
+    values; no valid item → ``default``."""
     if raw is None:
         return tuple(default), None
     values, bad, clamped = [], [], []
@@ -122,6 +122,8 @@ def parse_values(name: str, raw: str | None, default: tuple, *, cast=str, lo=Non
         value, notice = parse_value(name, item, None, cast=cast, lo=lo, hi=hi, options=options)
         if value is None:
             bad.append(item)
+        elif value in values:
+            clamped.append(f"{name}: {item[:20]!r} is named twice; kept once")
         else:
             values.append(value)
             clamped += [notice] if notice else []
