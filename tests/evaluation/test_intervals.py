@@ -152,3 +152,13 @@ def test_a_value_that_rounds_to_zero_is_written_as_zero():
     assert interval_text({"estimate": -0.00004, "lower": -0.0004, "upper": 0.0003}, "{:+.3f}") == \
         "+0.000 [+0.000, +0.000]"
     assert Interval(-0.0001, -0.02, 0.0004, 0.9).text("{:+.3f}") == "+0.000 [-0.020, +0.000]"
+
+
+def test_an_intervals_note_names_its_resamples_in_the_plural():
+    """The notes read "the bootstrap resamples of the sessions lie …", not "resample of the sessionss" (the plural
+    was an "s" added to the whole phrase)."""
+    from ultr_core.evaluation.intervals import bootstrap_interval
+    iv = bootstrap_interval(1.0, np.linspace(0.5, 0.99, 50), what="bootstrap resample of the sessions")
+    assert "the bootstrap resamples of the sessions lie almost all on one side" in iv.note, iv.note
+    iv = bootstrap_interval(1.0, np.array([0.5, np.nan, np.nan]), what="resample of the queries")
+    assert "resamples of the queries" in iv.note and "queriess" not in iv.note, iv.note

@@ -86,6 +86,12 @@ def normal_quantile(p: float) -> float:
     return x - u / (1 + x * u / 2)
 
 
+def _plural(what: str) -> str:
+    """The plural of a noun phrase whose head comes first: "resample of the queries" → "resamples of the queries"."""
+    head, sep, rest = what.partition(" of ")
+    return f"{head}s{sep}{rest}"
+
+
 def _phi(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2))
 
@@ -135,19 +141,19 @@ def bootstrap_interval(estimate: float, draws, *, level: float = LEVEL, bounds: 
     draws = np.asarray(draws, np.float64).ravel()
     ok = np.isfinite(draws)
     bad = int((~ok).sum())
-    said = (f"{bad:,} of {len(draws):,} {what}s gave no value and are left out" if bad else "")
+    said = (f"{bad:,} of {len(draws):,} {_plural(what)} gave no value and are left out" if bad else "")
     if estimate is None or not np.isfinite(estimate):
         return unsupported(None, "no estimate: " + (said or "the data give no value"), level=level, method=name,
                            degenerate=bad)
     est = min(max(float(estimate), lo_b), hi_b)
     d = np.clip(draws[ok], lo_b, hi_b)
     if len(d) < MIN_DRAWS:
-        return unsupported(est, f"only {len(d):,} of {len(draws):,} {what}s gave a value", level=level, method=name,
-                           degenerate=bad)
+        return unsupported(est, f"only {len(d):,} of {len(draws):,} {_plural(what)} gave a value", level=level,
+                           method=name, degenerate=bad)
     lo, hi = np.quantile(d, _levels(est, d, level, method))
     notes = [said] if said else []
     if lo > est or hi < est:
-        notes.append(f"the {what}s lie almost all on one side of the estimate: the interval is stretched to it")
+        notes.append(f"the {_plural(what)} lie almost all on one side of the estimate: the interval is stretched to it")
         lo, hi = min(lo, est), max(hi, est)
     return Interval(est, float(lo), float(hi), level, name, True, bad, "; ".join(notes))
 
@@ -182,7 +188,8 @@ def mean_interval(values, weights=None, *, level: float = LEVEL, what: str = "se
     n = float(w.sum())
     name = METHODS["normal"]
     if n < 2:
-        return unsupported(float(x @ w / n) if n > 0 else None, f"fewer than two {what}s", level=level, method=name)
+        return unsupported(float(x @ w / n) if n > 0 else None, f"fewer than two {_plural(what)}", level=level,
+                           method=name)
     mean = float(x @ w / n)
     return _normal_mean(mean, float(w @ (x - mean) ** 2), n, level, int((~ok).sum()))
 
@@ -197,7 +204,7 @@ def mean_interval_of_sums(n: float, total: float, squares: float, *, level: floa
     (2.0, 0.355, 3.645)
     """
     if n < 2:
-        return unsupported(total / n if n > 0 else None, f"fewer than two {what}s", level=level,
+        return unsupported(total / n if n > 0 else None, f"fewer than two {_plural(what)}", level=level,
                            method=METHODS["normal"])
     mean = total / n
     return _normal_mean(mean, squares - n * mean * mean, n, level, 0)
