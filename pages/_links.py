@@ -11,13 +11,18 @@ from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError, DataFormatError
 
 
+def note_correction(text: str) -> None:
+    """Note what a link got wrong and how it was corrected, for :func:`url_notices` to show."""
+    st.session_state.setdefault("_url_notices", []).append(text)
+
+
 def qp(name: str, default, cast=str, lo=None, hi=None, options=None):
     """A setting from the URL (shareable links), read by :func:`ultr_core.app.pagestate.parse_value`: absent →
     ``default``; not of the right type, not finite or not among ``options`` → ``default`` with a notice; outside
     [``lo``, ``hi``] → clamped with a notice (:func:`url_notices` shows them)."""
     value, notice = parse_value(name, st.query_params.get(name), default, cast=cast, lo=lo, hi=hi, options=options)
     if notice:
-        st.session_state.setdefault("_url_notices", []).append(notice)
+        note_correction(notice)
     return value
 
 
@@ -26,7 +31,7 @@ def read_setting(setting):
     by its own :meth:`~ultr_core.app.pagestate.Setting.parse` (a correction noted for :func:`url_notices`)."""
     value, notice = setting.parse(st.query_params.get(setting.url))
     if notice:
-        st.session_state.setdefault("_url_notices", []).append(notice)
+        note_correction(notice)
     return value
 
 
@@ -45,10 +50,10 @@ def linked_log():
             spec, ds, _, log, note = memo(("logspec", spec.to_string(), APP_MAX_LOG_ROWS),
                                           lambda: spec.simulate_within(APP_MAX_LOG_ROWS))
     except (ConfigError, DataFormatError, ValueError) as e:
-        st.session_state.setdefault("_url_notices", []).append(f"log={raw[:40]!r} cannot be rebuilt ({e})")
+        note_correction(f"log={raw[:40]!r} cannot be rebuilt ({e})")
         return None
     if note:
-        st.session_state.setdefault("_url_notices", []).append(note)
+        note_correction(note)
     return spec.to_string(), ds, log
 
 

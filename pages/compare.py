@@ -57,7 +57,7 @@ def _linked_methods(p: dict, linked: bool) -> list:
     """The preset's methods, or those a link for this preset names (its setting: unknown names left out, with a
     notice), as labels."""
     s = SETTING["methods"].with_default(tuple(p["methods"]))
-    return [ALGORITHMS[m] for m in dict.fromkeys(read_setting(s) if linked else s.default)]
+    return [ALGORITHMS[m] for m in (read_setting(s) if linked else s.default)]
 
 
 def _choices() -> dict:

@@ -162,8 +162,8 @@ def _bias_choice(log):
                                                             "doc_key", "query_key")]
     default = [c for c in log.bias_columns if c in candidates] or candidates[:1]
     if candidates:                                     # a link's columns: those of this log, each once
-        default = list(dict.fromkeys(read_setting(SETTING["bias"].with_options(tuple(candidates)).with_default(
-            tuple(default))))) or default
+        default = list(read_setting(SETTING["bias"].with_options(tuple(candidates)).with_default(tuple(default)))) \
+            or default
     bias = st.multiselect("bias factor columns", candidates, default, key="ig_bias_factor_columns",
                           help="a bias factor is the tuple of these columns (e.g. context × position)")
     teach = st.toggle("teaching mode: predict before you see", read_setting(SETTING["teach"]) == 1,

@@ -6,7 +6,7 @@ import streamlit as st
 
 from pages._common import memo, run_page
 from pages._jobs import job_figure, live, queue_note, release_job, submit_jobs
-from pages._links import qp, url_notices
+from pages._links import note_correction, qp, url_notices
 from pages._params import url_name
 from pages._story import ig_box, log_claims_line, log_span_tile
 from ultr_core.app.figures import compact, ctr_by_position_figure, observation_curve_figure, training_curves_figure
@@ -160,7 +160,7 @@ def _from_url(knob, datasets):
     dropped = isinstance(value, list) and len(value) < len([x for x in raw.split(",") if x])
     if value is None or dropped:                                  # every corrected value is announced
         bad = [x for x in raw.split(",") if x and knob.parse(x) is None] if dropped else [raw]
-        st.session_state.setdefault("_url_notices", []).append(
+        note_correction(
             f"{name}={','.join(bad)[:30]!r} is not one of the choices; "
             f"using {', '.join(value) if dropped else default}")
     return default if value is None else value

@@ -5,7 +5,7 @@ import streamlit as st
 
 from pages._common import memo, page_title, run_page
 from pages._jobs import job_buttons, live, queue_note, submit_jobs
-from pages._links import linked_log, qp, read_setting, session_log_spec, url_notices
+from pages._links import linked_log, note_correction, qp, read_setting, session_log_spec, url_notices
 from pages._params import url_name
 from pages._rankers import rankers_section
 from ultr_core.algorithms import ALGORITHMS, TrainConfig
@@ -90,7 +90,7 @@ def _log_to_train():
             note = (f"Training on the log this link names: {code_span(link_spec)} ({log.n_sessions:,} sessions "
                     f"on {escape_markdown(ds.name)}).")
     elif "log" in st.query_params:
-        st.session_state.setdefault("_url_notices", []).append(
+        note_correction(
             "using " + ("the Simulate page's log" if session_log else "the built-in default") + " instead")
     if link_spec is None and session_log:
         log = st.session_state["log"]
@@ -156,7 +156,7 @@ def _choices() -> dict:
     default_algs = [ALGORITHMS.get(a, a) for a in asked if a in NAMES or a in ALGORITHMS] or ["DLA"]
     unknown = [a for a in asked if a and a not in NAMES and a not in ALGORITHMS]
     if unknown:                                               # every corrected link value is announced
-        st.session_state.setdefault("_url_notices", []).append(
+        note_correction(
             f"algorithms={','.join(unknown)[:40]!r}: not an algorithm here; using {', '.join(default_algs)}")
     chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
                             help="each is trained on the same log; see the formulas below the charts",
