@@ -132,9 +132,8 @@ def _show(job):
         metric = st.selectbox("metric", metrics, 2, key="cmp_metric_sweep")
         if not _guess_then_reveal(job, summ, metric):
             return
-        st.plotly_chart(interval_bar_figure(summ, "algorithm", metric, title=f"{metric} (mean, 90 % t-interval, "
-                                                                       f"{df['seed'].nunique()} seeds)"),
-                        key="cmp_bar")
+        st.plotly_chart(interval_bar_figure(summ, "algorithm", metric,
+                                            title=f"{metric} (mean, {comparison.interval_note()})"), key="cmp_bar")
     st.dataframe(summ.round(4), hide_index=True)
     paper_check(comparison, preset)
     st.download_button("Download runs (CSV)", df.drop(columns=["observation", "true_observation"]).to_csv(index=False),

@@ -46,8 +46,7 @@ def main():
     with st.sidebar:
         c = _choices()
     url_notices()
-    st.query_params.update({k: SETTING[k].to_url(v) if k in SETTING else ",".join(NAMES[a] for a in v)
-                            if k == "algorithms" else str(int(v)) if isinstance(v, bool) else str(v)
+    st.query_params.update({k: SETTING[k].to_url(v) if k in SETTING else str(int(v)) if isinstance(v, bool) else str(v)
                             for k, v in c.items() if k != "hyper"})
     if link_spec:
         st.query_params["log"] = link_spec
@@ -63,12 +62,12 @@ def main():
                    "to this one: press Start to train on it.")             # a result names the log it belongs to
         truth, users = None, None                   # this log's truth is not the curve those runs estimated
     live("train_job", lambda job: _show(job, truth, c["seed"], users))
-    rankers_section(ds, log, link_spec, [NAMES[a] for a in c["algorithms"]],
+    rankers_section(ds, log, link_spec, list(c["algorithms"]),
                     {"model": c["model"], "lr": c["lr"], "steps": c["steps"], "seed": int(c["seed"])})
     with st.expander("Methods and formulas", expanded=False):
         for a in c["algorithms"]:
-            spec = SPECS_BY_KEY[NAMES[a]]
-            st.markdown(f"**{a}** — {spec.cite}")
+            spec = SPECS_BY_KEY[a]
+            st.markdown(f"**{ALGORITHMS[a]}** — {spec.cite}")
             st.latex(spec.latex)
 
 
@@ -152,16 +151,10 @@ def _user_model(log) -> str:
 def _choices() -> dict:
     """The sidebar's algorithms, ranker, optimisation and method hyper-parameters (URL keys as keys)."""
     st.header("Algorithms")
-    asked = qp("algorithms", "dla").split(",")                # keys; older links: labels
-    default_algs = [ALGORITHMS.get(a, a) for a in asked if a in NAMES or a in ALGORITHMS] or ["DLA"]
-    unknown = [a for a in asked if a and a not in NAMES and a not in ALGORITHMS]
-    if unknown:                                               # every corrected link value is announced
-        note_correction(
-            f"algorithms={','.join(unknown)[:40]!r}: not an algorithm here; using {', '.join(default_algs)}")
-    chosen = st.multiselect("algorithms", TRAINABLE, default_algs,
+    v = _settings()
+    chosen = st.multiselect("algorithms", TRAINABLE, [ALGORITHMS[a] for a in v["algorithms"]],
                             help="each is trained on the same log; see the formulas below the charts",
                             key="train_algorithms")
-    v = _settings()
     model = st.radio("ranking model", SETTING["model"].options, SETTING["model"].options.index(v["model"]),
                      horizontal=True, help="DNN = ELU MLP (64, 32); Linear = one affine layer",
                      key="train_ranking_model")
@@ -178,8 +171,9 @@ def _choices() -> dict:
                       horizontal=True,
                       help="log: batches drawn from the simulated log; online: fresh clicks every step from the same "
                            "click model (ULTRA's simulation, used by the LBD paper)", key="train_clicks")
-    urls, fields = _hyper_widgets([NAMES[a] for a in chosen])
-    return {"algorithms": chosen, "model": model, "lr": lr, "steps": steps, "seed": seed, "refs": refs_on,
+    keys = tuple(NAMES[a] for a in chosen)
+    urls, fields = _hyper_widgets(list(keys))
+    return {"algorithms": keys, "model": model, "lr": lr, "steps": steps, "seed": seed, "refs": refs_on,
             "clicks": clicks, **urls, "hyper": fields}
 
 
@@ -227,7 +221,7 @@ def _log_name(link_spec) -> str:
 
 def _start(c: dict, noise: float, link_spec, log, ds, log_name: str):
     try:
-        options = MethodsOptions(algorithms=tuple(NAMES[a] for a in c["algorithms"]), references=bool(c["refs"]),
+        options = MethodsOptions(algorithms=c["algorithms"], references=bool(c["refs"]),
                                  train=TrainConfig(model=c["model"], lr=c["lr"], steps=c["steps"], seed=int(c["seed"]),
                                                    clicks=c["clicks"]),
                                  hyper=tuple(c["hyper"].items()))

@@ -136,9 +136,17 @@ def parse_values(name: str, raw: str | None, default: tuple, *, cast=str, lo=Non
     return tuple(values), "; ".join(clamped) or None
 
 
-#: the Train page's settings besides its methods and their hyper-parameters (which have their own tables:
-#: :mod:`ultr_core.algorithms.specs`, :mod:`ultr_core.algorithms.hyper`)
+def _methods_setting(name: str, default: tuple) -> Setting:
+    """A list of methods (the algorithms' keys; older links name them by label)."""
+    from ultr_core.algorithms.config import ALGORITHMS
+    return Setting(name, default, options=tuple(ALGORITHMS), many=True,
+                   aliases=tuple((label, key) for key, label in ALGORITHMS.items() if label != key))
+
+
+#: the Train page's settings besides its methods' hyper-parameters (which have their own table:
+#: :mod:`ultr_core.algorithms.hyper`)
 TRAIN_SETTINGS = (
+    _methods_setting("algorithms", ("dla",)),
     Setting("model", "dnn", options=("dnn", "linear")),
     Setting("lr", 0.01, float, options=(0.001, 0.003, 0.01, 0.03, 0.1)),
     Setting("steps", 600, int, lo=50, hi=5000),
@@ -158,13 +166,11 @@ SWEEPS = {"none": None, "position-bias severity η": "click.eta", "top-k cut-off
 
 
 def _compare_settings() -> tuple:
-    from ultr_core.algorithms.config import ALGORITHMS
     from ultr_core.studies.presets import PRESET_SWEEPS
     return (
         Setting("preset", "custom", options=("custom", *PRESET_SWEEPS)),
         # default: the preset's own methods; older links name them by label
-        Setting("methods", ("naive", "dla", "ips"), options=tuple(ALGORITHMS), many=True,
-                aliases=tuple((label, key) for key, label in ALGORITHMS.items() if label != key)),
+        _methods_setting("methods", ("naive", "dla", "ips")),
         Setting("values", ""),                                     # the sweep's values as typed; default: the preset's
         Setting("sweep", "none", options=tuple(SWEEPS)),           # default: the preset's own sweep
         Setting("seeds", 3, int, lo=1, hi=10),                     # default: the preset's own seeds

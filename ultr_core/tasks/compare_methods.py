@@ -93,6 +93,19 @@ class MethodComparison:
         by = [self.options.sweep, "algorithm"] if self.options.sweep else "algorithm"
         return summarise(self.runs, by, list(METRICS))
 
+    def interval_note(self) -> str:
+        """What the summary's intervals are: a 90 % t-interval over the seeds, or none with one seed (a t-interval
+        needs two: one seed gives the mean alone).
+
+        >>> import pandas as pd
+        >>> MethodComparison(pd.DataFrame({"seed": [0, 0]}), CompareOptions()).interval_note()
+        'one seed: no interval'
+        >>> MethodComparison(pd.DataFrame({"seed": [0, 1, 2]}), CompareOptions()).interval_note()
+        '90 % t-interval, 3 seeds'
+        """
+        n = int(self.runs["seed"].nunique())
+        return "one seed: no interval" if n < 2 else f"90 % t-interval, {n} seeds"
+
     def verdicts(self):
         """Each of the preset's claims checked on these runs (empty without claims)."""
         import pandas as pd
