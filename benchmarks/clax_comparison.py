@@ -60,7 +60,7 @@ np.save(out, cond); print(json.dumps({"seconds": seconds}))
 def _our_scores(train, test, keys, prior):
     from ultr_core.clickmodels.compare import compare_click_models
     out = compare_click_models(train, "train", models=keys, test=test, prior=prior)
-    return {k: (m["log_likelihood"], m["seconds"]) for k, m in out["models"].items()}
+    return {k: (m.log_likelihood, m.seconds) for k, m in out.models.items()}
 
 
 def _warm_up() -> None:

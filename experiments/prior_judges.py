@@ -43,9 +43,9 @@ def main() -> None:
         for prior in ("pyclick", "learned"):
             out = compare_click_models(frame, models=MODELS, judgements=judges, include_prior=True, seed=seed,
                                        prior=prior)
-            for m in out["models"].values():
-                j = m["judgements"]
-                rows.append({"seed": seed, "prior": prior, "model": m["label"], "log_likelihood": m["log_likelihood"],
+            for m in out.models.values():
+                j = m.judgements
+                rows.append({"seed": seed, "prior": prior, "model": m.label, "log_likelihood": m.log_likelihood,
                              "spearman": j["spearman"]["estimate"], "ndcg@10": j["ndcg@10"]["estimate"]})
     f = pd.DataFrame(rows)
     table = f.pivot_table(index="model", columns="prior", values=["log_likelihood", "spearman", "ndcg@10"],

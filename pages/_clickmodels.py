@@ -64,25 +64,24 @@ def _show(job, an, log, prefix: str, key) -> None:
         _judge_inputs(prefix)
         return
     out = job.result
-    rows = [{"model": m["label"], "log-likelihood": m["log_likelihood"], "perplexity": m["perplexity"],
-             "conditional perplexity": m["conditional_perplexity"], "seconds": m["seconds"],
-             **({"prior": prior_text(m["prior"])} if "prior" in m else {})} for m in out["models"].values()]
-    st.caption(f"Fitted on the first {out['train_sessions']:,} sessions, scored on the next {out['test_sessions']:,} "
-               f"({out['dropped_test_sessions']:,} of unseen queries dropped); PyClick's conventions and scores "
+    rows = [{"model": m.label, "log-likelihood": m.log_likelihood, "perplexity": m.perplexity,
+             "conditional perplexity": m.conditional_perplexity, "seconds": m.seconds,
+             **({"prior": prior_text(m.prior)} if m.prior else {})} for m in out.models.values()]
+    st.caption(f"Fitted on the first {out.train_sessions:,} sessions, scored on the next {out.test_sessions:,} "
+               f"({out.dropped_test_sessions:,} of unseen queries dropped); PyClick's conventions and scores "
                "(docs/click_models.md)" + ("; each model's learned prior in the last column" if any(
-                   "prior" in m for m in out["models"].values()) else "") + ". Higher log-likelihood and lower "
+                   m.prior for m in out.models.values()) else "") + ". Higher log-likelihood and lower "
                "perplexity are better.")
-    table, fig = pd.DataFrame(rows).round(4), perplexity_by_rank_figure(out["models"])    # built once: page and report
+    table, fig = pd.DataFrame(rows).round(4), perplexity_by_rank_figure(out.models)    # built once: page and report
     st.dataframe(table, hide_index=True)
-    said = out["best_fit"].sentence() + " — 90 % interval paired over the test sessions" if out.get(
-        "best_fit") else ""
+    said = out.best_fit.sentence() + " — 90 % interval paired over the test sessions" if out.best_fit else ""
     if said:
         st.caption(escape_markdown(said) + ".")
     st.plotly_chart(fig, key=f"{prefix}_perplexity")
     add_section("Which click model explains the clicks?", table=table, figure=fig, text=said, caption=f"fitted on "
-                f"the first {out['train_sessions']:,} sessions, scored on the next {out['test_sessions']:,}")
-    _bias_parameters(out["models"], prefix)
-    rel = out["relevance"].astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
+                f"the first {out.train_sessions:,} sessions, scored on the next {out.test_sessions:,}")
+    _bias_parameters(out.models, prefix)
+    rel = out.relevance.astype({"query_id": str, "doc_id": str}).merge(document_components(an, log), how="left")
     st.download_button("Download relevance per (query, document) and model (CSV)", safe_csv(rel),
                        "click_model_relevance.csv", mime="text/csv",
                        key=f"{prefix}_relevance_csv",
@@ -113,8 +112,9 @@ def _judges(out: dict, prefix: str, key) -> None:
         return
     try:
         judged, digest = uploaded_judgements(up)
-        models, rep = memo(("judges", key, digest, include),
-                           lambda: score_judgements(out, judged, include_prior=include), own=True)
+        judged_fit = memo(("judges", key, digest, include),
+                          lambda: score_judgements(out, judged, include_prior=include), own=True)
+        models, rep = judged_fit.models, judged_fit.judgements
     except DataFormatError as e:
         st.error(f"We could not read the judgements — {escape_markdown(e)}. The click models above are unchanged.")
         return

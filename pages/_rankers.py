@@ -43,8 +43,8 @@ def _show(job) -> None:
         job_progress(job, "rankers trained")
         return
     out = job.result
-    rep, both = out["judgements"], {**out["models"], **out.get("rankers", {})}
-    st.caption(f"{out['train_sessions']:,} training sessions, {out['test_sessions']:,} test sessions; "
+    rep, both = out.judgements, out.scored
+    st.caption(f"{out.train_sessions:,} training sessions, {out.test_sessions:,} test sessions; "
                f"{rep['pairs_scored']:,} judged pairs scored ({rep['prior_dominated']['matched_and_flagged']:,} "
                "prior-dominated left out). 90 % intervals: bootstrap over queries.")
     if "note" in rep:

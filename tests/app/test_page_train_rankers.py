@@ -14,7 +14,7 @@ def test_train_judges_the_chosen_rankers_beside_the_click_models():
     job = at.session_state["rankers_job"]
     at = _wait(at, "rankers_job")
     assert no_crash(at) and not at.error and job.status == "done", job.error
-    assert job.result["rankers"]["dla"]["seconds"] > 0
+    assert job.result.rankers["dla"].seconds > 0
     table = at.dataframe[-1].value
     assert {"DLA (ranker)", "PBM", "raw CTR", "logged order"} <= set(table["model"])
     spec = json.loads(at.get("plotly_chart")[-1].proto.spec)

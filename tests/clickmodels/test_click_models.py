@@ -90,11 +90,11 @@ def test_on_pbm_clicks_pbm_explains_held_out_sessions_best_and_recovers_the_curv
     from ultr_core.simulation.logspec import LogSpec
     ds, sim, log = LogSpec.parse(f"synthetic:100/noise=0.0/shuffle=1.0/sessions=40000/seed={seed}").simulate()
     out = compare_click_models(log.frame, "sim", models=None, split=0.75)
-    ll = {k: v["log_likelihood"] for k, v in out["models"].items()}
+    ll = {k: v.log_likelihood for k, v in out.models.items()}
     assert max(ll, key=ll.get) in ("pbm", "ubm", "trust")         # UBM and Trust (noise 0) nest PBM …
     assert ll["pbm"] > max(ll.values()) - 0.001                   # … and gain next to nothing on PBM's clicks
     assert ll["pbm"] > max(ll[k] for k in ("gctr", "rctr", "dctr", "cm", "dcm", "sdbn"))
-    exam = np.array(out["models"]["pbm"]["bias"]["examination"])
+    exam = np.array(out.models["pbm"].bias["examination"])
     truth = sim.observation_curve(10)
     assert np.allclose(exam / exam[0], truth / truth[0], atol=0.05)
 
@@ -195,17 +195,17 @@ def test_ragged_and_deep_lists_through_the_out_of_core_reader_agree_with_memory(
     assert rc == 0, err
     cli_ll = {k: m["log_likelihood"] for k, m in json.loads(out)["models"].items()}
     mem = compare_click_models(f, "ragged", models=["pbm", "dcm", "dbn"])
-    assert mem["depth"] == 15
-    for k, m in mem["models"].items():
-        assert cli_ll[k] == pytest.approx(m["log_likelihood"], abs=1e-6), k
-    fit, said = mem["best_fit"], json.loads(out)["best_fit"]        # the typed comparison; the JSON keys it had
+    assert mem.depth == 15
+    for k, m in mem.models.items():
+        assert cli_ll[k] == pytest.approx(m.log_likelihood, abs=1e-6), k
+    fit, said = mem.best_fit, json.loads(out)["best_fit"]        # the typed comparison; the JSON keys it had
     assert set(said) == {"best", "label", "runner_up", "versus", "tied", "labels", "rule"}
     assert said["best"] == fit.best and said["tied"] == list(fit.tied) and set(said["versus"]) == set(fit.versus)
     for k, iv in fit.versus.items():
         assert iv.lower <= iv.estimate <= iv.upper
         assert said["versus"][k]["estimate"] == pytest.approx(iv.estimate, abs=1e-6)
     learned = compare_click_models(f, "ragged", models=["pbm", "ubm", "sdbn"], prior="learned")   # its held-out fifth
-    assert all(np.isfinite(m["log_likelihood"]) for m in learned["models"].values())
+    assert all(np.isfinite(m.log_likelihood) for m in learned.models.values())
 
 
 def test_model_keys_are_the_cli_choices():
@@ -218,8 +218,8 @@ def test_on_a_fixed_ranking_dctr_explains_clicks_as_well_as_pbm(seed):
     a per-document CTR fits held-out sessions as well as PBM (within 0.002 nats per rank)."""
     from ultr_core.simulation.logspec import LogSpec
     ds, sim, log = LogSpec.parse(f"synthetic:100/noise=0.0/sessions=20000/seed={seed}").simulate()
-    fitted = compare_click_models(log.frame, "sim", models=["pbm", "dctr"], split=0.75)["models"]
-    ll = {k: v["log_likelihood"] for k, v in fitted.items()}
+    fitted = compare_click_models(log.frame, "sim", models=["pbm", "dctr"], split=0.75).models
+    ll = {k: v.log_likelihood for k, v in fitted.items()}
     assert abs(ll["dctr"] - ll["pbm"]) < 0.002, ll
 
 
@@ -286,17 +286,17 @@ def test_duckdb_patterns_score_as_the_in_memory_sessions(tmp_path):
     frame.sample(frac=1, random_state=0).to_parquet(path)   # sessions in the order of their first row (file order)
     a = compare_click_models(patterns_from_source(str(path), "parquet", "log", split=0.75), "log")
     b = compare_click_models(sessions_from_source(str(path), "parquet", "log"), "log")
-    assert (a["train_sessions"], a["test_sessions"], a["dropped_test_sessions"]) == \
-           (b["train_sessions"], b["test_sessions"], b["dropped_test_sessions"])
-    for k in b["models"]:
+    assert (a.train_sessions, a.test_sessions, a.dropped_test_sessions) == \
+           (b.train_sessions, b.test_sessions, b.dropped_test_sessions)
+    for k in b.models:
         for m in ("log_likelihood", "perplexity", "conditional_perplexity"):
             # L-BFGS sums in pattern order: on these random clicks DBN's likelihood has a nearly flat ridge, and the
             # converged stop moves along it by up to 2e-8 with that rounding (seeds 4–6: 1e-15)
-            assert a["models"][k][m] == pytest.approx(b["models"][k][m], abs=5e-8), (k, m)
-    ridge = [c for c in b["relevance"] if c.startswith("DBN")]     # one rarely shown pair: attr·sat moves along it
-    pd.testing.assert_frame_equal(a["relevance"].drop(columns=ridge), b["relevance"].drop(columns=ridge),
+            assert getattr(a.models[k], m) == pytest.approx(getattr(b.models[k], m), abs=5e-8), (k, m)
+    ridge = [c for c in b.relevance if c.startswith("DBN")]     # one rarely shown pair: attr·sat moves along it
+    pd.testing.assert_frame_equal(a.relevance.drop(columns=ridge), b.relevance.drop(columns=ridge),
                                   check_exact=False, atol=1e-6)
-    pd.testing.assert_frame_equal(a["relevance"][ridge], b["relevance"][ridge], check_exact=False, atol=2e-5)
+    pd.testing.assert_frame_equal(a.relevance[ridge], b.relevance[ridge], check_exact=False, atol=2e-5)
 
 
 def _sparse_log(seed: int, n_sessions: int = 3000, n_queries: int = 150, depth: int = 5):
@@ -324,12 +324,12 @@ def test_learned_prior_beats_one_in_two_on_sparse_logs_and_fills_unseen_pairs(se
     from ultr_core.clickmodels.compare import compare_click_models
     f = _sparse_log(seed)
     keys = ["dctr", "pbm", "dcm", "sdbn"]
-    base = compare_click_models(f, models=keys)["models"]
+    base = compare_click_models(f, models=keys).models
     out = compare_click_models(f, models=keys, prior="learned", seed=seed)
     for k in keys:
-        assert out["models"][k]["log_likelihood"] > base[k]["log_likelihood"] + 1e-3, k
-    assert out["models"]["pbm"]["prior"]["baseline"] == "query"
-    rel = out["relevance"]
+        assert out.models[k].log_likelihood > base[k].log_likelihood + 1e-3, k
+    assert out.models["pbm"].prior["baseline"] == "query"
+    rel = out.relevance
     unseen = rel[rel["impressions"] == 0]
     assert len(unseen) > 0 and not np.isclose(unseen["PBM"], 0.5).all()
 
@@ -357,8 +357,9 @@ def test_every_gradient_fit_says_whether_it_converged():
     from ultr_core.studies.counterfactual import simulate_log
     frame, _ = simulate_log("dbn", 1500, n_queries=10, seed=0)
     out = compare_click_models(frame, models=["dbn", "trust", "pbm"])
-    assert out["models"]["dbn"]["converged"] is True and out["models"]["trust"]["converged"] is True
-    assert "converged" not in out["models"]["pbm"] and not any("iteration cap" in n for n in out["notes"])
+    assert out.models["dbn"].converged is True and out.models["trust"].converged is True
+    assert out.models["pbm"].converged is None and "converged" not in out.to_json()["models"]["pbm"]
+    assert not any("iteration cap" in n for n in out.notes)
     t = SessionArrays.from_frame(frame, "x").compress()
     assert Trust().fit(t, max_iter=2).converged is False
     assert fit_cascade(t, 2, 1, transition=MODEL_BY_KEY["dbn"].cls().transition, max_iter=2)[2] is False

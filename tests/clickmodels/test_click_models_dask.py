@@ -29,15 +29,15 @@ def _fit(path, fmt, **engine):
         return compare_click_models(patterns, "log", models=ALL)
 
 
-def _same(a: dict, b: dict) -> None:
-    assert (a["train_sessions"], a["test_sessions"], a["dropped_test_sessions"]) == \
-           (b["train_sessions"], b["test_sessions"], b["dropped_test_sessions"])
+def _same(a, b) -> None:
+    assert (a.train_sessions, a.test_sessions, a.dropped_test_sessions) == \
+           (b.train_sessions, b.test_sessions, b.dropped_test_sessions)
     for k in ALL:
         for m in SCORES:
-            assert b["models"][k][m] == pytest.approx(a["models"][k][m], abs=1e-9), (k, m)
-    pd.testing.assert_frame_equal(a["relevance"], b["relevance"], check_exact=False, atol=1e-9)
-    for k, iv in a["best_fit"].versus.items():
-        assert (b["best_fit"].versus[k].lower, b["best_fit"].versus[k].upper) == \
+            assert getattr(b.models[k], m) == pytest.approx(getattr(a.models[k], m), abs=1e-9), (k, m)
+    pd.testing.assert_frame_equal(a.relevance, b.relevance, check_exact=False, atol=1e-9)
+    for k, iv in a.best_fit.versus.items():
+        assert (b.best_fit.versus[k].lower, b.best_fit.versus[k].upper) == \
                pytest.approx((iv.lower, iv.upper), abs=1e-9)
 
 
@@ -50,7 +50,7 @@ def test_dask_on_a_cluster_gives_duckdbs_figures(tmp_path, cluster, seed, ragged
     f = pd.read_parquet(parquet)
     f.to_csv(csv, index=False)
     base = _fit(parquet, "parquet")
-    assert base["dropped_test_sessions"] >= 0 and base["relevance"]["impressions"].sum() > 0
+    assert base.dropped_test_sessions >= 0 and base.relevance["impressions"].sum() > 0
     _same(base, _fit(parquet, "parquet", engine="dask", scheduler=cluster))
     _same(base, _fit(csv, "csv", engine="dask", scheduler=cluster))
     _same(base, _fit(csv, "csv", engine="dask"))                       # local threads, no scheduler
@@ -80,8 +80,8 @@ def test_dask_keeps_the_id_rule_the_shown_rows_and_the_file_order(tmp_path, clus
     f.to_csv(path, index=False)
     a, b = _fit(path, "csv"), _fit(path, "csv", engine="dask", scheduler=cluster)
     _same(a, b)
-    assert b["relevance"]["doc_id"].map(type).eq(str).all() and "07" in set(b["relevance"]["doc_id"])
-    assert b["relevance"]["query_id"].dtype == np.int64
+    assert b.relevance["doc_id"].map(type).eq(str).all() and "07" in set(b.relevance["doc_id"])
+    assert b.relevance["query_id"].dtype == np.int64
 
 
 CASES = {

@@ -58,16 +58,16 @@ def test_patterns_read_from_disk_give_the_in_memory_figures(tmp_path, seed, ragg
             assert sum(len(c.weight) for c in disk.train.chunks()) == disk.train.rows
             b = compare_click_models(disk, "log", models=ALL)
     for k in ALL:                       # one chunk or many: the gradient fits' sums differ in their last bits
-        assert c["models"][k]["log_likelihood"] == pytest.approx(a["models"][k]["log_likelihood"], abs=1e-6), k
+        assert c.models[k].log_likelihood == pytest.approx(a.models[k].log_likelihood, abs=1e-6), k
     for k in ALL:
         for m in SCORES:
-            assert b["models"][k][m] == pytest.approx(a["models"][k][m], abs=1e-9), (k, m)
-    assert (a["train_sessions"], a["test_sessions"], a["dropped_test_sessions"]) == \
-           (b["train_sessions"], b["test_sessions"], b["dropped_test_sessions"])
-    pd.testing.assert_frame_equal(a["relevance"], b["relevance"], check_exact=False, atol=1e-9)
-    assert a["best_fit"].best == b["best_fit"].best
-    for k, iv in a["best_fit"].versus.items():
-        assert b["best_fit"].versus[k].lower == pytest.approx(iv.lower, abs=1e-9)
+            assert getattr(b.models[k], m) == pytest.approx(getattr(a.models[k], m), abs=1e-9), (k, m)
+    assert (a.train_sessions, a.test_sessions, a.dropped_test_sessions) == \
+           (b.train_sessions, b.test_sessions, b.dropped_test_sessions)
+    pd.testing.assert_frame_equal(a.relevance, b.relevance, check_exact=False, atol=1e-9)
+    assert a.best_fit.best == b.best_fit.best
+    for k, iv in a.best_fit.versus.items():
+        assert b.best_fit.versus[k].lower == pytest.approx(iv.lower, abs=1e-9)
 
 
 def test_pattern_files_leave_nothing_behind(tmp_path):

@@ -171,11 +171,13 @@ def test_verdict_says_tied_when_the_held_out_fit_is_not_resolved_and_names_what_
     from ultr_core.clickmodels.judgement_agreement import judge_verdict
     rng = np.random.default_rng(0)
     a = rng.normal(-0.3, 0.05, 500)
-    models = {"ubm": {"label": "UBM", "log_likelihood": -0.2978}, "sdbn": {"label": "SDBN", "log_likelihood": -0.2979},
-              "pbm": {"label": "PBM", "log_likelihood": -0.4}}
+    from ultr_core.clickmodels.report import ModelFit
+    fit_ = lambda label, ll: ModelFit(label=label, log_likelihood=ll, perplexity=1.0, perplexity_by_rank=(),  # noqa: E731
+                                     conditional_perplexity=1.0, conditional_perplexity_by_rank=(), bias={}, seconds=0)
+    models = {"ubm": fit_("UBM", -0.2978), "sdbn": fit_("SDBN", -0.2979), "pbm": fit_("PBM", -0.4)}
     e = rng.normal(0, 0.02, 500)
     lls = {"ubm": a, "sdbn": a + e - e.mean() - 1e-4, "pbm": a - 0.1}          # SDBN behind by 1e-4 ± 0.0009
-    fit = fit_comparison(lls, {k: m["label"] for k, m in models.items()}, np.ones(500))
+    fit = fit_comparison(lls, {k: m.label for k, m in models.items()}, np.ones(500))
     agree = _agree({"ubm": (-0.40, 0.01), "sdbn": (-0.21, 0.01), "pbm": (-0.30, 0.01)}, rng)
     agree["ctr"] = {"spearman": {"estimate": 0.4, "lower": 0.35, "upper": 0.45}}
     v = judge_verdict(models, agree, fit)
@@ -185,9 +187,9 @@ def test_verdict_says_tied_when_the_held_out_fit_is_not_resolved_and_names_what_
     assert "Judges: SDBN agrees more than UBM (Spearman SDBN − UBM = +0.190 [" in v["text"]
     assert "Raw CTR agrees more than every model (Spearman +0.400 [+0.350, +0.450], SDBN -0.210" in v["text"]
     lls["sdbn"] = a - 0.01                                  # now resolved: UBM fits best
-    v = judge_verdict(models, agree, fit_comparison(lls, {k: m["label"] for k, m in models.items()}, np.ones(500)))
+    v = judge_verdict(models, agree, fit_comparison(lls, {k: m.label for k, m in models.items()}, np.ones(500)))
     assert v["text"].startswith("Held-out clicks: UBM fits best (log-likelihood UBM − SDBN = +0.0100 [")
     agree = _agree({"ubm": (0.30, 0.05), "sdbn": (0.29, 0.05), "pbm": (0.1, 0.01)}, rng)
-    v = judge_verdict(models, agree, fit_comparison(lls, {k: m["label"] for k, m in models.items()}, np.ones(500)))
+    v = judge_verdict(models, agree, fit_comparison(lls, {k: m.label for k, m in models.items()}, np.ones(500)))
     assert "Judges: UBM agrees best too, tied with SDBN (Spearman UBM − SDBN = +0.010 [" in v["text"]
     assert "verdict" not in v and "Raw CTR" not in v["text"]

@@ -71,13 +71,13 @@ def judged_rankers():
 
 def test_rankers_are_scored_beside_the_click_models_and_judged_on_the_same_pairs(judged_rankers):
     ds, log, out = judged_rankers
-    assert set(out["models"]) == {"dctr", "pbm"} and set(out["rankers"]) == {"naive", "dla"}
-    rel, j = out["relevance"], out["judgements"]
+    assert set(out.models) == {"dctr", "pbm"} and set(out.rankers) == {"naive", "dla"}
+    rel, j = out.relevance, out.judgements
     shown = log.frame[log.frame["shown"]]
     assert j["matched_pairs"] == len(shown.groupby(["query_id", "doc_id"])) == j["pairs_scored"]
-    for key, m in out["rankers"].items():
-        assert -1 < m["log_likelihood"] < 0 and 1 < m["perplexity"] < 2 and m["seconds"] > 0
-        assert m["judgements"]["pairs"] == j["pairs_scored"]
+    for key, m in out.rankers.items():
+        assert -1 < m.log_likelihood < 0 and 1 < m.perplexity < 2 and m.seconds > 0
+        assert m.judgements["pairs"] == j["pairs_scored"]
         # Spearman recomputed independently: the ranker's score of each pair's feature row against its label
         first = shown.groupby(["query_id", "doc_id"], sort=True)[["row", "label"]].first()
         from ultr_core.algorithms import TrainConfig, fit
@@ -85,9 +85,9 @@ def test_rankers_are_scored_beside_the_click_models_and_judged_on_the_same_pairs
         res = fit(training_log(log, 0.75), ds, TrainConfig(steps=60, algorithm=key, seed=0))
         pred = res.predict(ds.train.features, ds.train.offsets)[first["row"].to_numpy()]
         rho = stats.spearmanr(pred, first["label"].to_numpy()).statistic
-        assert m["judgements"]["spearman"]["estimate"] == pytest.approx(rho, abs=1e-9)
-        assert np.allclose(rel[m["label"]].to_numpy(), pred)
-    assert out["judgements"]["verdict"]["text"]
+        assert m.judgements["spearman"]["estimate"] == pytest.approx(rho, abs=1e-9)
+        assert np.allclose(rel[m.label].to_numpy(), pred)
+    assert out.judgements["verdict"]["text"]
 
 
 def test_the_rankers_never_see_a_test_session(judged_rankers):
@@ -96,7 +96,7 @@ def test_the_rankers_never_see_a_test_session(judged_rankers):
     train = training_log(log, 0.75)
     ids = np.unique(log.frame["session_id"])
     assert set(np.unique(train.frame["session_id"])) == set(ids[:int(len(ids) * 0.75)])
-    assert out["train_sessions"] == int(len(ids) * 0.75)
+    assert out.train_sessions == int(len(ids) * 0.75)
 
 
 def test_rankers_cli_prints_both_tables_and_refuses_unknown_names():
@@ -111,3 +111,10 @@ def test_rankers_cli_prints_both_tables_and_refuses_unknown_names():
     assert out["rankers"]["naive"]["judgements"]["spearman"]["lower"] <= \
         out["rankers"]["naive"]["judgements"]["spearman"]["estimate"]
     assert out["rankers"]["naive"]["bias"]["link"]["slope"] != 0
+    # the text: on this log the logged order's Spearman has no value in any resample; its row says so instead of
+    # failing on the missing interval (the command ended in "unexpected TypeError")
+    text = run("--sessions", "2000", "--topk", "5", "--algorithms", "naive", "--models", "pbm", "--set", "steps=30")
+    assert text.returncode == 0, text.stderr
+    assert out["judgements"]["logged_order"]["spearman"]["estimate"] is None
+    logged = [line for line in text.stdout.splitlines() if line.startswith("logged ")]
+    assert len(logged) == 1 and logged[0].count("— (constant estimate)") == 3, text.stdout

@@ -1,12 +1,17 @@
 """Figures of fitted click models' bias parameters (issue #34, item 3), from
-:func:`ultr_core.clickmodels.compare.compare_click_models`'s ``"models"`` (each with its ``bias`` dict): the
+:func:`ultr_core.clickmodels.compare.compare_click_models`'s ``models`` (key →
+:class:`~ultr_core.clickmodels.report.ModelFit`, each with its ``bias`` dict): the
 per-rank parameters as lines (PBM's examination, DCM's continuation after a click, RCTR's CTR), UBM's examination
 by (rank, rank of the last click) as a heat-map, and the scalar continuation parameters (DBN's γ, CCM's τ) as a
 table.  Colours come from the click-model table.
 
->>> models = {"pbm": {"label": "PBM", "bias": {"examination": [0.9, 0.5]}},
-...           "ubm": {"label": "UBM", "bias": {"examination_by_rank_and_last_click": [[0.9, 0.5], [0.8, 0.6]]}},
-...           "dbn": {"label": "DBN", "bias": {"continuation": 0.95}}}
+>>> from ultr_core.clickmodels.report import ModelFit
+>>> fit = lambda label, bias: ModelFit.scored(label, {}, log_likelihood=0.0, perplexity=1.0, perplexity_by_rank=(),
+...                                           conditional_perplexity=1.0, conditional_perplexity_by_rank=(),
+...                                           bias=bias, seconds=0.0)
+>>> models = {"pbm": fit("PBM", {"examination": [0.9, 0.5]}),
+...           "ubm": fit("UBM", {"examination_by_rank_and_last_click": [[0.9, 0.5], [0.8, 0.6]]}),
+...           "dbn": fit("DBN", {"continuation": 0.95})}
 >>> [t.name for t in rank_parameters_figure(models).data]
 ['PBM: examination']
 >>> [(key, [list(row) for row in fig.data[0].z]) for key, fig in matrix_figures(models)]
@@ -35,11 +40,11 @@ def rank_parameters_figure(models: dict) -> go.Figure:
     fig = go.Figure()
     for key, m in models.items():
         for name, label in RANK_PARAMETERS.items():
-            values = m.get("bias", {}).get(name)
+            values = m.bias.get(name)
             if values is None:
                 continue
             fig.add_trace(go.Scatter(x=list(range(1, len(values) + 1)), y=values, mode="lines+markers",
-                                     name=f"{m['label']}: {label}",
+                                     name=f"{m.label}: {label}",
                                      line=dict(color=MODEL_BY_KEY[key].colour if key in MODEL_BY_KEY else None,
                                                dash="dot" if name != "examination" else None)))
     fig.update_layout(title="Bias parameters by rank", xaxis_title="rank", yaxis_title="probability",
@@ -49,8 +54,7 @@ def rank_parameters_figure(models: dict) -> go.Figure:
 
 def matrix_figures(models: dict) -> list[tuple[str, go.Figure]]:
     """(model key, heat-map) for every fitted model with a bias matrix (by the parameter, not the model: today UBM)."""
-    return [(key, _matrix_figure(m["label"], m["bias"][_UBM])) for key, m in models.items()
-            if _UBM in m.get("bias", {})]
+    return [(key, _matrix_figure(m.label, m.bias[_UBM])) for key, m in models.items() if _UBM in m.bias]
 
 
 def _matrix_figure(label: str, values) -> go.Figure:
@@ -70,34 +74,34 @@ def _matrix_figure(label: str, values) -> go.Figure:
 
 def continuation_table(models: dict) -> pd.DataFrame:
     """The scalar bias parameters (DBN's γ, CCM's τ₁–τ₃): one row each."""
-    rows = [{"model": m["label"], "parameter": name, "value": float(v)}
-            for m in models.values() for name, v in m.get("bias", {}).items() if np.ndim(v) == 0]
+    rows = [{"model": m.label, "parameter": name, "value": float(v)}
+            for m in models.values() for name, v in m.bias.items() if np.ndim(v) == 0]
     return pd.DataFrame(rows, columns=["model", "parameter", "value"])
 
 
 def judges_figure(models: dict, report: dict) -> go.Figure:
     """Click fit beside ranking quality (issue #47): each click model at its held-out log-likelihood (x) and its
     Spearman correlation with the judges (y) with the 90 % interval over queries; raw CTR and the logged order as
-    horizontal reference lines (they have no click fit); a ranker (an entry with ``kind`` "ranker" and its own
-    ``colour``, :mod:`~ultr_core.studies.rankers`) as a diamond.  The y axis spans −1 … 1 — a correlation's whole
-    range."""
+    horizontal reference lines (they have no click fit); a ranker (a :class:`~ultr_core.clickmodels.report.ModelFit`
+    with ``kind`` "ranker" and its own ``colour``, :mod:`~ultr_core.studies.rankers`) as a diamond.  The y axis spans
+    −1 … 1 — a correlation's whole range."""
     from ultr_core.clickmodels.registry import MODEL_BY_KEY
     fig = go.Figure()
     drawn = {k: m for k, m in models.items()          # a constant estimate ranks nothing: no point to draw
-             if "judgements" in m and m["judgements"]["spearman"].get("estimate") is not None}
-    lo, hi = _robust_range([m["log_likelihood"] for m in drawn.values()])
+             if m.judgements is not None and m.judgements["spearman"].get("estimate") is not None}
+    lo, hi = _robust_range([m.log_likelihood for m in drawn.values()])
     for key, m in drawn.items():
-        s, x = m["judgements"]["spearman"], m["log_likelihood"]
+        s, x = m.judgements["spearman"], m.log_likelihood
         off = not lo <= x <= hi                      # far from the rest: at the axis's edge, pointing to its value
         err = dict(type="data", symmetric=False, array=[s["upper"] - s["estimate"]],
                    arrayminus=[s["estimate"] - s["lower"]]) if s.get("lower") is not None else None
         fig.add_trace(go.Scatter(x=[min(max(x, lo), hi)], y=[s["estimate"]], mode="markers",
-                                 name=m["label"] + (f" (at {x:.3f}, off the axis)" if off else ""),
+                                 name=m.label + (f" (at {x:.3f}, off the axis)" if off else ""),
                                  customdata=[x], hovertemplate="%{fullData.name}: log-likelihood %{customdata:.4f}, "
                                  "Spearman %{y:+.3f}<extra></extra>",
                                  marker=dict(size=10, symbol=("triangle-left" if x < lo else "triangle-right") if off
-                                             else "diamond" if m.get("kind") == "ranker" else "circle",
-                                             color=m.get("colour") or MODEL_BY_KEY[key].colour), error_y=err))
+                                             else "diamond" if m.kind == "ranker" else "circle",
+                                             color=m.colour or MODEL_BY_KEY[key].colour), error_y=err))
     for name, ref, dash in (("raw CTR", report.get("ctr"), "dot"), ("logged order", report.get("logged_order"),
                                                                      "dash")):
         if ref and ref["spearman"].get("estimate") is not None:

@@ -331,15 +331,15 @@ def training_curves_figure(records: list[dict], *, key: str = "loss", title: str
 
 
 def perplexity_by_rank_figure(models: dict) -> go.Figure:
-    """Held-out perplexity at each rank per click model (``compare_click_models(...)["models"]``), one line each in
+    """Held-out perplexity at each rank per click model (``compare_click_models(...).models``), one line each in
     the model's registry colour; 1 is a perfect prediction, 2 a coin — the axis starts at 1."""
     from ultr_core.clickmodels.registry import MODEL_BY_KEY
     fig = go.Figure()
     for key, m in models.items():
-        ranks = list(range(1, len(m["perplexity_by_rank"]) + 1))
-        fig.add_trace(go.Scatter(x=ranks, y=m["perplexity_by_rank"], mode="lines+markers", name=m["label"],
+        ranks = list(range(1, len(m.perplexity_by_rank) + 1))
+        fig.add_trace(go.Scatter(x=ranks, y=list(m.perplexity_by_rank), mode="lines+markers", name=m.label,
                                  line=dict(color=MODEL_BY_KEY[key].colour)))
-    top = max(max(m["perplexity_by_rank"]) for m in models.values())
+    top = max(max(m.perplexity_by_rank) for m in models.values())
     fig.update_layout(title="Held-out perplexity by rank (lower is better)", xaxis_title="rank",
                       yaxis_title="perplexity", yaxis_range=[1, max(top * 1.05, 1.1)], height=340,
                       margin=dict(l=50, r=20, t=50, b=40))

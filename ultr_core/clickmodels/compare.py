@@ -10,6 +10,7 @@ from ultr_core.clickmodels.evaluation import fit_comparison, score_models
 from ultr_core.clickmodels.outofcore import join_sessions
 from ultr_core.clickmodels.prior import PRIORS, learned_prior
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
+from ultr_core.clickmodels.report import ClickModelComparison, ModelFit
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable, split_sessions
 from ultr_core.errors import ConfigError
 
@@ -45,7 +46,7 @@ def train_test(data, *, name: str = "log", split: float = 0.75, test=None):
     return train, test_s.subset(seen), int((~seen).sum())
 
 
-def _entry(spec, model, scored: dict, seconds: float, chosen, notes: list) -> dict:
+def _entry(spec, model, scored: dict, seconds: float, chosen, notes: list) -> ModelFit:
     """A fitted model's entry: its held-out scores, bias parameters, seconds (fit and score), learned prior and — for
     a fit by an optimiser — whether it converged (a note when a cap stopped it; the models fitted by counting or a
     fixed number of EM steps have no ``converged``)."""
@@ -53,22 +54,22 @@ def _entry(spec, model, scored: dict, seconds: float, chosen, notes: list) -> di
     if converged is False:
         notes.append(f"{spec.label}: the optimiser stopped at its iteration cap before converging — its figures are "
                      "from its last step")
-    return {"label": spec.label, **scored, "bias": model.bias(), "seconds": round(seconds, 3),
-            **({"prior": chosen} if chosen else {}), **({} if converged is None else {"converged": converged})}
+    return ModelFit.scored(spec.label, scored, bias=model.bias(), seconds=round(seconds, 3), prior=chosen or None,
+                           converged=converged)
 
 
 def compare_click_models(data, name: str = "log", *, models=None, split: float = 0.75, test=None, on_model=None,
                          stop=None, identifiability: bool = False, judgements=None, include_prior: bool = False,
-                         seed: int = 0, prior: str = "pyclick", rankers: dict | None = None) -> dict:
+                         seed: int = 0, prior: str = "pyclick", rankers: dict | None = None) -> ClickModelComparison:
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
     :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
-    the test sessions: a JSON-ready dict with ``train_sessions``, ``test_sessions``, ``dropped_test_sessions``
-    (queries unseen in training), ``notes`` (what the readers repaired) and, per model, its scores, bias parameters and
-    ``seconds``; ``relevance`` is a
-    table of one row per (query_id, doc_id) with training impressions, clicks, each model's estimate and DBN's and
-    SDBN's satisfaction.  ``on_model(done, total, label)`` is called as models finish; ``stop`` (an Event) set
-    between two models ends the comparison early with the models done so far.  ``identifiability``: each model
-    also gets the Fisher information's rank and its unidentified and weak parameters
+    the test sessions: a :class:`~ultr_core.clickmodels.report.ClickModelComparison` with ``train_sessions``,
+    ``test_sessions``, ``dropped_test_sessions`` (queries unseen in training), ``notes`` (what the readers repaired)
+    and, per model, a :class:`~ultr_core.clickmodels.report.ModelFit` (its scores, bias parameters and ``seconds``);
+    ``relevance`` is a table of one row per (query_id, doc_id) with training impressions, clicks, each model's
+    estimate and DBN's and SDBN's satisfaction.  ``on_model(done, total, label)`` is called as models finish;
+    ``stop`` (an Event) set between two models ends the comparison early with the models done so far.
+    ``identifiability``: each model also gets the Fisher information's rank and its unidentified and weak parameters
     (:mod:`~ultr_core.clickmodels.information`).  ``relevance`` flags every pair whose estimate the data cannot
     support (``prior_dominated``, :mod:`~ultr_core.clickmodels.judgement_agreement`); with ``judgements``
     (:class:`~ultr_core.logs.judgements.Judgements`) every model's estimates are also scored against them
@@ -90,25 +91,23 @@ def compare_click_models(data, name: str = "log", *, models=None, split: float =
         raise ConfigError("log", NO_CLICKS)
     if te.n_sessions == 0:
         raise ConfigError("split", "no test session's query occurs in training: nothing to score")
-    out = {"train_sessions": tr.n_sessions, "test_sessions": te.n_sessions, "dropped_test_sessions": dropped,
-           "depth": tr.depth, "notes": _notes(data, test), "models": {}}
+    notes = _notes(data, test)
     fitted = _fit_models(keys, tr, pair_keys, rel, prior=prior, seed=seed, identifiability=identifiability,
                          on_model=on_model, stop=stop)
     ranked = _fitted_rankers(rankers or {}, tr, pair_keys, rel)
     scored, moments, seconds = score_models({k: v[1] for k, v in (fitted | ranked).items()}, te)
-    for key, (spec, model, fit_s, chosen, *info) in fitted.items():
-        out["models"][key] = _entry(spec, model, scored[key], fit_s + seconds[key], chosen, out["notes"])
-        if info:
-            out["models"][key]["identifiability"] = info[0]
-    if ranked:
-        out["rankers"] = {k: {"label": label, **scored[k], "bias": model.bias(),
-                              "seconds": round(fit_s + seconds[k], 3)} for k, (label, model, fit_s) in ranked.items()}
-    out["best_fit"] = fit_comparison(moments, _labels(out))
-    if judgements is not None and out["models"]:
-        from ultr_core.clickmodels.judgement_agreement import judgement_report
-        out["judgements"] = judgement_report(rel, {**out["models"], **out.get("rankers", {})}, judgements,
-                                             include_prior=include_prior, seed=seed, fit=out["best_fit"])
-    out["relevance"] = rel
+    models = {key: _entry(spec, model, scored[key], fit_s + seconds[key], chosen, notes).with_(
+                  identifiability=info[0] if info else None)
+              for key, (spec, model, fit_s, chosen, *info) in fitted.items()}
+    ranker_fits = {k: ModelFit.scored(label, scored[k], bias=model.bias(), seconds=round(fit_s + seconds[k], 3))
+                   for k, (label, model, fit_s) in ranked.items()}
+    out = ClickModelComparison(train_sessions=tr.n_sessions, test_sessions=te.n_sessions,
+                               dropped_test_sessions=dropped, depth=tr.depth, notes=tuple(notes), models=models,
+                               rankers=ranker_fits, relevance=rel)
+    out = out.with_(best_fit=fit_comparison(moments, {k: m.label for k, m in out.scored.items()}))
+    if judgements is not None and models:
+        from ultr_core.clickmodels.judgement_agreement import judge_comparison
+        out = judge_comparison(out, judgements, include_prior=include_prior, seed=seed)
     return out
 
 
@@ -184,11 +183,6 @@ def _in_memory(tr, flag: str) -> None:
         raise ConfigError(flag, f"needs the training patterns in memory, and this log has {tr.rows:,} distinct "
                                 f"(result list, click) patterns, more than the {tr.in_memory_rows:,} held: raise "
                                 "--memory-limit (2 kB a pattern), fit a sample of its sessions, or leave the flag out")
-
-
-def _labels(out: dict) -> dict:
-    """Key → label of every scored model and ranker."""
-    return {k: m["label"] for k, m in (out["models"] | out.get("rankers", {})).items()}
 
 
 def _notes(data, test) -> list[str]:

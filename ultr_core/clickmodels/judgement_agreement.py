@@ -27,7 +27,8 @@ from ultr_core.errors import counted
 from ultr_core.evaluation.intervals import bootstrap_interval, interval_text
 
 __all__ = ["judgement_lines", "MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement", "ndcg_per_query",
-           "judge_verdict", "RULE", "JUDGE_RULE", "judgement_report", "score_judgements", "judgement_rows"]
+           "judge_verdict", "RULE", "JUDGE_RULE", "judgement_report", "judge_comparison", "score_judgements",
+           "judgement_rows"]
 
 #: fewer examination-weighted training impressions than this: the estimate is the prior's, not the data's
 MIN_EXAMINED = 10.0
@@ -130,10 +131,10 @@ def judge_verdict(models: dict, agree: dict, fit: FitComparison | None = None) -
     keys = [m for m in models if m in agree]
     if len(keys) < 2:
         return None
-    clicks = fit.best if fit and fit.best in keys else max(keys, key=lambda m: models[m]["log_likelihood"])
+    clicks = fit.best if fit and fit.best in keys else max(keys, key=lambda m: models[m].log_likelihood)
     by_judges = sorted(keys, key=lambda m: -_finite(agree[m]["spearman"]["estimate"], -np.inf))
     judges = by_judges[0]
-    label = {m: models[m]["label"] for m in keys}
+    label = {m: models[m].label for m in keys}
     parts = [fit.sentence(keys) if fit and fit.best == clicks else
              f"Held-out clicks: {label[clicks]} has the highest log-likelihood (no paired interval)"]
     out = {"clicks": clicks, "judges": judges, "rule": JUDGE_RULE + (f"; {fit.rule}" if fit else "")}
@@ -168,13 +169,13 @@ def _spearman_difference(agree: dict, a: str, b: str):
 
 
 def judgement_report(rel, models: dict, judgements, *, include_prior: bool = False, n_boot: int = 200,
-                     seed: int = 0, fit: FitComparison | None = None) -> dict:
+                     seed: int = 0, fit: FitComparison | None = None) -> tuple[dict, dict]:
     """Join ``judgements`` (:class:`~ultr_core.logs.judgements.Judgements`) onto the log's pairs (``rel``: one row
     per (query_id, doc_id) of the log with impressions, clicks, mean_rank and prior_dominated, ids compared as text),
-    score every model's column of ``rel`` and
-    raw CTR against them (:func:`agreement`), put each model's figures in ``models[key]["judgements"]`` and return
-    the file's counts, the prior-dominated rule and counts, the logged order's and CTR's figures and the verdict.
-    ``rel`` gains ``grade`` (NaN where no judgement)."""
+    score every model's column of ``rel`` (``models``: key → :class:`~ultr_core.clickmodels.report.ModelFit`) and
+    raw CTR against them (:func:`agreement`): (the report — the file's counts, the prior-dominated rule and counts, the
+    logged order's and CTR's figures and the verdict —, key → that model's figures; empty when too few pairs are
+    judged).  ``rel`` gains ``grade`` (NaN where no judgement)."""
     keys = judgements.frame.assign(grade=judgements.frame["grade"].astype(np.float64))
     pairs = rel[["query_id", "doc_id"]].astype(str)
     joined = pairs.merge(keys, on=["query_id", "doc_id"], how="left")
@@ -186,7 +187,7 @@ def judgement_report(rel, models: dict, judgements, *, include_prior: bool = Fal
     flagged = rel["prior_dominated"].to_numpy(bool)
     use = matched & (include_prior | ~flagged)
     mean_rank = rel["mean_rank"].fillna(rel["mean_rank"].max()).to_numpy(np.float64)     # never shown: last
-    labels = {key: m["label"] for key, m in models.items()}
+    labels = {key: m.label for key, m in models.items()}
     est = {key: rel[label].to_numpy(np.float64)[use] for key, label in labels.items()}
     est["ctr"] = (rel["clicks"] / rel["impressions"].clip(lower=1)).to_numpy(np.float64)[use]
     qcode = pairs["query_id"].to_numpy()[use]
@@ -200,45 +201,45 @@ def judgement_report(rel, models: dict, judgements, *, include_prior: bool = Fal
         nq = counted(len(np.unique(qcode)), "query", "queries")
         out["note"] = (f"{counted(use.sum(), 'judged pair')} in {nq} to score: too few for an agreement figure"
                        + ("" if include_prior else " (prior-dominated pairs left out)"))
-        return out
+        return out, {}
     agree = agreement(est, rel["grade"].to_numpy(np.float64)[use], qcode, logged_rank=mean_rank[use], n_boot=n_boot,
                       seed=seed)
     out["verdict"] = judge_verdict(models, agree, fit)
     for m in agree.values():
         m.pop("_draws")
-    for key in labels:
-        models[key]["judgements"] = agree[key]
     out["logged_order"], out["ctr"] = agree["logged"], agree["ctr"]
-    return out
+    return out, {key: agree[key] for key in labels}
 
 
-def score_judgements(result: dict, judgements, *, name: str = "judgements", include_prior: bool = False,
-                     seed: int = 0) -> tuple[dict, dict]:
-    """A finished click-model comparison (:func:`~ultr_core.clickmodels.compare.compare_click_models`'s result,
-    left unchanged) scored against ``judgements`` (a parsed :class:`~ultr_core.logs.judgements.Judgements`, or a
-    file's bytes): (models with their ``judgements`` figures, the report of :func:`judgement_report`) — what the
-    pages call, one call per file and toggle."""
-    import copy
+def judge_comparison(result, judgements, *, include_prior: bool = False, seed: int = 0):
+    """A click-model comparison (:class:`~ultr_core.clickmodels.report.ClickModelComparison`, left unchanged) scored
+    against ``judgements`` (:func:`judgement_report`): a copy whose models and rankers carry their figures
+    (``judgements``), with the report under ``judgements`` and each pair's ``grade`` in ``relevance``."""
+    rel = result.relevance.copy()
+    report, figures = judgement_report(rel, result.scored, judgements, include_prior=include_prior, seed=seed,
+                                       fit=result.best_fit)
+    judged = {k: m.with_(judgements=figures[k]) if k in figures else m for k, m in result.scored.items()}
+    return result.with_(models={k: judged[k] for k in result.models}, rankers={k: judged[k] for k in result.rankers},
+                        judgements=report, relevance=rel)
 
+
+def score_judgements(result, judgements, *, name: str = "judgements", include_prior: bool = False, seed: int = 0):
+    """A finished click-model comparison (left unchanged) scored against ``judgements`` (a parsed
+    :class:`~ultr_core.logs.judgements.Judgements`, or a file's bytes): :func:`judge_comparison` — what the pages
+    call, one call per file and toggle."""
     from ultr_core.logs.judgements import read_judgements
     if isinstance(judgements, (bytes, bytearray, memoryview)):
         judgements = read_judgements(bytes(judgements), name=name)
-    models = copy.deepcopy(result["models"])
-    report = judgement_report(result["relevance"].copy(), models, judgements, include_prior=include_prior, seed=seed,
-                              fit=result.get("best_fit"))
-    return models, report
+    return judge_comparison(result, judgements, include_prior=include_prior, seed=seed)
 
 
 def judgement_rows(models: dict, report: dict) -> list[dict]:
     """One row per model (and raw CTR, the logged order) for a table: click fit beside the three agreements."""
-    def cell(a, k):
-        if not np.isfinite(_finite(a["spearman"]["estimate"], np.nan)):        # a constant estimate ranks nothing
-            return "— (constant estimate)"
-        return interval_text(a[k], "{:+.3f}")
-    rows = [{"model": m["label"], "held-out log-likelihood": round(m["log_likelihood"], 4),
-             **{k: cell(m["judgements"], key) for k, key in (("Spearman", "spearman"), ("Kendall", "kendall"),
-                                                              ("nDCG@10", "ndcg@10"))}}
-            for m in models.values() if "judgements" in m]
+    cell = _agreement_text
+    rows = [{"model": m.label, "held-out log-likelihood": round(m.log_likelihood, 4),
+             **{k: cell(m.judgements, key) for k, key in (("Spearman", "spearman"), ("Kendall", "kendall"),
+                                                          ("nDCG@10", "ndcg@10"))}}
+            for m in models.values() if m.judgements is not None]
     for label, ref in (("raw CTR", report.get("ctr")), ("logged order", report.get("logged_order"))):
         if ref:
             rows.append({"model": label, "held-out log-likelihood": None,
@@ -247,9 +248,19 @@ def judgement_rows(models: dict, report: dict) -> list[dict]:
     return rows
 
 
-def judgement_lines(out: dict) -> list[str]:
-    """The --judgements part of the text output: the file's counts, the rule, one line per model, the verdict."""
-    j = out["judgements"]
+def _agreement_text(a: dict, key: str) -> str:
+    """One agreement figure of a model (or raw CTR, the logged order) as ``est [lo, hi]``; "— (constant estimate)"
+    where its Spearman has no value (an estimate constant within every query ranks nothing)."""
+    if not np.isfinite(_finite(a["spearman"]["estimate"], np.nan)):
+        return "— (constant estimate)"
+    return interval_text(a[key], "{:+.3f}")
+
+
+def judgement_lines(out) -> list[str]:
+    """The --judgements part of the text output of a judged comparison
+    (:class:`~ultr_core.clickmodels.report.ClickModelComparison`): the file's counts, the rule, one line per model,
+    the verdict."""
+    j = out.judgements
     lines = [f"note: judgements: {n}" for n in j["file"]["notes"]]
     lines.append(f"judgements: {j['file']['rows']:,} kept, {j['matched_pairs']:,} matched to the log's pairs, "
                  f"{j['unmatched_judgements']:,} not in the log ({j['judgements_of_queries_not_in_the_log']:,} of "
@@ -258,13 +269,13 @@ def judgement_lines(out: dict) -> list[str]:
                  + ("included" if j["prior_dominated"]["included"] else "left out"))
     if "note" in j:
         return lines + [j["note"]]
-    fmt = lambda x: f"{x['estimate']:+.3f} [{x['lower']:+.3f}, {x['upper']:+.3f}]"         # noqa: E731
-    rows = [(m["label"], m["judgements"]) for m in [*out["models"].values(), *out.get("rankers", {}).values()]
-            if "judgements" in m] + [("CTR", j["ctr"]), ("logged", j["logged_order"])]
+    rows = [(m.label, m.judgements) for m in out.scored.values() if m.judgements is not None] + [
+        ("CTR", j["ctr"]), ("logged", j["logged_order"])]
     w = max(7, *(len(label) + 1 for label, _ in rows))
     lines.append(f"{'model':<{w}} {'Spearman [90 %]':>25} {'Kendall [90 %]':>25} {'nDCG@10 [90 %]':>25}")
     for label, a in rows:
-        lines.append(f"{label:<{w}} {fmt(a['spearman']):>25} {fmt(a['kendall']):>25} {fmt(a['ndcg@10']):>25}")
+        lines.append(f"{label:<{w}} " + " ".join(f"{_agreement_text(a, k):>25}" for k in ("spearman", "kendall",
+                                                                                          "ndcg@10")))
     if j.get("verdict"):
         lines.append(j["verdict"]["text"])
     return lines

@@ -54,9 +54,9 @@ def recovery_scores(model: str, n_sessions: int, *, seed: int = 0, split: float 
     "best": key, "gap": LL(best) − LL(model)}``."""
     from ultr_core.clickmodels.compare import compare_click_models
     out = compare_click_models(sample_sessions(model, n_sessions, seed=seed), f"{model} sample", split=split)
-    ll = {k: v["log_likelihood"] for k, v in out["models"].items()}
+    ll = {k: v.log_likelihood for k, v in out.models.items()}
     best = max(ll, key=ll.get)
-    return {"scores": ll, "best": best, "gap": ll[best] - ll[model], "test_sessions": out["test_sessions"]}
+    return {"scores": ll, "best": best, "gap": ll[best] - ll[model], "test_sessions": out.test_sessions}
 
 
 def fitted_vs_generating(model: str, n_sessions: int, *, seed: int = 0, split: float = 0.75) -> dict:

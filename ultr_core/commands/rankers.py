@@ -65,16 +65,15 @@ def run(a) -> int:
     out = rankers_beside_click_models(ds, log, algorithms=algorithms, models=models, split=a.split, seed=a.seed,
                                       base=base,
                                       include_prior=a.include_prior_dominated)
-    out.pop("relevance")
     if a.json:
         print(json_text(out))
         return 0
-    print(printable(f"{a.dataset}: {out['train_sessions']:,} training sessions, {out['test_sessions']:,} test "
+    print(printable(f"{a.dataset}: {out.train_sessions:,} training sessions, {out.test_sessions:,} test "
                     f"sessions; rankers read as P(click) = γ_r·σ(a·score + b)"))
-    rows = {**out["models"], **out["rankers"]}
-    width = max(len(m["label"]) for m in rows.values()) + 1
+    rows = out.scored
+    width = max(len(m.label) for m in rows.values()) + 1
     print(f"{'model':<{width}} {'log-likelihood':>15} {'perplexity':>11} {'seconds':>8}")
     for m in rows.values():
-        print(f"{m['label']:<{width}} {m['log_likelihood']:>15.4f} {m['perplexity']:>11.4f} {m['seconds']:>8.2f}")
+        print(f"{m.label:<{width}} {m.log_likelihood:>15.4f} {m.perplexity:>11.4f} {m.seconds:>8.2f}")
     print("\n".join(printable(x) for x in judgement_lines(out)))
     return 0

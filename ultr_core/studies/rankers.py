@@ -67,7 +67,7 @@ def _ranker_scores(result, split_data, frame: pd.DataFrame):
 
 def rankers_beside_click_models(ds, log, *, algorithms=DEFAULT_RANKERS, models=None, split: float = 0.75,
                                 seed: int = 0, base=None, judgements=None,
-                                include_prior: bool = False, on_ranker=None, stop=None) -> dict:
+                                include_prior: bool = False, on_ranker=None, stop=None):
     """:func:`~ultr_core.clickmodels.compare.compare_click_models` of ``models`` on ``log`` with ``algorithms``
     (keys of :data:`~ultr_core.algorithms.config.ALGORITHMS`) trained on its training sessions and ``ds``' features
     (``base``: the TrainConfig whose algorithm and seed are set per ranker), judged by ``judgements`` or the log's
@@ -96,12 +96,12 @@ def rankers_beside_click_models(ds, log, *, algorithms=DEFAULT_RANKERS, models=N
     out = compare_click_models(log.frame, "log", models=models, split=split, judgements=judged,
                                include_prior=include_prior, seed=seed, rankers=rankers)
     from ultr_core.algorithms.specs import SPECS_BY_KEY
-    for key, m in out.get("rankers", {}).items():      # training and the link's fit; the algorithm table's colour
-        m.update(seconds=round(m["seconds"] + seconds[key], 3), colour=SPECS_BY_KEY[key].colour, kind="ranker")
-    return out
+    # a ranker's seconds: its training and its link's fit; its colour: the algorithm table's
+    return out.with_(rankers={key: m.with_(seconds=round(m.seconds + seconds[key], 3), colour=SPECS_BY_KEY[key].colour,
+                                           kind="ranker") for key, m in out.rankers.items()})
 
 
-def rankers_job(ds, log, algorithms, *, train: dict | None = None, report=None, stop=None) -> dict:
+def rankers_job(ds, log, algorithms, *, train: dict | None = None, report=None, stop=None):
     """:func:`rankers_beside_click_models` of every click model as a job of the app's pool (the Train page; ``train``:
     TrainConfig fields every ranker shares, its ``seed`` the comparison's): a ``{"done", "total", "model"}`` record
     after each ranker."""

@@ -10,7 +10,7 @@ or two logs' sessions with ``test`` — and returns a :class:`ClickModelFit` tha
 >>> pd.DataFrame({"session_id": [1, 1, 2, 2, 3, 3, 4, 4], "query_id": 7, "doc_id": ["a", "b", "b", "a"] * 2,
 ...               "position": [1, 2] * 4, "click": [1, 0, 0, 1, 1, 1, 0, 0]}).to_csv(path, index=False)
 >>> fit = fit_click_models(path, ClickModelOptions(models=("pbm", "dctr")))
->>> sorted(fit.report["models"]), fit.report["train_sessions"] + fit.report["test_sessions"]
+>>> sorted(fit.report.models), fit.report.train_sessions + fit.report.test_sessions
 (['dctr', 'pbm'], 4)
 """
 from __future__ import annotations
@@ -66,12 +66,17 @@ class ClickModelOptions:
 
 @dataclass(frozen=True)
 class ClickModelFit:
-    """The result of :func:`fit_click_models`: the JSON-ready ``report`` (scores, bias parameters, seconds, the best
-    fit, judgements) and ``relevance``, one row per (query_id, doc_id) with each model's estimate."""
+    """The result of :func:`fit_click_models`: the ``report``
+    (:class:`~ultr_core.clickmodels.report.ClickModelComparison`: scores, bias parameters, seconds, the best fit,
+    judgements) and the log's name."""
 
-    report: dict
-    relevance: pd.DataFrame
+    report: object
     source: str
+
+    @property
+    def relevance(self) -> pd.DataFrame:
+        """One row per (query_id, doc_id) with each model's estimate (:attr:`report`'s)."""
+        return self.report.relevance
 
     def to_json(self) -> str:
         """The report as strict JSON (NaN and ±Infinity as null): the CLI's ``--json``."""
@@ -81,28 +86,28 @@ class ClickModelFit:
     def lines(self) -> list[str]:
         """The report as the CLI prints it."""
         out = self.report
-        lines = [f"note: {n}" for n in out["notes"]]
-        lines.append(f"{self.source}: {out['train_sessions']:,} training sessions, {out['test_sessions']:,} test "
-                     f"sessions ({out['dropped_test_sessions']:,} test sessions of unseen queries dropped)")
+        lines = [f"note: {n}" for n in out.notes]
+        lines.append(f"{self.source}: {out.train_sessions:,} training sessions, {out.test_sessions:,} test "
+                     f"sessions ({out.dropped_test_sessions:,} test sessions of unseen queries dropped)")
         lines.append(f"{'model':<6} {'log-likelihood':>15} {'perplexity':>11} {'cond. perplexity':>17} {'seconds':>8}")
-        for m in out["models"].values():
-            lines.append(f"{m['label']:<6} {m['log_likelihood']:>15.4f} {m['perplexity']:>11.4f} "
-                         f"{m['conditional_perplexity']:>17.4f} {m['seconds']:>8.2f}")
-        if out.get("best_fit"):
-            lines.append(out["best_fit"].sentence() + " — 90 % interval paired over the test sessions")
-        learned = [f"{m['label']} {m['prior']['baseline']}" + (f" × {m['prior']['strength']:g}"
-                   if m['prior']['baseline'] != "pyclick" else "") for m in out["models"].values() if "prior" in m]
+        for m in out.models.values():
+            lines.append(f"{m.label:<6} {m.log_likelihood:>15.4f} {m.perplexity:>11.4f} "
+                         f"{m.conditional_perplexity:>17.4f} {m.seconds:>8.2f}")
+        if out.best_fit:
+            lines.append(out.best_fit.sentence() + " — 90 % interval paired over the test sessions")
+        learned = [f"{m.label} {m.prior['baseline']}" + (f" × {m.prior['strength']:g}"
+                   if m.prior['baseline'] != "pyclick" else "") for m in out.models.values() if m.prior]
         if learned:
             lines.append("learned prior (baseline × pseudo-impressions, chosen on a held-out fifth): "
                          + ", ".join(learned))
-        for m in out["models"].values():
-            if "identifiability" in m:
-                i = m["identifiability"]
-                lines.append(f"{m['label']}: Fisher rank {i['rank']} of {i['parameters']} parameters (null space "
+        for m in out.models.values():
+            if m.identifiability is not None:
+                i = m.identifiability
+                lines.append(f"{m.label}: Fisher rank {i['rank']} of {i['parameters']} parameters (null space "
                              f"{i['null_dimension']}); " + ", ".join(f"{v} {k}" for k, v in i["counts"].items())
                              + (f"; weakest: {', '.join(w['parameter'] for w in i['weakest'][:3])}" if i["weakest"]
                                 else ""))
-        if "judgements" in out:
+        if out.judgements is not None:
             from ultr_core.clickmodels.judgement_agreement import judgement_lines
             lines += judgement_lines(out)
         return lines
@@ -134,14 +139,13 @@ def fit_click_models(source, options: ClickModelOptions | None = None, *, name: 
         with patterns_from_source(src, src.fmt, label, split=split, memory_limit=o.memory_limit, engine=o.engine,
                                   scheduler=o.scheduler) as patterns:                    # any size: on disk
             out = compare_click_models(patterns, label, models=keys, **common)
-    rel = out.pop("relevance")
-    return ClickModelFit(out, rel, str(label))
+    return ClickModelFit(out, str(label))
 
 
-def click_models_job(frame: pd.DataFrame, name: str, *, prior: str = "pyclick", report=None, stop=None) -> dict:
+def click_models_job(frame: pd.DataFrame, name: str, *, prior: str = "pyclick", report=None, stop=None):
     """:func:`fit_click_models` of every model on a kept click table as a job of the app's pool
-    (:mod:`ultr_core.app.jobpool`): a ``{"done", "total", "model"}`` record after each model; the report with its
-    ``relevance`` table."""
+    (:mod:`ultr_core.app.jobpool`): a ``{"done", "total", "model"}`` record after each model; the report
+    (:class:`~ultr_core.clickmodels.report.ClickModelComparison`, its ``relevance`` table with it)."""
     fit = fit_click_models(frame, ClickModelOptions(prior=prior), name=name, stop=stop,
                            on_model=lambda d, n, m: report and report({"done": d, "total": n, "model": m}))
-    return {**fit.report, "relevance": fit.relevance}
+    return fit.report
