@@ -160,10 +160,15 @@ def fit_cascade(t, n_per_pair: int, n_global: int, *, transition, max_iter: int 
 
     def closure():                      # the gradient summed over the table's chunks: memory bounded by a chunk
         opt.zero_grad()
-        per_all, glob = torch.sigmoid(z * scale), torch.sigmoid(y * g_scale)
-        value, grad_per, glob_leaf = _chunk_gradients(t, per_all.detach(), glob.detach(), transition=transition,
-                                                      total_w=total_w)
-        torch.autograd.backward([per_all, glob], [grad_per, glob_leaf.grad])       # through the sigmoids, once
+        value = 0.0
+        for c in t.chunks(CHUNK):
+            per = torch.sigmoid(z * scale)[:, torch.from_numpy(np.asarray(c.pairs, np.int64))]
+            after_click, go_on = transition(per, torch.sigmoid(y * g_scale))
+            shown = None if c.shown is None else torch.from_numpy(np.asarray(c.shown, bool))
+            ll = (torch.from_numpy(np.asarray(c.weight, np.float64)) * cascade_log_likelihood_fast(
+                per[0], after_click, go_on, clicks=torch.from_numpy(np.asarray(c.clicks, bool)), shown=shown)).sum()
+            (-ll / total_w).backward()
+            value -= float(ll.detach()) / total_w
         local, shared = z * scale, y * g_scale
         prior = attr_log_prior(local[0], t.attr_prior) + (F.logsigmoid(local[1:]) + F.logsigmoid(-local[1:])).sum() + (
             F.logsigmoid(shared) + F.logsigmoid(-shared)
@@ -181,31 +186,6 @@ def fit_cascade(t, n_per_pair: int, n_global: int, *, transition, max_iter: int 
     with torch.no_grad():
         per_pair, shared = torch.sigmoid(z * scale).numpy().copy(), torch.sigmoid(y * g_scale).numpy().copy()
     return per_pair, shared, lbfgs_converged(opt, max_iter)
-
-
-def _chunk_gradients(t, per_all, glob, *, transition, total_w: float):
-    """The mean negative log-likelihood of the patterns ``t`` and its gradient in the per-pair probabilities
-    ``per_all`` (n_per_pair × n_pairs) and the shared ones ``glob``, summed over the table's chunks (memory bounded by
-    a chunk).  Each chunk's per-pair values are a leaf of their own and their gradient is added back per pair by
-    ``np.bincount``: the gather's own backward (an accumulating index_put) and a sigmoid of every pair per chunk took
-    most of a DBN pass (issue #62)."""
-    import torch
-    glob_leaf = glob.clone().requires_grad_(True)
-    grad = np.zeros(tuple(per_all.shape))
-    value = 0.0
-    for c in t.chunks(CHUNK):
-        pairs = np.asarray(c.pairs, np.int64)
-        per = per_all[:, torch.from_numpy(pairs)].requires_grad_(True)
-        after_click, go_on = transition(per, glob_leaf)
-        shown = None if c.shown is None else torch.from_numpy(np.asarray(c.shown, bool))
-        ll = (torch.from_numpy(np.asarray(c.weight, np.float64)) * cascade_log_likelihood_fast(
-            per[0], after_click, go_on, clicks=torch.from_numpy(np.asarray(c.clicks, bool)), shown=shown)).sum()
-        (-ll / total_w).backward()
-        flat, g = pairs.ravel(), per.grad.numpy().reshape(len(grad), -1)
-        for k in range(len(grad)):
-            grad[k] += np.bincount(flat, g[k], grad.shape[1])
-        value -= float(ll.detach()) / total_w
-    return value, torch.from_numpy(grad), glob_leaf
 
 
 def pair_scale(t) -> np.ndarray:
