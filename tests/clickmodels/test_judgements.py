@@ -171,7 +171,7 @@ def test_verdict_says_tied_when_the_held_out_fit_is_not_resolved_and_names_what_
     from ultr_core.clickmodels.judgement_agreement import judge_verdict
     rng = np.random.default_rng(0)
     a = rng.normal(-0.3, 0.05, 500)
-    from ultr_core.clickmodels.report import ModelFit
+    from ultr_core.clickmodels.compare import ModelFit
     fit_ = lambda label, ll: ModelFit(label=label, log_likelihood=ll, perplexity=1.0, perplexity_by_rank=(),  # noqa: E731
                                      conditional_perplexity=1.0, conditional_perplexity_by_rank=(), bias={}, seconds=0)
     models = {"ubm": fit_("UBM", -0.2978), "sdbn": fit_("SDBN", -0.2979), "pbm": fit_("PBM", -0.4)}

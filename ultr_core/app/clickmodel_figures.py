@@ -1,11 +1,11 @@
 """Figures of fitted click models' bias parameters (issue #34, item 3), from
 :func:`ultr_core.clickmodels.compare.compare_click_models`'s ``models`` (key →
-:class:`~ultr_core.clickmodels.report.ModelFit`, each with its ``bias`` dict): the
+:class:`~ultr_core.clickmodels.compare.ModelFit`, each with its ``bias`` dict): the
 per-rank parameters as lines (PBM's examination, DCM's continuation after a click, RCTR's CTR), UBM's examination
 by (rank, rank of the last click) as a heat-map, and the scalar continuation parameters (DBN's γ, CCM's τ) as a
 table.  Colours come from the click-model table.
 
->>> from ultr_core.clickmodels.report import ModelFit
+>>> from ultr_core.clickmodels.compare import ModelFit
 >>> fit = lambda label, bias: ModelFit.scored(label, {}, log_likelihood=0.0, perplexity=1.0, perplexity_by_rank=(),
 ...                                           conditional_perplexity=1.0, conditional_perplexity_by_rank=(),
 ...                                           bias=bias, seconds=0.0)
@@ -82,7 +82,7 @@ def continuation_table(models: dict) -> pd.DataFrame:
 def judges_figure(models: dict, report: dict) -> go.Figure:
     """Click fit beside ranking quality (issue #47): each click model at its held-out log-likelihood (x) and its
     Spearman correlation with the judges (y) with the 90 % interval over queries; raw CTR and the logged order as
-    horizontal reference lines (they have no click fit); a ranker (a :class:`~ultr_core.clickmodels.report.ModelFit`
+    horizontal reference lines (they have no click fit); a ranker (a :class:`~ultr_core.clickmodels.compare.ModelFit`
     with ``kind`` "ranker" and its own ``colour``, :mod:`~ultr_core.studies.rankers`) as a diamond.  The y axis spans
     −1 … 1 — a correlation's whole range."""
     from ultr_core.clickmodels.registry import MODEL_BY_KEY

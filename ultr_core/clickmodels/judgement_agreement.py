@@ -172,7 +172,7 @@ def judgement_report(rel, models: dict, judgements, *, include_prior: bool = Fal
                      seed: int = 0, fit: FitComparison | None = None) -> tuple[dict, dict]:
     """Join ``judgements`` (:class:`~ultr_core.logs.judgements.Judgements`) onto the log's pairs (``rel``: one row
     per (query_id, doc_id) of the log with impressions, clicks, mean_rank and prior_dominated, ids compared as text),
-    score every model's column of ``rel`` (``models``: key → :class:`~ultr_core.clickmodels.report.ModelFit`) and
+    score every model's column of ``rel`` (``models``: key → :class:`~ultr_core.clickmodels.compare.ModelFit`) and
     raw CTR against them (:func:`agreement`): (the report — the file's counts, the prior-dominated rule and counts, the
     logged order's and CTR's figures and the verdict —, key → that model's figures; empty when too few pairs are
     judged).  ``rel`` gains ``grade`` (NaN where no judgement)."""
@@ -212,7 +212,7 @@ def judgement_report(rel, models: dict, judgements, *, include_prior: bool = Fal
 
 
 def judge_comparison(result, judgements, *, include_prior: bool = False, seed: int = 0):
-    """A click-model comparison (:class:`~ultr_core.clickmodels.report.ClickModelComparison`, left unchanged) scored
+    """A click-model comparison (:class:`~ultr_core.clickmodels.compare.ClickModelComparison`, left unchanged) scored
     against ``judgements`` (:func:`judgement_report`): a copy whose models and rankers carry their figures
     (``judgements``), with the report under ``judgements`` and each pair's ``grade`` in ``relevance``."""
     rel = result.relevance.copy()
@@ -258,7 +258,7 @@ def _agreement_text(a: dict, key: str) -> str:
 
 def judgement_lines(out) -> list[str]:
     """The --judgements part of the text output of a judged comparison
-    (:class:`~ultr_core.clickmodels.report.ClickModelComparison`): the file's counts, the rule, one line per model,
+    (:class:`~ultr_core.clickmodels.compare.ClickModelComparison`): the file's counts, the rule, one line per model,
     the verdict."""
     j = out.judgements
     lines = [f"note: judgements: {n}" for n in j["file"]["notes"]]

@@ -67,7 +67,7 @@ class ClickModelOptions:
 @dataclass(frozen=True)
 class ClickModelFit:
     """The result of :func:`fit_click_models`: the ``report``
-    (:class:`~ultr_core.clickmodels.report.ClickModelComparison`: scores, bias parameters, seconds, the best fit,
+    (:class:`~ultr_core.clickmodels.compare.ClickModelComparison`: scores, bias parameters, seconds, the best fit,
     judgements) and the log's name."""
 
     report: object
@@ -145,7 +145,7 @@ def fit_click_models(source, options: ClickModelOptions | None = None, *, name: 
 def click_models_job(frame: pd.DataFrame, name: str, *, prior: str = "pyclick", report=None, stop=None):
     """:func:`fit_click_models` of every model on a kept click table as a job of the app's pool
     (:mod:`ultr_core.app.jobpool`): a ``{"done", "total", "model"}`` record after each model; the report
-    (:class:`~ultr_core.clickmodels.report.ClickModelComparison`, its ``relevance`` table with it)."""
+    (:class:`~ultr_core.clickmodels.compare.ClickModelComparison`, its ``relevance`` table with it)."""
     fit = fit_click_models(frame, ClickModelOptions(prior=prior), name=name, stop=stop,
                            on_model=lambda d, n, m: report and report({"done": d, "total": n, "model": m}))
     return fit.report
