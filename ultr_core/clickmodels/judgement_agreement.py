@@ -235,16 +235,14 @@ def score_judgements(result, judgements, *, name: str = "judgements", include_pr
 
 def judgement_rows(models: dict, report: dict) -> list[dict]:
     """One row per model (and raw CTR, the logged order) for a table: click fit beside the three agreements."""
-    cell = _agreement_text
+    columns = (("Spearman", "spearman"), ("Kendall", "kendall"), ("nDCG@10", "ndcg@10"))
     rows = [{"model": m.label, "held-out log-likelihood": round(m.log_likelihood, 4),
-             **{k: cell(m.judgements, key) for k, key in (("Spearman", "spearman"), ("Kendall", "kendall"),
-                                                          ("nDCG@10", "ndcg@10"))}}
+             **{k: _agreement_text(m.judgements, key) for k, key in columns}}
             for m in models.values() if m.judgements is not None]
     for label, ref in (("raw CTR", report.get("ctr")), ("logged order", report.get("logged_order"))):
         if ref:
             rows.append({"model": label, "held-out log-likelihood": None,
-                         **{k: cell(ref, key) for k, key in (("Spearman", "spearman"), ("Kendall", "kendall"),
-                                                             ("nDCG@10", "ndcg@10"))}})
+                         **{k: _agreement_text(ref, key) for k, key in columns}})
     return rows
 
 
