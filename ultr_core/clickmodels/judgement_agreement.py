@@ -28,7 +28,7 @@ from ultr_core.evaluation.intervals import bootstrap_interval, interval_text
 
 __all__ = ["judgement_lines", "MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement", "ndcg_per_query",
            "judge_verdict", "RULE", "JUDGE_RULE", "judgement_report", "judge_comparison", "score_judgements",
-           "judgement_rows"]
+           "judgement_rows", "agreement_text"]
 
 #: fewer examination-weighted training impressions than this: the estimate is the prior's, not the data's
 MIN_EXAMINED = 10.0
@@ -237,18 +237,19 @@ def judgement_rows(models: dict, report: dict) -> list[dict]:
     """One row per model (and raw CTR, the logged order) for a table: click fit beside the three agreements."""
     columns = (("Spearman", "spearman"), ("Kendall", "kendall"), ("nDCG@10", "ndcg@10"))
     rows = [{"model": m.label, "held-out log-likelihood": round(m.log_likelihood, 4),
-             **{k: _agreement_text(m.judgements, key) for k, key in columns}}
+             **{k: agreement_text(m.judgements, key) for k, key in columns}}
             for m in models.values() if m.judgements is not None]
     for label, ref in (("raw CTR", report.get("ctr")), ("logged order", report.get("logged_order"))):
         if ref:
             rows.append({"model": label, "held-out log-likelihood": None,
-                         **{k: _agreement_text(ref, key) for k, key in columns}})
+                         **{k: agreement_text(ref, key) for k, key in columns}})
     return rows
 
 
-def _agreement_text(a: dict, key: str) -> str:
+def agreement_text(a: dict, key: str) -> str:
     """One agreement figure of a model (or raw CTR, the logged order) as ``est [lo, hi]``; "— (constant estimate)"
-    where its Spearman has no value (an estimate constant within every query ranks nothing)."""
+    where its Spearman has no value (an estimate constant within every query ranks nothing, and its nDCG would be the
+    order the documents came in)."""
     if not np.isfinite(_finite(a["spearman"]["estimate"], np.nan)):
         return "— (constant estimate)"
     return interval_text(a[key], "{:+.3f}")
@@ -272,7 +273,7 @@ def judgement_lines(out) -> list[str]:
     w = max(7, *(len(label) + 1 for label, _ in rows))
     lines.append(f"{'model':<{w}} {'Spearman [90 %]':>25} {'Kendall [90 %]':>25} {'nDCG@10 [90 %]':>25}")
     for label, a in rows:
-        lines.append(f"{label:<{w}} " + " ".join(f"{_agreement_text(a, k):>25}" for k in ("spearman", "kendall",
+        lines.append(f"{label:<{w}} " + " ".join(f"{agreement_text(a, k):>25}" for k in ("spearman", "kendall",
                                                                                           "ndcg@10")))
     if j.get("verdict"):
         lines.append(j["verdict"]["text"])

@@ -12,6 +12,12 @@ are counted and left out.
 >>> r = ig_judgements(frame, j, n_boot=20)
 >>> r["pairs_scored"], r["within_components"]["components"], r["within_components"]["mean_spearman"]
 (4, 1, 1.0)
+
+A relevance equal within every query ranks nothing: the figure says so rather than failing.
+
+>>> flat = ig_judgements(frame.assign(relevance=0.5), j, n_boot=20)
+>>> judgement_lines(flat)[-1].count("— (constant estimate)")
+3
 """
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ultr_core.clickmodels.judgement_agreement import agreement
+from ultr_core.clickmodels.judgement_agreement import agreement, agreement_text
 
 __all__ = ["ig_judgements", "judgement_lines", "MIN_PER_COMPONENT"]
 
@@ -63,10 +69,10 @@ def judgement_lines(rep: dict) -> list[str]:
                      f"{rep['pairs_scored']:,} scored" + (f" ({left} left out)" if left else ""))
     if "note" in rep:
         return lines + [rep["note"]]
-    fmt = lambda x: f"{x['estimate']:+.3f} [{x['lower']:+.3f}, {x['upper']:+.3f}]"          # noqa: E731
+    fmt = lambda key: agreement_text(rep, key)     # noqa: E731 (a figure without a value says why, not a TypeError)
     w = rep["within_components"]
-    lines.append(f"IG relevance against the judges: Spearman {fmt(rep['spearman'])}, Kendall {fmt(rep['kendall'])}, "
-                 f"nDCG@10 {fmt(rep['ndcg@10'])} (90 % intervals over queries; across components the scales are "
+    lines.append(f"IG relevance against the judges: Spearman {fmt('spearman')}, Kendall {fmt('kendall')}, "
+                 f"nDCG@10 {fmt('ndcg@10')} (90 % intervals over queries; across components the scales are "
                  "not tied together)")
     if w["components"]:
         lines.append(f"within components: mean Spearman {w['mean_spearman']:+.3f} over {w['components']} "
