@@ -117,6 +117,37 @@ def test_cli_prints_json_and_writes_relevance(tmp_path, capsys):
     assert rel["query_id"].astype(str).str.startswith("q").all()       # the file's own ids
 
 
+def test_the_typed_comparison_writes_the_json_keys_it_had(tmp_path):
+    """Issue #59: the comparison is a frozen record of frozen ModelFit records; its JSON keeps the keys the dicts had
+    (what applies only: ``converged`` for the gradient fits, ``prior`` with the learned prior), and the records cannot
+    be changed in place — the judges' figures come on a copy."""
+    import dataclasses
+
+    from ultr_core.clickmodels.compare import ClickModelComparison, ModelFit
+    from ultr_core.clickmodels.judgement_agreement import judge_comparison
+    from ultr_core.logs.judgements import read_judgements
+    from ultr_core.simulation.logspec import LogSpec
+    _, _, log = LogSpec.parse("synthetic:40/shuffle=1.0/sessions=3000/seed=1").simulate()
+    out = compare_click_models(log.frame, "sim", models=["pbm", "dbn"])
+    assert isinstance(out, ClickModelComparison) and all(isinstance(m, ModelFit) for m in out.models.values())
+    js = out.to_json()
+    assert list(js) == ["train_sessions", "test_sessions", "dropped_test_sessions", "depth", "notes", "models",
+                        "best_fit"]
+    scores = ["label", "log_likelihood", "perplexity", "perplexity_by_rank", "conditional_perplexity",
+              "conditional_perplexity_by_rank", "bias", "seconds"]
+    assert list(js["models"]["pbm"]) == scores and list(js["models"]["dbn"]) == scores + ["converged"]
+    assert "prior" in compare_click_models(log.frame, "sim", models=["pbm"], prior="learned").to_json()[
+        "models"]["pbm"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        out.models["pbm"].seconds = 0.0
+    f = log.frame.drop_duplicates(["query_id", "doc_id"])
+    qrels = "".join(f"{q} 0 {d} {int(g)}\n" for q, d, g in zip(f["query_id"], f["doc_id"], f["label"]))
+    judged = judge_comparison(out, read_judgements(qrels.encode(), name="qrels"), include_prior=True)
+    assert out.judgements is None and out.models["pbm"].judgements is None and "grade" not in out.relevance
+    assert judged.models["pbm"].judgements["pairs"] == judged.judgements["pairs_scored"] > 0
+    assert list(judged.to_json())[-1] == "judgements" and "grade" in judged.relevance
+
+
 @pytest.mark.parametrize("args, words", [
     (["--models", "pbm,nope"], ["unknown click model 'nope'", "pbm"]),
     (["--split", "1.5"], ["split", "(0, 1)"]),
