@@ -14,22 +14,26 @@ documents left at the boundary, and the three log-likelihoods::
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+GENERATOR = Path(__file__).resolve().parents[1] / "benchmarks" / "varied_lists.py"
 
 
 def cells(seed: int):
     """(doc, factor, impressions, clicks) of the candidate documents (clicked, not at every impression, shown at two
     ranks or more, as :func:`ultr_core.identifiability.uncertainty.factor_uncertainty` fits them) of one Poisson
     resample of the log; the number of documents; the depth."""
-    from varied_lists import chunk_table
-    rng = np.random.default_rng(0)
-    attract = rng.uniform(0.0, 0.5, (10_000, 20))
-    t = chunk_table(rng, 0, 100_000, queries=10_000, docs=20, depth=10, attract=attract).to_pandas()
+    import pandas as pd
+    with tempfile.TemporaryDirectory() as tmp:                 # the benchmarks' generator, run as its users run it
+        path = Path(tmp) / "log.parquet"
+        subprocess.run([sys.executable, str(GENERATOR), str(path), "--sessions", "100000", "--queries", "10000"],
+                       check=True, capture_output=True)
+        t = pd.read_parquet(path)
     depth = 10
     doc = t["doc_id"].to_numpy()                            # one id per (query, document) already
     ids, doc = np.unique(doc, return_inverse=True)
