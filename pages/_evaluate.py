@@ -19,6 +19,7 @@ from ultr_core.counterfactual.candidate import SOURCES
 from ultr_core.counterfactual.estimators import default_estimators
 from ultr_core.counterfactual.evaluate import DIRECT_MODELS, N_BOOT, expected_seconds
 from ultr_core.errors import DataFormatError, counted
+from ultr_core.evaluation.intervals import interval_text
 from ultr_core.logs.scores import side_file_problem
 from ultr_core.tasks.value_ranking import value_ranking_job
 
@@ -137,6 +138,6 @@ def _show(job, prefix: str) -> None:
     if "judged" in out:
         j, kk = out["judged"], out["k"]
         st.caption(escape_markdown(j.get("note") or (
-            f"Judged: DCG@{kk} {j[f'dcg@{kk}'].estimate:.3f} [{j[f'dcg@{kk}'].lower:.3f}, "
-            f"{j[f'dcg@{kk}'].upper:.3f}] against the production order's {j[f'logged_dcg@{kk}'].estimate:.3f}; "
+            f"Judged: DCG@{kk} {interval_text(j[f'dcg@{kk}'], '{:.3f}')} against the production order's "
+            f"{interval_text(j[f'logged_dcg@{kk}'], '{:.3f}')}; "
             f"{j['judged_share']:.0%} of the top-{kk} slots judged (unjudged count 0).")))

@@ -238,6 +238,30 @@ def test_upload_values_a_candidate_ranking_on_the_log():
     assert list(table["estimator"])[-2:] == ["Affine-IPS", "Affine-DR"] and no_crash(at) and not at.error
 
 
+def test_upload_values_the_candidate_on_the_judges_dcg_with_both_intervals():
+    """With a judgements file the evaluation adds the candidate's judged DCG@k beside the production order's, each
+    with its interval from the one formatter the CLI uses (the page formatted the bounds itself: a bound without a
+    value would have ended the page in a TypeError)."""
+    import re
+
+    from ultr_core.studies.counterfactual import simulate_log
+    frame, _ = simulate_log("pbm", 600, n_queries=5, depth=4, epsilon=0.3, seed=2)
+    at = page("upload.py").run()
+    at.file_uploader(key="upload_click_log").set_value(("s.csv", frame.to_csv(index=False).encode(),
+                                                        "text/csv")).run()
+    at = wait(at, "upload_cm_job", 120)
+    pairs = frame[["query_id", "doc_id"]].drop_duplicates()
+    qrels = "".join(f"{q} 0 {d} {d % 3}\n" for q, d in zip(pairs["query_id"], pairs["doc_id"]))
+    at.file_uploader(key="upload_judgements").set_value(("j.qrels", qrels.encode(), "text/plain")).run()
+    at = wait(at, "upload_cf_job", 120)
+    assert no_crash(at) and not at.error
+    judged = [c.value for c in at.caption if c.value.startswith("Judged: DCG@4 ")]
+    number = r"\d+\.\d{3}"
+    interval = rf"{number} \\?\[{number}, {number}\\?\]"           # brackets escaped for markdown
+    assert len(judged) == 1 and re.search(rf"DCG@4 {interval} against the production order's {interval};",
+                                          judged[0]), judged
+
+
 def test_upload_refuses_side_files_beyond_the_page_cap_and_keeps_the_log(monkeypatch):
     """A scores or judgements file larger than the page parses (ultr_core.logs.scores.PAGE_MAX_BYTES, lowered here)
     gets one message naming the limit and the CLI; the click models and the evaluation stay."""
