@@ -147,6 +147,12 @@ def _judge_inputs(prefix: str):
         "grade`) or CSV/TSV with query, document and grade columns, grades 0–5; joined on the log's (query, "
         "document) ids"))
     include = st.checkbox("include prior-dominated estimates", key=f"{prefix}_include_prior", help=RULE)
+    # this section is drawn inside the job's fragment, where a new file reruns the fragment only; the evaluation
+    # below reads the same file (its judged DCG), so a changed file reruns the whole page once
+    seen, token = f"{prefix}_judgements_seen", (up.name, up.size) if up is not None else None
+    if st.session_state.get(seen) != token:
+        st.session_state[seen] = token
+        st.rerun()
     return up, include
 
 

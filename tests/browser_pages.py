@@ -153,10 +153,11 @@ def run_compare_and_upload(url: str, csv_path: Path) -> dict:
     return seen
 
 
-def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None = None) -> dict:
+def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None = None, judgements=None) -> dict:
     """Upload a log, then open the Identifiability page by the Upload page's own link (clicks, no injected
     state; the link keeps the session): the page must show the uploaded log — named — with the same notes and
-    verdict, not the built-in data."""
+    verdict, not the built-in data.  With ``judgements`` (a qrels path), drop it once the click models are shown:
+    the evaluation further down must value the candidate on the judges' DCG (``seen["judged"]``)."""
     seen = {}
     with browser_page() as page:
         open_home(page, url)
@@ -172,6 +173,12 @@ def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None 
         page.get_by_text("UBM: examination by rank and last click above").first.wait_for(timeout=30_000)
         seen["click_model_charts"] = page.get_by_text("Bias parameters by rank").count()
         _no_error(page)
+        if judgements is not None:        # dropped inside the click models' fragment; the evaluation reads it too
+            page.get_by_text("logged (observed)").first.wait_for(timeout=60_000)     # every job done: no rerun due
+            page.wait_for_timeout(3_000)
+            page.locator('[data-testid="stFileUploaderDropzoneInput"]').nth(1).set_input_files(str(judgements))
+            page.get_by_text("Judged: DCG").first.wait_for(timeout=60_000)
+            seen["judged"] = page.get_by_text("Judged: DCG").first.inner_text()
         page.get_by_role("link", name="Open the Identifiability page").click()   # the page's own link
         page.get_by_text("Showing: your uploaded log").wait_for(timeout=60_000)
         seen["caption"] = page.get_by_text("Showing:").first.inner_text()

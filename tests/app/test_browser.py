@@ -192,13 +192,18 @@ def test_upload_then_identifiability_shows_the_uploaded_log(shared_url, tmp_path
     rows += [f"{s},q0,z{s},1,1" for s in range(3)]        # three rows repeat a (session, position): dropped, counted
     log = tmp_path / "my_clicks.csv"
     log.write_text("\n".join(rows) + "\n")
-    seen = run_upload_then_identifiability(shared_url, log)
+    qrels = tmp_path / "judges.qrels"
+    qrels.write_text("".join(f"q{i} 0 {d}{i} {g}\n" for i in range(4) for d, g in zip("abcd", (2, 0, 1, 0))))
+    seen = run_upload_then_identifiability(shared_url, log, judgements=qrels)
     assert seen["click_model_charts"] >= 1, seen                                # upload → click models, by clicks
     assert "my_clicks.csv" in seen["caption"], seen
     assert seen["source"].startswith("current log"), seen
     assert seen["graph_components"] == seen["upload_components"] != "", seen
     assert any("dropped 3 duplicate row(s)" in n for n in seen["upload_notes"]), seen       # one log, one truth:
     assert any("dropped 3 duplicate row(s)" in n for n in seen["graph_notes"]), seen        # the same note on both
+    # judgements dropped after the jobs finished reach the evaluation below the click models (a file dropped in the
+    # click models' fragment reran that fragment only: the evaluation never saw it)
+    assert seen["judged"].startswith("Judged: DCG@4 ") and "production order's" in seen["judged"], seen
 
 
 @pytest.mark.slow
