@@ -100,7 +100,7 @@ def uploaded_judgements(up):
     return memo(("judgements-file", digest), lambda: read_judgements(data, name="judgements"), own=True), digest
 
 
-def _judges(out: dict, prefix: str, key) -> None:
+def _judges(out, prefix: str, key) -> None:
     """Click fit beside ranking quality: the comparison scored against an uploaded judgements file (issue #47), once
     per (log, file, toggle) in the shared cache — a rerun of the page does not redo the bootstrap."""
     up, include = _judge_inputs(prefix)

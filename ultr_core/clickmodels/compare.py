@@ -194,10 +194,10 @@ def compare_click_models(data, name: str = "log", *, models=None, split: float =
               for key, (spec, model, fit_s, chosen, *info) in fitted.items()}
     ranker_fits = {k: ModelFit.scored(label, scored[k], bias=model.bias(), seconds=round(fit_s + seconds[k], 3))
                    for k, (label, model, fit_s) in ranked.items()}
+    labels = {k: m.label for k, m in (models | ranker_fits).items()}
     out = ClickModelComparison(train_sessions=tr.n_sessions, test_sessions=te.n_sessions,
                                dropped_test_sessions=dropped, depth=tr.depth, notes=tuple(notes), models=models,
-                               rankers=ranker_fits, relevance=rel)
-    out = out.with_(best_fit=fit_comparison(moments, {k: m.label for k, m in out.scored.items()}))
+                               rankers=ranker_fits, best_fit=fit_comparison(moments, labels), relevance=rel)
     if judgements is not None and models:
         from ultr_core.clickmodels.judgement_agreement import judge_comparison
         out = judge_comparison(out, judgements, include_prior=include_prior, seed=seed)
