@@ -15,19 +15,24 @@ def test_uploads_take_the_gate_in_order_and_say_their_place():
     gate, order, said = MemoryGate(slots=1), [], []
     first = threading.Event()
 
-    def visitor(name, hold):
+    def waiting(*names, limit=5.0):          # until each of ``names`` has said its place (events, not sleeps: the
+        end = time.monotonic() + limit       # fixed sleeps lost the order on a loaded machine)
+        while not {n for n, *_ in said} >= set(names) and time.monotonic() < end:
+            time.sleep(0.01)
+
+    def visitor(name):
         with gate.hold(on_wait=lambda ahead, busy: said.append((name, ahead, busy)), poll=0.01):
             order.append(name)
             if name == "a":
                 first.set()
-            time.sleep(hold)
-    a = threading.Thread(target=visitor, args=("a", 0.3))
+                waiting("b", "c")            # a holds the slot until both wait behind it
+    a = threading.Thread(target=visitor, args=("a",))
     a.start()
     first.wait(5)
-    b = threading.Thread(target=visitor, args=("b", 0))
+    b = threading.Thread(target=visitor, args=("b",))
     b.start()
-    time.sleep(0.05)
-    c = threading.Thread(target=visitor, args=("c", 0))
+    waiting("b")                             # b is queued before c arrives
+    c = threading.Thread(target=visitor, args=("c",))
     c.start()
     for t in (a, b, c):
         t.join(5)
