@@ -174,7 +174,8 @@ def run_upload_then_identifiability(url: str, log_path: Path, shot: Path | None 
         seen["click_model_charts"] = page.get_by_text("Bias parameters by rank").count()
         _no_error(page)
         if judgements is not None:        # dropped inside the click models' fragment; the evaluation reads it too
-            page.get_by_text("logged (observed)").first.wait_for(timeout=60_000)     # every job done: no rerun due
+            # every job done (the estimators table: a data-grid cell, attached but not "visible")
+            page.get_by_text("logged (observed)").first.wait_for(state="attached", timeout=60_000)
             page.wait_for_timeout(3_000)
             page.locator('[data-testid="stFileUploaderDropzoneInput"]').nth(1).set_input_files(str(judgements))
             page.get_by_text("Judged: DCG").first.wait_for(timeout=60_000)
