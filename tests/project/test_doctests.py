@@ -26,8 +26,9 @@ def test_experiment_helper_examples():
     root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root / "experiments"))
     try:
-        module = importlib.import_module("cld_pair_mix")
+        modules = [importlib.import_module(name) for name in ("cld_pair_mix", "sparse_factor_bias")]
     finally:
         sys.path.remove(str(root / "experiments"))
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0, result
+    for module in modules:
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        assert result.attempted > 0 and result.failed == 0, (module.__name__, result)
