@@ -31,8 +31,8 @@ def official_data_table(root: Path, seeds) -> None:
         raise SystemExit(f"no official folder ({', '.join(OFFICIAL_FOLDERS)}) under {root}")
     for folder, path in sources:
         rep = identifiability_report(ingest(path, name=folder))
-        comps.append({"data": folder, "components": rep["n_components"],
-                      "components (query, doc)": rep["alternative_document"]["n_components"]})
+        comps.append({"data": folder, "components": rep.n_components,
+                      "components (query, doc)": rep.alternative_document.n_components})
     sources += [(f"ours paper:{k}", f"paper:{k}") for k in (1, 2, 3, 4)]
     for label, path in sources:
         repairs = ("none", "intervene") if label in ("K=2", "ours paper:2") else ("none",)

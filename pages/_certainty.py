@@ -80,7 +80,7 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
                     "are shown at — whose loss would most raise the weakest factor's error: their share of its "
                     "variance, its standard error of log(o_k/o_ref) without them, and whether losing them cuts it "
                     "off)")
-        table = pd.DataFrame(links).rename(columns=LINK_COLUMNS)
+        table = pd.DataFrame([x.to_json() for x in links]).rename(columns=LINK_COLUMNS)
         st.dataframe(table, hide_index=True, height="auto")
         add_section("Weakest links", table=table)
     _profile(g, u, labels, levels, where, (key, tuple(bias)))
@@ -106,12 +106,12 @@ def _profile(g, u, labels, levels, where: str, log_key) -> None:
         except Stopped:                   # the tab closed: nothing to show or cache
             st.stop()
         st.plotly_chart(profile_figure(p), key=f"{where}_profile")
-        if p.get("note"):
-            st.info(escape_markdown(p["note"]))
+        if p.note:
+            st.info(escape_markdown(p.note))
             return
-        lower, upper = ("open" if x is None else f"{x:.3f}" for x in (p["lower"], p["upper"]))
+        lower, upper = ("open" if x is None else f"{x:.3f}" for x in (p.lower, p.upper))
         st.caption(f"Profile interval [{lower}, {upper}] beside the Fisher interval "
-                   f"[{p['fisher_lower']:.3f}, {p['fisher_upper']:.3f}]: each point refits every other parameter "
+                   f"[{p.fisher_lower:.3f}, {p.fisher_upper:.3f}]: each point refits every other parameter "
                    "with this ratio held; the interval keeps the ratios the data cannot reject at 90 %.")
 
 
@@ -132,8 +132,8 @@ def _plan(g, u, key, bias, where: str) -> None:
             st.info(escape_markdown(e))
             return
         st.plotly_chart(certainty_plan_figure(plan), key=f"{where}_plan_fig")
-        st.dataframe(pd.DataFrame(plan["swaps"]).round(4), hide_index=True, height="auto")
-        st.caption(escape_markdown(plan["rule"]) + ". Predictions checked by simulating the swaps (tests: within "
+        st.dataframe(pd.DataFrame([s.to_json() for s in plan.swaps]).round(4), hide_index=True, height="auto")
+        st.caption(escape_markdown(plan.rule) + ". Predictions checked by simulating the swaps (tests: within "
                    "20 % of the realised standard error on 5 seeds).")
 
 
@@ -143,11 +143,11 @@ def _documents(g, u, where: str, log, log_key) -> None:
     docs, csv, orders = memo(("documents", log_key), lambda: _with_csv(*document_outputs(g, u, log)))
     st.dataframe(docs.head(2000).round(4), hide_index=True, height=250)
     if orders is not None:
-        if orders.get("share") is not None:
-            st.caption(f"Within-query document orders resolved at 90 %: {orders['resolved']:,} of "
-                       f"{orders['pairs']:,} comparable pairs ({orders['share']:.0%}).")
-        elif orders.get("note"):
-            st.caption(escape_markdown(orders["note"]))
+        if orders.share is not None:
+            st.caption(f"Within-query document orders resolved at 90 %: {orders.resolved:,} of "
+                       f"{orders.pairs:,} comparable pairs ({orders.share:.0%}).")
+        elif orders.note:
+            st.caption(escape_markdown(orders.note))
     counts = docs["status"].value_counts().to_dict()
     st.caption(f"{len(docs):,} documents ({', '.join(f'{v:,} {k}' for k, v in counts.items())}); the table shows "
                "the first 2,000, the CSV has all.")

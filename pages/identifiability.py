@@ -86,10 +86,10 @@ def main():
     rep = an.report
     reveal = _verdict(rep, bias, key, teach)
     c = st.columns(4)
-    c[0].metric("bias factors (nodes)", f"{rep['n_nodes']:,}")
-    c[1].metric("components", f"{rep['n_components']:,}" if reveal else "?")
-    c[2].metric("largest component", f"{rep['largest_share']:.0%}" if reveal else "?")
-    c[3].metric("documents", f"{rep['n_documents']:,}")
+    c[0].metric("bias factors (nodes)", f"{rep.n_nodes:,}")
+    c[1].metric("components", f"{rep.n_components:,}" if reveal else "?")
+    c[2].metric("largest component", f"{rep.largest_share:.0%}" if reveal else "?")
+    c[3].metric("documents", f"{rep.n_documents:,}")
     if reveal:
         _graph(an)
         _curves(an, log, key, bias)
@@ -182,7 +182,7 @@ def _say_what_is_shown(src: dict) -> None:
             st.caption("Reading the log: " + escape_markdown(note))
 
 
-def _verdict(rep: dict, bias: list, key, teach: bool) -> bool:
+def _verdict(rep, bias: list, key, teach: bool) -> bool:
     """The verdict, after a guess in teaching mode; True once it is shown."""
     reveal = True
     if teach:
@@ -195,18 +195,18 @@ def _verdict(rep: dict, bias: list, key, teach: bool) -> bool:
             st.session_state["ig_revealed"] = (key, tuple(bias))
             reveal = True
         if reveal and guess is not None:
-            right = (guess == "yes") == bool(rep["identifiable"]) and guess != "not sure"
+            right = (guess == "yes") == bool(rep.identifiable) and guess != "not sure"
             st.caption(f"Your guess: {guess} — {'right' if right else 'not quite'}.")
     if reveal:
-        if rep["identifiable"]:
+        if rep.identifiable:
             st.success(f"Identifiable — the IG over ({escape_markdown(', '.join(bias))}) is connected.")
         else:
-            st.warning(f"Not identifiable — the IG has {rep['n_components']:,} components. Relevance can only be "
+            st.warning(f"Not identifiable — the IG has {rep.n_components:,} components. Relevance can only be "
                      "compared inside a component; merging or intervention below reconnects it.")
-        alt = rep.get("alternative_document")
-        if alt and alt["changes_verdict"]:
-            st.info("The verdict depends on what a document is: " + escape_markdown(alt["message"].replace(
-                f"use {alt['flag']}", "choose the other key on the Upload page")))
+        alt = rep.alternative_document
+        if alt is not None and alt.changes_verdict:
+            st.info("The verdict depends on what a document is: " + escape_markdown(alt.message.replace(
+                f"use {alt.flag}", "choose the other key on the Upload page")))
     return reveal
 
 
@@ -261,10 +261,9 @@ def _curves(an, log, key, bias: list) -> None:
         st.info(f"No curve: {escape_markdown(e)}")
         curves_an = None
     if curves_an is not None:
-        pb = curves_an.report["position_bias"]
-        import pandas as pd
-        curves = pd.DataFrame(pb["curves"])
-        for note in pb["notes"]:
+        pb = curves_an.report.position_bias
+        curves = pb.curves
+        for note in pb.notes:
             st.caption(escape_markdown(note))
         if len(curves):
             truth = log.true_observation_curve() if list(bias) == ["position"] and log.has_truth else None
@@ -285,8 +284,8 @@ def _plans(an) -> None:
         st.latex(formula_lines(r"\text{cost}(x, t, t') = \frac{1 - \hat r(x)\hat o(t)}{\hat r(x)\hat o(t)} + "
                                r"\frac{1 - \hat r(x)\hat o(t')}{\hat r(x)\hat o(t')}", r"\text{(§4.1, eq. 3)}"))
         st.dataframe(an.interventions.round(6), hide_index=True, height=_plan_height(an.intervention_plan.swaps))
-    elif "intervention_skipped" in rep:
-        st.info(rep["intervention_skipped"])
+    elif rep.intervention_skipped:
+        st.info(rep.intervention_skipped)
     plan = plan_table(an)
     if len(plan):
         st.download_button("Download the plan (CSV)", safe_csv(plan), "repair_plan.csv", mime="text/csv",

@@ -1,13 +1,11 @@
 import contextlib
 import hashlib
-import json
 
-import pandas as pd
 import streamlit as st
 
 from pages._certainty import certainty_section
 from pages._clickmodels import click_model_section
-from pages._common import MEMBERS_COLUMN, _session_alive, cached_analysis, memo, page_title, run_page, session_id
+from pages._common import MEMBERS_COLUMN, _session_alive, cached_check, memo, page_title, run_page, session_id
 from pages._evaluate import evaluate_section
 from pages._report import add_section, report_button, start_report
 from pages._uploads import kept_upload
@@ -129,12 +127,13 @@ def main():
     with _upload_slot():                      # one memory ceiling for every visitor's upload (issue #49)
         subject, notes, kept = _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bias,
                                                   read_key)
-        an = _stop_on_error(lambda: cached_analysis(subject, ("upload", read_key), tuple(bias), estimator),
-                            "We could not analyse the log — ", (ConfigError, DataFormatError, ValueError))
+        check = _stop_on_error(lambda: cached_check(subject, ("upload", read_key), tuple(bias), estimator),
+                               "We could not analyse the log — ", (ConfigError, DataFormatError, ValueError))
+    an = check.analysis
     for n in notes:
         st.info(escape_markdown(n))
     rep = an.report
-    st.success(f"Read {rep['n_rows']:,} impressions with {rep['n_clicks']:,} clicks: {len(an.graph.doc):,} distinct "
+    st.success(f"Read {rep.n_rows:,} impressions with {rep.n_clicks:,} clicks: {len(an.graph.doc):,} distinct "
                "(document, factor) pairs.")
     if kept:
         st.session_state["log"] = subject
@@ -143,11 +142,11 @@ def main():
         st.session_state.pop("log_spec", None)          # an upload cannot be rebuilt from a link
     _show_report(an)
     certainty_section(an.graph, ("upload", read_key), bias, "upload", documents=True, log=subject if kept else None)
-    _downloads(an)
+    _downloads(an, check)
     if kept:
         click_model_section(subject, an, ("upload", read_key), "upload")
         evaluate_section(subject, ("upload", read_key), "upload")
-    report_button(LogFingerprint(name, fmt, rep["n_rows"], rep["n_clicks"], digest),
+    report_button(LogFingerprint(name, fmt, rep.n_rows, rep.n_clicks, digest),
                   {"a document is": _document_label(document, fmt), "bias factors": ", ".join(bias),
                    "estimator": estimator or "none", "columns": ", ".join(f"{a} → {b}" for a, b in mapping) or "—"})
     if kept:
@@ -266,38 +265,38 @@ def _users_meaning(graph) -> None:
                               "to one scale per component; trust-bias users only up to an affine map (the order, "
                               "not the ratios), and only where every factor shows two documents; cascade users "
                               "are not what the graph models", key="upload_users_click_as")
-    st.info(f"For {MODEL_BY_KEY[users].label} users: " + escape_markdown(users_report(graph, users)["verdict"]) + ".")
+    st.info(f"For {MODEL_BY_KEY[users].label} users: " + escape_markdown(users_report(graph, users).verdict) + ".")
 
 
 def _show_report(an) -> None:
     """Verdict metrics, the report, the components and the position-bias curve per component."""
     rep = an.report
     c = st.columns(4)
-    c[0].metric("bias factors", f"{rep['n_nodes']:,}")
-    c[1].metric("components", f"{rep['n_components']:,}")
-    c[2].metric("largest component", f"{rep['largest_share']:.0%}")
-    c[3].metric("identifiable", "yes" if rep["identifiable"] else "no")
+    c[0].metric("bias factors", f"{rep.n_nodes:,}")
+    c[1].metric("components", f"{rep.n_components:,}")
+    c[2].metric("largest component", f"{rep.largest_share:.0%}")
+    c[3].metric("identifiable", "yes" if rep.identifiable else "no")
     _users_meaning(an.graph)
-    alt = rep.get("alternative_document")
-    if alt and alt["changes_verdict"]:
-        st.info("The verdict depends on what a document is: " + escape_markdown(alt["message"].replace(
-            f"use {alt['flag']}", "choose the other option above")))
+    alt = rep.alternative_document
+    if alt is not None and alt.changes_verdict:
+        st.info("The verdict depends on what a document is: " + escape_markdown(alt.message.replace(
+            f"use {alt.flag}", "choose the other option above")))
     st.code(format_report(rep), language=None, wrap_lines=True)       # long notes wrap instead of being cut off
     add_section("Verdict", text=format_report(rep))
     comps = an.graph.components_table()
     st.dataframe(comps, hide_index=True, height="auto" if len(comps) <= 5 else 220,     # no empty rows under a few
                  column_config=MEMBERS_COLUMN)
-    pb = rep.get("position_bias")
+    pb = rep.position_bias
     if pb is not None:
         st.subheader("Position bias per connected component")
-        for note in pb["notes"]:
+        for note in pb.notes:
             st.caption(escape_markdown(note))
-        curves = pd.DataFrame(pb["curves"])
+        curves = pb.curves
         if len(curves):
             fig = bias_curves_figure(curves)                                 # built once: page and report
             st.plotly_chart(fig, key="upload_bias")
             add_section("Position bias per connected component", figure=fig,
-                        table=curves.drop(columns=["factor"]).round(4), caption=" ".join(pb["notes"]))
+                        table=curves.drop(columns=["factor"]).round(4), caption=" ".join(pb.notes))
             shown = curves[[c for c in CURVE_COLUMNS if c in curves]].round(4)    # whole at 1024 px; the CSV: all
             st.dataframe(shown, hide_index=True, height="auto" if len(curves) <= 5 else 220,
                          column_config={"impressions": st.column_config.NumberColumn(format="localized")})
@@ -313,8 +312,8 @@ def _show_report(an) -> None:
 CURVE_COLUMNS = ("component", "label", "estimate", "lower", "upper", "impressions", "identification")
 
 
-def _downloads(an) -> None:
-    st.download_button("Download the report (JSON)", json.dumps(an.report, default=str, indent=1),
+def _downloads(an, check) -> None:
+    st.download_button("Download the report (JSON)", check.to_json(),
                        "identifiability.json", mime="application/json", key="upload_download_the_report_json")
     plan = plan_table(an)
     add_section("The repair plan", table=plan, caption="every proposed merge and intervention with its cost, in the "

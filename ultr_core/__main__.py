@@ -26,14 +26,15 @@ def _ig(a) -> int:
     check = check_log(a.path, opts)
     rep = check.report
     if a.documents:
+        from ultr_core.identifiability.records import DocumentsFile
         from ultr_core.logs.outputs import atomic_write, safe_csv
         frame = check.documents
         atomic_write(a.documents, lambda tmp: safe_csv(frame, tmp), "--documents", force=a.force)
-        rep["documents_file"] = {"path": str(a.documents), "rows": len(frame),
-                                 "status": frame["status"].value_counts().to_dict()}
+        rep = rep.with_(documents_file=DocumentsFile(path=str(a.documents), rows=len(frame),
+                                                     status=frame["status"].value_counts().to_dict()))
     if judged is not None:
-        rep["judgements"] = check.judge(judged)
-    print(check.to_json() if a.json else printable(check.text()))   # a user's value cannot drive the terminal
+        rep = rep.with_(judgements=check.judge(judged))
+    print(check.to_json(rep) if a.json else printable(check.text(rep)))   # a user's value cannot drive the terminal
     return 0
 
 

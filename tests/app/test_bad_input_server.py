@@ -155,18 +155,17 @@ def test_the_bootstrap_stops_at_its_time_budget_with_a_note():
     from ultr_core.identifiability.pairs import Budget
     from ultr_core.identifiability.reports import analyse_identifiability
     log = _wide_log()
-    full = analyse_identifiability(log, ["position"], estimate="all_pairs", n_bootstrap=40).report["position_bias"]
+    full = analyse_identifiability(log, ["position"], estimate="all_pairs", n_bootstrap=40).report.position_bias
     cut = analyse_identifiability(log, ["position"], estimate="all_pairs", n_bootstrap=40,
-                                  budget=Budget(seconds=0.0, chunk=5)).report["position_bias"]
-    assert full["n_bootstrap"] == 40 and cut["n_bootstrap"] == 0
+                                  budget=Budget(seconds=0.0, chunk=5)).report.position_bias
+    assert full.n_bootstrap == 40 and cut.n_bootstrap == 0
     assert any("ended the bootstrap after 0 of 40 resamples: no bootstrap interval (the band is the Fisher interval "
-               "alone)" in n for n in cut["notes"])
-    est = [c["estimate"] for c in cut["curves"]]
-    assert est == [c["estimate"] for c in full["curves"]]                  # the curve itself is the same
-    assert all(c["bootstrap_lower"] is None for c in cut["curves"])
-    assert any(c["bootstrap_lower"] is not None for c in full["curves"])
-    for c in cut["curves"]:                                # the band falls back on the Fisher interval
-        assert c["band"] == "fisher" or c["log_se"] in (0.0, None)
+               "alone)" in n for n in cut.notes)
+    assert cut.curves["estimate"].equals(full.curves["estimate"])           # the curve itself is the same
+    assert cut.curves["bootstrap_lower"].isna().all()
+    assert full.curves["bootstrap_lower"].notna().any()
+    for c in cut.curves.to_dict("records"):                # the band falls back on the Fisher interval
+        assert c["band"] == "fisher" or pd.isna(c["log_se"]) or c["log_se"] == 0.0
 
 
 def test_a_closed_tab_stops_the_estimation_and_a_large_one_is_not_started():
@@ -183,8 +182,8 @@ def test_a_closed_tab_stops_the_estimation_and_a_large_one_is_not_started():
                                 budget=Budget(stop=closed, chunk=5))
     assert len(calls) == 3
     rep = analyse_identifiability(log, ["position"], estimate="all_pairs", budget=Budget(max_pairs=1_000)).report
-    assert rep["position_bias"]["curves"] == [] and "exceed the cap 1,000" in rep["position_bias"]["notes"][0]
-    assert "identifiable" in rep and rep["n_components"] == 1              # the graph's verdict is still given
+    assert len(rep.position_bias.curves) == 0 and "exceed the cap 1,000" in rep.position_bias.notes[0]
+    assert isinstance(rep.identifiable, bool) and rep.n_components == 1   # the graph's verdict is still given
 
 
 def test_the_upload_page_analyses_within_the_apps_budget(monkeypatch):

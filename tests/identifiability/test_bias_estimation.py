@@ -69,12 +69,12 @@ def test_curves_are_per_component_and_cross_component_ratios_refused():
                     df[df["position"] > 4].assign(doc_id=lambda x: x["doc_id"] + "_bottom")])
     an = analyse_identifiability(CountTable.from_log(df, ["position"], ["query_id", "doc_id"]),
                                  estimate="pivot_one", n_bootstrap=10)
-    pb = an.report["position_bias"]
-    curves = pd.DataFrame(pb["curves"])
-    assert an.report["n_components"] == 2 and set(curves["component"]) == {0, 1}
+    pb = an.report.position_bias
+    curves = pb.curves
+    assert an.report.n_components == 2 and set(curves["component"]) == {0, 1}
     for _, grp in curves.groupby("component"):
         assert grp.sort_values("position")["estimate"].iloc[0] == 1.0     # normalised within the component
-    assert any("not identifiable" in n for n in pb["notes"])
+    assert any("not identifiable" in n for n in pb.notes)
 
 
 def test_cli_prints_curves_with_intervals(tmp_path):

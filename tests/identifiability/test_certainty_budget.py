@@ -21,12 +21,12 @@ def test_pair_errors_are_computed_in_chunks_of_bounded_work_and_a_costly_compari
     se = pair_log_se(u, pairs)
     monkeypatch.setattr(certainty, "_CHUNK_PRODUCTS", 7)              # many chunks, none splitting a pair
     assert np.array_equal(pair_log_se(u, pairs), se)
-    assert certainty.resolved_orders(u, groups) == whole and whole["pairs"] > 0
+    assert certainty.resolved_orders(u, groups) == whole and whole.pairs > 0
     cells = np.diff(certainty._cells(u)[1]).astype(float)          # each document's free cells
     products = sum(cells[i] ** 2 + cells[j] ** 2 + cells[i] * cells[j] for i, j in pairs)
     out = certainty.resolved_orders(u, groups, max_products=products - 1)
-    assert out["pairs"] is None and f"{products:.3g} cell products" in out["note"]
-    assert certainty.resolved_orders(u, groups, max_products=products)["pairs"] == whole["pairs"]
+    assert out.pairs is None and f"{products:.3g} cell products" in out.note
+    assert certainty.resolved_orders(u, groups, max_products=products).pairs == whole.pairs
 
 
 def test_the_profile_keeps_to_its_budget_and_says_so():

@@ -115,12 +115,12 @@ def test_csv_report_offers_the_global_key_when_it_connects_the_graph():
     df = pd.DataFrame(rows, columns=["query_id", "doc_id", "position", "click"])
     table = ingest(df.to_csv(index=False).encode(), "csv", name="demo.csv")
     rep = identifiability_report(table)
-    assert rep["document_key"] == "query" and rep["n_components"] == 3
-    alt = rep["alternative_document"]
-    assert alt["document"] == "global" and alt["n_components"] == 1 and alt["changes_verdict"]
+    assert rep.document_key == "query" and rep.n_components == 3
+    alt = rep.alternative_document
+    assert alt.document == "global" and alt.n_components == 1 and alt.changes_verdict
     # a log without query ids keyed by doc id alone: no alternative, no error
     table = ingest(df.drop(columns="query_id").to_csv(index=False).encode(), "csv", name="d.csv", document="global")
-    assert table.alternative == () and "alternative_document" not in identifiability_report(table)
+    assert table.alternative == () and identifiability_report(table).alternative_document is None
 
 
 # --------------------------------------------------------------------------- vectorised estimators
@@ -198,7 +198,7 @@ def test_pyclick_sessions_are_sniffed_and_read_as_pyclick_does():
     assert got == _pyclick_reference(text)
     assert any("ignored 1 click" in n for n in notes) and any("repeated click" in n for n in notes)
     rep = identifiability_report(ingest(text.encode(), name="trainSample"))
-    assert rep["n_rows"] == 15 and rep["n_clicks"] == 4
+    assert rep.n_rows == 15 and rep.n_clicks == 4
 
 
 def test_pyclick_structural_errors_name_the_line():

@@ -163,5 +163,5 @@ def test_the_log_resolves_the_orders_it_should_and_rarely_those_it_cannot():
     doc, fac, n, c, D, F = _random_log(7, r=np.full(80, 0.5))
     u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int))
     same = resolved_orders(u, groups)
-    assert far["pairs"] == same["pairs"] == 120
-    assert far["share"] > 0.8 and same["share"] < 0.25, (far, same)
+    assert far.pairs == same.pairs == 120
+    assert far.share > 0.8 and same.share < 0.25, (far, same)

@@ -100,10 +100,10 @@ def test_the_weakest_link_is_what_its_removal_costs():
     doc, fac, n, c, D, F = _chain()
     u = factor_uncertainty(doc, fac, n, c=c, n_docs=D, n_factors=F, component=np.zeros(F, int), references={0: 0})
     labels = [f"p{k + 1}" for k in range(F)]
-    links = [x for x in weakest_links(u, labels, top=20) if x["kind"] == "link"]
-    assert np.argmax(u.log_se) == F - 1 and all(x["disconnects"] for x in links)
-    assert {x["link"] for x in links} == {"p1 — p2", "p2 — p3", "p3 — p4", "p4 — p5"}
-    assert sum(x["share"] for x in links) == pytest.approx(1.0)
+    links = [x for x in weakest_links(u, labels, top=20) if x.kind == "link"]
+    assert np.argmax(u.log_se) == F - 1 and all(x.disconnects for x in links)
+    assert {x.link for x in links} == {"p1 — p2", "p2 — p3", "p3 — p4", "p4 — p5"}
+    assert sum(x.share for x in links) == pytest.approx(1.0)
     doc2 = np.r_[doc, D + np.arange(20), D + np.arange(20)]            # 20 more documents at positions 1 and 5
     fac2 = np.r_[fac, np.zeros(20, int), np.full(20, F - 1)]
     rng = np.random.default_rng(3)
@@ -111,17 +111,17 @@ def test_the_weakest_link_is_what_its_removal_costs():
     c2 = np.r_[c, rng.integers(3, 12, 40).astype(float)]
     u = factor_uncertainty(doc2, fac2, n2, c=c2, n_docs=D + 20, n_factors=F, component=np.zeros(F, int),
                            references={0: 0})
-    top = next(x for x in weakest_links(u, labels, top=20) if x["kind"] == "link")
+    top = next(x for x in weakest_links(u, labels, top=20) if x.kind == "link")
     from ultr_core.identifiability.newton import schur as _schur
     S = _schur(doc2, fac2, u.cells[2], n_docs=D + 20, n_factors=F)[0].toarray()
-    a, b = (labels.index(x) for x in top["link"].split(" — "))
+    a, b = (labels.index(x) for x in top.link.split(" — "))
     S[a, b] = S[b, a] = 0.0
     S[a, a], S[b, b] = S[a, a] - S[a, :].sum(), S[b, b] - S[b, :].sum()   # rows sum to 0 again
     ref, worst = int(u.reference[0]), int(np.argmax(u.log_se))
     keep = np.arange(F) != ref
     inv = np.linalg.inv(S[np.ix_(keep, keep)])
-    assert not top["disconnects"]
-    assert top["log_se_after"] == pytest.approx(np.sqrt(inv[keep[:worst].sum(), keep[:worst].sum()]), rel=1e-6)
+    assert not top.disconnects
+    assert top.log_se_after == pytest.approx(np.sqrt(inv[keep[:worst].sum(), keep[:worst].sum()]), rel=1e-6)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
@@ -330,7 +330,7 @@ def test_a_component_held_together_by_one_document_gets_its_series_resistance(ca
     from ultr_core.identifiability.precision import _component_levels
     levels = identification(u.log_se)
     summary = _component_levels(comp, levels, u.log_se, [f"f{i}" for i in range(8)])
-    assert summary["single_factor"] == 0 and sorted(summary["factors"]) == [2, 6]
+    assert summary.single_factor == 0 and sorted(summary.table["factors"]) == [2, 6]
 
 
 def test_each_curve_factor_shows_the_interval_its_level_is_about():
@@ -348,7 +348,7 @@ def test_each_curve_factor_shows_the_interval_its_level_is_about():
     curves, pi = practical_report(g, curves)
     r = curves[-1]
     assert r["fisher_lower"] < o[-1] / o[0] < r["fisher_upper"] and r["fisher_lower"] < r["pbm_ml"]
-    assert "do not overlap" in pi["disagreement"] and _apart(r) and not _apart({**r, "upper": 1.0})
+    assert "do not overlap" in pi.disagreement and _apart(r) and not _apart({**r, "upper": 1.0})
 
 
 def _chain_log_local():
@@ -368,14 +368,14 @@ def test_a_weakest_document_is_what_its_removal_costs():
     c = np.r_[c, rng.integers(4, 20, 30).astype(float)]
     u = factor_uncertainty(doc, fac, n, c=c, n_docs=D + 10, n_factors=F, component=np.zeros(F, int), references={0: 0})
     labels = [f"p{k + 1}" for k in range(F)]
-    docs = [x for x in weakest_links(u, labels, top=40, document_label=lambda d: f"d{d}") if x["kind"] == "document"]
-    assert docs and all(0 < x["share"] <= 1 for x in docs)
+    docs = [x for x in weakest_links(u, labels, top=40, document_label=lambda d: f"d{d}") if x.kind == "document"]
+    assert docs and all(0 < x.share <= 1 for x in docs)
     worst, ref = int(np.argmax(u.log_se)), int(u.reference[0])
     keep = np.arange(F) != ref
     for x in docs[:3]:
-        d = int(x["link"].split(" ")[0][1:])
+        d = int(x.link.split(" ")[0][1:])
         mask = u.cells[0] != d
         S = _schur(u.cells[0][mask], u.cells[1][mask], u.cells[2][mask], n_docs=D + 10, n_factors=F)[0].toarray()
         var = np.linalg.inv(S[np.ix_(keep, keep)])[np.flatnonzero(keep) == worst][0][np.flatnonzero(keep) == worst]
-        assert x["log_se_after"] == pytest.approx(float(np.sqrt(var[0])), rel=1e-6)
+        assert x.log_se_after == pytest.approx(float(np.sqrt(var[0])), rel=1e-6)
 

@@ -42,10 +42,10 @@ def test_one_file_gives_one_document_count_and_one_verdict_on_every_reader(tmp_p
     seen = {}
     for engine in ("duckdb", "dask"):
         rep = analyse_identifiability(ingest(str(path), "csv", engine=engine)).report
-        seen[engine] = (rep["n_documents"], rep["n_components"])
+        seen[engine] = (rep.n_documents, rep.n_components)
     log, _ = read_user_log(data, "csv", name="log.csv")               # the pages' reader
     rep = analyse_identifiability(log).report
-    seen["page"] = (rep["n_documents"], rep["n_components"])
+    seen["page"] = (rep.n_documents, rep.n_components)
     # each document is shown at its own position only: as many components as documents
     assert set(seen.values()) == {(documents, documents)}, seen
 

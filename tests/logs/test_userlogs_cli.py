@@ -141,5 +141,5 @@ def test_report_skips_intervention_for_huge_graphs():
     log = make_contextual_log(n_sessions=2000, n_queries=1000, n_contexts=300, n_docs=10**7, seed=0)
     an = analyse_identifiability(log, ["context", "position"], merge=True, intervene=True,
                                  max_intervention_components=50)
-    assert an.intervention_plan is None and "at most 50" in an.report["intervention_skipped"]
-    assert an.report["n_components_after_merge"] == 1
+    assert an.intervention_plan is None and "at most 50" in an.report.intervention_skipped
+    assert an.report.merge.n_components_after == 1

@@ -48,7 +48,7 @@ def test_the_cli_prints_the_tasks_result(log_file, capsys):
 def test_one_converged_fit_serves_every_part(log_file):
     check = check_log(str(log_file), CheckOptions(estimate=None, certainty=1))
     u = check.uncertainty
-    assert "certainty_plan" in check.report and len(check.documents)     # both parts built on the one fit
+    assert check.report.certainty_plan is not None and len(check.documents)     # both parts built on the one fit
     assert check.uncertainty is u
     frame = check.documents
     assert len(frame) == check.graph.n_documents
@@ -60,10 +60,10 @@ def test_one_converged_fit_serves_every_part(log_file):
 
 def test_a_profile_says_whether_its_refits_converged(log_file):
     # the constrained refits are checked: the result says how many stopped at the step cap and how far from a maximum
-    p = check_log(str(log_file), CheckOptions(estimate=None, profile="position=3")).report["profile"]
-    conv = p["convergence"]
+    p = check_log(str(log_file), CheckOptions(estimate=None, profile="position=3")).report.profile
+    conv = p.convergence
     assert conv == "every refit converged" or ("refits stopped at 100 Newton steps" in conv and "decrement" in conv)
-    assert p["lower"] <= p["estimate"] <= p["upper"]
+    assert p.lower <= p.estimate <= p.upper
 
 
 def test_pages_and_the_cli_check_a_log_through_the_task():

@@ -91,37 +91,37 @@ def _padded(v, share: float) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
-def profile_figure(p: dict) -> go.Figure:
+def profile_figure(p) -> go.Figure:
     """2 (ℓ̂ − ℓ_p) against o_k/o_ref (log axis) with the χ² bound, the profile interval (solid) and the Fisher
     interval (dashed)."""
     from scipy.stats import chi2
-    x, y = zip(*sorted(p["curve"])) if p["curve"] else ((), ())
+    x, y = zip(*sorted(p.curve)) if p.curve else ((), ())
     fig = go.Figure()
     fig.add_scatter(x=x, y=y, mode="lines+markers", name="profile deviance", line=dict(color="#1f77b4"))
-    fig.add_hline(y=chi2.ppf(p["level"], 1), line_dash="dot", annotation_text=f"χ²₁ {p['level']:.0%}")
-    for v, dash, name in ((p["lower"], "solid", "profile"), (p["upper"], "solid", None),
-                          (p["fisher_lower"], "dash", "Fisher"), (p["fisher_upper"], "dash", None)):
+    fig.add_hline(y=chi2.ppf(p.level, 1), line_dash="dot", annotation_text=f"χ²₁ {p.level:.0%}")
+    for v, dash, name in ((p.lower, "solid", "profile"), (p.upper, "solid", None),
+                          (p.fisher_lower, "dash", "Fisher"), (p.fisher_upper, "dash", None)):
         if v is not None:
             fig.add_vline(x=v, line_dash=dash, line_color="#d62728" if dash == "solid" else "#555555",
                           annotation_text=name or "",      # profile labels on top, Fisher's below: no overlap
                           annotation_position="top left" if dash == "solid" else "bottom right")
-    _layout(fig, f"Profile likelihood of o({p['factor']}) / o({p['reference']})", "ratio (log scale)",
+    _layout(fig, f"Profile likelihood of o({p.factor}) / o({p.reference})", "ratio (log scale)",
             "2 (ℓ̂ − ℓ_p)")
     fig.update_xaxes(type="log")
     fig.update_yaxes(rangemode="tozero")
     return fig
 
 
-def certainty_plan_figure(plan: dict) -> go.Figure:
+def certainty_plan_figure(plan) -> go.Figure:
     """Predicted standard error of the weakest factor and the mean over its component after 0…N swaps."""
-    n = len(plan["swaps"])
-    worst = [plan["worst_se_before"]] + [s["worst_se_after"] for s in plan["swaps"]]
-    mean = [plan["mean_se_before"]] + [s["mean_se_after"] for s in plan["swaps"]]
+    n = len(plan.swaps)
+    worst = [plan.worst_se_before] + [s.worst_se_after for s in plan.swaps]
+    mean = [plan.mean_se_before] + [s.mean_se_after for s in plan.swaps]
     fig = go.Figure()
-    fig.add_scatter(x=list(range(n + 1)), y=worst, mode="lines+markers", name=f"{plan['weakest_factor']} (weakest)")
+    fig.add_scatter(x=list(range(n + 1)), y=worst, mode="lines+markers", name=f"{plan.weakest_factor} (weakest)")
     fig.add_scatter(x=list(range(n + 1)), y=mean, mode="lines+markers", name="mean over its component")
     fig.add_hline(y=float(np.log(WEAK_SPAN) / (2 * Z90)), line_dash="dash", annotation_text=f"×{WEAK_SPAN:g} rule")
-    _layout(fig, f"Predicted standard error after each swap ({plan['impressions_per_swap']:,} impressions each)",
+    _layout(fig, f"Predicted standard error after each swap ({plan.impressions_per_swap:,} impressions each)",
             "swaps", "se of log(o_k/o_ref)")
     fig.update_yaxes(rangemode="tozero")
     return fig

@@ -78,7 +78,7 @@ def certainty(g) -> dict:
     from ultr_core.identifiability.resistance import weakest_links
     link = next((x for x in weakest_links(u, labels, top=1)), None)
     if weak and link:
-        sure += f"; weakest link {link['link']} ({link['share']:.0%} of the variance)"
+        sure += f"; weakest link {link.link} ({link.share:.0%} of the variance)"
     return {"certainty": sure, "weak": weak, "labels": labels,
             "log_se": [float(x) if np.isfinite(x) else None for x in u.log_se], "levels": levels.tolist()}
 

@@ -7,6 +7,13 @@ import numpy as np
 import pandas as pd
 
 from ultr_core.errors import counted
+from ultr_core.identifiability.records import (
+    CertaintyPlanReport,
+    ComponentLevels,
+    DocumentCounts,
+    PlannedSwap,
+    PracticalIdentifiability,
+)
 from ultr_core.identifiability.resistance import document_table, resolved_orders, weakest_links
 from ultr_core.identifiability.uncertainty import FactorUncertainty, factor_uncertainty, identification, rule_text
 from ultr_core.logs.coding import tuple_labels
@@ -82,14 +89,14 @@ def _fisher_columns(u: FactorUncertainty) -> dict:
     return {"pbm_ml": col(est), "fisher_lower": col(est / half), "fisher_upper": col(est * half)}
 
 
-def practical_report(g, curves: list) -> tuple[list, dict]:
+def practical_report(g, curves: list) -> tuple[list, PracticalIdentifiability]:
     """Each curve factor's ``log_se`` and ``identification`` with PBM's maximum-likelihood ratio and its Fisher
     interval (``pbm_ml``, ``fisher_lower``, ``fisher_upper``: the numbers the level is about); the block
     ``practical_identifiability``: the rule, counts over every factor, the weakest factors and links,
     convergence, the documents left out, every factor's figures (columns) and the within-query document orders
     resolved at 90 %."""
     if g.impressions is None or not len(g.doc):
-        return curves, {"rule": rule_text(), "counts": {}, "weakest": [], "weakest_links": []}
+        return curves, PracticalIdentifiability(rule=rule_text())
     u = graph_uncertainty(g)
     labels, log_se, levels = factor_levels(g, u)
     fisher = _fisher_columns(u)          # every factor once; the curves take their own from it
@@ -101,31 +108,28 @@ def practical_report(g, curves: list) -> tuple[list, dict]:
     weak = np.flatnonzero(levels == "weak")
     worst = [int(k) for k in weak[np.argsort(-u.log_se[weak], kind="stable")][:5]]
     worst += [int(k) for k in np.flatnonzero(levels == "unidentified")[:5 - len(worst)]]
-    out = {"rule": rule_text(), "band": BAND_RULE, "counts": {k: int((levels == k).sum()) for k in LEVELS},
-           "reference_factors": int((u.reference == np.arange(len(u.reference))).sum()),
-           "separated_factors": u.separated_factors,
-           "weakest": [labels[k] for k in worst],
-           "weakest_links": weakest_links(u, labels, document_label=lambda d: document_label(g, d)),
-           "converged": u.converged, "decrement": float(u.decrement),
-           "documents": {"never_clicked": u.silent_documents, "at_the_boundary": u.boundary_documents},
-           "factors": {"label": list(labels), "component": np.asarray(g.component).astype(int).tolist(),
-                       "reference": [labels[k] for k in u.reference],
-                       "log_se": log_se, "identification": levels.tolist(), **fisher}}
-    out["components"] = _component_levels(np.asarray(g.component), levels, u.log_se, labels)
+    factors = pd.DataFrame({"label": list(labels), "component": np.asarray(g.component).astype(int),
+                            "reference": [labels[k] for k in u.reference],
+                            "log_se": pd.Series(log_se, dtype=object), "identification": levels.tolist(),
+                            **{k: pd.Series(v, dtype=object) for k, v in fisher.items()}})
     apart = [r["label"] for r in curves if _apart(r)]
-    if apart:
-        out["disagreement"] = (f"{counted(len(apart), 'factor')} ({', '.join(apart[:4])}"
-                               f"{' …' if len(apart) > 4 else ''}): the "
-                               "curve's band and PBM's maximum-likelihood interval do not overlap — the estimators "
-                               "disagree (intervention harvesting weighs every document of an intervention set "
-                               "equally, maximum likelihood by impressions); the level is about the latter")
-    if not u.converged:
-        out["note"] = (f"the fit stopped before the Newton decrement fell below the criterion (last {u.decrement:.2g})"
-                       ": standard errors are from the last iterate")
     keys = g.document_keys
-    if keys is not None and "query_id" in keys:
-        out["document_orders"] = resolved_orders(u, keys["query_id"].astype(str).to_numpy())
-    return curves, out
+    return curves, PracticalIdentifiability(
+        rule=rule_text(), band=BAND_RULE, counts={k: int((levels == k).sum()) for k in LEVELS},
+        reference_factors=int((u.reference == np.arange(len(u.reference))).sum()),
+        separated_factors=int(u.separated_factors), weakest=tuple(labels[k] for k in worst),
+        weakest_links=tuple(weakest_links(u, labels, document_label=lambda d: document_label(g, d))),
+        converged=bool(u.converged), decrement=float(u.decrement),
+        documents=DocumentCounts(never_clicked=int(u.silent_documents), at_the_boundary=int(u.boundary_documents)),
+        factors=factors, components=_component_levels(np.asarray(g.component), levels, u.log_se, labels),
+        disagreement=(f"{counted(len(apart), 'factor')} ({', '.join(apart[:4])}{' …' if len(apart) > 4 else ''}): the "
+                      "curve's band and PBM's maximum-likelihood interval do not overlap — the estimators disagree "
+                      "(intervention harvesting weighs every document of an intervention set equally, maximum "
+                      "likelihood by impressions); the level is about the latter") if apart else None,
+        note=None if u.converged else (f"the fit stopped before the Newton decrement fell below the criterion (last "
+                                       f"{u.decrement:.2g}): standard errors are from the last iterate"),
+        document_orders=resolved_orders(u, keys["query_id"].astype(str).to_numpy())
+        if keys is not None and "query_id" in keys else None)
 
 
 def documents_frame(g, u: FactorUncertainty | None = None, keys: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -135,7 +139,7 @@ def documents_frame(g, u: FactorUncertainty | None = None, keys: pd.DataFrame | 
     return document_table(u, g.document_keys if keys is None else keys, np.asarray(g.component))
 
 
-def _component_levels(component, levels, log_se, labels) -> dict:
+def _component_levels(component, levels, log_se, labels) -> ComponentLevels:
     """Per component of ≥ 2 factors (columns): its level — *identified* when every factor is, *unidentified* when
     one is, else *weak* — and its least certain factor; single-factor components are only counted."""
     sizes = np.bincount(component)
@@ -150,41 +154,41 @@ def _component_levels(component, levels, log_se, labels) -> dict:
     weakest = np.zeros(len(sizes), int)
     weakest[component[first]] = first
     names = list(rank)
-    return {"single_factor": int((sizes == 1).sum()), "component": comps.tolist(),
-            "factors": sizes[comps].tolist(), "level": [names[worst_code[k]] for k in comps],
-            "least_certain": [labels[weakest[k]] for k in comps]}
+    return ComponentLevels(single_factor=int((sizes == 1).sum()), table=pd.DataFrame(
+        {"component": comps.astype(int), "factors": sizes[comps].astype(int),
+         "level": [names[worst_code[k]] for k in comps], "least_certain": [labels[weakest[k]] for k in comps]},
+        columns=["component", "factors", "level", "least_certain"]))
 
 
-def practical_lines(pi: dict) -> list[str]:
+def practical_lines(pi: PracticalIdentifiability | None) -> list[str]:
     """The text report's lines for the block of :func:`practical_report`."""
-    if not pi.get("counts"):
-        return [f"Practical identifiability: {pi['note']}"] if pi.get("note") else []
+    if pi is None or not pi.counts:
+        return [f"Practical identifiability: {pi.note}"] if pi is not None and pi.note else []
     lines = ["Practical identifiability (how sure, per factor): "
-             + ", ".join(f"{v:,} {k}" for k, v in pi["counts"].items())
-             + f" — {pi['reference_factors']:,} of them "
-             + ("a component reference" if pi["reference_factors"] == 1 else "component references"),
-             f"  rule: {pi['rule']}"]
-    if pi["weakest"]:
-        lines.append(f"  weakest factors: {', '.join(pi['weakest'])}")
-    for link in pi.get("weakest_links", [])[:3]:
-        after = ("would cut it off" if link["disconnects"] else
-                 f"would raise its standard error to {link['log_se_after']:.3g}")
-        what = "weakest document" if link.get("kind") == "document" else "weakest link"
-        lines.append(f"  {what}: {link['link']} carries {link['share']:.0%} of the weakest factor's variance; "
+             + ", ".join(f"{v:,} {k}" for k, v in pi.counts.items())
+             + f" — {pi.reference_factors:,} of them "
+             + ("a component reference" if pi.reference_factors == 1 else "component references"),
+             f"  rule: {pi.rule}"]
+    if pi.weakest:
+        lines.append(f"  weakest factors: {', '.join(pi.weakest)}")
+    for link in pi.weakest_links[:3]:
+        after = "would cut it off" if link.disconnects else f"would raise its standard error to {link.log_se_after:.3g}"
+        what = "weakest document" if link.kind == "document" else "weakest link"
+        lines.append(f"  {what}: {link.link} carries {link.share:.0%} of the weakest factor's variance; "
                      f"losing it {after}")
-    docs = pi.get("documents", {})
-    if docs.get("at_the_boundary") or pi.get("separated_factors"):
-        lines.append(f"  left out of the information: {counted(docs.get('at_the_boundary', 0), 'document')} at the "
-                     f"boundary p = 1, {counted(pi.get('separated_factors', 0), 'factor')} whose ratio runs to 0 or ∞")
-    for key in ("note", "disagreement"):
-        if pi.get(key):
-            lines.append(f"  note: {pi[key]}")
-    orders = pi.get("document_orders", {})
-    if orders.get("share") is not None:
-        lines.append(f"Document orders resolved at 90 %: {orders['resolved']:,} of {orders['pairs']:,} "
-                     f"within-query pairs ({orders['share']:.0%})")
-    elif orders.get("note"):
-        lines.append(f"Document orders: {orders['note']}")
+    boundary = pi.documents.at_the_boundary if pi.documents is not None else 0
+    if boundary or pi.separated_factors:
+        lines.append(f"  left out of the information: {counted(boundary, 'document')} at the boundary p = 1, "
+                     f"{counted(pi.separated_factors or 0, 'factor')} whose ratio runs to 0 or ∞")
+    for text in (pi.note, pi.disagreement):
+        if text:
+            lines.append(f"  note: {text}")
+    orders = pi.document_orders
+    if orders is not None and orders.share is not None:
+        lines.append(f"Document orders resolved at 90 %: {orders.resolved:,} of {orders.pairs:,} "
+                     f"within-query pairs ({orders.share:.0%})")
+    elif orders is not None and orders.note:
+        lines.append(f"Document orders: {orders.note}")
     return lines
 
 
@@ -202,29 +206,25 @@ def _factor_of(g, text: str) -> int:
     return hits[0]
 
 
-def profile_report(g, factor: str, u: FactorUncertainty | None = None, *, level: float = 0.9, budget=None) -> dict:
-    """``ig --profile FACTOR``: the profile-likelihood interval of o_k / o_ref beside the Fisher one (JSON-ready);
-    ``budget``: the app's analysis budget (:func:`~ultr_core.identifiability.profile.profile_interval`)."""
-    from dataclasses import asdict
-
+def profile_report(g, factor: str, u: FactorUncertainty | None = None, *, level: float = 0.9, budget=None):
+    """``ig --profile FACTOR``: the profile-likelihood interval of o_k / o_ref beside the Fisher one, a
+    :class:`~ultr_core.identifiability.profile.ProfileInterval` naming the factor and its reference by the log's
+    labels; ``budget``: the app's analysis budget (:func:`~ultr_core.identifiability.profile.profile_interval`)."""
     from ultr_core.identifiability.profile import profile_interval
     u = u or graph_uncertainty(g)
-    k = _factor_of(g, factor)
-    p = asdict(profile_interval(u, k, level, budget=budget))
+    p = profile_interval(u, _factor_of(g, factor), level, budget=budget)
     labels = tuple_labels(g.factors)
-    p["factor"], p["reference"] = labels[p["factor"]], labels[p["reference"]]
-    return p
+    return p.with_(factor=labels[p.factor], reference=labels[p.reference])
 
 
-def profile_lines(p: dict) -> list[str]:
+def profile_lines(p) -> list[str]:
     def end(x):
         return "open (not bounded by the data)" if x is None else f"{x:.3f}"
-    if p.get("note"):
-        return [f"Profile likelihood of o({p['factor']}) / o({p['reference']}): {p['note']}"]
-    return [f"Profile likelihood of o({p['factor']}) / o({p['reference']}): estimate {p['estimate']:.3f}; "
-            f"{p['level']:.0%} likelihood-ratio interval [{end(p['lower'])}, {end(p['upper'])}] beside the Fisher "
-            f"interval [{p['fisher_lower']:.3f}, {p['fisher_upper']:.3f}] ({len(p['curve'])} points; "
-            f"{p.get('convergence', 'every refit converged')})"]
+    if p.note:
+        return [f"Profile likelihood of o({p.factor}) / o({p.reference}): {p.note}"]
+    return [f"Profile likelihood of o({p.factor}) / o({p.reference}): estimate {p.estimate:.3f}; "
+            f"{p.level:.0%} likelihood-ratio interval [{end(p.lower)}, {end(p.upper)}] beside the Fisher "
+            f"interval [{p.fisher_lower:.3f}, {p.fisher_upper:.3f}] ({len(p.curve)} points; {p.convergence})"]
 
 
 def document_labeller(g, log=None):
@@ -246,31 +246,32 @@ def document_label(g, d: int) -> str:
 
 
 def certainty_report(g, *, steps: int = 5, impressions: int = 100, objective: str = "worst",
-                     u: FactorUncertainty | None = None) -> dict:
-    """Repairs that buy certainty (:mod:`~ultr_core.identifiability.design`), JSON-ready with the log's labels."""
+                     u: FactorUncertainty | None = None) -> CertaintyPlanReport:
+    """Repairs that buy certainty (:mod:`~ultr_core.identifiability.design`), in the log's labels."""
     from ultr_core.identifiability.design import certainty_plan
     u = u or graph_uncertainty(g)
     plan = certainty_plan(u, steps=steps, impressions=impressions, objective=objective)
     labels = tuple_labels(g.factors)
-    swaps = [{"document": document_label(g, s["document"]), "show_at": labels[s["factor"]],
-              "shown_at": [labels[f] for f in np.unique(u.cells[1][u.cells[0] == s["document"]])],
-              "impressions": s["impressions"], "worst_se_after": wa, "mean_se_after": ma}
-             for s, wa, ma in zip(plan.swaps, plan.worst_after, plan.mean_after)]
-    return {"objective": objective, "impressions_per_swap": impressions, "weakest_factor": labels[plan.worst_factor],
-            "reference": labels[plan.factors[0]], "worst_se_before": plan.worst_before,
-            "mean_se_before": plan.mean_before, "swaps": swaps,
-            "factors": [labels[f] for f in plan.factors], "se_before": plan.se_before, "se_after": plan.se_after,
-            "rule": "greedy optimal design: each swap shows a logged document at another factor for the given "
-                    "impressions, chosen for the largest cut in the weakest factor's (or the mean) variance of "
-                    "log(o_k/o_ref) predicted by the fitted PBM (Sherman–Morrison on the Fisher information)"}
+    swaps = tuple(PlannedSwap(document=document_label(g, s["document"]), show_at=labels[s["factor"]],
+                              shown_at=tuple(labels[f] for f in np.unique(u.cells[1][u.cells[0] == s["document"]])),
+                              impressions=s["impressions"], worst_se_after=wa, mean_se_after=ma)
+                  for s, wa, ma in zip(plan.swaps, plan.worst_after, plan.mean_after))
+    return CertaintyPlanReport(
+        objective=objective, impressions_per_swap=impressions, weakest_factor=labels[plan.worst_factor],
+        reference=labels[plan.factors[0]], worst_se_before=plan.worst_before, mean_se_before=plan.mean_before,
+        swaps=swaps, factors=tuple(labels[f] for f in plan.factors), se_before=tuple(plan.se_before),
+        se_after=tuple(plan.se_after),
+        rule="greedy optimal design: each swap shows a logged document at another factor for the given impressions, "
+             "chosen for the largest cut in the weakest factor's (or the mean) variance of log(o_k/o_ref) predicted "
+             "by the fitted PBM (Sherman–Morrison on the Fisher information)")
 
 
-def certainty_lines(p: dict) -> list[str]:
-    lines = [f"Repairs that buy certainty ({p['objective']} factor, {p['impressions_per_swap']:,} impressions per "
-             f"swap): {p['weakest_factor']} now has standard error {p['worst_se_before']:.3g} of log(o_k/o_ref)"]
-    for i, s in enumerate(p["swaps"], 1):
-        lines.append(f"  {i}. show {s['document']} (shown at {', '.join(s['shown_at'])}) at {s['show_at']} → worst "
-                     f"{s['worst_se_after']:.3g}, mean {s['mean_se_after']:.3g}")
+def certainty_lines(p: CertaintyPlanReport) -> list[str]:
+    lines = [f"Repairs that buy certainty ({p.objective} factor, {p.impressions_per_swap:,} impressions per "
+             f"swap): {p.weakest_factor} now has standard error {p.worst_se_before:.3g} of log(o_k/o_ref)"]
+    for i, s in enumerate(p.swaps, 1):
+        lines.append(f"  {i}. show {s.document} (shown at {', '.join(s.shown_at)}) at {s.show_at} → worst "
+                     f"{s.worst_se_after:.3g}, mean {s.mean_se_after:.3g}")
     return lines
 
 

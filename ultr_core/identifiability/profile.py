@@ -17,7 +17,7 @@ documents: :mod:`~ultr_core.identifiability.uncertainty`), so the two intervals 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 from scipy.optimize import brentq
@@ -40,10 +40,11 @@ MAX_REFIT_STEPS = 100
 class ProfileInterval:
     """o_k / o_ref: the estimate, the profile-likelihood interval (``lower``/``upper``; None where the likelihood
     stays within the χ² bound up to ×e^SPAN: that side is open) and the Fisher interval; ``curve`` holds
-    (ratio, 2(ℓ̂ − ℓ_p)) points for a chart."""
+    (ratio, 2(ℓ̂ − ℓ_p)) points for a chart.  In a report (:func:`~.precision.profile_report`) the factor and its
+    reference are named by the log's labels."""
 
-    factor: int
-    reference: int
+    factor: int | str
+    reference: int | str
     level: float
     estimate: float
     lower: float | None
@@ -54,6 +55,14 @@ class ProfileInterval:
     note: str | None = None          #: why the interval is missing (the budget ran out before its ends were found)
     #: whether every constrained refit converged, and if not how far the worst stopped from its maximum
     convergence: str = "every refit converged"
+
+    def with_(self, **changes) -> "ProfileInterval":
+        """A copy with ``changes`` (the record is frozen)."""
+        return replace(self, **changes)
+
+    def to_json(self) -> dict:
+        """``ig --profile``'s object in the report."""
+        return asdict(self)
 
 
 class _Spent(Exception):

@@ -12,6 +12,15 @@ from ultr_core.evaluation.metrics import mcc, ndcg
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 from ultr_core.identifiability.intervention import InterventionPlan, plan_interventions
+from ultr_core.identifiability.records import (
+    AlternativeDocument,
+    BiasCurves,
+    IdentifiabilityReport,
+    InterventionSummary,
+    Merge,
+    MergeSummary,
+    Swap,
+)
 
 if TYPE_CHECKING:
     from ultr_core.identifiability.merging import MergePlan
@@ -26,7 +35,7 @@ __all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "plan_table", "
 @dataclass
 class IdentifiabilityAnalysis:
     graph: IdentifiabilityGraph
-    report: dict
+    report: IdentifiabilityReport
     merge_plan: MergePlan | None = None
     intervention_plan: InterventionPlan | None = None
     #: the swaps as every page and the CLI show them: the file's own document ids (one plan per log)
@@ -53,41 +62,42 @@ def analyse_identifiability(log, bias=None, *, merge: bool = False, intervene: b
     is_log = isinstance(log, ClickLog)
     table = CountTable.from_log(log, bias, document) if is_log else log
     g = IdentifiabilityGraph.from_counts(table)
-    out = g.statistics()
-    out["n_clicks"] = int(g.clicks.sum())
-    out["document_columns"] = list(table.document)
-    out["document_key"] = table.document_key
-    if table.alternative:
-        out["alternative_document"] = alternative_verdict(table, g)
     meta = log.meta if is_log else {}
     if context_vectors is None and "context" in g.bias_columns and meta.get("context_vectors"):
         context_vectors = np.asarray(meta["context_vectors"])     # simulated logs carry them
     use_vectors = context_vectors is not None and "context" in g.bias_columns
-    out["merge_features"] = ("context vectors + 10·position" if use_vectors else
-                             "position" if list(g.bias_columns) == ["position"] else
-                             "one-hot columns + 10·position")
+    stats = {k: tuple(v) if isinstance(v, list) else v for k, v in g.statistics().items()}
+    rep = IdentifiabilityReport(
+        **stats, n_clicks=int(g.clicks.sum()), document_columns=tuple(table.document),
+        document_key=table.document_key, alternative_document=alternative_verdict(table, g) if table.alternative
+        else None,
+        merge_features=("context vectors + 10·position" if use_vectors else "position"
+                        if list(g.bias_columns) == ["position"] else "one-hot columns + 10·position"))
     plan = ip = shown_swaps = None
     if merge or intervene:
         from ultr_core.identifiability.merging import bias_feature_vectors, plan_merges  # scipy.spatial: on demand
         plan = plan_merges(g, vectors=bias_feature_vectors(g, context_vectors) if use_vectors else None)
     if merge:
-        out["merges"] = plan.pairs.head(max_listed)[["label_a", "label_b", "cost"]].to_dict("records")
-        out["n_merges"] = len(plan.pairs)
-        out["merge_total_cost"] = plan.total_cost
-        out["n_components_after_merge"] = plan.merged_graph().n_components
+        listed = plan.pairs.head(max_listed)
+        rep = rep.with_(merge=MergeSummary(
+            merges=tuple(Merge(label_a=a, label_b=b, cost=float(c))
+                         for a, b, c in zip(listed["label_a"], listed["label_b"], listed["cost"])),
+            n_merges=len(plan.pairs), total_cost=float(plan.total_cost),
+            n_components_after=int(plan.merged_graph().n_components)))
     if intervene and g.n_components > max_intervention_components:
-        out["intervention_skipped"] = (f"{g.n_components:,} components: node intervention is planned for at most "
-                                       f"{max_intervention_components:,}; node merging applies at any size")
+        rep = rep.with_(intervention_skipped=f"{g.n_components:,} components: node intervention is planned for at "
+                                             f"most {max_intervention_components:,}; node merging applies at any size")
         intervene = False
     if intervene:
-        ip, shown_swaps = _intervention_section(g, plan, log if is_log else None, seed, max_intervention_components,
-                                                max_listed, out)
+        ip, shown_swaps, summary = _intervention_section(g, plan, log if is_log else None, seed,
+                                                         max_intervention_components, max_listed)
+        rep = rep.with_(intervention=summary)
     if estimate:
-        out["position_bias"] = _position_bias(g, estimate, n_bootstrap, alpha, seed, budget)
-    return IdentifiabilityAnalysis(g, out, plan, ip, shown_swaps)
+        rep = rep.with_(position_bias=_position_bias(g, estimate, n_bootstrap, alpha, seed, budget))
+    return IdentifiabilityAnalysis(g, rep, plan, ip, shown_swaps)
 
 
-def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, budget) -> dict:
+def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, budget) -> BiasCurves:
     """The observation curves within ``budget`` (default: the CLI's); a fit over the budget's intervention pairs is
     not started, and the report says so instead of a curve."""
     from ultr_core.identifiability.estimation import estimate_bias_full
@@ -98,24 +108,23 @@ def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, 
     except ConfigError as e:
         if "intervention pairs" not in str(e):
             raise
-        return {"method": estimate, "n_bootstrap": 0, "alpha": alpha, "curves": [],
-                "notes": [f"no curve: {e.problem.split(';')[0]} (the budget of one estimation in this shared "
-                          "server) — python -m ultr_core ig FILE estimates it"]}
+        return BiasCurves(method=estimate, n_bootstrap=0, alpha=alpha, curves=pd.DataFrame(),
+                          notes=(f"no curve: {e.problem.split(';')[0]} (the budget of one estimation in this shared "
+                                 "server) — python -m ultr_core ig FILE estimates it",))
     from ultr_core.identifiability.precision import practical_report
     curves, practical = practical_report(g, est.to_records())
-    return {"method": est.method, "n_bootstrap": est.n_bootstrap, "alpha": est.alpha, "notes": est.notes,
-            "curves": curves, "practical_identifiability": practical}
+    return BiasCurves(method=est.method, n_bootstrap=int(est.n_bootstrap), alpha=float(est.alpha),
+                      notes=tuple(est.notes), curves=pd.DataFrame(curves), practical=practical)
 
 
-def _intervention_section(g: IdentifiabilityGraph, plan, log, seed: int, max_components: int, max_listed: int,
-                          out: dict):
+def _intervention_section(g: IdentifiabilityGraph, plan, log, seed: int, max_components: int, max_listed: int):
     """Node intervention after the merge plan's estimate (App. C.3): the plan, its swaps in the file's own document
-    ids (``log``: a user's ClickLog, else None) and the report's intervention fields (written into ``out``)."""
+    ids (``log``: a user's ClickLog, else None) and the report's :class:`InterventionSummary`."""
     groups = plan.factor_groups()
+    warning = None
     if g.clicks.sum() == 0:
-        out["intervention_warning"] = ("the log has no clicks, so r̂ and ô cannot be estimated: every swap "
-                                       "costs the same and the swaps shown are one valid choice, not the "
-                                       "cheapest (fallback: r̂ = ô = 0.5)")
+        warning = ("the log has no clicks, so r̂ and ô cannot be estimated: every swap costs the same and the swaps "
+                   "shown are one valid choice, not the cheapest (fallback: r̂ = ô = 0.5)")
         rel, obs = np.full(g.n_documents, 0.5), np.full(g.n_factors, 0.5)
     else:
         from ultr_core.identifiability.embedding import fit_counts
@@ -129,11 +138,12 @@ def _intervention_section(g: IdentifiabilityGraph, plan, log, seed: int, max_com
         doc_values = log.file_doc_ids(doc_values)
     swaps["document"] = [_plain(v) for v in doc_values]
     shown = swaps[["document", "from_label", "to_label", "cost"]].reset_index(drop=True)
-    out["interventions"] = shown.head(max_listed).to_dict("records")
-    out["n_interventions"] = len(swaps)
-    out["intervention_total_cost"] = ip.total_cost
-    out["n_components_after_intervention"] = ip.intervened_graph().n_components
-    return ip, shown
+    summary = InterventionSummary(
+        swaps=tuple(Swap(document=r.document, from_label=r.from_label, to_label=r.to_label, cost=float(r.cost))
+                    for r in shown.head(max_listed).itertuples(index=False)),
+        n_swaps=len(swaps), total_cost=float(ip.total_cost), n_components_after=int(ip.intervened_graph().n_components),
+        warning=warning)
+    return ip, shown, summary
 
 
 def plan_table(analysis: IdentifiabilityAnalysis) -> pd.DataFrame:
@@ -164,10 +174,8 @@ def plan_table(analysis: IdentifiabilityAnalysis) -> pd.DataFrame:
 _KEY_TEXT = {"query": "the (query, document) pair", "global": "the document id alone (across queries)"}
 
 
-def alternative_verdict(table: CountTable, graph: IdentifiabilityGraph | None = None) -> dict:
-    """Components under the table's other document key (same reduced table, one more sparse
-    components pass): ``{"document", "flag", "n_components", "n_documents", "identifiable",
-    "changes_verdict", "message"}``."""
+def alternative_verdict(table: CountTable, graph: IdentifiabilityGraph | None = None) -> AlternativeDocument:
+    """Components under the table's other document key (same reduced table, one more sparse components pass)."""
     g = graph if graph is not None else IdentifiabilityGraph.from_counts(table)
     n_alt, docs_alt = g.components_under(table.frame, table.alternative)
     key = table.with_document(table.alternative).document_key
@@ -176,8 +184,9 @@ def alternative_verdict(table: CountTable, graph: IdentifiabilityGraph | None = 
            f"{counted(g.n_components, 'component')}; with {_KEY_TEXT.get(key, key)} it has {n_alt:,} "
            f"({'identifiable' if n_alt == 1 else 'not identifiable'}) — use --document {key} if that is "
            "what a document is in this log")
-    return {"document": key, "flag": f"--document {key}", "n_components": n_alt, "n_documents": docs_alt,
-            "identifiable": n_alt == 1, "changes_verdict": changes, "message": msg}
+    return AlternativeDocument(document=key, flag=f"--document {key}", n_components=int(n_alt),
+                               n_documents=int(docs_alt), identifiable=n_alt == 1, changes_verdict=bool(changes),
+                               message=msg)
 
 
 def _plain(v):
@@ -188,8 +197,8 @@ def _plain(v):
 
 
 def identifiability_report(log, bias=None, *, merge: bool = False, intervene: bool = False,
-                           context_vectors=None, seed: int = 0, max_listed: int = 200, **kw) -> dict:
-    """The JSON-ready report of :func:`analyse_identifiability` (same arguments)."""
+                           context_vectors=None, seed: int = 0, max_listed: int = 200, **kw) -> IdentifiabilityReport:
+    """The report of :func:`analyse_identifiability` (same arguments)."""
     return analyse_identifiability(log, bias, merge=merge, intervene=intervene, context_vectors=context_vectors,
                                    seed=seed, max_listed=max_listed, **kw).report
 
@@ -241,60 +250,64 @@ def _num(x: float) -> str:
     return "0" if abs(x) < 1e-9 else f"{x:.4g}"
 
 
-def format_report(rep: dict) -> str:
+def format_report(rep: IdentifiabilityReport) -> str:
     """The human summary the CLI prints."""
-    sizes = rep["component_sizes"]
+    sizes = rep.component_sizes
     head = ", ".join(map(str, sizes[:10])) + (" …" if len(sizes) > 10 else "")
     lines = [
-        f"Identifiability graph over bias factor ({', '.join(rep['bias_columns'])})",
-        f"  rows {rep['n_rows']:,} · documents {rep['n_documents']:,} · bias factors (nodes) {rep['n_nodes']:,}",
-        f"  connected components: {rep['n_components']:,} (sizes {head}); largest holds "
-        f"{rep['largest_share']:.1%} of the factors",
+        f"Identifiability graph over bias factor ({', '.join(rep.bias_columns)})",
+        f"  rows {rep.n_rows:,} · documents {rep.n_documents:,} · bias factors (nodes) {rep.n_nodes:,}",
+        f"  connected components: {rep.n_components:,} (sizes {head}); largest holds "
+        f"{rep.largest_share:.1%} of the factors",
         "  ✔ IDENTIFIABLE: the graph is connected, relevance can be recovered up to scale."
-        if rep["identifiable"] else
+        if rep.identifiable else
         "  ✘ NOT IDENTIFIABLE: the graph is disconnected; relevance cannot be compared across components.",
     ]
-    alt = rep.get("alternative_document")
-    if alt and alt["changes_verdict"]:
-        lines.append(f"  note: the verdict depends on what a document is: {alt['message']}")
-    if "merges" in rep:
-        lines.append(f"Node merging ({rep['merge_features']}): {counted(rep['n_merges'], 'merge')}, total cost "
-                     f"{_num(rep['merge_total_cost'])} → {counted(rep['n_components_after_merge'], 'component')}")
-        lines += [f"    merge {m['label_a']} with {m['label_b']}  (distance {_num(m['cost'])})"
-                  for m in rep["merges"][:20]]
-    if "intervention_warning" in rep:
-        lines.append(f"  warning: {rep['intervention_warning']}")
-    if "intervention_skipped" in rep:
-        lines.append(f"Node intervention: skipped — {rep['intervention_skipped']}")
-    if "interventions" in rep:
-        lines.append(f"Node intervention: {counted(rep['n_interventions'], 'swap')}, total cost "
-                     f"{_num(rep['intervention_total_cost'])} → "
-                     f"{counted(rep['n_components_after_intervention'], 'component')}")
-        lines += [f"    show document {s['document']} at {s['to_label']} (seen at {s['from_label']}; cost "
-                  f"{_num(s['cost'])})"
-                  for s in rep["interventions"][:20]]
-    if "position_bias" in rep:
-        pb = rep["position_bias"]
-        level = round(100 * (1 - pb["alpha"]))
-        lines.append(f"Observation (position bias) per component — {ESTIMATOR_LABELS[pb['method']]}, {level} % "
-                     f"bands (document bootstrap, {pb['n_bootstrap']} resamples, widened to the Fisher interval where "
-                     "that is wider), normalised to 1 at each component's first factor:")
-        for note in pb["notes"]:
-            lines.append(f"  note: {note}")
-        curves = pd.DataFrame(pb["curves"])
-        for comp, grp in (curves.groupby("component", sort=True) if len(curves) else []):
-            lines.append(f"  component {comp}:")
-            for r in grp.head(30).itertuples(index=False):
-                band = (f"[{r.lower:.3f}, {r.upper:.3f}]" if r.lower is not None and np.isfinite(r.lower)
-                        else "[—]")
-                val = f"{r.estimate:.3f}" if r.estimate is not None and np.isfinite(r.estimate) else "—"
-                level = f"   {getattr(r, 'identification', '')}" if hasattr(r, "identification") else ""
-                if getattr(r, "fisher_lower", None) is not None and np.isfinite(r.fisher_lower):
-                    level = f"   PBM ML {r.pbm_ml:.3f} [{r.fisher_lower:.3f}, {r.fisher_upper:.3f}]" + level
-                lines.append(f"    {r.label:<28s} {val:>7s}  {band}   ({r.impressions:,} impressions){level}")
-        from ultr_core.identifiability.precision import practical_lines
-        lines += practical_lines(pb.get("practical_identifiability", {}))
+    alt = rep.alternative_document
+    if alt is not None and alt.changes_verdict:
+        lines.append(f"  note: the verdict depends on what a document is: {alt.message}")
+    if rep.merge is not None:
+        m = rep.merge
+        lines.append(f"Node merging ({rep.merge_features}): {counted(m.n_merges, 'merge')}, total cost "
+                     f"{_num(m.total_cost)} → {counted(m.n_components_after, 'component')}")
+        lines += [f"    merge {x.label_a} with {x.label_b}  (distance {_num(x.cost)})" for x in m.merges[:20]]
+    iv = rep.intervention
+    if iv is not None and iv.warning:
+        lines.append(f"  warning: {iv.warning}")
+    if rep.intervention_skipped:
+        lines.append(f"Node intervention: skipped — {rep.intervention_skipped}")
+    if iv is not None:
+        lines.append(f"Node intervention: {counted(iv.n_swaps, 'swap')}, total cost {_num(iv.total_cost)} → "
+                     f"{counted(iv.n_components_after, 'component')}")
+        lines += [f"    show document {s.document} at {s.to_label} (seen at {s.from_label}; cost {_num(s.cost)})"
+                  for s in iv.swaps[:20]]
+    if rep.position_bias is not None:
+        lines += _curve_lines(rep.position_bias)
     return "\n".join(lines)
+
+
+def _curve_lines(pb: BiasCurves) -> list[str]:
+    """The text report's lines for the curves and their practical identifiability."""
+    level = round(100 * (1 - pb.alpha))
+    lines = [f"Observation (position bias) per component — {ESTIMATOR_LABELS[pb.method]}, {level} % bands (document "
+             f"bootstrap, {pb.n_bootstrap} resamples, widened to the Fisher interval where that is wider), normalised "
+             "to 1 at each component's first factor:"]
+    for note in pb.notes:
+        lines.append(f"  note: {note}")
+    curves = pb.curves
+    for comp, grp in (curves.groupby("component", sort=True) if len(curves) else []):
+        lines.append(f"  component {comp}:")
+        for r in grp.head(30).itertuples(index=False):
+            band = (f"[{r.lower:.3f}, {r.upper:.3f}]" if r.lower is not None and np.isfinite(r.lower)
+                    else "[—]")
+            val = f"{r.estimate:.3f}" if r.estimate is not None and np.isfinite(r.estimate) else "—"
+            level = f"   {getattr(r, 'identification', '')}" if hasattr(r, "identification") else ""
+            if getattr(r, "fisher_lower", None) is not None and np.isfinite(r.fisher_lower):
+                level = f"   PBM ML {r.pbm_ml:.3f} [{r.fisher_lower:.3f}, {r.fisher_upper:.3f}]" + level
+            lines.append(f"    {r.label:<28s} {val:>7s}  {band}   ({r.impressions:,} impressions){level}")
+    from ultr_core.identifiability.precision import practical_lines
+    lines += practical_lines(pb.practical)
+    return lines
 
 
 def document_components(analysis: IdentifiabilityAnalysis, log: ClickLog) -> pd.DataFrame:
@@ -312,16 +325,16 @@ def document_components(analysis: IdentifiabilityAnalysis, log: ClickLog) -> pd.
         .rename(columns={"doc_id_file": "doc_id"}).reset_index(drop=True)
 
 
-def ig_text(rep: dict) -> str:
+def ig_text(rep: IdentifiabilityReport) -> str:
     """``ig``'s whole text report: :func:`format_report`, what the verdict means for the users, and the profile,
     certainty plan and judges' blocks where the report has them."""
     from ultr_core.identifiability.precision import certainty_lines, profile_lines
-    lines = [format_report(rep), f"for {rep['users']['label']} users: {rep['users']['verdict']}"]
-    if "profile" in rep:
-        lines += profile_lines(rep["profile"])
-    if "certainty_plan" in rep:
-        lines += certainty_lines(rep["certainty_plan"])
-    if "judgements" in rep:
+    lines = [format_report(rep), f"for {rep.users.label} users: {rep.users.verdict}"]
+    if rep.profile is not None:
+        lines += profile_lines(rep.profile)
+    if rep.certainty_plan is not None:
+        lines += certainty_lines(rep.certainty_plan)
+    if rep.judgements is not None:
         from ultr_core.identifiability.judgement_agreement import judgement_lines
-        lines += judgement_lines(rep["judgements"])
+        lines += judgement_lines(rep.judgements)
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ultr_core.identifiability.records import DocumentOrders, WeakLink
 from ultr_core.identifiability.uncertainty import Z90, FactorUncertainty
 
 __all__ = ["document_log_se", "pair_log_se", "resolved_orders", "weakest_links", "information_graph",
@@ -107,7 +108,7 @@ def pair_log_se(u: FactorUncertainty, pairs) -> np.ndarray:
 
 
 def resolved_orders(u: FactorUncertainty, groups, *, max_pairs: int = MAX_REPORT_PAIRS,
-                    max_products: float = MAX_REPORT_CELL_PRODUCTS) -> dict:
+                    max_products: float = MAX_REPORT_CELL_PRODUCTS) -> DocumentOrders:
     """Which document orders the log supports (issue #46, item 4): over the pairs of documents of one group (a
     query) whose order the information can compare, the share whose 90 % interval of log(r_d / r_e) excludes 0 (a
     note instead above ``max_pairs`` pairs or ``max_products`` cell products — the work, counted before it starts)."""
@@ -117,18 +118,18 @@ def resolved_orders(u: FactorUncertainty, groups, *, max_pairs: int = MAX_REPORT
     sizes = np.diff(bounds)
     total = int((sizes * (sizes - 1) // 2).sum())
     if total > max_pairs:
-        return {"pairs": None, "resolved": None, "share": None,
-                "note": f"{total:,} within-query pairs, more than {max_pairs:,}: not compared"}
+        return DocumentOrders(pairs=None, resolved=None, share=None,
+                              note=f"{total:,} within-query pairs, more than {max_pairs:,}: not compared")
     if not total:
-        return {"pairs": 0, "resolved": 0, "share": None}
+        return DocumentOrders(pairs=0, resolved=0, share=None)
     cells = np.diff(_cells(u)[1]).astype(np.float64)[order]        # the work of each group's pairs, before any
     c1 = np.add.reduceat(cells, bounds[:-1])                          # pair is built: Σ_{d<e} c_d² + c_e² + c_d c_e
     c2 = np.add.reduceat(cells ** 2, bounds[:-1])
     products = float(((sizes - 1) * c2 + (c1 ** 2 - c2) / 2).sum())
     if products > max_products:
-        return {"pairs": None, "resolved": None, "share": None,
-                "note": f"{total:,} within-query pairs whose documents are shown at many factors "
-                        f"({products:.3g} cell products, more than {max_products:.3g}): not compared"}
+        return DocumentOrders(pairs=None, resolved=None, share=None,
+                              note=f"{total:,} within-query pairs whose documents are shown at many factors "
+                                   f"({products:.3g} cell products, more than {max_products:.3g}): not compared")
     owner = np.repeat(np.arange(len(sizes)), sizes)
     i, j = _within(np.repeat(sizes, sizes), bounds[owner])
     keep = i < j
@@ -138,8 +139,8 @@ def resolved_orders(u: FactorUncertainty, groups, *, max_pairs: int = MAX_REPORT
         diff = np.abs(np.log(u.r[pairs[:, 0]]) - np.log(u.r[pairs[:, 1]]))
     comparable = np.isfinite(se)
     resolved = comparable & (diff > Z90 * se)
-    return {"pairs": int(comparable.sum()), "resolved": int(resolved.sum()),
-            "share": float(resolved.sum() / comparable.sum()) if comparable.any() else None}
+    return DocumentOrders(pairs=int(comparable.sum()), resolved=int(resolved.sum()),
+                          share=float(resolved.sum() / comparable.sum()) if comparable.any() else None)
 
 
 def _within(size_of, start_of):
@@ -150,7 +151,7 @@ def _within(size_of, start_of):
     return i, start_of[i] + np.arange(len(i)) - first
 
 
-def weakest_links(u: FactorUncertainty, labels, *, top: int = 5, document_label=None) -> list[dict]:
+def weakest_links(u: FactorUncertainty, labels, *, top: int = 5, document_label=None) -> list[WeakLink]:
     """The IG links (factor pairs) and the documents whose removal would most raise the worst factor's variance
     (module docstring), the most harmful first: ``kind`` ("link" or "document"), ``link`` (its name: the factor pair,
     or the document with the factors it is shown at), ``share`` of that variance carried (in [0, 1]),
@@ -160,7 +161,7 @@ def weakest_links(u: FactorUncertainty, labels, *, top: int = 5, document_label=
     # cutting the factor off first, then the largest error after; among equals a single document before the link it
     # makes (it is what to act on)
     rows.sort(key=lambda x: (not x["disconnects"], -(x["log_se_after"] or 0.0), x["kind"] != "document", -x["share"]))
-    return rows[:top]
+    return [WeakLink(**x) for x in rows[:top]]
 
 
 def _document_links(u: FactorUncertainty, labels, document_label) -> list[dict]:

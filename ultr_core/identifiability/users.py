@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ultr_core.errors import counted
+from ultr_core.identifiability.records import UsersReading
 
 __all__ = ["trust_information", "null_dimension", "predicted_null_dimension", "click_probability", "users_report"]
 
@@ -73,7 +74,7 @@ def predicted_null_dimension(doc, fac, r, *, n_docs: int, n_factors: int) -> int
     return 2 * comps + int(((distinct == 1)).sum()) + 2 * int((distinct == 0).sum())
 
 
-def users_report(g, users: str) -> dict:
+def users_report(g, users: str) -> UsersReading:
     """What the graph's verdict means for users who click as ``users`` (a key of the click-model table): PBM users
     get Theorem 1 (relevance up to one scale per component); a model whose record names an ``ig_condition`` (trust
     bias: relevance up to an affine map, when every factor also shows two documents of different relevance) gets that
@@ -82,18 +83,16 @@ def users_report(g, users: str) -> dict:
     from ultr_core.logs.coding import tuple_labels
     spec = MODEL_BY_KEY[users]
     k = int(g.n_components)
-    out = {"model": users, "label": spec.label, "meaning": spec.cls.IG_MEANING, "condition": spec.ig_condition}
+    out = UsersReading(model=users, label=spec.label, meaning=spec.cls.IG_MEANING, condition=spec.ig_condition)
     if spec.position_only:
-        out["verdict"] = ("relevance recoverable up to one scale (Theorem 1)" if k == 1 else
-                          f"relevance comparable only within each of the {k} components")
-        return out
+        return out.with_(verdict="relevance recoverable up to one scale (Theorem 1)" if k == 1 else
+                         f"relevance comparable only within each of the {k} components")
     if not spec.ig_condition:
-        out["verdict"] = f"the graph's verdict is about PBM users; {spec.label} users {spec.cls.IG_MEANING}"
-        return out
+        return out.with_(verdict=f"the graph's verdict is about PBM users; {spec.label} users {spec.cls.IG_MEANING}")
     per_factor = np.bincount(np.asarray(g.fac, np.int64), minlength=g.n_factors)
     labels = tuple_labels(g.factors)
     thin = [labels[i] for i in np.flatnonzero(per_factor < 2)]
-    out.update(factors_with_fewer_than_two_documents=len(thin), thin_factors=thin[:20])
+    out = out.with_(factors_with_fewer_than_two_documents=len(thin), thin_factors=tuple(thin[:20]))
     scope = "over the whole log" if k == 1 else f"only within each of the {k} components"
     text = f"relevance recoverable up to an affine map (the order, not the ratios) {scope}"
     if thin:
@@ -101,5 +100,4 @@ def users_report(g, users: str) -> dict:
                  f"identified ({', '.join(thin[:4])}{' …' if len(thin) > 4 else ''})")
     else:
         text += "; every factor shows at least two documents (that their relevance differs, only the clicks can tell)"
-    out["verdict"] = text
-    return out
+    return out.with_(verdict=text)

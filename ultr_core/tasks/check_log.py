@@ -10,7 +10,7 @@ plan, agreement with judgements — from one converged PBM fit (:attr:`LogCheck.
 >>> log = pd.DataFrame({"query_id": 1, "doc_id": [1, 2, 1, 2], "position": [1, 2, 2, 1], "click": [1, 0, 0, 1],
 ...                     "session_id": [1, 1, 2, 2]})
 >>> check = check_log(log.to_csv(index=False).encode(), CheckOptions(estimate=None), name="log.csv")
->>> check.report["identifiable"], check.report["n_components"]
+>>> check.report.identifiable, check.report.n_components
 (True, 1)
 """
 from __future__ import annotations
@@ -102,24 +102,22 @@ class LogCheck:
         return graph_uncertainty(self.graph)
 
     @cached_property
-    def report(self) -> dict:
-        """The JSON-ready report: the analysis, the log's notes and source, the users' reading and, where the
-        options ask, the profile interval and the certainty plan."""
+    def report(self):
+        """The :class:`~ultr_core.identifiability.records.IdentifiabilityReport`: the analysis's, with the log's notes
+        and source, the users' reading and, where the options ask, the profile interval and the certainty plan."""
         from ultr_core.clickmodels.registry import DEFAULT_USER_MODEL
         from ultr_core.identifiability.users import users_report
         o = self.options
-        rep = dict(self.analysis.report)
-        rep["notes"] = list(self.notes)
-        rep["source"] = self.source
-        rep["users"] = users_report(self.graph, o.users or DEFAULT_USER_MODEL)
+        rep = self.analysis.report.with_(notes=tuple(self.notes), source=self.source,
+                                         users=users_report(self.graph, o.users or DEFAULT_USER_MODEL))
         if o.profile:
             from ultr_core.identifiability.precision import profile_report
-            rep["profile"] = profile_report(self.graph, o.profile, self.uncertainty)
+            rep = rep.with_(profile=profile_report(self.graph, o.profile, self.uncertainty))
         if o.certainty:
             from ultr_core.identifiability.precision import certainty_report
-            rep["certainty_plan"] = certainty_report(self.graph, steps=o.certainty,
-                                                     impressions=o.swap_impressions or 100,
-                                                     objective=o.objective or "worst", u=self.uncertainty)
+            rep = rep.with_(certainty_plan=certainty_report(self.graph, steps=o.certainty,
+                                                            impressions=o.swap_impressions or 100,
+                                                            objective=o.objective or "worst", u=self.uncertainty))
         return rep
 
     @cached_property
@@ -133,15 +131,16 @@ class LogCheck:
         from ultr_core.identifiability.judgement_agreement import ig_judgements
         return ig_judgements(self.documents, judgements, seed=self.options.seed)
 
-    def to_json(self) -> str:
-        """The report as strict JSON (NaN and ±Infinity as null): the CLI's ``--json`` and the pages' download."""
+    def to_json(self, report=None) -> str:
+        """The report (or ``report``, one made from it) as strict JSON (NaN and ±Infinity as null): the CLI's
+        ``--json`` and the pages' download."""
         from ultr_core.logs.outputs import json_text
-        return json_text(self.report)
+        return json_text(self.report if report is None else report)
 
-    def text(self) -> str:
-        """The report as the CLI prints it (notes first)."""
+    def text(self, report=None) -> str:
+        """The report (or ``report``) as the CLI prints it (notes first)."""
         from ultr_core.identifiability.reports import ig_text
-        return "\n".join([*(f"note: {n}" for n in self.notes), ig_text(self.report)])
+        return "\n".join([*(f"note: {n}" for n in self.notes), ig_text(self.report if report is None else report)])
 
 
 def check_log(source, options: CheckOptions | None = None, *, name: str | None = None, budget=None) -> LogCheck:
