@@ -162,25 +162,34 @@ N_BOOTSTRAP = 100
 
 
 def cached_analysis(log, key: tuple, bias: tuple, estimate: str | None = None, n_bootstrap: int = N_BOOTSTRAP):
-    """The identifiability analysis (graph, merges, interventions and, with ``estimate``, the observation curve per
-    component) of a log: :func:`cached_check`'s."""
-    return cached_check(log, key, bias, estimate, n_bootstrap).analysis
-
-
-def cached_check(log, key: tuple, bias: tuple, estimate: str | None = None, n_bootstrap: int = N_BOOTSTRAP):
-    """The log's :class:`~ultr_core.tasks.check_log.LogCheck` (its analysis, report and JSON — the CLI's ``ig
-    --merge --intervene``), cached by ``key`` (what identifies the log's content: a digest or the simulation spec —
-    never an object id), the bias columns and the estimator — within the shared server's budget
-    (:func:`~ultr_core.identifiability.pairs.app_budget`)."""
+    """The identifiability analysis (graph, merges, interventions and, with ``estimate``, the
+    observation curve per component) of a log, cached by ``key`` (what identifies the log's
+    content: a digest or the simulation spec — never an object id), the bias columns and the
+    estimator — within the shared server's budget (:func:`~ultr_core.identifiability.pairs.app_budget`)."""
     from ultr_core.identifiability.pairs import Stopped, app_budget
     sid, budget = session_id(), app_budget(stop=lambda: _session_alive(sid) is False)   # stopped when the tab closes
     try:
         with st.spinner("Building the identifiability graph …"):
-            options = CheckOptions(bias=tuple(bias), merge=True, intervene=True, estimate=estimate,
-                                   bootstrap=int(n_bootstrap) if estimate else None)
+            options = _page_options(bias, estimate, n_bootstrap)
             return memo(("analysis", key, tuple(bias), estimate, int(n_bootstrap)),
-                        lambda: check_log(log, options, budget=budget), own=key[0] == "upload")
+                        lambda: check_log(log, options, budget=budget).analysis, own=key[0] == "upload")
     except Stopped:                           # nobody is watching: nothing is shown or cached
         st.stop()
+
+
+def _page_options(bias: tuple, estimate: str | None, n_bootstrap: int) -> CheckOptions:
+    """What the pages check a log with: the CLI's ``ig --merge --intervene`` with the page's estimator."""
+    return CheckOptions(bias=tuple(bias), merge=True, intervene=True, estimate=estimate,
+                        bootstrap=int(n_bootstrap) if estimate else None)
+
+
+def cached_check(log, key: tuple, bias: tuple, estimate: str | None = None, n_bootstrap: int = N_BOOTSTRAP, *,
+                 notes=()):
+    """The log's :class:`~ultr_core.tasks.check_log.LogCheck` around :func:`cached_analysis` (its report and JSON —
+    the CLI's ``ig --merge --intervene`` with the page's estimator); ``notes``: what reading the log dropped or
+    repaired (the report's notes)."""
+    from ultr_core.tasks import LogCheck
+    return LogCheck(cached_analysis(log, key, bias, estimate, n_bootstrap), _page_options(bias, estimate, n_bootstrap),
+                    "upload", tuple(notes))
 
 

@@ -127,7 +127,8 @@ def main():
     with _upload_slot():                      # one memory ceiling for every visitor's upload (issue #49)
         subject, notes, kept = _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bias,
                                                   read_key)
-        check = _stop_on_error(lambda: cached_check(subject, ("upload", read_key), tuple(bias), estimator),
+        check = _stop_on_error(lambda: cached_check(subject, ("upload", read_key), tuple(bias), estimator,
+                                                    notes=tuple(notes)),
                                "We could not analyse the log — ", (ConfigError, DataFormatError, ValueError))
     an = check.analysis
     for n in notes:

@@ -24,3 +24,14 @@ def write(tmp_path, name, text: str | bytes) -> Path:
     f = tmp_path / name
     f.write_bytes(text if isinstance(text, bytes) else text.encode())
     return f
+
+
+def same_report(a, b, tol: float = 1e-9) -> bool:
+    """Two JSON reports hold the same keys, texts and numbers (to ``tol``: sums taken in another order)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(same_report(a[k], b[k], tol) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_report(x, y, tol) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= tol * max(1, abs(a))
+    return a == b

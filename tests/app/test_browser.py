@@ -1,4 +1,5 @@
 """Real-browser test of the main flow: headless Debian chromium driven by Playwright."""
+import json
 import os
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from browser_pages import (
     run_interactive_graph,
     run_upload_then_identifiability,
 )
+from clihelp import cli, same_report
 
 
 def _need_chromium():
@@ -170,7 +172,7 @@ def test_heatmap_cell_click_in_a_real_browser_opens_its_curves(shared_url):
 
 
 @pytest.mark.slow
-def test_compare_and_upload_main_flows_in_chromium(shared_url, tmp_path):
+def test_compare_and_upload_main_flows_in_chromium(shared_url, tmp_path, capsys):
     rows = ["query_id,doc_id,position,click"]
     for s in range(300):                              # documents move between positions 1–3
         for p in (1, 2, 3):
@@ -180,6 +182,14 @@ def test_compare_and_upload_main_flows_in_chromium(shared_url, tmp_path):
     seen = run_compare_and_upload(shared_url, csv)
     assert seen["compare_charts"] >= 1 and seen["upload_charts"] >= 1, seen
     assert seen["identifiable"] == "yes", seen
+    # the page's JSON download is the CLI's report for the file with the page's options (one log, one truth): the
+    # same keys and numbers (to rounding), the CLI's notes among the page's reader's
+    page = json.loads(seen["report_json"])
+    rc, out, _ = cli(["ig", csv, "--merge", "--intervene", "--json"], capsys)
+    ours = json.loads(out)
+    assert rc == 0 and page.pop("source") == "upload" and ours.pop("source") == str(csv)
+    assert set(ours.pop("notes")) <= set(page.pop("notes"))
+    assert same_report(page, ours)
 
 
 @pytest.mark.slow

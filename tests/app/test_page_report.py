@@ -27,8 +27,8 @@ def test_the_upload_page_offers_its_analysis_as_one_offline_html_report(monkeypa
     assert no_crash(at) and not at.error and callable(made.get("data"))
     links = next(t.value for t in at.dataframe if "link or document" in t.value.columns)
     named = [x for k, x in zip(links["kind"], links["link or document"]) if k == "document"]
-    assert named and all(x.startswith(("query=q0, document=d", "query=q1, document=d", "query=q2, document=d"))
-                         for x in named), named                       # the file's own ids, not the log's codes
+    assert named and all(x.startswith(("query_id=q0, doc_id=d", "query_id=q1, doc_id=d", "query_id=q2, doc_id=d"))
+                         for x in named), named      # the file's own ids, not the log's codes, named as the CLI does
     html = made["data"]()                                  # generated only when the button is pressed
     assert made["file"] == "_b_clicks__b__report.html"
     assert hashlib.sha256(LOG.encode()).hexdigest() in html and "900" in html

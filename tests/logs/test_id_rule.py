@@ -2,6 +2,7 @@
 pages' reader give one document count and one verdict for one file), side files (judgements, scores) read to the
 log's standard: ids trimmed the same way, ragged rows counted by line, qrels headers, comments and CR-only line ends
 understood, compressed or UTF-16 files named as such, options checked."""
+import json
 import subprocess
 import sys
 
@@ -150,3 +151,28 @@ def test_a_row_without_an_id_is_refused_alike_by_every_command_engine_and_reader
         refused(["ig", f, "--estimate", "none", "--engine", engine], capsys, *words)
     with pytest.raises(ValueError, match=f"column '{column}' is empty"):
         read_user_log(str(f))
+
+
+@pytest.mark.parametrize("sessions", [True, False])
+def test_a_kept_log_reports_what_the_file_read_out_of_core_reports(tmp_path, capsys, sessions):
+    """The Upload page analyses a small upload as a kept log (its ``doc_id`` codes (query, document) pairs); the
+    report it downloads — a LogCheck of that analysis with the page's reader's notes — is the CLI's report of the same
+    file: the document columns, the weakest documents named by the file's own ids and the within-query document
+    orders included (they were the codes' and missing), the numbers equal to rounding."""
+    from clihelp import cli, same_report
+    from loghelp import random_log
+
+    from ultr_core.tasks import CheckOptions, LogCheck, check_log
+    path = tmp_path / "clicks.csv"
+    frame = random_log(n_sessions=300, seed=4)[0]
+    (frame if sessions else frame.drop(columns="session_id")).to_csv(path, index=False)
+    rc, out, _ = cli(["ig", path, "--merge", "--intervene", "--bootstrap", "20", "--json"], capsys)
+    ours = json.loads(out)
+    log, notes = read_user_log(path.read_bytes(), "csv", name=path.name)
+    options = CheckOptions(merge=True, intervene=True, bootstrap=20)
+    page = json.loads(LogCheck(check_log(log, options).analysis, options, "upload", tuple(notes)).to_json())
+    assert rc == 0 and ours.pop("source") == str(path) and page.pop("source") == "upload"
+    assert set(ours.pop("notes")) <= set(page.pop("notes"))
+    practical = page["position_bias"]["practical_identifiability"]
+    assert practical["document_orders"]["pairs"] > 0 and page["document_columns"] == ["query_id", "doc_id"]
+    assert same_report(page, ours)

@@ -89,12 +89,13 @@ def _fisher_columns(u: FactorUncertainty) -> dict:
     return {"pbm_ml": col(est), "fisher_lower": col(est / half), "fisher_upper": col(est * half)}
 
 
-def practical_report(g, curves: list) -> tuple[list, PracticalIdentifiability]:
+def practical_report(g, curves: list, log=None) -> tuple[list, PracticalIdentifiability]:
     """Each curve factor's ``log_se`` and ``identification`` with PBM's maximum-likelihood ratio and its Fisher
     interval (``pbm_ml``, ``fisher_lower``, ``fisher_upper``: the numbers the level is about); the block
     ``practical_identifiability``: the rule, counts over every factor, the weakest factors and links,
     convergence, the documents left out, every factor's figures (columns) and the within-query document orders
-    resolved at 90 %."""
+    resolved at 90 %.  ``log``: a kept click log whose ``doc_id`` codes its documents — they are named, and their
+    queries found, by the file's own ids (:func:`document_context`), as the same file read out of core."""
     if g.impressions is None or not len(g.doc):
         return curves, PracticalIdentifiability(rule=rule_text())
     u = graph_uncertainty(g)
@@ -113,12 +114,14 @@ def practical_report(g, curves: list) -> tuple[list, PracticalIdentifiability]:
                             "log_se": pd.Series(log_se, dtype=object), "identification": levels.tolist(),
                             **{k: pd.Series(v, dtype=object) for k, v in fisher.items()}})
     apart = [r["label"] for r in curves if _apart(r)]
-    keys = g.document_keys
+    queries, _ = document_context(g, log)
+    if log is not None and log.meta.get("document") == "global":
+        queries = None                                   # a document spans queries: no within-query order
     return curves, PracticalIdentifiability(
         rule=rule_text(), band=BAND_RULE, counts={k: int((levels == k).sum()) for k in LEVELS},
         reference_factors=int((u.reference == np.arange(len(u.reference))).sum()),
         separated_factors=int(u.separated_factors), weakest=tuple(labels[k] for k in worst),
-        weakest_links=tuple(weakest_links(u, labels, document_label=lambda d: document_label(g, d))),
+        weakest_links=tuple(weakest_links(u, labels, document_label=document_labeller(g, log))),
         converged=bool(u.converged), decrement=float(u.decrement),
         documents=DocumentCounts(never_clicked=int(u.silent_documents), at_the_boundary=int(u.boundary_documents)),
         factors=factors, components=_component_levels(np.asarray(g.component), levels, u.log_se, labels),
@@ -128,8 +131,7 @@ def practical_report(g, curves: list) -> tuple[list, PracticalIdentifiability]:
                       "likelihood by impressions); the level is about the latter") if apart else None,
         note=None if u.converged else (f"the fit stopped before the Newton decrement fell below the criterion (last "
                                        f"{u.decrement:.2g}): standard errors are from the last iterate"),
-        document_orders=resolved_orders(u, keys["query_id"].astype(str).to_numpy())
-        if keys is not None and "query_id" in keys else None)
+        document_orders=resolved_orders(u, queries) if queries is not None else None)
 
 
 def documents_frame(g, u: FactorUncertainty | None = None, keys: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -229,12 +231,14 @@ def profile_lines(p) -> list[str]:
 
 def document_labeller(g, log=None):
     """d → the document's label in the file's own ids: the graph's document columns, or — for a kept click log whose
-    ``doc_id`` codes (query, document) pairs — ``query=…, document=…`` from the log's original keys."""
+    ``doc_id`` codes its documents — ``query_id=…, doc_id=…`` (``doc_id=…`` where a document is the id alone) from
+    the log's original keys, as the same file read out of core names them."""
     _, keys = document_context(g, log)
     if keys is None or "doc_key" not in keys:
         return lambda d: document_label(g, d)
-    own = keys[[c for c in ("query_key", "doc_key") if c in keys]].rename(columns={"query_key": "query",
-                                                                                    "doc_key": "document"})
+    cols = ("doc_key",) if log.meta.get("document") == "global" else ("query_key", "doc_key")
+    own = keys[[c for c in cols if c in keys]].rename(columns={"query_key": "query_id",
+                                                                                    "doc_key": "doc_id"})
     return lambda d: ", ".join(f"{k}={v}" for k, v in own.iloc[int(d)].items())
 
 

@@ -68,7 +68,7 @@ def analyse_identifiability(log, bias=None, *, merge: bool = False, intervene: b
     use_vectors = context_vectors is not None and "context" in g.bias_columns
     stats = {k: tuple(v) if isinstance(v, list) else v for k, v in g.statistics().items()}
     rep = IdentifiabilityReport(
-        **stats, n_clicks=int(g.clicks.sum()), document_columns=tuple(table.document),
+        **stats, n_clicks=int(g.clicks.sum()), document_columns=table.file_document_columns,
         document_key=table.document_key, alternative_document=alternative_verdict(table, g) if table.alternative
         else None,
         merge_features=("context vectors + 10·position" if use_vectors else "position"
@@ -93,13 +93,15 @@ def analyse_identifiability(log, bias=None, *, merge: bool = False, intervene: b
                                                          max_intervention_components, max_listed)
         rep = rep.with_(intervention=summary)
     if estimate:
-        rep = rep.with_(position_bias=_position_bias(g, estimate, n_bootstrap, alpha, seed, budget))
+        rep = rep.with_(position_bias=_position_bias(g, estimate, n_bootstrap, alpha, seed, budget,
+                                                     log if is_log else None))
     return IdentifiabilityAnalysis(g, rep, plan, ip, shown_swaps)
 
 
-def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, budget) -> BiasCurves:
+def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, budget, log=None) -> BiasCurves:
     """The observation curves within ``budget`` (default: the CLI's); a fit over the budget's intervention pairs is
-    not started, and the report says so instead of a curve."""
+    not started, and the report says so instead of a curve.  ``log``: a kept click log, whose own ids name the
+    documents (:func:`~ultr_core.identifiability.precision.practical_report`)."""
     from ultr_core.identifiability.estimation import estimate_bias_full
     from ultr_core.identifiability.pairs import Budget
     budget = budget or Budget()
@@ -112,7 +114,7 @@ def _position_bias(g, estimate: str, n_bootstrap: int, alpha: float, seed: int, 
                           notes=(f"no curve: {e.problem.split(';')[0]} (the budget of one estimation in this shared "
                                  "server) — python -m ultr_core ig FILE estimates it",))
     from ultr_core.identifiability.precision import practical_report
-    curves, practical = practical_report(g, est.to_records())
+    curves, practical = practical_report(g, est.to_records(), log)
     return BiasCurves(method=est.method, n_bootstrap=int(est.n_bootstrap), alpha=float(est.alpha),
                       notes=tuple(est.notes), curves=pd.DataFrame(curves), practical=practical)
 

@@ -73,6 +73,13 @@ class CountTable:
             return self.keys[0]
         return {("query_id", "doc_id"): "query", ("doc_id",): "global"}.get(tuple(self.document), "columns")
 
+    @property
+    def file_document_columns(self) -> tuple:
+        """The file's columns that identify a document: ``document``, or — for a kept log whose ``doc_id`` codes its
+        documents (it names its key, ``keys``) — the columns that key means (``query_id, doc_id`` for a (query,
+        document) pair), as the same file read by :func:`ingest` says."""
+        return tuple(document_columns(self.keys[0])) if self.keys else tuple(self.document)
+
     def with_document(self, document: tuple) -> "CountTable":
         """The same counts keyed by other document columns of the frame."""
         return replace(self, document=tuple(document), alternative=tuple(self.document), keys=self.keys[::-1])
