@@ -84,7 +84,7 @@ def certainty_section(g, key, bias, where: str, teach: bool = False, documents: 
         st.dataframe(table, hide_index=True, height="auto")
         add_section("Weakest links", table=table)
     _profile(g, u, labels, levels, where, (key, tuple(bias)))
-    _plan(g, u, key, bias, where)
+    _plan(g, u, key, bias, where, log)
     if documents:
         _documents(g, u, where, log, (key, tuple(bias)))
     if not teach:
@@ -115,7 +115,7 @@ def _profile(g, u, labels, levels, where: str, log_key) -> None:
                    "with this ratio held; the interval keeps the ratios the data cannot reject at 90 %.")
 
 
-def _plan(g, u, key, bias, where: str) -> None:
+def _plan(g, u, key, bias, where: str, log=None) -> None:
     with st.expander("Repairs that buy certainty (an optimal design)"):
         a, b, c = st.columns(3)
         steps = a.slider("swaps", 1, 10, 5, key=f"{where}_plan_steps",
@@ -127,7 +127,8 @@ def _plan(g, u, key, bias, where: str) -> None:
                            help="how long each swapped document is shown at its new factor")
         try:
             plan = memo(("certainty-plan", key, tuple(bias), steps, objective, int(m)),
-                        lambda: certainty_report(g, steps=steps, impressions=int(m), objective=objective, u=u))
+                        lambda: certainty_report(g, steps=steps, impressions=int(m), objective=objective, u=u,
+                                                 log=log))
         except ConfigError as e:
             st.info(escape_markdown(e))
             return

@@ -20,6 +20,7 @@ from ultr_core.app.lrucache import ByteLRU, log_digest  # noqa: F401  (log_diges
 from ultr_core.app.memory import start_janitor
 from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError, DataFormatError
+from ultr_core.logs.clicklog import ClickLog
 from ultr_core.tasks import CheckOptions, check_log
 
 _streamlit_fix.apply()          # a Streamlit 1.67 race that drops a finished run's last messages (see the module)
@@ -190,6 +191,6 @@ def cached_check(log, key: tuple, bias: tuple, estimate: str | None = None, n_bo
     repaired (the report's notes)."""
     from ultr_core.tasks import LogCheck
     return LogCheck(cached_analysis(log, key, bias, estimate, n_bootstrap), _page_options(bias, estimate, n_bootstrap),
-                    "upload", tuple(notes))
+                    "upload", tuple(notes), log if isinstance(log, ClickLog) else None)
 
 

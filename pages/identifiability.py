@@ -93,7 +93,7 @@ def main():
     if reveal:
         _graph(an)
         _curves(an, log, key, bias)
-        certainty_section(an.graph, key, bias, "ig", teach)
+        certainty_section(an.graph, key, bias, "ig", teach, log=log)
         _plans(an)
         if st.toggle(f"Which click model explains this log? (fits {len(CLICK_MODELS)} click models)",
                      key="ig_click_models",

@@ -157,8 +157,9 @@ def test_a_row_without_an_id_is_refused_alike_by_every_command_engine_and_reader
 def test_a_kept_log_reports_what_the_file_read_out_of_core_reports(tmp_path, capsys, sessions):
     """The Upload page analyses a small upload as a kept log (its ``doc_id`` codes (query, document) pairs); the
     report it downloads — a LogCheck of that analysis with the page's reader's notes — is the CLI's report of the same
-    file: the document columns, the weakest documents named by the file's own ids and the within-query document
-    orders included (they were the codes' and missing), the numbers equal to rounding."""
+    file: the document columns, the weakest documents and the certainty plan's named by the file's own ids and the
+    within-query document orders included (they were the codes' and missing), the numbers equal to rounding — and
+    so is the relevance per document."""
     from clihelp import cli, same_report
     from loghelp import random_log
 
@@ -166,13 +167,19 @@ def test_a_kept_log_reports_what_the_file_read_out_of_core_reports(tmp_path, cap
     path = tmp_path / "clicks.csv"
     frame = random_log(n_sessions=300, seed=4)[0]
     (frame if sessions else frame.drop(columns="session_id")).to_csv(path, index=False)
-    rc, out, _ = cli(["ig", path, "--merge", "--intervene", "--bootstrap", "20", "--json"], capsys)
+    rc, out, _ = cli(["ig", path, "--merge", "--intervene", "--bootstrap", "20", "--certainty", "2", "--json"], capsys)
     ours = json.loads(out)
     log, notes = read_user_log(path.read_bytes(), "csv", name=path.name)
-    options = CheckOptions(merge=True, intervene=True, bootstrap=20)
-    page = json.loads(LogCheck(check_log(log, options).analysis, options, "upload", tuple(notes)).to_json())
+    options = CheckOptions(merge=True, intervene=True, bootstrap=20, certainty=2)
+    page = json.loads(LogCheck(check_log(log, options).analysis, options, "upload", tuple(notes), log).to_json())
     assert rc == 0 and ours.pop("source") == str(path) and page.pop("source") == "upload"
     assert set(ours.pop("notes")) <= set(page.pop("notes"))
     practical = page["position_bias"]["practical_identifiability"]
     assert practical["document_orders"]["pairs"] > 0 and page["document_columns"] == ["query_id", "doc_id"]
+    assert page["certainty_plan"]["swaps"][0]["document"].startswith("query_id=")
+    # the relevance per document (ig --documents; the Upload page's table and CSV) in the file's own ids
+    kept = LogCheck(check_log(log, options).analysis, options, "upload", tuple(notes), log).documents
+    read = check_log(str(path), options).documents
+    ids = {"query_id": str, "doc_id": str}               # as the CSV writes them (the CLI reads 7 as a number)
+    pd.testing.assert_frame_equal(kept.astype(ids), read.astype(ids), check_exact=False, rtol=1e-9)
     assert same_report(page, ours)

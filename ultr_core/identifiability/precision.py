@@ -11,6 +11,7 @@ from ultr_core.identifiability.records import (
     CertaintyPlanReport,
     ComponentLevels,
     DocumentCounts,
+    DocumentOrders,
     PlannedSwap,
     PracticalIdentifiability,
 )
@@ -115,8 +116,6 @@ def practical_report(g, curves: list, log=None) -> tuple[list, PracticalIdentifi
                             **{k: pd.Series(v, dtype=object) for k, v in fisher.items()}})
     apart = [r["label"] for r in curves if _apart(r)]
     queries, _ = document_context(g, log)
-    if log is not None and log.meta.get("document") == "global":
-        queries = None                                   # a document spans queries: no within-query order
     return curves, PracticalIdentifiability(
         rule=rule_text(), band=BAND_RULE, counts={k: int((levels == k).sum()) for k in LEVELS},
         reference_factors=int((u.reference == np.arange(len(u.reference))).sum()),
@@ -233,13 +232,10 @@ def document_labeller(g, log=None):
     """d → the document's label in the file's own ids: the graph's document columns, or — for a kept click log whose
     ``doc_id`` codes its documents — ``query_id=…, doc_id=…`` (``doc_id=…`` where a document is the id alone) from
     the log's original keys, as the same file read out of core names them."""
-    _, keys = document_context(g, log)
-    if keys is None or "doc_key" not in keys:
+    if log is None or "doc_key" not in log.frame:
         return lambda d: document_label(g, d)
-    cols = ("doc_key",) if log.meta.get("document") == "global" else ("query_key", "doc_key")
-    own = keys[[c for c in cols if c in keys]].rename(columns={"query_key": "query_id",
-                                                                                    "doc_key": "doc_id"})
-    return lambda d: ", ".join(f"{k}={v}" for k, v in own.iloc[int(d)].items())
+    _, keys = document_context(g, log)
+    return lambda d: ", ".join(f"{k}={v}" for k, v in keys.iloc[int(d)].items())
 
 
 def document_label(g, d: int) -> str:
@@ -250,13 +246,15 @@ def document_label(g, d: int) -> str:
 
 
 def certainty_report(g, *, steps: int = 5, impressions: int = 100, objective: str = "worst",
-                     u: FactorUncertainty | None = None) -> CertaintyPlanReport:
-    """Repairs that buy certainty (:mod:`~ultr_core.identifiability.design`), in the log's labels."""
+                     u: FactorUncertainty | None = None, log=None) -> CertaintyPlanReport:
+    """Repairs that buy certainty (:mod:`~ultr_core.identifiability.design`), in the log's labels (a kept ``log``'s
+    documents by the file's own ids, :func:`document_labeller`)."""
     from ultr_core.identifiability.design import certainty_plan
     u = u or graph_uncertainty(g)
     plan = certainty_plan(u, steps=steps, impressions=impressions, objective=objective)
     labels = tuple_labels(g.factors)
-    swaps = tuple(PlannedSwap(document=document_label(g, s["document"]), show_at=labels[s["factor"]],
+    name = document_labeller(g, log)
+    swaps = tuple(PlannedSwap(document=name(s["document"]), show_at=labels[s["factor"]],
                               shown_at=tuple(labels[f] for f in np.unique(u.cells[1][u.cells[0] == s["document"]])),
                               impressions=s["impressions"], worst_se_after=wa, mean_se_after=ma)
                   for s, wa, ma in zip(plan.swaps, plan.worst_after, plan.mean_after))
@@ -279,7 +277,7 @@ def certainty_lines(p: CertaintyPlanReport) -> list[str]:
     return lines
 
 
-def document_outputs(g, u: FactorUncertainty, log=None) -> tuple[pd.DataFrame, dict | None]:
+def document_outputs(g, u: FactorUncertainty, log=None) -> tuple[pd.DataFrame, DocumentOrders | None]:
     """The Upload page's documents: :func:`documents_frame` in the log's own keys and, where documents belong to
     queries, the within-query orders resolved at 90 % (None otherwise)."""
     queries, keys = document_context(g, log)
@@ -287,9 +285,10 @@ def document_outputs(g, u: FactorUncertainty, log=None) -> tuple[pd.DataFrame, d
 
 
 def document_context(g, log=None):
-    """(query of each graph document or None, the documents' own keys): from the graph's document columns, or —
-    for a kept click log whose ``doc_id`` codes (query, document) pairs — from the log's ``query_id`` and its
-    original ``query_key`` / ``doc_key`` columns."""
+    """(query of each graph document or None, the documents' keys): the graph's document columns, or — for a kept
+    click log whose ``doc_id`` codes its documents — ``query_id, doc_id`` from its original ``query_key`` /
+    ``doc_key`` (``doc_id`` alone, and no query, where a document is the id alone), as the same file read out of core
+    names them; a simulated log's codes are its ids."""
     keys = g.document_keys
     if keys is not None and "query_id" in keys:
         return keys["query_id"].astype(str).to_numpy(), keys
@@ -298,4 +297,10 @@ def document_context(g, log=None):
     cols = [c for c in ("query_id", "query_key", "doc_key") if c in log.frame]
     first = log.frame.drop_duplicates("doc_id").set_index("doc_id")[cols]
     info = first.reindex(keys["doc_id"].to_numpy()).reset_index()
-    return info["query_id"].astype(str).to_numpy(), info
+    if "doc_key" not in info:
+        return info["query_id"].astype(str).to_numpy(), info
+    if log.meta.get("document") == "global":
+        return None, pd.DataFrame({"doc_id": info["doc_key"].to_numpy()})
+    query = info["query_key"] if "query_key" in info else info["query_id"]
+    own = pd.DataFrame({"query_id": query.to_numpy(), "doc_id": info["doc_key"].to_numpy()})
+    return info["query_id"].astype(str).to_numpy(), own

@@ -90,6 +90,7 @@ class LogCheck:
     options: CheckOptions
     source: str
     notes: tuple = ()                        #: what reading the log dropped or repaired, counted
+    log: object = None                       #: the kept click log when one was analysed: its file ids name documents
 
     @property
     def graph(self):
@@ -117,14 +118,15 @@ class LogCheck:
             from ultr_core.identifiability.precision import certainty_report
             rep = rep.with_(certainty_plan=certainty_report(self.graph, steps=o.certainty,
                                                             impressions=o.swap_impressions or 100,
-                                                            objective=o.objective or "worst", u=self.uncertainty))
+                                                            objective=o.objective or "worst", u=self.uncertainty,
+                                                            log=self.log))
         return rep
 
     @cached_property
     def documents(self) -> pd.DataFrame:
         """Relevance per document with its 90 % interval, component and status (``ig --documents``)."""
-        from ultr_core.identifiability.precision import documents_frame
-        return documents_frame(self.graph, self.uncertainty)
+        from ultr_core.identifiability.precision import document_context, documents_frame
+        return documents_frame(self.graph, self.uncertainty, document_context(self.graph, self.log)[1])
 
     def judge(self, judgements) -> dict:
         """The relevance per (query, document) scored against editorial ``judgements`` (``ig --judgements``)."""
@@ -163,4 +165,4 @@ def check_log(source, options: CheckOptions | None = None, *, name: str | None =
     analysis = analyse_identifiability(subject, list(o.bias), merge=o.merge, intervene=o.intervene, seed=o.seed,
                                        estimate=o.estimate, n_bootstrap=o.n_bootstrap, budget=budget)
     label = name if name is not None else (source if isinstance(source, str) else "upload")
-    return LogCheck(analysis, o, str(label), notes)
+    return LogCheck(analysis, o, str(label), notes, source if isinstance(source, ClickLog) else None)
