@@ -118,25 +118,25 @@ def _show(job, prefix: str) -> None:
         job_progress(job, "bootstrap resamples")
         return
     out = job.result
-    for n in out["notes"] + out["candidate"]["notes"]:
+    for n in out.all_notes:
         st.info(escape_markdown(n))
     table, fig = pd.DataFrame(estimator_rows(out)).round(4), value_figure(out)      # built once: page and report
     st.dataframe(table.drop(columns="note"), hide_index=True)        # the notes in full below: no cell cut at 1024
     st.caption("  \n".join(f"**{escape_markdown(r['estimator'])}** — {escape_markdown(r['note'])}"
                             for r in table.to_dict("records")))
     add_section("What would a new ranking be worth?", table=table, figure=fig,
-                caption=" ".join(out["notes"] + out["candidate"]["notes"]))
+                caption=" ".join(out.all_notes))
     st.plotly_chart(fig, key=f"{prefix}_cf_figure")
-    s = out["support"]
-    st.caption(f"{out['sessions']:,} sessions of {out['queries']:,} queries. Support: {s['identified']:.0%} of the "
-               f"candidate's top-{out['k']} slots put a document where the log identifies its position bias; "
-               f"{s['at_position']:.0%} show a document the log has shown at that very position (DR corrects "
-               f"there); {s['examined']:.1%} hold documents with at least 10 examination-weighted impressions. "
-               f"The log's positions form {counted(out['position_bias']['components'], 'component')} of its "
+    s = out.support
+    st.caption(f"{out.sessions:,} sessions of {out.queries:,} queries. Support: {s.identified:.0%} of the "
+               f"candidate's top-{out.k} slots put a document where the log identifies its position bias; "
+               f"{s.at_position:.0%} show a document the log has shown at that very position (DR corrects "
+               f"there); {s.examined:.1%} hold documents with at least 10 examination-weighted impressions. "
+               f"The log's positions form {counted(out.position_bias.components, 'component')} of its "
                "identifiability graph. DR's logging propensities — "
-               + escape_markdown(out["logging_propensities"]["text"]) + ".")
-    if "judged" in out:
-        j, kk = out["judged"], out["k"]
+               + escape_markdown(out.logging_propensities.text) + ".")
+    if out.judged is not None:
+        j, kk = out.judged, out.k
         st.caption(escape_markdown(j.get("note") or (
             f"Judged: DCG@{kk} {interval_text(j[f'dcg@{kk}'], '{:.3f}')} against the production order's "
             f"{interval_text(j[f'logged_dcg@{kk}'], '{:.3f}')}; "

@@ -51,13 +51,13 @@ def test_production_order_is_valued_at_what_was_logged(user, seed):
     clicks (in every resample too); the direct method's fitted model comes within 2 %."""
     frame, _ = simulate_log(user, 5000, n_queries=20, epsilon=0.0, seed=seed)
     out = evaluate_ranking(frame, k=5, n_boot=20, seed=seed, model=user)
-    logged = out["logged"]
+    logged = out.logged
     for key in ("ips", "snips", "dr"):
-        e = out["estimators"][key]
+        e = out.estimators[key]
         assert (e.estimate, e.lower, e.upper) == pytest.approx(
             (logged.estimate, logged.lower, logged.upper), rel=1e-9)
-    assert out["estimators"]["dm"].estimate == pytest.approx(logged.estimate, rel=0.02)
-    assert out["support"] == {"any_position": 1.0, "identified": 1.0, "at_position": 1.0, "examined": 1.0,
+    assert out.estimators["dm"].estimate == pytest.approx(logged.estimate, rel=0.02)
+    assert out.support.to_json() == {"any_position": 1.0, "identified": 1.0, "at_position": 1.0, "examined": 1.0,
                               "impressed": 1.0}
 
 
@@ -71,28 +71,28 @@ def test_lists_of_varying_length_production_order_and_support(seed):
     ragged = frame[frame["position"] <= cut[frame["query_id"]]]
     out = evaluate_ranking(ragged, k=5, n_boot=20, seed=seed)
     for key in ("ips", "snips", "dr"):
-        assert out["estimators"][key].estimate == pytest.approx(out["logged"].estimate, rel=1e-9)
-    assert out["support"]["identified"] == out["support"]["at_position"] == 1.0
+        assert out.estimators[key].estimate == pytest.approx(out.logged.estimate, rel=1e-9)
+    assert out.support.identified == out.support.at_position == 1.0
     explored, _ = simulate_log("pbm", 5000, n_queries=20, depth=8, epsilon=0.3, seed=seed)
     per_session = np.random.default_rng(seed).integers(4, 9, explored["session_id"].max() + 1)
     out = evaluate_ranking(explored[explored["position"] <= per_session[explored["session_id"]]], k=5, n_boot=20,
                            ranking="model:pbm")
-    for e in out["estimators"].values():
+    for e in out.estimators.values():
         assert e.estimate is not None and e.lower <= e.estimate <= e.upper
 
 
 def test_a_candidate_the_log_cannot_identify_is_refused_and_exploration_supports_it():
     frame, alpha = simulate_log("pbm", 3000, n_queries=20, epsilon=0.0, seed=4)
     fixed = evaluate_ranking(frame, ranking="model:dctr", k=5, n_boot=20)
-    assert fixed["position_bias"]["components"] == 10
-    assert all(e.estimate is None and "not identified" in e.refused for e in fixed["estimators"].values())
-    said = [e.to_json() for e in fixed["estimators"].values()]
+    assert fixed.position_bias.components == 10
+    assert all(e.estimate is None and "not identified" in e.refused for e in fixed.estimators.values())
+    said = [e.to_json() for e in fixed.estimators.values()]
     assert all(j["estimate"] is None and j["lower"] is None and "not identified" in j["refused"] for j in said)
     explored = evaluate_ranking(simulate_log("pbm", 3000, n_queries=20, epsilon=0.3, seed=4)[0],
                                 ranking="model:dctr", k=5, n_boot=20)
-    assert explored["position_bias"]["components"] == 1
-    assert all(e.estimate is not None for e in explored["estimators"].values())
-    assert 0 < explored["support"]["at_position"] < 1 and explored["support"]["identified"] == 1
+    assert explored.position_bias.components == 1
+    assert all(e.estimate is not None for e in explored.estimators.values())
+    assert 0 < explored.support.at_position < 1 and explored.support.identified == 1
 
 
 def test_scores_file_bad_input_is_counted_and_named_by_line():
@@ -189,15 +189,15 @@ def test_rarely_shown_documents_refuse_ips_and_mark_the_model_based_estimates():
     pairs = frame[["query_id", "doc_id"]].drop_duplicates()
     scores = read_scores(pairs.assign(score=pairs["doc_id"]).to_csv(index=False).encode(), "s.csv")
     out = evaluate_ranking(frame, scores=scores, k=3, n_boot=20)
-    assert out["support"]["impressed"] < 0.95
+    assert out.support.impressed < 0.95
     for key in ("ips", "snips"):
-        assert out["estimators"][key].estimate is None
-        assert "shown fewer than 10 times" in out["estimators"][key].refused
-    assert "prior-dominated" in out["estimators"]["dm"].note
-    assert "not corrected" in out["estimators"]["dr"].note
+        assert out.estimators[key].estimate is None
+        assert "shown fewer than 10 times" in out.estimators[key].refused
+    assert "prior-dominated" in out.estimators["dm"].note
+    assert "not corrected" in out.estimators["dr"].note
     production = evaluate_ranking(frame, k=3, n_boot=20)
-    assert production["support"]["examined"] == 1.0 and production["support"]["impressed"] == 1.0
-    assert all(e.estimate is not None for e in production["estimators"].values())
+    assert production.support.examined == 1.0 and production.support.impressed == 1.0
+    assert all(e.estimate is not None for e in production.estimators.values())
 
 
 def test_ips_is_not_refused_where_every_document_is_shown_at_every_rank():
@@ -214,9 +214,9 @@ def test_ips_is_not_refused_where_every_document_is_shown_at_every_rank():
                           "doc_id": docs.ravel(), "position": np.tile(np.arange(1, depth + 1), n_s),
                           "click": clicks.ravel().astype(int)})
     out = evaluate_ranking(frame, k=10, n_boot=20)
-    assert out["support"]["examined"] < 1.0 and out["support"]["impressed"] == 1.0
+    assert out.support.examined < 1.0 and out.support.impressed == 1.0
     for key in ("ips", "snips"):
-        e = out["estimators"][key]
+        e = out.estimators[key]
         assert e.estimate is not None and "shown ≥ 10 times" in e.rule
 
 
@@ -254,7 +254,7 @@ def test_a_reranking_by_a_model_with_the_learned_prior_puts_fewer_unsupported_do
     frame = _pool_log(seed)
     half = evaluate_ranking(frame, ranking="model:pbm", k=3, n_boot=20)
     learned = evaluate_ranking(frame, ranking="model:pbm", k=3, n_boot=20, prior="learned")
-    assert learned["support"]["examined"] > half["support"]["examined"] + 0.05
+    assert learned.support.examined > half.support.examined + 0.05
 
 
 def test_cli_evaluate_prior_applies_to_a_model_reranking_only(tmp_path, capsys):

@@ -61,10 +61,10 @@ def test_logged_propensities_are_read_and_said():
     arrays = SessionArrays.from_frame(frame)
     assert arrays.propensity is not None and np.allclose(arrays.propensity.ravel(), frame["propensity"])
     out = _value(frame, scores, n_boot=20)
-    assert out["logging_propensities"]["source"] == "logged" and out["logging_propensities"]["varied_cells"] == 0
+    assert out.logging_propensities.source == "logged" and out.logging_propensities.varied_cells == 0
     bare = _value(frame.drop(columns="propensity"), scores, n_boot=20)
-    assert bare["logging_propensities"]["source"] == "display frequencies"
-    assert out["estimators"]["dr"].estimate != bare["estimators"]["dr"].estimate      # the column is used
+    assert bare.logging_propensities.source == "display frequencies"
+    assert out.estimators["dr"].estimate != bare.estimators["dr"].estimate      # the column is used
 
 
 def test_dr_with_the_display_frequencies_logged_is_dr_without_them():
@@ -73,8 +73,8 @@ def test_dr_with_the_display_frequencies_logged_is_dr_without_them():
     n_q = frame.groupby("query_id")["session_id"].transform("nunique")
     cell = frame.groupby(["query_id", "doc_id", "position"])["session_id"].transform("size")
     empirical = frame.assign(propensity=cell / n_q)
-    a = _value(empirical, scores, n_boot=20)["estimators"]
-    b = _value(frame.drop(columns="propensity"), scores, n_boot=20)["estimators"]
+    a = _value(empirical, scores, n_boot=20).estimators
+    b = _value(frame.drop(columns="propensity"), scores, n_boot=20).estimators
     assert a["dr"].estimate == pytest.approx(b["dr"].estimate, abs=1e-12)
     assert a["policy_ips"].estimate == pytest.approx(b["policy_ips"].estimate, abs=1e-12)
 
@@ -89,7 +89,7 @@ def test_policy_aware_estimators_recover_the_true_value_over_seeds():
     covered = {"dr": 0, "policy_ips": 0}
     for seed in range(20):
         frame, scores, truth = stochastic_log(seed)
-        out = _value(frame, scores, estimators=("dr", "policy_ips", "ips"))["estimators"]
+        out = _value(frame, scores, estimators=("dr", "policy_ips", "ips")).estimators
         for key in err:
             err[key].append(out[key].estimate - truth)
         for key in covered:
@@ -126,8 +126,8 @@ def test_sessions_that_disagree_on_a_cells_propensity_are_counted():
     first = frame.groupby(["query_id", "doc_id", "position"]).head(1).index[:5]
     frame.loc[first, "propensity"] = frame.loc[first, "propensity"] * 0.5
     out = _value(frame, scores, n_boot=20)
-    assert out["logging_propensities"]["varied_cells"] == 5 and "5 (document, rank) cells disagree" in \
-        out["logging_propensities"]["text"]
+    assert out.logging_propensities.varied_cells == 5 and "5 (document, rank) cells disagree" in \
+        out.logging_propensities.text
 
 
 def test_the_upload_page_uses_the_logged_propensities_as_the_cli_does(tmp_path, capsys):

@@ -74,9 +74,9 @@ def test_a_fit_that_stops_early_is_said(monkeypatch):
     import ultr_core.counterfactual.position_bias as position_bias
     from ultr_core.counterfactual.evaluate import evaluate_ranking
     frame = sparse_log(0, n_sessions=3000, n_queries=40)[0]
-    assert not any("the log did not converge" in n for n in evaluate_ranking(frame, "log", n_boot=20)["notes"])
+    assert not any("the log did not converge" in n for n in evaluate_ranking(frame, "log", n_boot=20).notes)
     monkeypatch.setattr(position_bias, "STALLED", 0.0)
     monkeypatch.setattr(position_bias, "ATTR_MAX_ITER", 2)
-    notes = evaluate_ranking(frame, "log", n_boot=20)["notes"]
+    notes = evaluate_ranking(frame, "log", n_boot=20).notes
     assert any("PBM's fit on the log did not converge" in n for n in notes), notes
     assert any("did not converge in 20 of 20 bootstrap resamples" in n for n in notes), notes

@@ -76,8 +76,8 @@ def test_normal_quantile_matches_the_error_function():
 
 
 def _all_intervals(out: dict):
-    yield out["logged"]
-    for e in out["estimators"].values():
+    yield out.logged
+    for e in out.estimators.values():
         if e.estimate is not None:
             yield e
 
@@ -89,7 +89,7 @@ def test_evaluate_intervals_contain_estimates_on_simulated_logs(seed):
         out = evaluate_ranking(frame, ranking=ranking, k=5, n_boot=40, seed=seed)
         for x in _all_intervals(out):
             assert x.lower <= x.estimate <= x.upper <= 5, x
-    methods = {k: e.interval.method for k, e in out["estimators"].items()}
+    methods = {k: e.interval.method for k, e in out.estimators.items()}
     assert methods["dm"] == "bias-corrected percentile bootstrap" and methods["ips"] == methods["dr"] == (
         "percentile bootstrap")
 
@@ -107,7 +107,7 @@ def test_evaluate_on_one_session_gives_no_nan():
     frame = pd.DataFrame({"session_id": [0, 0, 0], "query_id": ["q"] * 3, "doc_id": list("abc"),
                           "position": [1, 2, 3], "click": [1, 0, 1]})
     out = evaluate_ranking(frame, k=3, n_boot=20)
-    for x in [out["logged"], *out["estimators"].values()]:
+    for x in [out.logged, *out.estimators.values()]:
         for key in ("estimate", "lower", "upper"):
             assert getattr(x, key) is None or np.isfinite(getattr(x, key)), x
         if x.lower is not None:

@@ -124,7 +124,7 @@ def test_the_counterfactual_job_takes_the_judgements_the_page_parsed():
     parsed = evaluate_job(frame, "log", "production", scores=None, model="pbm", k=3,
                           judgements=read_judgements(qrels, name="judgements"))
     again = evaluate_job(frame, "log", "production", scores=None, model="pbm", k=3, judgements=qrels)
-    assert parsed["judged"] == again["judged"] and parsed["judged"]["judged_share"] > 0
+    assert parsed.judged == again.judged and parsed.judged["judged_share"] > 0
 
 
 @pytest.mark.parametrize("column", ["session_id", "query_id", "doc_id"])

@@ -124,8 +124,29 @@ def test_the_evaluate_command_prints_the_tasks_result(log_file, capsys):
     assert code == 0 and json.loads(out) == json.loads(value.to_json())
     code, text, _ = cli(["evaluate", log_file, "--n-boot", "20", "--k", "3"], capsys)
     assert code == 0 and text.strip() == "\n".join(value.lines()).strip()
-    est = value.report["estimators"]
+    est = value.report.estimators
     assert all(e.lower <= e.estimate <= e.upper for e in est.values() if e.estimate is not None)
+
+
+def test_the_evaluate_result_is_typed_and_keeps_its_json_keys(log_file):
+    """Issue #59: ``evaluate``'s result is a frozen RankingReport (its candidate, support, position bias and the
+    propensities' source records too) whose JSON has the keys, in the order, the command always printed."""
+    from ultr_core.counterfactual.records import RankingReport, SlotSupport
+    from ultr_core.tasks import RankingOptions, value_ranking
+    rep = value_ranking(str(log_file), RankingOptions(n_boot=20, k=3)).report
+    assert isinstance(rep, RankingReport) and isinstance(rep.support, SlotSupport)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rep.k = 5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rep.support.identified = 0.0
+    out = json.loads(value_ranking(str(log_file), RankingOptions(n_boot=20, k=3)).to_json())
+    assert list(out) == ["log", "sessions", "queries", "k", "model", "n_boot", "seed", "level", "notes", "candidate",
+                         "logged", "estimators", "support", "position_bias", "logging_propensities"]
+    assert list(out["support"]) == ["any_position", "identified", "at_position", "examined", "impressed"]
+    assert list(out["candidate"]) == ["label", "counts", "notes"] and list(out["position_bias"]) == ["theta",
+                                                                                                     "components"]
+    assert list(out["logging_propensities"]) == ["source", "text"]
+    assert rep.all_notes == (*rep.notes, *rep.candidate.notes)
 
 
 def test_train_options_refuse_what_does_not_apply():

@@ -34,6 +34,13 @@ from ultr_core.counterfactual.estimators import (
     logged_value,
 )
 from ultr_core.counterfactual.position_bias import fit_position_bias
+from ultr_core.counterfactual.records import (
+    CandidateSummary,
+    LogPositionBias,
+    PropensitySource,
+    RankingReport,
+    SlotSupport,
+)
 from ultr_core.errors import ConfigError
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 
@@ -270,13 +277,14 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DE
 
 def evaluate_ranking(data, name: str = "log", *, ranking: str = "production", scores=None, model: str = "pbm",
                      k: int = 10, n_boot: int = N_BOOT, seed: int = 0, judgements=None, report=None,
-                     prior: str = "pyclick", estimators=None) -> dict:
+                     prior: str = "pyclick", estimators=None) -> RankingReport:
     """The value of a candidate ranking on the log ``data`` (a click table or :class:`SessionArrays`): expected
     clicks in its top ``k`` per session by every estimator, with 90 % bootstrap intervals; ``ranking`` is
     "production", "model:KEY" or (with ``scores``, :class:`~ultr_core.logs.scores.Scores`) a scores file; ``model``
     the direct method's click model; ``prior`` the attractiveness prior of a "model:KEY" re-ranking's fit (as the
     click-model comparison's); ``report(done, total)`` follows the bootstrap; ``estimators``: keys of
-    :data:`~.estimators.ESTIMATORS` (None: the default set).  JSON-ready; see docs/counterfactual.md."""
+    :data:`~.estimators.ESTIMATORS` (None: the default set).  A :class:`~.records.RankingReport`; see
+    docs/counterfactual.md."""
     arrays = data if isinstance(data, SessionArrays) else SessionArrays.from_frame(data, name)
     _direct(model)
     t = arrays.compress()
@@ -290,7 +298,7 @@ def evaluate_ranking(data, name: str = "log", *, ranking: str = "production", sc
 
 def value_candidate(arrays: SessionArrays, c: cand.Candidate, *, model: str = "pbm", k: int = 10, n_boot: int = N_BOOT,
                     seed: int = 0, judgements=None, name: str = "log", t=None, production=None,
-                    report=None, estimators=None) -> dict:
+                    report=None, estimators=None) -> RankingReport:
     """:func:`evaluate_ranking` of a built :class:`~.candidate.Candidate` (``t``, ``production``: the log's
     patterns and production ranks, when already computed)."""
     _direct(model)
@@ -315,19 +323,20 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, *, model: str = "p
              "impressed": (top >= 0) & (np.bincount(t.pairs[t.mask], np.broadcast_to(t.weight[:, None], t.mask.shape)[
                  t.mask], t.n_pairs)[np.maximum(top, 0)] >= MIN_IMPRESSIONS)}
     nq = np.bincount(s.pq, t.weight, s.n_queries)
-    out = {"log": name, "sessions": int(t.weight.sum()), "queries": s.n_queries, "k": s.k, "model": model,
-           "n_boot": n_boot, "seed": seed, "level": LEVEL, "notes": notes,
-           "candidate": {"label": c.label, "counts": c.counts, "notes": list(c.notes)},
-           "logged": interval(logged_value(s, point), draws[:, -1], bounds=(0.0, float(s.k))),
-           "estimators": _entries(s, point, draws, slots, nq, chosen),
-           "support": {"any_position": 1.0, **{f"{k}": float((nq[:, None] * v).sum() / (nq * s.kq).sum())
-                                                for k, v in slots.items()}},
-           "position_bias": {"theta": (point.theta / point.theta[0]).tolist(), "components": n_comp},
-           "logging_propensities": _propensity_source(propensity is not None, varied)}
+    judged = None
     if judgements is not None:
         from ultr_core.counterfactual.judged_dcg import judged_value
-        out["judged"] = judged_value(judgements, arrays, s, production=production, nq=nq, n_boot=n_boot, seed=seed)
-    return out
+        judged = judged_value(judgements, arrays, s, production=production, nq=nq, n_boot=n_boot, seed=seed)
+    return RankingReport(
+        log=name, sessions=int(t.weight.sum()), queries=int(s.n_queries), k=int(s.k), model=model, n_boot=int(n_boot),
+        seed=int(seed), level=LEVEL, notes=tuple(notes),
+        candidate=CandidateSummary(label=c.label, counts=c.counts, notes=tuple(c.notes)),
+        logged=interval(logged_value(s, point), draws[:, -1], bounds=(0.0, float(s.k))),
+        estimators=_entries(s, point, draws, slots, nq, chosen),
+        support=SlotSupport(any_position=1.0, **{key: float((nq[:, None] * v).sum() / (nq * s.kq).sum())
+                                                 for key, v in slots.items()}),
+        position_bias=LogPositionBias(theta=tuple((point.theta / point.theta[0]).tolist()), components=int(n_comp)),
+        logging_propensities=_propensity_source(propensity is not None, varied), judged=judged)
 
 
 def _convergence_notes(point: bool, capped: int, n_boot: int) -> list[str]:
@@ -339,11 +348,11 @@ def _convergence_notes(point: bool, capped: int, n_boot: int) -> list[str]:
     return notes
 
 
-def _propensity_source(logged: bool, varied: int) -> dict:
+def _propensity_source(logged: bool, varied: int) -> PropensitySource:
     """Where the policy-aware estimators' π₀ comes from, said in the output."""
     if not logged:
-        return {"source": "display frequencies", "text": "π₀(d at r | q): the log's share of q's sessions showing d "
-                "at r (no 'propensity' column)"}
-    return {"source": "logged", "varied_cells": varied, "text": "π₀(d at r | q): the log's 'propensity' column"
-            + (f" ({varied:,} (document, rank) cells disagree between sessions: their mean is used)" if varied
-               else "")}
+        return PropensitySource(source="display frequencies", text="π₀(d at r | q): the log's share of q's sessions "
+                                "showing d at r (no 'propensity' column)")
+    return PropensitySource(source="logged", varied_cells=int(varied), text="π₀(d at r | q): the log's 'propensity' "
+                            "column" + (f" ({varied:,} (document, rank) cells disagree between sessions: their mean "
+                                        "is used)" if varied else ""))

@@ -100,11 +100,11 @@ def coverage_rows(user: str, seed: int, *, n_sessions: int = 20_000, epsilon: fl
              cand.from_values(values(truth_a, own, other), name, arrays.pair_query, production=production))
         out = value_candidate(arrays, c, model=model, k=k, n_boot=n_boot, seed=seed, t=t, production=production,
                               estimators=estimators)
-        truth = true_value(user, c, arrays, alpha=alpha, k=out["k"])
-        for key, r in out["estimators"].items():
+        truth = true_value(user, c, arrays, alpha=alpha, k=out.k)
+        for key, r in out.estimators.items():
             ok = r.estimate is not None
             rows.append({"user": user, "seed": seed, "candidate": name, "estimator": key, "model": model,
                          "truth": truth, "estimate": r.estimate, "lower": r.lower, "upper": r.upper,
                          "covered": bool(ok and r.lower <= truth <= r.upper), "refused": not ok,
-                         "logged": out["logged"].estimate})
+                         "logged": out.logged.estimate})
     return rows

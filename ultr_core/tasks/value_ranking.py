@@ -52,10 +52,11 @@ class RankingOptions:
 
 @dataclass(frozen=True)
 class RankingValue:
-    """The result of :func:`value_ranking`: the JSON-ready ``report`` (the log, the candidate, the log's own value,
-    one entry per estimator with its interval and support, the logging propensities, DCG@k with judgements)."""
+    """The result of :func:`value_ranking`: its ``report`` (:class:`~ultr_core.counterfactual.records.RankingReport`:
+    the log, the candidate, the log's own value, one entry per estimator with its interval and support, the logging
+    propensities, DCG@k with judgements)."""
 
-    report: dict
+    report: object
 
     def to_json(self) -> str:
         """The report as strict JSON (NaN and ±Infinity as null): the CLI's ``--json``."""
@@ -87,7 +88,7 @@ def value_ranking(source, options: RankingOptions | None = None, *, name: str | 
 
 
 def value_ranking_job(frame, name: str, ranking: str, *, scores: bytes | None, model: str, k: int, judgements,
-                      prior: str = "pyclick", estimators=None, report=None, stop=None) -> dict:
+                      prior: str = "pyclick", estimators=None, report=None, stop=None):
     """:func:`value_ranking` as a job of the app's pool (:mod:`ultr_core.app.jobpool`): the scores file as bytes,
     read here; ``judgements`` parsed by the page (or bytes, or None; judgements that cannot be read only leave DCG@k
     out); a ``{"done", "total"}`` record every 10 resamples.  The report."""
@@ -110,27 +111,28 @@ def _cell(x) -> str:
     return interval_text(x)
 
 
-def result_lines(out: dict) -> list[str]:
-    """The text report: the log, the candidate's notes, the log's own value, one line per estimator, support."""
-    k = out["k"]
-    lines = [f"{out['log']}: {out['sessions']:,} sessions, {out['queries']:,} queries; candidate: "
-             f"{out['candidate']['label']}; value = expected clicks in the top {k} per session "
-             f"({out['level']:.0%} intervals, {out['n_boot']} bootstrap resamples of the sessions)"]
-    lines += [f"note: {n}" for n in out["notes"] + out["candidate"]["notes"]]
-    lines.append(f"{'logged (observed)':<18} {_cell(out['logged'])}")
-    for e in out["estimators"].values():
+def result_lines(out) -> list[str]:
+    """The text report of a :class:`~ultr_core.counterfactual.records.RankingReport`: the log, the candidate's notes,
+    the log's own value, one line per estimator, support."""
+    k = out.k
+    lines = [f"{out.log}: {out.sessions:,} sessions, {out.queries:,} queries; candidate: "
+             f"{out.candidate.label}; value = expected clicks in the top {k} per session "
+             f"({out.level:.0%} intervals, {out.n_boot} bootstrap resamples of the sessions)"]
+    lines += [f"note: {n}" for n in out.all_notes]
+    lines.append(f"{'logged (observed)':<18} {_cell(out.logged)}")
+    for e in out.estimators.values():
         support = f"support {e.support:.0%} ({e.support_kind})"
         value = f"refused: {e.refused}" if e.estimate is None else f"{_cell(e):<30} {support}"
         lines.append(f"{e.label:<18} {value}" + (f"\n{'':<18} note: {e.note}" if e.note else ""))
-    s = out["support"]
-    lines.append(f"support: {s['identified']:.0%} of the top-{k} slots identified, {s['at_position']:.0%} shown at "
-                 f"their position, {s['examined']:.1%} hold documents with ≥ 10 examination-weighted impressions; "
-                 f"the log's positions form {counted(out['position_bias']['components'], 'component')}")
+    s = out.support
+    lines.append(f"support: {s.identified:.0%} of the top-{k} slots identified, {s.at_position:.0%} shown at "
+                 f"their position, {s.examined:.1%} hold documents with ≥ 10 examination-weighted impressions; "
+                 f"the log's positions form {counted(out.position_bias.components, 'component')}")
     from ultr_core.counterfactual.estimators import ESTIMATOR_BY_KEY
-    if any(ESTIMATOR_BY_KEY[key].reads_propensity for key in out["estimators"]):
-        lines.append(f"logging propensities (DR, policy-aware IPS): {out['logging_propensities']['text']}")
-    if "judged" in out:
-        j = out["judged"]
+    if any(ESTIMATOR_BY_KEY[key].reads_propensity for key in out.estimators):
+        lines.append(f"logging propensities (DR, policy-aware IPS): {out.logging_propensities.text}")
+    if out.judged is not None:
+        j = out.judged
         lines.append(j.get("note") or f"judged: DCG@{k} {_cell(j[f'dcg@{k}'])} (production order "
                                       f"{_cell(j[f'logged_dcg@{k}'])}); {j['judged_share']:.0%} of the top-{k} "
                                       "slots judged, unjudged count 0")
