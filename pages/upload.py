@@ -18,6 +18,7 @@ from ultr_core.data.archives import ultra_files_or_one
 from ultr_core.errors import ConfigError, DataFormatError, TooManyRowsError
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
 from ultr_core.identifiability.reports import format_report, plan_table
+from ultr_core.identifiability.users import users_report
 from ultr_core.logs.bounds import UPLOAD_DUCKDB_MEMORY, UPLOAD_KEEP_ROWS, UPLOAD_MAX_PAIRS
 from ultr_core.logs.formats import FORMAT_NAMES, LOG_FORMATS
 from ultr_core.logs.ingestion import ingest
@@ -141,9 +142,9 @@ def main():
         st.session_state["log_key"] = ("upload", read_key)
         st.session_state["log_notes"] = tuple(notes)
         st.session_state.pop("log_spec", None)          # an upload cannot be rebuilt from a link
-    _show_report(an)
+    users = _show_report(an)
     certainty_section(an.graph, ("upload", read_key), bias, "upload", documents=True, log=subject if kept else None)
-    _downloads(an, check)
+    _downloads(an, check, users)
     if kept:
         click_model_section(subject, an, ("upload", read_key), "upload")
         evaluate_section(subject, ("upload", read_key), "upload")
@@ -257,27 +258,28 @@ def _read_for_analysis(name, digest, data, fmt, mapping, doc_cols, document, bia
         st.stop()
 
 
-def _users_meaning(graph) -> None:
+def _users_meaning(graph) -> str:
     """What the verdict means for the users the visitor assumes (PBM by default; trust bias: up to an affine map)."""
     from ultr_core.clickmodels.registry import MODEL_BY_KEY, USER_MODELS
-    from ultr_core.identifiability.users import users_report
     users = st.selectbox("users click as", USER_MODELS, format_func=lambda k: MODEL_BY_KEY[k].label,
                          help="what the verdict means depends on how your users click: PBM users give relevance up "
                               "to one scale per component; trust-bias users only up to an affine map (the order, "
                               "not the ratios), and only where every factor shows two documents; cascade users "
                               "are not what the graph models", key="upload_users_click_as")
     st.info(f"For {MODEL_BY_KEY[users].label} users: " + escape_markdown(users_report(graph, users).verdict) + ".")
+    return users
 
 
-def _show_report(an) -> None:
-    """Verdict metrics, the report, the components and the position-bias curve per component."""
+def _show_report(an) -> str:
+    """Verdict metrics, the report, the components and the position-bias curve per component; the users the visitor
+    assumes (a key of the click-model table)."""
     rep = an.report
     c = st.columns(4)
     c[0].metric("bias factors", f"{rep.n_nodes:,}")
     c[1].metric("components", f"{rep.n_components:,}")
     c[2].metric("largest component", f"{rep.largest_share:.0%}")
     c[3].metric("identifiable", "yes" if rep.identifiable else "no")
-    _users_meaning(an.graph)
+    users = _users_meaning(an.graph)
     alt = rep.alternative_document
     if alt is not None and alt.changes_verdict:
         st.info("The verdict depends on what a document is: " + escape_markdown(alt.message.replace(
@@ -307,14 +309,16 @@ def _show_report(an) -> None:
                                     "its Fisher interval", key="upload_download_curves_csv")
         else:
             st.info("No position-bias curve can be estimated from this log: the notes above say why.")
+    return users
 
 
 #: the curve table's columns on the page (the rest go to its CSV)
 CURVE_COLUMNS = ("component", "label", "estimate", "lower", "upper", "impressions", "identification")
 
 
-def _downloads(an, check) -> None:
-    st.download_button("Download the report (JSON)", check.to_json(),
+def _downloads(an, check, users: str) -> None:
+    read_as = check.report.with_(users=users_report(an.graph, users))     # the reading the page shows, as --users
+    st.download_button("Download the report (JSON)", check.to_json(read_as),
                        "identifiability.json", mime="application/json", key="upload_download_the_report_json")
     plan = plan_table(an)
     add_section("The repair plan", table=plan, caption="every proposed merge and intervention with its cost, in the "

@@ -320,3 +320,25 @@ def test_an_upload_is_parsed_once_and_a_larger_one_read_out_of_core(monkeypatch)
     assert no_crash(at) and not at.error
     assert calls == {"read": [6], "ingest": 1}
     assert [m for m in at.metric if m.label == "components"][0].value == kept_components   # g: a 5th query
+
+
+def test_the_report_download_reads_the_log_for_the_users_the_page_assumes(monkeypatch):
+    """The JSON download is the report the page shows: its users' reading follows "users click as" (it said PBM's
+    whatever the page assumed), and it is the CLI's ``ig --users`` object for that model."""
+    import json
+
+    import streamlit
+    made = {}
+    original = streamlit.download_button
+
+    def spy(label, data, *args, **kwargs):
+        if str(label).startswith("Download the report (JSON)"):
+            made["json"] = data
+        return original(label, data, *args, **kwargs)
+    monkeypatch.setattr(streamlit, "download_button", spy)
+    at = page("upload.py").run()
+    at.file_uploader(key="upload_click_log").set_value(("log.csv", CSV, "text/csv")).run()
+    assert json.loads(made["json"])["users"]["model"] == "pbm"
+    at.selectbox(key="upload_users_click_as").set_value("trust").run()
+    users = json.loads(made["json"])["users"]
+    assert users["model"] == "trust" and "up to an affine map" in users["verdict"] and no_crash(at)
