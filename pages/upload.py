@@ -317,8 +317,9 @@ CURVE_COLUMNS = ("component", "label", "estimate", "lower", "upper", "impression
 
 
 def _downloads(an, check, users: str) -> None:
-    read_as = check.report.with_(users=users_report(an.graph, users))     # the reading the page shows, as --users
-    st.download_button("Download the report (JSON)", check.to_json(read_as),
+    # the reading the page shows, as --users; written when the button is pressed, not on every rerun
+    st.download_button("Download the report (JSON)",
+                       lambda: check.to_json(check.report.with_(users=users_report(an.graph, users))),
                        "identifiability.json", mime="application/json", key="upload_download_the_report_json")
     plan = plan_table(an)
     add_section("The repair plan", table=plan, caption="every proposed merge and intervention with its cost, in the "

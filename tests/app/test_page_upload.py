@@ -333,7 +333,7 @@ def test_the_report_download_reads_the_log_for_the_users_the_page_assumes(monkey
 
     def spy(label, data, *args, **kwargs):
         if str(label).startswith("Download the report (JSON)"):
-            made["json"] = data
+            made["json"] = data() if callable(data) else data
         return original(label, data, *args, **kwargs)
     monkeypatch.setattr(streamlit, "download_button", spy)
     at = page("upload.py").run()

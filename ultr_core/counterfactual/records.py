@@ -4,35 +4,24 @@ The estimators' entries are :class:`~ultr_core.counterfactual.estimators.Estimat
 :class:`~ultr_core.evaluation.intervals.Interval`, as before."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
+
+from ultr_core.logs.outputs import JsonRecord
 
 __all__ = ["CandidateSummary", "SlotSupport", "LogPositionBias", "PropensitySource", "RankingReport"]
 
 
-class _Record:
-    def with_(self, **changes):
-        """A copy with ``changes`` (the record is frozen)."""
-        return replace(self, **changes)
-
-    def to_json(self) -> dict:
-        return {f.name: list(v) if isinstance(v, tuple) else v
-                for f in fields(self) if (v := getattr(self, f.name)) is not None}
-
-
 @dataclass(frozen=True, kw_only=True)
-class CandidateSummary(_Record):
+class CandidateSummary(JsonRecord):
     """The candidate ranking: its label, what reading it counted (scored pairs, ties, …) and its notes."""
 
     label: str
     counts: dict
     notes: tuple = ()
 
-    def to_json(self) -> dict:
-        return {"label": self.label, "counts": self.counts, "notes": list(self.notes)}
-
 
 @dataclass(frozen=True, kw_only=True)
-class SlotSupport(_Record):
+class SlotSupport(JsonRecord):
     """Shares of the candidate's top-k slots (session-weighted) that each support rule accepts."""
 
     any_position: float
@@ -43,7 +32,7 @@ class SlotSupport(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LogPositionBias(_Record):
+class LogPositionBias(JsonRecord):
     """The PBM fit's examination per rank, relative to rank 1, and the components the log's positions form."""
 
     theta: tuple
@@ -51,22 +40,16 @@ class LogPositionBias(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PropensitySource(_Record):
+class PropensitySource(JsonRecord):
     """Where the policy-aware estimators' logging propensities π₀ come from, in words."""
 
     source: str
-    text: str
     varied_cells: int | None = None
-
-    def to_json(self) -> dict:
-        head = {"source": self.source}
-        if self.varied_cells is not None:
-            head["varied_cells"] = self.varied_cells
-        return {**head, "text": self.text}
+    text: str
 
 
 @dataclass(frozen=True, kw_only=True)
-class RankingReport(_Record):
+class RankingReport(JsonRecord):
     """A candidate valued on a log: the log, the settings, the notes, the candidate, the log's own value, one
     :class:`~ultr_core.counterfactual.estimators.EstimatorResult` per estimator (key → result), the support, the
     position bias, the propensities' source and — with judgements — the judged DCG (``judged``, as

@@ -6,18 +6,15 @@ every factor's figures) are data frames and become lists (rows or columns) there
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 import pandas as pd
+
+from ultr_core.logs.outputs import JsonRecord
 
 __all__ = ["AlternativeDocument", "Merge", "MergeSummary", "Swap", "InterventionSummary", "WeakLink",
            "DocumentCounts", "DocumentOrders", "ComponentLevels", "PracticalIdentifiability", "BiasCurves",
            "UsersReading", "PlannedSwap", "CertaintyPlanReport", "DocumentsFile", "IdentifiabilityReport"]
-
-
-def _present(rec, always=()) -> dict:
-    """``rec``'s fields in order, those that are None left out (except ``always``)."""
-    return {f.name: v for f in fields(rec) if (v := getattr(rec, f.name)) is not None or f.name in always}
 
 
 def _rows(frame: pd.DataFrame) -> list:
@@ -28,17 +25,8 @@ def _columns(frame: pd.DataFrame) -> dict:
     return {c: frame[c].tolist() for c in frame.columns}
 
 
-class _Record:
-    def with_(self, **changes):
-        """A copy with ``changes`` (the record is frozen)."""
-        return replace(self, **changes)
-
-    def to_json(self) -> dict:
-        return _present(self)
-
-
 @dataclass(frozen=True, kw_only=True)
-class AlternativeDocument(_Record):
+class AlternativeDocument(JsonRecord):
     """The components under the table's other document key, and whether that key changes the verdict."""
 
     document: str
@@ -51,7 +39,7 @@ class AlternativeDocument(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Merge(_Record):
+class Merge(JsonRecord):
     """One proposed node merge (§4.1, eq. 3): two factors and their distance."""
 
     label_a: str
@@ -60,7 +48,7 @@ class Merge(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MergeSummary(_Record):
+class MergeSummary(JsonRecord):
     """Node merging's plan: the merges listed (at most the report's ``max_listed``), how many in all, their cost and
     the components after."""
 
@@ -75,7 +63,7 @@ class MergeSummary(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Swap(_Record):
+class Swap(JsonRecord):
     """One proposed node intervention (§4.2): show ``document`` (the file's own id) at ``to_label``."""
 
     document: object
@@ -85,7 +73,7 @@ class Swap(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class InterventionSummary(_Record):
+class InterventionSummary(JsonRecord):
     """Node intervention's plan: the swaps listed, how many in all, their cost, the components after, and a warning
     where the costs could not be estimated."""
 
@@ -102,7 +90,7 @@ class InterventionSummary(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class WeakLink(_Record):
+class WeakLink(JsonRecord):
     """A link (two factors, or one document) whose loss would raise the weakest factor's standard error most."""
 
     kind: str
@@ -110,32 +98,28 @@ class WeakLink(_Record):
     share: float
     log_se_after: float | None
     disconnects: bool
-
-    def to_json(self) -> dict:
-        return _present(self, always=("log_se_after",))
+    ALWAYS = ("log_se_after",)
 
 
 @dataclass(frozen=True, kw_only=True)
-class DocumentCounts(_Record):
+class DocumentCounts(JsonRecord):
     never_clicked: int
     at_the_boundary: int
 
 
 @dataclass(frozen=True, kw_only=True)
-class DocumentOrders(_Record):
+class DocumentOrders(JsonRecord):
     """Within-query document pairs and how many the log orders at 90 % (None where they were not compared)."""
 
     pairs: int | None
     resolved: int | None
     share: float | None
     note: str | None = None
-
-    def to_json(self) -> dict:
-        return _present(self, always=("pairs", "resolved", "share"))
+    ALWAYS = ("pairs", "resolved", "share")
 
 
 @dataclass(frozen=True, kw_only=True)
-class ComponentLevels(_Record):
+class ComponentLevels(JsonRecord):
     """Per component of two factors or more (``table``: component, factors, level, least_certain); components of one
     factor only counted."""
 
@@ -147,7 +131,7 @@ class ComponentLevels(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PracticalIdentifiability(_Record):
+class PracticalIdentifiability(JsonRecord):
     """How sure the log is, per factor (:func:`~ultr_core.identifiability.precision.practical_report`): the rule,
     the count per level, the weakest factors and links, the fit's convergence, the documents it left out, every
     factor's figures (``factors``: label, component, reference, log_se, identification, pbm_ml, fisher_lower,
@@ -170,15 +154,14 @@ class PracticalIdentifiability(_Record):
     document_orders: DocumentOrders | None = None
 
     def to_json(self) -> dict:
-        out = _present(self)
-        out["weakest"], out["weakest_links"] = list(self.weakest), list(self.weakest_links)
+        out = super().to_json()
         if self.factors is not None:
             out["factors"] = _columns(self.factors)
         return out
 
 
 @dataclass(frozen=True, kw_only=True)
-class BiasCurves(_Record):
+class BiasCurves(JsonRecord):
     """The observation curve of every component (``curves``: one row per factor — component, factor, label, the bias
     columns, estimate and band, impressions and the practical figures) by ``method``, with its notes."""
 
@@ -198,7 +181,7 @@ class BiasCurves(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class UsersReading(_Record):
+class UsersReading(JsonRecord):
     """What the verdict means for users who click as ``model`` (a key of the click-model table)."""
 
     model: str
@@ -208,16 +191,11 @@ class UsersReading(_Record):
     factors_with_fewer_than_two_documents: int | None = None
     thin_factors: tuple | None = None
     verdict: str = ""
-
-    def to_json(self) -> dict:
-        out = _present(self, always=("condition",))
-        if self.thin_factors is not None:
-            out["thin_factors"] = list(self.thin_factors)
-        return out
+    ALWAYS = ("condition",)
 
 
 @dataclass(frozen=True, kw_only=True)
-class PlannedSwap(_Record):
+class PlannedSwap(JsonRecord):
     """One step of the certainty plan: show ``document`` at ``show_at`` and the standard errors predicted after."""
 
     document: str
@@ -227,12 +205,9 @@ class PlannedSwap(_Record):
     worst_se_after: float
     mean_se_after: float
 
-    def to_json(self) -> dict:
-        return {**_present(self), "shown_at": list(self.shown_at)}
-
 
 @dataclass(frozen=True, kw_only=True)
-class CertaintyPlanReport(_Record):
+class CertaintyPlanReport(JsonRecord):
     """``ig --certainty N``: the greedy plan of swaps that buys the most certainty, in the log's labels."""
 
     objective: str
@@ -247,12 +222,9 @@ class CertaintyPlanReport(_Record):
     se_after: tuple
     rule: str
 
-    def to_json(self) -> dict:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in _present(self).items()}
-
 
 @dataclass(frozen=True, kw_only=True)
-class DocumentsFile(_Record):
+class DocumentsFile(JsonRecord):
     """``ig --documents FILE``: where the relevance table went, its rows and the count per status."""
 
     path: str
@@ -261,7 +233,7 @@ class DocumentsFile(_Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class IdentifiabilityReport(_Record):
+class IdentifiabilityReport(JsonRecord):
     """One log's identifiability report: the graph's statistics and verdict, the document key's alternative, the
     repairs asked for, the curves with their practical identifiability, and — from
     :func:`~ultr_core.tasks.check_log` — the reader's notes, the source, the users' reading, the profile, the

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ultr_core.errors import ConfigError, DataFormatError, printable
 
-__all__ = ["check_output", "atomic_write", "safe_csv", "json_safe", "json_text"]
+__all__ = ["check_output", "atomic_write", "safe_csv", "json_safe", "json_text", "JsonRecord"]
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -136,6 +136,22 @@ def safe_csv(frame, path=None):
             out[c] = out[c].astype(object).map(_cell)
     out.columns = [_cell(str(c)) for c in out.columns]
     return out.to_csv(path, index=False)
+
+
+class JsonRecord:
+    """Base of the typed result records (frozen dataclasses): ``with_`` makes a changed copy, ``to_json`` gives the
+    fields in order — those that are None left out, except the names in ``ALWAYS`` — with tuples as lists; a record
+    whose JSON differs (tables, keys of another name) overrides it."""
+
+    ALWAYS = ()
+
+    def with_(self, **changes):
+        """A copy with ``changes`` (the record is frozen)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict:
+        return {f.name: list(v) if isinstance(v, tuple) else v for f in dataclasses.fields(self)
+                if (v := getattr(self, f.name)) is not None or f.name in self.ALWAYS}
 
 
 def _record(v) -> bool:
