@@ -46,7 +46,7 @@ def main() -> None:
             for m in out.models.values():
                 j = m.judgements
                 rows.append({"seed": seed, "prior": prior, "model": m.label, "log_likelihood": m.log_likelihood,
-                             "spearman": j["spearman"]["estimate"], "ndcg@10": j["ndcg@10"]["estimate"]})
+                             "spearman": j.spearman.estimate, "ndcg@10": j.ndcg.estimate})
     f = pd.DataFrame(rows)
     table = f.pivot_table(index="model", columns="prior", values=["log_likelihood", "spearman", "ndcg@10"],
                           aggfunc="mean", sort=False)

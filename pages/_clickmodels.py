@@ -118,25 +118,25 @@ def _judges(out, prefix: str, key) -> None:
     except DataFormatError as e:
         st.error(f"We could not read the judgements — {escape_markdown(e)}. The click models above are unchanged.")
         return
-    for n in rep["file"]["notes"]:
+    for n in rep.file.notes:
         st.info(escape_markdown(n))
-    st.caption(f"{rep['file']['rows']:,} judgements kept; {rep['matched_pairs']:,} match the log's pairs, "
-               f"{rep['unmatched_judgements']:,} do not ({rep['judgements_of_queries_not_in_the_log']:,} of queries "
-               f"the log lacks); {rep['prior_dominated']['matched_and_flagged']:,} judged pairs are prior-dominated "
-               f"and {'included' if include else 'left out'}; {rep['pairs_scored']:,} judged pairs scored. "
+    st.caption(f"{rep.file.rows:,} judgements kept; {rep.matched_pairs:,} match the log's pairs, "
+               f"{rep.unmatched_judgements:,} do not ({rep.judgements_of_queries_not_in_the_log:,} of queries "
+               f"the log lacks); {rep.prior_dominated.matched_and_flagged:,} judged pairs are prior-dominated "
+               f"and {'included' if include else 'left out'}; {rep.pairs_scored:,} judged pairs scored. "
                "90 % intervals: bootstrap over queries.")
-    if "note" in rep:
-        st.info(escape_markdown(rep["note"]))
+    if rep.note is not None:
+        st.info(escape_markdown(rep.note))
         return
     table = pd.DataFrame(judgement_rows(models, rep))
     st.dataframe(table, hide_index=True)
     add_section("Do the judges agree?", table=table,
-                text=rep["verdict"]["text"] if rep.get("verdict") else "", caption="90 % intervals: bootstrap over "
+                text=rep.verdict.text if rep.verdict else "", caption="90 % intervals: bootstrap over "
                 "queries; prior-dominated pairs " + ("included" if include else "left out"))
     st.plotly_chart(judges_figure(models, rep), key=f"{prefix}_judges")
-    if rep.get("verdict"):
-        st.info(escape_markdown(rep["verdict"]["text"]) + ".")
-        st.caption(f"Rule — {rep['verdict']['rule']}.")
+    if rep.verdict:
+        st.info(escape_markdown(rep.verdict.text) + ".")
+        st.caption(f"Rule — {rep.verdict.rule}.")
 
 
 def _judge_inputs(prefix: str):

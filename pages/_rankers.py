@@ -45,13 +45,13 @@ def _show(job) -> None:
     out = job.result
     rep, both = out.judgements, out.scored
     st.caption(f"{out.train_sessions:,} training sessions, {out.test_sessions:,} test sessions; "
-               f"{rep['pairs_scored']:,} judged pairs scored ({rep['prior_dominated']['matched_and_flagged']:,} "
+               f"{rep.pairs_scored:,} judged pairs scored ({rep.prior_dominated.matched_and_flagged:,} "
                "prior-dominated left out). 90 % intervals: bootstrap over queries.")
-    if "note" in rep:
-        st.info(escape_markdown(rep["note"]))
+    if rep.note is not None:
+        st.info(escape_markdown(rep.note))
         return
     st.dataframe(pd.DataFrame(judgement_rows(both, rep)), hide_index=True)
     st.plotly_chart(judges_figure(both, rep), key="rankers_judges")
-    if rep.get("verdict"):
-        st.info(escape_markdown(rep["verdict"]["text"]) + ".")
-        st.caption(f"Rule — {rep['verdict']['rule']}.")
+    if rep.verdict:
+        st.info(escape_markdown(rep.verdict.text) + ".")
+        st.caption(f"Rule — {rep.verdict.rule}.")

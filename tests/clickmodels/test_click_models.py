@@ -144,7 +144,7 @@ def test_the_typed_comparison_writes_the_json_keys_it_had(tmp_path):
     qrels = "".join(f"{q} 0 {d} {int(g)}\n" for q, d, g in zip(f["query_id"], f["doc_id"], f["label"]))
     judged = judge_comparison(out, read_judgements(qrels.encode(), name="qrels"), include_prior=True)
     assert out.judgements is None and out.models["pbm"].judgements is None and "grade" not in out.relevance
-    assert judged.models["pbm"].judgements["pairs"] == judged.judgements["pairs_scored"] > 0
+    assert judged.models["pbm"].judgements.pairs == judged.judgements.pairs_scored > 0
     assert list(judged.to_json())[-1] == "judgements" and "grade" in judged.relevance
 
 

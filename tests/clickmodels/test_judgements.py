@@ -8,9 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ultr_core.clickmodels.agreement_records import Agreement
 from ultr_core.clickmodels.judgement_agreement import MIN_EXAMINED, agreement, examined_impressions, ndcg_per_query
 from ultr_core.clickmodels.sessions import SessionTable
 from ultr_core.errors import DataFormatError
+from ultr_core.evaluation.intervals import Interval
 from ultr_core.logs.judgements import read_judgements
 
 
@@ -56,10 +58,10 @@ def test_agreement_intervals_hold_their_estimate_and_a_perfect_estimate_scores_o
     grade = rng.integers(0, 3, len(q)).astype(float)
     out = agreement({"perfect": grade + 1e-6 * rng.random(len(q)), "noise": rng.random(len(q))}, grade, q,
                     logged_rank=np.tile(np.arange(1, 6), 40), n_boot=100)
-    s = out["perfect"]["spearman"]
-    assert s["estimate"] > 0.9 and s["lower"] <= s["estimate"] <= s["upper"]
-    n = out["noise"]["spearman"]
-    assert n["lower"] < 0 < n["upper"] and out["perfect"]["ndcg@10"]["estimate"] > out["noise"]["ndcg@10"]["estimate"]
+    s = out["perfect"].spearman
+    assert s.estimate > 0.9 and s.lower <= s.estimate <= s.upper
+    n = out["noise"].spearman
+    assert n.lower < 0 < n.upper and out["perfect"].figure("ndcg@10").estimate > out["noise"].ndcg.estimate
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +162,8 @@ def test_negative_grades_count_as_zero_gain():
 
 def _agree(values: dict, rng) -> dict:
     """An agreement record per label: Spearman estimate and bootstrap draws around it."""
-    return {k: {"spearman": {"estimate": v, "lower": v - 0.05, "upper": v + 0.05}, "_draws": v + rng.normal(0, sd, 200)}
+    return {k: Agreement(pairs=10, spearman=Interval(v, v - 0.05, v + 0.05), kendall=Interval(None, None, None),
+                         ndcg=Interval(None, None, None), draws=v + rng.normal(0, sd, 200))
             for k, (v, sd) in values.items()}
 
 
@@ -179,17 +182,51 @@ def test_verdict_says_tied_when_the_held_out_fit_is_not_resolved_and_names_what_
     lls = {"ubm": a, "sdbn": a + e - e.mean() - 1e-4, "pbm": a - 0.1}          # SDBN behind by 1e-4 ± 0.0009
     fit = fit_comparison(lls, {k: m.label for k, m in models.items()}, np.ones(500))
     agree = _agree({"ubm": (-0.40, 0.01), "sdbn": (-0.21, 0.01), "pbm": (-0.30, 0.01)}, rng)
-    agree["ctr"] = {"spearman": {"estimate": 0.4, "lower": 0.35, "upper": 0.45}}
+    agree["ctr"] = agree["pbm"].with_(spearman=Interval(0.4, 0.35, 0.45), draws=None)
     v = judge_verdict(models, agree, fit)
     assert fit.best == "ubm" and fit.tied == ("sdbn",)
-    assert v["text"].startswith("Held-out clicks: UBM tied with SDBN (log-likelihood UBM − SDBN = ")
-    assert "fits best" not in v["text"] and "not resolved" in v["text"]
-    assert "Judges: SDBN agrees more than UBM (Spearman SDBN − UBM = +0.190 [" in v["text"]
-    assert "Raw CTR agrees more than every model (Spearman +0.400 [+0.350, +0.450], SDBN -0.210" in v["text"]
+    assert v.text.startswith("Held-out clicks: UBM tied with SDBN (log-likelihood UBM − SDBN = ")
+    assert "fits best" not in v.text and "not resolved" in v.text
+    assert "Judges: SDBN agrees more than UBM (Spearman SDBN − UBM = +0.190 [" in v.text
+    assert "Raw CTR agrees more than every model (Spearman +0.400 [+0.350, +0.450], SDBN -0.210" in v.text
     lls["sdbn"] = a - 0.01                                  # now resolved: UBM fits best
     v = judge_verdict(models, agree, fit_comparison(lls, {k: m.label for k, m in models.items()}, np.ones(500)))
-    assert v["text"].startswith("Held-out clicks: UBM fits best (log-likelihood UBM − SDBN = +0.0100 [")
+    assert v.text.startswith("Held-out clicks: UBM fits best (log-likelihood UBM − SDBN = +0.0100 [")
     agree = _agree({"ubm": (0.30, 0.05), "sdbn": (0.29, 0.05), "pbm": (0.1, 0.01)}, rng)
     v = judge_verdict(models, agree, fit_comparison(lls, {k: m.label for k, m in models.items()}, np.ones(500)))
-    assert "Judges: UBM agrees best too, tied with SDBN (Spearman UBM − SDBN = +0.010 [" in v["text"]
-    assert "verdict" not in v and "Raw CTR" not in v["text"]
+    assert "Judges: UBM agrees best too, tied with SDBN (Spearman UBM − SDBN = +0.010 [" in v.text
+    assert v.verdict is None and "verdict" not in v.to_json() and "Raw CTR" not in v.text
+
+
+def test_the_judges_figures_are_frozen_records_whose_json_keeps_its_keys(judged_log):
+    """Issue #59: the judged comparison is typed — each model's Agreement, the JudgementReport with its verdict,
+    ig's JudgedRelevance — and its JSON has the keys (and order) the CLI always wrote."""
+    import dataclasses
+
+    from ultr_core.clickmodels.agreement_records import JudgedRelevance, JudgementReport, JudgeVerdict
+    from ultr_core.clickmodels.compare import compare_click_models
+    from ultr_core.identifiability.judgement_agreement import ig_judgements
+    d, _ = judged_log
+    judges = read_judgements((d / "j.qrels").read_bytes(), name="j.qrels")
+    out = compare_click_models(pd.read_csv(d / "log.csv"), models=["pbm", "ubm"], judgements=judges)
+    rep, pbm = out.judgements, out.models["pbm"].judgements
+    assert isinstance(rep, JudgementReport) and isinstance(pbm, Agreement) and isinstance(rep.verdict, JudgeVerdict)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rep.pairs_scored = 0
+    assert list(rep.to_json()) == ["file", "matched_pairs", "unmatched_judgements",
+                                   "judgements_of_queries_not_in_the_log", "prior_dominated", "pairs_scored", "verdict",
+                                   "logged_order", "ctr"]
+    assert list(rep.file.to_json()) == ["format", "rows", "unreadable", "out_of_range", "duplicates",
+                                        "conflicting_duplicates", "notes"]
+    assert list(pbm.to_json()) == ["pairs", "spearman", "kendall", "ndcg@10"]
+    assert pbm.figure("ndcg@10") is pbm.ndcg and pbm.text("spearman").startswith(f"{pbm.spearman.estimate:+.3f} [")
+    verdict = rep.verdict.to_json()
+    assert list(verdict)[:3] == ["clicks", "judges", "rule"] and list(verdict)[-1] == "text"
+    assert ("verdict" in verdict) == (rep.verdict.clicks != rep.verdict.judges)
+    frame = pd.DataFrame({"query_id": ["q"] * 4, "doc_id": list("abcd"), "component": [0, 0, 0, 1],
+                          "relevance": [0.9, 0.5, 0.1, 0.99], "status": ["ok"] * 4})
+    ig = ig_judgements(frame, read_judgements(b"q 0 a 2\nq 0 b 1\nq 0 c 0\nq 0 d 0\n", name="qrels"), n_boot=20)
+    assert isinstance(ig, JudgedRelevance) and isinstance(ig.agreement, Agreement)
+    assert list(ig.to_json()) == ["file", "matched", "unmatched", "left_out", "pairs_scored", "pairs", "spearman",
+                                  "kendall", "ndcg@10", "within_components"]
+    assert list(ig_judgements(frame.drop(columns="doc_id"), judges).to_json()) == ["note"]

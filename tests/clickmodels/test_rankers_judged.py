@@ -74,10 +74,10 @@ def test_rankers_are_scored_beside_the_click_models_and_judged_on_the_same_pairs
     assert set(out.models) == {"dctr", "pbm"} and set(out.rankers) == {"naive", "dla"}
     rel, j = out.relevance, out.judgements
     shown = log.frame[log.frame["shown"]]
-    assert j["matched_pairs"] == len(shown.groupby(["query_id", "doc_id"])) == j["pairs_scored"]
+    assert j.matched_pairs == len(shown.groupby(["query_id", "doc_id"])) == j.pairs_scored
     for key, m in out.rankers.items():
         assert -1 < m.log_likelihood < 0 and 1 < m.perplexity < 2 and m.seconds > 0
-        assert m.judgements["pairs"] == j["pairs_scored"]
+        assert m.judgements.pairs == j.pairs_scored
         # Spearman recomputed independently: the ranker's score of each pair's feature row against its label
         first = shown.groupby(["query_id", "doc_id"], sort=True)[["row", "label"]].first()
         from ultr_core.algorithms import TrainConfig, fit
@@ -85,9 +85,9 @@ def test_rankers_are_scored_beside_the_click_models_and_judged_on_the_same_pairs
         res = fit(training_log(log, 0.75), ds, TrainConfig(steps=60, algorithm=key, seed=0))
         pred = res.predict(ds.train.features, ds.train.offsets)[first["row"].to_numpy()]
         rho = stats.spearmanr(pred, first["label"].to_numpy()).statistic
-        assert m.judgements["spearman"]["estimate"] == pytest.approx(rho, abs=1e-9)
+        assert m.judgements.spearman.estimate == pytest.approx(rho, abs=1e-9)
         assert np.allclose(rel[m.label].to_numpy(), pred)
-    assert out.judgements["verdict"]["text"]
+    assert out.judgements.verdict.text
 
 
 def test_the_rankers_never_see_a_test_session(judged_rankers):

@@ -82,6 +82,8 @@ def test_a_report_without_the_optional_parts_leaves_their_keys_out(tmp_path):
 
 def test_additions_go_to_a_copy(check):
     rep = check.report
-    judged = rep.with_(judgements={"pairs_scored": 0})
-    assert check.report.judgements is None and json.loads(check.to_json(judged))["judgements"] == {"pairs_scored": 0}
+    from ultr_core.clickmodels.agreement_records import JudgedRelevance
+    judged = rep.with_(judgements=JudgedRelevance(note="nothing to score"))
+    assert check.report.judgements is None
+    assert json.loads(check.to_json(judged))["judgements"] == {"note": "nothing to score"}
     assert "judgements" not in json.loads(check.to_json())

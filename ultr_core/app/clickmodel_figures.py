@@ -79,33 +79,33 @@ def continuation_table(models: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["model", "parameter", "value"])
 
 
-def judges_figure(models: dict, report: dict) -> go.Figure:
+def judges_figure(models: dict, report) -> go.Figure:
     """Click fit beside ranking quality (issue #47): each click model at its held-out log-likelihood (x) and its
     Spearman correlation with the judges (y) with the 90 % interval over queries; raw CTR and the logged order as
-    horizontal reference lines (they have no click fit); a ranker (a :class:`~ultr_core.clickmodels.compare.ModelFit`
-    with ``kind`` "ranker" and its own ``colour``, :mod:`~ultr_core.studies.rankers`) as a diamond.  The y axis spans
-    −1 … 1 — a correlation's whole range."""
+    horizontal reference lines (they have no click fit; ``report``: the
+    :class:`~ultr_core.clickmodels.agreement_records.JudgementReport`); a ranker (a
+    :class:`~ultr_core.clickmodels.compare.ModelFit` with ``kind`` "ranker" and its own ``colour``,
+    :mod:`~ultr_core.studies.rankers`) as a diamond.  The y axis spans −1 … 1 — a correlation's whole range."""
     from ultr_core.clickmodels.registry import MODEL_BY_KEY
     fig = go.Figure()
     drawn = {k: m for k, m in models.items()          # a constant estimate ranks nothing: no point to draw
-             if m.judgements is not None and m.judgements["spearman"].get("estimate") is not None}
+             if m.judgements is not None and m.judgements.spearman.estimate is not None}
     lo, hi = _robust_range([m.log_likelihood for m in drawn.values()])
     for key, m in drawn.items():
-        s, x = m.judgements["spearman"], m.log_likelihood
+        s, x = m.judgements.spearman, m.log_likelihood
         off = not lo <= x <= hi                      # far from the rest: at the axis's edge, pointing to its value
-        err = dict(type="data", symmetric=False, array=[s["upper"] - s["estimate"]],
-                   arrayminus=[s["estimate"] - s["lower"]]) if s.get("lower") is not None else None
-        fig.add_trace(go.Scatter(x=[min(max(x, lo), hi)], y=[s["estimate"]], mode="markers",
+        err = dict(type="data", symmetric=False, array=[s.upper - s.estimate],
+                   arrayminus=[s.estimate - s.lower]) if s.lower is not None else None
+        fig.add_trace(go.Scatter(x=[min(max(x, lo), hi)], y=[s.estimate], mode="markers",
                                  name=m.label + (f" (at {x:.3f}, off the axis)" if off else ""),
                                  customdata=[x], hovertemplate="%{fullData.name}: log-likelihood %{customdata:.4f}, "
                                  "Spearman %{y:+.3f}<extra></extra>",
                                  marker=dict(size=10, symbol=("triangle-left" if x < lo else "triangle-right") if off
                                              else "diamond" if m.kind == "ranker" else "circle",
                                              color=m.colour or MODEL_BY_KEY[key].colour), error_y=err))
-    for name, ref, dash in (("raw CTR", report.get("ctr"), "dot"), ("logged order", report.get("logged_order"),
-                                                                     "dash")):
-        if ref and ref["spearman"].get("estimate") is not None:
-            fig.add_hline(y=ref["spearman"]["estimate"], line_dash=dash, line_color="#777",
+    for name, ref, dash in (("raw CTR", report.ctr, "dot"), ("logged order", report.logged_order, "dash")):
+        if ref and ref.spearman.estimate is not None:
+            fig.add_hline(y=ref.spearman.estimate, line_dash=dash, line_color="#777",
                           annotation_text=name, annotation_position="bottom right")
     fig.update_layout(title="Click fit (x) beside agreement with the judges (y)", showlegend=True, height=380,
                       xaxis_title="held-out log-likelihood (higher fits the clicks better)",

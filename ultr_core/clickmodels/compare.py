@@ -49,7 +49,7 @@ class ModelFit:
     prior: dict | None = None                #: the learned prior's choice (:mod:`~ultr_core.clickmodels.prior`)
     converged: bool | None = None            #: None: fitted by counting or a fixed number of EM steps
     identifiability: dict | None = None      #: :func:`~ultr_core.clickmodels.information.information_summary`
-    judgements: dict | None = None           #: :func:`~ultr_core.clickmodels.judgement_agreement.agreement`'s figures
+    judgements: object = None                #: Agreement (:func:`~ultr_core.clickmodels.judgement_agreement.agreement`)
     colour: str | None = None                #: a ranker's colour (the algorithm table's)
     kind: str | None = None                  #: "ranker" for a ranker read as a click model
 
@@ -84,7 +84,7 @@ class ClickModelComparison:
     models: dict = field(default_factory=dict)           #: key → ModelFit
     rankers: dict = field(default_factory=dict)          #: key → ModelFit (rankers read as click models)
     best_fit: object = None                              #: FitComparison (None: no model scored)
-    judgements: dict | None = None                       #: :func:`~.judgement_agreement.judgement_report`
+    judgements: object = None                     #: JudgementReport (:func:`~.judgement_agreement.judgement_report`)
     relevance: object = None                             #: pandas.DataFrame
 
     @property

@@ -12,9 +12,9 @@ is the prior's ½ at n = 0).  Pairs never shown in training are prior-dominated 
 >>> est = {"A": np.array([0.9, 0.5, 0.1, 0.8, 0.2]), "B": np.array([0.1, 0.5, 0.9, 0.2, 0.8])}
 >>> grade = np.array([2.0, 1.0, 0.0, 1.0, 0.0]); query = np.array([0, 0, 0, 1, 1])
 >>> out = agreement(est, grade, query, logged_rank=np.array([1.0, 2, 3, 1, 2]), n_boot=50)
->>> round(out["A"]["spearman"]["estimate"], 3), round(out["B"]["spearman"]["estimate"], 3), out["A"]["pairs"]   # 9/√90
+>>> round(out["A"].spearman.estimate, 3), round(out["B"].spearman.estimate, 3), out["A"].pairs   # 9/√90
 (0.949, -0.949, 5)
->>> out["A"]["ndcg@10"]["estimate"], out["logged"]["ndcg@10"]["estimate"]
+>>> out["A"].figure("ndcg@10").estimate, out["logged"].ndcg.estimate
 (1.0, 1.0)
 """
 from __future__ import annotations
@@ -22,13 +22,21 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from ultr_core.clickmodels.agreement_records import (
+    FIGURES,
+    Agreement,
+    JudgementReport,
+    JudgementsFile,
+    JudgeVerdict,
+    PriorDominated,
+)
 from ultr_core.clickmodels.evaluation import FitComparison
 from ultr_core.errors import counted
-from ultr_core.evaluation.intervals import bootstrap_interval, interval_text
+from ultr_core.evaluation.intervals import Interval, bootstrap_interval, interval_text
 
 __all__ = ["judgement_lines", "MIN_EXAMINED", "examined_impressions", "prior_dominated", "agreement", "ndcg_per_query",
            "judge_verdict", "RULE", "JUDGE_RULE", "judgement_report", "judge_comparison", "score_judgements",
-           "judgement_rows", "agreement_text"]
+           "judgement_rows"]
 
 #: fewer examination-weighted training impressions than this: the estimate is the prior's, not the data's
 MIN_EXAMINED = 10.0
@@ -71,10 +79,10 @@ def ndcg_per_query(score, grade, query, *, k: int = 10) -> np.ndarray:
     return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1), np.nan)
 
 
-def _interval(point: float, draws: np.ndarray, bounds: tuple = (-1.0, 1.0)) -> dict:
+def _interval(point: float, draws: np.ndarray, bounds: tuple = (-1.0, 1.0)) -> Interval:
     """The one interval engine's percentile interval over resamples of the queries (a correlation
     and an nDCG lie in [−1, 1])."""
-    return bootstrap_interval(point, draws, bounds=bounds, what="resample of the queries").to_json()
+    return bootstrap_interval(point, draws, bounds=bounds, what="resample of the queries")
 
 
 def _finite(x, default: float) -> float:
@@ -94,7 +102,8 @@ def _resample_pairs(query, rng, n_boot: int):
 def agreement(estimates: dict, grade, query, *, logged_rank, n_boot: int = 200, seed: int = 0, k: int = 10) -> dict:
     """Per estimate (label → one value per labelled pair), and for the logged order (by mean logged rank): the number
     of pairs, Spearman and Kendall with the grades over the pairs, mean nDCG@k over queries, each with a 90 %
-    percentile interval over ``n_boot`` resamples of the queries (seeded)."""
+    percentile interval over ``n_boot`` resamples of the queries (seeded): label (and "logged") → :class:`Agreement`
+    (its Spearman resamples kept for paired differences)."""
     import warnings
     with warnings.catch_warnings():                  # a constant estimate (GCTR) has no rank correlation: NaN
         warnings.simplefilter("ignore", stats.ConstantInputWarning)
@@ -115,14 +124,14 @@ def _agreement(estimates: dict, grade, query, logged_rank, n_boot: int, seed: in
             draws[m]["spearman"].append(stats.spearmanr(s[idx], grade[idx]).statistic)
             draws[m]["kendall"].append(stats.kendalltau(s[idx], grade[idx]).statistic)
             draws[m][f"ndcg@{k}"].append(np.nanmean(per_q[m][pick]))
-    for m in scores:
-        for name in draws[m]:
-            out[m][name] = _interval(out[m][name], np.asarray(draws[m][name], np.float64))
-        out[m]["_draws"] = np.asarray(draws[m]["spearman"], np.float64)
-    return out
+    figures = {m: {name: _interval(out[m][name], np.asarray(d, np.float64)) for name, d in draws[m].items()}
+               for m in scores}
+    return {m: Agreement(pairs=out[m]["pairs"], spearman=figures[m]["spearman"], kendall=figures[m]["kendall"],
+                         ndcg=figures[m][f"ndcg@{k}"], k=k, draws=np.asarray(draws[m]["spearman"], np.float64))
+            for m in scores}
 
 
-def judge_verdict(models: dict, agree: dict, fit: FitComparison | None = None) -> dict | None:
+def judge_verdict(models: dict, agree: dict, fit: FitComparison | None = None) -> JudgeVerdict | None:
     """The verdict read as sentences that name what they compare: which model fits the held-out clicks best (``fit``,
     :func:`~ultr_core.clickmodels.evaluation.fit_comparison`: "tied" where the paired log-likelihood difference is
     not resolved), which agrees best with the judges (Spearman, its difference from the runner-up over the same
@@ -132,7 +141,7 @@ def judge_verdict(models: dict, agree: dict, fit: FitComparison | None = None) -
     if len(keys) < 2:
         return None
     clicks = fit.best if fit and fit.best in keys else max(keys, key=lambda m: models[m].log_likelihood)
-    by_judges = sorted(keys, key=lambda m: -_finite(agree[m]["spearman"]["estimate"], -np.inf))
+    by_judges = sorted(keys, key=lambda m: -_finite(agree[m].spearman.estimate, -np.inf))
     judges = by_judges[0]
     label = {m: models[m].label for m in keys}
     parts = [fit.sentence(keys) if fit and fit.best == clicks else
@@ -153,29 +162,28 @@ def judge_verdict(models: dict, agree: dict, fit: FitComparison | None = None) -
                      f"Judges: {a} and {b} tied" if verdict == "not resolved" else f"Judges: {b} agrees more")
         parts[-1] += f" (Spearman {a} − {b} = {iv.text('{:+.3f}')}) — {verdict}"
         out.update({"difference": iv.estimate, "lower": iv.lower, "upper": iv.upper, "verdict": verdict})
-    ctr = agree.get("ctr", {}).get("spearman", {})
-    if _finite(ctr.get("estimate"), -np.inf) > _finite(agree[judges]["spearman"]["estimate"], -np.inf):
+    ctr = agree["ctr"].spearman if "ctr" in agree else None
+    if ctr is not None and _finite(ctr.estimate, -np.inf) > _finite(agree[judges].spearman.estimate, -np.inf):
         parts.append(f"Raw CTR agrees more than every model (Spearman {interval_text(ctr, '{:+.3f}')}, "
-                     f"{label[judges]} {interval_text(agree[judges]['spearman'], '{:+.3f}')})")
-    out["text"] = ". ".join(parts)
-    return out
+                     f"{label[judges]} {interval_text(agree[judges].spearman, '{:+.3f}')})")
+    return JudgeVerdict(**out, text=". ".join(parts))
 
 
 def _spearman_difference(agree: dict, a: str, b: str):
     """Spearman of ``a`` minus ``b`` with the interval of their paired differences over the same query resamples."""
-    diff = _finite(agree[a]["spearman"]["estimate"], np.nan) - _finite(agree[b]["spearman"]["estimate"], np.nan)
-    return bootstrap_interval(diff, agree[a]["_draws"] - agree[b]["_draws"], bounds=(-2.0, 2.0),
+    diff = _finite(agree[a].spearman.estimate, np.nan) - _finite(agree[b].spearman.estimate, np.nan)
+    return bootstrap_interval(diff, agree[a].draws - agree[b].draws, bounds=(-2.0, 2.0),
                               what="resample of the queries")
 
 
 def judgement_report(rel, models: dict, judgements, *, include_prior: bool = False, n_boot: int = 200,
-                     seed: int = 0, fit: FitComparison | None = None) -> tuple[dict, dict]:
+                     seed: int = 0, fit: FitComparison | None = None) -> tuple[JudgementReport, dict]:
     """Join ``judgements`` (:class:`~ultr_core.logs.judgements.Judgements`) onto the log's pairs (``rel``: one row
     per (query_id, doc_id) of the log with impressions, clicks, mean_rank and prior_dominated, ids compared as text),
     score every model's column of ``rel`` (``models``: key → :class:`~ultr_core.clickmodels.compare.ModelFit`) and
-    raw CTR against them (:func:`agreement`): (the report — the file's counts, the prior-dominated rule and counts, the
-    logged order's and CTR's figures and the verdict —, key → that model's figures; empty when too few pairs are
-    judged).  ``rel`` gains ``grade`` (NaN where no judgement)."""
+    raw CTR against them (:func:`agreement`): (the :class:`JudgementReport` — the file's counts, the prior-dominated
+    rule and counts, the logged order's and CTR's figures and the verdict —, key → that model's :class:`Agreement`;
+    empty when too few pairs are judged).  ``rel`` gains ``grade`` (NaN where no judgement)."""
     keys = judgements.frame.assign(grade=judgements.frame["grade"].astype(np.float64))
     pairs = rel[["query_id", "doc_id"]].astype(str)
     joined = pairs.merge(keys, on=["query_id", "doc_id"], how="left")
@@ -191,23 +199,18 @@ def judgement_report(rel, models: dict, judgements, *, include_prior: bool = Fal
     est = {key: rel[label].to_numpy(np.float64)[use] for key, label in labels.items()}
     est["ctr"] = (rel["clicks"] / rel["impressions"].clip(lower=1)).to_numpy(np.float64)[use]
     qcode = pairs["query_id"].to_numpy()[use]
-    out = {"file": {"format": judgements.format, "rows": judgements.rows, **judgements.counts,
-                    "notes": list(judgements.notes)},
-           "matched_pairs": int(matched.sum()), "unmatched_judgements": int((~in_log).sum()),
-           "judgements_of_queries_not_in_the_log": unknown_q,
-           "prior_dominated": {"rule": RULE, "matched_and_flagged": int((matched & flagged).sum()),
-                               "included": bool(include_prior)}, "pairs_scored": int(use.sum())}
+    out = JudgementReport(
+        file=JudgementsFile.of(judgements), matched_pairs=int(matched.sum()), unmatched_judgements=int((~in_log).sum()),
+        judgements_of_queries_not_in_the_log=unknown_q,
+        prior_dominated=PriorDominated(rule=RULE, matched_and_flagged=int((matched & flagged).sum()),
+                                       included=bool(include_prior)), pairs_scored=int(use.sum()))
     if use.sum() < 3 or len(np.unique(qcode)) < 2:
         nq = counted(len(np.unique(qcode)), "query", "queries")
-        out["note"] = (f"{counted(use.sum(), 'judged pair')} in {nq} to score: too few for an agreement figure"
-                       + ("" if include_prior else " (prior-dominated pairs left out)"))
-        return out, {}
+        return out.with_(note=f"{counted(use.sum(), 'judged pair')} in {nq} to score: too few for an agreement "
+                              "figure" + ("" if include_prior else " (prior-dominated pairs left out)")), {}
     agree = agreement(est, rel["grade"].to_numpy(np.float64)[use], qcode, logged_rank=mean_rank[use], n_boot=n_boot,
                       seed=seed)
-    out["verdict"] = judge_verdict(models, agree, fit)
-    for m in agree.values():
-        m.pop("_draws")
-    out["logged_order"], out["ctr"] = agree["logged"], agree["ctr"]
+    out = out.with_(verdict=judge_verdict(models, agree, fit), logged_order=agree["logged"], ctr=agree["ctr"])
     return out, {key: agree[key] for key in labels}
 
 
@@ -233,26 +236,16 @@ def score_judgements(result, judgements, *, name: str = "judgements", include_pr
     return judge_comparison(result, judgements, include_prior=include_prior, seed=seed)
 
 
-def judgement_rows(models: dict, report: dict) -> list[dict]:
+def judgement_rows(models: dict, report: JudgementReport) -> list[dict]:
     """One row per model (and raw CTR, the logged order) for a table: click fit beside the three agreements."""
-    columns = (("Spearman", "spearman"), ("Kendall", "kendall"), ("nDCG@10", "ndcg@10"))
     rows = [{"model": m.label, "held-out log-likelihood": round(m.log_likelihood, 4),
-             **{k: agreement_text(m.judgements, key) for k, key in columns}}
+             **{title: m.judgements.text(key) for title, key in FIGURES}}
             for m in models.values() if m.judgements is not None]
-    for label, ref in (("raw CTR", report.get("ctr")), ("logged order", report.get("logged_order"))):
+    for label, ref in (("raw CTR", report.ctr), ("logged order", report.logged_order)):
         if ref:
             rows.append({"model": label, "held-out log-likelihood": None,
-                         **{k: agreement_text(ref, key) for k, key in columns}})
+                         **{title: ref.text(key) for title, key in FIGURES}})
     return rows
-
-
-def agreement_text(a: dict, key: str) -> str:
-    """One agreement figure of a model (or raw CTR, the logged order) as ``est [lo, hi]``; "— (constant estimate)"
-    where its Spearman has no value (an estimate constant within every query ranks nothing, and its nDCG would be the
-    order the documents came in)."""
-    if not np.isfinite(_finite(a["spearman"]["estimate"], np.nan)):
-        return "— (constant estimate)"
-    return interval_text(a[key], "{:+.3f}")
 
 
 def judgement_lines(out) -> list[str]:
@@ -260,21 +253,20 @@ def judgement_lines(out) -> list[str]:
     (:class:`~ultr_core.clickmodels.compare.ClickModelComparison`): the file's counts, the rule, one line per model,
     the verdict."""
     j = out.judgements
-    lines = [f"note: judgements: {n}" for n in j["file"]["notes"]]
-    lines.append(f"judgements: {j['file']['rows']:,} kept, {j['matched_pairs']:,} matched to the log's pairs, "
-                 f"{j['unmatched_judgements']:,} not in the log ({j['judgements_of_queries_not_in_the_log']:,} of "
-                 f"queries the log lacks); {j['pairs_scored']:,} scored")
-    lines.append(f"{j['prior_dominated']['rule']}: {j['prior_dominated']['matched_and_flagged']:,} judged pairs "
-                 + ("included" if j["prior_dominated"]["included"] else "left out"))
-    if "note" in j:
-        return lines + [j["note"]]
+    lines = [f"note: judgements: {n}" for n in j.file.notes]
+    lines.append(f"judgements: {j.file.rows:,} kept, {j.matched_pairs:,} matched to the log's pairs, "
+                 f"{j.unmatched_judgements:,} not in the log ({j.judgements_of_queries_not_in_the_log:,} of "
+                 f"queries the log lacks); {j.pairs_scored:,} scored")
+    lines.append(f"{j.prior_dominated.rule}: {j.prior_dominated.matched_and_flagged:,} judged pairs "
+                 + ("included" if j.prior_dominated.included else "left out"))
+    if j.note is not None:
+        return lines + [j.note]
     rows = [(m.label, m.judgements) for m in out.scored.values() if m.judgements is not None] + [
-        ("CTR", j["ctr"]), ("logged", j["logged_order"])]
+        ("CTR", j.ctr), ("logged", j.logged_order)]
     w = max(7, *(len(label) + 1 for label, _ in rows))
-    lines.append(f"{'model':<{w}} {'Spearman [90 %]':>25} {'Kendall [90 %]':>25} {'nDCG@10 [90 %]':>25}")
+    lines.append(f"{'model':<{w}} " + " ".join(f"{title + ' [90 %]':>25}" for title, _ in FIGURES))
     for label, a in rows:
-        lines.append(f"{label:<{w}} " + " ".join(f"{agreement_text(a, k):>25}" for k in ("spearman", "kendall",
-                                                                                          "ndcg@10")))
-    if j.get("verdict"):
-        lines.append(j["verdict"]["text"])
+        lines.append(f"{label:<{w}} " + " ".join(f"{a.text(key):>25}" for _, key in FIGURES))
+    if j.verdict:
+        lines.append(j.verdict.text)
     return lines

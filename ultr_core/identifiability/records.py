@@ -262,7 +262,7 @@ class IdentifiabilityReport(JsonRecord):
     profile: object = None                                #: ProfileInterval, in the log's labels
     certainty_plan: CertaintyPlanReport | None = None
     documents_file: DocumentsFile | None = None
-    judgements: dict | None = None                        #: :func:`~.judgement_agreement.ig_judgements`
+    judgements: object = None                     #: JudgedRelevance (:func:`~.judgement_agreement.ig_judgements`)
 
     def to_json(self) -> dict:
         """``ig --json``'s object (strict JSON through :func:`ultr_core.logs.outputs.json_text`)."""

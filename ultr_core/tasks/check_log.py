@@ -128,7 +128,7 @@ class LogCheck:
         from ultr_core.identifiability.precision import document_context, documents_frame
         return documents_frame(self.graph, self.uncertainty, document_context(self.graph, self.log)[1])
 
-    def judge(self, judgements) -> dict:
+    def judge(self, judgements):
         """The relevance per (query, document) scored against editorial ``judgements`` (``ig --judgements``)."""
         from ultr_core.identifiability.judgement_agreement import ig_judgements
         return ig_judgements(self.documents, judgements, seed=self.options.seed)
