@@ -75,3 +75,19 @@ def test_click_models_identifiability_from_the_command_line(tmp_path, capsys):
     assert out["dbn"]["identifiability"]["rank"] > 0 and "rule" in out["dbn"]["identifiability"]
     assert main(["click-models", str(tmp_path / "log.csv"), "--models", "pbm", "--identifiability"]) == 0
     assert "PBM: Fisher rank" in capsys.readouterr().out
+
+
+def test_the_summary_is_a_frozen_record_whose_json_keeps_its_keys():
+    """Issue #59: the summary ``click-models --identifiability`` prints is typed; its JSON keys are the ones the CLI
+    always wrote, in order, and its text line is built from the record."""
+    import dataclasses
+
+    from ultr_core.clickmodels.information import InformationSummary, WeakParameter, information_summary
+    t = _log(1, 2)
+    s = information_summary(model_information(MODEL_BY_KEY["pbm"].cls().fit(t), t, "pbm"))
+    assert isinstance(s, InformationSummary) and all(isinstance(w, WeakParameter) for w in s.weakest)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.rank = 0
+    assert list(s.to_json()) == ["parameters", "rank", "null_dimension", "smallest_eigenvalues", "counts",
+                                 "unidentified", "weakest", "set_aside", "not_analysed", "rule"]
+    assert s.null_dimension == 2 and s.line("PBM").startswith(f"PBM: Fisher rank {s.rank} of {s.parameters} ")

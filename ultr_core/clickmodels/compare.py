@@ -48,7 +48,7 @@ class ModelFit:
     seconds: float
     prior: dict | None = None                #: the learned prior's choice (:mod:`~ultr_core.clickmodels.prior`)
     converged: bool | None = None            #: None: fitted by counting or a fixed number of EM steps
-    identifiability: dict | None = None      #: :func:`~ultr_core.clickmodels.information.information_summary`
+    identifiability: object = None           #: InformationSummary (:func:`~.information.information_summary`)
     judgements: object = None                #: Agreement (:func:`~ultr_core.clickmodels.judgement_agreement.agreement`)
     colour: str | None = None                #: a ranker's colour (the algorithm table's)
     kind: str | None = None                  #: "ranker" for a ranker read as a click model

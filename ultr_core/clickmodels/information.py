@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["ModelInformation", "model_information", "information_summary", "MAX_PARAMETERS", "NULL_TOL",
-           "NULL_SHARE"]
+from ultr_core.logs.outputs import JsonRecord
+
+__all__ = ["ModelInformation", "model_information", "information_summary", "InformationSummary", "WeakParameter",
+           "MAX_PARAMETERS", "NULL_TOL", "NULL_SHARE"]
 
 MAX_PARAMETERS = 2_000
 NULL_TOL = 1e-9
@@ -128,9 +130,42 @@ def _summarise(model: str, names: list, info: np.ndarray, set_aside: int, not_an
                             set_aside, not_analysed, counts)
 
 
-def information_summary(info: ModelInformation, pair_labels=None, top: int = 10) -> dict:
-    """JSON-ready: rank, null dimension, the smallest eigenvalues, counts, the unidentified and weakest parameters
-    (per-pair ones named by ``pair_labels`` when given)."""
+@dataclass(frozen=True, kw_only=True)
+class WeakParameter(JsonRecord):
+    """A weakly identified parameter and the standard error of its log."""
+
+    parameter: str
+    log_se: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class InformationSummary(JsonRecord):
+    """A fitted click model's identifiability (``click-models --identifiability``): the Fisher information's rank of
+    its ``parameters``, the null space's dimension, the five smallest eigenvalues (÷ the largest), the parameters by
+    level (``counts``), up to ten unidentified and the weakest (:class:`WeakParameter`), those set aside and those
+    not analysed, and the rule."""
+
+    parameters: int
+    rank: int
+    null_dimension: int
+    smallest_eigenvalues: tuple
+    counts: dict
+    unidentified: tuple
+    weakest: tuple
+    set_aside: int
+    not_analysed: int
+    rule: str
+
+    def line(self, label: str) -> str:
+        """One line of the text report."""
+        weakest = f"; weakest: {', '.join(w.parameter for w in self.weakest[:3])}" if self.weakest else ""
+        return (f"{label}: Fisher rank {self.rank} of {self.parameters} parameters (null space "
+                f"{self.null_dimension}); " + ", ".join(f"{v} {k}" for k, v in self.counts.items()) + weakest)
+
+
+def information_summary(info: ModelInformation, pair_labels=None, top: int = 10) -> InformationSummary:
+    """Rank, null dimension, the smallest eigenvalues, counts, the unidentified and weakest parameters (per-pair ones
+    named by ``pair_labels`` when given)."""
     def name(n: str) -> str:
         k, _, i = n.partition("[")
         if pair_labels is not None and k in ("attr", "sat") and int(i[:-1]) < len(pair_labels):
@@ -138,12 +173,12 @@ def information_summary(info: ModelInformation, pair_labels=None, top: int = 10)
         return n
     se = np.asarray(info.log_se)
     weak = [i for i in np.argsort(-se) if info.levels[i] == "weak"][:top]
-    return {"parameters": len(info.names), "rank": info.rank, "null_dimension": info.null_dimension,
-            "smallest_eigenvalues": [float(x) for x in info.eigenvalues[:5]], "counts": info.counts,
-            "unidentified": [name(info.names[i])
-                             for i in np.flatnonzero(np.array(info.levels) == "unidentified")][:top],
-            "weakest": [{"parameter": name(info.names[i]), "log_se": float(se[i])} for i in weak],
-            "set_aside": info.set_aside, "not_analysed": info.not_analysed,
-            "rule": f"empirical Fisher information of the fitted model in log-probability coordinates; null: "
-                    f"eigenvalue ≤ {NULL_TOL:g} × the largest; unidentified: over {NULL_SHARE:.0%} of the parameter "
-                    f"in the null space; weak: its 90 % interval spans more than ×2"}
+    return InformationSummary(
+        parameters=len(info.names), rank=info.rank, null_dimension=info.null_dimension,
+        smallest_eigenvalues=tuple(float(x) for x in info.eigenvalues[:5]), counts=info.counts,
+        unidentified=tuple(name(info.names[i]) for i in np.flatnonzero(np.array(info.levels) == "unidentified"))[:top],
+        weakest=tuple(WeakParameter(parameter=name(info.names[i]), log_se=float(se[i])) for i in weak),
+        set_aside=info.set_aside, not_analysed=info.not_analysed,
+        rule=f"empirical Fisher information of the fitted model in log-probability coordinates; null: eigenvalue ≤ "
+             f"{NULL_TOL:g} × the largest; unidentified: over {NULL_SHARE:.0%} of the parameter in the null space; "
+             "weak: its 90 % interval spans more than ×2")

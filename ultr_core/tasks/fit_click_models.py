@@ -102,11 +102,7 @@ class ClickModelFit:
                          + ", ".join(learned))
         for m in out.models.values():
             if m.identifiability is not None:
-                i = m.identifiability
-                lines.append(f"{m.label}: Fisher rank {i['rank']} of {i['parameters']} parameters (null space "
-                             f"{i['null_dimension']}); " + ", ".join(f"{v} {k}" for k, v in i["counts"].items())
-                             + (f"; weakest: {', '.join(w['parameter'] for w in i['weakest'][:3])}" if i["weakest"]
-                                else ""))
+                lines.append(m.identifiability.line(m.label))
         if out.judgements is not None:
             from ultr_core.clickmodels.judgement_agreement import judgement_lines
             lines += judgement_lines(out)
