@@ -46,7 +46,7 @@ class ModelFit:
     conditional_perplexity_by_rank: tuple
     bias: dict
     seconds: float
-    prior: dict | None = None                #: the learned prior's choice (:mod:`~ultr_core.clickmodels.prior`)
+    prior: object = None                     #: the learned prior's PriorChoice (:mod:`~ultr_core.clickmodels.prior`)
     converged: bool | None = None            #: None: fitted by counting or a fixed number of EM steps
     identifiability: object = None           #: InformationSummary (:func:`~.information.information_summary`)
     judgements: object = None                #: Agreement (:func:`~ultr_core.clickmodels.judgement_agreement.agreement`)
@@ -251,7 +251,7 @@ def _learned(spec, tr: SessionTable, pair_keys: pd.DataFrame, seed: int, shared:
     if spec.inference != "gradient":
         p, chosen = search(spec.cls)
     else:
-        p, chosen = learned_prior(spec.cls, tr, pair_query, seed=seed, choice={**search(PBM)[1], "model": "pbm"},
+        p, chosen = learned_prior(spec.cls, tr, pair_query, seed=seed, choice=search(PBM)[1].with_(chosen_by="pbm"),
                                   base_cls=PBM)
     return replace(tr, attr_prior=p), chosen
 

@@ -25,9 +25,10 @@ import numpy as np
 
 from ultr_core.clickmodels.evaluation import scores
 from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, SessionTable
+from ultr_core.logs.outputs import JsonRecord
 
 __all__ = ["PriorBaseline", "BASELINES", "BASELINE_BY_KEY", "STRENGTHS", "VALID_SHARE", "learned_prior",
-           "prior_from", "PRIORS", "PRIOR_LABELS", "prior_text"]
+           "prior_from", "PRIORS", "PRIOR_LABELS", "prior_text", "PriorChoice"]
 
 #: pseudo-impressions m of the learned prior tried on validation
 STRENGTHS = (1.0, 4.0, 16.0, 64.0)
@@ -38,11 +39,33 @@ PRIOR_LABELS = {"pyclick": "PyClick's ½", "learned": "learned"}
 PRIORS = tuple(PRIOR_LABELS)
 
 
-def prior_text(chosen: dict) -> str:
+@dataclass(frozen=True, kw_only=True)
+class PriorChoice(JsonRecord):
+    """What a model's learned prior chose: the baseline's key ("pyclick": PyClick's ½) and its strength in
+    pseudo-impressions — found on held-out sessions (how many, the chosen and PyClick's held-out log-likelihood) or
+    taken from another model's search (``chosen_by``)."""
+
+    baseline: str
+    strength: float
+    chosen_by: str | None = None
+    validation_sessions: int | None = None
+    validation_log_likelihood: float | None = None
+    pyclick_validation_log_likelihood: float | None = None
+
+    def text(self) -> str:
+        """In a table's words: "per query × 4" or "PyClick's ½"."""
+        return prior_text(self)
+
+    def short(self) -> str:
+        """In the CLI's words: "query × 4" or "pyclick"."""
+        return self.baseline + (f" × {self.strength:g}" if self.baseline != "pyclick" else "")
+
+
+def prior_text(chosen: PriorChoice) -> str:
     """What a model's learned prior chose, in words: "per query × 4" or "PyClick's ½"."""
-    if chosen["baseline"] not in BASELINE_BY_KEY:
+    if chosen.baseline not in BASELINE_BY_KEY:
         return PRIOR_LABELS["pyclick"]
-    return f"{BASELINE_BY_KEY[chosen['baseline']].label} × {chosen['strength']:g}"
+    return f"{BASELINE_BY_KEY[chosen.baseline].label} × {chosen.strength:g}"
 
 
 def _mean_by(group: np.ndarray, attr: np.ndarray, n: np.ndarray, fallback: float) -> np.ndarray:
@@ -100,17 +123,18 @@ def prior_from(base_attr: np.ndarray, t: SessionTable, pair_query: np.ndarray, *
     return strength * mu, np.full(len(mu), float(strength))
 
 
-def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, *, seed: int = 0, choice: dict | None = None,
-                  base_cls=None):
+def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, *, seed: int = 0,
+                  choice: PriorChoice | None = None, base_cls=None) -> tuple:
     """(the prior, what was chosen): the (baseline, strength) of best held-out log-likelihood for ``cls`` on a
     random fifth of ``train``'s sessions — or ``choice``'s (baseline, strength) without a search, its baseline from a
-    ``base_cls`` fit (the gradient models take PBM's choice and baseline: a search would refit them 13 times)."""
+    ``base_cls`` fit (the gradient models take PBM's choice and baseline: a search would refit them 13 times).
+    What was chosen is a :class:`PriorChoice`."""
     if choice is not None:
-        info = {"baseline": choice["baseline"], "strength": choice["strength"], "chosen_by": choice.get("model")}
-        if choice["baseline"] == "pyclick":
+        info = PriorChoice(baseline=choice.baseline, strength=choice.strength, chosen_by=choice.chosen_by)
+        if choice.baseline == "pyclick":
             return PYCLICK_PRIOR, info
         base = (base_cls or cls)().fit(train)
-        return prior_from(base.attr, train, pair_query, baseline=choice["baseline"], strength=choice["strength"]), info
+        return prior_from(base.attr, train, pair_query, baseline=choice.baseline, strength=choice.strength), info
     rng = np.random.default_rng(seed)
     held = rng.binomial(train.weight.astype(np.int64), VALID_SHARE).astype(np.float64)
     fit_t, valid = replace(train, weight=train.weight - held), replace(train, weight=held)
@@ -125,8 +149,8 @@ def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, *, seed: int
                                                                    strength=m)))
             ll[(b.key, m)] = scores(model, valid)["log_likelihood"]
     best = max(ll, key=ll.get)
-    out = {"baseline": best[0], "strength": best[1], "validation_sessions": int(held.sum()),
-           "validation_log_likelihood": ll[best], "pyclick_validation_log_likelihood": ll[("pyclick", 2.0)]}
+    out = PriorChoice(baseline=best[0], strength=best[1], validation_sessions=int(held.sum()),
+                      validation_log_likelihood=ll[best], pyclick_validation_log_likelihood=ll[("pyclick", 2.0)])
     if best[0] == "pyclick":
         return PYCLICK_PRIOR, out
     return prior_from(base.attr, fit_t, pair_query, baseline=best[0], strength=best[1]), out

@@ -95,8 +95,7 @@ class ClickModelFit:
                          f"{m.conditional_perplexity:>17.4f} {m.seconds:>8.2f}")
         if out.best_fit:
             lines.append(out.best_fit.sentence() + " — 90 % interval paired over the test sessions")
-        learned = [f"{m.label} {m.prior['baseline']}" + (f" × {m.prior['strength']:g}"
-                   if m.prior['baseline'] != "pyclick" else "") for m in out.models.values() if m.prior]
+        learned = [f"{m.label} {m.prior.short()}" for m in out.models.values() if m.prior]
         if learned:
             lines.append("learned prior (baseline × pseudo-impressions, chosen on a held-out fifth): "
                          + ", ".join(learned))
