@@ -20,15 +20,15 @@ from ultr_core.studies.presets import PRESET_SWEEPS, comparison_grid
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def preset_runs(p: dict, seeds: int, sessions: int = 20_000, steps: int = 400, n_jobs: int = 2, cache_dir=None):
+def preset_runs(p, seeds: int, sessions: int = 20_000, steps: int = 400, n_jobs: int = 2, cache_dir=None):
     """The runs the Compare page makes for preset ``p`` at its defaults, cut to the claims' sweep values (with
     ``cache_dir``, each finished cell is kept there and read back by a later call that runs the same cell)."""
     values = []
-    if p["sweep"]:
-        first = p["sweep"].split(",")[0]
-        values = [v for v in p["values"] if any(dict(c.at).get(first) == v or dict(c.worse_at or ()).get(first) == v
-                                                for c in p["claims"])] or p["values"]
-    base, grid = comparison_grid(p["base"], p["methods"], sweep=p["sweep"], values=values, n_sessions=sessions,
+    if p.sweep:
+        first = p.sweep.split(",")[0]
+        values = [v for v in p.values if any(dict(c.at).get(first) == v or dict(c.worse_at or ()).get(first) == v
+                                                for c in p.claims)] or p.values
+    base, grid = comparison_grid(p.base, p.methods, sweep=p.sweep, values=values, n_sessions=sessions,
                                  steps=steps)
     return run_grid(base, grid, seeds=list(range(seeds)), n_jobs=n_jobs, cache_dir=cache_dir)
 
@@ -52,12 +52,12 @@ def main():
         if a.preset and not name.startswith(a.preset):
             continue
         lines += [f"## {name}", ""]
-        if not p["claims"]:
+        if not p.claims:
             lines += ["Our ablation: the paper makes no claim about it.", ""]
             continue
         t = time.time()
-        seeds = p.get("seeds", a.seeds)
-        res = check_claims(preset_runs(p, seeds), p["claims"], method_col="algorithm")
+        seeds = p.seeds or a.seeds
+        res = check_claims(preset_runs(p, seeds), p.claims, method_col="algorithm")
         tab = claims_table(res)
         lines += ["| " + " | ".join(tab.columns) + " |", "|" + "---|" * len(tab.columns)]
         lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in tab.itertuples(index=False)]

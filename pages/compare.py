@@ -1,4 +1,5 @@
 import os
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -15,7 +16,7 @@ from ultr_core.app.text import escape_markdown
 from ultr_core.errors import ConfigError
 from ultr_core.evaluation.claims import VERDICT_RULE, VERDICTS
 from ultr_core.simulation.simulated import APP_MAX_SWEEP_SESSIONS
-from ultr_core.studies.presets import PRESET_SWEEPS
+from ultr_core.studies.presets import CUSTOM, PRESET_SWEEPS, ComparePreset
 from ultr_core.tasks.compare_methods import METRICS, CompareOptions, MethodComparison, compare_methods_job
 
 NAMES = {v: k for k, v in ALGORITHMS.items()}
@@ -32,35 +33,51 @@ def main():
     with st.sidebar:
         c = _choices()
     url_notices()
-    if c["preset"] != "custom":              # the whole name and its claims, never only the sidebar's cut box
-        claims = c["p"].get("claims", ())
-        st.markdown(f"**Preset:** {escape_markdown(c['preset'])}" + (
+    if c.preset != "custom":              # the whole name and its claims, never only the sidebar's cut box
+        claims = c.p.claims
+        st.markdown(f"**Preset:** {escape_markdown(c.preset)}" + (
             " — checks: " + "; ".join(escape_markdown(x.sentence) for x in claims) + "." if claims else
             " — our ablation: the paper makes no claim about it to check."))
     st.query_params.clear()
-    chosen = {"preset": c["preset"], "sweep": c["sweep_name"], "seeds": c["seeds"], "sessions": c["sessions"],
-              "steps": c["steps"], "guess": c["guess"]}
-    chosen["methods"] = tuple(NAMES[m] for m in c["methods"])
-    if SWEEPS[c["sweep_name"]] is not None:
-        chosen["values"] = c["values_txt"]
+    chosen = {"preset": c.preset, "sweep": c.sweep_name, "seeds": c.seeds, "sessions": c.sessions,
+              "steps": c.steps, "guess": c.guess}
+    chosen["methods"] = tuple(NAMES[m] for m in c.methods)
+    if SWEEPS[c.sweep_name] is not None:
+        chosen["values"] = c.values_txt
     st.query_params.update({k: SETTING[k].to_url(v) for k, v in chosen.items()})
-    job_buttons("compare_job", "▶ Run", lambda: _start(c), disabled=not c["methods"])
+    job_buttons("compare_job", "▶ Run", lambda: _start(c), disabled=not c.methods)
     live("compare_job", _show)
     with st.expander("Methods and formulas"):
-        for m in c["methods"]:
+        for m in c.methods:
             spec = SPECS_BY_KEY[NAMES[m]]
             st.markdown(f"**{m}** — {spec.cite}")
             st.latex(spec.latex)
 
 
-def _linked_methods(p: dict, linked: bool) -> list:
+def _linked_methods(p: ComparePreset, linked: bool) -> list:
     """The preset's methods, or those a link for this preset names (its setting: unknown names left out, with a
     notice), as labels."""
-    s = SETTING["methods"].with_default(tuple(p["methods"]))
+    s = SETTING["methods"].with_default(p.methods)
     return [ALGORITHMS[m] for m in (read_setting(s) if linked else s.default)]
 
 
-def _choices() -> dict:
+@dataclass(frozen=True)
+class Choices:
+    """The sidebar's choices: the preset's name and record, the methods (labels), the sweep's name and its values as
+    typed, seeds, sessions, training steps and whether to guess first."""
+
+    preset: str
+    p: ComparePreset
+    methods: list
+    sweep_name: str
+    values_txt: str
+    seeds: int
+    sessions: int
+    steps: int
+    guess: bool
+
+
+def _choices() -> Choices:
     """The sidebar: preset, methods, sweep and its values, seeds, sessions, steps (a link's choices first)."""
     presets = list(SETTING["preset"].options)
     preset = st.selectbox("preset", presets, presets.index(read_setting(SETTING["preset"])),
@@ -68,24 +85,24 @@ def _choices() -> dict:
                                "CLD presets: 24 candidates "
                                "per query, binarised relevance and the official CLD code's protocol — "
                                "docs/conventions.md)", key="cmp_preset")
-    p = PRESET_SWEEPS.get(preset, dict(base={}, methods=["naive", "dla", "ips"], sweep=None, values=[]))
+    p = PRESET_SWEEPS.get(preset, CUSTOM)
     linked = st.query_params.get("preset", "custom") == preset        # the link's choices belong to this preset
     default_methods = _linked_methods(p, linked)
     methods = st.multiselect("methods", list(ALGORITHMS.values()), default_methods,
                              key=f"m_{preset}", help="CLD, CLD_pair, Heckman and RankAgg need a top-k cut-off "
                                                      "(the CLD presets set one)")
-    sweep_label = {v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none")
+    sweep_label = {v: k for k, v in SWEEPS.items()}.get(p.sweep, "none")
     if linked:
         sweep_label = read_setting(SETTING["sweep"].with_default(sweep_label))
     sweep_name = st.selectbox("sweep", list(SWEEPS), list(SWEEPS).index(sweep_label), key=f"s_{preset}",
                               help="the parameter on the x axis")
-    s = SETTING["values"].with_default(", ".join(map(str, p["values"])))
+    s = SETTING["values"].with_default(", ".join(map(str, p.values)))
     default_values = (read_setting(s) if linked else s.default)[:200]
     values_txt = st.text_input("values (comma-separated)", default_values, key=f"v_{preset}",
                                disabled=SWEEPS[sweep_name] is None,
                                help="values of the swept parameter, e.g. 0, 0.5, 1, 1.5, 2")
     s = SETTING["seeds"]
-    seeds = st.slider("seeds", s.lo, s.hi, read_setting(s.with_default(p.get("seeds", s.default))), key=f"n_{preset}",
+    seeds = st.slider("seeds", s.lo, s.hi, read_setting(s.with_default(p.seeds or s.default)), key=f"n_{preset}",
                       help="each seed re-simulates the clicks and re-initialises training")
     sessions = st.select_slider("sessions", SETTING["sessions"].options, read_setting(SETTING["sessions"]),
                                 help="simulated sessions per run (synthetic default data)", key="cmp_sessions")
@@ -94,21 +111,20 @@ def _choices() -> dict:
                              key="cmp_training_steps")
     guess = st.toggle("predict before you see", read_setting(SETTING["guess"]) == 1, key="cmp_guess_on",
                       help="before the bars, guess which methods end below raw clicks (Naive); off: results at once")
-    return {"preset": preset, "p": p, "methods": methods, "sweep_name": sweep_name, "values_txt": values_txt,
-            "seeds": seeds, "sessions": sessions, "steps": steps, "guess": guess}
+    return Choices(preset, p, methods, sweep_name, values_txt, seeds, sessions, steps, guess)
 
 
-def _start(c: dict):
-    key = SWEEPS[c["sweep_name"]]
+def _start(c: Choices):
+    key = SWEEPS[c.sweep_name]
     try:                                    # the task's options: every grid key and cell checked before anything runs
-        options = CompareOptions(base=c["p"]["base"], methods=tuple(NAMES[m] for m in c["methods"]), sweep=key,
-                                 values=tuple(c["values_txt"].replace(";", ",").split(",")) if key else (),
-                                 seeds=c["seeds"], sessions=c["sessions"], steps=c["steps"],
-                                 max_sessions=APP_MAX_SWEEP_SESSIONS, claims=tuple(c["p"].get("claims", ())))
+        options = CompareOptions(base=c.p.base, methods=tuple(NAMES[m] for m in c.methods), sweep=key,
+                                 values=tuple(c.values_txt.replace(";", ",").split(",")) if key else (),
+                                 seeds=c.seeds, sessions=c.sessions, steps=c.steps,
+                                 max_sessions=APP_MAX_SWEEP_SESSIONS, claims=c.p.claims)
     except ConfigError as e:
         st.error(f"Check the settings — {escape_markdown(e)}")
         return None
-    st.session_state["compare_options"] = (c["preset"], options)       # what this run is and is checked against
+    st.session_state["compare_options"] = (c.preset, options)       # what this run is and is checked against
     return submit_job(options.key(), compare_methods_job, options, n_jobs=1, cache_dir=CACHE)
 
 

@@ -187,8 +187,8 @@ def test_a_setting_refuses_a_default_outside_its_own_domain():
     from ultr_core.studies.presets import PRESET_SWEEPS
     compare = {s.url: s for s in COMPARE_SETTINGS}
     for p in PRESET_SWEEPS.values():                # every preset's own defaults lie in the Compare table's domain
-        compare["seeds"].with_default(p.get("seeds", 3))
-        compare["sweep"].with_default({v: k for k, v in SWEEPS.items()}.get(p["sweep"], "none"))
+        compare["seeds"].with_default(p.seeds or 3)
+        compare["sweep"].with_default({v: k for k, v in SWEEPS.items()}.get(p.sweep, "none"))
 
 
 def test_every_corrected_playground_link_value_is_announced_and_stays_through_reruns():

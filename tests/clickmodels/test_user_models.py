@@ -157,8 +157,8 @@ def test_compare_preset_paper_claims_hold_over_five_seeds(study_cache):
     from tests.evaluation.test_claims import _doc_rows
     name = next(n for n in PRESET_SWEEPS if n.startswith("Users who"))
     p = PRESET_SWEEPS[name]
-    paper = [c for c in p["claims"] if c.source.startswith("Vardasbi")]
-    runs = preset_runs({**p, "methods": ["ips", "cm_ips", "oracle"], "claims": paper}, p["seeds"], n_jobs=1,
+    paper = [c for c in p.claims if c.source.startswith("Vardasbi")]
+    runs = preset_runs(p.with_(methods=["ips", "cm_ips", "oracle"], claims=paper), p.seeds, n_jobs=1,
                        cache_dir=study_cache)
     table = claims_table(check_claims(runs, paper, method_col="algorithm"))
     got = [[str(v) for v in row] for row in table.itertuples(index=False)]

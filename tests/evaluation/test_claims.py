@@ -62,11 +62,11 @@ def test_a_claim_at_one_of_two_swept_parameters_finds_the_joint_column():
 def test_every_compare_preset_claim_names_methods_the_preset_runs():
     from ultr_core.algorithms import ALGORITHMS
     for name, p in PRESET_SWEEPS.items():
-        trained = {ALGORITHMS[m] for m in p["methods"]}
-        for c in p["claims"]:
+        trained = {ALGORITHMS[m] for m in p.methods}
+        for c in p.claims:
             assert {c.better, c.worse} <= trained, (name, c.text)
             for col, value in c.at + (c.worse_at or ()):                  # a claim is about a value the preset sweeps
-                assert col in (p["sweep"] or "").split(",") and value in p["values"], (name, c.text)
+                assert col in (p.sweep or "").split(",") and value in p.values, (name, c.text)
             assert c.source, (name, c.text)
 
 
@@ -103,10 +103,10 @@ def test_compare_preset_verdicts_are_the_ones_the_doc_records(name, study_cache)
     p = PRESET_SWEEPS[name]
     # only the methods the claims name: a claim's row reads its two methods' runs, and every cell's result is the
     # one it gets alone (tests/algorithms/test_algorithms.py), so the other methods' runs cannot change a digit
-    named = {m for c in p["claims"] for m in (c.better, c.worse)}
-    p = {**p, "methods": [m for m in p["methods"] if ALGORITHMS[m] in named]}
+    named = {m for c in p.claims for m in (c.better, c.worse)}
+    p = p.with_(methods=[m for m in p.methods if ALGORITHMS[m] in named])
     runs = preset_runs(p, 3, n_jobs=1, cache_dir=study_cache)
-    table = claims_table(check_claims(runs, p["claims"], method_col="algorithm"))
+    table = claims_table(check_claims(runs, p.claims, method_col="algorithm"))
     got = [[str(v) for v in row] for row in table.itertuples(index=False)]
     assert got == _doc_rows(name)
 
@@ -127,10 +127,10 @@ def test_beyond_examination_preset_verdicts_over_five_seeds_are_the_ones_the_doc
     from ultr_core.algorithms import ALGORITHMS
     from ultr_core.app.tables import claims_table
     p = PRESET_SWEEPS[name]
-    named = {m for c in p["claims"] for m in (c.better, c.worse)}
-    p = {**p, "methods": [m for m in p["methods"] if ALGORITHMS[m] in named]}
-    runs = preset_runs(p, p["seeds"], n_jobs=1, cache_dir=study_cache)
-    table = claims_table(check_claims(runs, p["claims"], method_col="algorithm"))
+    named = {m for c in p.claims for m in (c.better, c.worse)}
+    p = p.with_(methods=[m for m in p.methods if ALGORITHMS[m] in named])
+    runs = preset_runs(p, p.seeds, n_jobs=1, cache_dir=study_cache)
+    table = claims_table(check_claims(runs, p.claims, method_col="algorithm"))
     assert [[str(v) for v in row] for row in table.itertuples(index=False)] == _doc_rows(name)
 
 
@@ -140,7 +140,7 @@ def test_every_compare_preset_opens_from_a_link_with_its_own_sweep():
     (seen in chromium, issue #48)."""
     from apphelp import no_crash, page
     for name, p in PRESET_SWEEPS.items():
-        if not p["sweep"]:
+        if not p.sweep:
             continue
         at = page("compare.py")
         at.query_params["preset"] = name
@@ -148,4 +148,18 @@ def test_every_compare_preset_opens_from_a_link_with_its_own_sweep():
         assert no_crash(at)
         sweep = at.sidebar.selectbox(key=f"s_{name}")
         assert sweep.value != "none", name
-        assert at.sidebar.text_input(key=f"v_{name}").value == ", ".join(map(str, p["values"])), name
+        assert at.sidebar.text_input(key=f"v_{name}").value == ", ".join(map(str, p.values)), name
+
+
+def test_a_preset_is_a_frozen_record():
+    """Issue #59: a Compare preset is one record (base changes, methods, sweep and values, claims, seeds), frozen,
+    its lists held as tuples; the page's own setting when none is chosen is one too."""
+    import dataclasses
+
+    from ultr_core.studies.presets import CUSTOM, ComparePreset
+    p = next(iter(PRESET_SWEEPS.values()))
+    assert all(isinstance(q, ComparePreset) for q in PRESET_SWEEPS.values()) and isinstance(p.methods, tuple)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.sweep = "click.eta"
+    fewer = p.with_(methods=["naive"])
+    assert fewer.methods == ("naive",) and p.methods != fewer.methods and CUSTOM.seeds is None

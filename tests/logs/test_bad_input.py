@@ -382,11 +382,11 @@ def test_every_compare_preset_is_valid(name):
     from ultr_core.studies.presets import PRESET_SWEEPS
     p = PRESET_SWEEPS[name]
     base = ExperimentSpec()
-    for k, v in p["base"].items():
+    for k, v in p.base.items():
         base = base.with_value(k, v)
-    grid = {p["sweep"]: p["values"]} if p["sweep"] else {}
-    check_cells(expand_grid(base, {**grid, "train.algorithm": p["methods"]}, [0]))   # raises if a cell could not run
-    ds = p["base"].get("dataset", "synthetic")
+    grid = {p.sweep: list(p.values)} if p.sweep else {}
+    check_cells(expand_grid(base, {**grid, "train.algorithm": list(p.methods)}, [0]))   # raises if a cell could not run
+    ds = p.base.get("dataset", "synthetic")
     if ds.partition(":")[0] not in ("synthetic", "ig"):            # a data-root name: it must load by that name
         from ultr_core.data.roots import available_datasets
         from ultr_core.data.sources import load_dataset

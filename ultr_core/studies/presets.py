@@ -8,9 +8,12 @@ numeric modules, so editing a preset must not invalidate finished experiment cel
 """
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 from ultr_core.evaluation.claims import Claim
 
-__all__ = ["PRESET_SWEEPS", "NAME_SWEEPS", "comparison_grid"]
+__all__ = ["PRESET_SWEEPS", "NAME_SWEEPS", "comparison_grid", "ComparePreset", "CUSTOM"]
 
 #: swept parameters whose values are names, not numbers
 NAME_SWEEPS = ("click.user_model",)
@@ -23,15 +26,41 @@ _CLD_BASE = {"dataset": "synthetic:500:24", "click.topk": 5, "click.convention":
              "train.max_weight": None, "train.heckman": "official", "train.cld_form": "official",
              "train.cld_gamma": 0.5, "train.pair_orientation": "official"}
 
+
+@dataclass(frozen=True, kw_only=True)
+class ComparePreset:
+    """A paper setting for the Compare page: ``base`` changes to the default experiment (dotted keys), the
+    ``methods`` (internal names), the swept parameter (None: one setting) and its ``values``, the paper's
+    ``claims`` there, and the number of ``seeds`` it needs (None: the page's or the command's default)."""
+
+    base: dict
+    methods: tuple
+    sweep: str | None = None
+    values: tuple = ()
+    claims: tuple = ()
+    seeds: int | None = None
+
+    def __post_init__(self):
+        for name in ("methods", "values", "claims"):           # lists in the table, tuples in the record
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    def with_(self, **changes) -> "ComparePreset":
+        """A copy with ``changes`` (the record is frozen)."""
+        return dataclasses.replace(self, **changes)
+
+
+#: the page's own setting when no preset is chosen
+CUSTOM = ComparePreset(base={}, methods=("naive", "dla", "ips"))
+
 #: paper settings for the Compare page: base changes, methods, the swept parameter and the paper's claims (and
 #: ``seeds``, the page's default number of seeds for the preset, where it is not 3)
 PRESET_SWEEPS = {
-    "PBM η = 1: Oracle / DLA / IPS / Naive (synthetic default)": dict(
+    "PBM η = 1: Oracle / DLA / IPS / Naive (synthetic default)": ComparePreset(
         base={}, methods=["naive", "ips", "dla", "oracle"], sweep=None, values=[],
         claims=[Claim("DLA", "Naive", "ndcg@10", source="DLA (Ai et al., SIGIR 2018): debiased clicks beat raw clicks"),
                 Claim("IPS", "Naive", "ndcg@10", source="IPS (Joachims et al., WSDM 2017) under a known PBM"),
                 Claim("Oracle", "DLA", "ndcg@10", source="true labels are the upper bound")]),
-    "Users who don't follow PBM: DCM and DBN clicks, CM-IPS (Vardasbi et al., SIGIR 2020)": dict(
+    "Users who don't follow PBM: DCM and DBN clicks, CM-IPS (Vardasbi et al., SIGIR 2020)": ComparePreset(
         base={}, methods=["naive", "ips", "dla", "lbd", "cm_ips", "oracle"], sweep="click.user_model",
         values=["pbm", "dcm", "dbn"], seeds=5,
         claims=[Claim("CM-IPS", "IPS", "ndcg@10", at=(("click.user_model", "dcm"),),
@@ -47,7 +76,7 @@ PRESET_SWEEPS = {
                       source="our question: do DCM-form propensities (λ fitted by DCM) help under DBN clicks?"),
                 Claim("Oracle", "CM-IPS", "ndcg@10", at=(("click.user_model", "dbn"),),
                       source="our question: … or is there still a gap to full information under DBN?")]),
-    "Trust bias breaks IPS; Affine-IPS and DR hold (Vardasbi et al., CIKM 2020; ε⁻_p = 0.9/p)": dict(
+    "Trust bias breaks IPS; Affine-IPS and DR hold (Vardasbi et al., CIKM 2020; ε⁻_p = 0.9/p)": ComparePreset(
         base={"click.continuation": 0.9}, methods=["naive", "ips", "bayes_ips", "affine_ips", "dr", "oracle"],
         sweep="click.user_model", values=["pbm", "trust"], seeds=5,
         claims=[Claim("Affine-IPS", "IPS", "ndcg@10", at=(("click.user_model", "trust"),),
@@ -58,7 +87,8 @@ PRESET_SWEEPS = {
                       source="Vardasbi et al. 2020 (§4, Table 2): Bayes-IPS stays biased; Affine-IPS beats it"),
                 Claim("Oracle", "IPS", "ndcg@10", at=(("click.user_model", "trust"),),
                       source="our question: does IPS keep a gap to full information under trust bias?")]),
-    "Deterministic top-k breaks policy-aware IPS, exploration rescues it (Oosterhuis & de Rijke, SIGIR 2020)": dict(
+    "Deterministic top-k breaks policy-aware IPS, exploration rescues it (Oosterhuis & de Rijke, SIGIR 2020)":
+    ComparePreset(
         base={"click.topk": 3}, methods=["naive", "ips", "policy_aware", "dr", "oracle"], sweep="click.shuffle",
         values=[0.0, 0.3], seeds=5,
         claims=[Claim("IPS", "Policy-aware IPS", "ndcg@10", at=(("click.shuffle", 0.0),),
@@ -70,7 +100,7 @@ PRESET_SWEEPS = {
                 Claim("Policy-aware IPS", "IPS", "ndcg@10", at=(("click.shuffle", 0.3),),
                       source="Oosterhuis & de Rijke 2020 (Fig. 2): under stochastic top-k logging policy-aware IPS "
                              "beats IPS")]),
-    "LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)": dict(
+    "LBD Fig. 3a/3b: coupling level η_c (λ, t from Table 3)": ComparePreset(
         base={}, methods=["naive", "dla", "vectorization", "lbd", "lbd_lips", "lbd_ber"], sweep="click.coupling",
         values=[0.0, 0.2, 0.4, 0.6],
         claims=[Claim("Naive", "DLA", "ndcg@10", at=(("click.coupling", 0.6),),
@@ -81,14 +111,14 @@ PRESET_SWEEPS = {
                       source="LBD Fig. 3b: LBD ≥ LBD_Lips"),
                 Claim("LBD", "LBD_Ber", "ndcg@10", at=(("click.coupling", 0.6),),
                       source="LBD Fig. 3b: LBD ≥ LBD_Ber")]),
-    "LBD Fig. 3a on the Yahoo! sample: η_c = 0.6, top-10 (needs the yahoo_sample data root)": dict(
+    "LBD Fig. 3a on the Yahoo! sample: η_c = 0.6, top-10 (needs the yahoo_sample data root)": ComparePreset(
         base={"dataset": "yahoo_sample", "click.topk": 10, "click.coupling": 0.6},
         methods=["naive", "dla", "lbd"], sweep=None, values=[],
         claims=[Claim("Naive", "DLA", "ndcg@10", source="LBD Fig. 3a: group-level DLA falls below raw clicks at high "
                                                         "coupling (real features: the Yahoo! sample)"),
                 Claim("LBD", "DLA", "ndcg@10", source="LBD Fig. 3a: LBD keeps relevance and observation apart "
                                                       "and stays above DLA")]),
-    "LBD Fig. 3c: HTE with intervention data (coupling level η_c)": dict(
+    "LBD Fig. 3c: HTE with intervention data (coupling level η_c)": ComparePreset(
         base={}, methods=["naive", "hte", "hte_oracle", "lbd_hte_oracle", "lbd"], sweep="click.coupling",
         values=[0.0, 0.2, 0.4, 0.6],
         claims=[Claim("LBD", "HTE", "ndcg@10", at=(("click.coupling", 0.0),),
@@ -100,38 +130,39 @@ PRESET_SWEEPS = {
                 Claim("LBD-HTE-oracle", "HTE", "ndcg@10", at=(("click.coupling", 0.6),),
                       source="LBD §6.3: LBD on oracle-corrected clicks always beats HTE")]),
     # CLD presets follow the official code's protocol (_CLD_BASE), 24 candidates per query (Yahoo!-like)
-    "CLD Table 2: top-5, η = 1 (reciprocal), 10 % noise, binarised relevance (official protocol)": dict(
+    "CLD Table 2: top-5, η = 1 (reciprocal), 10 % noise, binarised relevance (official protocol)": ComparePreset(
         base={**_CLD_BASE, "click.eta": 1.0, "click.noise": 0.1},
         methods=["naive", "ips", "heckman", "rankagg", "cld", "cld_pair", "oracle"], sweep=None, values=[],
         claims=[Claim("CLD", c, "ndcg@3", source=f"CLD Table 2: CLD beats {c} under top-k selection bias")
                 for c in ("IPS", "Heckman", "RankAgg")]
                + [Claim("CLD_pair", c, "ndcg@3",
                         source=f"CLD Table 2: CLD_pair beats {c} too") for c in ("IPS", "Heckman")]),
-    "CLD ρ ablation: does the selection coupling matter? (ρ = 0 vs the official 0.5 and the paper's range)": dict(
+    "CLD ρ ablation: does the selection coupling matter? (ρ = 0 vs the official 0.5 and the paper's range)":
+    ComparePreset(
         base={**_CLD_BASE, "click.eta": 1.0, "click.noise": 0.1}, methods=["cld"], sweep="train.cld_gamma",
         values=[0.0, 0.1, 0.3, 0.5, 0.7], claims=[]),          # our ablation: the paper makes no claim about ρ = 0
-    "CLD Fig. 4: cut-off k": dict(
+    "CLD Fig. 4: cut-off k": ComparePreset(
         base={k: v for k, v in _CLD_BASE.items() if k != "click.topk"} | {"click.eta": 1.0},
         methods=["naive", "ips", "heckman", "cld"], sweep="click.topk", values=[2, 3, 5, 10, 15],
         claims=[Claim("CLD", c, "ndcg@3", at=(("click.topk", 2),), source=f"CLD Fig. 4: CLD leads {c} most at small k")
                 for c in ("IPS", "Heckman")]),
-    "CLD Fig. 4 (right): position-bias severity η (top-5)": dict(
+    "CLD Fig. 4 (right): position-bias severity η (top-5)": ComparePreset(
         base=_CLD_BASE, methods=["naive", "ips", "heckman", "cld"],
         sweep="click.eta", values=[0.0, 0.5, 1.0, 1.5, 2.0],
         claims=[Claim("CLD", c, "ndcg@3", at=(("click.eta", 2.0),),
                       source=f"CLD Fig. 4 (right): CLD beats {c} under severe position bias")
                 for c in ("IPS", "Heckman")]),
-    "CLD Fig. 5: click sessions (top-5, η = 1)": dict(
+    "CLD Fig. 5: click sessions (top-5, η = 1)": ComparePreset(
         base={**_CLD_BASE, "click.eta": 1.0}, methods=["naive", "ips", "heckman", "cld"],
         sweep="n_sessions", values=[2_000, 5_000, 20_000, 50_000],
         claims=[Claim("CLD", "IPS", "ndcg@3", at=(("n_sessions", 2_000),),
                       source="CLD Fig. 5: CLD ahead with few sessions")]),
-    "CLD Fig. 6: click noise ε (top-5, η = 1)": dict(
+    "CLD Fig. 6: click noise ε (top-5, η = 1)": ComparePreset(
         base={**_CLD_BASE, "click.eta": 1.0},
         methods=["naive", "ips", "heckman", "cld"], sweep="click.noise", values=[0.0, 0.1, 0.2, 0.3, 0.5],
         claims=[Claim("CLD", "IPS", "ndcg@3", at=(("click.noise", 0.5),),
                       source="CLD Fig. 6: CLD is robust to click noise")]),
-    "CLD Fig. 7: misspecified propensity (true η = 1, k = 3)": dict(
+    "CLD Fig. 7: misspecified propensity (true η = 1, k = 3)": ComparePreset(
         base={**_CLD_BASE, "click.topk": 3}, methods=["ips", "rankagg", "cld"], sweep="train.ips_eta,train.cld_rho_eta",
         values=[0.0, 0.5, 1.0, 1.5, 2.0],
         claims=[Claim("CLD", "IPS", "ndcg@3", at=(("train.ips_eta", 2.0),),
