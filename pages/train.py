@@ -1,4 +1,4 @@
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import streamlit as st
@@ -47,13 +47,13 @@ def main():
         c = _choices()
     url_notices()
     st.query_params.update({k: SETTING[k].to_url(v) if k in SETTING else str(int(v)) if isinstance(v, bool) else str(v)
-                            for k, v in c.items() if k != "hyper"})
+                            for k, v in c.url_values().items()})
     if link_spec:
         st.query_params["log"] = link_spec
     elif "log" in st.query_params:
         del st.query_params["log"]
     job_buttons("train_job", "▶ Start training", lambda: _start(c, noise, link_spec, log, ds, _log_name(link_spec)),
-                disabled=not c["algorithms"])
+                disabled=not c.algorithms)
     truth = signal_curve(log)                 # θ_p, or the click signal θ_p(ε⁺ − ε⁻) of trust-bias users
     users = _user_model(log)
     trained_on = st.session_state.get("train_job_log")
@@ -61,11 +61,11 @@ def main():
         st.warning(f"The charts and metrics below belong to the previous log ({escape_markdown(trained_on)}), not "
                    "to this one: press Start to train on it.")             # a result names the log it belongs to
         truth, users = None, None                   # this log's truth is not the curve those runs estimated
-    live("train_job", lambda job: _show(job, truth, c["seed"], users))
-    rankers_section(ds, log, link_spec, list(c["algorithms"]),
-                    {"model": c["model"], "lr": c["lr"], "steps": c["steps"], "seed": int(c["seed"])})
+    live("train_job", lambda job: _show(job, truth, c.seed, users))
+    rankers_section(ds, log, link_spec, list(c.algorithms),
+                    {"model": c.model, "lr": c.lr, "steps": c.steps, "seed": int(c.seed)})
     with st.expander("Methods and formulas", expanded=False):
-        for a in c["algorithms"]:
+        for a in c.algorithms:
             spec = SPECS_BY_KEY[a]
             st.markdown(f"**{ALGORITHMS[a]}** — {spec.cite}")
             st.latex(spec.latex)
@@ -148,7 +148,29 @@ def _user_model(log) -> str:
     return log.meta.get("click_model", {}).get("user_model", "pbm")
 
 
-def _choices() -> dict:
+@dataclass(frozen=True)
+class Choices:
+    """The sidebar's choices: the algorithms (internal names), ranking model, learning rate, steps, seed, whether to
+    add the reference lines, where clicks come from, and the methods' hyper-parameters — by URL key (``urls``) and
+    by the field they set (``hyper``)."""
+
+    algorithms: tuple
+    model: str
+    lr: float
+    steps: int
+    seed: int
+    refs: bool
+    clicks: str
+    urls: dict
+    hyper: dict
+
+    def url_values(self) -> dict:
+        """URL key → value, the page's settings first, then the methods' hyper-parameters."""
+        return {"algorithms": self.algorithms, "model": self.model, "lr": self.lr, "steps": self.steps,
+                "seed": self.seed, "refs": self.refs, "clicks": self.clicks, **self.urls}
+
+
+def _choices() -> Choices:
     """The sidebar's algorithms, ranker, optimisation and method hyper-parameters (URL keys as keys)."""
     st.header("Algorithms")
     v = _settings()
@@ -173,8 +195,7 @@ def _choices() -> dict:
                            "click model (ULTRA's simulation, used by the LBD paper)", key="train_clicks")
     keys = tuple(NAMES[a] for a in chosen)
     urls, fields = _hyper_widgets(list(keys))
-    return {"algorithms": keys, "model": model, "lr": lr, "steps": steps, "seed": seed, "refs": refs_on,
-            "clicks": clicks, **urls, "hyper": fields}
+    return Choices(keys, model, lr, steps, seed, refs_on, clicks, urls, fields)
 
 
 def _settings() -> dict:
@@ -219,18 +240,18 @@ def _log_name(link_spec) -> str:
     return f"the uploaded log {key[1][0]}" if isinstance(key, tuple) and key[:1] == ("upload",) else "the current log"
 
 
-def _start(c: dict, noise: float, link_spec, log, ds, log_name: str):
+def _start(c: Choices, noise: float, link_spec, log, ds, log_name: str):
     try:
-        options = MethodsOptions(algorithms=c["algorithms"], references=bool(c["refs"]),
-                                 train=TrainConfig(model=c["model"], lr=c["lr"], steps=c["steps"], seed=int(c["seed"]),
-                                                   clicks=c["clicks"]),
-                                 hyper=tuple(c["hyper"].items()))
+        options = MethodsOptions(algorithms=c.algorithms, references=bool(c.refs),
+                                 train=TrainConfig(model=c.model, lr=c.lr, steps=c.steps, seed=int(c.seed),
+                                                   clicks=c.clicks),
+                                 hyper=tuple(c.hyper.items()))
         jobs = train_methods_jobs(options, noise=noise, spec=link_spec, log=log, dataset=ds)   # checked: earlier
     except ConfigError as e:                                                                 # results stay
         st.error(f"Check the settings: {escape_markdown(e)}")
         return None
     st.session_state["train_refs"] = tuple(ALGORITHMS[r] for r in options.added_references)
-    st.session_state["train_steps"] = c["steps"]                  # per job: one method each
+    st.session_state["train_steps"] = c.steps                  # per job: one method each
     st.session_state["train_job_log"] = log_name
     # one pooled job per method; a reproducible log travels as its spec and identical runs are shared
     return submit_jobs(jobs)
