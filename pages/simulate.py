@@ -1,4 +1,5 @@
 import hashlib
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -50,11 +51,11 @@ def main():
         d = _dataset_choice()
         c = _click_model_choice()
     url_notices()
-    params = {"dataset": d["source"], "data_seed": d["data_seed"], **{k: v for k, v in c.items() if v is not None}}
-    params.update({k: d[k] for k in ("queries", "k") if d[k] is not None})
+    params = {"dataset": d.source, "data_seed": d.data_seed, **{k: v for k, v in c.items() if v is not None}}
+    params.update({k: v for k, v in (("queries", d.queries), ("k", d.k)) if v is not None})
     st.query_params.clear()
     st.query_params.update({k: str(v) for k, v in params.items()})
-    if d["source"] == "upload" and d["upload"] is None:
+    if d.source == "upload" and d.upload is None:
         st.info("Upload an SVMlight/LETOR file in the sidebar, or pick a built-in dataset.")
         st.stop()
     try:
@@ -66,7 +67,20 @@ def main():
     _show(log, sim, c["topk"], int(c["seed"]))
 
 
-def _dataset_choice() -> dict:
+@dataclass(frozen=True)
+class DatasetChoice:
+    """The sidebar's data set: its source, seed, the uploaded file (or None), the size knob that applies (queries of
+    the synthetic data, components K of the identifiability data; else None) and the data set's spec."""
+
+    source: str
+    data_seed: int
+    upload: object
+    queries: int | None
+    k: int | None
+    spec: str
+
+
+def _dataset_choice() -> DatasetChoice:
     """The sidebar's data set: its source, seed, the spec (or the uploaded file) and its size knobs."""
     st.header("Dataset")
     named = sorted(available_datasets())
@@ -97,7 +111,7 @@ def _dataset_choice() -> dict:
     else:
         spec = dataset_spec(source)        # a name from the data roots, never a typed path
 
-    return {"source": source, "data_seed": data_seed, "upload": upload, "queries": queries, "k": k, "spec": spec}
+    return DatasetChoice(source, data_seed, upload, queries, k, spec)
 
 
 def _click_model_choice() -> dict:
@@ -113,15 +127,15 @@ def _click_model_choice() -> dict:
     return c | {name: param_widget(PARAM[name]) for name in ("sessions", "seed")}
 
 
-def _build(d: dict, c: dict):
+def _build(d: DatasetChoice, c: dict):
     """(data set, its cache key, click model, simulator, log), or a ConfigError naming the knob."""
-    upload, source, spec = d["upload"], d["source"], d["spec"]
+    upload, source, spec = d.upload, d.source, d.spec
     if upload is not None:
         data = upload.getvalue()
         digest = hashlib.sha256(data).hexdigest()
         ds, key = _uploaded(upload.name, digest, data), ("upload", digest)
     else:
-        ds, key = _dataset(spec, int(d["data_seed"])), (spec, int(d["data_seed"]))
+        ds, key = _dataset(spec, int(d.data_seed)), (spec, int(d.data_seed))
     n_sessions, seed = c["sessions"], c["seed"]
     cfg = ClickModelConfig.from_values(c, logging="given" if source == "ig" else "svm")
     check_app_rows(int(n_sessions), ds.train)
@@ -129,16 +143,16 @@ def _build(d: dict, c: dict):
     return ds, key, cfg, sim, log
 
 
-def _hand_over(log, ds, key, cfg, d: dict, c: dict) -> None:
+def _hand_over(log, ds, key, cfg, d: DatasetChoice, c: dict) -> None:
     """The log other pages analyse, and the reproducible spec they put in their links (none for uploaded data)."""
-    n_sessions, seed, source = int(c["sessions"]), int(c["seed"]), d["source"]
+    n_sessions, seed, source = int(c["sessions"]), int(c["seed"]), d.source
     st.session_state["log"] = log
     st.session_state.pop("log_notes", None)          # a simulated log has nothing dropped or repaired
     st.session_state["log_key"] = ("simulation", key, cfg, n_sessions, seed)
     st.session_state["dataset"] = ds
-    st.session_state["log_spec"] = (st.session_state["log_key"], None if d["upload"] is not None else LogSpec(
-        dataset=d["spec"] if source in ("synthetic", "ig") else source, click=cfg, n_sessions=n_sessions,
-        seed=seed, data_seed=int(d["data_seed"])).to_string())
+    st.session_state["log_spec"] = (st.session_state["log_key"], None if d.upload is not None else LogSpec(
+        dataset=d.spec if source in ("synthetic", "ig") else source, click=cfg, n_sessions=n_sessions,
+        seed=seed, data_seed=int(d.data_seed)).to_string())
 
 
 def _show(log, sim, topk, seed: int) -> None:
