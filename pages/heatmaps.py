@@ -1,4 +1,5 @@
 import os
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -34,18 +35,18 @@ def main():
         grid = _grid_settings()
     url_notices()
     st.query_params.clear()
-    chosen = {"grid": "paper" if grid["paper"] else "quick", "seeds": grid["seeds"], "sessions": grid["sessions"],
-              "steps": grid["steps"], "model": grid["model"]}
-    st.query_params.update({k: SETTING[k].to_url(v) for k, v in {**chosen, "levels": grid["levels"]}.items()})
-    n_runs = len(grid["levels"]) * len(LAMBDAS) * len(TS) * grid["seeds"]
-    st.write(f"{n_runs} runs ({len(grid['levels'])} coupling levels × 3 λ × 4 t × {grid['seeds']} seed(s)); kept in "
+    chosen = {"grid": "paper" if grid.paper else "quick", "seeds": grid.seeds, "sessions": grid.sessions,
+              "steps": grid.steps, "model": grid.model}
+    st.query_params.update({k: SETTING[k].to_url(v) for k, v in {**chosen, "levels": grid.levels}.items()})
+    n_runs = len(grid.levels) * len(LAMBDAS) * len(TS) * grid.seeds
+    st.write(f"{n_runs} runs ({len(grid.levels)} coupling levels × 3 λ × 4 t × {grid.seeds} seed(s)); kept in "
              "the server's result cache.")
-    job_buttons("heat_job", "▶ Run grid", lambda: _start(grid), disabled=not grid["levels"])
+    job_buttons("heat_job", "▶ Run grid", lambda: _start(grid), disabled=not grid.levels)
     live("heat_job", _show_live)
     job = st.session_state.get("heat_job")
     df = finished_runs(job.result) if job is not None and not job.running and job.result is not None else None
     if df is not None and len(df):
-        _results(df, grid["model"])
+        _results(df, grid.model)
 
 
 def _intro():
@@ -70,7 +71,19 @@ def _linked_levels(paper: bool, linked: bool) -> list:
     return [v for v in FIG4_COUPLING if v in asked]
 
 
-def _grid_settings() -> dict:
+@dataclass(frozen=True)
+class GridChoice:
+    """The sidebar's grid: the paper's or the quick one, its coupling levels, seeds, sessions, steps and ranker."""
+
+    paper: bool
+    levels: list
+    seeds: int
+    sessions: int
+    steps: int
+    model: str
+
+
+def _grid_settings() -> GridChoice:
     """The sidebar's grid: quick or paper, coupling levels, seeds, sessions, steps and ranker (from the URL first)."""
     grids = ["quick (η_c ∈ {0, 0.3, 0.6}, 1 seed)", "paper (η_c ∈ {0, 0.1, …, 0.6}, 3 seeds)"]
     paper = read_setting(SETTING["grid"]) == "paper"
@@ -92,16 +105,16 @@ def _grid_settings() -> dict:
     model = st.radio("ranking model", SETTING["model"].options, horizontal=True,
                      index=SETTING["model"].options.index(read_setting(SETTING["model"])),
                      help="the paper's Fig. 4 uses the DNN ranker", key="heat_ranking_model")
-    return {"paper": paper, "levels": levels, "seeds": seeds, "sessions": sessions, "steps": steps, "model": model}
+    return GridChoice(paper, levels, seeds, sessions, steps, model)
 
 
-def _start(grid: dict):
-    base = ExperimentSpec(n_sessions=grid["sessions"], train=TrainConfig(algorithm="lbd", steps=grid["steps"],
-                                                                         model=grid["model"]))
-    cells = fig4_grid(grid["levels"])
-    st.session_state["heat_model"] = grid["model"]                  # Table 3's cells depend on the ranker
-    return submit_job(("grid", repr(base), repr(cells), grid["seeds"], "history"), grid_job, base, cells,
-                      list(range(grid["seeds"])), n_jobs=1, cache_dir=CACHE, keep_history=True)
+def _start(grid: GridChoice):
+    base = ExperimentSpec(n_sessions=grid.sessions, train=TrainConfig(algorithm="lbd", steps=grid.steps,
+                                                                         model=grid.model))
+    cells = fig4_grid(grid.levels)
+    st.session_state["heat_model"] = grid.model                  # Table 3's cells depend on the ranker
+    return submit_job(("grid", repr(base), repr(cells), grid.seeds, "history"), grid_job, base, cells,
+                      list(range(grid.seeds)), n_jobs=1, cache_dir=CACHE, keep_history=True)
 
 
 def _show_live(job):
