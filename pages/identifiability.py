@@ -1,3 +1,5 @@
+from dataclasses import dataclass
+
 import streamlit as st
 
 from pages._certainty import certainty_section
@@ -66,18 +68,18 @@ def main():
     with st.sidebar:
         st.header("Log")
         src = _source_choice(linked_log())
-        bias, teach = _bias_choice(src["log"])
+        bias, teach = _bias_choice(src.log)
     url_notices()
     _say_what_is_shown(src)
     st.query_params.clear()
-    st.query_params.update({k: SETTING[k].to_url(v) for k, v in {**src["params"], "teach": teach}.items()})
+    st.query_params.update({k: SETTING[k].to_url(v) for k, v in {**src.params, "teach": teach}.items()})
     st.query_params["bias"] = ",".join(bias)
-    if src["link_spec"]:
-        st.query_params["log"] = src["link_spec"]
+    if src.link_spec:
+        st.query_params["log"] = src.link_spec
     if not bias:
         st.warning("Pick at least one bias-factor column in the sidebar.")
         st.stop()
-    log, key = src["log"], src["key"]
+    log, key = src.log, src.key
     try:
         an = cached_analysis(log, key, tuple(bias))
     except (ConfigError, DataFormatError, ValueError) as e:
@@ -102,7 +104,7 @@ def main():
             click_model_section(log, an, key, "ig")
         repair_on_log_section(an, log, key, bias)
         if log.has_truth:
-            _before_after(an, log, key, bias, src["lists"])
+            _before_after(an, log, key, bias, src.lists)
     st.divider()
     for preset in PRESETS:
         _preset(*preset)
@@ -110,7 +112,23 @@ def main():
     contexts_section()
 
 
-def _source_choice(linked) -> dict:
+@dataclass(frozen=True)
+class SourceChoice:
+    """The sidebar's log: the source chosen (and the built-in and current ones' labels), the log, its cache key, its
+    ranked lists (built-in only), the link that rebuilds it, the URL parameters, whether the asked-for log is gone."""
+
+    source: str
+    builtin: str
+    current: str
+    log: object
+    key: object
+    lists: tuple | None
+    link_spec: str | None
+    params: dict
+    lost_log: bool
+
+
+def _source_choice(linked) -> SourceChoice:
     """The sidebar's log: built-in data, a link's log or the current log (Simulate / Upload), with its cache key,
     its ranked lists (built-in only), the link that rebuilds it and the URL parameters."""
     lost_log = False
@@ -152,8 +170,7 @@ def _source_choice(linked) -> dict:
         key = st.session_state.get("log_key") or log_digest(log)
         lists = None
         link_spec = session_log_spec()     # a simulated log: a link rebuilds it in another session
-    return {"source": source, "builtin": builtin, "current": current, "log": log, "key": key, "lists": lists,
-            "link_spec": link_spec, "params": params, "lost_log": lost_log}
+    return SourceChoice(source, builtin, current, log, key, lists, link_spec, params, lost_log)
 
 
 def _bias_choice(log):
@@ -171,13 +188,13 @@ def _bias_choice(log):
     return bias, teach
 
 
-def _say_what_is_shown(src: dict) -> None:
-    if src["lost_log"]:
+def _say_what_is_shown(src: SourceChoice) -> None:
+    if src.lost_log:
         st.warning("This link names the current log of another session (an upload, or a log without a "
                    "reproducible spec): it cannot be rebuilt here, so the page shows the built-in fully synthetic "
                    "data instead. Upload the file on the Upload page to see its graph.")
-    st.caption("Showing: " + escape_markdown(_describe(src["source"], src["key"], src["builtin"], src["current"])))
-    if src["source"] == src["current"]:
+    st.caption("Showing: " + escape_markdown(_describe(src.source, src.key, src.builtin, src.current)))
+    if src.source == src.current:
         for note in st.session_state.get("log_notes", ()):      # what the reader dropped or repaired
             st.caption("Reading the log: " + escape_markdown(note))
 
