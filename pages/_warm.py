@@ -29,7 +29,7 @@ def warm_server() -> None:
     spec = settings.log_spec()
     ds, sim, log = memo(("logspec", spec.to_string()), spec.simulate)
     view = memo(("pg-view", spec.to_string()), lambda log=log, sim=sim: log_view(log, sim))
-    ctr_by_position_figure(view["ctr"], view["observation"]).to_json()
+    ctr_by_position_figure(view.ctr, view.observation).to_json()
     if os.environ.get("ULTR_WARM_STORIES", "1") != "0" and os.environ.get("ULTR_WARM_RUN", "1") != "0":
         threading.Thread(target=warm_stories, args=(pool,), daemon=True, name="ultr-warm-stories").start()
 

@@ -309,8 +309,8 @@ def _charts(settings, preset, changed: bool, present: bool, verdict_box) -> None
         st.session_state["pg_running_settings"] = settings
     view = memo(("pg-view", spec.to_string()), lambda: log_view(log, sim))
     ctr_fig = job_figure(None, ("pg-ctr", spec.to_string(), present),
-                         lambda: _tile(present)(ctr_by_position_figure(view["ctr"], view["observation"],
-                                                                       view["observation_label"])), 0)
+                         lambda: _tile(present)(ctr_by_position_figure(view.ctr, view.observation,
+                                                                       view.observation_label)), 0)
     n_methods = len(settings.train_configs())
     about_log = preset is not None and bool(preset.log_claims) and not changed
     if about_log:                      # its verdict above the tiles, in view at 1280×720 and 1024×576
@@ -324,10 +324,10 @@ def _charts(settings, preset, changed: bool, present: bool, verdict_box) -> None
         if about_log:                  # a story about the log itself: the chart its sentence is about
             log_span_tile(log, spec.to_string(), _tile(True))
         else:
-            live("pg_job", lambda job: _show_observation(_first_seed(job, n_methods), present, view["truth"],
+            live("pg_job", lambda job: _show_observation(_first_seed(job, n_methods), present, view.truth,
                                                          settings.user_model))
     with verdict_box or bot_r:
-        ig_box(view["verdict"], present)
+        ig_box(view.verdict, present)
     with bot_r:
         live("pg_job", lambda job: _show_status(job, settings, preset, changed))
 

@@ -37,9 +37,8 @@ from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.logspec import LogSpec
 
 __all__ = ["PlaygroundSettings", "Preset", "Claim", "PRESETS", "PRESET_SEEDS", "preset_runs", "check_claims",
-           "story_settings",
-           "score_guess",
-           "METHODS", "verdict", "log_view", "algorithm_names", "warm_worker", "seed_runs", "seed_table"]
+           "story_settings", "score_guess", "METHODS", "verdict", "log_view", "LogView", "algorithm_names",
+           "warm_worker", "seed_runs", "seed_table"]
 
 #: the methods a playground run may train besides its references (``playground`` in the algorithm table)
 METHODS = tuple(s.key for s in ALGORITHM_SPECS if s.playground)
@@ -332,17 +331,25 @@ def warm_worker() -> None:
     fit(log, ds, replace(s.train_configs()[2], steps=3, eval_every=3))
 
 
-def log_view(log, simulator) -> dict:
-    """What the playground shows about its log, computed once per log (the page caches it): the
-    CTR table of the shown positions, the position curve o_p, the mean true observation per
-    position and the :func:`verdict`."""
+@dataclass(frozen=True)
+class LogView:
+    """What the playground shows about its log: the CTR table of the shown positions, the click signal per position
+    (``truth``), the :func:`verdict`, the mean true observation per position and what that curve is."""
+    ctr: pd.DataFrame
+    truth: object
+    verdict: object
+    observation: object
+    observation_label: str
+
+
+def log_view(log, simulator) -> LogView:
+    """The :class:`LogView` of ``log``, computed once per log (the page caches it)."""
     n_pos = int(log.frame.loc[log.frame["shown"], "position"].max())
     ctr = simulator.true_ctr(log, log.ctr_by_position())
     from ultr_core.simulation.clickmodel import signal_curve
     truth = signal_curve(log)                 # the click signal per position: θ_p, or θ_p(ε⁺ − ε⁻) under trust bias
     curve, label = simulator.examination_shown(log, n_pos)
-    return {"ctr": ctr[ctr["position"] <= n_pos], "truth": truth, "verdict": verdict(log),
-            "observation": curve, "observation_label": label}
+    return LogView(ctr[ctr["position"] <= n_pos], truth, verdict(log), curve, label)
 
 
 def curve_note(labels, short: bool = False) -> str:
