@@ -39,12 +39,7 @@ def main():
             " — checks: " + "; ".join(escape_markdown(x.sentence) for x in claims) + "." if claims else
             " — our ablation: the paper makes no claim about it to check."))
     st.query_params.clear()
-    chosen = {"preset": c.preset, "sweep": c.sweep_name, "seeds": c.seeds, "sessions": c.sessions,
-              "steps": c.steps, "guess": c.guess}
-    chosen["methods"] = tuple(NAMES[m] for m in c.methods)
-    if SWEEPS[c.sweep_name] is not None:
-        chosen["values"] = c.values_txt
-    st.query_params.update({k: SETTING[k].to_url(v) for k, v in chosen.items()})
+    st.query_params.update({k: SETTING[k].to_url(v) for k, v in c.url_values().items()})
     job_buttons("compare_job", "▶ Run", lambda: _start(c), disabled=not c.methods)
     live("compare_job", _show)
     with st.expander("Methods and formulas"):
@@ -75,6 +70,12 @@ class Choices:
     sessions: int
     steps: int
     guess: bool
+
+    def url_values(self) -> dict:
+        """URL key → value: what the link carries (the values only with a sweep)."""
+        out = {"preset": self.preset, "sweep": self.sweep_name, "seeds": self.seeds, "sessions": self.sessions,
+               "steps": self.steps, "guess": self.guess, "methods": tuple(NAMES[m] for m in self.methods)}
+        return out | ({"values": self.values_txt} if SWEEPS[self.sweep_name] is not None else {})
 
 
 def _choices() -> Choices:

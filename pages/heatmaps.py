@@ -35,9 +35,7 @@ def main():
         grid = _grid_settings()
     url_notices()
     st.query_params.clear()
-    chosen = {"grid": "paper" if grid.paper else "quick", "seeds": grid.seeds, "sessions": grid.sessions,
-              "steps": grid.steps, "model": grid.model}
-    st.query_params.update({k: SETTING[k].to_url(v) for k, v in {**chosen, "levels": grid.levels}.items()})
+    st.query_params.update({k: SETTING[k].to_url(v) for k, v in grid.url_values().items()})
     n_runs = len(grid.levels) * len(LAMBDAS) * len(TS) * grid.seeds
     st.write(f"{n_runs} runs ({len(grid.levels)} coupling levels × 3 λ × 4 t × {grid.seeds} seed(s)); kept in "
              "the server's result cache.")
@@ -81,6 +79,11 @@ class GridChoice:
     sessions: int
     steps: int
     model: str
+
+    def url_values(self) -> dict:
+        """URL key → value: what the link carries."""
+        return {"grid": "paper" if self.paper else "quick", "seeds": self.seeds, "sessions": self.sessions,
+                "steps": self.steps, "model": self.model, "levels": self.levels}
 
 
 def _grid_settings() -> GridChoice:
