@@ -165,3 +165,23 @@ def test_the_log_resolves_the_orders_it_should_and_rarely_those_it_cannot():
     same = resolved_orders(u, groups)
     assert far.pairs == same.pairs == 120
     assert far.share > 0.8 and same.share < 0.25, (far, same)
+
+
+def test_a_resample_drawn_twice_is_fitted_once_and_gives_the_fit_of_its_own_counts(monkeypatch):
+    """The bootstrap refits each distinct resample once (a small log's resamples repeat): the curves equal one fit
+    per row made independently, and the repeated rows are not refitted."""
+    import ultr_core.identifiability.uncertainty as unc
+    doc, fac, n, c, D, F, _ = _chain_log(1, n_docs=40)
+    rng = np.random.default_rng(0)
+    W = rng.poisson(1.0, (3, D)).astype(float)[[0, 1, 0, 2, 1]]          # rows 2 and 4 repeat rows 0 and 1
+    N, C = W[:, doc] * n, W[:, doc] * c
+    start = np.zeros(F, np.int64)
+    own = np.array([unc.converged_curves(doc, fac, D, F=F, N=N[[b]], C=C[[b]], start=start)[0][0]
+                    for b in range(len(N))])
+    calls = []
+    real = unc.factor_uncertainty
+    monkeypatch.setattr(unc, "factor_uncertainty", lambda *a, **k: calls.append(1) or real(*a, **k))
+    curves, _, stalled = unc.converged_curves(doc, fac, D, F=F, N=N, C=C, start=start)
+    assert len(calls) == 3 and stalled == 0
+    np.testing.assert_array_equal(curves, own)
+    assert np.isfinite(curves).all() and not np.array_equal(curves[0], curves[1])
