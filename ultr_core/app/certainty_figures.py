@@ -121,7 +121,9 @@ def certainty_plan_figure(plan) -> go.Figure:
     fig.add_scatter(x=list(range(n + 1)), y=worst, mode="lines+markers", name=f"{plan.weakest_factor} (weakest)")
     fig.add_scatter(x=list(range(n + 1)), y=mean, mode="lines+markers", name="mean over its component")
     fig.add_hline(y=float(np.log(WEAK_SPAN) / (2 * Z90)), line_dash="dash", annotation_text=f"×{WEAK_SPAN:g} rule")
-    _layout(fig, f"Predicted standard error after each swap ({plan.impressions_per_swap:,} impressions each)",
+    # the title's second line is short: at 1024×576 a one-line title ran under plotly's toolbar (top right)
+    _layout(fig, f"Predicted standard error<br><sup>after each swap of {plan.impressions_per_swap:,} impressions</sup>",
             "swaps", "se of log(o_k/o_ref)")
+    fig.update_layout(margin=dict(t=70))
     fig.update_yaxes(rangemode="tozero")
     return fig
