@@ -310,3 +310,42 @@ def test_under_trust_bias_affine_ips_holds_where_position_based_ips_breaks():
     assert ((ips.estimate - ips.truth) > 0.05).all(), ips
     assert affine["covered"].sum() >= 2, affine
     assert (abs(affine.estimate - affine.truth).to_numpy() < abs(ips.estimate - ips.truth).to_numpy()).all()
+
+
+def test_a_long_bootstrap_says_how_far_it_is_on_stderr_and_a_short_one_says_nothing():
+    """The progress line of ``evaluate``: silent while the resamples project under the threshold; then done, time
+    spent and time left (a linear projection), on the stream given — here a clock that ticks 2 s a resample."""
+    import io
+
+    from ultr_core.commands.evaluate import bootstrap_progress
+    ticks = iter(range(0, 1000, 20))               # report is called every 10 resamples: 20 s a call
+    err = io.StringIO()
+    report = bootstrap_progress(err, after=100.0, clock=lambda: next(ticks))
+    for b in range(0, 100, 10):
+        report(b, 100)
+    lines = err.getvalue().splitlines()
+    assert lines[0] == "evaluate: 10 of 100 bootstrap resamples in 20 s; about 3 min 0 s to go (--n-boot sets how many)"
+    assert lines[-1].startswith("evaluate: 90 of 100 bootstrap resamples in 3 min 0 s; about 20 s to go")
+    assert len(lines) == 9
+    quiet = io.StringIO()
+    fast = iter([0.0, 0.1, 0.2])
+    report = bootstrap_progress(quiet, after=100.0, clock=lambda: next(fast))
+    for b in (0, 10, 20):
+        report(b, 30)
+    assert quiet.getvalue() == ""
+
+
+def test_cli_evaluate_progress_goes_to_stderr_and_keeps_the_json_whole(tmp_path, capsys, monkeypatch):
+    import ultr_core.commands.evaluate as ev
+    frame, _ = simulate_log("pbm", 2000, n_queries=10, epsilon=0.3, seed=1)
+    log = tmp_path / "log.csv"
+    frame.to_csv(log, index=False)
+    assert main(["evaluate", str(log), "--n-boot", "30", "--json"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "" and json.loads(out.out)["n_boot"] == 30              # a short bootstrap: nothing said
+    monkeypatch.setattr(ev, "PROGRESS_AFTER", 0.0)
+    assert main(["evaluate", str(log), "--n-boot", "30", "--json"]) == 0
+    out = capsys.readouterr()
+    said = out.err.splitlines()
+    assert [line.split(" bootstrap")[0] for line in said] == ["evaluate: 10 of 30", "evaluate: 20 of 30"]
+    assert json.loads(out.out)["n_boot"] == 30

@@ -7,10 +7,12 @@ from dataclasses import replace
 
 from ultr_core.errors import printable
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "bootstrap_progress", "PROGRESS_AFTER"]
 
 #: the largest scores file read (bytes)
 MAX_SCORES_BYTES = 512 * 2**20
+#: a bootstrap expected to take longer than this (seconds) says on standard error how far it is and how long is left
+PROGRESS_AFTER = 10.0
 
 
 def add_parser(sub) -> None:
@@ -59,6 +61,43 @@ def _scores(a):
                                   too_large="the scores file is larger than {mb} MB"), "--ranking")
 
 
+def bootstrap_progress(stream=None, *, after: float = PROGRESS_AFTER, clock=None):
+    """``report(done, total)`` for the bootstrap: once the resamples done so far project a bootstrap longer than
+    ``after`` seconds, one line on standard error at each report — how many are done, in what time, and about how
+    long the rest takes — so that a log of a million sessions does not run for many minutes in silence; nothing on
+    a log the bootstrap gets through sooner.  Standard output (the report, ``--json``) is untouched."""
+    import sys
+    import time
+    clock = clock or time.monotonic
+    start: list = []
+
+    def report(done: int, total: int) -> None:
+        now = clock()
+        if not start:
+            start.append(now)                   # the first call comes before the first resample
+            return
+        spent = now - start[0]
+        left = spent / max(done, 1) * (total - done)
+        if done and spent + left >= after:
+            print(f"evaluate: {done} of {total} bootstrap resamples in {_duration(spent)}; about {_duration(left)} "
+                  "to go (--n-boot sets how many)", file=stream or sys.stderr, flush=True)
+    return report
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min 5 s`` or ``2 h 7 min``.
+
+    >>> _duration(41.6), _duration(185.2), _duration(7620)
+    ('42 s', '3 min 5 s', '2 h 7 min')
+    """
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
 def run(a) -> int:
     """``evaluate``: flags → :class:`~ultr_core.tasks.RankingOptions` → :func:`~ultr_core.tasks.value_ranking` →
     printed."""
@@ -69,6 +108,6 @@ def run(a) -> int:
                           estimators=None if "estimators" not in a else
                           tuple(k.strip().lower() for k in a.estimators.split(",") if k.strip()))
     opts = replace(opts, scores=_scores(a), judgements=judgements_option(a))   # files read before the log
-    value = value_ranking(a.path, opts)
+    value = value_ranking(a.path, opts, report=bootstrap_progress(after=PROGRESS_AFTER))
     print(value.to_json() if a.json else "\n".join(printable(x) for x in value.lines()))
     return 0
