@@ -25,8 +25,8 @@ from ultr_core.studies.counterfactual import STUDY_USERS, coverage_rows
 def _one(args):
     import torch
     torch.set_num_threads(1)
-    user, seed, candidates, estimators = args
-    return coverage_rows(user, seed, candidates=candidates, estimators=estimators)
+    user, seed, candidates, estimators, queries = args
+    return coverage_rows(user, seed, candidates=candidates, estimators=estimators, n_queries=queries)
 
 
 def main() -> None:
@@ -37,11 +37,13 @@ def main() -> None:
     ap.add_argument("--out", default=str(Path(__file__).with_suffix(".csv")))
     ap.add_argument("--candidates", default=None, help="semicolon-separated names (default: all five)")
     ap.add_argument("--estimators", default=None, help="comma-separated keys (default: the default set)")
+    ap.add_argument("--queries", type=int, default=50, help="queries of 10 documents each (the sparser log of "
+                    "docs/counterfactual.md: 1000)")
     a = ap.parse_args()
     t0 = time.perf_counter()
     cands = a.candidates.split(";") if a.candidates else None
     ests = a.estimators.split(",") if a.estimators else None
-    jobs = [(u, s, cands, ests) for u in a.users.split(",") for s in range(a.seeds)]
+    jobs = [(u, s, cands, ests, a.queries) for u in a.users.split(",") for s in range(a.seeds)]
     with ProcessPoolExecutor(a.workers) as pool:
         rows = [r for part in pool.map(_one, jobs) for r in part]
     f = pd.DataFrame(rows)

@@ -183,8 +183,9 @@ def _pool_log(seed: int, n_sessions: int = 3000, n_queries: int = 20, pool: int 
 
 def test_rarely_shown_documents_refuse_ips_and_mark_the_model_based_estimates():
     """A candidate that puts rarely shown documents on top (the reverse of the production order): IPS and SNIPS are
-    refused by their own support rule (documents shown fewer than 10 times), DM's note counts the prior-dominated
-    slots, DR's the slots it cannot correct; the production order itself is fully supported."""
+    refused by their own support rule (documents shown fewer than 10 times), DM by its own (more than 5 % of the
+    slots prior-dominated), DR's note counts the slots it cannot correct; the production order itself is fully
+    supported."""
     frame = _pool_log(6)
     pairs = frame[["query_id", "doc_id"]].drop_duplicates()
     scores = read_scores(pairs.assign(score=pairs["doc_id"]).to_csv(index=False).encode(), "s.csv")
@@ -193,7 +194,8 @@ def test_rarely_shown_documents_refuse_ips_and_mark_the_model_based_estimates():
     for key in ("ips", "snips"):
         assert out.estimators[key].estimate is None
         assert "shown fewer than 10 times" in out.estimators[key].refused
-    assert "prior-dominated" in out.estimators["dm"].note
+    assert out.estimators["dm"].estimate is None and "prior-dominated" in out.estimators["dm"].refused
+    assert out.support.examined < 0.95
     assert "not corrected" in out.estimators["dr"].note
     production = evaluate_ranking(frame, k=3, n_boot=20)
     assert production.support.examined == 1.0 and production.support.impressed == 1.0

@@ -151,5 +151,7 @@ def test_the_upload_page_uses_the_logged_propensities_as_the_cli_does(tmp_path, 
                  str(D), "--json"]) == 0
     cli = json.loads(capsys.readouterr().out)["estimators"]
     page_values = dict(zip(table["estimator"], table["estimate"]))
-    for e in cli.values():
-        assert page_values[e["label"]] == pytest.approx(e["estimate"], abs=1e-4)
+    for e in cli.values():             # a refused estimator (DM, on a log this small) has no value in either
+        shown = page_values[e["label"]]
+        assert shown == "" if e["estimate"] is None else float(shown) == pytest.approx(e["estimate"], abs=1e-4)
+    assert sum(e["estimate"] is not None for e in cli.values()) >= 4
