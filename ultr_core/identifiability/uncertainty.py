@@ -63,7 +63,7 @@ TOL = 1e-12
 #: and then — a block creeping towards p = 1 at a linear rate — and are counted in the output (issue #58)
 STALLED = 1e-8
 #: the bootstrap looks for a resample drawn twice (and fits it once) on logs of at most this many cells: only a log of a
-#: few documents draws the same resample twice, and a digest of a large one costs more than it saves
+#: few documents draws the same resample twice, and keeping a large one's counts as a key costs more than it saves
 REPEAT_CELLS = 10_000
 #: a factor is *identified* when the 90 % interval of o_k / o_ref spans at most this factor (else *weak*)
 WEAK_SPAN = 2.0
@@ -171,13 +171,13 @@ def converged_curves(doc, slot, n_docs: int, *, F: int, N: np.ndarray, C: np.nda
     first row's ``excluded``, how many rows' fits stalled (:data:`STALLED`))."""
     component = np.asarray(start, np.int64)
     out, first, stalled = np.full((len(N), F), np.nan), None, 0
-    done: dict = {}                 # a digest of a resample's counts → the first row that drew them, its fit stalled
+    done: dict = {}                 # a resample's counts (their bytes) → the first row that drew them, its fit stalled
     for b in range(len(N)):
-        key = _digest(N[b], C[b]) if N.shape[1] <= REPEAT_CELLS else b
-        j, stall = done.get(key, (None, 0))
-        if j is not None and np.array_equal(N[j], N[b]) and np.array_equal(C[j], C[b]):
-            out[b], stalled = out[j], stalled + stall     # the same counts, the same deterministic fit: a small
-            continue                                      # log's resamples repeat (a 4-row log: 100 fits → 22)
+        key = N[b].tobytes() + C[b].tobytes() if N.shape[1] <= REPEAT_CELLS else b
+        if key in done:             # the same counts, the same deterministic fit: a small log's resamples repeat
+            j, stall = done[key]    # (a 4-row log: 100 fits → 22)
+            out[b], stalled = out[j], stalled + stall
+            continue
         keep = N[b] > 0
         u = factor_uncertainty(doc[keep], slot[keep], N[b, keep], c=C[b, keep], n_docs=n_docs, n_factors=F,
                                component=component,
@@ -190,13 +190,6 @@ def converged_curves(doc, slot, n_docs: int, *, F: int, N: np.ndarray, C: np.nda
         done.setdefault(key, (b, stall))
     return out, first, stalled
 
-
-def _digest(n: np.ndarray, c: np.ndarray) -> bytes:
-    """A resample's counts as a short key (its rows are compared in full on a match)."""
-    import hashlib
-    h = hashlib.blake2b(np.ascontiguousarray(n, np.float64).data, digest_size=16)
-    h.update(np.ascontiguousarray(c, np.float64).data)
-    return h.digest()
 
 
 def _saturated(doc, n, c, n_docs: int) -> np.ndarray:
