@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 
+from ultr_core.commands.options import HelpFormatter
 from ultr_core.errors import ConfigError, DataFormatError, printable
 
 
@@ -134,7 +135,7 @@ def _lazy(module: str):
 
 
 def _add_ig(sub) -> None:
-    ig = sub.add_parser("ig", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    ig = sub.add_parser("ig", formatter_class=HelpFormatter,
                         help="identifiability report of a click log")
     ig.add_argument("path", help="click log: CSV/TSV/Parquet file or glob (gzip too), ULTRA directory, "
                                  "Yandex (2011 / CLARA2, 2013) or Baidu-ULTR session file")
@@ -184,7 +185,7 @@ def _add_ig(sub) -> None:
 
 
 def _add_ig_fit(sub) -> None:
-    fx = sub.add_parser("ig-fit", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    fx = sub.add_parser("ig-fit", formatter_class=HelpFormatter,
                         help="fit an embedding model (to convergence) with or without a repair and score it "
                              "against the truth (Identifiability Matters, Table 1)")
     fx.add_argument("path", help="paper:K (the paper's fully synthetic data, K = 1–4), an ULTRA directory (clicks "
@@ -204,7 +205,7 @@ def _add_ig_fit(sub) -> None:
 
 
 def _add_simulate(sub) -> None:
-    sm = sub.add_parser("simulate", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    sm = sub.add_parser("simulate", formatter_class=HelpFormatter,
                         help="simulate a click log and write it as Parquet or CSV")
     sm.add_argument("--dataset", default="synthetic",
                     help="synthetic, ig:K, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
@@ -217,7 +218,7 @@ def _add_simulate(sub) -> None:
 
 
 def _add_train(sub) -> None:
-    tr = sub.add_parser("train", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    tr = sub.add_parser("train", formatter_class=HelpFormatter,
                         help="simulate clicks, train one algorithm, print test metrics")
     tr.add_argument("--dataset", default="synthetic", help="synthetic, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
     from ultr_core.algorithms.config import ALGORITHMS as _ALGS

@@ -66,6 +66,19 @@ def test_cli_help_shows_defaults_and_set_keys():
     assert r.returncode == 0 and "(default: 20000)" in r.stdout and "lbd_lambda" in r.stdout
 
 
+def test_cli_help_states_each_default_once(capsys):
+    """No command's --help appends "(default: None)" or a second default to a help that states its own (the
+    formatter appended argparse's after "(default: sniffed)")."""
+    from ultr_core.__main__ import main
+    for command in ("ig", "ig-fit", "simulate", "train", "rankers", "evaluate", "click-models"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "(default: None)" not in text and "(default: False)" not in text, command
+        assert not re.search(r"\(default:[^)]*\) \(default:", text), command
+        assert "(default: sniffed)" in text or command not in ("evaluate", "click-models"), command
+
+
 def test_readme_study_commands_name_existing_scripts_and_flags():
     """Every `python experiments/….py --flag` README and docs/index.md list is a script that accepts that flag."""
     cmds = re.findall(r"`python (experiments/\w+\.py)([^`]*)`", INDEX)

@@ -2,10 +2,9 @@
 ``examples/Example.py`` does (first 75 % of the sessions train, test sessions of unseen queries dropped)."""
 from __future__ import annotations
 
-import argparse
 from dataclasses import replace
 
-from ultr_core.commands.options import judgements_option
+from ultr_core.commands.options import HelpFormatter, judgements_option
 from ultr_core.errors import printable
 
 __all__ = ["add_parser", "run"]
@@ -17,7 +16,7 @@ def add_parser(sub) -> None:
     from ultr_core.logs.engines import add_engine_options
     from ultr_core.logs.formats import LOG_FORMATS
     session_formats = [f.name for f in LOG_FORMATS if f.kind != "folder"]     # an ULTRA folder has no sessions
-    p = sub.add_parser("click-models", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    p = sub.add_parser("click-models", formatter_class=HelpFormatter,
                        help="fit click models (" + ", ".join(s.label for s in CLICK_MODELS) + ") and score them "
                             "on held-out sessions: log-likelihood and perplexity")
     p.add_argument("path", help="click log with session ids (CSV/TSV/Parquet, Yandex, PyClick, Baidu-ULTR)")

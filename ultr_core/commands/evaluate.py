@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
+from ultr_core.commands.options import HelpFormatter
 from ultr_core.errors import printable
 
 __all__ = ["add_parser", "run", "bootstrap_progress", "PROGRESS_AFTER"]
@@ -21,7 +22,7 @@ def add_parser(sub) -> None:
     from ultr_core.counterfactual.estimators import ESTIMATORS
     from ultr_core.logs.engines import add_engine_options
     from ultr_core.logs.formats import LOG_FORMATS
-    p = sub.add_parser("evaluate", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    p = sub.add_parser("evaluate", formatter_class=HelpFormatter,
                        help="estimate a candidate ranking's value on a click log (" + ", ".join(
                            e.label for e in ESTIMATORS) + ") with 90 %% intervals, support and the log's own value")
     p.add_argument("path", help="click log with session ids (CSV/TSV/Parquet, Yandex, PyClick, Baidu-ULTR)")

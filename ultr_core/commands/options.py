@@ -1,7 +1,27 @@
 """Options several commands share, read and checked before any log is."""
 from __future__ import annotations
 
-__all__ = ["judgements_option", "file_bytes", "MAX_JUDGEMENTS_BYTES"]
+import argparse
+
+__all__ = ["HelpFormatter", "judgements_option", "file_bytes", "MAX_JUDGEMENTS_BYTES"]
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every command's ``--help``: a flag's default appended where it has one worth stating — not where its help
+    already states it, and not for ``None`` (a flag given or not) or a switch's ``False``.
+
+    >>> p = argparse.ArgumentParser(formatter_class=HelpFormatter)
+    >>> _ = p.add_argument("--a", help="sniffed (default: sniffed)"); _ = p.add_argument("--b", default=3, help="b")
+    >>> _ = p.add_argument("--c", action="store_true", help="a switch")
+    >>> text = p.format_help(); text.count("(default:"), "(default: 3)" in text
+    (2, True)
+    """
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False) or action.default is argparse.SUPPRESS:
+            return text
+        return super()._get_help_string(action)
 
 #: the largest judgements file read (bytes)
 MAX_JUDGEMENTS_BYTES = 512 * 2**20

@@ -3,8 +3,7 @@ ULTR rankers and fit click models on its training sessions, and print held-out c
 data set's editorial labels (:mod:`~ultr_core.studies.rankers`)."""
 from __future__ import annotations
 
-import argparse
-
+from ultr_core.commands.options import HelpFormatter
 from ultr_core.constraints import TRAIN_SHARE
 
 __all__ = ["add_parser", "parse_algorithms"]
@@ -15,7 +14,7 @@ def add_parser(sub) -> None:
     from ultr_core.clickmodels.registry import CLICK_MODELS
     from ultr_core.simulation.params import add_options
     from ultr_core.studies.rankers import DEFAULT_RANKERS
-    p = sub.add_parser("rankers", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    p = sub.add_parser("rankers", formatter_class=HelpFormatter,
                        help="train ULTR rankers and fit click models on one simulated log with features: held-out "
                             "click fit beside agreement with the data set's editorial labels")
     p.add_argument("--dataset", default="synthetic", help="synthetic, mq2008:PATH[:FOLD], yahoo:PATH, ultra:PATH")
