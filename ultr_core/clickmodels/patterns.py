@@ -55,13 +55,59 @@ class PatternFile:
     total_weight: float
     attr_prior: tuple = PYCLICK_PRIOR
     in_memory_rows: int = IN_MEMORY_PATTERNS
+    #: the columns are also stored raw beside the file (:meth:`with_raw_columns`): a fit's passes read a chunk's
+    #: bytes instead of decoding Parquet each time (issue #62: 3.4 of 30 s of DBN on 750,000 patterns)
+    raw: bool = False
 
     def chunks(self, rows: int | None = None):
+        rows = rows or CHUNK_ROWS
+        if self.raw:
+            yield from self._raw_chunks(rows)
+            return
         import pyarrow.parquet as pq
         with pq.ParquetFile(self.path) as f:
-            for batch in f.iter_batches(batch_size=rows or CHUNK_ROWS):
+            for batch in f.iter_batches(batch_size=rows):
                 yield _table({k: batch.column(k).to_numpy() for k in batch.schema.names}, self.depth,
                              self.n_pairs, self.n_sessions, self.attr_prior)
+
+    def _columns(self) -> dict:
+        """Each column's raw file and its dtype (pair codes as int32 where they fit)."""
+        code = np.int32 if self.n_pairs < 2**31 else np.int64
+        return {**{f"p{i}": (f"{self.path}.p{i}", code) for i in range(1, self.depth + 1)},
+                "cbits": (f"{self.path}.cbits", np.int16), "w": (f"{self.path}.w", np.float64)}
+
+    def with_raw_columns(self) -> "PatternFile":
+        """The file's columns written raw beside it in one pass (memory: one batch); the copy that reads them."""
+        from dataclasses import replace
+
+        import pyarrow.parquet as pq
+        cols = self._columns()
+        outs = {k: open(path, "wb") for k, (path, _) in cols.items()}
+        try:
+            with pq.ParquetFile(self.path) as f:
+                for batch in f.iter_batches(batch_size=CHUNK_ROWS):
+                    for k, (_, dtype) in cols.items():
+                        np.asarray(batch.column(k).to_numpy(), dtype).tofile(outs[k])
+        finally:
+            for out in outs.values():
+                out.close()
+        return replace(self, raw=True)
+
+    def _raw_chunks(self, rows: int):
+        cols = self._columns()
+        files = {k: open(path, "rb") for k, (path, _) in cols.items()}
+        try:
+            for first in range(0, self.rows, rows):
+                n = min(rows, self.rows - first)
+                part = {}
+                for k, (_, dtype) in cols.items():
+                    f = files[k]
+                    f.seek(first * np.dtype(dtype).itemsize)
+                    part[k] = np.fromfile(f, dtype, n)
+                yield _table(part, self.depth, self.n_pairs, self.n_sessions, self.attr_prior)
+        finally:
+            for f in files.values():
+                f.close()
 
     def per_pair(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return per_pair(self)
@@ -152,7 +198,8 @@ def patterns_from_source(source, fmt: str, name: str, *, split: float = 0.75, me
             out = SplitPatterns(train.load(), test.load(), keys, pair_query, dropped, tuple(notes))
             directory.cleanup()
             return out
-        return SplitPatterns(train, test, keys, pair_query, dropped, tuple(notes), directory)
+        return SplitPatterns(train.with_raw_columns(), test.with_raw_columns(), keys, pair_query, dropped,
+                             tuple(notes), directory)
     except BaseException:
         directory.cleanup()      # nothing half written stays: the spill folder goes with every failure
         raise
