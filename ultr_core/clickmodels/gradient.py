@@ -146,7 +146,6 @@ def fit_cascade(t, n_per_pair: int, n_global: int, *, transition, max_iter: int 
     ``shared_counts``: the weighted observations each shared parameter is learnt from (DCM's λ_r: the clicks at rank
     r), which scale the shared logits likewise; None: unscaled (DBN's γ and CCM's τ see most impressions)."""
     import torch
-    import torch.nn.functional as F
     scale = torch.from_numpy(np.broadcast_to(pair_scale(t), (n_per_pair, t.n_pairs)).copy()) if precondition else 1.0
     with torch.no_grad():
         z = (_logits(start[0], (n_per_pair, t.n_pairs)) / scale).requires_grad_(True)
@@ -156,6 +155,24 @@ def fit_cascade(t, n_per_pair: int, n_global: int, *, transition, max_iter: int 
         y = (_logits(start[1], (n_global,)) / g_scale).requires_grad_(True)
     opt = torch.optim.LBFGS([z, y], max_iter=max_iter, line_search_fn="strong_wolfe",
                             tolerance_grad=GRAD_TOL, tolerance_change=CHANGE_TOL, history_size=20)
+    closure = _objective(t, opt, z, y, scale, g_scale, transition)
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(FIT_THREADS)          # small tensors: spinning OpenMP threads only cost under contention
+    try:
+        with torch.random.fork_rng():
+            opt.step(closure)
+    finally:
+        torch.set_num_threads(old)
+    with torch.no_grad():
+        per_pair, shared = torch.sigmoid(z * scale).numpy().copy(), torch.sigmoid(y * g_scale).numpy().copy()
+    return per_pair, shared, lbfgs_converged(opt, max_iter)
+
+
+def _objective(t, opt, z, y, scale, g_scale, transition):
+    """L-BFGS's closure over the table ``t`` for the scaled logits ``z`` (per pair) and ``y`` (shared)."""
+    import torch
+    import torch.nn.functional as F
     total_w = float(t.total_weight)
 
     def closure():
@@ -194,16 +211,7 @@ def fit_cascade(t, n_per_pair: int, n_global: int, *, transition, max_iter: int 
         (-((per_all * d_per).sum() + (shared_p * d_shared).sum() + prior) / total_w).backward()
         return torch.tensor(value - float(prior.detach()) / total_w, dtype=torch.float64)
 
-    old = torch.get_num_threads()
-    torch.set_num_threads(FIT_THREADS)          # small tensors: spinning OpenMP threads only cost under contention
-    try:
-        with torch.random.fork_rng():
-            opt.step(closure)
-    finally:
-        torch.set_num_threads(old)
-    with torch.no_grad():
-        per_pair, shared = torch.sigmoid(z * scale).numpy().copy(), torch.sigmoid(y * g_scale).numpy().copy()
-    return per_pair, shared, lbfgs_converged(opt, max_iter)
+    return closure
 
 
 def pair_scale(t) -> np.ndarray:
