@@ -12,14 +12,14 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
     >>> p = argparse.ArgumentParser(formatter_class=HelpFormatter)
     >>> _ = p.add_argument("--a", help="sniffed (default: sniffed)"); _ = p.add_argument("--b", default=3, help="b")
-    >>> _ = p.add_argument("--c", action="store_true", help="a switch")
-    >>> text = p.format_help(); text.count("(default:"), "(default: 3)" in text
-    (2, True)
+    >>> _ = p.add_argument("--c", action="store_true", help="a switch"); _ = p.add_argument("--d", default=0, help="d")
+    >>> text = p.format_help(); text.count("(default:"), "(default: 3)" in text, "(default: 0)" in text
+    (3, True, True)
     """
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if "default" in text or action.default in (None, False) or action.default is argparse.SUPPRESS:
+        if "default" in text or any(action.default is v for v in (None, False, argparse.SUPPRESS)):
             return text
         return super()._get_help_string(action)
 
