@@ -179,3 +179,27 @@ def test_cell_sums_in_key_ranges_are_one_groupby_of_every_cell(previous, monkeyp
     pair, rank, n, c = S.cell_sums(t, previous)
     assert np.array_equal(pair, want["pair"]) and np.array_equal(rank, want["rank"])
     assert np.array_equal(n, want["n"]) and np.array_equal(c, want["c"])
+
+
+def test_cell_sums_are_compact_where_exact_and_the_fits_do_not_change_a_bit():
+    """Cells of whole-number weights come as int32 pairs, int16 ranks and uint32 counts (14 bytes a cell, not 32 —
+    issue #62's 1 B-row peak); fractional weights keep float64 sums.  PBM's and UBM's EM on the compact cells equal,
+    bit for bit, the EM on the same cells cast to int64 and float64."""
+    import ultr_core.clickmodels.sessions as S
+    from ultr_core.clickmodels.pbm import pbm_em
+    from ultr_core.simulation.edge_logs import shuffled_log
+    frame, _ = shuffled_log(3, n_sessions=2000, n_queries=200)
+    t = S.SessionArrays.from_frame(frame).compress()
+    for previous, width in ((False, t.depth), (True, t.depth * t.depth)):
+        pair, rank, n, c = S.cell_sums(t, previous)
+        assert (pair.dtype, rank.dtype, n.dtype, c.dtype) == (np.int32, np.int16, np.uint32, np.uint32)
+        kw = dict(n_pairs=t.n_pairs, depth=width, prior=(1.0, 2.0), n_iter=20, cap=1 - 1e-6)
+        compact = pbm_em(pair, rank, n, c=c, **kw)
+        wide = pbm_em(pair.astype(np.int64), rank.astype(np.int64), n.astype(float), c=c.astype(float), **kw)
+        assert all(np.array_equal(x, y) for x, y in zip(compact, wide))
+    from dataclasses import replace
+    half = replace(t, weight=t.weight * 0.5)
+    _, _, n_half, c_half = S.cell_sums(half)
+    assert n_half.dtype == c_half.dtype == np.float64
+    assert np.array_equal(n_half * 2, S.cell_sums(t)[2].astype(float))
+    assert np.array_equal(c_half * 2, S.cell_sums(t)[3].astype(float))

@@ -30,7 +30,9 @@ P_MAX = 1 - 1e-9
 
 
 class PBMCells(NamedTuple):
-    """One table of (pair, rank) cells as PBM's EM reads it, with each parameter's trials (prior included)."""
+    """One table of (pair, rank) cells as PBM's EM reads it, with each parameter's trials (prior included).  The
+    cells keep the compact types :func:`~ultr_core.clickmodels.sessions.cell_sums` gives them (int32 pairs, int16
+    ranks, uint32 counts); the update computes in float64."""
 
     pair: np.ndarray
     rank: np.ndarray
@@ -47,8 +49,8 @@ class PBMCells(NamedTuple):
     @classmethod
     def of(cls, pair, rank, n, *, c, n_pairs: int, depth: int, attr_prior: tuple = (0.0, 0.0),
            exam_prior: tuple = (0.0, 0.0), cap: float = 1.0) -> "PBMCells":
-        pair, rank = np.asarray(pair, np.int64), np.asarray(rank, np.int64)
-        n, c = np.asarray(n, np.float64), np.asarray(c, np.float64)
+        pair, rank = (x if x.dtype.kind in "iu" else x.astype(np.int64) for x in map(np.asarray, (pair, rank)))
+        n, c = (x if x.dtype.kind in "fu" else x.astype(np.float64) for x in map(np.asarray, (n, c)))
         return cls(pair, rank, c, n - c, int(n_pairs), int(depth), attr_prior[1] + np.bincount(pair, n, n_pairs),
                    exam_prior[1] + np.bincount(rank, n, depth), attr_prior[0], exam_prior[0], float(cap))
 

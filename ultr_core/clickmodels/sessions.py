@@ -212,7 +212,10 @@ def cell_sums(t, previous: bool = False) -> tuple[np.ndarray, np.ndarray, np.nda
     :data:`CELL_PARTS` ranges of the cell key, each range merged whenever its parts reach half of it — memory follows
     the distinct cells, not the patterns, and a merge's sort and copies hold one range at a time (a merge of all
     cells at once took about 95 bytes per cell for cells that keep 24; issue #62).  The sums are of pattern counts
-    (whole numbers), so the order of merging does not change a bit."""
+    (whole numbers), so the order of merging does not change a bit.  Pairs are int32 and rank indices int16 where
+    they fit, and sums of whole numbers below 2³² are uint32 (float64 otherwise): 14 bytes a cell, not 32 — at
+    1 B rows the user browsing model's 100 M cells were the fit's largest array (issue #62); every reader computes
+    in float64, so the fits do not change a bit."""
     d = t.depth
     width = d * d if previous else d
     step = -(-max(int(t.n_pairs) * width, 1) // CELL_PARTS)
@@ -233,7 +236,10 @@ def cell_sums(t, previous: bool = False) -> tuple[np.ndarray, np.ndarray, np.nda
     for i in range(CELL_PARTS):
         merged[i], parts[i] = _merge([merged[i], *parts[i]]), []
     total = sum(len(m[0]) for m in merged)
-    pair, rank, n, k = np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total), np.empty(total)
+    count = np.result_type(*(m[1] for m in merged), *(m[2] for m in merged))
+    pair = np.empty(total, np.int32 if t.n_pairs < 2**31 else np.int64)
+    rank = np.empty(total, np.int16 if width < 2**15 else np.int64)
+    n, k = np.empty(total, count), np.empty(total, count)
     at = 0
     for i in range(CELL_PARTS):                 # ranges in key order: the result is sorted as one merge sorted it
         key, ni, ki = merged[i]
@@ -246,7 +252,14 @@ def cell_sums(t, previous: bool = False) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def _summed(key, n, k):
     cell, inverse = np.unique(key, return_inverse=True)
-    return cell, np.bincount(inverse, n, len(cell)), np.bincount(inverse, k, len(cell))
+    return cell, _count(np.bincount(inverse, n, len(cell))), _count(np.bincount(inverse, k, len(cell)))
+
+
+def _count(x: np.ndarray) -> np.ndarray:
+    """Sums of whole numbers below 2³² as uint32 (exact, and half the bytes); any other sums as they are."""
+    if len(x) and x.max() < 2**32 and not np.any(np.modf(x)[0]):
+        return x.astype(np.uint32)
+    return x
 
 
 def _merge(parts):

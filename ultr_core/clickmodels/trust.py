@@ -88,8 +88,10 @@ class Trust(ClickModel):
         import torch.nn.functional as F
 
         from ultr_core.clickmodels.gradient import attr_log_prior
-        pair, rank, n, k = (torch.from_numpy(np.asarray(x)) for x in t.cells())    # clicks independent given
-        total = float(t.total_weight)                                                   # the rank: cells suffice
+        # clicks are independent given the rank: the (pair, rank) cells suffice
+        pair, rank, n, k = (torch.from_numpy(np.asarray(x, dt)) for x, dt in
+                            zip(t.cells(), (np.int64, np.int64, np.float64, np.float64)))
+        total = float(t.total_weight)
         a = torch.zeros(t.n_pairs, dtype=torch.float64, requires_grad=True)
         u = torch.full((t.depth,), -2.0, dtype=torch.float64, requires_grad=True)
         v = torch.zeros(t.depth, dtype=torch.float64, requires_grad=True)
