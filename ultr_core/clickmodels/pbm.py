@@ -66,11 +66,13 @@ def pbm_em_step(cells: PBMCells, attr: np.ndarray, exam: np.ndarray) -> tuple[np
     num_a, num_g = np.zeros(cells.n_pairs), np.zeros(cells.depth)
     for lo in range(0, len(cells.pair), SLICE):
         part = slice(lo, lo + SLICE)
-        pair, rank = cells.pair[part], cells.rank[part]
+        # compact cells widened once a slice (indexing, bincount and mixed-type arithmetic would each widen them)
+        pair, rank = cells.pair[part].astype(np.intp, copy=False), cells.rank[part].astype(np.intp, copy=False)
+        clicks = cells.clicks[part].astype(np.float64, copy=False)
         a, g = attr[pair], exam[rank]
-        odds = cells.skips[part] / (1 - np.minimum(g * a, P_MAX))
-        num_a += np.bincount(pair, cells.clicks[part] + odds * (1 - g) * a, cells.n_pairs)
-        num_g += np.bincount(rank, cells.clicks[part] + odds * (1 - a) * g, cells.depth)
+        odds = cells.skips[part].astype(np.float64, copy=False) / (1 - np.minimum(g * a, P_MAX))
+        num_a += np.bincount(pair, clicks + odds * (1 - g) * a, cells.n_pairs)
+        num_g += np.bincount(rank, clicks + odds * (1 - a) * g, cells.depth)
     attr = _share(cells.attr_successes + num_a, cells.attr_trials)
     exam = _share(cells.exam_successes + num_g, cells.exam_trials)
     return np.minimum(attr, cells.cap), np.minimum(exam, cells.cap)
