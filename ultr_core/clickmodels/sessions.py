@@ -195,7 +195,7 @@ def per_pair(t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 #: ranges of the cell key that :func:`cell_sums` merges apart (a merge's transient memory is one range's)
-CELL_PARTS = 8
+CELL_PARTS = 16
 
 
 def previous_click(clicks: np.ndarray) -> np.ndarray:
@@ -208,29 +208,33 @@ def previous_click(clicks: np.ndarray) -> np.ndarray:
 
 def cell_sums(t, previous: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(pair, rank index, impressions, clicks) of the shown cells of ``t`` (any table with ``chunks``), summed over
-    its chunks and sorted by (pair, rank index): each chunk's distinct cells are summed at once and kept in
-    :data:`CELL_PARTS` ranges of the cell key, each range merged whenever its parts reach half of it — memory follows
+    its chunks and sorted by (pair, rank index).  Each chunk's distinct cells are summed at once and kept in
+    :data:`CELL_PARTS` ranges of the cell key: a cell the range already holds is added where it lies (a binary
+    search), a new one waits in the range's parts until they reach half of it and are merged in — memory follows
     the distinct cells, not the patterns, and a merge's sort and copies hold one range at a time (a merge of all
-    cells at once took about 95 bytes per cell for cells that keep 24; issue #62).  The sums are of pattern counts
-    (whole numbers), so the order of merging does not change a bit.  Pairs are int32 and rank indices int16 where
-    they fit, and sums of whole numbers below 2³² are uint32 (float64 otherwise): 14 bytes a cell, not 32 — at
-    1 B rows the user browsing model's 100 M cells were the fit's largest array (issue #62); every reader computes
-    in float64, so the fits do not change a bit."""
+    cells at once took about 95 bytes per cell for cells that keep 24; re-sorting every part took a 1 B-row log's
+    UBM cells to 4.2 GB; issue #62).  The sums are of pattern counts (whole numbers), so the order of adding does not
+    change a bit.  Pairs are int32 and rank indices int16 where they fit, and sums of whole numbers below 2³² are
+    uint32 (float64 otherwise): 14 bytes a cell, not 32; every reader computes in float64, so the fits do not
+    change a bit either."""
     d = t.depth
     width = d * d if previous else d
     step = -(-max(int(t.n_pairs) * width, 1) // CELL_PARTS)
-    empty = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+    code = np.int32 if int(t.n_pairs) * width < 2**31 else np.int64
+    empty = (np.zeros(0, code), np.zeros(0), np.zeros(0))
     merged, parts = [empty] * CELL_PARTS, [[] for _ in range(CELL_PARTS)]
     for c in t.chunks():
         w = (c.weight[:, None] * c.mask).ravel()
         index = np.arange(d)[None, :] * (d if previous else 1) + (previous_click(c.clicks) if previous else 0)
         flat = (c.pairs.astype(np.int64) * width + index).ravel()
         keep = w > 0
-        key, n, k = _summed(flat[keep], w[keep], (w * c.clicks.ravel())[keep])
+        key, n, k = _summed(flat[keep].astype(code), w[keep], (w * c.clicks.ravel())[keep])
         cuts = [0, *np.searchsorted(key, np.arange(1, CELL_PARTS) * step), len(key)]
         for i in range(CELL_PARTS):
             if cuts[i + 1] > cuts[i]:
-                parts[i].append((key[cuts[i]:cuts[i + 1]], n[cuts[i]:cuts[i + 1]], k[cuts[i]:cuts[i + 1]]))
+                merged[i], new = _absorb(merged[i], *(x[cuts[i]:cuts[i + 1]] for x in (key, n, k)))
+                if len(new[0]):
+                    parts[i].append(new)
             if sum(len(x[0]) for x in parts[i]) > max(len(merged[i][0]) // 2, 10 * CHUNK_ROWS // CELL_PARTS):
                 merged[i], parts[i] = _merge([merged[i], *parts[i]]), []
     for i in range(CELL_PARTS):
@@ -253,6 +257,24 @@ def cell_sums(t, previous: bool = False) -> tuple[np.ndarray, np.ndarray, np.nda
 def _summed(key, n, k):
     cell, inverse = np.unique(key, return_inverse=True)
     return cell, _count(np.bincount(inverse, n, len(cell))), _count(np.bincount(inverse, k, len(cell)))
+
+
+def _absorb(merged, key, n, k):
+    """(``merged`` with the cells of the sorted, distinct ``key`` it already holds added in place, the other cells)."""
+    mk, mn, mc = merged
+    if not len(mk):
+        return merged, (key, n, k)
+    at = np.minimum(np.searchsorted(mk, key), len(mk) - 1)
+    hit = mk[at] == key
+    if hit.any():
+        where = at[hit]
+        sums = [np.asarray(m[where], np.float64) + x[hit] for m, x in ((mn, n), (mc, k))]
+        mn, mc = (m.astype(np.float64) if m.dtype != np.float64 and _count(v).dtype == np.float64 else m
+                  for m, v in zip((mn, mc), sums))
+        mn[where], mc[where] = sums
+        merged = (mk, mn, mc)
+    miss = ~hit
+    return merged, (key[miss], n[miss], k[miss])
 
 
 def _count(x: np.ndarray) -> np.ndarray:
