@@ -23,8 +23,9 @@ import numpy as np
 
 __all__ = ["PBMCells", "pbm_em_step", "pbm_em"]
 
-#: cells an EM update reads at a time (its temporaries: a few arrays of this length)
-SLICE = 2_000_000
+#: cells an EM update reads at a time: its temporaries, a few arrays of this length, stay in the processor's cache
+#: (2,000,000 a slice took 0.50 s a step on 20 M cells, 65,536 0.38 s; issue #62)
+SLICE = 65_536
 #: the largest examined-and-attractive probability an update divides by 1 − it (keeps 1 − γα away from 0)
 P_MAX = 1 - 1e-9
 
@@ -66,12 +67,16 @@ def pbm_em_step(cells: PBMCells, attr: np.ndarray, exam: np.ndarray) -> tuple[np
     num_a, num_g = np.zeros(cells.n_pairs), np.zeros(cells.depth)
     for lo in range(0, len(cells.pair), SLICE):
         part = slice(lo, lo + SLICE)
-        # compact cells widened once a slice (indexing, bincount and mixed-type arithmetic would each widen them)
-        pair, rank = cells.pair[part].astype(np.intp, copy=False), cells.rank[part].astype(np.intp, copy=False)
+        # compact cells widened once a slice (indexing, bincount and mixed-type arithmetic would each widen them);
+        # the pairs a slice holds as offsets from its first, so that its sums take a window, not every pair
+        pair = cells.pair[part]
+        first, last = int(pair.min()), int(pair.max()) + 1
+        local = np.subtract(pair, first, dtype=np.intp)
+        rank = cells.rank[part].astype(np.intp, copy=False)
         clicks = cells.clicks[part].astype(np.float64, copy=False)
-        a, g = attr[pair], exam[rank]
+        a, g = attr[first:last][local], exam[rank]
         odds = cells.skips[part].astype(np.float64, copy=False) / (1 - np.minimum(g * a, P_MAX))
-        num_a += np.bincount(pair, clicks + odds * (1 - g) * a, cells.n_pairs)
+        num_a[first:last] += np.bincount(local, clicks + odds * (1 - g) * a, last - first)
         num_g += np.bincount(rank, clicks + odds * (1 - a) * g, cells.depth)
     attr = _share(cells.attr_successes + num_a, cells.attr_trials)
     exam = _share(cells.exam_successes + num_g, cells.exam_trials)
