@@ -100,7 +100,8 @@ def main():
     test = read_sessions(a.test, a.format, a.test) if a.test else None
     t0 = time.perf_counter()
     specs = [s for s in CLICK_MODELS if a.models is None or s.label in a.models.split(",")]
-    ours = compare_click_models(sessions, a.log, models=[s.key for s in specs], test=test).to_json()   # as PyClick's
+    ours = compare_click_models(sessions, a.log, models=[s.key for s in specs], test=test,
+                                prior="pyclick").to_json()   # PyClick's prior, as PyClick fits
     t_ours = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "sessions.tsv"

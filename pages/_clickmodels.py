@@ -14,6 +14,7 @@ from ultr_core.app.figures import perplexity_by_rank_figure
 from ultr_core.app.text import escape_markdown
 from ultr_core.clickmodels.judgement_agreement import RULE, judgement_rows, score_judgements
 from ultr_core.clickmodels.prior import PRIOR_LABELS, prior_text
+from ultr_core.clickmodels.registry import CLICK_MODELS
 from ultr_core.errors import DataFormatError
 from ultr_core.identifiability.reports import document_components
 from ultr_core.logs.judgements import read_judgements
@@ -22,9 +23,12 @@ from ultr_core.logs.scores import side_file_problem
 from ultr_core.tasks.fit_click_models import click_models_job
 
 PRIOR_BY_LABEL = {label: key for key, label in PRIOR_LABELS.items()}
-PRIOR_HELP = ("PyClick's ½: every (query, document) pair starts at one success in two trials, so a pair never seen in "
-              "training is estimated at ½. Learned: shrinkage towards a shared baseline (global, per query or per "
-              "mean rank) of a strength chosen on a held-out fifth of the training sessions (docs/click_models.md)")
+LEARNED_BY_DEFAULT = ", ".join(s.label for s in CLICK_MODELS if s.prior == "learned")
+PRIOR_HELP = ("Each model's own: the learned prior for " + LEARNED_BY_DEFAULT + " (they fit held-out sessions of "
+              "sparse logs better with it), PyClick's ½ for the rest. PyClick's ½: every (query, document) pair "
+              "starts at one success in two trials, so a pair never seen in training is estimated at ½. Learned: "
+              "shrinkage towards a shared baseline (global, per query or per mean rank) of a strength chosen on a "
+              "held-out fifth of the training sessions (docs/click_models.md)")
 
 
 def click_model_section(log, an, key, prefix: str) -> None:
@@ -69,7 +73,7 @@ def _show(job, an, log, prefix: str, key) -> None:
              **({"prior": prior_text(m.prior)} if m.prior else {})} for m in out.models.values()]
     st.caption(f"Fitted on the first {out.train_sessions:,} sessions, scored on the next {out.test_sessions:,} "
                f"({out.dropped_test_sessions:,} of unseen queries dropped); PyClick's conventions and scores "
-               "(docs/click_models.md)" + ("; each model's learned prior in the last column" if any(
+               "(docs/click_models.md)" + ("; the learned prior, where a model used one, in the last column" if any(
                    m.prior for m in out.models.values()) else "") + ". Higher log-likelihood and lower "
                "perplexity are better.")
     table, fig = pd.DataFrame(rows).round(4), perplexity_by_rank_figure(out.models)    # built once: page and report

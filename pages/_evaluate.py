@@ -90,7 +90,7 @@ def evaluate_section(log, key, prefix: str) -> None:
         except DataFormatError:
             parsed = None
     dm_key = next(m for m in DIRECT_MODELS if MODEL_BY_KEY[m].label == dm)
-    prior = st.session_state.get(f"{prefix}_cm_job_for", (None, "pyclick"))[1]     # the comparison's prior above
+    prior = st.session_state.get(f"{prefix}_cm_job_for", (None, "auto"))[1]     # the comparison's prior above
     estimators = default_estimators(logged=PROPENSITY in log.frame, affine=affine)
     spec = (key, picked[0], picked[2], dm_key, int(k), digest, prior, estimators)
     job_key = f"{prefix}_cf_job"

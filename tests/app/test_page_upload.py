@@ -142,6 +142,8 @@ def test_upload_compares_click_models_and_gives_relevance_with_components():
     from ultr_core.clickmodels.registry import CLICK_MODELS
     assert list(table["model"]) == [s.label for s in CLICK_MODELS]
     assert (table["perplexity"] >= 1).all()
+    learned = {s.label for s in CLICK_MODELS if s.prior == "learned"}   # each model's own prior by default
+    assert learned and ((table["prior"].fillna("") != "") == table["model"].isin(learned)).all()
     import json
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert {"Bias parameters by rank", "UBM: examination by rank and last click above"} <= set(titles)
@@ -163,11 +165,11 @@ def test_upload_compares_click_models_and_gives_relevance_with_components():
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "Click fit (x) beside agreement with the judges (y)" in titles
     # issue #47 item 6: the learned prior refits the zoo; the table says what each model chose
-    at.radio(key="upload_cm_prior").set_value("learned").run()
+    at.radio(key="upload_cm_prior").set_value("learned for all").run()
     assert at.file_uploader(key="upload_judgements").value is not None   # kept while the zoo refits
     at = wait(at, "upload_cm_job", 180)
     table = next(d.value for d in at.dataframe if "perplexity" in d.value.columns)
-    assert "prior" in table.columns and table["prior"].notna().all()
+    assert "prior" in table.columns and (table["prior"].fillna("") != "").all()
     assert any("Spearman" in d.value.columns for d in at.dataframe)        # the judges re-scored on the new fit
 
 

@@ -355,7 +355,7 @@ def test_learned_prior_beats_one_in_two_on_sparse_logs_and_fills_unseen_pairs(se
     from ultr_core.clickmodels.compare import compare_click_models
     f = _sparse_log(seed)
     keys = ["dctr", "pbm", "dcm", "sdbn"]
-    base = compare_click_models(f, models=keys).models
+    base = compare_click_models(f, models=keys, prior="pyclick").models
     out = compare_click_models(f, models=keys, prior="learned", seed=seed)
     for k in keys:
         assert out.models[k].log_likelihood > base[k].log_likelihood + 1e-3, k

@@ -80,13 +80,48 @@ def test_pattern_files_leave_nothing_behind(tmp_path):
     assert not os.path.exists(folder)
 
 
-def test_the_fits_that_hold_every_pattern_are_refused_on_disk_with_the_flag_named(tmp_path):
+def test_the_fisher_information_is_refused_on_disk_with_the_flag_named(tmp_path):
     path = str(_varied_log(tmp_path / "log.parquet", 4))
     with patterns_from_source(path, "parquet", "log", in_memory=10) as disk:
-        for kw, flag in (({"identifiability": True}, "--identifiability"), ({"prior": "learned"}, "--prior")):
-            with pytest.raises(ConfigError) as e:
-                compare_click_models(disk, "log", models=["pbm"], **kw)
-            assert e.value.field == flag and "--memory-limit" in str(e.value)
+        with pytest.raises(ConfigError) as e:
+            compare_click_models(disk, "log", models=["pbm"], identifiability=True)
+        assert e.value.field == "--identifiability" and "--memory-limit" in str(e.value)
+
+
+@pytest.mark.parametrize("prior", ["learned", "auto"])
+def test_the_learned_prior_on_disk_chooses_and_fits_as_in_memory(tmp_path, prior):
+    """The learned prior's held-out fifth drawn chunk by chunk from a pattern file (two weight files beside it) is
+    the in-memory draw: the same choice per model, the same validation sessions, the same fits to 1e-9; the
+    weight files go with the folder.  "auto" (the default) gives DCM and DCM-ML their learned prior and every other
+    model PyClick's."""
+    import os
+
+    import ultr_core.clickmodels.sessions as sessions
+    path = str(_varied_log(tmp_path / "log.parquet", 5, ragged=True))
+    keys = ["pbm", "dcm", "dcm_ml", "ubm"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sessions, "CHUNK_ROWS", 97)
+        with patterns_from_source(path, "parquet", "log") as held:
+            a = compare_click_models(held, "log", models=keys, prior=prior, seed=3)
+        with patterns_from_source(path, "parquet", "log", in_memory=0) as disk:
+            b = compare_click_models(disk, "log", models=keys, prior=prior, seed=3)
+            folder = os.path.dirname(disk.train.path)
+            assert any("held" in f for f in os.listdir(folder))
+    assert not os.path.exists(folder)
+    learned = {k for k in keys if a.models[k].prior is not None}
+    assert learned == (set(keys) if prior == "learned" else {"dcm", "dcm_ml"})
+    assert any(a.models[k].prior.baseline != "pyclick" for k in learned)      # a search that chose, not ½
+    for k in keys:
+        pa, pb = a.models[k].prior, b.models[k].prior
+        assert (pa is None) == (pb is None), k
+        if pa is not None:
+            assert (pa.baseline, pa.strength, pa.chosen_by, pa.validation_sessions) == \
+                   (pb.baseline, pb.strength, pb.chosen_by, pb.validation_sessions), k
+            if pa.validation_log_likelihood is not None:
+                assert pb.validation_log_likelihood == pytest.approx(pa.validation_log_likelihood, abs=1e-9)
+        for m in SCORES:
+            assert getattr(b.models[k], m) == pytest.approx(getattr(a.models[k], m), abs=1e-9), (k, m)
+    pd.testing.assert_frame_equal(a.relevance, b.relevance, check_exact=False, atol=1e-9)
 
 
 def _ubm_em_on_patterns(t: SessionTable, n_iter: int = 50):

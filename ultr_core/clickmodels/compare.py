@@ -17,7 +17,7 @@ import pandas as pd
 
 from ultr_core.clickmodels.evaluation import fit_comparison, score_models
 from ultr_core.clickmodels.outofcore import join_sessions
-from ultr_core.clickmodels.prior import PRIORS, learned_prior
+from ultr_core.clickmodels.prior import DEFAULT_PRIOR, PRIORS, learned_prior, model_prior
 from ultr_core.clickmodels.registry import CLICK_MODELS, MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable, split_sessions
 from ultr_core.errors import ConfigError
@@ -153,7 +153,8 @@ def _entry(spec, model, scored: dict, seconds: float, chosen, notes: list) -> Mo
 
 def compare_click_models(data, name: str = "log", *, models=None, split: float = 0.75, test=None, on_model=None,
                          stop=None, identifiability: bool = False, judgements=None, include_prior: bool = False,
-                         seed: int = 0, prior: str = "pyclick", rankers: dict | None = None) -> ClickModelComparison:
+                         seed: int = 0, prior: str = DEFAULT_PRIOR,
+                         rankers: dict | None = None) -> ClickModelComparison:
     """Fit every model in ``models`` on the first ``split`` of the sessions of ``data`` (a click table or
     :class:`SessionArrays`) — or on all of them with ``test`` (the same kinds) as the test log — and score it on
     the test sessions: a :class:`~ultr_core.clickmodels.compare.ClickModelComparison` with ``train_sessions``,
@@ -167,8 +168,10 @@ def compare_click_models(data, name: str = "log", *, models=None, split: float =
     support (``prior_dominated``, :mod:`~ultr_core.clickmodels.judgement_agreement`); with ``judgements``
     (:class:`~ultr_core.logs.judgements.Judgements`) every model's estimates are also scored against them
     (``judgements`` per model, and the file's counts and the clicks-vs-judges verdict under ``judgements``).
-    ``prior``: "pyclick" (one success in two trials for every pair) or "learned" (:mod:`~.prior`; each model's
-    choice under ``prior``).  ``rankers``: key → (label, ``score(pair_keys)`` → one score per pair), rankers trained
+    ``prior``: "auto" (each model its record's: the learned prior for DCM and DCM-ML, PyClick's for the rest),
+    "pyclick" (one success in two trials for every pair) or "learned" (:mod:`~.prior`) for every model; each
+    learned prior's choice under the model's ``prior``.  ``rankers``: key → (label, ``score(pair_keys)`` → one score
+    per pair), rankers trained
     on the log's training sessions elsewhere (ULTR methods on a log with features); each is read as a click model
     through a logistic link (:class:`~ultr_core.clickmodels.scored.ScoredPBM`) and scored beside the models, under
     ``rankers`` (its score a column of ``relevance``, judged with them)."""
@@ -176,8 +179,8 @@ def compare_click_models(data, name: str = "log", *, models=None, split: float =
     if prior not in PRIORS:
         raise ConfigError("--prior", f"choose one of {', '.join(PRIORS)}")
     tr, te, dropped, pair_keys = _tables(data, name, split, test)
-    if identifiability or prior != "pyclick":
-        _in_memory(tr, "--identifiability" if identifiability else "--prior")
+    if identifiability:
+        _in_memory(tr, "--identifiability")
     rel = _relevance_frame(tr, pair_keys)
     if not rel["clicks"].any():
         from ultr_core.logs.clicklog import NO_CLICKS
@@ -213,7 +216,8 @@ def _fit_models(keys, tr, pair_keys, rel: pd.DataFrame, *, prior: str, seed: int
         if stop is not None and stop.is_set():
             break
         spec, t0 = MODEL_BY_KEY[key], time.perf_counter()
-        table, chosen = (tr, None) if prior == "pyclick" else _learned(spec, tr, pair_keys, seed, shared)
+        table, chosen = ((tr, None) if model_prior(spec, prior) == "pyclick"
+                         else _learned(spec, tr, pair_keys, seed, shared))
         model = spec.cls().fit(table)
         fitted[key] = (spec, model, time.perf_counter() - t0, chosen)
         if identifiability:
@@ -228,12 +232,15 @@ def _fit_models(keys, tr, pair_keys, rel: pd.DataFrame, *, prior: str, seed: int
     return fitted
 
 
-def fit_with_prior(spec, table: SessionTable, pair_keys: pd.DataFrame, *, prior: str = "pyclick", seed: int = 0):
-    """``spec``'s model fitted on ``table`` with the attractiveness ``prior`` ("pyclick" or "learned") — the fit the
-    comparison makes, for a caller that needs one model (the counterfactual evaluation's re-ranking)."""
+def fit_with_prior(spec, table: SessionTable, pair_keys: pd.DataFrame, *, prior: str = DEFAULT_PRIOR,
+                   seed: int = 0):
+    """``spec``'s model fitted on ``table`` with the attractiveness ``prior`` ("auto", "pyclick" or "learned") — the
+    fit the comparison makes, for a caller that needs one model (the counterfactual evaluation's re-ranking)."""
     if prior not in PRIORS:
         raise ConfigError("--prior", f"choose one of {', '.join(PRIORS)}")
-    return spec.cls().fit(table if prior == "pyclick" else _learned(spec, table, pair_keys, seed, {})[0])
+    if model_prior(spec, prior) == "pyclick":
+        return spec.cls().fit(table)
+    return spec.cls().fit(_learned(spec, table, pair_keys, seed, {})[0])
 
 
 def _learned(spec, tr: SessionTable, pair_keys: pd.DataFrame, seed: int, shared: dict):
@@ -270,8 +277,8 @@ def _fitted_rankers(rankers: dict, tr, pair_keys: pd.DataFrame, rel: pd.DataFram
 
 
 def _in_memory(tr, flag: str) -> None:
-    """Refuse ``flag`` on training patterns read from disk chunk by chunk: the Fisher information and the learned
-    prior's search hold every pattern."""
+    """Refuse ``flag`` on training patterns read from disk chunk by chunk: the Fisher information holds every
+    pattern."""
     if not isinstance(tr, SessionTable):
         raise ConfigError(flag, f"needs the training patterns in memory, and this log has {tr.rows:,} distinct "
                                 f"(result list, click) patterns, more than the {tr.in_memory_rows:,} held: raise "

@@ -58,9 +58,21 @@ class PatternFile:
     #: the columns are also stored raw beside the file (:meth:`with_raw_columns`): a fit's passes read a chunk's
     #: bytes instead of decoding Parquet each time (issue #62: 3.4 of 30 s of DBN on 750,000 patterns)
     raw: bool = False
+    #: other sessions per pattern than the file's ``w`` (a raw float64 file, one per pattern in file order): a part
+    #: of the training sessions, as the learned prior's held-out fifth (:func:`~ultr_core.clickmodels.prior.hold_out`)
+    weight_file: str | None = None
 
     def chunks(self, rows: int | None = None):
-        rows = rows or CHUNK_ROWS
+        parts = self._patterns(rows or CHUNK_ROWS)
+        if self.weight_file is None:
+            yield from parts
+            return
+        from dataclasses import replace
+        with open(self.weight_file, "rb") as f:
+            for c in parts:
+                yield replace(c, weight=np.fromfile(f, np.float64, len(c.weight)))
+
+    def _patterns(self, rows: int):
         if self.raw:
             yield from self._raw_chunks(rows)
             return

@@ -7,6 +7,12 @@ pair's query, or over the pairs shown at the pair's mean rank), computed from a 
 baseline and m ∈ :data:`STRENGTHS` are chosen on validation: a random fifth of the training sessions (a binomial
 thinning of each pattern's count, seeded) is held out, each (baseline, m) fitted on the rest and scored by held-out
 log-likelihood, PyClick's prior competing as one more candidate.  A pair never seen in training then gets μ, not ½.
+The training table may be in memory or on disk (:class:`~ultr_core.clickmodels.patterns.PatternFile`): the held-out
+fifth is drawn pattern by pattern in file order either way (:func:`hold_out`), so both give the same choice.
+
+Which prior a model gets by default (``--prior auto``) is its record's (``ClickModelSpec.prior``,
+:mod:`~ultr_core.clickmodels.registry`): the learned one for DCM and DCM-ML, which fit held-out sessions better with
+it on every sparse log measured (docs/click_models.md, "Sparse logs beside CLAX"), PyClick's ½ for the rest.
 
 >>> import numpy as np
 >>> from ultr_core.clickmodels.sessions import SessionTable
@@ -23,20 +29,37 @@ from typing import Callable
 
 import numpy as np
 
-from ultr_core.clickmodels.evaluation import scores
+from ultr_core.clickmodels.evaluation import score_models
 from ultr_core.clickmodels.sessions import PYCLICK_PRIOR, SessionTable
 from ultr_core.logs.outputs import JsonRecord
 
 __all__ = ["PriorBaseline", "BASELINES", "BASELINE_BY_KEY", "STRENGTHS", "VALID_SHARE", "learned_prior",
-           "prior_from", "PRIORS", "PRIOR_LABELS", "prior_text", "PriorChoice"]
+           "prior_from", "PRIORS", "PRIOR_LABELS", "DEFAULT_PRIOR", "MODEL_PRIORS", "model_prior", "prior_text",
+           "PriorChoice", "hold_out", "file_order"]
 
 #: pseudo-impressions m of the learned prior tried on validation
 STRENGTHS = (1.0, 4.0, 16.0, 64.0)
 #: the share of the training sessions held out to choose the prior
 VALID_SHARE = 0.2
-#: the priors a comparison can use (CLI ``--prior``) and the label a page shows
-PRIOR_LABELS = {"pyclick": "PyClick's ½", "learned": "learned"}
+#: the priors a comparison can use (CLI ``--prior``) and the label a page shows; "auto": each model its record's
+PRIOR_LABELS = {"auto": "each model's own", "pyclick": "PyClick's ½ for all", "learned": "learned for all"}
 PRIORS = tuple(PRIOR_LABELS)
+#: what every command, page and task uses unless a prior is chosen
+DEFAULT_PRIOR = "auto"
+#: the priors one model can be fitted with (a model record's ``prior``)
+MODEL_PRIORS = ("pyclick", "learned")
+
+
+def model_prior(spec, prior: str) -> str:
+    """The prior ``spec``'s model is fitted with under the comparison's ``prior``: its record's under "auto".
+
+    >>> from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    >>> [model_prior(MODEL_BY_KEY[k], "auto") for k in ("pbm", "dcm", "dcm_ml")]
+    ['pyclick', 'learned', 'learned']
+    >>> model_prior(MODEL_BY_KEY["dcm"], "pyclick")
+    'pyclick'
+    """
+    return spec.prior if prior == "auto" else prior
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +87,7 @@ class PriorChoice(JsonRecord):
 def prior_text(chosen: PriorChoice) -> str:
     """What a model's learned prior chose, in words: "per query × 4" or "PyClick's ½"."""
     if chosen.baseline not in BASELINE_BY_KEY:
-        return PRIOR_LABELS["pyclick"]
+        return "PyClick's ½"
     return f"{BASELINE_BY_KEY[chosen.baseline].label} × {chosen.strength:g}"
 
 
@@ -135,22 +158,59 @@ def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, *, seed: int
             return PYCLICK_PRIOR, info
         base = (base_cls or cls)().fit(train)
         return prior_from(base.attr, train, pair_query, baseline=choice.baseline, strength=choice.strength), info
-    rng = np.random.default_rng(seed)
-    held = rng.binomial(train.weight.astype(np.int64), VALID_SHARE).astype(np.float64)
-    fit_t, valid = replace(train, weight=train.weight - held), replace(train, weight=held)
-    keep = held > 0
-    valid = replace(valid, pairs=valid.pairs[keep], clicks=valid.clicks[keep], weight=held[keep],
-                    shown=None if valid.shown is None else valid.shown[keep])
+    fit_t, valid, held = hold_out(train, seed)
     base = cls().fit(fit_t)
-    ll = {("pyclick", 2.0): scores(base, valid)["log_likelihood"]}
+    fits = {("pyclick", 2.0): base}
     for b in BASELINES:
         for m in STRENGTHS:
-            model = cls().fit(replace(fit_t, attr_prior=prior_from(base.attr, fit_t, pair_query, baseline=b.key,
-                                                                   strength=m)))
-            ll[(b.key, m)] = scores(model, valid)["log_likelihood"]
+            fits[(b.key, m)] = cls().fit(replace(fit_t, attr_prior=prior_from(base.attr, fit_t, pair_query,
+                                                                              baseline=b.key, strength=m)))
+    ll = {k: s["log_likelihood"] for k, s in score_models(fits, valid)[0].items()}    # one pass over ``valid``
     best = max(ll, key=ll.get)
-    out = PriorChoice(baseline=best[0], strength=best[1], validation_sessions=int(held.sum()),
+    out = PriorChoice(baseline=best[0], strength=best[1], validation_sessions=held,
                       validation_log_likelihood=ll[best], pyclick_validation_log_likelihood=ll[("pyclick", 2.0)])
     if best[0] == "pyclick":
         return PYCLICK_PRIOR, out
     return prior_from(base.attr, fit_t, pair_query, baseline=best[0], strength=best[1]), out
+
+
+def hold_out(train, seed: int) -> tuple:
+    """(the fitting part, the held-out part, its sessions) of ``train``: each pattern's sessions thinned binomially
+    (share :data:`VALID_SHARE`, ``seed``), drawn pattern by pattern in the order DuckDB writes pattern files
+    (:func:`file_order`) — an in-memory table at once, a :class:`~ultr_core.clickmodels.patterns.PatternFile` chunk
+    by chunk into two weight files beside it (the same draws: a generator's binomials do not depend on how the
+    array is cut), so that a log gives the same choice read by a page, by the CLI or from disk."""
+    rng = np.random.default_rng(seed)
+    if isinstance(train, SessionTable):
+        order = file_order(train)
+        held = np.empty(len(train.weight))
+        held[order] = rng.binomial(train.weight[order].astype(np.int64), VALID_SHARE)
+        keep = held > 0
+        valid = replace(train, pairs=train.pairs[keep], clicks=train.clicks[keep], weight=held[keep],
+                        shown=None if train.shown is None else train.shown[keep])
+        return replace(train, weight=train.weight - held), valid, int(held.sum())
+    paths, sums = (f"{train.path}.{part}-{seed}" for part in ("fit", "held")), [0.0, 0.0]
+    paths = tuple(paths)
+    with open(paths[0], "wb") as fit_f, open(paths[1], "wb") as held_f:
+        for c in train.chunks():
+            held = rng.binomial(c.weight.astype(np.int64), VALID_SHARE).astype(np.float64)
+            (c.weight - held).tofile(fit_f)
+            held.tofile(held_f)
+            sums[0] += float((c.weight - held).sum())
+            sums[1] += float(held.sum())
+    return (replace(train, weight_file=paths[0], total_weight=sums[0]),
+            replace(train, weight_file=paths[1], total_weight=sums[1]), int(sums[1]))
+
+
+def file_order(t: SessionTable) -> np.ndarray:
+    """The order of ``t``'s patterns in a pattern file (``clickmodels/patterns.py: _write_patterns``): by pair code
+    rank by rank (−1 past a list's end), then by the clicks as a bit mask (rank r: bit r − 1).
+
+    >>> t = SessionTable(np.array([[1, 0], [0, 1], [0, 1]]), np.array([[0, 0], [0, 1], [1, 0]], bool),
+    ...                  np.ones(3), 2, 3)
+    >>> file_order(t).tolist()                 # (0, 1) clicked at rank 1 (bits 1), at rank 2 (bits 2), then (1, 0)
+    [2, 1, 0]
+    """
+    pairs = np.where(t.mask, t.pairs, -1)
+    bits = (t.clicks.astype(np.int64) << np.arange(t.depth)[None, :]).sum(1)
+    return np.lexsort((bits, *pairs.T[::-1]))

@@ -31,10 +31,11 @@ CLICK_MODELS = (
     ClickModelSpec("dcm", "DCM", m.DCM, "mle", "Guo, Liu & Wang, WSDM 2009",
                    "attractiveness per (query, doc), continuation after a click per rank", "attractiveness",
                    colour="#ff7f0e",
-                   behaviour="scan down; after a click at rank r go on with λ_r = γ·(1/r)^η (the CM-IPS code's DCM)"),
+                   behaviour="scan down; after a click at rank r go on with λ_r = γ·(1/r)^η (the CM-IPS code's DCM)",
+                   prior="learned"),
     ClickModelSpec("dcm_ml", "DCM-ML", cascade_ml.DCMML, "gradient", "Guo, Liu & Wang, WSDM 2009; fitted by maximum "
                    "likelihood (as CLAX fits it)", "attractiveness per (query, doc), continuation after a click per "
-                   "rank", "attractiveness", colour="#ffbb78"),
+                   "rank", "attractiveness", colour="#ffbb78", prior="learned"),
     ClickModelSpec("sdbn", "SDBN", m.SDBN, "mle", "Chapelle & Zhang, WWW 2009 (simplified DBN)",
                    "attractiveness and satisfaction per (query, doc)", "attractiveness × satisfaction",
                    colour="#2ca02c", behaviour="scan down; a click satisfies with σ = α and ends the session"),

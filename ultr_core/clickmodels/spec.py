@@ -30,6 +30,10 @@ class ClickModelSpec:
     behaviour: str = ""
     #: what identifiability needs for its users besides a connected graph (``ig --users``, the Upload page); "" none
     ig_condition: str = ""
+    #: the attractiveness prior it is fitted with by default (``--prior auto``): "pyclick" (one success in two
+    #: trials) or "learned" (:mod:`~ultr_core.clickmodels.prior`), whichever fits held-out sessions of sparse logs
+    #: better (docs/click_models.md)
+    prior: str = "pyclick"
 
     CONSTRAINTS = {
         "key": [Rule(lambda k: isinstance(k, str) and k.isidentifier() and k.islower(), "a lower-case identifier")],
@@ -43,6 +47,7 @@ class ClickModelSpec:
         "colour": [Rule(lambda c: isinstance(c, str) and len(c) == 7 and c[0] == "#", "a colour #rrggbb")],
         "behaviour": [Rule(lambda s: isinstance(s, str), "one sentence (user models)")],
         "ig_condition": [Rule(lambda s: isinstance(s, str), "a condition in words, or ''")],
+        "prior": [Options("pyclick", "learned")],
     }
 
     def __post_init__(self):

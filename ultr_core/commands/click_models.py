@@ -11,7 +11,7 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
-    from ultr_core.clickmodels.prior import PRIORS
+    from ultr_core.clickmodels.prior import DEFAULT_PRIOR, PRIORS
     from ultr_core.clickmodels.registry import CLICK_MODELS
     from ultr_core.logs.engines import add_engine_options
     from ultr_core.logs.formats import LOG_FORMATS
@@ -37,9 +37,12 @@ def add_parser(sub) -> None:
     p.add_argument("--grades", default="0-5", help="--judgements: the grade range LOW-HIGH; rows outside are counted")
     p.add_argument("--include-prior-dominated", action="store_true", help="--judgements: also score the pairs whose "
                    "estimate the prior decides (fewer than 10 examination-weighted training impressions)")
-    p.add_argument("--prior", choices=PRIORS, default="pyclick", help="the attractiveness prior: PyClick's one success "
-                   "in two trials, or learned — shrinkage towards a shared baseline (global, per query or per mean "
-                   "rank) with its strength, chosen on a held-out fifth of the training sessions")
+    p.add_argument("--prior", choices=PRIORS, default=DEFAULT_PRIOR, help="the attractiveness prior: auto — each "
+                   "model the one that fits sparse logs better (learned for " + ", ".join(
+                       s.label for s in CLICK_MODELS if s.prior == "learned") + "; PyClick's for the rest), pyclick — "
+                   "PyClick's one success in two trials for every model, or learned — shrinkage towards a shared "
+                   "baseline (global, per query or per mean rank) with its strength, chosen on a held-out fifth of "
+                   "the training sessions, for every model")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap over queries (--judgements) and of the "
                                                        "learned prior's held-out fifth")
     p.add_argument("--memory-limit", default="2GB", help="memory budget of the log read out of core: DuckDB's limit "

@@ -17,7 +17,7 @@ PROGRESS_AFTER = 10.0
 
 
 def add_parser(sub) -> None:
-    from ultr_core.clickmodels.prior import PRIORS
+    from ultr_core.clickmodels.prior import DEFAULT_PRIOR, PRIORS
     from ultr_core.counterfactual.choices import DIRECT_MODELS, N_BOOT, SOURCES
     from ultr_core.counterfactual.estimators import ESTIMATORS
     from ultr_core.logs.engines import add_engine_options
@@ -32,8 +32,8 @@ def add_parser(sub) -> None:
         f"{s.label} — {s.help}" for s in SOURCES).replace("%", "%%") + " (a file path gives a scores file)")
     p.add_argument("--model", default="pbm", choices=DIRECT_MODELS, help="the direct method's click model")
     p.add_argument("--k", type=int, default=10, help="value = expected clicks in the top k per session")
-    p.add_argument("--prior", choices=PRIORS, default="pyclick", help="--ranking model:KEY: the attractiveness "
-                   "prior of the model's fit (as click-models --prior)")
+    p.add_argument("--prior", choices=PRIORS, default=DEFAULT_PRIOR, help="--ranking model:KEY: the "
+                   "attractiveness prior of the model's fit (as click-models --prior)")
     p.add_argument("--estimators", default=argparse.SUPPRESS, help="comma-separated of " + ", ".join(
         f"{e.key} ({e.label})" for e in ESTIMATORS) + "; the affine ones read trust bias's b_r + s_r·a_d (a fit per "
         "resample: ≈ 0.02 s each with 500 (query, document) pairs, 0.35 s with 4,000). Default: " + ", ".join(

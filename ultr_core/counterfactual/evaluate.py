@@ -18,6 +18,7 @@ import pandas as pd
 
 from ultr_core.clickmodels.judgement_agreement import MIN_EXAMINED, examined_impressions
 from ultr_core.clickmodels.models import PBM
+from ultr_core.clickmodels.prior import DEFAULT_PRIOR
 from ultr_core.clickmodels.registry import MODEL_BY_KEY
 from ultr_core.clickmodels.sessions import SessionArrays, SessionTable
 from ultr_core.counterfactual import candidate as cand
@@ -282,7 +283,7 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DE
 
 def evaluate_ranking(data, name: str = "log", *, ranking: str = "production", scores=None, model: str = "pbm",
                      k: int = 10, n_boot: int = N_BOOT, seed: int = 0, judgements=None, report=None,
-                     prior: str = "pyclick", estimators=None) -> RankingReport:
+                     prior: str = DEFAULT_PRIOR, estimators=None) -> RankingReport:
     """The value of a candidate ranking on the log ``data`` (a click table or :class:`SessionArrays`): expected
     clicks in its top ``k`` per session by every estimator, with 90 % bootstrap intervals; ``ranking`` is
     "production", "model:KEY" or (with ``scores``, :class:`~ultr_core.logs.scores.Scores`) a scores file; ``model``

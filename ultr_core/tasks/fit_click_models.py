@@ -37,7 +37,7 @@ class ClickModelOptions:
     identifiability: bool = False            #: each model's Fisher information: rank, unidentified and weak parameters
     judgements: object | None = None         #: editorial judgements already read (:mod:`ultr_core.logs.judgements`)
     include_prior_dominated: bool = False    #: also score the pairs the prior decides
-    prior: str = "pyclick"                   #: the attractiveness prior: pyclick | learned
+    prior: str = "auto"                      #: the attractiveness prior: auto (each model its own) | pyclick | learned
     seed: int = 0
     memory_limit: str = "2GB"                #: the budget of a log read out of core (DuckDB's limit; patterns held)
     engine: str = "duckdb"                   #: what builds the session table: duckdb | dask
@@ -137,7 +137,7 @@ def fit_click_models(source, options: ClickModelOptions | None = None, *, name: 
     return ClickModelFit(out, str(label))
 
 
-def click_models_job(frame: pd.DataFrame, name: str, *, prior: str = "pyclick", report=None, stop=None):
+def click_models_job(frame: pd.DataFrame, name: str, *, prior: str = "auto", report=None, stop=None):
     """:func:`fit_click_models` of every model on a kept click table as a job of the app's pool
     (:mod:`ultr_core.app.jobpool`): a ``{"done", "total", "model"}`` record after each model; the report
     (:class:`~ultr_core.clickmodels.compare.ClickModelComparison`, its ``relevance`` table with it)."""

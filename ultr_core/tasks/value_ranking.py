@@ -26,7 +26,7 @@ class RankingOptions:
     n_boot: int | None = None                #: bootstrap resamples of the sessions (None: the default)
     seed: int = 0
     judgements: object | None = None         #: editorial judgements already read: also DCG@k
-    prior: str = "pyclick"                   #: the attractiveness prior of a model:KEY re-ranking's fit
+    prior: str = "auto"                      #: the attractiveness prior of a model:KEY re-ranking's fit
     estimators: tuple | None = None          #: estimator keys (None: the default set for the log)
     format: str | None = None                #: the log's format (None: sniffed)
     engine: str = "duckdb"                   #: what reads the log's sessions: duckdb | dask
@@ -35,7 +35,7 @@ class RankingOptions:
 
     def __post_init__(self):
         from ultr_core.counterfactual.choices import DIRECT_MODELS
-        if self.prior != "pyclick" and not self.ranking.startswith("model:"):
+        if self.prior != "auto" and not self.ranking.startswith("model:"):
             raise ConfigError("--prior", "applies to --ranking model:KEY (the prior of the model that re-ranks)")
         if self.model not in DIRECT_MODELS:
             raise ConfigError("--model", f"the direct method needs one of {', '.join(DIRECT_MODELS)}, "
@@ -88,7 +88,7 @@ def value_ranking(source, options: RankingOptions | None = None, *, name: str | 
 
 
 def value_ranking_job(frame, name: str, ranking: str, *, scores: bytes | None, model: str, k: int, judgements,
-                      prior: str = "pyclick", estimators=None, report=None, stop=None):
+                      prior: str = "auto", estimators=None, report=None, stop=None):
     """:func:`value_ranking` as a job of the app's pool (:mod:`ultr_core.app.jobpool`): the scores file as bytes,
     read here; ``judgements`` parsed by the page (or bytes, or None; judgements that cannot be read only leave DCG@k
     out); a ``{"done", "total"}`` record every 10 resamples.  The report."""
@@ -101,7 +101,7 @@ def value_ranking_job(frame, name: str, ranking: str, *, scores: bytes | None, m
     except DataFormatError:
         jd = None
     opts = RankingOptions(ranking=ranking, scores=sc, model=model, k=int(k), judgements=jd,
-                          prior=prior if ranking.startswith("model:") else "pyclick",   # used to re-rank only
+                          prior=prior if ranking.startswith("model:") else "auto",   # used to re-rank only
                           estimators=tuple(estimators) if estimators is not None else None)
     progress = (lambda d, n: report({"done": d, "total": n})) if report is not None else None
     return value_ranking(frame, opts, name=name, report=progress).report
