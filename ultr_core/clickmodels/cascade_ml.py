@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultr_core.clickmodels.models import DCM, EM_ITERATIONS, PROB_MIN, PYCLICK_PRIOR, Cascade, _last_click
+from ultr_core.clickmodels.base import EM_ITERATIONS, PROB_MIN, Cascade, _last_click
+from ultr_core.clickmodels.models import DCM, PYCLICK_PRIOR
 from ultr_core.clickmodels.sessions import chunk_sums, pair_mean as _pair_mean, rank_sums
 
 __all__ = ["DBN", "CCM", "DCMML"]
@@ -229,6 +230,9 @@ class DCMML(DCM):
     continuation: exact only if users never stop after a non-last click without clicking again."""
 
     USER_MODEL = False                   # simulated DCM users are the DCM record's; this is another fit of them
+
+    def statistics(self, t):
+        return None                        # fitted iteratively: counting's sums are only its start
 
     def fit(self, t):
         from ultr_core.clickmodels.gradient import fit_cascade

@@ -139,9 +139,10 @@ def _impressions(t: SessionTable) -> tuple[np.ndarray, np.ndarray]:
 
 
 def prior_from(base_attr: np.ndarray, t: SessionTable, pair_query: np.ndarray, *, baseline: str,
-               strength: float) -> tuple:
-    """(m·μ, m) per pair from a fit's attractiveness on ``t`` (PyClick's prior)."""
-    n, mean_rank = _impressions(t)
+               strength: float, impressions: tuple | None = None) -> tuple:
+    """(m·μ, m) per pair from a fit's attractiveness on ``t`` (PyClick's prior); ``impressions``: ``t``'s
+    (impressions, mean rank) per pair where the caller has them (a pass over ``t`` otherwise)."""
+    n, mean_rank = _impressions(t) if impressions is None else impressions
     mu = np.clip(BASELINE_BY_KEY[baseline].baseline(base_attr, n, pair_query, mean_rank), 1e-4, 1 - 1e-4)
     return strength * mu, np.full(len(mu), float(strength))
 
@@ -159,19 +160,25 @@ def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, *, seed: int
         base = (base_cls or cls)().fit(train)
         return prior_from(base.attr, train, pair_query, baseline=choice.baseline, strength=choice.strength), info
     fit_t, valid, held = hold_out(train, seed)
-    base = cls().fit(fit_t)
-    fits = {("pyclick", 2.0): base}
-    for b in BASELINES:
-        for m in STRENGTHS:
-            fits[(b.key, m)] = cls().fit(replace(fit_t, attr_prior=prior_from(base.attr, fit_t, pair_query,
-                                                                              baseline=b.key, strength=m)))
+    fit = _fitter(cls, fit_t)
+    base, impressions = fit(fit_t.attr_prior), _impressions(fit_t)
+    priors = {(b.key, m): prior_from(base.attr, fit_t, pair_query, baseline=b.key, strength=m,
+                                     impressions=impressions) for b in BASELINES for m in STRENGTHS}
+    fits = {("pyclick", 2.0): base, **{k: fit(p) for k, p in priors.items()}}
     ll = {k: s["log_likelihood"] for k, s in score_models(fits, valid)[0].items()}    # one pass over ``valid``
     best = max(ll, key=ll.get)
     out = PriorChoice(baseline=best[0], strength=best[1], validation_sessions=held,
                       validation_log_likelihood=ll[best], pyclick_validation_log_likelihood=ll[("pyclick", 2.0)])
-    if best[0] == "pyclick":
-        return PYCLICK_PRIOR, out
-    return prior_from(base.attr, fit_t, pair_query, baseline=best[0], strength=best[1]), out
+    return (PYCLICK_PRIOR if best[0] == "pyclick" else priors[best]), out
+
+
+def _fitter(cls, t) -> Callable:
+    """prior → ``cls`` fitted on ``t`` under it: a counting model sums ``t`` once and divides under each prior
+    (:meth:`~ultr_core.clickmodels.models.ClickModel.statistics`), another refits."""
+    stats = cls().statistics(t)
+    if stats is None:
+        return lambda prior: cls().fit(replace(t, attr_prior=prior))
+    return lambda prior: cls().from_statistics(stats, prior)
 
 
 def hold_out(train, seed: int) -> tuple:
