@@ -1,10 +1,10 @@
 """Click models fitted, scored and sampled on any log the app reads: twelve models in one table, fitted on the log's
 distinct (result list, click) patterns in memory or on disk, scored on held-out sessions.
 
-Sessions compressed to distinct
-patterns (:mod:`~ultr_core.clickmodels.sessions`), what a model is (:mod:`~ultr_core.clickmodels.base`), the models
-with PyClick's conventions (:mod:`~ultr_core.clickmodels.models`), users who click as a model says
-(:mod:`~ultr_core.clickmodels.samplers`), one table of them (:mod:`~ultr_core.clickmodels.registry`), held-out log-likelihood and perplexity
+Sessions compressed to distinct patterns (:mod:`~ultr_core.clickmodels.sessions`), what a model is
+(:mod:`~ultr_core.clickmodels.base`), the models with PyClick's conventions (:mod:`~ultr_core.clickmodels.models`),
+users who click as a model says (:mod:`~ultr_core.clickmodels.samplers`), one table of them
+(:mod:`~ultr_core.clickmodels.registry`), held-out log-likelihood and perplexity
 (:mod:`~ultr_core.clickmodels.evaluation`) and one call that does it all
 (:func:`~ultr_core.clickmodels.compare.compare_click_models`).  Names import on first use (the CLI's ``--help``
 and the simulator need the table, not pandas)."""
