@@ -149,7 +149,8 @@ def run_compare_and_upload(url: str, csv_path: Path) -> dict:
         page.get_by_text("Download the report (JSON)").wait_for(timeout=30_000)
         seen["upload_charts"] = page.locator(".js-plotly-plot").count()
         seen["identifiable"] = page.locator('[data-testid="stMetricValue"]').nth(3).inner_text()
-        with page.expect_download(timeout=30_000) as download:
+        wait_idle(url.pid, 120)             # the page's run is over: under load a click during it was lost (CI)
+        with page.expect_download(timeout=60_000) as download:
             page.get_by_text("Download the report (JSON)").click()
         seen["report_json"] = Path(download.value.path()).read_text()
         _no_error(page)

@@ -126,7 +126,8 @@ def test_the_learned_prior_on_disk_chooses_and_fits_as_in_memory(tmp_path, prior
 
 def _ubm_em_on_patterns(t: SessionTable, n_iter: int = 50):
     """PyClick's UBM EM written over patterns (the form before cells; an independent check of the cell EM)."""
-    from ultr_core.clickmodels.sessions import pair_mean, previous_click
+    from ultr_core.clickmodels.cells import previous_click
+    from ultr_core.clickmodels.sessions import pair_mean
     d = t.depth
     attr, exam = np.full(t.n_pairs, 0.5), np.full((d, d), 0.5)
     cell = np.arange(d)[None, :] * d + previous_click(t.clicks)
@@ -191,27 +192,38 @@ def test_memory_limit_of_the_command_is_checked_and_used(tmp_path, capsys, monke
     assert all(a[k][m] == pytest.approx(b[k][m], abs=1e-12) for k in a for m in SCORES)
 
 
+@pytest.mark.parametrize("budget", [None, 600])
 @pytest.mark.parametrize("previous", [False, True])
-def test_cell_sums_in_key_ranges_are_one_groupby_of_every_cell(previous, monkeypatch):
+def test_cell_sums_in_key_ranges_are_one_groupby_of_every_cell(previous, budget, monkeypatch):
     """``cell_sums`` merges each chunk's cells per range of the cell key (issue #62: a merge of all cells at once took
-    about 95 bytes per cell); with 40-pattern chunks and many merges its result is, bit for bit, pandas' group-by of
-    every shown (pair, rank index) cell of the whole table, sorted by key."""
+    about 95 bytes per cell), and where the ranges hold more cells than its budget it leaves the highest to later
+    passes over the table (a 1 B-row log's UBM cells held 4.24 GB in one pass); with 40-pattern chunks, many merges
+    and, under a 600-cell budget, several passes, its result is, bit for bit, pandas' group-by of every shown (pair,
+    rank index) cell of the whole table, sorted by key."""
     import pandas as pd
 
+    import ultr_core.clickmodels.cells as C
     import ultr_core.clickmodels.sessions as S
     from ultr_core.simulation.edge_logs import shuffled_log
     frame, _ = shuffled_log(5, n_sessions=3000, n_queries=300)
     t = S.SessionArrays.from_frame(frame).compress()
     d = t.depth
-    index = np.arange(d)[None, :] * (d if previous else 1) + (S.previous_click(t.clicks) if previous else 0)
+    index = np.arange(d)[None, :] * (d if previous else 1) + (C.previous_click(t.clicks) if previous else 0)
     w = t.weight[:, None] * t.mask
     cells = pd.DataFrame({"pair": np.broadcast_to(t.pairs, w.shape).ravel().astype(np.int64),
                           "rank": np.broadcast_to(index, w.shape).ravel(), "n": w.ravel(),
                           "c": (w * t.clicks).ravel()})[w.ravel() > 0]
     want = cells.groupby(["pair", "rank"], sort=True)[["n", "c"]].sum().reset_index()
     monkeypatch.setattr(S, "CHUNK_ROWS", 40)
-    assert len(list(t.chunks())) > 20
-    pair, rank, n, c = S.cell_sums(t, previous)
+    monkeypatch.setattr(C, "MERGE_MIN", 25)
+    n_chunks = len(list(t.chunks()))
+    assert n_chunks > 20
+    passes = []
+    chunks = type(t).chunks
+    monkeypatch.setattr(type(t), "chunks", lambda self, rows=None: passes.append(1) or chunks(self, rows))
+    pair, rank, n, c = C.cell_sums(t, previous, budget=budget)
+    assert len(passes) == 1 if budget is None else len(passes) >= 3
+    assert len(want) > (budget or 0)
     assert np.array_equal(pair, want["pair"]) and np.array_equal(rank, want["rank"])
     assert np.array_equal(n, want["n"]) and np.array_equal(c, want["c"])
 
@@ -220,13 +232,14 @@ def test_cell_sums_are_compact_where_exact_and_the_fits_do_not_change_a_bit():
     """Cells of whole-number weights come as int32 pairs, int16 ranks and uint32 counts (14 bytes a cell, not 32 —
     issue #62's 1 B-row peak); fractional weights keep float64 sums.  PBM's and UBM's EM on the compact cells equal,
     bit for bit, the EM on the same cells cast to int64 and float64."""
+    import ultr_core.clickmodels.cells as C
     import ultr_core.clickmodels.sessions as S
     from ultr_core.clickmodels.pbm import pbm_em
     from ultr_core.simulation.edge_logs import shuffled_log
     frame, _ = shuffled_log(3, n_sessions=2000, n_queries=200)
     t = S.SessionArrays.from_frame(frame).compress()
     for previous, width in ((False, t.depth), (True, t.depth * t.depth)):
-        pair, rank, n, c = S.cell_sums(t, previous)
+        pair, rank, n, c = C.cell_sums(t, previous)
         assert (pair.dtype, rank.dtype, n.dtype, c.dtype) == (np.int32, np.int16, np.uint32, np.uint32)
         kw = dict(n_pairs=t.n_pairs, depth=width, prior=(1.0, 2.0), n_iter=20, cap=1 - 1e-6)
         compact = pbm_em(pair, rank, n, c=c, **kw)
@@ -234,7 +247,7 @@ def test_cell_sums_are_compact_where_exact_and_the_fits_do_not_change_a_bit():
         assert all(np.array_equal(x, y) for x, y in zip(compact, wide))
     from dataclasses import replace
     half = replace(t, weight=t.weight * 0.5)
-    _, _, n_half, c_half = S.cell_sums(half)
+    _, _, n_half, c_half = C.cell_sums(half)
     assert n_half.dtype == c_half.dtype == np.float64
-    assert np.array_equal(n_half * 2, S.cell_sums(t)[2].astype(float))
-    assert np.array_equal(c_half * 2, S.cell_sums(t)[3].astype(float))
+    assert np.array_equal(n_half * 2, C.cell_sums(t)[2].astype(float))
+    assert np.array_equal(c_half * 2, C.cell_sums(t)[3].astype(float))

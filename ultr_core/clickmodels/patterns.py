@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ultr_core.clickmodels.sessions import CHUNK_ROWS, MAX_DEPTH, PYCLICK_PRIOR, SessionTable, cell_sums, per_pair
+from ultr_core.clickmodels.cells import cell_sums
+from ultr_core.clickmodels.sessions import CHUNK_ROWS, MAX_DEPTH, PYCLICK_PRIOR, SessionTable, per_pair
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.logs.engines import check_engine, engine_function
 

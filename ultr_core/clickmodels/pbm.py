@@ -32,7 +32,7 @@ P_MAX = 1 - 1e-9
 
 class PBMCells(NamedTuple):
     """One table of (pair, rank) cells as PBM's EM reads it, with each parameter's trials (prior included).  The
-    cells keep the compact types :func:`~ultr_core.clickmodels.sessions.cell_sums` gives them (int32 pairs, int16
+    cells keep the compact types :func:`~ultr_core.clickmodels.cells.cell_sums` gives them (int32 pairs, int16
     ranks, uint32 counts); the update computes in float64."""
 
     pair: np.ndarray

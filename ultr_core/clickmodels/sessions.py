@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ultr_core.clickmodels.cells import cell_sums
 from ultr_core.errors import ConfigError, DataFormatError, MissingColumnError
 
 if TYPE_CHECKING:                 # pandas is imported where a frame is read: the click-model table needs none
@@ -192,122 +193,6 @@ def per_pair(t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         for i, v in enumerate((w, w * c.clicks.ravel(), w * ranks)):
             out[i] += np.bincount(flat, v, t.n_pairs)
     return out[0], out[1], out[2]
-
-
-#: ranges of the cell key that :func:`cell_sums` merges apart (a merge's transient memory is one range's)
-CELL_PARTS = 16
-
-
-def previous_click(clicks: np.ndarray) -> np.ndarray:
-    """(P, D): the rank of the last click above each rank, D − 1 when there is none (PyClick's UBM)."""
-    d = clicks.shape[1]
-    ranks = np.where(clicks, np.arange(d)[None, :], -1)
-    before = np.maximum.accumulate(np.concatenate([np.full((len(clicks), 1), -1), ranks[:, :-1]], axis=1), axis=1)
-    return np.where(before < 0, d - 1, before)
-
-
-def cell_sums(t, previous: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(pair, rank index, impressions, clicks) of the shown cells of ``t`` (any table with ``chunks``), summed over
-    its chunks and sorted by (pair, rank index).  Each chunk's distinct cells are summed at once and kept in
-    :data:`CELL_PARTS` ranges of the cell key: a cell the range already holds is added where it lies (a binary
-    search), a new one waits in the range's parts until they reach half of it and are merged in — memory follows
-    the distinct cells, not the patterns, and a merge's sort and copies hold one range at a time (a merge of all
-    cells at once took about 95 bytes per cell for cells that keep 24; re-sorting every part took a 1 B-row log's
-    UBM cells to 4.2 GB; issue #62).  The sums are of pattern counts (whole numbers), so the order of adding does not
-    change a bit.  Pairs are int32 and rank indices int16 where they fit, and sums of whole numbers below 2³² are
-    uint32 (float64 otherwise): 14 bytes a cell, not 32; every reader computes in float64, so the fits do not
-    change a bit either."""
-    d = t.depth
-    width = d * d if previous else d
-    step = -(-max(int(t.n_pairs) * width, 1) // CELL_PARTS)
-    code = np.int32 if int(t.n_pairs) * width < 2**31 else np.int64
-    empty = (np.zeros(0, code), np.zeros(0), np.zeros(0))
-    merged, parts = [empty] * CELL_PARTS, [[] for _ in range(CELL_PARTS)]
-    for c in t.chunks():
-        w = (c.weight[:, None] * c.mask).ravel()
-        index = np.arange(d)[None, :] * (d if previous else 1) + (previous_click(c.clicks) if previous else 0)
-        flat = (c.pairs.astype(np.int64) * width + index).ravel()
-        keep = w > 0
-        key, n, k = _summed(flat[keep].astype(code), w[keep], (w * c.clicks.ravel())[keep])
-        cuts = [0, *np.searchsorted(key, np.arange(1, CELL_PARTS) * step), len(key)]
-        for i in range(CELL_PARTS):
-            if cuts[i + 1] > cuts[i]:
-                merged[i], new = _absorb(merged[i], *(x[cuts[i]:cuts[i + 1]] for x in (key, n, k)))
-                if len(new[0]):
-                    parts[i].append(new)
-            if sum(len(x[0]) for x in parts[i]) > max(len(merged[i][0]) // 2, 10 * CHUNK_ROWS // CELL_PARTS):
-                merged[i], parts[i] = _merge([merged[i], *parts[i]]), []
-                if len(merged[i][0]) > 1_000_000:
-                    release_free_memory()
-    for i in range(CELL_PARTS):
-        merged[i], parts[i] = _merge([merged[i], *parts[i]]), []
-        release_free_memory()
-    total = sum(len(m[0]) for m in merged)
-    count = np.result_type(*(m[1] for m in merged), *(m[2] for m in merged))
-    pair = np.empty(total, np.int32 if t.n_pairs < 2**31 else np.int64)
-    rank = np.empty(total, np.int16 if width < 2**15 else np.int64)
-    n, k = np.empty(total, count), np.empty(total, count)
-    at = 0
-    for i in range(CELL_PARTS):                 # ranges in key order: the result is sorted as one merge sorted it
-        key, ni, ki = merged[i]
-        merged[i] = empty
-        cut = slice(at, at + len(key))
-        pair[cut], rank[cut], n[cut], k[cut] = key // width, key % width, ni, ki
-        at += len(key)
-        del key, ni, ki
-        release_free_memory()            # each range's pages go back as the result fills: one copy at a time
-    return pair, rank, n, k
-
-
-_TRIM = []
-
-
-def release_free_memory() -> None:
-    """Give the allocator's free pages back to the system (glibc's ``malloc_trim``; elsewhere nothing).  Arrays of
-    up to 32 MB come from glibc's heap, which keeps the pages of freed ones: at 1 B rows the cell sums' freed ranges
-    and merges kept the process at 4.7 GB while its arrays held 3 GB (issue #62)."""
-    if not _TRIM:
-        import ctypes
-        try:
-            _TRIM.append(ctypes.CDLL(None).malloc_trim)
-        except (OSError, AttributeError):
-            _TRIM.append(None)
-    if _TRIM[0] is not None:
-        _TRIM[0](0)
-
-
-def _summed(key, n, k):
-    cell, inverse = np.unique(key, return_inverse=True)
-    return cell, _count(np.bincount(inverse, n, len(cell))), _count(np.bincount(inverse, k, len(cell)))
-
-
-def _absorb(merged, key, n, k):
-    """(``merged`` with the cells of the sorted, distinct ``key`` it already holds added in place, the other cells)."""
-    mk, mn, mc = merged
-    if not len(mk):
-        return merged, (key, n, k)
-    at = np.minimum(np.searchsorted(mk, key), len(mk) - 1)
-    hit = mk[at] == key
-    if hit.any():
-        where = at[hit]
-        sums = [np.asarray(m[where], np.float64) + x[hit] for m, x in ((mn, n), (mc, k))]
-        mn, mc = (m.astype(np.float64) if m.dtype != np.float64 and _count(v).dtype == np.float64 else m
-                  for m, v in zip((mn, mc), sums))
-        mn[where], mc[where] = sums
-        merged = (mk, mn, mc)
-    miss = ~hit
-    return merged, (key[miss], n[miss], k[miss])
-
-
-def _count(x: np.ndarray) -> np.ndarray:
-    """Sums of whole numbers below 2³² as uint32 (exact, and half the bytes); any other sums as they are."""
-    if len(x) and x.max() < 2**32 and not np.any(np.modf(x)[0]):
-        return x.astype(np.uint32)
-    return x
-
-
-def _merge(parts):
-    return _summed(*(np.concatenate([p[i] for p in parts]) for i in range(3)))
 
 
 def pair_sums(t, mask, success) -> tuple[np.ndarray, np.ndarray]:

@@ -6,8 +6,8 @@ import numpy as np
 
 from ultr_core.clickmodels import samplers as smp
 from ultr_core.clickmodels.base import EM_ITERATIONS, PYCLICK_CAP, ClickModel, _observed
+from ultr_core.clickmodels.cells import previous_click as _previous_click
 from ultr_core.clickmodels.pbm import pbm_em
-from ultr_core.clickmodels.sessions import previous_click as _previous_click
 
 __all__ = ["UBM"]
 
