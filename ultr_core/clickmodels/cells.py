@@ -150,7 +150,7 @@ def _absorb(merged, key, n, k):
     if hit.any():
         where = at[hit]
         sums = [np.asarray(m[where], np.float64) + x[hit] for m, x in ((mn, n), (mc, k))]
-        mn, mc = (m.astype(np.float64) if m.dtype != np.float64 and _count(v).dtype == np.float64 else m
+        mn, mc = (m.astype(np.float64) if m.dtype != np.float64 and not _whole(v) else m
                   for m, v in zip((mn, mc), sums))
         mn[where], mc[where] = sums
         merged = (mk, mn, mc)
@@ -158,11 +158,14 @@ def _absorb(merged, key, n, k):
     return merged, (key[miss], n[miss], k[miss])
 
 
+def _whole(x: np.ndarray) -> bool:
+    """Whether the sums ``x`` are all whole numbers below 2³² (and there are some)."""
+    return bool(len(x)) and x.max() < 2**32 and not np.any(np.modf(x)[0])
+
+
 def _count(x: np.ndarray) -> np.ndarray:
     """Sums of whole numbers below 2³² as uint32 (exact, and half the bytes); any other sums as they are."""
-    if len(x) and x.max() < 2**32 and not np.any(np.modf(x)[0]):
-        return x.astype(np.uint32)
-    return x
+    return x.astype(np.uint32) if _whole(x) else x
 
 
 def _merge(parts):
