@@ -176,17 +176,21 @@ def test_the_comparison_from_sums_is_the_comparison_from_the_values(seed):
 
 
 def test_memory_limit_of_the_command_is_checked_and_used(tmp_path, capsys, monkeypatch):
-    """The flag is refused when it is not a size; a budget below the log's patterns reads them from disk and prints
-    the held figures."""
+    """The flag is refused when it is not a size; a budget below the log's patterns reads them from disk, and one
+    below its cells sums them in several passes over the patterns, and both print the held figures."""
     from clihelp import cli, refused
 
+    import ultr_core.clickmodels.cells as cells
     import ultr_core.clickmodels.patterns as patterns
     path = str(_varied_log(tmp_path / "log.parquet", 5))
     refused(["click-models", path, "--memory-limit", "lots"], capsys, "--memory-limit")
-    held = cli(["click-models", path, "--models", "pbm,dcm", "--json"], capsys)[1]
+    held = cli(["click-models", path, "--models", "pbm,ubm,dcm", "--json"], capsys)[1]
     monkeypatch.setattr(patterns, "PATTERN_BYTES", 10 ** 6)          # 100 MB: 100 patterns held
-    rc, disk, _ = cli(["click-models", path, "--models", "pbm,dcm", "--memory-limit", "100MB", "--json"], capsys)
-    assert rc == 0
+    monkeypatch.setattr(patterns, "CELL_BYTES", 10 ** 6)             # and 100 cells summed at a time
+    passes, one_pass = [], cells._one_pass
+    monkeypatch.setattr(cells, "_one_pass", lambda *a, **k: passes.append(k["budget"]) or one_pass(*a, **k))
+    rc, disk, _ = cli(["click-models", path, "--models", "pbm,ubm,dcm", "--memory-limit", "100MB", "--json"], capsys)
+    assert rc == 0 and len(passes) > 4 and set(passes) == {100}
     import json
     a, b = json.loads(held)["models"], json.loads(disk)["models"]
     assert all(a[k][m] == pytest.approx(b[k][m], abs=1e-12) for k in a for m in SCORES)

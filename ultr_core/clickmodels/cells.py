@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cell_sums", "previous_click", "release_free_memory", "CELL_PARTS", "CELL_BUDGET"]
+__all__ = ["cell_sums", "previous_click", "release_free_memory", "CELL_PARTS", "CELL_BUDGET", "CELL_BYTES"]
 
 #: ranges of the cell key that :func:`cell_sums` merges apart (a merge's transient memory is one range's)
 CELL_PARTS = 16
+#: bytes of memory budget a cell being summed is given (it takes 12 held, up to 6 more waiting to be merged, and
+#: its share of a merge's sort): a pattern file's budget is its memory limit ÷ this (``click-models --memory-limit``)
+CELL_BYTES = 32
 #: distinct cells the ranges being summed may hold (merged and waiting) before the highest ranges are left to a
-#: later pass over the table — about 24 bytes each while summing, so about 1.5 GB; a 100 M-row log's UBM cells
+#: later pass over the table — the default memory limit's (2 GB ÷ :data:`CELL_BYTES`): a 100 M-row log's UBM cells
 #: (41 M) take one pass, a 1 B-row log's (about 115 M) two or three
-CELL_BUDGET = 64_000_000
+CELL_BUDGET = 2_000_000_000 // CELL_BYTES
 #: new cells a range lets wait before it merges them (the chunk rows of ten 100,000-pattern chunks over 16 ranges)
 MERGE_MIN = 62_500
 

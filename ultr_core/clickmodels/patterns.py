@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ultr_core.clickmodels.cells import cell_sums
+from ultr_core.clickmodels.cells import CELL_BYTES, cell_sums
 from ultr_core.clickmodels.sessions import CHUNK_ROWS, MAX_DEPTH, PYCLICK_PRIOR, SessionTable, per_pair
 from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.logs.engines import check_engine, engine_function
@@ -62,6 +62,9 @@ class PatternFile:
     #: other sessions per pattern than the file's ``w`` (a raw float64 file, one per pattern in file order): a part
     #: of the training sessions, as the learned prior's held-out fifth (:func:`~ultr_core.clickmodels.prior.hold_out`)
     weight_file: str | None = None
+    #: distinct cells a cell sum over the file may hold before it leaves key ranges to later passes
+    #: (:func:`~ultr_core.clickmodels.cells.cell_sums`; None: the default memory limit's)
+    cell_budget: int | None = None
 
     def chunks(self, rows: int | None = None):
         parts = self._patterns(rows or CHUNK_ROWS)
@@ -126,7 +129,7 @@ class PatternFile:
         return per_pair(self)
 
     def cells(self, previous_click: bool = False):
-        return cell_sums(self, previous_click)
+        return cell_sums(self, previous_click, budget=self.cell_budget)
 
     def load(self) -> SessionTable:
         """The whole file as one in-memory table."""
@@ -179,7 +182,8 @@ def patterns_from_source(source, fmt: str, name: str, *, split: float = 0.75, me
     """The split patterns of a log file (or glob), grouped by DuckDB under ``memory_limit`` (spilling to disk) and
     written to Parquet in key order (deterministic); up to ``in_memory`` patterns are then held as
     :class:`SessionTable` s, more are read chunk by chunk (:class:`PatternFile`, its directory removed by
-    :meth:`SplitPatterns.close`; ``in_memory`` None: ``memory_limit`` ÷ :data:`PATTERN_BYTES`).  ``engine`` builds
+    :meth:`SplitPatterns.close`; ``in_memory`` None: ``memory_limit`` ÷ :data:`PATTERN_BYTES`), and the cell sums
+    over a file hold up to ``memory_limit`` ÷ :data:`~ultr_core.clickmodels.cells.CELL_BYTES` cells.  ``engine`` builds
     the session table (:func:`~ultr_core.logs.engines.log_engines`: DuckDB, or Dask on ``scheduler`` or
     local threads)."""
     from ultr_core.logs.sql import connect, memory_bytes, reporting_budget
@@ -204,7 +208,9 @@ def patterns_from_source(source, fmt: str, name: str, *, split: float = 0.75, me
             finally:
                 con.close()
         pair_query = pd.factorize(keys["query_id"], sort=True)[0]
-        train, test = (PatternFile(path, len(keys), sessions, depth, rows, total, in_memory_rows=in_memory)
+        budget = memory_bytes(memory_limit) // CELL_BYTES
+        train, test = (PatternFile(path, len(keys), sessions, depth, rows, total, in_memory_rows=in_memory,
+                                   cell_budget=budget)
                        for path, sessions, rows, total in ((files[0][0], cut, *files[0][1:]),
                                                            (files[1][0], n_sessions - cut - dropped, *files[1][1:])))
         if train.rows + test.rows <= in_memory:

@@ -47,7 +47,8 @@ def add_parser(sub) -> None:
                                                        "learned prior's held-out fifth")
     p.add_argument("--memory-limit", default="2GB", help="memory budget of the log read out of core: DuckDB's limit "
                    "(larger work spills to a temporary folder), and the distinct (result list, click) patterns held "
-                   "in memory (one per 2 kB; more are read from disk chunk by chunk)")
+                   "in memory (one per 2 kB; more are read from disk chunk by chunk), and the cells a model's counts "
+                   "are summed in (32 bytes each; more are summed by another pass over the patterns)")
     add_engine_options(p, "groups the log into sessions")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(fn=run)
