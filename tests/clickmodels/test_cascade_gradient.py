@@ -1,44 +1,50 @@
-"""The cascade log-likelihood's written-out gradient (issue #62, item 3: one autograd node instead of a dozen per
-rank) against torch's autograd of the same recursion, for the three transitions the fits use (DBN, CCM, DCM), with
-ragged lists (``shown``) and pattern weights."""
+"""The cascade log-likelihood's compiled value and gradient (``clickmodels/kernels.py: cascade_pass``, issue #62)
+against torch's autograd of the plain recursion, for the three transitions the fits use (DBN, CCM, DCM-ML), with
+ragged lists (``shown``) and pattern weights; the fits' convergence; every cascade's affine form against its
+transition."""
 import numpy as np
 import pytest
 import torch
 
-from ultr_core.clickmodels.gradient import cascade_log_likelihood, cascade_log_likelihood_fast
+from ultr_core.clickmodels.gradient import cascade_log_likelihood
+from ultr_core.clickmodels.kernels import cascade_pass
 
 
-def _transition(kind, a, s, g):
-    if kind == "dbn":
-        return g[0] * (1 - s), g[0]
-    if kind == "ccm":
-        return g[1] * (1 - a) + g[2] * a, g[0]
-    return g + 0.0 * a, 1.0                                      # DCM: λ per rank after a click, always on without
+def _form(kind):
+    from ultr_core.clickmodels.cascade_ml import CCM, DBN
+    from ultr_core.clickmodels.models import DCM
+    return {"dbn": DBN.form, "ccm": CCM.form, "dcm": lambda shared: DCM.form([shared])}[kind]
 
 
 @pytest.mark.parametrize("kind", ["dbn", "ccm", "dcm"])
-@pytest.mark.parametrize("seed", [0, 1])
-def test_the_written_out_gradient_is_autograds(kind, seed):
+@pytest.mark.parametrize("seed, n", [(0, 500), (1, 9_000)])
+def test_the_compiled_gradient_is_autograds(kind, seed, n):
     rng = np.random.default_rng(seed)
-    n, depth = 500, 10
-    clicks = torch.from_numpy(rng.random((n, depth)) < 0.3)
-    shown = torch.from_numpy(np.arange(depth)[None, :] < rng.integers(2, depth + 1, n)[:, None])
-    weight = torch.from_numpy(rng.uniform(0.5, 3.0, n))
-    logits = [torch.tensor(rng.normal(0, 2, shape), requires_grad=True)
-              for shape in ((n, depth), (n, depth), (depth,) if kind == "dcm" else (3,))]
-    values, grads = [], []
-    for f in (cascade_log_likelihood, cascade_log_likelihood_fast):
-        a, s, g = (torch.sigmoid(x) for x in logits)
-        after_click, go_on = _transition(kind, a, s, g)
-        value = (weight * f(a, after_click, go_on, clicks=clicks, shown=shown)).sum()
-        values.append(float(value.detach()))
-        grads.append([torch.zeros_like(x) if d is None else d
-                      for x, d in zip(logits, torch.autograd.grad(value, logits, allow_unused=True))])
-    assert values[1] == pytest.approx(values[0], rel=1e-13)
-    for mine, reference in zip(grads[1], grads[0]):
-        assert torch.allclose(mine, reference, rtol=1e-9, atol=1e-12)
-    assert grads[1][0].abs().sum() > 0                             # not a gradient that cannot fail
+    depth, n_pairs = 10, 300
+    pairs = rng.integers(0, n_pairs, (n, depth))
+    clicks = rng.random((n, depth)) < 0.3
+    shown = np.arange(depth)[None, :] < rng.integers(2, depth + 1, n)[:, None]
+    weight = rng.uniform(0.5, 3.0, n)
+    per = torch.sigmoid(torch.tensor(rng.normal(0, 2, (2, n_pairs)))).requires_grad_(True)
+    shared = torch.sigmoid(torch.tensor(rng.normal(0, 2, depth if kind == "dcm" else 3))).requires_grad_(True)
+    k, u, v, g = _form(kind)(shared)
+    idx = torch.from_numpy(pairs)
+    after = u + v * per[k][idx]
+    reference = (torch.from_numpy(weight) * cascade_log_likelihood(
+        per[0][idx], after, g, clicks=torch.from_numpy(clicks), shown=torch.from_numpy(shown))).sum()
+    want_per, want_shared = torch.autograd.grad(reference, [per, shared])
 
+    uvg = [torch.broadcast_to(torch.as_tensor(x, dtype=torch.float64), (depth,)) for x in (u, v, g)]
+    sums = [np.zeros((2, n_pairs)), np.zeros(depth), np.zeros(depth), np.zeros(depth)]
+    value = cascade_pass(per.detach().numpy(), pairs, clicks, shown=shown, weight=weight,
+                         form=(k, *(np.ascontiguousarray(x.detach().numpy()) for x in uvg)), sums=sums)
+    surrogate = sum((x * torch.from_numpy(dx)).sum() for x, dx in zip(uvg, sums[1:]) if x.requires_grad)
+    got_shared = torch.autograd.grad(surrogate, [shared])[0]
+    assert value == pytest.approx(float(reference.detach()), rel=1e-13)
+    # a pair's gradient sums terms of both signs over many patterns: compared on the scale of the largest
+    assert np.allclose(sums[0], want_per.numpy(), rtol=1e-9, atol=1e-11 * float(want_per.abs().max()))
+    assert torch.allclose(got_shared, want_shared, rtol=1e-9, atol=1e-11 * float(want_shared.abs().max()))
+    assert np.abs(sums[0]).sum() > 0                               # not a gradient that cannot fail
 
 
 def _objective(t, per, shared, transition) -> float:
@@ -71,9 +77,9 @@ def test_dbn_ccm_and_dcm_ml_fits_converge_to_the_optimum(seed):
     frame, _ = shuffled_log(seed, n_sessions=20_000, n_queries=2_000)
     t = SessionArrays.from_frame(frame).compress()
     for model, n_per, n_global in ((DBN, 2, 1), (CCM, 1, 3)):
-        per, shared, converged = fit_cascade(t, n_per, n_global, transition=model.transition)
+        per, shared, converged = fit_cascade(t, n_per, n_global, form=model.form)
         assert converged, model.__name__
-        best = fit_cascade(t, n_per, n_global, transition=model.transition, max_iter=1000, precondition=False)
+        best = fit_cascade(t, n_per, n_global, form=model.form, max_iter=1000, precondition=False)
         gap = _objective(t, best[0], best[1], model.transition) - _objective(t, per, shared, model.transition)
         assert gap < 1e-7, (model.__name__, gap)
     dcm = DCMML().fit(t)                     # its continuations λ_r scaled by the clicks at rank r
@@ -81,7 +87,7 @@ def test_dbn_ccm_and_dcm_ml_fits_converge_to_the_optimum(seed):
 
     def dcm_transition(per, shared):
         return DCM.transition(per, [shared])
-    best = fit_cascade(t, 1, t.depth, transition=dcm_transition, max_iter=1000, precondition=False)
+    best = fit_cascade(t, 1, t.depth, form=lambda shared: DCM.form([shared]), max_iter=1000, precondition=False)
     gap = _objective(t, best[0], best[1], dcm_transition) - _objective(t, dcm.attr[None, :], dcm.cont, dcm_transition)
     assert gap < 1e-7, ("DCM-ML", gap)
 
@@ -117,7 +123,7 @@ def test_fits_converge_on_a_log_whose_lists_barely_change(seed):
     t = SessionArrays.from_frame(sparse_log(seed, n_sessions=20_000, n_queries=50)[0]).compress()
     dbn = DBN().fit(t)
     assert dbn.converged
-    best = fit_cascade(t, 2, 1, transition=DBN.transition, max_iter=2000)
+    best = fit_cascade(t, 2, 1, form=DBN.form, max_iter=2000)
     fitted = [np.vstack([dbn.attr, dbn.sat]), [dbn.cont]]
     assert _objective(t, best[0], best[1], DBN.transition) - _objective(t, *fitted, DBN.transition) < 1e-7
     dcm = DCMML().fit(t)
@@ -125,6 +131,29 @@ def test_fits_converge_on_a_log_whose_lists_barely_change(seed):
 
     def dcm_transition(per, shared):
         return DCM.transition(per, [shared])
-    best = fit_cascade(t, 1, t.depth, transition=dcm_transition, max_iter=2000)
+    best = fit_cascade(t, 1, t.depth, form=lambda shared: DCM.form([shared]), max_iter=2000)
     assert _objective(t, best[0], best[1], dcm_transition) - _objective(
         t, dcm.attr[None, :], dcm.cont, dcm_transition) < 1e-7
+
+
+def test_every_cascade_models_affine_form_is_its_transition():
+    """The gradient fits read a cascade's transition as (k, u, v, g) — after a click u_r + v_r · parameter k, after a
+    skip g_r (``Cascade.form``); for every cascade model it gives its ``transition``'s probabilities."""
+    from ultr_core.clickmodels.base import Cascade
+    from ultr_core.clickmodels.registry import MODEL_BY_KEY
+    rng = np.random.default_rng(0)
+    depth = 10
+    per = [rng.uniform(0.05, 0.95, (50, depth)) for _ in range(2)]
+    checked = set()
+    for spec in MODEL_BY_KEY.values():
+        cls = spec.cls
+        if not issubclass(cls, Cascade) or cls in checked:
+            continue
+        checked.add(cls)
+        shared = rng.uniform(0.05, 0.95, depth if cls.__name__ in ("DCM", "DCMML") else 3)
+        arg = [shared] if cls.__name__ in ("DCM", "DCMML") else shared
+        after, go_on = cls.transition(per, arg)
+        k, u, v, g = cls.form(arg)
+        assert np.allclose(np.broadcast_to(u + v * per[k], after.shape), after, rtol=1e-14, atol=1e-15), cls.__name__
+        assert np.allclose(np.broadcast_to(g, after.shape), np.broadcast_to(go_on, after.shape)), cls.__name__
+    assert {c.__name__ for c in checked} >= {"CM", "DCM", "DBN", "CCM", "SDBN"}

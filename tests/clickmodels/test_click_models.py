@@ -393,5 +393,5 @@ def test_every_gradient_fit_says_whether_it_converged():
     assert not any("iteration cap" in n for n in out.notes)
     t = SessionArrays.from_frame(frame, "x").compress()
     assert Trust().fit(t, max_iter=2).converged is False
-    assert fit_cascade(t, 2, 1, transition=MODEL_BY_KEY["dbn"].cls().transition, max_iter=2)[2] is False
+    assert fit_cascade(t, 2, 1, form=MODEL_BY_KEY["dbn"].cls().form, max_iter=2)[2] is False
 

@@ -149,6 +149,13 @@ class Cascade(ClickModel):
     def transition(per, shared):
         raise NotImplementedError
 
+    @staticmethod
+    def form(shared):
+        """The transition's affine form for the gradient fits (:func:`~ultr_core.clickmodels.gradient.fit_cascade`):
+        (k, u, v, g) — after a click at rank r go on with u_r + v_r · the k-th per-pair parameter, after a skip with
+        g_r — the same rule as :meth:`transition` (``tests/clickmodels/test_cascade_gradient.py`` checks both)."""
+        raise NotImplementedError
+
     @classmethod
     def shared(cls, gamma) -> tuple:
         """The shared parameters simulated users go on with, from the one continuation knob γ."""

@@ -31,6 +31,10 @@ class DBN(Cascade):
         """After a click go on with γ(1 − σ) (satisfied: stop), after none with γ."""
         return shared[0] * (1 - per[1]), shared[0]
 
+    @staticmethod
+    def form(shared):
+        return 1, shared[0], -shared[0], shared[0]          # γ + (−γ)·σ, γ
+
     @classmethod
     def shared(cls, gamma):
         return (gamma,)
@@ -46,7 +50,7 @@ class DBN(Cascade):
     def fit(self, t, n_iter: int = EM_ITERATIONS):
         if not self.pyclick:
             from ultr_core.clickmodels.gradient import fit_cascade
-            (self.attr, self.sat), g, self.converged = fit_cascade(t, 2, 1, transition=self.transition)
+            (self.attr, self.sat), g, self.converged = fit_cascade(t, 2, 1, form=self.form)
             self.cont = float(g[0])
             return self
         self.attr, self.sat, self.cont = np.full(t.n_pairs, 0.5), np.full(t.n_pairs, 0.5), 0.5
@@ -169,6 +173,10 @@ class CCM(Cascade):
         """After a click go on with τ₂(1 − α) + τ₃α, after none with τ₁."""
         return shared[1] * (1 - per[0]) + shared[2] * per[0], shared[0]
 
+    @staticmethod
+    def form(shared):
+        return 0, shared[1], shared[2] - shared[1], shared[0]   # τ₂ + (τ₃ − τ₂)·α, τ₁
+
     @classmethod
     def shared(cls, gamma):
         """τ₁ = τ₂ = γ, τ₃ = γ/2 for simulated users."""
@@ -185,7 +193,7 @@ class CCM(Cascade):
     def fit(self, t, n_iter: int = EM_ITERATIONS):
         if not self.pyclick:
             from ultr_core.clickmodels.gradient import fit_cascade
-            (self.attr,), self.tau, self.converged = fit_cascade(t, 1, 3, transition=self.transition)
+            (self.attr,), self.tau, self.converged = fit_cascade(t, 1, 3, form=self.form)
             return self
         self.attr, self.tau = np.full(t.n_pairs, 0.5), np.full(3, 0.5)
         last = _last_click(t.clicks)
@@ -239,7 +247,7 @@ class DCMML(DCM):
         count = DCM().fit(t)               # PyClick's counting: a start close to the optimum (4× fewer steps)
         clicks = chunk_sums(t, lambda c: [rank_sums(c, 1, c.clicks)[0]])[0]     # weighted clicks per rank
         (self.attr,), self.cont, self.converged = fit_cascade(
-            t, 1, t.depth, transition=lambda per, shared: DCM.transition(per, [shared]),
+            t, 1, t.depth, form=lambda shared: DCM.form([shared]),
             start=(count.attr[None, :], count.cont),
             shared_counts=clicks)          # λ_r is learnt from the clicks at rank r: scaled by them, as pairs are
         return self

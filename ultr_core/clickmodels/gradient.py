@@ -7,14 +7,15 @@ The objective is the log-likelihood of the patterns plus the log-density of PyCl
 trials for every parameter — Beta(2, 2), so a (query, document) pair never seen in training keeps ½ — or, for the
 attractiveness, the table's learned prior (:mod:`~ultr_core.clickmodels.prior`), divided by the number of sessions.
 Parameters are logits; the likelihood is the cascade recursion of :func:`~ultr_core.clickmodels.cascade_ml._tail`
-written in torch (float64), one pass over the ranks, vectorised over patterns; the fits take its gradient from a reverse
-pass written out by hand (:func:`cascade_log_likelihood_fast`, equal to autograd's to 1e-13).
+written in torch (float64), one pass over the ranks, vectorised over patterns (the information matrix's autograd
+reads it); the fits take its value and gradient from one compiled loop over each pattern's ranks
+(:func:`~ultr_core.clickmodels.kernels.cascade_pass`; equal to autograd's to 1e-13).
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cascade_log_likelihood", "cascade_log_likelihood_fast", "fit_cascade", "attr_log_prior", "history_size"]
+__all__ = ["cascade_log_likelihood", "fit_cascade", "attr_log_prior", "history_size"]
 
 #: the L-BFGS iteration cap (each iteration a few passes over the patterns).  A cap, not the stopping rule: fits stop
 #: on the tolerances below.  Logs whose lists barely change need more than 100: PyClick's Yandex sample (DBN 184,
@@ -55,73 +56,6 @@ def cascade_log_likelihood(a, after_click, go_on, *, clicks, shown=None):
     return total
 
 
-def _cascade_function():
-    """The cascade log-likelihood as one autograd node with its gradient written out (a reverse pass over the ranks):
-    autograd's graph of the recursion — a dozen nodes per rank — cost more than half of a DBN fit (issue #62: 163 of
-    302 s on 750,000 patterns).  Built on first use (torch imports late)."""
-    import torch
-
-    class CascadeLogLikelihood(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, a, after_click, go_on, clicks, shown):     # torch.autograd.Function: apply passes by position
-            n, depth = a.shape
-            # rank-major copies: each rank's values contiguous (the recursion reads one rank at a time)
-            aT, AT = a.t().contiguous(), after_click.t().contiguous()
-            cT, sT = clicks.t().contiguous(), shown.t().to(a.dtype).contiguous()
-            gT = go_on.expand(n, depth).t()
-            exam = torch.empty((depth + 1, n), dtype=a.dtype)
-            p = torch.empty((depth, n), dtype=a.dtype)
-            exam[0] = 1.0
-            total = torch.zeros(n, dtype=a.dtype)
-            for r in range(depth):
-                q = aT[r] * exam[r]
-                torch.where(cT[r], q, 1 - q, out=p[r])
-                p[r].clamp_min_(1e-300)
-                total += sT[r] * torch.log(p[r])
-                torch.where(cT[r], AT[r], exam[r] * gT[r] * (1 - aT[r]) / p[r], out=exam[r + 1])
-            ctx.save_for_backward(aT, gT, cT, sT, exam, p)
-            ctx.go_on_shape = go_on.shape
-            return total
-
-        @staticmethod
-        def backward(ctx, grad_total):
-            aT, gT, cT, sT, exam, p = ctx.saved_tensors
-            depth, n = aT.shape
-            da, dA, dg = (torch.zeros((depth, n), dtype=aT.dtype) for _ in range(3))
-            de_next = torch.zeros(n, dtype=aT.dtype)        # the adjoint of the examination after rank r
-            for r in range(depth - 1, -1, -1):
-                c, e, pr, ar, gr = cT[r], exam[r], p[r], aT[r], gT[r]
-                dA[r] = de_next * c
-                carry = de_next - dA[r]                      # the adjoint through e·g·(1 − a)/p after a skip
-                inv = 1 / pr
-                eg = e * gr * inv
-                dp = (sT[r] * grad_total - carry * eg * (1 - ar)) * inv
-                dp *= pr > 1e-300                            # the clamp passes no gradient
-                dp = torch.where(c, dp, -dp)
-                da[r] = dp * e - carry * eg
-                dg[r] = carry * e * (1 - ar) * inv
-                de_next = dp * ar + carry * gr * (1 - ar) * inv
-            dgo = dg.t()
-            dgo = dgo.sum_to_size(ctx.go_on_shape) if len(ctx.go_on_shape) else dgo.sum()
-            return da.t(), dA.t(), dgo, None, None
-
-    return CascadeLogLikelihood
-
-
-_CASCADE = []
-
-
-def cascade_log_likelihood_fast(a, after_click, go_on, *, clicks, shown=None):
-    """:func:`cascade_log_likelihood` with its gradient written out (one autograd node): the fits' objective.  Not
-    for batched or higher-order gradients (the information matrix uses :func:`cascade_log_likelihood`)."""
-    import torch
-    if not _CASCADE:
-        _CASCADE.append(_cascade_function())
-    go_on = torch.as_tensor(go_on, dtype=a.dtype)
-    shown = torch.ones_like(clicks) if shown is None else shown
-    return _CASCADE[0].apply(a, after_click.expand_as(a), go_on, clicks, shown)
-
-
 def attr_log_prior(x, prior):
     """Σ over pairs of the log-density of the attractiveness prior (successes s, trials n) at logits ``x``:
     s·ln σ(x) + (n − s)·ln σ(−x) — PyClick's one in two is ln σ(x) + ln σ(−x)."""
@@ -137,10 +71,11 @@ def _logits(p, shape) -> "torch.Tensor":         # noqa: F821
     return torch.tensor(np.log(q / (1 - q)), dtype=torch.float64, requires_grad=True)
 
 
-def fit_cascade(t, n_per_pair: int, n_global: int, *, transition, max_iter: int = MAX_ITER,
+def fit_cascade(t, n_per_pair: int, n_global: int, *, form, max_iter: int = MAX_ITER,
                 start: tuple = (None, None), precondition: bool = True, shared_counts=None):
     """Fit ``n_per_pair`` per-(query, document) probabilities (the first is the attractiveness) and ``n_global``
-    shared ones to the patterns ``t``; ``transition(per_pair_on_patterns, global)`` returns (after_click, go_on);
+    shared ones to the patterns ``t``; ``form(global)`` returns the transition's affine form (k, u, v, g): after a
+    click at rank r go on with u_r + v_r · (per-pair parameter k), after a skip with g_r (``Cascade.form``);
     ``start``: (per-pair, global) probabilities to start from (None: ½).
     Returns (per-pair probabilities (n_per_pair, n_pairs), global probabilities (n_global,)) as numpy arrays, and
     whether L-BFGS converged (it stopped on its gradient or change tolerance before ``max_iter``).
@@ -160,7 +95,7 @@ def fit_cascade(t, n_per_pair: int, n_global: int, *, transition, max_iter: int 
     opt = torch.optim.LBFGS([z, y], max_iter=max_iter, line_search_fn="strong_wolfe",
                             tolerance_grad=GRAD_TOL, tolerance_change=CHANGE_TOL,
                             history_size=history_size(z.numel() + y.numel()))
-    closure = _objective(t, opt, z, y, scale, g_scale, transition)
+    closure = _objective(t, opt, z, y, scale, g_scale, form)
 
     old = torch.get_num_threads()
     torch.set_num_threads(FIT_THREADS)          # small tensors: spinning OpenMP threads only cost under contention
@@ -174,46 +109,44 @@ def fit_cascade(t, n_per_pair: int, n_global: int, *, transition, max_iter: int 
     return per_pair, shared, lbfgs_converged(opt, max_iter)
 
 
-def _objective(t, opt, z, y, scale, g_scale, transition):
+def _objective(t, opt, z, y, scale, g_scale, form):
     """L-BFGS's closure over the table ``t`` for the scaled logits ``z`` (per pair) and ``y`` (shared)."""
     import torch
     import torch.nn.functional as F
+
+    from ultr_core.clickmodels.cells import release_free_memory
+    from ultr_core.clickmodels.kernels import cascade_pass
     total_w = float(t.total_weight)
+    no_mask = np.zeros((0, 0), bool)
 
     def closure():
         """The objective and its gradient summed over the table's chunks (memory bounded by a chunk).  The
-        probabilities of all pairs are computed once per evaluation; each chunk's gradient with respect to the
-        probabilities it gathers is added into one per-pair array, which one backward pass then takes through the
-        sigmoid — per chunk, autograd's gather of all pairs and its backward cost more than the recursion (issue #62:
-        9.2 of 30 s of DBN on 750,000 patterns read from disk)."""
+        probabilities of all pairs are computed once per evaluation; one compiled loop a chunk
+        (:func:`~ultr_core.clickmodels.kernels.cascade_pass`) gathers them, runs the recursion and adds its gradient
+        into one per-pair array and the transition's (u, v, g), which one backward pass then takes through the
+        sigmoid and the shared parameters."""
         opt.zero_grad()
         local, shared = z * scale, y * g_scale
         per_all, shared_p = torch.sigmoid(local), torch.sigmoid(shared)
-        d_per, d_shared = torch.zeros_like(per_all), torch.zeros_like(shared_p)
+        k, u, v, g = (x if i == 0 else torch.broadcast_to(torch.as_tensor(x, dtype=torch.float64), (t.depth,))
+                      for i, x in enumerate(form(shared_p)))
+        per_np = per_all.detach().numpy()
+        uvg = [np.ascontiguousarray(x.detach().numpy()) for x in (u, v, g)]
+        d_per, d_uvg = np.zeros_like(per_np), [np.zeros(t.depth) for _ in range(3)]
         value = 0.0
         for c in t.chunks(CHUNK):
-            # rank-major (D, P) memory seen as (P, D): the recursion reads one rank at a time, and elementwise ops
-            # keep their inputs' layout, so neither the transition nor the recursion copies
-            idx = torch.from_numpy(np.ascontiguousarray(np.asarray(c.pairs, np.int64).T))
-            leaves = [p[idx].requires_grad_(True) for p in per_all.detach()]      # one leaf per parameter
-            per = [p.t() for p in leaves]
-            sp = shared_p.detach().clone().requires_grad_(True)
-            after_click, go_on = transition(per, sp)
-            shown = None if c.shown is None else torch.from_numpy(np.ascontiguousarray(np.asarray(c.shown, bool).T)).t()
-            clicks = torch.from_numpy(np.ascontiguousarray(np.asarray(c.clicks, bool).T)).t()
-            ll = (torch.from_numpy(np.asarray(c.weight, np.float64)) * cascade_log_likelihood_fast(
-                per[0], after_click, go_on, clicks=clicks, shown=shown)).sum()
-            ll.backward()
-            for j, p in enumerate(leaves):
-                if p.grad is not None:                       # CCM's transition reads only the attractiveness
-                    d_per[j].index_add_(0, idx.reshape(-1), p.grad.reshape(-1))
-            d_shared += sp.grad
-            value -= float(ll.detach()) / total_w
+            shown = no_mask if c.shown is None else np.ascontiguousarray(c.shown, bool)
+            value -= cascade_pass(per_np, np.ascontiguousarray(c.pairs, np.int64), np.ascontiguousarray(c.clicks, bool),
+                                  shown=shown, weight=np.ascontiguousarray(c.weight, np.float64), form=(k, *uvg),
+                                  sums=(d_per, *d_uvg)) / total_w
         prior = attr_log_prior(local[0], t.attr_prior) + (F.logsigmoid(local[1:]) + F.logsigmoid(-local[1:])).sum() + (
             F.logsigmoid(shared) + F.logsigmoid(-shared)
         ).sum()
-        # d(objective)/d(logits) = −(d ll/d p)·σ′ / N: the surrogate's gradient, d_per and d_shared held constant
-        (-((per_all * d_per).sum() + (shared_p * d_shared).sum() + prior) / total_w).backward()
+        # d(objective)/d(logits) = −(d ll/d p)·σ′ / N: the surrogate's gradient, the sums held constant
+        surrogate = (per_all * torch.from_numpy(d_per)).sum() + sum(
+            (x * torch.from_numpy(dx)).sum() for x, dx in zip((u, v, g), d_uvg) if x.requires_grad)
+        (-(surrogate + prior) / total_w).backward()
+        release_free_memory()    # the pages of this evaluation's freed per-pair arrays go back (glibc keeps them)
         return torch.tensor(value - float(prior.detach()) / total_w, dtype=torch.float64)
 
     return closure

@@ -143,6 +143,10 @@ class CM(Cascade):
         """Go on only without a click."""
         return 0.0 * per[0], 1.0
 
+    @staticmethod
+    def form(shared):
+        return 0, 0.0, 0.0, 1.0
+
     def fit(self, t):
         return self.from_statistics(self.statistics(t), t.attr_prior)
 
@@ -182,6 +186,10 @@ class DCM(Cascade):
     def transition(per, shared):
         """After a click at r go on with λ_r (``shared[0]``, one value per rank), always without one."""
         return shared[0] + 0.0 * per[0], 1.0
+
+    @staticmethod
+    def form(shared):
+        return 0, shared[0], 0.0, 1.0                         # λ_r, always on without a click
 
     @classmethod
     def shared(cls, gamma):
@@ -244,6 +252,10 @@ class SDBN(Cascade):
     def transition(per, shared):
         """A click satisfies with σ and ends the session; no click: go on."""
         return 1.0 - per[1], 1.0
+
+    @staticmethod
+    def form(shared):
+        return 1, 1.0, -1.0, 1.0
 
     def fit(self, t):
         return self.from_statistics(self.statistics(t), t.attr_prior)

@@ -146,13 +146,19 @@ class PatternFile:
 
 
 def _table(cols: dict, depth: int, n_pairs: int, n_sessions: int, prior: tuple) -> SessionTable:
-    """One batch of a pattern file as a :class:`SessionTable` (padding: pair 0, unclicked, masked out)."""
-    pairs = np.stack([np.asarray(cols[f"p{i}"], np.int64) for i in range(1, depth + 1)], axis=1)
-    bits = np.asarray(cols["cbits"], np.int64)
-    clicks = ((bits[:, None] >> np.arange(depth)[None, :]) & 1).astype(bool)
+    """One batch of a pattern file as a :class:`SessionTable` (padding: pair 0, unclicked, masked out).  Every pass
+    of every fit builds its chunks here, so it writes each array once: the clicks unpacked from the bit mask's two
+    little-endian bytes (a list is at most :data:`~ultr_core.clickmodels.sessions.MAX_DEPTH` = 10 ranks deep)."""
+    n = len(cols["w"])
+    pairs = np.empty((n, depth), np.int64)
+    for i in range(depth):
+        pairs[:, i] = cols[f"p{i + 1}"]
+    bits = np.ascontiguousarray(np.asarray(cols["cbits"]).astype("<u2"))
+    clicks = np.unpackbits(bits.view(np.uint8).reshape(n, 2), axis=1, count=depth, bitorder="little").view(bool)
     shown = pairs >= 0
-    return SessionTable(np.maximum(pairs, 0), clicks, np.array(cols["w"], np.float64), n_pairs, n_sessions,
-                        prior, None if shown.all() else shown)
+    full = bool(shown.all())
+    return SessionTable(pairs if full else np.maximum(pairs, 0), clicks, np.array(cols["w"], np.float64), n_pairs,
+                        n_sessions, prior, None if full else shown)
 
 
 @dataclass(frozen=True)

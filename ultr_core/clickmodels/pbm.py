@@ -76,22 +76,14 @@ def _share(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def pbm_em_step(cells: PBMCells, attr: np.ndarray, exam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One EM update of (α per pair, γ per rank); see the module docstring.  The cells are read in slices of
-    :data:`SLICE` so that the update's temporaries stay bounded on a table of tens of millions of cells."""
+    """One EM update of (α per pair, γ per rank); see the module docstring.  The numerators are summed by one
+    compiled loop over the cells (:func:`~ultr_core.clickmodels.kernels.pbm_em_sums`) in slices of :data:`SLICE`,
+    each slice's sums from 0 and then added — the grouping of the numpy update it replaced, so the same bits."""
+    from ultr_core.clickmodels.kernels import pbm_em_sums
     num_a, num_g = np.zeros(cells.n_pairs), np.zeros(cells.depth)
-    for lo in range(0, len(cells.pair), SLICE):
-        part = slice(lo, lo + SLICE)
-        # compact cells widened once a slice (indexing, bincount and mixed-type arithmetic would each widen them);
-        # the pairs a slice holds as offsets from its first, so that its sums take a window, not every pair
-        pair = cells.pair[part]
-        first, last = int(pair.min()), int(pair.max()) + 1
-        local = np.subtract(pair, first, dtype=np.intp)
-        rank = cells.rank[part].astype(np.intp, copy=False)
-        clicks = cells.clicks[part].astype(np.float64, copy=False)
-        a, g = attr[first:last][local], exam[rank]
-        odds = cells.skips[part].astype(np.float64, copy=False) / (1 - np.minimum(g * a, P_MAX))
-        num_a[first:last] += np.bincount(local, clicks + odds * (1 - g) * a, last - first)
-        num_g += np.bincount(rank, clicks + odds * (1 - a) * g, cells.depth)
+    if len(cells.pair):
+        pbm_em_sums(cells, np.asarray(attr, np.float64), np.asarray(exam, np.float64), out=(num_a, num_g), step=SLICE,
+                    p_max=P_MAX)
     attr = _share(cells.attr_successes + num_a, cells.attr_trials)
     exam = _share(cells.exam_successes + num_g, cells.exam_trials)
     return np.minimum(attr, cells.cap), np.minimum(exam, cells.cap)
