@@ -46,3 +46,20 @@ def test_a_counting_model_fitted_from_its_statistics_equals_its_fit_under_every_
             k: v.tolist() for k, v in vars(b).items() if isinstance(v, np.ndarray)}, spec.key
         assert not np.allclose(a.attr, spec.cls().fit(t).attr), spec.key          # the prior moved it
     assert counted == 4                                                           # DCTR, CM, DCM, SDBN
+
+
+def test_the_prior_searchs_log_likelihood_only_scores_are_the_full_scores_log_likelihoods():
+    """The learned prior's search scores its 13 candidates by held-out log-likelihood alone (issue #62: the marginal
+    probabilities and perplexities of every candidate took half of DCM's search); the figure is the full scoring's,
+    bit for bit, for a counting, an EM and a gradient model."""
+    from ultr_core.clickmodels.cascade_ml import DBN
+    from ultr_core.clickmodels.evaluation import score_models
+    from ultr_core.clickmodels.models import DCM, PBM
+    from ultr_core.clickmodels.sessions import SessionArrays
+    from ultr_core.simulation.edge_logs import shuffled_log
+    frame, _ = shuffled_log(2, n_sessions=3_000, n_queries=300)
+    t = SessionArrays.from_frame(frame).compress()
+    models = {"dcm": DCM().fit(t), "pbm": PBM().fit(t), "dbn": DBN().fit(t)}
+    full, only = score_models(models, t)[0], score_models(models, t, log_likelihood_only=True)[0]
+    assert {k: v["log_likelihood"] for k, v in full.items()} == {k: v["log_likelihood"] for k, v in only.items()}
+    assert set(only["dcm"]) == {"log_likelihood"} and "perplexity" in full["dcm"]

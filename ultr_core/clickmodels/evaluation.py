@@ -47,11 +47,13 @@ def _probabilities(model, c) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(model.conditional(c), _TINY, 1.0), np.clip(np.where(c.clicks, full, 1 - full), _TINY, 1.0)
 
 
-def score_models(models: dict, t) -> tuple[dict, "LikelihoodMoments", dict]:
+def score_models(models: dict, t, *, log_likelihood_only: bool = False) -> tuple[dict, "LikelihoodMoments", dict]:
     """Every model of ``models`` (key → fitted model) scored on the test patterns ``t`` in one pass over its chunks
     (:meth:`~ultr_core.clickmodels.sessions.SessionTable.chunks`; a table on disk is read chunk by chunk and never
     held): (key → :func:`scores`' record, the sums of the per-session log-likelihoods that
-    :func:`fit_comparison` reads, key → seconds spent scoring it)."""
+    :func:`fit_comparison` reads, key → seconds spent scoring it).  ``log_likelihood_only``: each record holds only
+    its log-likelihood (the same bits), the marginal probabilities and perplexities left out — what a choice among
+    priors on held-out sessions reads (:func:`~ultr_core.clickmodels.prior.learned_prior`)."""
     import time
     keys, d = list(models), t.depth
     rank_w, full_s, cond_s = np.zeros(d), np.zeros((len(keys), d)), np.zeros((len(keys), d))
@@ -62,12 +64,18 @@ def score_models(models: dict, t) -> tuple[dict, "LikelihoodMoments", dict]:
         lls = np.empty((len(keys), len(c.weight)))
         for i, k in enumerate(keys):
             t0 = time.perf_counter()
+            if log_likelihood_only:
+                lls[i] = _per_session(np.clip(models[k].conditional(c), _TINY, 1.0), c.mask)
+                seconds[k] += time.perf_counter() - t0
+                continue
             cond, full = _probabilities(models[k], c)
             full_s[i] += (wr * np.log2(full)).sum(0)
             cond_s[i] += (wr * np.log2(cond)).sum(0)
             lls[i] = _per_session(cond, c.mask)
             seconds[k] += time.perf_counter() - t0
         moments.add(lls, c.weight)
+    if log_likelihood_only:
+        return {k: {"log_likelihood": moments.mean(k)} for k in keys}, moments, seconds
     out = {}
     for i, k in enumerate(keys):
         by_rank = 2.0 ** (-full_s[i] / np.maximum(rank_w, 1e-300))

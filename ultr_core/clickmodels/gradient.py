@@ -32,6 +32,10 @@ CHUNK = 100_000
 #: the machine is idle and spin against other processes when it is not (issue #49: DBN 128 s instead of 6 s on a busy
 #: 2-core machine with two threads; docs/benchmarks.md, "Click models under load")
 FIT_THREADS = 1
+#: the parts each chunk of patterns is split into, summed on as many threads (the compiled loop releases the GIL): a
+#: fixed number, not the machine's cores, so that a fit's sums — and its bits — are the same on every machine;
+#: waiting threads do not spin, so a busy machine loses nothing (issue #62)
+PARTS = 2
 #: a start is kept this far from 0 and 1 (logits within ±6.9)
 START_CLIP = 1e-3
 #: L-BFGS keeps the last HISTORY steps, fewer where their (step, gradient change) pairs — two float64 vectors of
@@ -95,7 +99,9 @@ def fit_cascade(t, n_per_pair: int, n_global: int, *, form, max_iter: int = MAX_
     opt = torch.optim.LBFGS([z, y], max_iter=max_iter, line_search_fn="strong_wolfe",
                             tolerance_grad=GRAD_TOL, tolerance_change=CHANGE_TOL,
                             history_size=history_size(z.numel() + y.numel()))
-    closure = _objective(t, opt, z, y, scale, g_scale, form)
+    from concurrent.futures import ThreadPoolExecutor
+    pool = ThreadPoolExecutor(PARTS, thread_name_prefix="cascade-fit")
+    closure = _objective(t, opt, z, y, scale, g_scale, form, pool)
 
     old = torch.get_num_threads()
     torch.set_num_threads(FIT_THREADS)          # small tensors: spinning OpenMP threads only cost under contention
@@ -104,20 +110,46 @@ def fit_cascade(t, n_per_pair: int, n_global: int, *, form, max_iter: int = MAX_
             opt.step(closure)
     finally:
         torch.set_num_threads(old)
+        pool.shutdown()
     with torch.no_grad():
         per_pair, shared = torch.sigmoid(z * scale).numpy().copy(), torch.sigmoid(y * g_scale).numpy().copy()
     return per_pair, shared, lbfgs_converged(opt, max_iter)
 
 
-def _objective(t, opt, z, y, scale, g_scale, form):
-    """L-BFGS's closure over the table ``t`` for the scaled logits ``z`` (per pair) and ``y`` (shared)."""
+def _pattern_sums(t, per: np.ndarray, form: tuple, pool) -> tuple[float, np.ndarray, list]:
+    """(Σ weight · log-likelihood over the patterns of ``t``, its gradient with respect to the per-pair probabilities
+    ``per``, and with respect to the transition's (u, v, g)) at ``form`` = (k, u, v, g): each chunk split into
+    :data:`PARTS` runs of rows, one a thread of ``pool``, each summed into its own arrays and the parts then added in
+    order (the same sums, and bits, whatever the threads' timing)."""
+    from ultr_core.clickmodels.kernels import cascade_pass
+    sums = [[np.zeros_like(per), *(np.zeros(t.depth) for _ in range(3))] for _ in range(PARTS)]
+    no_mask = np.zeros((0, 0), bool)
+
+    def part(c, i: int) -> float:
+        rows = slice(len(c.weight) * i // PARTS, len(c.weight) * (i + 1) // PARTS)
+        shown = no_mask if c.shown is None else np.ascontiguousarray(c.shown[rows], bool)
+        return cascade_pass(per, np.ascontiguousarray(c.pairs[rows], np.int64),
+                            np.ascontiguousarray(c.clicks[rows], bool), shown=shown,
+                            weight=np.ascontiguousarray(c.weight[rows], np.float64), form=form, sums=sums[i])
+
+    value = 0.0
+    for c in t.chunks(CHUNK):
+        for v in pool.map(lambda i, c=c: part(c, i), range(PARTS)):
+            value += v
+    for other in sums[1:]:
+        for total, x in zip(sums[0], other):
+            total += x
+    return value, sums[0][0], sums[0][1:]
+
+
+def _objective(t, opt, z, y, scale, g_scale, form, pool):
+    """L-BFGS's closure over the table ``t`` for the scaled logits ``z`` (per pair) and ``y`` (shared); ``pool``
+    the threads of :func:`_pattern_sums`."""
     import torch
     import torch.nn.functional as F
 
     from ultr_core.clickmodels.cells import release_free_memory
-    from ultr_core.clickmodels.kernels import cascade_pass
     total_w = float(t.total_weight)
-    no_mask = np.zeros((0, 0), bool)
 
     def closure():
         """The objective and its gradient summed over the table's chunks (memory bounded by a chunk).  The
@@ -130,15 +162,9 @@ def _objective(t, opt, z, y, scale, g_scale, form):
         per_all, shared_p = torch.sigmoid(local), torch.sigmoid(shared)
         k, u, v, g = (x if i == 0 else torch.broadcast_to(torch.as_tensor(x, dtype=torch.float64), (t.depth,))
                       for i, x in enumerate(form(shared_p)))
-        per_np = per_all.detach().numpy()
         uvg = [np.ascontiguousarray(x.detach().numpy()) for x in (u, v, g)]
-        d_per, d_uvg = np.zeros_like(per_np), [np.zeros(t.depth) for _ in range(3)]
-        value = 0.0
-        for c in t.chunks(CHUNK):
-            shown = no_mask if c.shown is None else np.ascontiguousarray(c.shown, bool)
-            value -= cascade_pass(per_np, np.ascontiguousarray(c.pairs, np.int64), np.ascontiguousarray(c.clicks, bool),
-                                  shown=shown, weight=np.ascontiguousarray(c.weight, np.float64), form=(k, *uvg),
-                                  sums=(d_per, *d_uvg)) / total_w
+        ll, d_per, d_uvg = _pattern_sums(t, per_all.detach().numpy(), (k, *uvg), pool)
+        value = -ll / total_w
         prior = attr_log_prior(local[0], t.attr_prior) + (F.logsigmoid(local[1:]) + F.logsigmoid(-local[1:])).sum() + (
             F.logsigmoid(shared) + F.logsigmoid(-shared)
         ).sum()

@@ -37,48 +37,6 @@ CLAMP = 1e-300
 _RENORMALISE, _TINY = 1e-200, 1e-100
 
 
-@numba.njit(nogil=True, inline="always")
-def _forward(i, a, after_click, go_on, clicks, shown, exam, p, inv):                     # pragma: no cover (compiled)
-    """Pattern ``i``'s log-likelihood; its examination, probability and 1/probability per rank kept."""
-    e, log_sum, prod = 1.0, 0.0, 1.0
-    for r in range(a.shape[1]):
-        exam[r] = e
-        c = clicks[i, r]
-        q = a[i, r] * e
-        pr = max(q if c else 1.0 - q, CLAMP)
-        p[r], inv[r] = pr, 1.0 / pr
-        if shown[i, r]:
-            if pr < _TINY:
-                log_sum += math.log(pr)     # a product of it could underflow: its own logarithm
-            else:
-                prod *= pr                  # ≥ 10⁻²⁰⁰ · 10⁻¹⁰⁰: never below the smallest normal double
-                if prod < _RENORMALISE:
-                    log_sum += math.log(prod)
-                    prod = 1.0
-        e = after_click[i, r] if c else e * go_on[i, r] * (1.0 - a[i, r]) * inv[r]
-    return log_sum + math.log(prod)
-
-
-@numba.njit(nogil=True, inline="always")
-def _backward(i, a, go_on, clicks, shown, g, exam, p, inv, da, d_after, d_go):          # pragma: no cover (compiled)
-    """The adjoint of pattern ``i``'s recursion, scaled by ``g``, rank by rank from the last."""
-    nxt = 0.0                               # the adjoint of the examination after rank r
-    for r in range(a.shape[1] - 1, -1, -1):
-        c = clicks[i, r]
-        e, ar, gr, iv = exam[r], a[i, r], go_on[i, r], inv[r]
-        d_after[i, r] = nxt if c else 0.0
-        carry = 0.0 if c else nxt           # the adjoint through e·g·(1 − a)/p after a skip
-        eg = e * gr * iv
-        dp = ((g if shown[i, r] else 0.0) - carry * eg * (1.0 - ar)) * iv
-        if not p[r] > CLAMP:
-            dp = 0.0                        # the clamp passes no gradient
-        if not c:
-            dp = -dp
-        da[i, r] = dp * e - carry * eg
-        d_go[i, r] = carry * e * (1.0 - ar) * iv
-        nxt = dp * ar + carry * gr * (1.0 - ar) * iv
-
-
 def cascade_pass(per, pairs, clicks, *, shown, weight, form, sums) -> float:
     """:func:`_cascade_pass` with its options named: ``form`` = (k, u, v, g), ``sums`` = (d_per, du, dv, dg)."""
     k, u, v, g = form
@@ -95,26 +53,45 @@ def _cascade_pass(per, pairs, clicks, shown, weight, k, u, v, g, d_per, du, dv, 
     are gathered, the recursion run and its adjoint scattered in one loop: the gathers, transitions and scatters
     done as torch operations took longer than the recursion itself (issue #62)."""
     n, d = pairs.shape
-    a, after, go = np.empty((1, d)), np.empty((1, d)), np.empty((1, d))
-    c, s = np.empty((1, d), np.bool_), np.ones((1, d), np.bool_)
-    exam, p, inv = np.empty(d), np.empty(d), np.empty(d)
-    da, d_after, d_go = np.empty((1, d)), np.empty((1, d)), np.empty((1, d))
+    exam, p, inv, attr, x_k = np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty(d)
+    every = shown.shape[0] == 0
     value = 0.0
     for i in range(n):
-        for r in range(d):
+        e, log_sum, prod = 1.0, 0.0, 1.0
+        for r in range(d):                  # forward: P(c_r | c_<r) and the examination after rank r
             j = pairs[i, r]
-            a[0, r], after[0, r], go[0, r], c[0, r] = per[0, j], u[r] + v[r] * per[k, j], g[r], clicks[i, r]
-            if shown.shape[0]:
-                s[0, r] = shown[i, r]
-        value += weight[i] * _forward(0, a, after, go, c, s, exam, p, inv)
-        _backward(0, a, go, c, s, weight[i], exam, p, inv, da, d_after, d_go)
-        for r in range(d):
-            j = pairs[i, r]
-            d_per[0, j] += da[0, r]
-            d_per[k, j] += d_after[0, r] * v[r]
-            du[r] += d_after[0, r]
-            dv[r] += d_after[0, r] * per[k, j]
-            dg[r] += d_go[0, r]
+            a, x = per[0, j], per[k, j]
+            attr[r], x_k[r], exam[r] = a, x, e
+            c = clicks[i, r]
+            pr = max(a * e if c else 1.0 - a * e, CLAMP)
+            p[r], inv[r] = pr, 1.0 / pr
+            if every or shown[i, r]:
+                if pr < _TINY:
+                    log_sum += math.log(pr)     # a product of it could underflow: its own logarithm
+                else:
+                    prod *= pr                  # ≥ 10⁻²⁰⁰ · 10⁻¹⁰⁰: never below the smallest normal double
+                    if prod < _RENORMALISE:
+                        log_sum += math.log(prod)
+                        prod = 1.0
+            e = u[r] + v[r] * x if c else e * g[r] * (1.0 - a) * inv[r]
+        w = weight[i]
+        value += w * (log_sum + math.log(prod))
+        nxt = 0.0                               # the adjoint of the examination after rank r
+        for r in range(d - 1, -1, -1):          # reverse: the adjoint of the recursion, scaled by the weight
+            e, a, iv, j = exam[r], attr[r], inv[r], pairs[i, r]
+            own = w if every or shown[i, r] else 0.0
+            if clicks[i, r]:
+                dp = own * iv if p[r] > CLAMP else 0.0      # the clamp passes no gradient
+                d_per[k, j] += nxt * v[r]
+                du[r] += nxt
+                dv[r] += nxt * x_k[r]
+                da, nxt = dp * e, dp * a
+            else:
+                eg, skip = e * g[r] * iv, 1.0 - a
+                dp = -((own - nxt * eg * skip) * iv) if p[r] > CLAMP else 0.0
+                dg[r] += nxt * e * skip * iv
+                da, nxt = dp * e - nxt * eg, dp * a + nxt * g[r] * skip * iv
+            d_per[0, j] += da
     return value
 
 

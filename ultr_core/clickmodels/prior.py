@@ -165,7 +165,7 @@ def learned_prior(cls, train: SessionTable, pair_query: np.ndarray, *, seed: int
     priors = {(b.key, m): prior_from(base.attr, fit_t, pair_query, baseline=b.key, strength=m,
                                      impressions=impressions) for b in BASELINES for m in STRENGTHS}
     fits = {("pyclick", 2.0): base, **{k: fit(p) for k, p in priors.items()}}
-    ll = {k: s["log_likelihood"] for k, s in score_models(fits, valid)[0].items()}    # one pass over ``valid``
+    ll = {k: s["log_likelihood"] for k, s in score_models(fits, valid, log_likelihood_only=True)[0].items()}
     best = max(ll, key=ll.get)
     out = PriorChoice(baseline=best[0], strength=best[1], validation_sessions=held,
                       validation_log_likelihood=ll[best], pyclick_validation_log_likelihood=ll[("pyclick", 2.0)])
