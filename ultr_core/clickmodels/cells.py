@@ -58,24 +58,23 @@ def cell_sums(t, previous: bool = False, *, budget: int | None = None
     code = np.int32 if int(t.n_pairs) * width < 2**31 else np.int64
     done, first = [], 0
     while first < CELL_PARTS:
-        ranges, first = _one_pass(t, previous, first=first, step=step, code=code,
+        ranges, first = _one_pass(t, previous, first=first, step=step, code=code, width=width,
                                   budget=CELL_BUDGET if budget is None else budget)
         done += ranges
     return _unpacked(done, width, n_pairs=int(t.n_pairs))
 
 
-def _one_pass(t, previous, *, first, step, code, budget):
+def _one_pass(t, previous, *, first, step, code, width, budget):
     """One pass over ``t``'s chunks summing the ranges from ``first`` on, dropping the highest (never ``first``)
     while the ranges held exceed ``budget`` cells: (the finished ranges, the first range the pass left)."""
     d = t.depth
-    width = d * d if previous else d
     empty = (np.zeros(0, code), np.zeros(0), np.zeros(0))
     last = CELL_PARTS                       # ranges first … last − 1 are summed in this pass
     merged, parts = [empty] * CELL_PARTS, [[] for _ in range(CELL_PARTS)]
     for c in t.chunks():
         w = (c.weight[:, None] * c.mask).ravel()
         index = np.arange(d)[None, :] * (d if previous else 1) + (previous_click(c.clicks) if previous else 0)
-        flat = (c.pairs.astype(np.int64) * width + index).ravel()
+        flat = (np.asarray(c.pairs, np.int64) * width + index).ravel()
         keep = (w > 0) & (flat >= first * step) & (flat < last * step)
         key, n, k = _summed(flat[keep].astype(code), w[keep], (w * c.clicks.ravel())[keep])
         cuts = [0, *np.searchsorted(key, np.arange(first + 1, last) * step), len(key)]

@@ -192,10 +192,7 @@ def hold_out(train, seed: int) -> tuple:
         order = file_order(train)
         held = np.empty(len(train.weight))
         held[order] = rng.binomial(train.weight[order].astype(np.int64), VALID_SHARE)
-        keep = held > 0
-        valid = replace(train, pairs=train.pairs[keep], clicks=train.clicks[keep], weight=held[keep],
-                        shown=None if train.shown is None else train.shown[keep])
-        return replace(train, weight=train.weight - held), valid, int(held.sum())
+        return replace(train, weight=train.weight - held), train.reweighted(held), int(held.sum())
     paths, sums = (f"{train.path}.{part}-{seed}" for part in ("fit", "held")), [0.0, 0.0]
     paths = tuple(paths)
     with open(paths[0], "wb") as fit_f, open(paths[1], "wb") as held_f:

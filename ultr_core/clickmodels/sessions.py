@@ -175,6 +175,16 @@ class SessionTable:
         """Per pair: (impressions, clicks, summed ranks) over the shown cells, session-weighted."""
         return per_pair(self)
 
+    def reweighted(self, weight: np.ndarray) -> "SessionTable":
+        """The patterns with other sessions each (``weight``, one per pattern: a part of them, as the learned prior's
+        held-out fifth), those that weigh 0 left out — they add nothing to any sum."""
+        from dataclasses import replace
+        keep = weight > 0
+        if keep.all():
+            return replace(self, weight=weight)
+        return replace(self, pairs=self.pairs[keep], clicks=self.clicks[keep], weight=weight[keep],
+                       shown=None if self.shown is None else self.shown[keep])
+
     def cells(self, previous_click: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The shown (pair, rank) cells with impressions: (pair, rank, impressions, clicks), session-weighted — all a
         position-based model's likelihood reads; ``previous_click``: the rank index is rank·D + the rank of the last
