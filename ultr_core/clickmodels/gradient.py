@@ -9,7 +9,8 @@ attractiveness, the table's learned prior (:mod:`~ultr_core.clickmodels.prior`),
 Parameters are logits; the likelihood is the cascade recursion of :func:`~ultr_core.clickmodels.cascade_ml._tail`
 written in torch (float64), one pass over the ranks, vectorised over patterns (the information matrix's autograd
 reads it); the fits take its value and gradient from one compiled loop over each pattern's ranks
-(:func:`~ultr_core.clickmodels.kernels.cascade_pass`; equal to autograd's to 1e-13).
+(:func:`~ultr_core.clickmodels.kernels.cascade_pass`; its value equal to this recursion's to 1e-13, its gradient to
+autograd's to 1e-9).
 """
 from __future__ import annotations
 
