@@ -41,10 +41,15 @@ def _per_session(cond, m) -> np.ndarray:
     return (np.log(cond) * m).sum(1) / np.maximum(m.sum(1), 1)
 
 
+def _conditional(model, c) -> np.ndarray:
+    """P(observed c_r | c_<r) of a chunk, floored at ``_TINY``."""
+    return np.clip(model.conditional(c), _TINY, 1.0)
+
+
 def _probabilities(model, c) -> tuple[np.ndarray, np.ndarray]:
     """(P(observed c_r | c_<r), P(observed c_r)) of a chunk, floored at ``_TINY``."""
     full = model.full(c)
-    return np.clip(model.conditional(c), _TINY, 1.0), np.clip(np.where(c.clicks, full, 1 - full), _TINY, 1.0)
+    return _conditional(model, c), np.clip(np.where(c.clicks, full, 1 - full), _TINY, 1.0)
 
 
 def score_models(models: dict, t, *, log_likelihood_only: bool = False) -> tuple[dict, "LikelihoodMoments", dict]:
@@ -65,7 +70,7 @@ def score_models(models: dict, t, *, log_likelihood_only: bool = False) -> tuple
         for i, k in enumerate(keys):
             t0 = time.perf_counter()
             if log_likelihood_only:
-                lls[i] = _per_session(np.clip(models[k].conditional(c), _TINY, 1.0), c.mask)
+                lls[i] = _per_session(_conditional(models[k], c), c.mask)
                 seconds[k] += time.perf_counter() - t0
                 continue
             cond, full = _probabilities(models[k], c)
