@@ -202,6 +202,21 @@ def test_rarely_shown_documents_refuse_ips_and_mark_the_model_based_estimates():
     assert all(e.estimate is not None for e in production.estimators.values())
 
 
+def test_each_doubly_robust_estimator_names_the_model_it_falls_back_on():
+    """Where the log never shows a candidate's document at its position, DR keeps the PBM's prediction and
+    Affine-DR the trust-bias model's: each note and stated rule names its own (Affine-DR's said "the PBM's")."""
+    from ultr_core.counterfactual.estimators import ESTIMATORS, FIT_MODELS
+    assert {e.fit for e in ESTIMATORS} <= set(FIT_MODELS)
+    frame = _pool_log(6)
+    pairs = frame[["query_id", "doc_id"]].drop_duplicates()
+    scores = read_scores(pairs.assign(score=pairs["doc_id"]).to_csv(index=False).encode(), "s.csv")
+    out = evaluate_ranking(frame, scores=scores, k=3, n_boot=20, estimators=["dr", "affine_dr"])
+    dr, affine = out.estimators["dr"], out.estimators["affine_dr"]
+    assert "there the PBM's prediction is not corrected" in dr.note and "elsewhere the PBM decides" in dr.rule
+    assert "there the trust-bias model's prediction is not corrected" in affine.note, affine.note
+    assert "elsewhere the trust-bias model decides" in affine.rule and "PBM" not in affine.note + affine.rule
+
+
 def test_ips_is_not_refused_where_every_document_is_shown_at_every_rank():
     """Issue #58 item 6: every document shown at every rank with probability ≥ 0.03 but rarely clicked at deep ranks
     (few examination-weighted impressions): a click-model prior concept; IPS re-weights clicks it has and is valued,

@@ -48,13 +48,14 @@ so the affine map the log leaves free does not matter; Affine-IPS's is where its
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from ultr_core.evaluation.intervals import LEVEL, Interval, bootstrap_interval
 
-__all__ = ["OffPolicyEstimator", "ESTIMATORS", "ESTIMATOR_BY_KEY", "DEFAULT_ESTIMATORS", "default_estimators",
+__all__ = ["OffPolicyEstimator", "FIT_MODELS", "FitModel", "ESTIMATORS", "ESTIMATOR_BY_KEY", "DEFAULT_ESTIMATORS",
+           "default_estimators",
            "EstimatorResult", "Setup", "Fit",
            "logged_value", "interval", "LEVEL"]
 
@@ -254,13 +255,26 @@ def logged_value(s: Setup, f: Fit) -> float:
     return float((f.w[:, None] * s.t.clicks[:, :s.k]).sum() / f.n)
 
 
+class FitModel(NamedTuple):
+    """How an estimator's notes name the model of its fit: ``name`` ("the PBM") and its possessive ("the PBM's")."""
+
+    name: str
+    possessive: str
+
+
+#: the model each fit kind (:attr:`OffPolicyEstimator.fit`) is, as the support notes name it: DR falls back on the
+#: PBM where the log never shows a candidate's document at its position, Affine-DR on the trust-bias model
+FIT_MODELS = {"pbm": FitModel("the PBM", "the PBM's"),
+              "affine": FitModel("the trust-bias model", "the trust-bias model's")}
+
+
 @dataclass(frozen=True)
 class OffPolicyEstimator:
     """One estimator: ``key``, ``label``, ``cite``, ``formula`` (one line for the page), ``support`` — "any
     position" (needs each candidate document shown somewhere, and the position bias between the two positions
     identified), "at its position" (corrects only where the log shows the candidate's document at the candidate's
-    position; elsewhere the PBM decides, which needs the position bias identified) or "model" (the click model
-    decides everywhere) — and ``value``."""
+    position; elsewhere the model of its ``fit`` decides, which needs the position bias identified) or "model" (the
+    click model decides everywhere) — and ``value``."""
 
     key: str
     label: str
@@ -271,7 +285,8 @@ class OffPolicyEstimator:
     colour: str = ""
     #: in the estimates every evaluation gives (the others are asked for by key)
     default: bool = True
-    #: the fit it reads: "pbm" (θ̂, α̂ and the direct model) or "affine" (trust bias's b̂_r + ŝ_r·â_d)
+    #: the fit it reads: "pbm" (θ̂, α̂ and the direct model) or "affine" (trust bias's b̂_r + ŝ_r·â_d) — a key of
+    #: :data:`FIT_MODELS`, which names the model its support note says decides the slots it cannot correct
     fit: str = "pbm"
     #: it reads the logging policy's π₀ (the log's ``propensity`` column, else display frequencies)
     reads_propensity: bool = False

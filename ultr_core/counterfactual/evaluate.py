@@ -26,6 +26,7 @@ from ultr_core.counterfactual.choices import DIRECT_MODELS, N_BOOT
 from ultr_core.counterfactual.estimators import (
     DEFAULT_ESTIMATORS,
     ESTIMATOR_BY_KEY,
+    FIT_MODELS,
     LEVEL,
     EstimatorResult,
     Fit,
@@ -110,9 +111,9 @@ SUPPORT_RULES = {
         "slots (session-weighted) fail"),
     "at its position": SupportRule(
         ("at_position",), "at_position", 1.0,
-        "are never shown at the candidate's position: there the PBM's prediction is not corrected",
+        "are never shown at the candidate's position: there {model_s} prediction is not corrected",
         "doubly robust: corrects each top-{k} slot where the log shows its document at its position (π̂₀ > 0); "
-        "elsewhere the PBM decides, which needs the slot identified"),
+        "elsewhere {model} decides, which needs the slot identified"),
     "model": SupportRule(
         ("examined",), "examined", THIN_REFUSED,
         "hold prior-dominated documents (fewer than {m:g} examination-weighted impressions): the click model's "
@@ -262,7 +263,8 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DE
     out = {}
     for i, e in enumerate(ESTIMATOR_BY_KEY[k] for k in chosen):
         rule = SUPPORT_RULES[e.support]
-        short, lacks = 1 - share(rule.supported(slots)), rule.short.format(n=MIN_IMPRESSIONS, m=MIN_EXAMINED)
+        named = {"model": FIT_MODELS[e.fit].name, "model_s": FIT_MODELS[e.fit].possessive}   # its fallback model
+        short, lacks = 1 - share(rule.supported(slots)), rule.short.format(n=MIN_IMPRESSIONS, m=MIN_EXAMINED, **named)
         known = slots["identified"] | slots["at_position"] if e.support == "at its position" else slots["identified"]
         iv, refused, notes = None, "", []
         if share(known) < 1:
@@ -275,8 +277,8 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DE
             notes += [iv.note, f"{short:.1%} of the top-{s.k} slots {lacks}" if short > 0 else ""]
         if e.fit == "affine" and point.affine is not None and not point.affine.converged:
             notes.append("the affine fit did not converge: " + point.affine.message)
-        out[e.key] = EstimatorResult(e.key, e.label, e.cite, e.formula, e.support, share(slots[rule.share]),
-                                     rule.text.format(k=s.k, n=MIN_IMPRESSIONS, m=MIN_EXAMINED, refuse=THIN_REFUSED),
+        stated = rule.text.format(k=s.k, n=MIN_IMPRESSIONS, m=MIN_EXAMINED, refuse=THIN_REFUSED, **named)
+        out[e.key] = EstimatorResult(e.key, e.label, e.cite, e.formula, e.support, share(slots[rule.share]), stated,
                                      iv, refused, "; ".join(filter(None, notes)))
     return out
 
