@@ -306,9 +306,9 @@ def _code_documents(out: pd.DataFrame, doc_columns, document: str, name: str) ->
     elif document == "global":
         out["doc_key"] = out["doc_id"].astype(str)
         out["doc_id"] = pd.factorize(out["doc_id"], sort=True)[0]
-    elif document == "query":             # the document is the (query, doc_id) pair
-        out["doc_key"] = out["doc_id"].astype(str)
-        out["doc_id"] = factor_codes(out, ["query_id", "doc_key"])[0]
+    elif document == "query":             # the document is the (query, doc_id) pair, in the ids' own order (the
+        out["doc_key"] = out["doc_id"].astype(str)                # CLI's: numbers as numbers, not as their text)
+        out["doc_id"] = factor_codes(out, ["query_id", "doc_id"])[0]
     else:
         raise DataFormatError(name, f"document={document!r}: use 'query' or 'global'")
 
