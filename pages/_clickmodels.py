@@ -18,6 +18,7 @@ from ultr_core.clickmodels.registry import CLICK_MODELS
 from ultr_core.errors import DataFormatError
 from ultr_core.identifiability.reports import document_components
 from ultr_core.logs.judgements import read_judgements
+from ultr_core.logs.mapping import file_id_frame
 from ultr_core.logs.outputs import safe_csv
 from ultr_core.logs.scores import side_file_problem
 from ultr_core.tasks.fit_click_models import click_models_job
@@ -45,9 +46,8 @@ def click_model_section(log, an, key, prefix: str) -> None:
                                     key=f"{prefix}_cm_prior", help=PRIOR_HELP)]
     job_key = f"{prefix}_cm_job"
     if st.session_state.get(f"{job_key}_for") != (key, prior):  # a new log or prior: fit the zoo as one pooled job
-        f = log.frame                                           # the file's own ids
-        st.session_state[job_key] = submit_job(("clickmodels", key, prior), click_models_job, f.assign(
-            query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"])), prefix, prior=prior)
+        st.session_state[job_key] = submit_job(("clickmodels", key, prior), click_models_job, file_id_frame(log),
+                                               prefix, prior=prior)       # the file's own ids, as the CLI reads them
         st.session_state[f"{job_key}_for"] = (key, prior)
     live(job_key, lambda job: _show(job, an, log, prefix, (key, prior)))
 

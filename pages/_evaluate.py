@@ -20,6 +20,7 @@ from ultr_core.counterfactual.estimators import default_estimators
 from ultr_core.counterfactual.evaluate import DIRECT_MODELS, N_BOOT, expected_seconds
 from ultr_core.errors import DataFormatError, counted
 from ultr_core.evaluation.intervals import interval_text
+from ultr_core.logs.mapping import file_id_frame
 from ultr_core.logs.scores import side_file_problem
 from ultr_core.tasks.value_ranking import value_ranking_job
 
@@ -95,8 +96,7 @@ def evaluate_section(log, key, prefix: str) -> None:
     spec = (key, picked[0], picked[2], dm_key, int(k), digest, prior, estimators)
     job_key = f"{prefix}_cf_job"
     if st.session_state.get(f"{job_key}_for") != spec:
-        f = log.frame
-        frame = f.assign(query_id=f.get("query_key", f["query_id"]), doc_id=f.get("doc_key", f["doc_id"]))
+        frame = file_id_frame(log)                  # the file's own ids, as the CLI reads them
         st.session_state[job_key] = submit_job(("evaluate", *spec), value_ranking_job, frame, "your log", picked[0],
                                                scores=picked[1], model=dm_key, k=int(k), judgements=parsed,
                                                prior=prior, estimators=estimators)

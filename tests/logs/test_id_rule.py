@@ -188,3 +188,40 @@ def test_a_kept_log_reports_what_the_file_read_out_of_core_reports(tmp_path, cap
     ids = {"query_id": str, "doc_id": str}               # as the CSV writes them (the CLI reads 7 as a number)
     pd.testing.assert_frame_equal(kept.astype(ids), read.astype(ids), check_exact=False, rtol=1e-9)
     assert same_report(page, ours)
+
+
+@pytest.mark.slow
+def test_the_pages_click_models_and_evaluate_get_the_clis_numbers_for_one_file(tmp_path):
+    """The Upload page hands its kept log's rows to the click-model and ``evaluate`` jobs (``file_id_frame``): with
+    document ids that are numbers whose text sorts otherwise (7, 1007, …, 7007), the jobs give what the CLI gives for
+    the file — every interval to the last bit (the page passed the ids' text, so the pairs, the patterns and the
+    seeded bootstrap over them came in another order: PyClick's sample, DR [1.192, 1.424] on the page against
+    [1.186, 1.383] from ``evaluate``)."""
+    from clihelp import same_report
+    from loghelp import random_log
+
+    from ultr_core.logs import file_id_frame
+    from ultr_core.tasks.fit_click_models import ClickModelOptions, click_models_job, fit_click_models
+    from ultr_core.tasks.value_ranking import RankingOptions, value_ranking, value_ranking_job
+    frame = random_log(n_sessions=400, seed=5)[0].drop(columns="device")
+    frame["doc_id"] = frame["doc_id"].str[1:].astype(int) * 1000 + 7
+    path = tmp_path / "clicks.csv"
+    frame.to_csv(path, index=False)
+    log, _ = read_user_log(path.read_bytes(), "csv", name=path.name)
+    rows = file_id_frame(log)
+    assert rows["doc_id"].dtype == np.int64 and sorted(rows["doc_id"].unique())[:2] == [7, 1007]
+    page = value_ranking_job(rows, "log", "production", scores=None, model="pbm", k=5, judgements=None)
+    cli = value_ranking(str(path), RankingOptions(k=5)).report
+    for key, e in cli.estimators.items():
+        mine = page.estimators[key]
+        assert (mine.estimate, mine.lower, mine.upper) == (e.estimate, e.lower, e.upper), key
+    f = log.frame                                  # what the page passed before: the ids' text
+    text = value_ranking_job(f.assign(query_id=f["query_key"], doc_id=f["doc_key"]), "log", "production",
+                             scores=None, model="pbm", k=5, judgements=None)
+    assert any(text.estimators[k].lower != e.lower for k, e in cli.estimators.items())
+    page, cli = (json.loads(json.dumps(r.to_json(), default=str)) for r in (
+        click_models_job(rows, "log"), fit_click_models(str(path), ClickModelOptions()).report))
+    for report in (page, cli):
+        for m in report["models"].values():
+            m.pop("seconds")                                   # how long each fit took: not a figure of the log
+    assert same_report(page, cli, tol=1e-9)

@@ -22,7 +22,8 @@ A log flows through this package in one direction, each module importing only th
 """
 from ultr_core._lazy import lazy
 
-__all__ = ["ClickLog", "CountTable", "ingest", "document_columns", "read_user_log", "frame_to_log", "peek_columns",
+__all__ = ["ClickLog", "CountTable", "ingest", "document_columns", "read_user_log", "frame_to_log", "file_id_frame",
+           "peek_columns",
            "guess_mapping", "default_document", "read_normalised", "register_normalised", "infer_format",
            "sniff_format", "format_from_name", "factor_codes", "lookup_codes", "format_value", "tuple_labels",
            "MISSING"]
@@ -39,6 +40,7 @@ __getattr__, __dir__ = lazy(__name__, {
     "document_columns": "ultr_core.logs.ingestion",
     "ingest": "ultr_core.logs.ingestion",
     "default_document": "ultr_core.logs.mapping",
+    "file_id_frame": "ultr_core.logs.mapping",
     "frame_to_log": "ultr_core.logs.mapping",
     "guess_mapping": "ultr_core.logs.mapping",
     "peek_columns": "ultr_core.logs.mapping",

@@ -47,7 +47,7 @@ from ultr_core.logs.sniff import infer_format, is_gzip, spill_upload
 from ultr_core.logs.ultra import ultra_frame
 
 __all__ = ["TARGETS", "FORMATS", "MAX_ROWS", "DOCUMENT_KEYS", "default_document", "read_user_log", "peek_columns",
-           "guess_mapping", "frame_to_log",
+           "guess_mapping", "frame_to_log", "file_id_frame",
            "column_chosen_twice"]
 
 #: the schema columns a user's columns can be mapped onto (session_id and shown are optional)
@@ -217,6 +217,23 @@ def frame_to_log(df: pd.DataFrame, name: str, *, columns: dict | None = None,
         meta["sessions"] = "inferred"            # click models need real sessions (pages say so instead of fitting)
     log = ClickLog._from_frame(out, meta, name)
     return log, notes
+
+
+def file_id_frame(log: ClickLog) -> pd.DataFrame:
+    """The rows of a kept log with ``query_id`` and ``doc_id`` its file's own ids under the one id rule
+    (:func:`~ultr_core.logs.ids.canonical_ids`: numbers where every id round-trips, else the trimmed text) — what the
+    CLI's readers give ``click-models`` and ``evaluate`` for the same file, so that the pairs, the patterns and the
+    seeded bootstraps come out in the same order (the ids' text put 16704940 before 688835); a log without the file's
+    ids (a simulated one) as it is.
+
+    >>> log, _ = frame_to_log(pd.DataFrame({"session_id": [1, 1], "query_id": ["q", "q"], "doc_id": [688835, 16704940],
+    ...                                     "position": [1, 2], "click": [1, 0]}), "log.csv")
+    >>> file_id_frame(log)["doc_id"].tolist(), str(file_id_frame(log)["doc_id"].dtype)
+    ([688835, 16704940], 'int64')
+    """
+    from ultr_core.logs.ids import canonical_ids
+    f = log.frame
+    return f.assign(**{c: canonical_ids(f[k]) for c, k in (("query_id", "query_key"), ("doc_id", "doc_key")) if k in f})
 
 
 def file_columns(columns: dict | None, roles) -> tuple:
