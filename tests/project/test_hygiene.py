@@ -72,3 +72,19 @@ def test_every_package_says_in_two_lines_what_it_holds():
         if not doc or len(doc.split("\n\n")[0].splitlines()) > 2:
             long[init.parent.name] = len(doc.split("\n\n")[0].splitlines()) if doc else 0
     assert not long, f"the first paragraph of these packages' docstrings (lines; 0: none): {long}"
+
+
+def test_commands_import_what_they_run_and_no_more():
+    """Start-up is part of every command's time (#59: ``--help`` took 1.2 s once it imported scipy.stats and the
+    counterfactual and judgement modules; ``evaluate`` paid 1.1 s for scipy.stats, which only the judgement agreement
+    uses): the parser imports no science, and the ``evaluate`` task no scipy.stats, torch or streamlit."""
+    import subprocess
+    import sys
+    probe = ("import sys, runpy; sys.argv = ['ultr', '--help']\n"
+             "try:\n    runpy.run_module('ultr_core', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "print(','.join(m for m in ('scipy', 'pandas', 'torch', 'streamlit') if m in sys.modules))\n"
+             "import ultr_core.tasks.value_ranking, ultr_core.counterfactual.evaluate\n"
+             "print(','.join(m for m in ('scipy.stats', 'torch', 'streamlit') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2]).stdout.splitlines()
+    assert out[-2:] == ["", ""], out[-2:]

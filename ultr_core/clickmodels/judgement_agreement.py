@@ -20,7 +20,6 @@ is the prior's ½ at n = 0).  Pairs never shown in training are prior-dominated 
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from ultr_core.clickmodels.agreement_records import (
     FIGURES,
@@ -105,12 +104,15 @@ def agreement(estimates: dict, grade, query, *, logged_rank, n_boot: int = 200, 
     percentile interval over ``n_boot`` resamples of the queries (seeded): label (and "logged") → :class:`Agreement`
     (its Spearman resamples kept for paired differences)."""
     import warnings
+
+    from scipy import stats  # here, not at the top: `evaluate` imports this module's rule, not the agreement
     with warnings.catch_warnings():                  # a constant estimate (GCTR) has no rank correlation: NaN
         warnings.simplefilter("ignore", stats.ConstantInputWarning)
         return _agreement(estimates, grade, query, logged_rank, n_boot, seed, k)
 
 
 def _agreement(estimates: dict, grade, query, logged_rank, n_boot: int, seed: int, k: int) -> dict:
+    from scipy import stats
     grade, query = np.asarray(grade, np.float64), np.asarray(query)
     scores = {**{k_: np.asarray(v, np.float64) for k_, v in estimates.items()},
               "logged": -np.asarray(logged_rank, np.float64)}
