@@ -70,6 +70,44 @@ def test_the_bridging_document_is_named_and_the_band_covers(tmp_path, capsys):
             assert "fisher" in c["band"]
 
 
+def _linked_only_by_an_always_clicked_document(path):
+    """Positions 1–2 linked by ten documents clicked at random; position 3 reached only through document 99, clicked at
+    every impression, and document 98, never clicked (each shown at 2 or 3; the others shown at 3 nowhere else)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for s in range(400):
+        a, b = rng.choice(10, 2, replace=False)
+        rest = {0: (b, 1000 + s), 1: (99, 98), 2: (98, 99), 3: (b, 1000 + s)}[s % 4]
+        for pos, d in enumerate((a, *rest), 1):
+            p = {99: 1.0, 98: 0.0}.get(int(d), 0.6 / pos)
+            rows.append((s, 0, int(d), pos, int(rng.random() < p)))
+    pd.DataFrame(rows, columns=["session_id", "query_id", "doc_id", "position", "click"]).to_csv(path, index=False)
+
+
+def test_no_band_where_only_an_always_clicked_document_links_a_factor(tmp_path, capsys):
+    """Issue #58 (boundary documents carry no information): the curve's harvesting ratio of positions 3 and 2 comes
+    from one document clicked at all of its impressions (and one never clicked), so every resample gives that link
+    ratio ≈ 1 and the bootstrap drew position 3 about as sure as position 2 — beside a factor the same report calls
+    unidentified (on a 4-row log: [1.000, 1.000]).  Now no band is drawn there, the report says why, and the
+    bootstrap's bounds stay in the JSON; the informative factors keep theirs."""
+    _linked_only_by_an_always_clicked_document(tmp_path / "log.csv")
+    assert main(["ig", str(tmp_path / "log.csv"), "--json", "--bootstrap", "20"]) == 0
+    pb = json.loads(capsys.readouterr().out)["position_bias"]
+    by = {c["label"]: c for c in pb["curves"]}
+    third = by["position=3"]
+    assert third["identification"] == "unidentified" and third["log_se"] is None
+    second = by["position=2"]
+    assert third["estimate"] == pytest.approx(second["estimate"], rel=1e-9)
+    assert third["bootstrap_upper"] / third["bootstrap_lower"] <= 2       # the bootstrap alone: "identified" by ×2
+    assert third["lower"] is None and third["upper"] is None and third["band"] == "none"
+    assert "position=3" in pb["practical_identifiability"]["no_band"]
+    assert second["identification"] == "identified" and second["lower"] <= second["estimate"] <= second["upper"]
+    assert main(["ig", str(tmp_path / "log.csv"), "--bootstrap", "20"]) == 0
+    text = capsys.readouterr().out
+    assert "position=3" in next(line for line in text.splitlines() if "no band" in line)
+    assert "[—]" in next(line for line in text.splitlines() if line.strip().startswith("position=3"))
+
+
 @pytest.mark.slow
 def test_band_coverage_at_a_bridging_document():
     """The claim of docs/results/edge_coverage.md over 8 seeds (the study runs 100): the band covers the true

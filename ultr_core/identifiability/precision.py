@@ -57,18 +57,23 @@ def _apart(r: dict) -> bool:
 BAND_RULE = ("band: the union of the document bootstrap's interval and the Fisher interval of log(o_k/o_ref) around "
              "the estimate — the bootstrap resamples documents whole, so where a few documents carry a link it cannot "
              "see their clicks' noise (100 logs bridged by one document: the bootstrap covered 12.7 %, the band "
-             "87.3 %)")
+             "87.3 %); none where no information reaches the factor (unidentified: only documents clicked at every "
+             "impression, or none clicked, link it to its reference) — their resamples are as certain as they are, so "
+             "the bootstrap gives a band of width ≈ 0 that covers nothing")
 
 
 def _band(r: dict, se: float) -> dict:
     """The band drawn with a curve (:data:`BAND_RULE`): ``lower``/``upper`` widened to the Fisher interval around the
     estimate where that is wider; the bootstrap's own bounds kept as ``bootstrap_lower``/``bootstrap_upper`` and
-    ``band`` saying which side came from which ("bootstrap", "fisher" or "bootstrap + fisher")."""
+    ``band`` saying which side came from which ("bootstrap", "fisher" or "bootstrap + fisher"); no band ("none",
+    ``lower``/``upper`` None) where no information reaches the factor (an infinite standard error)."""
     from ultr_core.identifiability.uncertainty import Z90
     est, lo, hi = r.get("estimate"), r.get("lower"), r.get("upper")
     out = {"bootstrap_lower": lo, "bootstrap_upper": hi}
-    if est is None or not np.isfinite(est) or not np.isfinite(se):
+    if est is None or not np.isfinite(est):
         return {**out, "band": "bootstrap"}
+    if not np.isfinite(se):
+        return {**out, "lower": None, "upper": None, "band": "none"}
     f_lo, f_hi = est * float(np.exp(-Z90 * se)), est * float(np.exp(Z90 * se))
     if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):   # no bootstrap (a budget ended it)
         return {**out, "lower": min(f_lo, est), "upper": max(f_hi, est), "band": "fisher"}
@@ -115,6 +120,7 @@ def practical_report(g, curves: list, log=None) -> tuple[list, PracticalIdentifi
                             "log_se": pd.Series(log_se, dtype=object), "identification": levels.tolist(),
                             **{k: pd.Series(v, dtype=object) for k, v in fisher.items()}})
     apart = [r["label"] for r in curves if _apart(r)]
+    bare = [r["label"] for r in curves if r.get("band") == "none"]
     queries, _ = document_context(g, log)
     return curves, PracticalIdentifiability(
         rule=rule_text(), band=BAND_RULE, counts={k: int((levels == k).sum()) for k in LEVELS},
@@ -128,6 +134,10 @@ def practical_report(g, curves: list, log=None) -> tuple[list, PracticalIdentifi
                       "curve's band and PBM's maximum-likelihood interval do not overlap — the estimators disagree "
                       "(intervention harvesting weighs every document of an intervention set equally, maximum "
                       "likelihood by impressions); the level is about the latter") if apart else None,
+        no_band=(f"{counted(len(bare), 'factor')} ({', '.join(bare[:4])}{' …' if len(bare) > 4 else ''}): a curve "
+                 "value but no band: the only documents linking each to its reference are clicked at every "
+                 "impression, which carry no information and whose resamples cannot see the noise (the bootstrap's "
+                 "bounds are kept as bootstrap_lower/bootstrap_upper)") if bare else None,
         note=None if u.converged else (f"the fit stopped before the Newton decrement fell below the criterion (last "
                                        f"{u.decrement:.2g}): standard errors are from the last iterate"),
         document_orders=resolved_orders(u, queries) if queries is not None else None)
@@ -181,7 +191,7 @@ def practical_lines(pi: PracticalIdentifiability | None) -> list[str]:
     if boundary or pi.separated_factors:
         lines.append(f"  left out of the information: {counted(boundary, 'document')} at the boundary p = 1, "
                      f"{counted(pi.separated_factors or 0, 'factor')} whose ratio runs to 0 or ∞")
-    for text in (pi.note, pi.disagreement):
+    for text in (pi.note, pi.disagreement, pi.no_band):
         if text:
             lines.append(f"  note: {text}")
     orders = pi.document_orders

@@ -150,6 +150,8 @@ class PracticalIdentifiability(JsonRecord):
     factors: pd.DataFrame | None = field(default=None, compare=False)
     components: ComponentLevels | None = None
     disagreement: str | None = None
+    #: the curve factors drawn without a band (no information reaches them), said in a sentence
+    no_band: str | None = None
     note: str | None = None
     document_orders: DocumentOrders | None = None
 
