@@ -114,6 +114,26 @@ def test_evaluate_on_one_session_gives_no_nan():
             assert x.lower <= x.estimate <= x.upper
 
 
+def test_a_bootstrap_of_a_handful_of_units_gives_no_interval():
+    """Two sessions with one click each: every resample's mean is 1, and the percentile interval was [1, 1] — the
+    spread of two sessions, not of the sessions a log like them would hold.  Below MIN_UNITS resampled units the engine
+    gives no interval and says why; from MIN_UNITS on it gives what it gives without the count."""
+    from ultr_core.evaluation.intervals import MIN_UNITS
+    draws = np.random.default_rng(0).normal(0.5, 0.1, 200)
+    few = bootstrap_interval(0.5, draws, units=MIN_UNITS - 1, what="resample of the sessions")
+    assert not few.supported and few.lower is None and few.estimate == 0.5
+    assert few.note == f"only {MIN_UNITS - 1} sessions (a bootstrap interval needs {MIN_UNITS})"
+    one = bootstrap_interval(0.5, draws, units=1, what="resample of the queries")
+    assert one.note.startswith("only 1 query (")
+    assert bootstrap_interval(0.5, draws, units=MIN_UNITS) == bootstrap_interval(0.5, draws)
+    frame = pd.DataFrame({"session_id": [0, 0, 1, 1], "query_id": ["q"] * 4, "doc_id": ["a", "b", "b", "a"],
+                          "position": [1, 2, 1, 2], "click": [1, 0, 0, 1]})
+    out = evaluate_ranking(frame, k=2, n_boot=100)
+    assert out.logged.estimate == 1.0 and out.logged.lower is None and "only 2 sessions" in out.logged.note
+    assert out.estimators["dr"].estimate == 1.0 and out.estimators["dr"].lower is None
+    assert out.estimators["dr"].to_json()["supported"] is False
+
+
 @settings(max_examples=50, deadline=None)
 @given(seed=st.integers(0, 10_000), m=st.integers(1, 6), n=st.integers(10, 80),
        method=st.sampled_from(["percentile", "bc"]))

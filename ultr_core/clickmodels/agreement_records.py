@@ -36,6 +36,8 @@ class Agreement(JsonRecord):
     kendall: Interval
     ndcg: Interval
     k: int = 10
+    #: the queries the intervals resample
+    queries: int | None = None
     draws: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def figure(self, key: str) -> Interval:

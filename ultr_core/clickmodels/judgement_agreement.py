@@ -78,10 +78,10 @@ def ndcg_per_query(score, grade, query, *, k: int = 10) -> np.ndarray:
     return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1), np.nan)
 
 
-def _interval(point: float, draws: np.ndarray, bounds: tuple = (-1.0, 1.0)) -> Interval:
-    """The one interval engine's percentile interval over resamples of the queries (a correlation
+def _interval(point: float, draws: np.ndarray, queries: int, bounds: tuple = (-1.0, 1.0)) -> Interval:
+    """The one interval engine's percentile interval over resamples of the ``queries`` (a correlation
     and an nDCG lie in [−1, 1])."""
-    return bootstrap_interval(point, draws, bounds=bounds, what="resample of the queries")
+    return bootstrap_interval(point, draws, bounds=bounds, what="resample of the queries", units=queries)
 
 
 def _finite(x, default: float) -> float:
@@ -126,10 +126,12 @@ def _agreement(estimates: dict, grade, query, logged_rank, n_boot: int, seed: in
             draws[m]["spearman"].append(stats.spearmanr(s[idx], grade[idx]).statistic)
             draws[m]["kendall"].append(stats.kendalltau(s[idx], grade[idx]).statistic)
             draws[m][f"ndcg@{k}"].append(np.nanmean(per_q[m][pick]))
-    figures = {m: {name: _interval(out[m][name], np.asarray(d, np.float64)) for name, d in draws[m].items()}
+    n_q = len(np.unique(query))
+    figures = {m: {name: _interval(out[m][name], np.asarray(d, np.float64), n_q) for name, d in draws[m].items()}
                for m in scores}
     return {m: Agreement(pairs=out[m]["pairs"], spearman=figures[m]["spearman"], kendall=figures[m]["kendall"],
-                         ndcg=figures[m][f"ndcg@{k}"], k=k, draws=np.asarray(draws[m]["spearman"], np.float64))
+                         ndcg=figures[m][f"ndcg@{k}"], k=k, queries=n_q,
+                         draws=np.asarray(draws[m]["spearman"], np.float64))
             for m in scores}
 
 
@@ -175,7 +177,7 @@ def _spearman_difference(agree: dict, a: str, b: str):
     """Spearman of ``a`` minus ``b`` with the interval of their paired differences over the same query resamples."""
     diff = _finite(agree[a].spearman.estimate, np.nan) - _finite(agree[b].spearman.estimate, np.nan)
     return bootstrap_interval(diff, agree[a].draws - agree[b].draws, bounds=(-2.0, 2.0),
-                              what="resample of the queries")
+                              what="resample of the queries", units=agree[a].queries)
 
 
 def judgement_report(rel, models: dict, judgements, *, include_prior: bool = False, n_boot: int = 200,

@@ -59,11 +59,13 @@ __all__ = ["OffPolicyEstimator", "FIT_MODELS", "FitModel", "ESTIMATORS", "ESTIMA
            "EstimatorResult", "Setup", "Fit",
            "logged_value", "interval", "LEVEL"]
 
-def interval(point: float, draws: np.ndarray, *, bounds: tuple = (0.0, np.inf), method: str = "percentile") -> Interval:
+def interval(point: float, draws: np.ndarray, *, bounds: tuple = (0.0, np.inf), method: str = "percentile",
+             sessions: int | None = None) -> Interval:
     """The one interval engine's :class:`~ultr_core.evaluation.intervals.Interval` of ``point`` from the bootstrap
-    ``draws`` (``method``: "percentile", or "bc" for an estimator shrunk by a prior; within ``bounds``)."""
+    ``draws`` (``method``: "percentile", or "bc" for an estimator shrunk by a prior; within ``bounds``) over
+    resamples of the log's ``sessions``."""
     return bootstrap_interval(point, draws, level=LEVEL, bounds=bounds, method=method,
-                              what="bootstrap resample of the sessions")
+                              what="bootstrap resample of the sessions", units=sessions)
 
 
 @dataclass(frozen=True)

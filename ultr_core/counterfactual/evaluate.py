@@ -259,6 +259,7 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DE
     """Each estimator's entry: its interval, or its refusal with the reason, and the support rule it was held to
     (:data:`SUPPORT_RULES`, by the record's support kind); a note where slots fall short without a refusal."""
     weight = nq[:, None] * (s.cand[:, :s.k] >= 0)                        # the slots that exist
+    sessions = int(s.t.weight.sum())
     share = lambda m: float((weight * m).sum() / weight.sum())            # noqa: E731  session-weighted slots
     out = {}
     for i, e in enumerate(ESTIMATOR_BY_KEY[k] for k in chosen):
@@ -273,7 +274,8 @@ def _entries(s: Setup, point: Fit, draws: np.ndarray, slots: dict, nq, chosen=DE
         elif short > rule.refuse_above:
             refused = f"{short:.1%} of the candidate's top-{s.k} slots " + lacks
         else:
-            iv = interval(e.value(s, point), draws[:, i], bounds=(0.0, float(s.k)), method=e.interval)
+            iv = interval(e.value(s, point), draws[:, i], bounds=(0.0, float(s.k)), method=e.interval,
+                          sessions=sessions)
             notes += [iv.note, f"{short:.1%} of the top-{s.k} slots {lacks}" if short > 0 else ""]
         if e.fit == "affine" and point.affine is not None and not point.affine.converged:
             notes.append("the affine fit did not converge: " + point.affine.message)
@@ -339,7 +341,7 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, *, model: str = "p
         log=name, sessions=int(t.weight.sum()), queries=int(s.n_queries), k=int(s.k), model=model, n_boot=int(n_boot),
         seed=int(seed), level=LEVEL, notes=tuple(notes),
         candidate=CandidateSummary(label=c.label, counts=c.counts, notes=tuple(c.notes)),
-        logged=interval(logged_value(s, point), draws[:, -1], bounds=(0.0, float(s.k))),
+        logged=interval(logged_value(s, point), draws[:, -1], bounds=(0.0, float(s.k)), sessions=int(t.weight.sum())),
         estimators=_entries(s, point, draws, slots, nq, chosen),
         support=SlotSupport(any_position=1.0, **{key: float((nq[:, None] * v).sum() / (nq * s.kq).sum())
                                                  for key, v in slots.items()}),

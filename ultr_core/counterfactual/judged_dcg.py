@@ -42,7 +42,8 @@ def judged_value(judgements, arrays, s, *, production: np.ndarray, nq: np.ndarra
     rng = np.random.default_rng(seed)
     per_q = np.stack([np.bincount(s.pq, rng.poisson(s.t.weight), s.n_queries) for _ in range(n_boot)])
     mean = lambda v, w: (w * v).sum(-1) / w.sum(-1)                  # noqa: E731
+    n = int(s.t.weight.sum())
     return {"matched_pairs": int(np.isfinite(grade).sum()),
             "judged_share": float((nq[:, None] * judged).sum() / (nq * s.kq).sum()),
-            f"dcg@{s.k}": interval(float(mean(cand, nq)), mean(cand[None, :], per_q)),
-            f"logged_dcg@{s.k}": interval(float(mean(prod, nq)), mean(prod[None, :], per_q))}
+            f"dcg@{s.k}": interval(float(mean(cand, nq)), mean(cand[None, :], per_q), sessions=n),
+            f"logged_dcg@{s.k}": interval(float(mean(prod, nq)), mean(prod[None, :], per_q), sessions=n)}

@@ -123,7 +123,8 @@ def result_lines(out) -> list[str]:
     for e in out.estimators.values():
         support = f"support {e.support:.0%} ({e.support_kind})"
         value = f"refused: {e.refused}" if e.estimate is None else f"{_cell(e):<30} {support}"
-        lines.append(f"{e.label:<18} {value}" + (f"\n{'':<18} note: {e.note}" if e.note else ""))
+        said = e.note and e.lower is not None               # without bounds the value's text gives the note already
+        lines.append(f"{e.label:<18} {value}" + (f"\n{'':<18} note: {e.note}" if said else ""))
     s = out.support
     lines.append(f"support: {s.identified:.0%} of the top-{k} slots identified, {s.at_position:.0%} shown at "
                  f"their position, {s.examined:.1%} hold documents with ≥ 10 examination-weighted impressions; "
