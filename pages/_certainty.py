@@ -134,6 +134,8 @@ def _plan(g, u, key, bias, where: str, log=None) -> None:
             return
         st.plotly_chart(certainty_plan_figure(plan), key=f"{where}_plan_fig")
         st.dataframe(pd.DataFrame([s.to_json() for s in plan.swaps]).round(4), hide_index=True, height="auto")
+        if plan.note:
+            st.info(escape_markdown(plan.note))
         st.caption(escape_markdown(plan.rule) + ". Predictions checked by simulating the swaps (tests: within "
                    "20 % of the realised standard error on 5 seeds).")
 

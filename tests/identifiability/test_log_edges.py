@@ -214,3 +214,21 @@ def test_bootstrap_refits_that_stall_are_counted(tmp_path, capsys, monkeypatch):
     assert "2 of 100 stopped with it above 1e-08" in notes()
     monkeypatch.setattr(uncertainty, "STALLED", np.inf)
     assert "stopped with it above" not in notes()
+
+
+def test_a_plan_with_nothing_to_propose_says_why_and_names_what_it_cannot_see(tmp_path, capsys):
+    """On the same log every informative document is already shown at positions 1 and 2, and position 3 is reached
+    only through a document clicked at every impression: `--certainty 3` printed the weakest factor's error and
+    nothing else.  Now the plan says why it has no swap and names position 3, which no swap can be predicted at; a
+    plan with its swaps has no such note."""
+    _linked_only_by_an_always_clicked_document(tmp_path / "log.csv")
+    assert main(["ig", str(tmp_path / "log.csv"), "--certainty", "3", "--bootstrap", "0", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["certainty_plan"]
+    assert plan["swaps"] == [] and plan["weakest_factor"] == "position=2"
+    assert plan["note"].startswith("no swap to propose") and "(position=3)" in plan["note"]
+    assert main(["ig", str(tmp_path / "log.csv"), "--certainty", "3", "--bootstrap", "0"]) == 0
+    assert "  note: no swap to propose" in capsys.readouterr().out
+    log = yandex_like(tmp_path / "y.csv", 0)
+    assert main(["ig", str(log), "--certainty", "3", "--bootstrap", "0", "--json"]) == 0
+    full = json.loads(capsys.readouterr().out)["certainty_plan"]
+    assert len(full["swaps"]) == 3 and full.get("note") is None

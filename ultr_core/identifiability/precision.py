@@ -275,7 +275,28 @@ def certainty_report(g, *, steps: int = 5, impressions: int = 100, objective: st
         se_after=tuple(plan.se_after),
         rule="greedy optimal design: each swap shows a logged document at another factor for the given impressions, "
              "chosen for the largest cut in the weakest factor's (or the mean) variance of log(o_k/o_ref) predicted "
-             "by the fitted PBM (Sherman–Morrison on the Fisher information)")
+             "by the fitted PBM (Sherman–Morrison on the Fisher information)",
+        note=_plan_note(g, u, plan, steps, labels))
+
+
+def _plan_note(g, u: FactorUncertainty, plan, steps: int, labels) -> str | None:
+    """What a short plan, or one blind to part of the weakest factor's component, must say: no candidate left (every
+    document with information already shown at every factor of the block), and the factors of that component no
+    informative document reaches (their information is 0: no swap can be predicted there by the fitted PBM)."""
+    parts = []
+    if len(plan.swaps) < steps:
+        found = "only " + counted(len(plan.swaps), "swap") if plan.swaps else "no swap"
+        parts.append(f"{found} to propose: "
+                     "every document with information is already shown at each factor of the weakest factor's block "
+                     "(documents at their bound or clicked at every impression are never candidates)")
+    comp = np.asarray(g.component)
+    blind = np.flatnonzero((comp == comp[plan.worst_factor]) & ~np.isfinite(u.log_se))
+    if len(blind):
+        names = ", ".join(labels[k] for k in blind[:4]) + (" …" if len(blind) > 4 else "")
+        parts.append(f"{counted(len(blind), 'factor')} of its component ({names}) no informative document reaches: "
+                     "the plan cannot predict a swap there; show there a document that is clicked at some but not "
+                     "all of its impressions elsewhere")
+    return "; ".join(parts) or None
 
 
 def certainty_lines(p: CertaintyPlanReport) -> list[str]:
@@ -284,7 +305,7 @@ def certainty_lines(p: CertaintyPlanReport) -> list[str]:
     for i, s in enumerate(p.swaps, 1):
         lines.append(f"  {i}. show {s.document} (shown at {', '.join(s.shown_at)}) at {s.show_at} → worst "
                      f"{s.worst_se_after:.3g}, mean {s.mean_se_after:.3g}")
-    return lines
+    return lines + ([f"  note: {p.note}"] if p.note else [])
 
 
 def document_outputs(g, u: FactorUncertainty, log=None) -> tuple[pd.DataFrame, DocumentOrders | None]:

@@ -223,6 +223,8 @@ class CertaintyPlanReport(JsonRecord):
     se_before: tuple
     se_after: tuple
     rule: str
+    #: why the plan is short or leaves factors out (no candidate left; factors no informative document reaches)
+    note: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
