@@ -101,11 +101,15 @@ def test_no_band_where_only_an_always_clicked_document_links_a_factor(tmp_path, 
     assert third["bootstrap_upper"] / third["bootstrap_lower"] <= 2       # the bootstrap alone: "identified" by ×2
     assert third["lower"] is None and third["upper"] is None and third["band"] == "none"
     assert "position=3" in pb["practical_identifiability"]["no_band"]
+    # the weakest links are about the weakest factor with a variance, and say which (the text said "the weakest
+    # factor's variance" under "weakest factors: position=3")
+    assert {x["factor"] for x in pb["practical_identifiability"]["weakest_links"]} == {"position=2"}
     assert second["identification"] == "identified" and second["lower"] <= second["estimate"] <= second["upper"]
     assert main(["ig", str(tmp_path / "log.csv"), "--bootstrap", "20"]) == 0
     text = capsys.readouterr().out
     assert "position=3" in next(line for line in text.splitlines() if "no band" in line)
     assert "[—]" in next(line for line in text.splitlines() if line.strip().startswith("position=3"))
+    assert "carries 100% of position=2's variance" in text
 
 
 @pytest.mark.slow

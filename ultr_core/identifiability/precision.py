@@ -185,7 +185,7 @@ def practical_lines(pi: PracticalIdentifiability | None) -> list[str]:
     for link in pi.weakest_links[:3]:
         after = "would cut it off" if link.disconnects else f"would raise its standard error to {link.log_se_after:.3g}"
         what = "weakest document" if link.kind == "document" else "weakest link"
-        lines.append(f"  {what}: {link.link} carries {link.share:.0%} of the weakest factor's variance; "
+        lines.append(f"  {what}: {link.link} carries {link.share:.0%} of {link.factor}'s variance; "
                      f"losing it {after}")
     boundary = pi.documents.at_the_boundary if pi.documents is not None else 0
     if boundary or pi.separated_factors:

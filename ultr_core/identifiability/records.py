@@ -91,13 +91,15 @@ class InterventionSummary(JsonRecord):
 
 @dataclass(frozen=True, kw_only=True)
 class WeakLink(JsonRecord):
-    """A link (two factors, or one document) whose loss would raise the weakest factor's standard error most."""
+    """A link (two factors, or one document) whose loss would raise the weakest factor's standard error most
+    (``factor``: that factor, the one with the largest finite standard error)."""
 
     kind: str
     link: str
     share: float
     log_se_after: float | None
     disconnects: bool
+    factor: str | None = None
     ALWAYS = ("log_se_after",)
 
 

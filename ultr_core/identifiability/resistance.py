@@ -161,7 +161,15 @@ def weakest_links(u: FactorUncertainty, labels, *, top: int = 5, document_label=
     # cutting the factor off first, then the largest error after; among equals a single document before the link it
     # makes (it is what to act on)
     rows.sort(key=lambda x: (not x["disconnects"], -(x["log_se_after"] or 0.0), x["kind"] != "document", -x["share"]))
-    return [WeakLink(**x) for x in rows[:top]]
+    worst = _weakest_factor(u)
+    return [WeakLink(**x, factor=labels[worst]) for x in rows[:top]]
+
+
+def _weakest_factor(u: FactorUncertainty) -> int | None:
+    """The factor with the largest finite, non-zero standard error (None where there is none): the one the weakest
+    links are about — an unidentified factor has no variance to carry."""
+    finite = np.isfinite(u.log_se) & (u.log_se > 0)
+    return int(np.flatnonzero(finite)[np.argmax(u.log_se[finite])]) if finite.any() else None
 
 
 def _document_links(u: FactorUncertainty, labels, document_label) -> list[dict]:
@@ -224,10 +232,9 @@ def _without_star(G, facs, w, pot, R: float) -> float:
 def _unit_current(u: FactorUncertainty):
     """(the weakest factor, its block's rows of the grounded information, the potentials φ = G⁻¹ e_worst of a unit
     current from it to its reference, per factor), or None where no factor has a finite, non-zero error."""
-    finite = np.isfinite(u.log_se) & (u.log_se > 0)
-    if not finite.any():
+    worst = _weakest_factor(u)
+    if worst is None:
         return None
-    worst = int(np.flatnonzero(finite)[np.argmax(u.log_se[finite])])
     G = u.grounded
     rows = np.flatnonzero(G.bid == G.bid[G.pos[worst]])
     pot = np.zeros(len(u.o))
