@@ -236,3 +236,20 @@ def test_a_plan_with_nothing_to_propose_says_why_and_names_what_it_cannot_see(tm
     assert main(["ig", str(log), "--certainty", "3", "--bootstrap", "0", "--json"]) == 0
     full = json.loads(capsys.readouterr().out)["certainty_plan"]
     assert len(full["swaps"]) == 3 and full.get("note") is None
+
+
+def test_deep_curves_say_what_the_text_leaves_out(tmp_path, capsys):
+    """Deep positions: the text lists 30 factors of a component and stopped there without a word, while its weakest
+    factors (named below it) lay deeper.  Now the cut is said, with the factors it leaves out; the JSON has all."""
+    rng = np.random.default_rng(1)
+    rows = [(s, s % 5, int(d), k + 1, int(rng.random() < 0.7 / (k + 1) ** 0.8 * (0.3 + 0.01 * d)))
+            for s in range(300) for k, d in enumerate(rng.permutation(60)[:36])]
+    pd.DataFrame(rows, columns=["session_id", "query_id", "doc_id", "position", "click"]).to_csv(
+        tmp_path / "deep.csv", index=False)
+    assert main(["ig", str(tmp_path / "deep.csv"), "--bootstrap", "0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.strip().startswith("position=") for line in lines) == 30
+    assert ("    … 6 more factors of this component (position=31 to position=36): the JSON report lists every one"
+            in lines)
+    assert main(["ig", str(tmp_path / "deep.csv"), "--bootstrap", "0", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["position_bias"]["curves"]) == 36

@@ -288,6 +288,10 @@ def format_report(rep: IdentifiabilityReport) -> str:
     return "\n".join(lines)
 
 
+#: the text report lists this many factors of each component's curve (the JSON every one)
+CURVE_LINES = 30
+
+
 def _curve_lines(pb: BiasCurves) -> list[str]:
     """The text report's lines for the curves and their practical identifiability."""
     level = round(100 * (1 - pb.alpha))
@@ -299,7 +303,7 @@ def _curve_lines(pb: BiasCurves) -> list[str]:
     curves = pb.curves
     for comp, grp in (curves.groupby("component", sort=True) if len(curves) else []):
         lines.append(f"  component {comp}:")
-        for r in grp.head(30).itertuples(index=False):
+        for r in grp.head(CURVE_LINES).itertuples(index=False):
             band = (f"[{r.lower:.3f}, {r.upper:.3f}]" if r.lower is not None and np.isfinite(r.lower)
                     else "[—]")
             val = f"{r.estimate:.3f}" if r.estimate is not None and np.isfinite(r.estimate) else "—"
@@ -307,6 +311,10 @@ def _curve_lines(pb: BiasCurves) -> list[str]:
             if getattr(r, "fisher_lower", None) is not None and np.isfinite(r.fisher_lower):
                 level = f"   PBM ML {r.pbm_ml:.3f} [{r.fisher_lower:.3f}, {r.fisher_upper:.3f}]" + level
             lines.append(f"    {r.label:<28s} {val:>7s}  {band}   ({r.impressions:,} impressions){level}")
+        if len(grp) > CURVE_LINES:              # said, not cut silently: the weakest factors may lie below the cut
+            lines.append(f"    … {counted(len(grp) - CURVE_LINES, 'more factor')} of this component "
+                         f"({grp['label'].iloc[CURVE_LINES]} to {grp['label'].iloc[-1]}): the JSON report lists "
+                         "every one")
     from ultr_core.identifiability.precision import practical_lines
     lines += practical_lines(pb.practical)
     return lines
