@@ -132,8 +132,9 @@ def _plan(g, u, key, bias, where: str, log=None) -> None:
         except ConfigError as e:
             st.info(escape_markdown(e))
             return
-        st.plotly_chart(certainty_plan_figure(plan), key=f"{where}_plan_fig")
-        st.dataframe(pd.DataFrame([s.to_json() for s in plan.swaps]).round(4), hide_index=True, height="auto")
+        if plan.swaps:                  # no swap: no empty chart nor table, the note says why
+            st.plotly_chart(certainty_plan_figure(plan), key=f"{where}_plan_fig")
+            st.dataframe(pd.DataFrame([s.to_json() for s in plan.swaps]).round(4), hide_index=True, height="auto")
         if plan.note:
             st.info(escape_markdown(plan.note))
         st.caption(escape_markdown(plan.rule) + ". Predictions checked by simulating the swaps (tests: within "

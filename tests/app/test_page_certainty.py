@@ -66,3 +66,26 @@ def test_playground_log_levels_are_finite_numbers():
     v = verdict(preset.settings(0).log_spec().simulate()[2])
     se = [x for x in v["log_se"] if x is not None]
     assert se and np.isfinite(se).all() and "position=10" in v["weak"]
+
+
+def test_upload_page_says_why_its_plan_has_no_swap():
+    """A log whose informative documents are all shown at every factor of their block, and whose position 3 hangs on
+    a document clicked at every impression: the plan's expander showed an empty chart and an empty table.  Now it
+    shows the plan's note alone, and the curve table leaves position 3's band blank."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "identifiability"))
+    import tempfile
+
+    from test_log_edges import _linked_only_by_an_always_clicked_document
+    with tempfile.TemporaryDirectory() as tmp:
+        _linked_only_by_an_always_clicked_document(Path(tmp) / "l3.csv")
+        data = (Path(tmp) / "l3.csv").read_bytes()
+    at = page("upload.py", timeout=180).run()
+    at.file_uploader(key="upload_click_log").set_value(("l3.csv", data, "text/csv")).run(timeout=180)
+    assert no_crash(at) and not at.error
+    assert any(i.value.startswith("no swap to propose") and "(position=3)" in i.value for i in at.info)
+    assert not any("upload_plan_fig" in str(c.proto.id) for c in at.get("plotly_chart"))
+    curves = next(t.value for t in at.dataframe if {"identification", "estimate"} <= set(t.value.columns))
+    third = curves[curves["label"] == "position=3"].iloc[0]
+    assert third["identification"] == "unidentified" and str(third["lower"]) in ("", "nan", "None")

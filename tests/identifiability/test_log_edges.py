@@ -253,3 +253,22 @@ def test_deep_curves_say_what_the_text_leaves_out(tmp_path, capsys):
             in lines)
     assert main(["ig", str(tmp_path / "deep.csv"), "--bootstrap", "0", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["position_bias"]["curves"]) == 36
+
+
+def test_the_curve_figure_draws_every_band_a_factor_has():
+    """A factor without a band (no information reaches it) in the middle of a curve: one polygon through its NaN
+    bounds drew no band at all (seen in chromium on the Upload page).  Now each run of factors with a band gets its
+    polygon, and a lone factor with one an error bar; the estimates' line keeps every factor."""
+    from ultr_core.app.graph_figures import bias_curves_figure
+    nan = float("nan")
+    curves = pd.DataFrame({"component": 0, "factor": range(6), "label": [f"position={k}" for k in range(1, 7)],
+                           "position": range(1, 7), "estimate": [1.0, 0.6, 0.5, 0.4, 0.3, 0.2],
+                           "lower": [1.0, 0.5, nan, 0.3, nan, nan], "upper": [1.0, 0.7, nan, 0.5, nan, nan],
+                           "impressions": 100})
+    fig = bias_curves_figure(curves)
+    polygons = [t for t in fig.data if t.fill == "toself"]
+    bars = [t for t in fig.data if t.error_y is not None and t.error_y.array is not None]
+    assert len(polygons) == 1 and list(polygons[0].x) == [1, 2, 2, 1] and list(polygons[0].y) == [1.0, 0.7, 0.5, 1.0]
+    assert len(bars) == 1 and list(bars[0].x) == [4] and bars[0].error_y.array[0] == pytest.approx(0.1)
+    line = next(t for t in fig.data if t.name == "component 0")
+    assert list(line.y) == [1.0, 0.6, 0.5, 0.4, 0.3, 0.2]

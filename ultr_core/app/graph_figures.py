@@ -176,6 +176,23 @@ def probability_figure(df: pd.DataFrame, x: str = "n_factors") -> go.Figure:
     return _layout(fig, "Probability that the IG is connected", x.replace("_", " "), "P(identifiable)")
 
 
+def _band(fig: go.Figure, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, color: str) -> None:
+    """The band of one curve: a filled polygon over each run of factors that have one (a factor without a band — no
+    information reaches it — breaks the run: one polygon through it drew no band at all), an error bar on a factor
+    whose neighbours have none."""
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    edges = np.flatnonzero(np.diff(np.r_[0, ok.astype(np.int8), 0]))
+    for start, stop in zip(edges[::2], edges[1::2]):
+        xs, bottom, top = x[start:stop], lo[start:stop], hi[start:stop]
+        if stop - start == 1:
+            fig.add_scatter(x=xs, y=(bottom + top) / 2, mode="markers", marker=dict(size=0.1, color=color),
+                            opacity=0.5, error_y=dict(type="data", array=(top - bottom) / 2, color=color, thickness=6,
+                                                      width=0), hoverinfo="skip", showlegend=False)
+        else:
+            fig.add_scatter(x=np.r_[xs, xs[::-1]], y=np.r_[top, bottom[::-1]], fill="toself", mode="lines",
+                            line=dict(width=0), fillcolor=color, opacity=0.18, hoverinfo="skip", showlegend=False)
+
+
 def bias_curves_figure(curves: pd.DataFrame, truth: np.ndarray | None = None, title: str | None = None) -> go.Figure:
     """Estimated observation curves, one line per IG component with its bootstrap band
     (``curves``: the table of :func:`ultr_core.identifiability.estimation.estimate_bias`).
@@ -188,10 +205,7 @@ def bias_curves_figure(curves: pd.DataFrame, truth: np.ndarray | None = None, ti
             grp["position"].is_unique else np.arange(1, len(grp) + 1, dtype=float)
         labels = [escape_html(v) for v in grp["label"]]
         lo, hi = grp["lower"].to_numpy(float), grp["upper"].to_numpy(float)
-        if np.isfinite(lo).any():
-            fig.add_scatter(x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]], fill="toself", mode="lines",
-                            line=dict(width=0), fillcolor=color, opacity=0.18, hoverinfo="skip",
-                            showlegend=False)
+        _band(fig, x, lo, hi, color)
         fig.add_scatter(x=x, y=grp["estimate"], mode="lines+markers", name=f"component {comp}",
                         line=dict(color=color), text=labels,
                         customdata=np.c_[lo, hi, grp["impressions"].to_numpy(float)],
