@@ -272,3 +272,6 @@ def test_the_curve_figure_draws_every_band_a_factor_has():
     assert len(bars) == 1 and list(bars[0].x) == [4] and bars[0].error_y.array[0] == pytest.approx(0.1)
     line = next(t for t in fig.data if t.name == "component 0")
     assert list(line.y) == [1.0, 0.6, 0.5, 0.4, 0.3, 0.2]
+    assert [row[0] for row in line.customdata] == ["interval [1.000, 1.000]", "interval [0.500, 0.700]",
+                                                   "no interval", "interval [0.300, 0.500]", "no interval",
+                                                   "no interval"]      # the hover said "NaN"

@@ -208,9 +208,11 @@ def bias_curves_figure(curves: pd.DataFrame, truth: np.ndarray | None = None, ti
         _band(fig, x, lo, hi, color)
         fig.add_scatter(x=x, y=grp["estimate"], mode="lines+markers", name=f"component {comp}",
                         line=dict(color=color), text=labels,
-                        customdata=np.c_[lo, hi, grp["impressions"].to_numpy(float)],
-                        hovertemplate="%{text}<br>ô/ô_ref = %{y:.3f}<br>interval [%{customdata[0]:.3f}, "
-                                      "%{customdata[1]:.3f}]<br>%{customdata[2]:,.0f} impressions<extra></extra>")
+                        customdata=np.c_[[f"interval [{a:.3f}, {b:.3f}]" if np.isfinite(a) and np.isfinite(b)
+                                          else "no interval" for a, b in zip(lo, hi)],
+                                         [f"{n:,}" for n in grp["impressions"].to_numpy(np.int64)]],
+                        hovertemplate="%{text}<br>ô/ô_ref = %{y:.3f}<br>%{customdata[0]}<br>%{customdata[1]} "
+                                      "impressions<extra></extra>")
     if truth is not None:
         t = np.asarray(truth, float)
         fig.add_scatter(x=np.arange(1, len(t) + 1), y=t / t[0], mode="lines", name="truth",
