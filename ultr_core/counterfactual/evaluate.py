@@ -333,15 +333,16 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, *, model: str = "p
              "impressed": (top >= 0) & (np.bincount(t.pairs[t.mask], np.broadcast_to(t.weight[:, None], t.mask.shape)[
                  t.mask], t.n_pairs)[np.maximum(top, 0)] >= MIN_IMPRESSIONS)}
     nq = np.bincount(s.pq, t.weight, s.n_queries)
+    sessions = int(t.weight.sum())
     judged = None
     if judgements is not None:
         from ultr_core.counterfactual.judged_dcg import judged_value
         judged = judged_value(judgements, arrays, s, production=production, nq=nq, n_boot=n_boot, seed=seed)
     return RankingReport(
-        log=name, sessions=int(t.weight.sum()), queries=int(s.n_queries), k=int(s.k), model=model, n_boot=int(n_boot),
+        log=name, sessions=sessions, queries=int(s.n_queries), k=int(s.k), model=model, n_boot=int(n_boot),
         seed=int(seed), level=LEVEL, notes=tuple(notes),
         candidate=CandidateSummary(label=c.label, counts=c.counts, notes=tuple(c.notes)),
-        logged=interval(logged_value(s, point), draws[:, -1], bounds=(0.0, float(s.k)), sessions=int(t.weight.sum())),
+        logged=interval(logged_value(s, point), draws[:, -1], bounds=(0.0, float(s.k)), sessions=sessions),
         estimators=_entries(s, point, draws, slots, nq, chosen),
         support=SlotSupport(any_position=1.0, **{key: float((nq[:, None] * v).sum() / (nq * s.kq).sum())
                                                  for key, v in slots.items()}),

@@ -31,8 +31,6 @@ handful of them sees only their own spread — two sessions with one click each 
 the interval [1, 1] (:data:`MIN_UNITS` says where the line is drawn and why).
 
 >>> import numpy as np
-
-from ultr_core.errors import counted
 >>> iv = bootstrap_interval(0.5, np.random.default_rng(0).normal(0.5, 0.1, 2000))
 >>> round(iv.lower, 2), round(iv.upper, 2), iv.method, iv.supported
 (0.34, 0.66, 'percentile bootstrap', True)
