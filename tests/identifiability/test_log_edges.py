@@ -275,3 +275,34 @@ def test_the_curve_figure_draws_every_band_a_factor_has():
     assert [row[0] for row in line.customdata] == ["interval [1.000, 1.000]", "interval [0.500, 0.700]",
                                                    "no interval", "interval [0.300, 0.500]", "no interval",
                                                    "no interval"]      # the hover said "NaN"
+
+
+def test_a_factor_without_an_estimate_is_told_the_true_reason(tmp_path, capsys):
+    """Every document clicked at every impression, shuffled over four positions: the graph is connected, yet all_pairs
+    estimates only the reference.  The note said the factors "share no document with the neighbouring factor" — they
+    share all twelve; now it says that the documents they share carry no information.  A factor that really shares no
+    document with the reference (a chain a: 1–2, b: 2–3) keeps pivot_one's structural reason."""
+    rows = [(s, s % 3, f"d{s % 3}_{(s + p) % 4}", p + 1, 1) for s in range(60) for p in range(4)]
+    pd.DataFrame(rows, columns=["session_id", "query_id", "doc_id", "position", "click"]).to_csv(
+        tmp_path / "all.csv", index=False)
+    assert main(["ig", str(tmp_path / "all.csv"), "--json", "--bootstrap", "20"]) == 0
+    notes = json.loads(capsys.readouterr().out)["position_bias"]["notes"]
+    assert any("3 factors share only documents clicked at every impression or at none with the neighbouring" in n
+               for n in notes), notes
+    assert not any("share no document" in n for n in notes), notes
+    assert main(["ig", str(tmp_path / "all.csv"), "--bootstrap", "20"]) == 0          # the verdict says so at once
+    text = capsys.readouterr().out.splitlines()
+    verdict = next(i for i, line in enumerate(text) if "✔ IDENTIFIABLE" in line)
+    assert text[verdict + 1].startswith("  but the clicks leave 3 of 4 factors unidentified: no document that carries "
+                                        "information"), text[verdict + 1]
+    rng = np.random.default_rng(0)
+    chain = [(s, "q", d, p, int(rng.random() < 0.5 / p)) for s in range(200)          # a at 1 and 2, b at 2 and 3
+             for d, p in ((("a", 1), ("b", 2)) if s % 2 else (("a", 2), ("b", 3)))]
+    pd.DataFrame(chain, columns=["session_id", "query_id", "doc_id", "position", "click"]).to_csv(
+        tmp_path / "chain.csv", index=False)
+    assert main(["ig", str(tmp_path / "chain.csv"), "--json", "--bootstrap", "20", "--estimate", "pivot_one"]) == 0
+    notes = json.loads(capsys.readouterr().out)["position_bias"]["notes"]
+    assert any("1 factor shares no document with the reference factor: not estimated by pivot_one" in n
+               for n in notes), notes
+    assert main(["ig", str(tmp_path / "chain.csv"), "--bootstrap", "20"]) == 0        # every factor identified
+    assert "but the clicks leave" not in capsys.readouterr().out

@@ -331,12 +331,40 @@ def estimate_bias_full(graph: IdentifiabilityGraph, *, method: str = "all_pairs"
                           "impressions": np.bincount(S.slot, S.n, S.F).astype(np.int64)}, columns=_COLUMNS)
     clicks = np.bincount(S.slot, S.c, S.F)
     support_notes, dead, no_clicks = blank_unsupported(table, clicks, S.start, seg=S.seg, chosen=chosen)
-    missing = np.bincount(S.seg, np.isnan(est) & ~dead, len(chosen)).astype(int)
-    for k in np.flatnonzero(missing):        # one note per component with a gap (at most max_components)
-        notes.append(f"component {int(chosen[k])}: {counted(missing[k], 'factor')} share no document with the "
-                     f"{'reference' if method == 'pivot_one' else 'neighbouring'} factor: not estimated by {method}")
+    notes += _gap_notes(S, np.isnan(est) & ~dead, chosen, method)
     table = table[~no_clicks].reset_index(drop=True)        # a component without clicks has no curve at all
     return BiasEstimate(table, method, sum(len(b) for b in boots), alpha, notes + support_notes)
+
+
+def _gap_notes(S: _Stack, gap: np.ndarray, chosen: np.ndarray, method: str) -> list[str]:
+    """One note per component with factors ``gap`` (no estimate, though clicked), naming why: the factor shares no
+    document with its reference (``pivot_one``) or with another factor, or every document it shares is clicked at
+    every impression or at none (such a document carries no information about the ratio: the fit sets it aside)."""
+    pivot = method == "pivot_one"
+    pairs = np.unique(np.stack([S.doc, S.slot]), axis=1)                     # (document, slot) incidences
+    if pivot:                # documents shown at each slot's reference factor
+        at_ref = np.zeros(S.n_docs, bool)
+        at_ref[pairs[0][pairs[1] == S.start[pairs[1]]]] = True
+        shares = at_ref[pairs[0]] & (pairs[1] != S.start[pairs[1]])
+    else:                    # documents shown at two factors or more
+        shares = np.bincount(pairs[0], minlength=S.n_docs)[pairs[0]] >= 2
+    linked = np.bincount(pairs[1], shares, S.F) > 0
+    other = "reference" if pivot else "neighbouring"
+    notes = []
+    for k in np.flatnonzero(np.bincount(S.seg, gap, len(chosen))):          # at most max_components
+        apart, idle = (int(np.sum(gap & (S.seg == k) & want)) for want in (~linked, linked))
+        if apart:
+            notes.append(f"component {int(chosen[k])}: {counted(apart, 'factor')} {_verb(apart, 'share')} no document "
+                         f"with the {other} factor: not estimated by {method}")
+        if idle:
+            notes.append(f"component {int(chosen[k])}: {counted(idle, 'factor')} {_verb(idle, 'share')} only "
+                         f"documents clicked at every impression or at none with the {other} factor (they carry no "
+                         f"information about the ratio): not estimated by {method}")
+    return notes
+
+
+def _verb(n: int, verb: str) -> str:
+    return verb + "s" if n == 1 else verb
 
 
 def _converged(doc, slot, n_docs: int, S: _Stack, N, C, exclude):

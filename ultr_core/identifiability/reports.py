@@ -265,6 +265,7 @@ def format_report(rep: IdentifiabilityReport) -> str:
         if rep.identifiable else
         "  ✘ NOT IDENTIFIABLE: the graph is disconnected; relevance cannot be compared across components.",
     ]
+    lines += _unsupported_verdict(rep)
     alt = rep.alternative_document
     if alt is not None and alt.changes_verdict:
         lines.append(f"  note: the verdict depends on what a document is: {alt.message}")
@@ -286,6 +287,20 @@ def format_report(rep: IdentifiabilityReport) -> str:
     if rep.position_bias is not None:
         lines += _curve_lines(rep.position_bias)
     return "\n".join(lines)
+
+
+def _unsupported_verdict(rep: IdentifiabilityReport) -> list[str]:
+    """The line that qualifies a connected graph's verdict where the clicks leave factors unidentified (a connected
+    graph is necessary, not enough: every document linking them clicked at every impression or at none)."""
+    pi = rep.position_bias.practical if rep.position_bias is not None else None
+    missing = pi.counts.get("unidentified", 0) if pi is not None and pi.counts else 0
+    if not rep.identifiable or not missing:
+        return []
+    total = sum(pi.counts.values())
+    them = "it" if missing == 1 else "them"
+    return [f"  but the clicks leave {missing:,} of {total:,} factors unidentified: no document that carries "
+            f"information (clicked at some impressions, not all) links {them} to the reference — see practical "
+            "identifiability below"]
 
 
 #: the text report lists this many factors of each component's curve (the JSON every one)
