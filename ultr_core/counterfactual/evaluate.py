@@ -43,7 +43,7 @@ from ultr_core.counterfactual.records import (
     RankingReport,
     SlotSupport,
 )
-from ultr_core.errors import ConfigError
+from ultr_core.errors import ConfigError, counted
 from ultr_core.identifiability.graph import IdentifiabilityGraph
 
 __all__ = ["evaluate_ranking", "value_candidate", "expected_seconds", "DIRECT_MODELS",
@@ -320,7 +320,7 @@ def value_candidate(arrays: SessionArrays, c: cand.Candidate, *, model: str = "p
         raise ConfigError("--n-boot", f"must lie in 20 … 10000, got {n_boot!r}")
     t = arrays.compress() if t is None else t
     production = cand.production_rank(t, arrays.pair_query) if production is None else production
-    notes = [f"k = {k} is beyond the log's {t.depth} ranks: valued at k = {t.depth}"] if k > t.depth else []
+    notes = [f"k = {k} is beyond the log's {counted(t.depth, 'rank')}: valued at k = {t.depth}"] if k > t.depth else []
     s = _setup(t, arrays, c.rank, min(int(k), t.depth), propensity)
     point = _fit(t, t.weight, s, model, affine=True if any(ESTIMATOR_BY_KEY[e].fit == "affine" for e in chosen)
                  else None)
