@@ -24,7 +24,7 @@ from ultr_core.errors import ConfigError, DataFormatError
 from ultr_core.evaluation.stats import summarise
 from ultr_core.identifiability.equal_fit import equal_fit_fits, equal_fit_spread
 from ultr_core.identifiability.estimation import ESTIMATOR_LABELS, ESTIMATORS
-from ultr_core.identifiability.reports import compare_repairs, plan_table
+from ultr_core.identifiability.reports import compare_repairs, plan_table, verdict_caveat
 from ultr_core.logs.outputs import safe_csv
 from ultr_core.simulation.clickmodel import ClickModelConfig
 from ultr_core.simulation.simulated import simulate_log
@@ -278,6 +278,9 @@ def _curves(an, log, key, bias: list) -> None:
         st.info(f"No curve: {escape_markdown(e)}")
         curves_an = None
     if curves_an is not None:
+        caveat = verdict_caveat(curves_an.report, see="“How sure?” below")        # the CLI's, under its verdict
+        if caveat:
+            st.warning("The graph is connected, " + caveat + ".")
         pb = curves_an.report.position_bias
         curves = pb.curves
         for note in pb.notes:

@@ -194,3 +194,18 @@ def test_a_log_without_clicks_gets_one_plain_message_on_both_pages():
         assert no_crash(p) and any(v.startswith(lead) and NO_CLICKS.split(":")[0] in v for v in said), said
         assert not any("Error" in v for v in said), said
     assert not any(m.value.startswith(("The clicks", "The merge")) for m in at.markdown)
+
+
+def test_a_connected_graph_whose_clicks_say_nothing_is_not_called_recoverable_alone():
+    """Every document clicked at every impression, shuffled over four positions: the graph is connected, so the page
+    says "Identifiable", and above the curves that the clicks leave three of the four factors unidentified — the same
+    sentence ``ig`` prints under its verdict (``reports.verdict_caveat``), pointing to this page's own section."""
+    rows = ["session_id,query_id,doc_id,position,click"] + [f"{s},{s % 3},d{s % 3}_{(s + p) % 4},{p + 1},1"
+                                                             for s in range(60) for p in range(4)]
+    at = _after_upload("all.csv", ("\n".join(rows) + "\n").encode())
+    assert no_crash(at) and not at.error
+    assert any(s.value.startswith("Identifiable") for s in at.success)
+    said = [w.value for w in at.warning]
+    assert any(w.startswith("The graph is connected, but the clicks leave 3 of 4 factors unidentified")
+               and "“How sure?” below" in w
+               for w in said), said

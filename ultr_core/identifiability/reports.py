@@ -29,7 +29,7 @@ from ultr_core.logs.ingestion import CountTable
 
 __all__ = ["IdentifiabilityAnalysis", "analyse_identifiability", "plan_table", "alternative_verdict",
            "identifiability_report", "ig_text",
-           "format_report", "compare_repairs"]
+           "format_report", "compare_repairs", "verdict_caveat"]
 
 
 @dataclass
@@ -265,7 +265,8 @@ def format_report(rep: IdentifiabilityReport) -> str:
         if rep.identifiable else
         "  ✘ NOT IDENTIFIABLE: the graph is disconnected; relevance cannot be compared across components.",
     ]
-    lines += _unsupported_verdict(rep)
+    caveat = verdict_caveat(rep)
+    lines += [f"  {caveat}"] if caveat else []
     alt = rep.alternative_document
     if alt is not None and alt.changes_verdict:
         lines.append(f"  note: the verdict depends on what a document is: {alt.message}")
@@ -289,18 +290,17 @@ def format_report(rep: IdentifiabilityReport) -> str:
     return "\n".join(lines)
 
 
-def _unsupported_verdict(rep: IdentifiabilityReport) -> list[str]:
-    """The line that qualifies a connected graph's verdict where the clicks leave factors unidentified (a connected
-    graph is necessary, not enough: every document linking them clicked at every impression or at none)."""
+def verdict_caveat(rep: IdentifiabilityReport, *, see: str = "practical identifiability below") -> str | None:
+    """The sentence that qualifies a connected graph's verdict where the clicks leave factors unidentified (a connected
+    graph is necessary, not enough: every document linking them clicked at every impression or at none); else None.
+    The CLI's text and the Identifiability page say it, each pointing to its own section (``see``)."""
     pi = rep.position_bias.practical if rep.position_bias is not None else None
     missing = pi.counts.get("unidentified", 0) if pi is not None and pi.counts else 0
     if not rep.identifiable or not missing:
-        return []
-    total = sum(pi.counts.values())
+        return None
     them = "it" if missing == 1 else "them"
-    return [f"  but the clicks leave {missing:,} of {total:,} factors unidentified: no document that carries "
-            f"information (clicked at some impressions, not all) links {them} to the reference — see practical "
-            "identifiability below"]
+    return (f"but the clicks leave {missing:,} of {sum(pi.counts.values()):,} factors unidentified: no document that "
+            f"carries information (clicked at some impressions, not all) links {them} to the reference — see {see}")
 
 
 #: the text report lists this many factors of each component's curve (the JSON every one)
