@@ -276,18 +276,15 @@ def _curves(an, log, key, bias: list) -> None:
         curves_an = cached_analysis(log, key, tuple(bias), est)
     except (ConfigError, ValueError) as e:
         st.info(f"No curve: {escape_markdown(e)}")
-        curves_an = None
-    if curves_an is not None:
-        caveat = verdict_caveat(curves_an.report, see="“How sure?” below")        # the CLI's, under its verdict
-        if caveat:
-            st.warning("The graph is connected, " + caveat + ".")
-        pb = curves_an.report.position_bias
-        curves = pb.curves
-        for note in pb.notes:
-            st.caption(escape_markdown(note))
-        if len(curves):
-            truth = log.true_observation_curve() if list(bias) == ["position"] and log.has_truth else None
-            st.plotly_chart(bias_curves_figure(curves, truth if g.n_components == 1 else None), key="ig_bias")
+        return
+    if caveat := verdict_caveat(curves_an.report, see="“How sure?” below"):        # the CLI's, under its verdict
+        st.warning(f"The graph is connected, {caveat}.")
+    pb = curves_an.report.position_bias
+    for note in pb.notes:
+        st.caption(escape_markdown(note))
+    if len(pb.curves):
+        truth = log.true_observation_curve() if list(bias) == ["position"] and log.has_truth else None
+        st.plotly_chart(bias_curves_figure(pb.curves, truth if g.n_components == 1 else None), key="ig_bias")
 
 
 def _plans(an) -> None:
