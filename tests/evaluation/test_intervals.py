@@ -95,12 +95,20 @@ def test_evaluate_intervals_contain_estimates_on_simulated_logs(seed):
 
 
 def test_evaluate_on_a_log_where_every_result_is_clicked_stays_within_k():
-    """Every shown result clicked: no estimate or bound above the k = 5 clicks a top-5 list allows."""
+    """Every shown result clicked: no estimate or bound above the k = 5 clicks a top-5 list allows.  The logged value
+    is 5 in every session, so every resample gives 5: it gets no interval and says why — the percentile interval was
+    [5, 5], certainty that 300 sessions alike cannot give (a click rate below 1 stays possible)."""
     rows = [(s, f"q{s % 3}", f"d{(s + p) % 7}", p, 1) for s in range(300) for p in range(1, 6)]
     frame = pd.DataFrame(rows, columns=["session_id", "query_id", "doc_id", "position", "click"])
     out = evaluate_ranking(frame, k=5, n_boot=30, estimators=["dm", "ips", "dr", "affine_dr"])
     for x in _all_intervals(out):
-        assert 0 <= x.lower <= x.estimate <= x.upper <= 5 + 1e-9, x
+        assert 0 <= x.estimate <= 5 + 1e-9, x
+        if x.lower is not None:
+            assert 0 <= x.lower <= x.estimate <= x.upper <= 5 + 1e-9, x
+    x = out.logged
+    assert x.estimate == 5 and not x.supported and x.lower is None, x
+    assert x.note.startswith("every bootstrap resample of the sessions gives the same value: the sessions do not"), x
+    assert out.estimators["ips"].interval.supported             # IPS re-weights them: its sessions differ
 
 
 def test_evaluate_on_one_session_gives_no_nan():

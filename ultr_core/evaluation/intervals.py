@@ -65,6 +65,10 @@ MIN_DRAWS = 10
 #: freedom is right: 1.56 against 1.83 at n = 10 (a 90 % interval covering 84.7 %), 1.54 against 1.90 at n = 8
 #: (83.2 %), 1.47 against 2.13 at n = 5 (78.5 %) — below 10 it falls short of the 85 % the app holds its intervals to
 MIN_UNITS = 10
+#: resamples of units (``bootstrap_interval(..., units=)``) within this share of the estimate of each other (a refit per
+#: resample leaves about 10⁻¹² of rounding) come from units that do not vary: no interval (a log whose every session
+#: is clicked at every result gave logged 4.0000 [4.0000, 4.0000]; 60 of 60 alike still leave a rate below 1 possible)
+ZERO_SPREAD = 1e-10
 #: the interval methods, by key: their names in results
 METHODS = {"percentile": "percentile bootstrap", "bc": "bias-corrected percentile bootstrap",
            "normal": "normal approximation to the mean"}
@@ -168,6 +172,11 @@ def bootstrap_interval(estimate: float, draws, *, level: float = LEVEL, bounds: 
     if len(d) < MIN_DRAWS:
         return unsupported(est, f"only {len(d):,} of {len(draws):,} {_plural(what)} gave a value", level=level,
                            method=name, degenerate=bad)
+    if units is not None and d.max() - d.min() <= ZERO_SPREAD * max(1.0, abs(est)):       # refits' rounding only
+        unit = what.partition(" of the ")[2] or "units"
+        return unsupported(est, f"every {what} gives the same value: the {unit} do not vary, so "
+                                "resampling them cannot show how sure the estimate is", level=level, method=name,
+                           degenerate=bad)
     lo, hi = np.quantile(d, _levels(est, d, level, method))
     notes = [said] if said else []
     if lo > est or hi < est:
@@ -229,7 +238,9 @@ def mean_interval_of_sums(n: float, total: float, squares: float, *, level: floa
 
 
 def _normal_mean(mean: float, spread: float, n: float, level: float, dropped: int) -> Interval:
-    """mean ± z·√(spread / (N(N − 1))), spread = Σw(x − mean)²."""
+    """mean ± z·√(spread / (N(N − 1))), spread = Σw(x − mean)².  A zero spread gives a zero width: N units that all
+    differ by the same amount are the strongest evidence of its sign a paired comparison can have (a sign test), so
+    it is not refused as the bootstrap of values that do not vary is (:func:`bootstrap_interval`)."""
     se = math.sqrt(max(spread, 0.0) / (n * (n - 1)))
     z = normal_quantile((1 + level) / 2)
     return Interval(mean, mean - z * se, mean + z * se, level, METHODS["normal"], True, dropped, "")
