@@ -144,7 +144,7 @@ def test_compare_preset_seed_zero_reruns_to_the_committed_digits(name, study_cac
     """Seed 0 of each synthetic preset, re-run at the page's defaults, gives the committed runs' metrics to 1e-12 —
     so the committed runs are what the code trains and the tables above are what the page shows.  One seed checks
     this as well as all of them: a change to the code that moves a run moves every seed's (the 3- and 5-seed re-runs
-    this replaced took 176 s of CI; these take about a quarter)."""
+    this replaced took 179 s of test time; these about 65 s)."""
     cp = _compare_presets()
     claims = [c for c in PRESET_SWEEPS[name].claims if c.source.startswith(RERUN[name])]
     fresh, committed = rerun_seed_zero(name, study_cache, claims)

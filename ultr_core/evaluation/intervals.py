@@ -108,6 +108,11 @@ def _plural(what: str) -> str:
     return f"{head}s{sep}{rest}"
 
 
+def _units(what: str) -> str:
+    """The units a draw resamples: "resample of the queries" → "queries" ("units" when ``what`` does not say)."""
+    return what.partition(" of the ")[2] or "units"
+
+
 def _phi(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2))
 
@@ -164,7 +169,7 @@ def bootstrap_interval(estimate: float, draws, *, level: float = LEVEL, bounds: 
                            degenerate=bad)
     est = min(max(float(estimate), lo_b), hi_b)
     if units is not None and units < MIN_UNITS:
-        unit = what.partition(" of the ")[2] or "units"
+        unit = _units(what)
         one = unit[:-3] + "y" if unit.endswith("ies") else unit[:-1]            # "queries" → "query"
         return unsupported(est, f"only {counted(units, one, unit)} (a bootstrap interval needs {MIN_UNITS})",
                            level=level, method=name, degenerate=bad)
@@ -173,8 +178,7 @@ def bootstrap_interval(estimate: float, draws, *, level: float = LEVEL, bounds: 
         return unsupported(est, f"only {len(d):,} of {len(draws):,} {_plural(what)} gave a value", level=level,
                            method=name, degenerate=bad)
     if units is not None and d.max() - d.min() <= ZERO_SPREAD * max(1.0, abs(est)):       # refits' rounding only
-        unit = what.partition(" of the ")[2] or "units"
-        return unsupported(est, f"every {what} gives the same value: the {unit} do not vary, so "
+        return unsupported(est, f"every {what} gives the same value: the {_units(what)} do not vary, so "
                                 "resampling them cannot show how sure the estimate is", level=level, method=name,
                            degenerate=bad)
     lo, hi = np.quantile(d, _levels(est, d, level, method))
